@@ -1,0 +1,36 @@
+"""pmapviz: an interactive dashboard for understanding and checking ``jax.pmap``.
+
+Run ``streamlit run app.py -- --devices 8`` (or set PMAPVIZ_DEVICES). The device count is fixed
+for the whole server process, so it is applied here, before any page imports JAX.
+"""
+
+import os
+import sys
+
+import streamlit as st
+
+from pmapviz import devices  # imports no JAX
+
+st.set_page_config(page_title="pmapviz", page_icon=":material/grid_view:", layout="wide")
+
+try:
+    _settings = devices.parse_settings(sys.argv[1:], os.environ)
+except devices.SettingsError as err:
+    st.title("pmapviz could not start")
+    st.error(str(err), icon=":material/error:")
+    st.markdown("Start it like this (any count from "
+                f"{devices.MIN_DEVICES} to {devices.MAX_DEVICES}):")
+    st.code("streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
+            language="bash")
+    st.stop()
+
+devices.apply(_settings)  # before anything else touches JAX
+
+from pmapviz import ui  # noqa: E402  (after the device count is fixed)
+
+ui.device_panel(ui.device_report())
+page = st.navigation(
+    [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
+     for i, p in enumerate(ui.PAGES)]
+)
+page.run()

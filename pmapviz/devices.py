@@ -1,0 +1,279 @@
+"""Device set-up: how many devices this process has, and on which platform.
+
+JAX fixes its device count when its backend starts, so the count is a property of the whole
+server process. This module:
+
+* parses the settings from command-line arguments and the environment (pure, no JAX);
+* applies them *before* JAX starts (environment variables plus ``jax_num_cpu_devices``);
+* describes the devices JAX actually gave us, and says so when that differs from what was asked.
+
+Only :func:`apply` and :func:`describe` import JAX, and only when called.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+
+MIN_DEVICES = 1
+MAX_DEVICES = 64
+DEFAULT_DEVICES = 8
+PLATFORMS = ("auto", "cpu", "gpu", "tpu")
+ENV_DEVICES = "PMAPVIZ_DEVICES"
+ENV_PLATFORM = "PMAPVIZ_PLATFORM"
+_FORCE_FLAG = "--xla_force_host_platform_device_count"
+
+
+class SettingsError(ValueError):
+    """A device setting the user gave is not usable; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    devices: int = DEFAULT_DEVICES
+    platform: str = "auto"
+    devices_source: str = "default"  # "flag", "env" or "default"
+
+
+def _parse_count(text: str, where: str) -> int:
+    raw = text.strip()
+    bounds = f"Use a whole number from {MIN_DEVICES} to {MAX_DEVICES}, e.g. {where} 8."
+    if not re.fullmatch(r"[+-]?\d+", raw):
+        raise SettingsError(f"{where} {text!r} is not a whole number of devices. {bounds}")
+    n = int(raw)
+    if n < MIN_DEVICES:
+        raise SettingsError(
+            f"{where} {n} asks for {n} devices; pmap needs at least {MIN_DEVICES}. {bounds}"
+        )
+    if n > MAX_DEVICES:
+        raise SettingsError(
+            f"{where} {n:,} is more emulated devices than this tool supports "
+            f"(at most {MAX_DEVICES}: each one is a thread pool sharing this machine's "
+            f"{physical_cores()} CPU core(s), and more only adds overhead). {bounds}"
+        )
+    return n
+
+
+def _parse_platform(text: str, where: str) -> str:
+    p = text.strip().lower()
+    if p not in PLATFORMS:
+        raise SettingsError(
+            f"{where} {text!r} is not a known platform. Choose one of: {', '.join(PLATFORMS)} "
+            "('auto' uses GPUs or TPUs when present, 'cpu' forces emulated CPU devices)."
+        )
+    return p
+
+
+def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settings:
+    """Read ``--devices N`` / ``--platform P`` (also ``--devices=N``) and the environment.
+
+    The command line wins over ``PMAPVIZ_DEVICES`` / ``PMAPVIZ_PLATFORM``, which win over the
+    defaults. Raises :class:`SettingsError` with a message meant for the user.
+    """
+    flags: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name not in ("--devices", "--platform"):
+            raise SettingsError(
+                f"Unknown option {arg!r}. pmapviz understands --devices N and --platform "
+                f"{{{','.join(PLATFORMS)}}}, e.g. streamlit run app.py -- --devices 4"
+            )
+        if not eq:
+            if i + 1 >= len(argv):
+                raise SettingsError(f"{name} needs a value, e.g. {name} "
+                                    f"{'8' if name == '--devices' else 'cpu'}.")
+            value = argv[i + 1]
+            i += 1
+        flags[name] = value
+        i += 1
+
+    if "--devices" in flags:
+        devices, source = _parse_count(flags["--devices"], "--devices"), "flag"
+    elif env.get(ENV_DEVICES, "").strip():
+        devices, source = _parse_count(env[ENV_DEVICES], f"{ENV_DEVICES}="), "env"
+    else:
+        devices, source = DEFAULT_DEVICES, "default"
+
+    if "--platform" in flags:
+        platform = _parse_platform(flags["--platform"], "--platform")
+    elif env.get(ENV_PLATFORM, "").strip():
+        platform = _parse_platform(env[ENV_PLATFORM], f"{ENV_PLATFORM}=")
+    else:
+        platform = "auto"
+    return Settings(devices=devices, platform=platform, devices_source=source)
+
+
+def merge_xla_flags(existing: str | None, n_devices: int) -> str:
+    """Return XLA_FLAGS with the host device count set to ``n_devices``.
+
+    Every other flag the user set is kept, in order; an earlier device-count flag is replaced.
+    """
+    kept = [f for f in shlex.split(existing or "") if not f.startswith(_FORCE_FLAG)]
+    return " ".join([*kept, f"{_FORCE_FLAG}={n_devices}"])
+
+
+def environment_for(settings: Settings, env: dict[str, str] | os._Environ) -> dict[str, str]:
+    """The environment variables to set before JAX starts (pure: returns only the changes)."""
+    changes = {
+        "XLA_FLAGS": merge_xla_flags(env.get("XLA_FLAGS"), settings.devices),
+        "JAX_NUM_CPU_DEVICES": str(settings.devices),
+    }
+    if settings.platform != "auto":
+        changes["JAX_PLATFORMS"] = settings.platform
+    return changes
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    id: int
+    process_index: int
+    platform: str
+    kind: str
+    label: str  # str(device), e.g. "cpu:3"
+
+
+@dataclass(frozen=True)
+class DeviceReport:
+    """What JAX really gave this process, next to what was asked."""
+
+    requested: Settings
+    platform: str
+    device_kind: str
+    devices: tuple[DeviceInfo, ...]
+    process_count: int
+    jax_version: str
+    physical_cores: int
+    logical_cpus: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def count(self) -> int:
+        return len(self.devices)
+
+    @property
+    def matches_request(self) -> bool:
+        return not self.notes
+
+    def restart_command(self, n: int | None = None) -> str:
+        n = self.requested.devices if n is None else n
+        extra = f" --platform {self.requested.platform}" if self.requested.platform != "auto" else ""
+        return f"streamlit run app.py -- --devices {n}{extra}"
+
+
+_applied: tuple[Settings, tuple[str, ...]] | None = None
+
+
+def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) -> tuple[str, ...]:
+    """Configure JAX for ``settings``; call before anything else imports JAX.
+
+    Idempotent per process. Returns notes for the user when JAX had already been started
+    with a different configuration (then the request cannot take effect in this process).
+    """
+    global _applied
+    if _applied is not None and _applied[0] == settings:
+        return _applied[1]
+    notes: list[str] = []
+    for key, value in environment_for(settings, env).items():
+        env[key] = value
+    import jax
+    from jax._src import xla_bridge
+
+    if settings.platform != "auto" and not xla_bridge.backends_are_initialized():
+        jax.config.update("jax_platforms", settings.platform)
+    try:
+        jax.config.update("jax_num_cpu_devices", settings.devices)
+    except RuntimeError:
+        pass  # backend already up: compared below
+    notes.extend(_mismatch_notes(settings, jax.devices()))
+    _applied = (settings, tuple(notes))
+    return _applied[1]
+
+
+def applied_settings() -> Settings:
+    """The settings :func:`apply` used in this process (defaults from the environment if none)."""
+    if _applied is None:
+        settings = parse_settings([], os.environ)
+        apply(settings)
+        return settings
+    return _applied[0]
+
+
+def _mismatch_notes(settings: Settings, devs: list) -> list[str]:
+    notes = []
+    platform = devs[0].platform
+    n_local = sum(1 for d in devs if d.process_index == devs[0].process_index)
+    if settings.platform not in ("auto", platform):
+        notes.append(
+            f"Asked for platform '{settings.platform}' but JAX is running on '{platform}' "
+            "in this process (it was started before pmapviz could configure it)."
+        )
+    if platform == "cpu" and n_local != settings.devices:
+        notes.append(
+            f"Asked for {settings.devices} devices but JAX was already initialised in this "
+            f"process with {n_local}; the count cannot change until the server restarts."
+        )
+    if platform != "cpu" and settings.devices_source != "default":
+        notes.append(
+            f"Running on {len(devs)} real {platform.upper()} device(s); --devices only sets "
+            "the number of emulated CPU devices. Add --platform cpu to use those instead."
+        )
+    return notes
+
+
+def physical_cores() -> int:
+    """Physical CPU cores available to this process (not hyper-threads), best effort."""
+    try:
+        allowed = os.sched_getaffinity(0)
+    except AttributeError:  # not Linux
+        allowed = set(range(os.cpu_count() or 1))
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return len(allowed)
+    cores, proc = set(), None
+    phys = core = None
+    for line in text.splitlines() + [""]:
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "processor":
+            proc = int(value)
+        elif key == "physical id":
+            phys = value
+        elif key == "core id":
+            core = value
+        elif not line.strip() and proc is not None:
+            if proc in allowed:
+                cores.add((phys, core) if core is not None else ("p", proc))
+            proc = phys = core = None
+    return len(cores) or len(allowed)
+
+
+def describe(settings: Settings) -> DeviceReport:
+    """Describe the devices JAX gave this process (applies ``settings`` first if needed)."""
+    notes = apply(settings)
+    import jax
+
+    devs = jax.devices()
+    local = [d for d in devs if d.process_index == jax.process_index()]
+    try:
+        logical = len(os.sched_getaffinity(0))
+    except AttributeError:
+        logical = os.cpu_count() or 1
+    return DeviceReport(
+        requested=settings,
+        platform=local[0].platform,
+        device_kind=local[0].device_kind,
+        devices=tuple(
+            DeviceInfo(d.id, d.process_index, d.platform, d.device_kind, str(d)) for d in devs
+        ),
+        process_count=jax.process_count(),
+        jax_version=jax.__version__,
+        physical_cores=physical_cores(),
+        logical_cpus=logical,
+        notes=notes,
+    )

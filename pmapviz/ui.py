@@ -1,0 +1,122 @@
+"""Shared Streamlit widgets: the page list, the device panel and small page helpers.
+
+This is the only module of ``pmapviz`` that imports Streamlit; everything else is plain core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from pmapviz import devices
+from pmapviz.palette import device_colour, text_colour
+
+
+# Page files are named ``<name>_page.py`` and served at ``/<name>``. The suffix matters:
+# Streamlit's legacy multipage mode auto-runs ``pages/<name>.py`` for ``/<name>`` on a
+# fresh process (before st.navigation first runs), which would skip app.py and its device
+# set-up. With stems that differ from the URL paths, every request goes through app.py.
+@dataclass(frozen=True)
+class PageInfo:
+    path: str
+    title: str
+    icon: str
+    url_path: str
+    blurb: str
+    issue: int | None = None  # the issue that builds it, while it is still a stub
+
+
+PAGES = (
+    PageInfo("pages/home_page.py", "Home", ":material/home:", "home",
+             "What pmap does, your devices, and a live hello-pmap."),
+    PageInfo("pages/explorer_page.py", "Shapes & sharding", ":material/grid_view:", "explorer",
+             "Set shapes, in_axes and out_axes; see how pmap splits them.", issue=3),
+    PageInfo("pages/live_page.py", "Live outputs", ":material/play_circle:", "live",
+             "Run pmap on real values, per device, checked against jit(vmap(f)).", issue=4),
+    PageInfo("pages/collectives_page.py", "Collectives", ":material/hub:", "collectives",
+             "psum, all_gather, ppermute and friends, before and after, per device.", issue=4),
+    PageInfo("pages/timing_page.py", "Timing lab", ":material/timer:", "timing",
+             "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.", issue=5),
+    PageInfo("pages/training_page.py", "Data-parallel training", ":material/model_training:",
+             "training", "Sharded batches, replicated parameters, pmean of gradients.", issue=6),
+    PageInfo("pages/cluster_page.py", "Multi-process", ":material/lan:", "cluster",
+             "jax.distributed on one machine: local versus global devices.", issue=7),
+    PageInfo("pages/tour_page.py", "Guided tour", ":material/school:", "tour",
+             "A step-by-step workshop path through pmap.", issue=9),
+)  # fmt: skip
+
+
+def page_info(path: str) -> PageInfo:
+    return next(p for p in PAGES if p.path == path)
+
+
+@st.cache_resource(show_spinner=False)
+def _report(settings: devices.Settings) -> devices.DeviceReport:
+    return devices.describe(settings)
+
+
+def device_report() -> devices.DeviceReport:
+    """The devices of this server process (configured once, by app.py, before JAX started)."""
+    return _report(devices.applied_settings())
+
+
+def device_chips(report: devices.DeviceReport, limit: int = 64) -> str:
+    """HTML chips, one per device, in the app's device palette, each labelled (not colour only)."""
+    chips = []
+    for k, d in enumerate(report.devices[:limit]):
+        fill = device_colour(k)
+        chips.append(
+            f"<span title='id {d.id}, process {d.process_index}' style='display:inline-block;"
+            f"background:{fill};color:{text_colour(fill)};border-radius:4px;padding:1px 6px;"
+            f"margin:1px;font-size:0.8em;font-family:monospace'>{d.label}·p{d.process_index}</span>"
+        )
+    return "".join(chips)
+
+
+def device_panel(report: devices.DeviceReport) -> None:
+    """The sidebar panel shown on every page."""
+    with st.sidebar:
+        st.markdown(f"### :material/memory: {report.count} devices")
+        st.markdown(
+            f"**Platform** `{report.platform}` · **kind** `{report.device_kind}`  \n"
+            f"**JAX** `{report.jax_version}` · **processes** {report.process_count}  \n"
+            f"**CPU** {report.physical_cores} physical core(s), {report.logical_cpus} logical"
+        )
+        st.markdown(device_chips(report), unsafe_allow_html=True)
+        st.caption("Each chip: device name · process index.")
+        for note in report.notes:
+            st.warning(note, icon=":material/warning:")
+        if report.platform == "cpu" and report.count > report.physical_cores:
+            st.info(
+                f"These {report.count} devices are emulated on {report.physical_cores} CPU "
+                "core(s). They share the cores, so more devices give no speed-up here; on real "
+                "GPUs or TPUs they would.",
+                icon=":material/info:",
+            )
+        st.markdown(
+            "The device count is **fixed for this server process**: JAX sets it when it "
+            "starts. To use another count, stop the server and restart it:"
+        )
+        n = st.number_input(
+            "Devices for the restart command",
+            min_value=devices.MIN_DEVICES,
+            max_value=devices.MAX_DEVICES,
+            value=report.requested.devices,
+            step=1,
+            key="restart_devices",
+        )
+        st.code(report.restart_command(int(n)), language="bash", wrap_lines=True)
+
+
+def coming_soon(path: str, bullets: list[str]) -> None:
+    """A stub page for a capability a later issue builds; it says so plainly."""
+    info = page_info(path)
+    st.title(f"{info.title}")
+    st.info(
+        f"**Not built yet.** This page arrives with issue #{info.issue}. "
+        "Until then it only describes what it will show.",
+        icon=":material/construction:",
+    )
+    st.markdown("\n".join(f"- {b}" for b in bullets))
+    st.page_link("pages/home_page.py", label="Back to Home", icon=":material/home:")

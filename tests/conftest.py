@@ -1,0 +1,21 @@
+"""Test-wide set-up: fix the device count before anything imports JAX.
+
+Unit and AppTest tests share this one pytest process, so they share one JAX backend with
+TEST_DEVICES emulated CPU devices. End-to-end tests start their own servers (see tests/e2e).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_DEVICES = 8
+
+os.environ["PMAPVIZ_DEVICES"] = str(TEST_DEVICES)
+os.environ.pop("PMAPVIZ_PLATFORM", None)
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from pmapviz import devices  # noqa: E402
+
+devices.apply(devices.Settings(devices=TEST_DEVICES, platform="cpu", devices_source="env"))

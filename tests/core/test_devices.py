@@ -1,0 +1,139 @@
+"""Device set-up: argument and environment parsing, XLA flag merging, messages, reports."""
+
+import shlex
+
+import pytest
+
+from pmapviz import devices
+from pmapviz.devices import SettingsError, parse_settings
+
+
+def test_defaults_to_eight_emulated_devices():
+    s = parse_settings([], {})
+    assert (s.devices, s.platform, s.devices_source) == (8, "auto", "default")
+
+
+@pytest.mark.parametrize("argv", [["--devices", "4"], ["--devices=4"], ["--devices", " 4 "]])
+def test_devices_flag(argv):
+    s = parse_settings(argv, {})
+    assert (s.devices, s.devices_source) == (4, "flag")
+
+
+def test_env_used_when_no_flag_and_flag_wins_over_env():
+    assert parse_settings([], {"PMAPVIZ_DEVICES": "2"}).devices == 2
+    assert parse_settings([], {"PMAPVIZ_DEVICES": "2"}).devices_source == "env"
+    assert parse_settings(["--devices", "6"], {"PMAPVIZ_DEVICES": "2"}).devices == 6
+    assert parse_settings([], {"PMAPVIZ_DEVICES": "  "}).devices == devices.DEFAULT_DEVICES
+
+
+@pytest.mark.parametrize(
+    "value, expected_words",
+    [
+        ("0", ["0 devices", "at least 1"]),
+        ("-3", ["-3 devices", "at least 1"]),
+        ("eight", ["'eight'", "not a whole number"]),
+        ("1e9", ["'1e9'", "not a whole number"]),
+        ("8.0", ["'8.0'", "not a whole number"]),
+        ("100000", ["100,000", f"at most {devices.MAX_DEVICES}"]),
+        ("", ["not a whole number"]),
+    ],
+)
+def test_bad_device_counts_explain_bounds(value, expected_words):
+    with pytest.raises(SettingsError) as err:
+        parse_settings(["--devices", value], {})
+    msg = str(err.value)
+    for w in expected_words:
+        assert w in msg
+    assert f"from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}" in msg
+
+
+def test_bad_env_value_names_the_variable():
+    with pytest.raises(SettingsError, match="PMAPVIZ_DEVICES= 'lots'"):
+        parse_settings([], {"PMAPVIZ_DEVICES": "lots"})
+
+
+def test_bounds_are_accepted():
+    assert parse_settings(["--devices", "1"], {}).devices == 1
+    assert parse_settings(["--devices", str(devices.MAX_DEVICES)], {}).devices == devices.MAX_DEVICES
+
+
+@pytest.mark.parametrize("platform", ["cpu", "CPU", "gpu", "tpu", "auto"])
+def test_known_platforms(platform):
+    assert parse_settings(["--platform", platform], {}).platform == platform.lower()
+
+
+def test_unknown_platform_lists_choices():
+    with pytest.raises(SettingsError) as err:
+        parse_settings(["--platform", "quantum"], {})
+    assert "'quantum'" in str(err.value)
+    for p in devices.PLATFORMS:
+        assert p in str(err.value)
+    assert parse_settings([], {"PMAPVIZ_PLATFORM": "cpu"}).platform == "cpu"
+
+
+def test_unknown_option_and_missing_value():
+    with pytest.raises(SettingsError, match="Unknown option '--gpus'"):
+        parse_settings(["--gpus", "2"], {})
+    with pytest.raises(SettingsError, match="--devices needs a value"):
+        parse_settings(["--devices"], {})
+
+
+def test_merge_xla_flags_keeps_user_flags_and_replaces_count():
+    merged = merge = devices.merge_xla_flags(
+        "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=2 --foo=1", 8
+    )
+    parts = shlex.split(merge)
+    assert parts == [
+        "--xla_cpu_enable_fast_math=false",
+        "--foo=1",
+        "--xla_force_host_platform_device_count=8",
+    ]
+    assert merged.count("device_count") == 1
+    assert devices.merge_xla_flags(None, 3) == "--xla_force_host_platform_device_count=3"
+    assert devices.merge_xla_flags("", 3) == "--xla_force_host_platform_device_count=3"
+
+
+def test_environment_for_sets_jax_variables_without_touching_input():
+    env = {"XLA_FLAGS": "--foo=1"}
+    changes = devices.environment_for(devices.Settings(devices=4, platform="cpu"), env)
+    assert changes["JAX_NUM_CPU_DEVICES"] == "4"
+    assert changes["JAX_PLATFORMS"] == "cpu"
+    assert changes["XLA_FLAGS"] == "--foo=1 --xla_force_host_platform_device_count=4"
+    assert env == {"XLA_FLAGS": "--foo=1"}
+    assert "JAX_PLATFORMS" not in devices.environment_for(devices.Settings(devices=4), {})
+
+
+def test_describe_reports_real_jax_devices():
+    import jax
+
+    from tests.conftest import TEST_DEVICES
+
+    report = devices.describe(devices.applied_settings())
+    assert report.count == TEST_DEVICES == len(jax.devices())
+    assert [d.id for d in report.devices] == [d.id for d in jax.devices()]
+    assert [d.label for d in report.devices] == [str(d) for d in jax.devices()]
+    assert report.platform == "cpu" and report.jax_version == jax.__version__
+    assert report.matches_request and report.notes == ()
+    assert report.physical_cores >= 1 and report.logical_cpus >= report.physical_cores
+    assert report.restart_command(2) == "streamlit run app.py -- --devices 2 --platform cpu"
+
+
+def test_mismatch_is_reported_not_hidden():
+    """JAX is already up with TEST_DEVICES devices: asking for another count must say so."""
+    from tests.conftest import TEST_DEVICES
+
+    original = devices.applied_settings()
+    try:
+        notes = devices.apply(devices.Settings(devices=3, platform="cpu", devices_source="flag"))
+        assert any(f"Asked for 3 devices" in n and f"with {TEST_DEVICES}" in n for n in notes)
+        report = devices.describe(devices.applied_settings())
+        assert not report.matches_request and report.count == TEST_DEVICES
+    finally:
+        devices.apply(original)
+    assert devices.describe(devices.applied_settings()).matches_request
+
+
+def test_physical_cores_is_positive_and_at_most_logical():
+    import os
+
+    assert 1 <= devices.physical_cores() <= (os.cpu_count() or 1)

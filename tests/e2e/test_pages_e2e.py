@@ -1,0 +1,71 @@
+"""Every page in headless Chromium against a real server started with `-- --devices 4`."""
+
+import pytest
+
+from pmapviz.ui import PAGES
+from tests.e2e.conftest import E2E_DEVICES, screenshot, wait_rendered
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_page_renders_with_device_count(server, page, info):
+    url = server + ("/" if info.url_path == "home" else f"/{info.url_path}")
+    page.goto(url)
+    wait_rendered(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert f"{E2E_DEVICES} devices" in sidebar.inner_text()
+    assert info.title in page.locator('[data-testid="stMain"] h1').first.inner_text() or (
+        info.url_path == "home"
+    )
+    assert screenshot(page, info.url_path).stat().st_size > 10_000
+
+
+def test_home_hello_pmap_shows_each_device(server, page):
+    page.goto(server + "/")
+    wait_rendered(page)
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for()
+    # the sidebar chips name every device of this 4-device server
+    chips = page.locator('[data-testid="stSidebar"]').inner_text()
+    for d in range(E2E_DEVICES):
+        assert f"cpu:{d}" in chips
+    assert page.get_by_text("Hello, pmap").count() == 1
+
+
+def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
+    """A share link opened before anyone visited '/' must still run app.py (device set-up,
+    panel, navigation), not Streamlit's legacy pages/ auto-discovery."""
+    from tests.e2e.conftest import start_server, stop_server
+
+    proc, url = start_server(["--devices", "2"], env={"PMAPVIZ_DEVICES": ""})
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        p = context.new_page()
+        p.goto(url + "/timing")
+        wait_rendered(p)
+        sidebar = p.locator('[data-testid="stSidebar"]').inner_text()
+        assert "2 devices" in sidebar
+        assert "Timing lab" in sidebar  # our navigation titles, not file names
+        assert "timing_page" not in sidebar
+        assert "Timing lab" in p.locator('[data-testid="stMain"] h1').first.inner_text()
+        context.close()
+    finally:
+        stop_server(proc)
+
+
+def test_restart_command_updates_and_panel_survives_reruns(server, page):
+    page.goto(server + "/explorer")
+    wait_rendered(page)
+    box = page.locator('[data-testid="stSidebar"] input[type="number"]')
+    box.fill("2")
+    box.press("Enter")
+    page.wait_for_function(
+        """() => document.querySelector('[data-testid="stSidebar"]').innerText
+                 .includes('--devices 2')"""
+    )
+    wait_rendered(page)
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert f"{E2E_DEVICES} devices" in sidebar and "fixed for this server process" in sidebar
+    assert page.locator('[data-testid="stException"]').count() == 0

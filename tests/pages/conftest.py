@@ -1,0 +1,31 @@
+"""AppTest helpers: run app.py (the router) in-process, optionally with command-line args."""
+
+import sys
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture()
+def run_app(monkeypatch):
+    """run_app(page=None, argv=(), env=None) -> AppTest after the first run (and page switch)."""
+
+    def _run(page: str | None = None, argv=(), env=None, timeout: float = 120) -> AppTest:
+        monkeypatch.setattr(sys, "argv", ["app.py", *argv])
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout).run()
+        if page is not None:
+            at.switch_page(page).run()
+        return at
+
+    return _run
+
+
+def all_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)]
+    parts += [t.value for t in at.title] + [h.value for h in at.subheader]
+    return "\n".join(str(p) for p in parts)

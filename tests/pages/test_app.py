@@ -1,0 +1,82 @@
+"""AppTest for the router, the device panel and every page."""
+
+import numpy as np
+import pytest
+
+from pmapviz import devices
+from pmapviz.ui import PAGES
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_renders_with_device_panel(run_app, info):
+    at = run_app(page=info.path)
+    assert not at.exception, [e.value for e in at.exception]
+    sidebar = "\n".join(m.value for m in at.sidebar.markdown)
+    assert f"{TEST_DEVICES} devices" in sidebar
+    for k in range(TEST_DEVICES):
+        assert f"cpu:{k}" in sidebar
+    assert "fixed for this server process" in sidebar
+    assert at.sidebar.code[0].value == f"streamlit run app.py -- --devices {TEST_DEVICES}"
+    if info.issue:  # stubs say plainly that they are stubs, and which issue builds them
+        assert f"issue #{info.issue}" in all_text(at)
+
+
+def test_restart_command_follows_the_chosen_count(run_app):
+    at = run_app()
+    at.sidebar.number_input(key="restart_devices").set_value(2).run()
+    assert at.sidebar.code[0].value == "streamlit run app.py -- --devices 2"
+    assert not at.exception
+
+
+@pytest.mark.parametrize(
+    "argv, env, expected",
+    [
+        (["--devices", "0"], {}, "at least 1"),
+        (["--devices", "-3"], {}, "-3 devices"),
+        (["--devices", "eight"], {}, "not a whole number"),
+        (["--devices", "1e9"], {}, "not a whole number"),
+        (["--devices", "100000"], {}, f"at most {devices.MAX_DEVICES}"),
+        (["--platform", "quantum"], {}, "not a known platform"),
+        ([], {"PMAPVIZ_DEVICES": "eight"}, "PMAPVIZ_DEVICES"),
+    ],
+)
+def test_bad_settings_show_a_message_not_a_traceback(run_app, argv, env, expected):
+    at = run_app(argv=argv, env=env)
+    assert not at.exception
+    assert at.title[0].value == "pmapviz could not start"
+    assert expected in at.error[0].value
+    assert "streamlit run app.py -- --devices 8" in at.code[0].value
+
+
+def test_panel_admits_a_count_it_could_not_apply(run_app):
+    """JAX in this process already has TEST_DEVICES devices; asking for 3 must be flagged."""
+    original = devices.applied_settings()
+    try:
+        at = run_app(argv=["--devices", "3", "--platform", "cpu"])
+        assert not at.exception
+        warnings = [w.value for w in at.sidebar.warning]
+        assert any("Asked for 3 devices" in w and f"with {TEST_DEVICES}" in w for w in warnings)
+    finally:
+        devices.apply(original)
+
+
+def test_home_hello_pmap_comes_from_real_shards(run_app):
+    at = run_app()
+    df = at.dataframe[0].value
+    assert list(df["device"]) == [f"cpu:{k}" for k in range(TEST_DEVICES)]
+    outputs = np.array([v[0] for v in df["output y (s.data)"]])
+    inputs = np.array([v[0] for v in df["input x"]])
+    np.testing.assert_array_equal(inputs, np.arange(TEST_DEVICES))
+    np.testing.assert_array_equal(outputs, 2 * inputs)
+    assert list(df["slice of y (s.index)"]) == [f"[{k}:{k + 1}]" for k in range(TEST_DEVICES)]
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_home_links_every_other_page(run_app):
+    at = run_app()
+    links = at.get("page_link")
+    targets = {link.proto.page for link in links}
+    for info in PAGES[1:]:
+        assert any(info.path.split("/")[-1] in t or info.url_path in t for t in targets), targets
