@@ -13,10 +13,6 @@ from pmapviz import devices
 from pmapviz.palette import device_colour, text_colour
 
 
-# Page files are named ``<name>_page.py`` and served at ``/<name>``. The suffix matters:
-# Streamlit's legacy multipage mode auto-runs ``pages/<name>.py`` for ``/<name>`` on a
-# fresh process (before st.navigation first runs), which would skip app.py and its device
-# set-up. With stems that differ from the URL paths, every request goes through app.py.
 @dataclass(frozen=True)
 class PageInfo:
     path: str
@@ -28,23 +24,40 @@ class PageInfo:
 
 
 PAGES = (
-    PageInfo("pages/home_page.py", "Home", ":material/home:", "home",
+    PageInfo("pages/home.py", "Home", ":material/home:", "home",
              "What pmap does, your devices, and a live hello-pmap."),
-    PageInfo("pages/explorer_page.py", "Shapes & sharding", ":material/grid_view:", "explorer",
+    PageInfo("pages/explorer.py", "Shapes & sharding", ":material/grid_view:", "explorer",
              "Set shapes, in_axes and out_axes; see how pmap splits them.", issue=3),
-    PageInfo("pages/live_page.py", "Live outputs", ":material/play_circle:", "live",
+    PageInfo("pages/live.py", "Live outputs", ":material/play_circle:", "live",
              "Run pmap on real values, per device, checked against jit(vmap(f)).", issue=4),
-    PageInfo("pages/collectives_page.py", "Collectives", ":material/hub:", "collectives",
+    PageInfo("pages/collectives.py", "Collectives", ":material/hub:", "collectives",
              "psum, all_gather, ppermute and friends, before and after, per device.", issue=4),
-    PageInfo("pages/timing_page.py", "Timing lab", ":material/timer:", "timing",
+    PageInfo("pages/timing.py", "Timing lab", ":material/timer:", "timing",
              "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.", issue=5),
-    PageInfo("pages/training_page.py", "Data-parallel training", ":material/model_training:",
+    PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
              "training", "Sharded batches, replicated parameters, pmean of gradients.", issue=6),
-    PageInfo("pages/cluster_page.py", "Multi-process", ":material/lan:", "cluster",
+    PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
              "jax.distributed on one machine: local versus global devices.", issue=7),
-    PageInfo("pages/tour_page.py", "Guided tour", ":material/school:", "tour",
+    PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
              "A step-by-step workshop path through pmap.", issue=9),
 )  # fmt: skip
+
+
+def ensure_routed() -> None:
+    """First line of every page: make sure the page runs inside app.py's router.
+
+    A folder named ``pages/`` next to the main script makes Streamlit start each new server
+    process in its legacy multipage mode, where ``/explorer`` runs ``pages/explorer.py``
+    directly, skipping app.py (device set-up, panel, navigation) until someone opens ``/``.
+    That happens to the first share link opened on a fresh server. When it does, switch the
+    process to ``st.navigation`` mode, which app.py uses, and rerun: the same URL then goes
+    through app.py. (Relies on Streamlit's PagesManager; tested by the e2e deep-link test.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def page_info(path: str) -> PageInfo:
@@ -119,4 +132,4 @@ def coming_soon(path: str, bullets: list[str]) -> None:
         icon=":material/construction:",
     )
     st.markdown("\n".join(f"- {b}" for b in bullets))
-    st.page_link("pages/home_page.py", label="Back to Home", icon=":material/home:")
+    st.page_link("pages/home.py", label="Back to Home", icon=":material/home:")

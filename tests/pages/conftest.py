@@ -3,9 +3,22 @@
 import sys
 
 import pytest
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
+
+
+class _RoutedPagesManager(PagesManager):
+    """AppTest resets Streamlit's legacy ``pages/`` flag before every run, so every run would
+    look like the first request of a fresh server (see ``ui.ensure_routed``). A real server
+    leaves that mode after its first request; model that steady state here. The fresh-server
+    path itself is covered by the e2e deep-link test."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False
 
 
 @pytest.fixture()
@@ -13,6 +26,7 @@ def run_app(monkeypatch):
     """run_app(page=None, argv=(), env=None) -> AppTest after the first run (and page switch)."""
 
     def _run(page: str | None = None, argv=(), env=None, timeout: float = 120) -> AppTest:
+        monkeypatch.setattr(app_test_module, "PagesManager", _RoutedPagesManager)
         monkeypatch.setattr(sys, "argv", ["app.py", *argv])
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)

@@ -5,6 +5,8 @@ import streamlit as st
 
 from pmapviz import charts, programs, ui
 
+ui.ensure_routed()
+
 report = ui.device_report()
 n = report.count
 

@@ -2,8 +2,10 @@
 
 from pmapviz import ui
 
+ui.ensure_routed()
+
 ui.coming_soon(
-    "pages/collectives_page.py",
+    "pages/collectives.py",
     [
         'psum, pmean, pmax, pmin, all_gather, ppermute, psum_scatter, all_to_all, axis_index.',
         'Per device, the value before and after, drawn from the real result.',

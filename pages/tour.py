@@ -2,8 +2,10 @@
 
 from pmapviz import ui
 
+ui.ensure_routed()
+
 ui.coming_soon(
-    "pages/tour_page.py",
+    "pages/tour.py",
     [
         'A step-by-step workshop path through pmap, each step with a live demo.',
         'Presenter mode and share links.',

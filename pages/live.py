@@ -2,8 +2,10 @@
 
 from pmapviz import ui
 
+ui.ensure_routed()
+
 ui.coming_soon(
-    "pages/live_page.py",
+    "pages/live.py",
     [
         "Run pmap on real values and see each device's input and output block.",
         'Check the result against jit(vmap(f)) on one device.',

@@ -2,8 +2,10 @@
 
 from pmapviz import ui
 
+ui.ensure_routed()
+
 ui.coming_soon(
-    "pages/cluster_page.py",
+    "pages/cluster.py",
     [
         'Several processes joined with jax.distributed on this machine.',
         'Local versus global devices, and collectives across processes.',

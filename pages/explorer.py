@@ -2,8 +2,10 @@
 
 from pmapviz import ui
 
+ui.ensure_routed()
+
 ui.coming_soon(
-    "pages/explorer_page.py",
+    "pages/explorer.py",
     [
         'Pick a function from a catalog (elementwise, x + y, dot, batched dot, matmul, sums, psum normalisation).',
         'Type shapes, dtypes, in_axes, out_axes and axis_name; mistakes are caught before anything runs, with a fix.',

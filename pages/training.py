@@ -2,8 +2,10 @@
 
 from pmapviz import ui
 
+ui.ensure_routed()
+
 ui.coming_soon(
-    "pages/training_page.py",
+    "pages/training.py",
     [
         'A small model trained with pmap: sharded batches, replicated parameters.',
         'Gradients all-reduced with pmean; proof that every replica holds the same parameters.',
