@@ -18,10 +18,13 @@ try:
 except devices.SettingsError as err:
     st.title("pmapviz could not start")
     st.error(str(err), icon=":material/error:")
-    st.markdown("Start it like this (any count from "
-                f"{devices.MIN_DEVICES} to {devices.MAX_DEVICES}):")
-    st.code("streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
-            language="bash")
+    st.markdown(
+        f"Start it like this (any count from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}):"
+    )
+    st.code(
+        "streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
+        language="bash",
+    )
     st.stop()
 
 devices.apply(_settings)  # before anything else touches JAX
@@ -30,7 +33,9 @@ from pmapviz import ui  # noqa: E402  (after the device count is fixed)
 
 ui.device_panel(ui.device_report())
 page = st.navigation(
-    [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
-     for i, p in enumerate(ui.PAGES)]
+    [
+        st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
+        for i, p in enumerate(ui.PAGES)
+    ]
 )
 page.run()

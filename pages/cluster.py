@@ -7,7 +7,7 @@ ui.ensure_routed()
 ui.coming_soon(
     "pages/cluster.py",
     [
-        'Several processes joined with jax.distributed on this machine.',
-        'Local versus global devices, and collectives across processes.',
+        "Several processes joined with jax.distributed on this machine.",
+        "Local versus global devices, and collectives across processes.",
     ],
 )

@@ -1,9 +1,8 @@
 """Home: what pmap does, the device set, and a live hello-pmap."""
 
-import pandas as pd
 import streamlit as st
 
-from pmapviz import charts, programs, ui
+from pmapviz import programs, ui
 
 ui.ensure_routed()
 
@@ -53,13 +52,29 @@ with right:
     )
 
 st.subheader("Your device set")
-st.caption("In mesh order; the colour of each device is the same on every page.")
-st.plotly_chart(
-    charts.device_set_figure(
-        [d.label for d in report.devices],
-        [f"id {d.id} · process {d.process_index}" for d in report.devices],
+st.caption(
+    "In mesh order, from `jax.devices()`. Each device keeps its colour on every page; "
+    "hover a block for details."
+)
+per_row = 8
+st.markdown(
+    ui.block_grid(
+        [
+            (
+                f"{start}-{min(n, start + per_row) - 1}",
+                [
+                    (
+                        f"<b>{d.label}</b><br><small>id {d.id} · process {d.process_index}</small>",
+                        k,
+                        f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}",
+                    )
+                    for k, d in enumerate(report.devices[start : start + per_row], start)
+                ],
+            )
+            for start in range(0, n, per_row)
+        ]
     ),
-    config={"displayModeBar": False},
+    unsafe_allow_html=True,
 )
 
 
@@ -79,31 +94,31 @@ st.code(
 with st.spinner("Compiling and running on every device..."):
     hello = programs.run_hello(_hello_program(), n)
 
-flow = [
-    ("x", [charts.Block(s.position, s.position + 0.94, f"{int(s.data[0])}", s.position,
-                        f"{s.device} holds x{s.index_text} = {s.data.tolist()}")
-           for s in hello.inputs]),
-    ("x * 2", [charts.Block(s.position, s.position + 0.94, f"{int(s.data[0])}", s.position,
-                            f"{s.device} computed y{s.index_text} = {s.data.tolist()}")
-               for s in hello.outputs]),
-    ("device", [charts.Block(s.position, s.position + 0.94, s.device, s.position)
-                for s in hello.outputs]),
-]  # fmt: skip
-st.plotly_chart(
-    charts.element_flow_figure(flow, width_units=n), config={"displayModeBar": False}
-)
-st.dataframe(
-    pd.DataFrame(
-        {
-            "device": [s.device for s in hello.outputs],
-            "slice of y (s.index)": [s.index_text for s in hello.outputs],
-            "input x": [s.data.tolist() for s in hello.inputs],
-            "output y (s.data)": [s.data.tolist() for s in hello.outputs],
-        }
+
+def _value(s: programs.Shard) -> str:
+    return ", ".join(str(v) for v in s.data.tolist())
+
+
+st.markdown(
+    ui.block_grid(
+        [
+            ("device", [(s.device, s.position, f"{s.device} (id {s.device_id})")
+                        for s in hello.outputs]),
+            ("slice", [(s.index_text, None, f"{s.device} holds y{s.index_text}")
+                       for s in hello.outputs]),
+            ("x", [(_value(s), s.position, f"{s.device} received x{s.index_text}")
+                   for s in hello.inputs]),
+            ("y = x * 2", [(_value(s), s.position, f"{s.device} computed y{s.index_text}")
+                           for s in hello.outputs]),
+        ]
     ),
-    hide_index=True,
+    unsafe_allow_html=True,
+)  # fmt: skip
+st.caption(
+    f"Every cell is read from the arrays' `addressable_shards` (device, `index`, `data`). "
+    f"`y.sharding` is `{hello.sharding}`: pmap's output is an ordinary `jax.Array` split "
+    "over a one-axis mesh."
 )
-st.caption(f"Read from `y.addressable_shards`; `y.sharding` is `{hello.sharding}`.")
 
 st.subheader("Pages")
 cols = st.columns(2)

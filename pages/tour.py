@@ -7,7 +7,7 @@ ui.ensure_routed()
 ui.coming_soon(
     "pages/tour.py",
     [
-        'A step-by-step workshop path through pmap, each step with a live demo.',
-        'Presenter mode and share links.',
+        "A step-by-step workshop path through pmap, each step with a live demo.",
+        "Presenter mode and share links.",
     ],
 )

@@ -12,6 +12,7 @@ Only :func:`apply` and :func:`describe` import JAX, and only when called.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -84,8 +85,9 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
             )
         if not eq:
             if i + 1 >= len(argv):
-                raise SettingsError(f"{name} needs a value, e.g. {name} "
-                                    f"{'8' if name == '--devices' else 'cpu'}.")
+                raise SettingsError(
+                    f"{name} needs a value, e.g. {name} {'8' if name == '--devices' else 'cpu'}."
+                )
             value = argv[i + 1]
             i += 1
         flags[name] = value
@@ -160,7 +162,9 @@ class DeviceReport:
 
     def restart_command(self, n: int | None = None) -> str:
         n = self.requested.devices if n is None else n
-        extra = f" --platform {self.requested.platform}" if self.requested.platform != "auto" else ""
+        extra = (
+            f" --platform {self.requested.platform}" if self.requested.platform != "auto" else ""
+        )
         return f"streamlit run app.py -- --devices {n}{extra}"
 
 
@@ -184,10 +188,8 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
 
     if settings.platform != "auto" and not xla_bridge.backends_are_initialized():
         jax.config.update("jax_platforms", settings.platform)
-    try:
+    with contextlib.suppress(RuntimeError):  # backend already up: compared below
         jax.config.update("jax_num_cpu_devices", settings.devices)
-    except RuntimeError:
-        pass  # backend already up: compared below
     notes.extend(_mismatch_notes(settings, jax.devices()))
     _applied = (settings, tuple(notes))
     return _applied[1]

@@ -6,8 +6,9 @@ device, the slice of the global array it holds (``index``) and the data itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

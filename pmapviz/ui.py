@@ -5,6 +5,7 @@ This is the only module of ``pmapviz`` that imports Streamlit; everything else i
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import streamlit as st
@@ -74,10 +75,43 @@ def device_report() -> devices.DeviceReport:
     return _report(devices.applied_settings())
 
 
-def device_chips(report: devices.DeviceReport, limit: int = 64) -> str:
+def _cell(text: str, position: int | None, tooltip: str = "", mono: bool = True) -> str:
+    fill = "#EEEEEE" if position is None else device_colour(position)
+    font = "font-family:ui-monospace,Menlo,Consolas,monospace;" if mono else ""
+    return (
+        f"<div title='{html.escape(tooltip or text, quote=True)}' style='background:{fill};"
+        f"color:{text_colour(fill)};border-radius:6px;padding:8px 4px;text-align:center;"
+        f"{font}font-size:0.95em;line-height:1.25;overflow:hidden'>{text}</div>"
+    )
+
+
+def block_grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> str:
+    """A device-aligned grid as HTML: one row per label, one column per device.
+
+    Each cell is ``(text, device position or None, tooltip)``; text is HTML-escaped by the
+    caller's data (numbers and device names). Colour comes from the app's one device
+    palette, and every cell also carries text, so colour is never the only cue. Plain
+    HTML on purpose: it draws instantly (no chart library to load) and stays crisp when
+    projected.
+    """
+    n = max(len(cells) for _, cells in rows)
+    parts = [
+        "<div style='overflow-x:auto'><div style='display:grid;gap:4px;align-items:center;"
+        f"grid-template-columns:max-content repeat({n}, minmax(56px, 1fr));margin:4px 0 12px'>"
+    ]
+    for label, cells in rows:
+        parts.append(
+            f"<div style='font-weight:600;padding-right:8px;text-align:right'>{label}</div>"
+        )
+        parts.extend(_cell(text, pos, tip) for text, pos, tip in cells)
+    parts.append("</div></div>")
+    return "".join(parts)
+
+
+def device_chips(report: devices.DeviceReport) -> str:
     """HTML chips, one per device, in the app's device palette, each labelled (not colour only)."""
     chips = []
-    for k, d in enumerate(report.devices[:limit]):
+    for k, d in enumerate(report.devices):
         fill = device_colour(k)
         chips.append(
             f"<span title='id {d.id}, process {d.process_index}' style='display:inline-block;"

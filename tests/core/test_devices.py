@@ -54,7 +54,9 @@ def test_bad_env_value_names_the_variable():
 
 def test_bounds_are_accepted():
     assert parse_settings(["--devices", "1"], {}).devices == 1
-    assert parse_settings(["--devices", str(devices.MAX_DEVICES)], {}).devices == devices.MAX_DEVICES
+    assert (
+        parse_settings(["--devices", str(devices.MAX_DEVICES)], {}).devices == devices.MAX_DEVICES
+    )
 
 
 @pytest.mark.parametrize("platform", ["cpu", "CPU", "gpu", "tpu", "auto"])
@@ -125,7 +127,7 @@ def test_mismatch_is_reported_not_hidden():
     original = devices.applied_settings()
     try:
         notes = devices.apply(devices.Settings(devices=3, platform="cpu", devices_source="flag"))
-        assert any(f"Asked for 3 devices" in n and f"with {TEST_DEVICES}" in n for n in notes)
+        assert any("Asked for 3 devices" in n and f"with {TEST_DEVICES}" in n for n in notes)
         report = devices.describe(devices.applied_settings())
         assert not report.matches_request and report.count == TEST_DEVICES
     finally:

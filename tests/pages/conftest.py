@@ -40,6 +40,8 @@ def run_app(monkeypatch):
 
 def all_text(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
-    parts += [e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)]
+    parts += [
+        e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)
+    ]
     parts += [t.value for t in at.title] + [h.value for h in at.subheader]
     return "\n".join(str(p) for p in parts)

@@ -1,6 +1,7 @@
 """AppTest for the router, the device panel and every page."""
 
-import numpy as np
+import re
+
 import pytest
 
 from pmapviz import devices
@@ -62,16 +63,32 @@ def test_panel_admits_a_count_it_could_not_apply(run_app):
         devices.apply(original)
 
 
+def grid_rows(markup: str) -> dict[str, list[str]]:
+    """Parse ui.block_grid HTML back into {row label: [cell texts]}."""
+    cells = re.findall(r"<div[^>]*>((?:(?!<div).)*?)</div>", markup)
+    n = markup.count("<div title=") // max(1, markup.count("font-weight:600"))
+    rows, k = {}, 0
+    while k < len(cells):
+        rows[cells[k]] = [re.sub("<[^>]+>", " ", c).strip() for c in cells[k + 1 : k + 1 + n]]
+        k += 1 + n
+    return rows
+
+
 def test_home_hello_pmap_comes_from_real_shards(run_app):
     at = run_app()
-    df = at.dataframe[0].value
-    assert list(df["device"]) == [f"cpu:{k}" for k in range(TEST_DEVICES)]
-    outputs = np.array([v[0] for v in df["output y (s.data)"]])
-    inputs = np.array([v[0] for v in df["input x"]])
-    np.testing.assert_array_equal(inputs, np.arange(TEST_DEVICES))
-    np.testing.assert_array_equal(outputs, 2 * inputs)
-    assert list(df["slice of y (s.index)"]) == [f"[{k}:{k + 1}]" for k in range(TEST_DEVICES)]
-    assert len(at.get("plotly_chart")) == 2
+    grid = next(m.value for m in at.markdown if "y = x * 2" in m.value)
+    rows = grid_rows(grid)
+    assert rows["device"] == [f"cpu:{k}" for k in range(TEST_DEVICES)]
+    assert rows["x"] == [str(k) for k in range(TEST_DEVICES)]
+    assert rows["y = x * 2"] == [str(2 * k) for k in range(TEST_DEVICES)]
+    assert rows["slice"] == [f"[{k}:{k + 1}]" for k in range(TEST_DEVICES)]
+
+
+def test_home_draws_every_device_in_the_device_set(run_app):
+    at = run_app()
+    grid = next(m.value for m in at.markdown if "process 0</small>" in m.value)
+    for k in range(TEST_DEVICES):
+        assert f"<b>cpu:{k}</b>" in grid
 
 
 def test_home_links_every_other_page(run_app):

@@ -1,0 +1,7 @@
+"""``python -m pmapviz <command>``: the core, for scripts and checks."""
+
+import sys
+
+from pmapviz.cli import main
+
+sys.exit(main())

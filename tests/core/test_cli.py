@@ -1,0 +1,58 @@
+"""`python -m pmapviz`: each call is a fresh process, so these also prove the device count is
+applied before JAX starts, keeping the user's own XLA_FLAGS."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def run_cli(*args, env=None):
+    full_env = {**os.environ, "PMAPVIZ_DEVICES": "", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "pmapviz", *args], cwd=ROOT, env=full_env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_devices_json_reports_the_requested_count():
+    r = run_cli("devices", "--devices", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["count"] == 3 and [d["label"] for d in out["devices"]] == ["cpu:0", "cpu:1", "cpu:2"]
+    assert out["notes"] == []
+
+
+def test_user_xla_flags_are_kept_and_count_overridden():
+    code = (
+        "import os; from pmapviz import devices; import sys;"
+        "devices.apply(devices.parse_settings(['--devices','5'], os.environ));"
+        "import jax; print(len(jax.devices())); print(os.environ['XLA_FLAGS'])"
+    )
+    env = {
+        **os.environ,
+        "PMAPVIZ_DEVICES": "",
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_enable_fast_math=false",
+    }
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    count, flags = r.stdout.strip().splitlines()
+    assert count == "5"
+    assert "--xla_cpu_enable_fast_math=false" in flags
+    assert "--xla_force_host_platform_device_count=5" in flags and "=2" not in flags
+
+
+def test_env_variable_sets_the_count():
+    r = run_cli("devices", "--json", env={"PMAPVIZ_DEVICES": "2"})
+    assert json.loads(r.stdout)["count"] == 2
+
+
+def test_bad_count_is_one_line_and_exit_2():
+    r = run_cli("devices", "--devices", "100000")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "at most 64" in lines[0] and "Traceback" not in r.stderr

@@ -1,0 +1,135 @@
+"""Shared by the e2e tests and the benchmarks: start and stop a real `streamlit run` server,
+launch Debian's Chromium, wait for a page to finish rendering, take full-page screenshots."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = os.environ.get("PMAPVIZ_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+]  # fmt: skip
+E2E_DEVICES = 4
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} was not healthy within {timeout} s")
+
+
+def start_server(
+    extra_args: list[str],
+    env: dict[str, str] | None = None,
+    script: str = "app.py",
+    cwd: Path = ROOT,
+):
+    """Start `streamlit run`; returns (process, base url). Caller must stop_server()."""
+    port = free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", script,
+        "--server.headless", "true", "--server.address", "127.0.0.1",
+        "--server.port", str(port), "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    if extra_args:
+        cmd += ["--", *extra_args]
+    (ROOT / "artifacts").mkdir(exist_ok=True)
+    log = open(ROOT / "artifacts" / f"server-{port}.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    proc.log = log  # type: ignore[attr-defined]
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+    except Exception:
+        stop_server(proc)
+        raise
+    return proc, url
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    proc.log.close()  # type: ignore[attr-defined]
+
+
+_SETTLED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !!document.querySelector('[data-testid="stMain"] h1')
+        && !document.querySelector('[data-stale="true"]')
+        && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+               .every(c => c.querySelector('.main-svg'));
+}"""
+
+
+def wait_rendered(page, timeout_ms: int = 60_000, quiet_ms: int = 300) -> float:
+    """Wait until Streamlit has finished the script for this page and drawn every chart.
+
+    A page can run twice in a row (a rerun right after the first run), so the settled state
+    must hold for ``quiet_ms`` before it counts. Returns the ``time.perf_counter()`` at which
+    the final settled state was first seen (what a benchmark should record).
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        remaining = max(1, int((deadline - time.monotonic()) * 1000))
+        page.wait_for_function(_SETTLED, timeout=remaining, polling=20)
+        settled_at = time.perf_counter()
+        page.wait_for_timeout(quiet_ms)
+        if page.evaluate(_SETTLED):
+            return settled_at
+        if time.monotonic() > deadline:
+            raise TimeoutError("the page did not settle")
+
+
+def screenshot(page, name: str, max_height: int = 6000) -> Path:
+    """Screenshot of the whole page: Streamlit scrolls inside its main container, so the
+    viewport is grown to the content's height first, then restored."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    size = page.viewport_size
+    height = page.evaluate(
+        """() => Math.max(...[...document.querySelectorAll(
+                 '[data-testid="stMain"], [data-testid="stSidebarContent"]')]
+                 .map(e => e.scrollHeight))"""
+    )
+    page.set_viewport_size(
+        {"width": size["width"], "height": min(max_height, max(size["height"], height))}
+    )
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(path))
+    page.set_viewport_size(size)
+    return path

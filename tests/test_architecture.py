@@ -1,0 +1,64 @@
+"""Project rules that keep the code base healthy: lint, a Streamlit-free core, no eval/exec,
+no JAX at import time, one thin file per page."""
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pmapviz.ui import PAGES
+from tests.conftest import ROOT
+
+CORE = sorted((ROOT / "pmapviz").glob("*.py"))
+
+
+def _imports(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+
+
+@pytest.mark.parametrize("path", CORE, ids=[p.name for p in CORE])
+def test_core_modules_do_not_import_streamlit(path):
+    if path.name == "ui.py":  # the one shared-widgets module
+        return
+    assert not [m for m in _imports(path) if m.split(".")[0] == "streamlit"]
+
+
+def test_nothing_calls_eval_or_exec():
+    files = [*CORE, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in {"eval", "exec", "compile"}, f"{path}: {node.func.id}"
+
+
+def test_importing_the_package_and_device_setup_does_not_start_jax():
+    code = "import sys, pmapviz, pmapviz.devices, pmapviz.cli; print('jax' in sys.modules)"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+
+
+def test_every_page_file_is_registered_and_routed():
+    files = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+    assert files == {p.path for p in PAGES}
+    assert len({p.url_path for p in PAGES}) == len(PAGES)
+    for path in files:
+        assert "ui.ensure_routed()" in (ROOT / path).read_text()
+
+
+def test_ruff_lint_and_format():
+    beside_python = Path(sys.executable).parent / "ruff"  # the pinned one, in this venv
+    ruff = str(beside_python) if beside_python.exists() else shutil.which("ruff")
+    assert ruff, "ruff is not installed: pip install -r requirements-dev.txt"
+    check = subprocess.run([ruff, "check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    fmt = subprocess.run([ruff, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout
