@@ -16,15 +16,22 @@ st.set_page_config(page_title="pmapviz", page_icon=":material/grid_view:", layou
 try:
     _settings = devices.parse_settings(sys.argv[1:], os.environ)
 except devices.SettingsError as err:
-    st.title("pmapviz could not start")
-    st.error(str(err), icon=":material/error:")
-    st.markdown(
-        f"Start it like this (any count from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}):"
-    )
-    st.code(
-        "streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
-        language="bash",
-    )
+
+    def _cannot_start(message: str = str(err)) -> None:
+        st.title("pmapviz could not start")
+        st.error(message, icon=":material/error:")
+        st.markdown(
+            f"Start it like this (any count from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}):"
+        )
+        st.code(
+            "streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
+            language="bash",
+        )
+
+    # one hidden page, so no page list is offered for an app that cannot run
+    st.navigation(
+        [st.Page(_cannot_start, title="pmapviz could not start")], position="hidden"
+    ).run()
     st.stop()
 
 devices.apply(_settings)  # before anything else touches JAX

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts" / "screenshots"
+ARTIFACTS = Path(os.environ.get("PMAPVIZ_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 CHROMIUM = os.environ.get("PMAPVIZ_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -83,3 +83,25 @@ def test_restart_command_updates_and_panel_survives_reruns(server, page):
     sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
     assert f"{E2E_DEVICES} devices" in sidebar and "fixed for this server process" in sidebar
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.parametrize("args", [["--devices", "0"], ["--platform", "quantum"]])
+def test_bad_settings_page_in_the_browser(browser, args):
+    from tests.e2e.harness import start_server, stop_server
+
+    proc, url = start_server(args, env={"PMAPVIZ_DEVICES": ""})
+    try:
+        context = browser.new_context(viewport={"width": 1200, "height": 700})
+        p = context.new_page()
+        p.goto(url + "/")
+        wait_rendered(p)
+        assert p.locator('[data-testid="stException"]').count() == 0
+        assert "pmapviz could not start" in p.locator("h1").first.inner_text()
+        assert (
+            "streamlit run app.py -- --devices 8"
+            in p.locator('[data-testid="stMain"]').inner_text()
+        )
+        screenshot(p, "bad-settings-" + args[0].strip("-"))
+        context.close()
+    finally:
+        stop_server(proc)
