@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from pmapviz.layout import index_text
+
 
 @dataclass(frozen=True)
 class Shard:
@@ -26,15 +28,7 @@ class Shard:
 
     @property
     def index_text(self) -> str:
-        return "[" + ", ".join(_slice_text(s) for s in self.index) + "]"
-
-
-def _slice_text(s: Any) -> str:
-    if isinstance(s, slice):
-        start = "" if s.start is None else s.start
-        stop = "" if s.stop is None else s.stop
-        return f"{start}:{stop}"
-    return str(s)
+        return index_text(self.index)
 
 
 def shards_of(array: Any) -> list[Shard]:

@@ -28,7 +28,7 @@ PAGES = (
     PageInfo("pages/home.py", "Home", ":material/home:", "home",
              "What pmap does, your devices, and a live hello-pmap."),
     PageInfo("pages/explorer.py", "Shapes & sharding", ":material/grid_view:", "explorer",
-             "Set shapes, in_axes and out_axes; see how pmap splits them.", issue=3),
+             "Set shapes, in_axes and out_axes; see how pmap splits them."),
     PageInfo("pages/live.py", "Live outputs", ":material/play_circle:", "live",
              "Run pmap on real values, per device, checked against jit(vmap(f)).", issue=4),
     PageInfo("pages/collectives.py", "Collectives", ":material/hub:", "collectives",
@@ -154,6 +154,40 @@ def device_panel(report: devices.DeviceReport) -> None:
             key="restart_devices",
         )
         st.code(report.restart_command(int(n)), language="bash", wrap_lines=True)
+
+
+def load_url_settings(
+    prefix: str, defaults: dict[str, str], choices: dict[str, tuple[str, ...]]
+) -> list[str]:
+    """Seed this page's widget state (keys ``prefix + name``) once per session: from the URL's
+    query parameters where present and acceptable, else from ``defaults``. The URL is input
+    like any widget: values for ``choices`` keys must be one of the choices, text is capped.
+    Returns a message per rejected parameter."""
+    flag = f"_{prefix}loaded"
+    if st.session_state.get(flag):
+        return []
+    st.session_state[flag] = True
+    rejected = []
+    for name, default in defaults.items():
+        value = st.query_params.get(name)
+        if value is None:
+            value = default
+        elif name in choices and value not in choices[name]:
+            rejected.append(f"The link's {name}={value[:40]!r} is not one of the choices; "
+                            f"using {default!r}.")  # fmt: skip
+            value = default
+        elif len(value) > 200:
+            rejected.append(f"The link's {name} is {len(value):,} characters long; ignored.")
+            value = default
+        st.session_state[prefix + name] = value
+    return rejected
+
+
+def save_url_settings(prefix: str, names: list[str]) -> None:
+    """Mirror the current settings into the URL, so that a copied link reproduces the view."""
+    wanted = {n: str(st.session_state[prefix + n]) for n in names if prefix + n in st.session_state}
+    if dict(st.query_params) != wanted:
+        st.query_params.from_dict(wanted)
 
 
 def coming_soon(path: str, bullets: list[str]) -> None:

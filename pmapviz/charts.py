@@ -1,0 +1,167 @@
+"""Plotly figures. Each function draws data the core read from JAX (layouts, timings) and
+returns a ``plotly.graph_objects.Figure``; nothing here decides which device holds what."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from pmapviz.layout import ArrayLayout
+from pmapviz.palette import device_colour, text_colour
+
+FONT = dict(family="Source Sans Pro, Segoe UI, Helvetica, Arial, sans-serif", size=14)
+NEUTRAL = "#D9D9D9"
+LENGTH = 10.0  # drawing units for the longest side
+
+
+def _extent(n: int) -> float:
+    """Drawn length of an axis of size n: grows with log2(n), so 3 and 10,000,000 both fit."""
+    return 1.0 + math.log2(max(n, 1) + 1)
+
+
+def _base(height: int) -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(
+        height=height,
+        margin=dict(l=8, r=8, t=8, b=8),
+        font=FONT,
+        plot_bgcolor="rgba(0,0,0,0)",
+        paper_bgcolor="rgba(0,0,0,0)",
+        showlegend=False,
+        hoverlabel=dict(font=FONT),
+        xaxis=dict(visible=False, fixedrange=True),
+        yaxis=dict(visible=False, fixedrange=True, scaleanchor="x", scaleratio=1),
+    )
+    return fig
+
+
+def _rect(fig, x0, x1, y0, y1, fill, text, hover, hovers):
+    fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, fillcolor=fill,
+                  line=dict(color="#FFFFFF", width=1.5), layer="below")  # fmt: skip
+    if text:
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False,
+                           font=dict(size=12, color=text_colour(fill)))  # fmt: skip
+    hovers.append(((x0 + x1) / 2, (y0 + y1) / 2, hover))
+
+
+def _hover_layer(fig, hovers):
+    if hovers:
+        fig.add_trace(go.Scatter(
+            x=[h[0] for h in hovers], y=[h[1] for h in hovers], mode="markers",
+            marker=dict(size=22, opacity=0), hovertext=[h[2] for h in hovers], hoverinfo="text",
+        ))  # fmt: skip
+
+
+def _label(fig, x, y, text, anchor="left", size=12, colour="#444444", angle=0):
+    fig.add_annotation(x=x, y=y, text=text, showarrow=False, xanchor=anchor, textangle=angle,
+                       font=dict(size=size, color=colour))  # fmt: skip
+
+
+PX_PER_UNIT = 32  # a column is ~400 px wide, the drawing ~12 units: ~32 px per unit
+
+
+def _block_label(device: str, span_px: float) -> str:
+    """The device's full name where it fits, its number where only that fits, else nothing
+    (the hover always has it)."""
+    if span_px >= 7.5 * len(device):
+        return device
+    short = device.split(":")[-1]
+    return short if span_px >= 8 * len(short) + 2 else ""
+
+
+def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float):
+    """(position, device, index text, a, b): each device's span along `axis`, from JAX's index."""
+    size = layout.shape[axis]
+    out = []
+    for p in layout.pieces:
+        s = p.index[axis]
+        lo = 0 if s.start is None else s.start
+        hi = size if s.stop is None else s.stop
+        out.append((p.position, p.device, p.index_text,
+                    start + length * lo / size, start + length * hi / size))  # fmt: skip
+    return out
+
+
+def _finish(fig: go.Figure, x0: float, x1: float, y0: float, y1: float) -> go.Figure:
+    fig.update_xaxes(range=[x0, x1])
+    fig.update_yaxes(range=[y0, y1])
+    fig.update_layout(height=int(20 + (y1 - y0) * PX_PER_UNIT * 12 / (x1 - x0) * 1.05))
+    return fig
+
+
+def array_figure(layout: ArrayLayout) -> go.Figure:
+    """Draw one array: its split axis cut into blocks coloured by device (labelled, hoverable).
+
+    Rank 1 and 2 are drawn directly; higher ranks as one strip per axis (only the split axis
+    is cut); a scalar as one block. An array that is not split is drawn whole in grey: every
+    device holds all of it. Lengths grow with log2(size), and a split axis is drawn long
+    enough for every device's block to be seen and labelled.
+    """
+    shape, ax = layout.shape, layout.split_axis
+    n = len(layout.pieces)
+    hovers: list = []
+    local = layout.local_shape
+    whole = f"every one of the {n} device(s) holds all of {layout.name}"
+    fig = _base(100)
+
+    def hover(dev: str, idx: str) -> str:
+        return f"{dev} holds {layout.name}{idx}<br>local shape {local}"
+
+    if len(shape) == 0:
+        _rect(fig, 0, 3, 0, 1.2, NEUTRAL, "scalar", whole, hovers)
+        _hover_layer(fig, hovers)
+        return _finish(fig, -0.5, 12, -0.3, 1.5)
+
+    if len(shape) <= 2:
+        rows, cols = (1, shape[0]) if len(shape) == 1 else shape
+        col_axis = len(shape) - 1
+        w, h = _extent(cols), _extent(rows) if len(shape) == 2 else 1.0
+        scale = LENGTH / max(w, h)
+        w, h = w * scale, h * scale
+        if len(shape) == 1:
+            h = 1.2
+        if ax == col_axis:
+            w = max(w, min(LENGTH, 0.55 * n))
+        elif ax == 0 and len(shape) == 2:
+            h = max(h, min(LENGTH, 0.6 * n))
+        w, h = max(w, 2.0), max(h, 1.2)
+        if ax is None:
+            _rect(fig, 0, w, 0, h, NEUTRAL, "all devices", whole, hovers)
+        elif ax == col_axis:
+            for pos, dev, idx, a, b in _pieces_along(layout, ax, 0, w):
+                text = _block_label(dev, (b - a) * PX_PER_UNIT)
+                _rect(fig, a, b, 0, h, device_colour(pos), text, hover(dev, idx), hovers)
+        else:  # rows are split: device 0 on top
+            for pos, dev, idx, a, b in _pieces_along(layout, ax, 0, h):
+                text = _block_label(dev, w * PX_PER_UNIT) if (b - a) >= 0.5 else ""
+                _rect(fig, 0, w, h - b, h - a, device_colour(pos), text, hover(dev, idx), hovers)
+        _label(fig, 0, h + 0.45, f"axis {col_axis}: {shape[col_axis]:,}")
+        if len(shape) == 2:
+            _label(fig, -0.45, h / 2, f"axis 0: {shape[0]:,}", anchor="center", angle=-90)
+        _hover_layer(fig, hovers)
+        return _finish(fig, -1.0, LENGTH + 0.3, -0.3, h + 0.9)
+
+    # rank >= 3: one strip per axis, only the split one cut into device blocks
+    strip_h, gap = 0.9, 0.75
+    total = len(shape) * (strip_h + gap)
+    lengths = [_extent(d) for d in shape]
+    biggest = max(lengths)
+    for k, size in enumerate(shape):
+        y1 = total - gap - k * (strip_h + gap)
+        y0 = y1 - strip_h
+        w = LENGTH * lengths[k] / biggest
+        if k == ax:
+            w = max(w, min(LENGTH, 0.55 * n))
+            for pos, dev, idx, a, b in _pieces_along(layout, k, 0, w):
+                text = _block_label(dev, (b - a) * PX_PER_UNIT)
+                _rect(fig, a, b, y0, y1, device_colour(pos), text, hover(dev, idx), hovers)
+            note = f"axis {k}: {size:,}, split: one index per device"
+        else:
+            w = max(w, 0.6)
+            _rect(fig, 0, w, y0, y1, NEUTRAL, "", f"axis {k}: every device holds all {size:,}",
+                  hovers)  # fmt: skip
+            note = f"axis {k}: {size:,}, whole on every device"
+        _label(fig, 0, y1 + 0.32, note)
+    _hover_layer(fig, hovers)
+    return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1)

@@ -1,0 +1,100 @@
+"""Which device holds which slice: read from JAX's own shardings, never hand-computed.
+
+pmap places a mapped axis of size k on the first k devices, one index each, and its outputs
+carry ``NamedSharding(Mesh(devices[:k], axis), P(... axis at out_axes ...))``. This module
+builds exactly that sharding and asks it ``devices_indices_map(shape)``, which works on the
+global shape alone: no array is allocated, so a (8, 1_250_000, 3) layout costs nothing.
+Tests check it against the ``addressable_shards`` of real pmap inputs and outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def index_text(index: tuple) -> str:
+    """(slice(0, 2), slice(None)) -> '[0:2, :]', as you would index the global array."""
+
+    def one(s) -> str:
+        if isinstance(s, slice):
+            start = "" if s.start is None else s.start
+            stop = "" if s.stop is None else s.stop
+            return f"{start}:{stop}"
+        return str(s)
+
+    return "[" + ", ".join(one(s) for s in index) + "]"
+
+
+@dataclass(frozen=True)
+class Piece:
+    position: int  # the device's place in the mesh (its colour)
+    device: str  # "cpu:3"
+    index: tuple  # the global index this device holds
+
+    @property
+    def index_text(self) -> str:
+        return index_text(self.index)
+
+
+@dataclass(frozen=True)
+class ArrayLayout:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    split_axis: int | None  # the axis spread over devices; None: every device holds it all
+    pieces: tuple[Piece, ...]
+
+    @property
+    def local_shape(self) -> tuple[int, ...]:
+        if self.split_axis is None:
+            return self.shape
+        return self.shape[: self.split_axis] + self.shape[self.split_axis + 1 :]
+
+
+def pmap_sharding(rank: int, split_axis: int | None, n_used: int, axis_name: str = "i"):
+    """The NamedSharding pmap uses for an array of this rank split along ``split_axis``."""
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(jax.local_devices()[:n_used]), (axis_name,))
+    spec = [None] * rank
+    if split_axis is not None:
+        spec[split_axis] = axis_name
+    return NamedSharding(mesh, PartitionSpec(*spec))
+
+
+def array_layout(
+    name: str, shape: tuple[int, ...], dtype: str, split_axis: int | None, n_used: int
+) -> ArrayLayout:
+    sharding = pmap_sharding(len(shape), split_axis, n_used)
+    where = sharding.devices_indices_map(tuple(shape))
+    devices = list(sharding.mesh.devices.flat)
+    pieces = tuple(Piece(k, str(d), tuple(where[d])) for k, d in enumerate(devices))
+    return ArrayLayout(name, tuple(shape), dtype, split_axis, pieces)
+
+
+def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
+    """Layouts of every input and output of a valid :class:`pmapviz.planning.Plan`."""
+    import jax
+
+    if not p.ok:
+        raise ValueError("only a valid plan has a layout")
+    if p.devices_used > jax.local_device_count():
+        raise ValueError(
+            f"the plan uses {p.devices_used} devices; this process has {jax.local_device_count()}"
+        )
+    inputs = [
+        array_layout(name, shape, dt, ax, p.devices_used)
+        for name, shape, dt, ax in zip(p.arg_names, p.arg_shapes, p.dtypes, p.in_axes, strict=True)
+    ]
+    out_leaves = jax.tree.leaves(p.out_shapes, is_leaf=lambda x: isinstance(x, tuple) and all(
+        isinstance(d, int) for d in x))  # fmt: skip
+    dt_leaves = jax.tree.leaves(p.out_dtypes)
+    names = ["out"] if len(out_leaves) == 1 else [f"out[{k}]" for k in range(len(out_leaves))]
+    outputs = [
+        array_layout(name, shape, dt, p.out_axes, p.devices_used)
+        for name, shape, dt in zip(names, out_leaves, dt_leaves, strict=True)
+    ]
+    return inputs, outputs
