@@ -31,7 +31,7 @@ def _base(height: int) -> go.Figure:
         showlegend=False,
         hoverlabel=dict(font=FONT),
         xaxis=dict(visible=False, fixedrange=True),
-        yaxis=dict(visible=False, fixedrange=True, scaleanchor="x", scaleratio=1),
+        yaxis=dict(visible=False, fixedrange=True),
     )
     return fig
 
@@ -86,7 +86,8 @@ def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float):
 def _finish(fig: go.Figure, x0: float, x1: float, y0: float, y1: float) -> go.Figure:
     fig.update_xaxes(range=[x0, x1])
     fig.update_yaxes(range=[y0, y1])
-    fig.update_layout(height=int(20 + (y1 - y0) * PX_PER_UNIT * 12 / (x1 - x0) * 1.05))
+    # free aspect: drawing units are not data units, so let the width follow the column
+    fig.update_layout(height=int(16 + (y1 - y0) * PX_PER_UNIT))
     return fig
 
 
@@ -125,6 +126,8 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
             w = max(w, min(LENGTH, 0.55 * n))
         elif ax == 0 and len(shape) == 2:
             h = max(h, min(LENGTH, 0.6 * n))
+        if not (ax == 0 and len(shape) == 2):
+            h = min(h, 6.0)  # only split rows need the height
         w, h = max(w, 2.0), max(h, 1.2)
         if ax is None:
             _rect(fig, 0, w, 0, h, NEUTRAL, "all devices", whole, hovers)
@@ -152,7 +155,7 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
         y0 = y1 - strip_h
         w = LENGTH * lengths[k] / biggest
         if k == ax:
-            w = max(w, min(LENGTH, 0.55 * n))
+            w = max(w, min(LENGTH, max(5.0, 0.9 * n)))
             for pos, dev, idx, a, b in _pieces_along(layout, k, 0, w):
                 text = _block_label(dev, (b - a) * PX_PER_UNIT)
                 _rect(fig, a, b, y0, y1, device_colour(pos), text, hover(dev, idx), hovers)

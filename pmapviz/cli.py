@@ -53,17 +53,115 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-    "devices": (cmd_devices, "show the devices this process gets"),
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    from pmapviz import catalog
+
+    p.add_argument(
+        "--fn",
+        default="batched_dot",
+        choices=sorted(catalog.BY_KEY),
+        help="a function from the catalog",
+    )
+    p.add_argument(
+        "--shape",
+        action="append",
+        metavar="SHAPE",
+        help="one per argument, e.g. --shape 8,1250000,3 (default: the fn's example)",
+    )
+    p.add_argument("--in-axes", help="comma-separated, one per argument, e.g. 0,None")
+    p.add_argument("--out-axes", default=None, help="an integer or None (default: the fn's)")
+    p.add_argument("--axis-name", default=None, help="e.g. i")
+    p.add_argument("--dtype", action="append", help="one per argument (default float32)")
+    p.add_argument("--plan-devices", type=int, default=None,
+                   help="plan for this many devices (default: this process's count); may be "
+                   "larger than the machine has")  # fmt: skip
+
+
+def _plan_json(p) -> dict:
+    return {
+        "ok": p.ok,
+        "problems": [{"code": q.code, "message": q.message, "fix": q.fix} for q in p.problems],
+        "devices_used": p.devices_used,
+        "n_devices": p.n_devices,
+        "arg_names": list(p.arg_names),
+        "arg_shapes": [list(s) for s in p.arg_shapes],
+        "in_axes": list(p.in_axes),
+        "out_axes": p.out_axes,
+        "axis_name": p.axis_name,
+        "per_device_in_shapes": [list(s) for s in p.per_device_in_shapes],
+        "out_shapes": p.out_shapes,
+        "per_device_out_shapes": p.per_device_out_shapes,
+        "out_dtypes": p.out_dtypes,
+        "notes": list(p.notes),
+    }
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from pmapviz import catalog, planning
+
+    settings = _settings(args)
+    program = catalog.get(args.fn)
+    try:
+        shapes = (
+            [planning.parse_shape(s, f"--shape {k + 1}") for k, s in enumerate(args.shape)]
+            if args.shape
+            else list(program.default_shapes)
+        )
+        if args.in_axes is None:
+            in_axes = tuple(program.default_in_axes)
+        else:
+            in_axes = tuple(planning.parse_axis(a, "--in-axes") for a in args.in_axes.split(","))
+        out_axes = (
+            program.default_out_axes
+            if args.out_axes is None
+            else planning.parse_axis(args.out_axes, "--out-axes")
+        )
+        axis_name = planning.parse_axis_name(args.axis_name)
+    except planning.InputError as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 2
+    if len(shapes) != program.n_args:
+        names = ", ".join(program.arg_names)
+        print(f"pmapviz: {args.fn} takes {program.n_args} argument(s) ({names}); "
+              "give --shape once for each.", file=sys.stderr)  # fmt: skip
+        return 2
+    n = args.plan_devices
+    if n is None:
+        devices.apply(settings)
+    p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
+                      n_devices=n, dtypes=args.dtype or None)  # fmt: skip
+    if args.json:
+        print(json.dumps(_plan_json(p), indent=2))
+    else:
+        fmt = planning.fmt_shape
+        print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
+              f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
+        for name, shape, ax in zip(p.arg_names, p.arg_shapes, p.in_axes, strict=True):
+            print(f"  {name}: {fmt(shape)} in_axes={ax}")
+        if p.ok:
+            print(f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
+                  f"result {p.out_shapes}")  # fmt: skip
+        for q in p.problems:
+            print(f"  problem [{q.code}]: {q.message}\n    fix: {q.fix}")
+        for note in p.notes:
+            print(f"  note: {note}")
+    return 0 if p.ok else 1
+
+
+COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
+    "devices": (cmd_devices, "show the devices this process gets", None),
+    "plan": (cmd_plan, "validate shapes and axes for pmap, and give the result shapes", _plan_args),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pmapviz", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (func, help_text) in COMMANDS.items():
+    for name, (func, help_text, extra) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         _device_args(p)
+        if extra:
+            extra(p)
         p.set_defaults(func=func)
     return parser
 

@@ -56,3 +56,30 @@ def test_bad_count_is_one_line_and_exit_2():
     assert r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "at most 64" in lines[0] and "Traceback" not in r.stderr
+
+
+def test_plan_json_for_the_seed_shapes():
+    r = run_cli("plan", "--devices", "8", "--fn", "batched_dot",
+                "--shape", "8,1250000,3", "--shape", "8, 1_250_000, 3", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["ok"] and out["out_shapes"] == [8, 1250000]
+    assert out["per_device_in_shapes"] == [[1250000, 3], [1250000, 3]]
+
+
+def test_plan_reports_problems_with_exit_1():
+    r = run_cli("plan", "--devices", "8", "--shape", "10000000,3", "--shape", "10000000,3")
+    assert r.returncode == 1
+    assert "mapped_axis_too_large" in r.stdout and "(8, 1_250_000, 3)" in r.stdout
+
+
+def test_plan_for_a_bigger_machine_than_this_one():
+    r = run_cli("plan", "--fn", "double", "--shape", "512,3", "--plan-devices", "512", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["devices_used"] == 512
+
+
+def test_plan_bad_text_is_one_line_exit_2():
+    r = run_cli("plan", "--shape", "8,,3", "--shape", "8,3")
+    assert r.returncode == 2 and "empty size" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("plan", "--fn", "double", "--shape", "8,3", "--shape", "8,3")
+    assert r.returncode == 2 and "takes 1 argument" in r.stderr

@@ -91,6 +91,7 @@ _SETTLED = """() => {
     return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
         && !!document.querySelector('[data-testid="stMain"] h1')
         && !document.querySelector('[data-stale="true"]')
+        && !document.querySelector('[data-testid="stMain"] [data-testid="stSkeleton"]')
         && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
                .every(c => c.querySelector('.main-svg'));
 }"""

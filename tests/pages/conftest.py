@@ -25,13 +25,16 @@ class _RoutedPagesManager(PagesManager):
 def run_app(monkeypatch):
     """run_app(page=None, argv=(), env=None) -> AppTest after the first run (and page switch)."""
 
-    def _run(page: str | None = None, argv=(), env=None, timeout: float = 120) -> AppTest:
+    def _run(page: str | None = None, argv=(), env=None, timeout: float = 120,
+             query: dict | None = None) -> AppTest:  # fmt: skip
         monkeypatch.setattr(app_test_module, "PagesManager", _RoutedPagesManager)
         monkeypatch.setattr(sys, "argv", ["app.py", *argv])
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout).run()
         if page is not None:
+            for k, v in (query or {}).items():
+                at.query_params[k] = v
             at.switch_page(page).run()
         return at
 

@@ -1,0 +1,100 @@
+"""Layouts come from JAX shardings; they must match real pmap inputs and outputs shard by shard."""
+
+import jax
+import numpy as np
+import pytest
+
+from pmapviz import catalog, charts, layout
+from pmapviz.planning import plan
+
+
+def real_indices(array):
+    return {str(s.device): tuple(s.index) for s in array.addressable_shards}
+
+
+@pytest.mark.parametrize(
+    "shape, in_axis, out_axis",
+    [
+        ((8, 3), 0, 0),
+        ((3, 8), 1, 1),
+        ((3, 8), 1, 0),
+        ((5, 2, 4), 0, 2),
+        ((4,), 0, 0),
+        ((2, 6), 0, 1),
+    ],
+)
+def test_output_layout_matches_real_pmap_shards(shape, in_axis, out_axis):
+    p = plan(catalog.get("double"), [shape], in_axes=in_axis, out_axes=out_axis, n_devices=8)
+    assert p.ok
+    _, (out_layout,) = layout.plan_layouts(p)
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    y = jax.pmap(lambda v: v * 2, in_axes=in_axis, out_axes=out_axis,
+                 devices=jax.devices()[: p.devices_used])(x)  # fmt: skip
+    assert out_layout.shape == y.shape
+    assert {pc.device: pc.index for pc in out_layout.pieces} == real_indices(y)
+    # and the data each device holds is exactly the slice the layout names
+    for s in y.addressable_shards:
+        piece = next(pc for pc in out_layout.pieces if pc.device == str(s.device))
+        np.testing.assert_array_equal(np.asarray(s.data), np.asarray(y)[piece.index])
+
+
+def test_input_layout_is_what_each_device_receives():
+    """Identity under pmap with out_axes = in_axes returns each device's input slice in place."""
+    shape, ax = (3, 8, 2), 1
+    p = plan(catalog.get("double"), [shape], in_axes=ax, out_axes=ax, n_devices=8)
+    (in_layout,), _ = layout.plan_layouts(p)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    y = jax.pmap(lambda v: v, in_axes=ax, out_axes=ax)(x)
+    for s in y.addressable_shards:
+        piece = next(pc for pc in in_layout.pieces if pc.device == str(s.device))
+        np.testing.assert_array_equal(np.asarray(s.data), x[piece.index])
+    assert in_layout.local_shape == (3, 2)
+
+
+def test_broadcast_argument_is_whole_on_every_device():
+    p = plan(catalog.get("matmul"), [(4, 3, 5), (5, 2)], in_axes=(0, None), n_devices=8)
+    (_, w), _ = layout.plan_layouts(p)
+    assert w.split_axis is None and len(w.pieces) == 4
+    assert all(pc.index == (slice(None), slice(None)) for pc in w.pieces)
+
+
+def test_huge_shapes_are_laid_out_without_allocating():
+    p = plan(catalog.get("batched_dot"), [(8, 10**9, 3)] * 2, n_devices=8)
+    (x, _), (out,) = layout.plan_layouts(p)
+    assert x.pieces[3].index[0] == slice(3, 4) and out.shape == (8, 10**9)
+
+
+def test_index_text():
+    assert layout.index_text((slice(0, 2), slice(None))) == "[0:2, :]"
+    assert layout.index_text((slice(3, 4, None),)) == "[3:4]"
+
+
+def test_invalid_plan_has_no_layout():
+    with pytest.raises(ValueError):
+        layout.plan_layouts(plan(catalog.get("double"), [(80, 2)], n_devices=8))
+
+
+@pytest.mark.parametrize(
+    "shape, axis",
+    [
+        ((), None),
+        ((6,), 0),
+        ((8, 3), 0),
+        ((3, 8), 1),
+        ((5, 2), None),
+        ((8, 1_250_000, 3), 0),
+        ((2, 3, 4, 5), 2),
+    ],
+)
+def test_array_figure_draws_one_block_per_device_and_labels_them(shape, axis):
+    n = 1 if axis is None else shape[axis]
+    lay = layout.array_layout("x", shape, "float32", axis, n)
+    fig = charts.array_figure(lay)
+    hover = " ".join(fig.data[-1].hovertext)
+    if axis is None:
+        assert "every" in hover
+    else:
+        for piece in lay.pieces:
+            assert f"{piece.device} holds x{piece.index_text}" in hover
+        fills = {sh.fillcolor for sh in fig.layout.shapes}
+        assert len(fills - {charts.NEUTRAL}) == n  # one colour per device

@@ -1,0 +1,55 @@
+"""The explorer in a real browser: the seed's setting, the fix button, and share links."""
+
+import pytest
+
+from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+
+pytestmark = pytest.mark.e2e
+N = E2E_DEVICES
+BLOCK = f"{10_000_000 // N:_}"
+
+
+def field(page, label):
+    return page.get_by_label(label, exact=True)
+
+
+def test_seed_setting_screenshot(server, page):
+    page.goto(f"{server}/explorer?fn=batched_dot&s0={N},{BLOCK},3&s1={N},{BLOCK},3")
+    wait_rendered(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"uses {N} of the {N} devices" in main
+    assert f"({N}, {BLOCK})" in main
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "explorer-seed")
+
+
+def test_forgotten_reshape_then_fix_button(server, page):
+    page.goto(f"{server}/explorer?fn=batched_dot&s0=10000000,3&s1=10000000,3")
+    wait_rendered(page)
+    assert f"has 10,000,000 elements but there are {N} devices" in page.locator(
+        '[data-testid="stMain"]').inner_text()  # fmt: skip
+    screenshot(page, "explorer-noreshape")
+    page.get_by_role("button", name="Apply: reshape").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('Valid.')"
+    )
+    wait_rendered(page)
+    assert field(page, "shape of x").input_value() == f"{N}, {BLOCK}, 3"
+    assert f"s0={N}%2C+{BLOCK}%2C+3" in page.url or f"s0={N}%2C%20{BLOCK}" in page.url
+
+
+def test_share_link_reproduces_settings(server, page, browser):
+    page.goto(f"{server}/explorer")
+    wait_rendered(page)
+    page.get_by_role("button", name="Broadcast weights (None)").click()
+    page.wait_for_function("() => location.search.includes('fn=matmul')")
+    wait_rendered(page)
+    link = page.url
+    other = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    other.goto(link)
+    wait_rendered(other)
+    assert field(other, "shape of w").input_value() == "5, 2"
+    assert field(other, "in_axes").nth(1).input_value() == "None"
+    assert f"({N}, 4, 2)" in other.locator('[data-testid="stMain"]').inner_text()
+    other.context.close()

@@ -1,0 +1,131 @@
+"""AppTest for the Shapes & sharding explorer: verdicts, every message, fixes, URL state."""
+
+import pytest
+
+from pmapviz import catalog
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+PAGE = "pages/explorer.py"
+N = TEST_DEVICES
+
+
+def explorer(run_app, **query):
+    at = run_app(page=PAGE, query={k: str(v) for k, v in query.items()})
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def widget(at, key):
+    return next(w for w in [*at.text_input, *at.selectbox] if w.key == key)
+
+
+def test_default_is_the_seed_dot_product(run_app):
+    at = explorer(run_app)
+    assert "Valid" in at.success[0].value and f"{N} of the {N} devices" in at.success[0].value
+    assert f"**({N}, 1_250_000)** float32" in at.success[0].value
+    assert len(at.get("plotly_chart")) == 3  # x, y and out
+    table = at.dataframe[0].value
+    assert list(table["device"]) == [f"cpu:{k}" for k in range(N)]
+    assert list(table["x slice"]) == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
+    assert list(table["out slice"]) == [f"[{k}:{k + 1}, :]" for k in range(N)]
+    codes = [c.value for c in at.code]
+    assert any("jax.pmap(f, in_axes=(0, 0)" in c for c in codes)
+    assert any("jax.shard_map(" in c for c in codes)
+    assert at.query_params["fn"] == "batched_dot"
+    assert at.query_params["s0"] == f"{N}, 1_250_000, 3"
+
+
+def test_forgotten_reshape_is_explained_and_fixed_by_the_button(run_app):
+    at = explorer(run_app, fn="batched_dot", s0="10000000, 3", s1="10000000, 3")
+    err = at.error[0].value
+    assert f"Axis 0 of x has 10,000,000 elements but there are {N} devices" in err
+    assert f"to ({N}, {10_000_000 // N:_}, 3)" in all_text(at)
+    button = next(b for b in at.button if b.key == "fix_mapped_axis_too_large")
+    button.click().run()
+    assert not at.exception and not at.error
+    assert widget(at, "ex_s0").value == f"{N}, {10_000_000 // N:_}, 3"
+    assert "Valid" in at.success[0].value
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        (dict(fn="add", s0="8, 3", s1="4, 3"), "x axis 0 has 8, y axis 0 has 4"),
+        (dict(fn="double", s0="8, 3", a0="2"), "valid axes are 0 to 1"),
+        (dict(fn="add", s0="8, 3", s1="8, 3", a0="None", a1="None"), "in_axes=None"),
+        (dict(fn="double", s0="0, 3"), "size 0"),
+        (dict(fn="double", s0="8, 3", out="None"), "silently returns device 0"),
+        (dict(fn="normalise", s0="8, 3", name=""), "axis_name is empty"),
+        (dict(fn="double", s0="8, 3", out="-1"), "negative"),
+        (dict(fn="matmul", s0="8, 4, 5", s1="6, 2", a1="None"), "cannot take that"),
+    ],
+)
+def test_each_mistake_gets_a_message_and_a_fix(run_app, query, words):
+    at = explorer(run_app, **query)
+    assert at.error, all_text(at)
+    assert words in at.error[0].value
+    assert "**Fix:**" in all_text(at)
+    assert not at.success and not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize(
+    "field, value, words",
+    [("s0", "8,,3", "empty size"), ("s0", "1e309", "not a size"), ("a0", "zero", "not an axis"),
+     ("out", "nan", "not an axis"), ("name", "a b", "not a simple name"), ("s0", "", "empty"),
+     ("s0", ", ".join(["2"] * 40), "40 axes"), ("s0", "ünï", "not a size")],
+)  # fmt: skip
+def test_bad_text_is_a_message_not_a_traceback(run_app, field, value, words):
+    at = explorer(run_app)
+    widget(at, "ex_" + field).set_value(value).run()
+    assert not at.exception
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_fewer_elements_than_devices_says_how_many_are_used(run_app):
+    at = explorer(run_app, fn="double", s0="3, 5")
+    assert "uses **3 of the" in at.success[0].value
+    assert any("first 3 of the" in i.value for i in at.info)
+    assert len(at.dataframe[0].value) == 3
+
+
+def test_out_axes_none_is_accepted_when_every_device_agrees(run_app):
+    at = explorer(run_app, fn="global_sum", s0="8, 3", out="None", name="i")
+    assert "Valid" in at.success[0].value and "**()**" in at.success[0].value
+    assert any("out_axes=None is safe here" in i.value for i in at.info)
+
+
+def test_changing_the_function_loads_its_example(run_app):
+    at = explorer(run_app)
+    widget(at, "ex_fn").set_value("matmul").run()
+    assert not at.exception
+    assert widget(at, "ex_s1").value == "5, 2" and widget(at, "ex_a1").value == "None"
+    assert "Valid" in at.success[0].value
+    assert at.query_params["fn"] == "matmul" and at.query_params["a1"] == "None"
+
+
+@pytest.mark.parametrize("preset", catalog.PRESETS, ids=[p.key for p in catalog.PRESETS])
+def test_every_preset_renders(run_app, preset):
+    at = explorer(run_app)
+    next(b for b in at.button if b.key == f"preset_{preset.key}").click().run()
+    assert not at.exception
+    assert widget(at, "ex_fn").value == preset.fn
+    assert at.success or at.error  # a verdict either way
+    if preset.key in ("seed_noreshape", "outnone"):
+        assert at.error  # these presets show a mistake on purpose
+
+
+def test_a_link_reproduces_the_view(run_app):
+    query = dict(fn="add", s0="3, 8", s1="3, 8", a0="1", a1="1", out="1", d0="int32", d1="int32")
+    at = explorer(run_app, **query)
+    for k, v in query.items():
+        assert widget(at, "ex_" + k).value == v
+        assert at.query_params[k] == v
+    assert "**(3, 8)** int32" in at.success[0].value
+
+
+def test_a_crafted_link_is_validated_like_a_widget(run_app):
+    at = explorer(run_app, fn="rm -rf /", d0="complex512", s0="x" * 500)
+    assert widget(at, "ex_fn").value == "batched_dot"
+    warnings = " ".join(w.value for w in at.warning)
+    assert "'rm -rf /'" in warnings and "complex512" in warnings and "500 characters" in warnings
