@@ -1,14 +1,143 @@
-"""Stub: built by a later issue (see the notice on the page)."""
+"""Collectives playground: one collective, run for real; every device before and after."""
 
-from pmapviz import ui
+import streamlit as st
+
+from pmapviz import charts, collectives, ui
+from pmapviz.palette import device_colour, text_colour
 
 ui.ensure_routed()
 
-ui.coming_soon(
-    "pages/collectives.py",
-    [
-        "psum, pmean, pmax, pmin, all_gather, ppermute, psum_scatter, all_to_all, axis_index.",
-        "Per device, the value before and after, drawn from the real result.",
-        "What each collective costs in bytes sent and received.",
-    ],
+report = ui.device_report()
+n_all = report.count
+P = "co_"
+
+st.title("Collectives")
+st.markdown(
+    "Inside `pmap(f, axis_name='i')`, a collective lets the copies of `f` exchange values. "
+    "Each device starts with its own block `x`; pick a collective and see what every device "
+    "holds afterwards. All values are read from the real arrays' shards."
+)
+
+keys = [c.key for c in collectives.COLLECTIVES]
+for msg in ui.load_url_settings(
+    P,
+    {"c": "psum", "n": str(n_all), "m": str(max(4, n_all)), "v": "arange", "g": "",
+     "p": "ring right", "pairs": "0->1, 1->2"},
+    {"c": tuple(keys), "v": ("arange", "random"),
+     "p": ("ring right", "ring left", "custom")},
+):  # fmt: skip
+    st.warning(msg, icon=":material/link_off:")
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _compiled(key, n, groups, perm):
+    return collectives.compile_collective(key, n, groups, perm)
+
+
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    c1.selectbox("Collective", keys, key=P + "c",
+                 format_func=lambda k: collectives.BY_KEY[k].label)  # fmt: skip
+    c2.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
+    c3.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
+    c4.radio("Values", ["arange", "random"], key=P + "v")
+    coll = collectives.BY_KEY[st.session_state[P + "c"]]
+    if coll.uses_groups:
+        st.text_input(
+            "axis_index_groups (optional)", key=P + "g", max_chars=400,
+            placeholder="e.g. 0 1 | 2 3   (empty: all devices in one group)",
+            help="Groups of devices that reduce among themselves; they must split all devices "
+            "into groups of equal size.",
+        )  # fmt: skip
+    if coll.key == "ppermute":
+        p1, p2 = st.columns([1, 2])
+        p1.radio("Permutation", ["ring right", "ring left", "custom"], key=P + "p")
+        if st.session_state[P + "p"] == "custom":
+            p2.text_input(
+                "Pairs source->destination",
+                key=P + "pairs",
+                max_chars=400,
+                help="e.g. 0->1, 1->2. Devices that no pair sends to get zeros.",
+            )
+ui.save_url_settings(P, ["c", "n", "m", "v", "g", "p", "pairs"])
+
+
+def _int(name: str, text: str, lo: int, hi: int) -> int | None:
+    raw = (text or "").strip()
+    if not raw.isdigit() or not lo <= int(raw) <= hi:
+        st.error(f"{name} {raw[:20]!r} must be a whole number from {lo} to {hi}.",
+                 icon=":material/edit:")  # fmt: skip
+        return None
+    return int(raw)
+
+
+n = _int("Devices", st.session_state[P + "n"], 1, n_all)
+m = _int("Elements per device", st.session_state[P + "m"], 1, 64)
+if n is None or m is None:
+    st.stop()
+try:
+    groups = collectives.parse_groups(st.session_state[P + "g"], n) if coll.uses_groups else None
+    perm = None
+    if coll.key == "ppermute":
+        mode = st.session_state[P + "p"]
+        perm = (collectives.parse_pairs(st.session_state[P + "pairs"], n) if mode == "custom"
+                else collectives.ring(n, mode.split()[1]))  # fmt: skip
+    out = collectives.run(coll.key, n, m, st.session_state[P + "v"], groups=groups, perm=perm,
+                          program_cache=_compiled)  # fmt: skip
+except collectives.CollectiveError as err:
+    st.error(str(err), icon=":material/block:")
+    st.stop()
+
+st.code(f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})",
+        language="python")  # fmt: skip
+
+
+def values(a) -> str:
+    flat = a.reshape(-1)
+    shown = ", ".join(f"{v:.3g}" for v in flat[:16])
+    return shown + (", ..." if flat.size > 16 else "")
+
+
+def provenance(sources: list) -> str:
+    """Chips coloured by the device each piece came from (found by value); '·' for none."""
+    chips = []
+    for s in sources:
+        if s is None:
+            chips.append("<span style='padding:0 4px;color:inherit'>·</span>")
+        else:
+            fill = device_colour(s)
+            chips.append(f"<span style='background:{fill};color:{text_colour(fill)};"
+                         f"border-radius:3px;padding:0 4px;margin:1px'>{s}</span>")  # fmt: skip
+    return "".join(chips)
+
+
+rows = [
+    ("device", [(f"cpu:{d}", d, f"device {d}") for d in range(n)]),
+    ("x before", [(values(out.before[d]), d, f"device {d} starts with {values(out.before[d])}")
+                  for d in range(n)]),
+    ("y after", [(values(out.after[d]), None, f"device {d} ends with {values(out.after[d])}")
+                 for d in range(n)]),
+]  # fmt: skip
+if coll.kind in ("gather", "permute", "scatter") and coll.key != "psum_scatter":
+    rows.append(("came from", [(provenance(out.sources[d]), None,
+                                "which device each piece came from, found by matching values")
+                               for d in range(n)]))  # fmt: skip
+elif coll.kind in ("reduce", "normalise") or coll.key == "psum_scatter":
+    group_of = {d: g for g in (groups or [list(range(n))]) for d in g}
+    rows.append(("combines", [(provenance(group_of[d]), None,
+                               f"device {d}'s result combines devices {group_of[d]}")
+                              for d in range(n)]))  # fmt: skip
+st.markdown(ui.block_grid(rows), unsafe_allow_html=True)
+if coll.key == "ppermute":
+    st.plotly_chart(charts.permutation_figure(n, out.perm), config={"displayModeBar": False})
+    idle = sorted(set(range(n)) - {d for _, d in out.perm})
+    if idle:
+        st.info(f"Device(s) {idle} are no pair's destination, so they receive **zeros**.",
+                icon=":material/info:")  # fmt: skip
+
+sent, recv = out.cost["sent"], out.cost["received"]
+st.markdown(
+    f"**Communication**: each device sends about **{sent:,.0f} bytes** and receives about "
+    f"**{recv:,.0f} bytes** for {n} devices x {m} float32 elements. Model: {out.model}. "
+    "Latency and on-device copies are ignored; on emulated CPU devices nothing crosses a wire."
 )

@@ -73,35 +73,17 @@ with st.container(border=True):
                 max_chars=12,
                 help="The axis to split across devices (negative allowed), or None.",
             )
-ui.save_url_settings(P, [x for x in NAMES if not x[1:].isdigit() or int(x[1:]) < program.n_args])
+_used = [x for x in NAMES if not x[1:].isdigit() or int(x[1:]) < program.n_args]
+ui.save_url_settings(P, _used)
+st.session_state[ui.EXPLORER_KEY] = {x: st.session_state[P + x] for x in _used}
 
 # ------------------------------------------------------------------ parse what was typed
-errors, shapes, in_axes = [], [], []
-for k, arg in enumerate(program.arg_names):
-    try:
-        shapes.append(planning.parse_shape(st.session_state[f"{P}s{k}"], f"shape of {arg}"))
-    except planning.InputError as err:
-        errors.append(str(err))
-    try:
-        in_axes.append(planning.parse_axis(st.session_state[f"{P}a{k}"], f"in_axes of {arg}"))
-    except planning.InputError as err:
-        errors.append(str(err))
-try:
-    out_axes = planning.parse_axis(st.session_state[P + "out"], "out_axes")
-except planning.InputError as err:
-    errors.append(str(err))
-try:
-    axis_name = planning.parse_axis_name(st.session_state[P + "name"])
-except planning.InputError as err:
-    errors.append(str(err))
+_, plan, errors = planning.plan_from_text(st.session_state[ui.EXPLORER_KEY], n)
 if errors:
     for e in errors:
         st.error(e, icon=":material/edit:")
     st.stop()
-
-dtypes = [st.session_state[f"{P}d{k}"] for k in range(program.n_args)]
-plan = planning.plan(program, shapes, in_axes=tuple(in_axes), out_axes=out_axes,
-                     axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
+out_axes, axis_name = plan.out_axes, plan.axis_name
 
 # ------------------------------------------------------------------ verdict
 call = (

@@ -1,14 +1,200 @@
-"""Stub: built by a later issue (see the notice on the page)."""
+"""Live outputs: run pmap for the explorer's settings on real values, per device, checked
+against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 
-from pmapviz import ui
+import numpy as np
+import streamlit as st
+
+from pmapviz import catalog, dotproduct, planning, programs, ui
+from pmapviz.planning import fmt_shape
 
 ui.ensure_routed()
 
-ui.coming_soon(
-    "pages/live.py",
-    [
-        "Run pmap on real values and see each device's input and output block.",
-        "Check the result against jit(vmap(f)) on one device.",
-        "The seed's 10,000,000-pair dot product, reshaped to (8, 1_250_000, 3), at full size.",
-    ],
+report = ui.device_report()
+n = report.count
+AUTO_RUN_BYTES = 64 * 2**20  # small runs go at once; larger ones wait for the button
+
+st.title("Live outputs")
+st.markdown(
+    "The explorer's settings, run for real: every device's input and output block is read "
+    "from the arrays' `addressable_shards`, and the result is checked against "
+    "`jit(vmap(f))` on one device."
 )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _compiled(key: str, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, axis_name, n):
+    program = catalog.get(key)
+    p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
+                      n_devices=n, dtypes=dtypes)  # fmt: skip
+    return programs.compile_plan(program, p)
+
+
+settings = ui.explorer_settings(catalog.default_settings("batched_dot", n))
+program, plan, errors = planning.plan_from_text(settings, n)
+if dict(st.query_params) != settings:
+    st.query_params.from_dict(settings)  # a link to this page reproduces the run
+
+with st.container(border=True):
+    if program is not None:
+        args = ", ".join(
+            f"`{a}` {settings.get(f's{k}', '')} (in_axes {settings.get(f'a{k}', '')}, "
+            f"{settings.get(f'd{k}', '')})"
+            for k, a in enumerate(program.arg_names)
+        )
+        name = settings.get("name") or None
+        st.markdown(f"**f** = `{program.body(name)}` on {args}; "
+                    f"out_axes {settings.get('out')}, axis_name `{name}`")  # fmt: skip
+    st.page_link("pages/explorer.py", label="Change the settings in the explorer",
+                 icon=":material/grid_view:")  # fmt: skip
+    c1, c2 = st.columns([3, 1])
+    kind = c1.radio("Values", programs.VALUE_KINDS, horizontal=True, key="live_kind",
+                    help="arange: 0, 1, 2, ... (offset by 100 per argument); random: seeded "
+                    "normal (integers for int dtypes); ones.")  # fmt: skip
+    seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="live_seed", disabled=kind != "random")
+
+for e in errors:
+    st.error(e, icon=":material/edit:")
+if plan is not None and not plan.ok:
+    for q in plan.problems:
+        st.error(f"{q.message}\n\n**Fix:** {q.fix}", icon=":material/block:")
+if plan is None or not plan.ok:
+    st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
+else:
+    need = programs.estimate_bytes(plan)
+    budget = ui.memory_budget()
+    if need > budget:
+        st.error(
+            f"This run needs about {need / 1e9:.2f} GB (inputs on the host, on the devices and "
+            f"on one device for the reference, plus outputs); the budget is "
+            f"{budget / 1e9:.2f} GB. Make the largest axis about {budget / need:.0%} of its "
+            "size, or fewer.",
+            icon=":material/memory:",
+        )
+    elif need > AUTO_RUN_BYTES and not st.button(
+        f"Run ({need / 1e6:,.0f} MB working set)", type="primary", icon=":material/play_arrow:"
+    ):
+        st.info("Large inputs: press Run to start.", icon=":material/info:")
+    else:
+        key = (program.key, plan.arg_shapes, tuple(plan.dtypes), plan.in_axes, plan.out_axes,
+               plan.axis_name, plan.devices_used)  # fmt: skip
+        with st.spinner("Compiling (first time only), placing inputs, running..."):
+            compiled = _compiled(*key)
+            res = programs.run_plan(program, plan, compiled, kind, int(seed))
+        verdict = "PASS" if res.passed else "FAIL"
+        st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")
+        cols = st.columns(5)
+        cols[0].metric("vs jit(vmap(f))", verdict, f"max |diff| {res.max_abs_diff:.2g}",
+                       delta_color="off")  # fmt: skip
+        cols[1].metric("Compile (trace + XLA)", f"{res.compile_s * 1e3:,.0f} ms")
+        cols[2].metric("Transfer to devices", f"{res.transfer_s * 1e3:,.1f} ms")
+        cols[3].metric("Compute (median)", f"{res.run_s * 1e3:,.2f} ms")
+        cols[4].metric("jit(vmap) on 1 device", f"{res.reference_run_s * 1e3:,.2f} ms")
+        tol = "exact" if res.rtol == 0 else f"rtol {res.rtol:g}"
+        detail = (f"max |pmap - vmap| = {res.max_abs_diff:.3g}, max relative "
+                  f"{res.max_rel_diff:.3g} ({tol})")  # fmt: skip
+        if res.numpy_max_abs_diff is not None:
+            detail += f"; max |pmap - numpy| = {res.numpy_max_abs_diff:.3g}"
+        (st.success if res.passed else st.error)(
+            f"**{verdict}**: pmap's result matches jit(vmap(f)) on one device. {detail}."
+            if res.passed else f"**{verdict}**: pmap and jit(vmap(f)) differ. {detail}.",
+            icon=":material/check_circle:" if res.passed else ":material/error:",
+        )  # fmt: skip
+        if res.reshape_back:
+            a, b = res.reshape_back
+            same = "the values match" if res.flat_equal else "the values DIFFER"
+            st.markdown(f"**Reshape back:** `out.reshape{fmt_shape(b)}`: {fmt_shape(a)} -> "
+                        f"{fmt_shape(b)}; compared with jit(vmap(f)) reshaped the same way, "
+                        f"{same}.")  # fmt: skip
+        st.caption(
+            "Compile and transfer are measured once; compute is the median of 5 runs with "
+            "inputs already placed, after a warm-up, timed with block_until_ready. On "
+            f"{report.physical_cores} CPU core(s) shared by {n} emulated devices, expect no "
+            "speed-up over one device (see the Timing lab)."
+        )
+
+        st.subheader("Per device")
+        rows = []
+        for d in range(plan.devices_used):
+            row = {"device": res.outputs[d].device}
+            for k, name in enumerate(plan.arg_names):
+                shard = res.inputs[k][d]
+                ax = plan.in_axes[k]
+                local = shard.data if ax is None else np.take(shard.data, 0, axis=ax)
+                row[f"{name} slice"] = shard.index_text
+                row[f"{name} block (f sees)"] = programs.describe_block(local)
+            out = res.outputs[d]
+            local_out = (out.data if plan.out_axes is None
+                         else np.take(out.data, 0, axis=plan.out_axes))  # fmt: skip
+            row["out slice"] = out.index_text
+            row["out block (f returns)"] = programs.describe_block(local_out)
+            rows.append(row)
+        st.dataframe(rows, hide_index=True, width="stretch")
+
+# ------------------------------------------------------------------ the seed at full size
+st.divider()
+st.header("The seed's worked example, at full size")
+st.markdown(
+    f"""
+10,000,000 pairs of 3-vectors, split across {n} devices. The mapped axis may not exceed the
+device count, so the inputs are **reshaped to ({n}, pairs / {n}, 3)**; `jax.pmap(jax.vmap(dot))`
+gives ({n}, pairs / {n}); **reshaping back** gives one dot product per pair, equal to
+`jit(vmap(dot))` on one device.
+"""
+)
+limit = dotproduct.max_pairs(ui.memory_budget(), n)
+c1, c2 = st.columns([2, 1])
+pairs = c1.number_input(
+    f"Pairs (1,000 to {limit:,}, a multiple of {n})", min_value=dotproduct.MIN_PAIRS,
+    max_value=limit, value=min(dotproduct.DEFAULT_PAIRS - dotproduct.DEFAULT_PAIRS % n, limit),
+    step=n * 125_000, key="dot_pairs",
+)  # fmt: skip
+c2.write("")
+go = c2.button("Run the example", type="primary", icon=":material/play_arrow:", key="dot_run")
+if go:
+    bar = st.progress(0.0, text="Starting")
+    try:
+        st.session_state["dot_result"] = dotproduct.run_dot(
+            int(pairs), n, progress=lambda text, frac: bar.progress(frac, text=text), limit=limit
+        )
+    except dotproduct.DotError as err:
+        st.session_state.pop("dot_result", None)
+        st.error(str(err), icon=":material/error:")
+res = st.session_state.get("dot_result")
+if res is not None:
+    st.markdown(f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
+                f"{fmt_shape(res.flat_shape)}")  # fmt: skip
+    cols = st.columns(4)
+    cols[0].metric("max |pmap - vmap|", f"{res.max_abs_diff:.2g}",
+                   "equal" if res.allclose else "DIFFERENT", delta_color="off")  # fmt: skip
+    cols[1].metric("Compute (median)", f"{res.run_s * 1e3:,.1f} ms")
+    cols[2].metric("jit(vmap) on 1 device", f"{res.vmap_run_s * 1e3:,.1f} ms")
+    cols[3].metric("Server peak memory (RSS)", f"{res.peak_rss_mb:,.0f} MB")
+    st.markdown(
+        f"{res.pairs:,} pairs: compile {res.compile_s * 1e3:,.0f} ms, transfer to {res.devices} "
+        f"devices {res.transfer_s * 1e3:,.0f} ms, compute {res.run_s * 1e3:,.1f} ms (median of "
+        f"{len(res.run_s_all)}). Reshape ({res.devices}, {res.block:,}) -> ({res.pairs:,},): "
+        + ("**the values equal jit(vmap(dot))**" if res.allclose else "**values differ**")
+        + f" (max |diff| {res.max_abs_diff:.2g}); numpy per block: max |diff| "
+        f"{res.numpy_max_abs_diff:.2g}."
+    )
+    st.dataframe(res.per_device, hide_index=True, width="stretch")
+    with st.expander("If you forget the reshape", expanded=True):
+        st.error(res.forgot_reshape_message, icon=":material/block:")
+        st.markdown(
+            f"pmap maps over axis 0, which would have {res.pairs:,} entries: one per device. "
+            f"JAX itself reports this with a cryptic error at the first call; pmapviz catches it "
+            f"from the shapes alone. Reshape to ({res.devices}, {res.block:,}, 3) first."
+        )
+    with st.expander("If you pmap `dot` without `vmap`", expanded=True):
+        st.warning(
+            f"`jax.pmap(jnp.vdot)(x, y)` runs, but gives shape "
+            f"{fmt_shape(res.without_vmap_shape)}: one number per device, the dot product of the "
+            f"whole ({res.block:,}, 3) blocks flattened, i.e. the **sum** of that device's "
+            f"{res.block:,} dot products"
+            + (" (checked: it equals the block sums)." if res.without_vmap_is_block_sums else ".")
+            + " Each device gets a block of pairs, so it needs `vmap` to compute one dot "
+            "product per pair.",
+            icon=":material/warning:",
+        )
+    st.caption(f"The same code path: `python -m pmapviz dot --pairs {res.pairs} --devices "
+               f"{res.devices} --json`.")  # fmt: skip

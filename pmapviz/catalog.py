@@ -194,3 +194,18 @@ PRESETS: tuple[Preset, ...] = (
     Preset("outnone", "out_axes=None pitfall", "double", ("{n}, 4",), ("0",), out_axes="None"),
     Preset("psum", "Normalise with psum", "normalise", ("{n}, 4",), ("0",), axis_name="i"),
 )  # fmt: skip
+
+
+# numpy versions of the per-device functions, for checking results ("where it applies": the
+# collective ones need every device's data, so they are checked against jit(vmap) only)
+def numpy_fn(key: str) -> Callable | None:
+    import numpy as np
+
+    return {
+        "double": lambda x: x * 2,
+        "add": lambda x, y: x + y,
+        "vdot": lambda x, y: np.vdot(x, y),
+        "batched_dot": lambda x, y: np.einsum("ij,ij->i", x, y),
+        "matmul": lambda x, w: x @ w,
+        "local_sum": lambda x: np.sum(x),
+    }.get(key)

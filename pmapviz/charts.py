@@ -168,3 +168,32 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
         _label(fig, 0, y1 + 0.32, note)
     _hover_layer(fig, hovers)
     return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1)
+
+
+def permutation_figure(n: int, perm: list[tuple[int, int]]) -> go.Figure:
+    """ppermute as arrows from each source (top row) to its destination (bottom row); devices
+    that receive nothing are grey (they get zeros)."""
+    fig = _base(200)
+    hovers: list = []
+    for d in range(n):
+        fill = device_colour(d)
+        _rect(fig, d + 0.1, d + 0.9, 1.6, 2.2, fill, _block_label(f"cpu:{d}", 0.8 * 40),
+              f"device {d} sends its block" if any(s == d for s, _ in perm)
+              else f"device {d} sends nothing", hovers)  # fmt: skip
+        got = next((s for s, t in perm if t == d), None)
+        rfill = device_colour(got) if got is not None else NEUTRAL
+        _rect(fig, d + 0.1, d + 0.9, 0, 0.6, rfill,
+              f"from {got}" if got is not None else "zeros",
+              f"device {d} receives device {got}'s block" if got is not None
+              else f"device {d} receives nothing: zeros", hovers)  # fmt: skip
+    for s, t in perm:
+        fig.add_annotation(x=t + 0.5, y=0.62, ax=s + 0.5, ay=1.58, xref="x", yref="y",
+                           axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
+                           arrowsize=1.2, arrowwidth=2, arrowcolor=device_colour(s))  # fmt: skip
+    _label(fig, -0.05, 1.9, "before", anchor="right")
+    _label(fig, -0.05, 0.3, "after", anchor="right")
+    _hover_layer(fig, hovers)
+    fig.update_layout(height=200)
+    fig.update_xaxes(range=[-0.9, n + 0.1])
+    fig.update_yaxes(range=[-0.2, 2.4])
+    return fig

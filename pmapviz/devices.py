@@ -279,3 +279,21 @@ def describe(settings: Settings) -> DeviceReport:
         logical_cpus=logical,
         notes=notes,
     )
+
+
+def available_bytes() -> int:
+    """Memory the OS says is available now (MemAvailable), best effort."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 4 * 1024**3
+
+
+def memory_budget() -> int:
+    """Bytes one action may allocate: a fair share (a quarter) of the available memory, so a
+    room of sessions cannot take the server down."""
+    return available_bytes() // 4

@@ -433,3 +433,37 @@ def plan(
         out_shapes=global_out, per_device_out_shapes=per_out, out_dtypes=out_dtypes,
         out_varies=varies, notes=tuple(notes),
     )  # fmt: skip
+
+
+def plan_from_text(settings: dict[str, str], n_devices: int):
+    """Parse the explorer's text settings (fn, s0.., d0.., a0.., out, name) and plan them.
+
+    Returns ``(program, plan or None, errors)``: errors are messages about text that is not a
+    shape, an axis or a name; the plan is None when there are any."""
+    from pmapviz import catalog
+
+    key = settings.get("fn", "")
+    if key not in catalog.BY_KEY:
+        return None, None, [f"Unknown function {key[:40]!r}: choose one from the catalog."]
+    program = catalog.get(key)
+    errors: list[str] = []
+    shapes, axes, dtypes = [], [], []
+
+    def attempt(parse, *args):
+        try:
+            return parse(*args)
+        except InputError as err:
+            errors.append(str(err))
+            return None
+
+    for k, arg in enumerate(program.arg_names):
+        shapes.append(attempt(parse_shape, settings.get(f"s{k}", ""), f"shape of {arg}"))
+        axes.append(attempt(parse_axis, settings.get(f"a{k}", "0"), f"in_axes of {arg}"))
+        dtypes.append(settings.get(f"d{k}", "float32"))
+    out_axes = attempt(parse_axis, settings.get("out", "0"), "out_axes")
+    axis_name = attempt(parse_axis_name, settings.get("name", ""))
+    if errors:
+        return program, None, errors
+    p = plan(program, shapes, in_axes=tuple(axes), out_axes=out_axes, axis_name=axis_name,
+             n_devices=n_devices, dtypes=dtypes)  # fmt: skip
+    return program, p, []

@@ -30,9 +30,9 @@ PAGES = (
     PageInfo("pages/explorer.py", "Shapes & sharding", ":material/grid_view:", "explorer",
              "Set shapes, in_axes and out_axes; see how pmap splits them."),
     PageInfo("pages/live.py", "Live outputs", ":material/play_circle:", "live",
-             "Run pmap on real values, per device, checked against jit(vmap(f)).", issue=4),
+             "Run pmap on real values, per device, checked against jit(vmap(f))."),
     PageInfo("pages/collectives.py", "Collectives", ":material/hub:", "collectives",
-             "psum, all_gather, ppermute and friends, before and after, per device.", issue=4),
+             "psum, all_gather, ppermute and friends, before and after, per device."),
     PageInfo("pages/timing.py", "Timing lab", ":material/timer:", "timing",
              "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.", issue=5),
     PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
@@ -156,6 +156,10 @@ def device_panel(report: devices.DeviceReport) -> None:
         st.code(report.restart_command(int(n)), language="bash", wrap_lines=True)
 
 
+def memory_budget() -> int:
+    return devices.memory_budget()
+
+
 def load_url_settings(
     prefix: str, defaults: dict[str, str], choices: dict[str, tuple[str, ...]]
 ) -> list[str]:
@@ -181,6 +185,23 @@ def load_url_settings(
             value = default
         st.session_state[prefix + name] = value
     return rejected
+
+
+EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
+
+
+def explorer_settings(defaults: dict[str, str]) -> dict[str, str]:
+    """The explorer's current settings, shared with the pages that run them: from this session
+    (the explorer saves them), else from this page's URL, else the defaults."""
+    saved = st.session_state.get(EXPLORER_KEY)
+    if saved:
+        return dict(saved)
+    out = dict(defaults)
+    for name in defaults:
+        value = st.query_params.get(name)
+        if value is not None and len(value) <= 200:
+            out[name] = value
+    return out
 
 
 def save_url_settings(prefix: str, names: list[str]) -> None:

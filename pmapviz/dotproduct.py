@@ -1,0 +1,217 @@
+"""The seed's worked example at full size: 10,000,000 pairs of 3-vectors, split over n devices.
+
+    x, y: (pairs, 3) -> reshape (n, pairs // n, 3) -> jax.pmap(jax.vmap(jnp.dot))
+    -> (n, pairs // n) -> reshape (pairs,) == jit(vmap(dot)) on one device
+
+One code path for the Live page and ``python -m pmapviz dot``. Memory is kept low on purpose:
+inputs are generated once, placed on the devices, and the host copies dropped; the numpy check
+runs block by block on each device's shard. Timings: compile (ahead-of-time lower + compile),
+transfer (host to devices), run (steady state, block_until_ready), each reported separately.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+MIN_PAIRS = 1_000
+DEFAULT_PAIRS = 10_000_000
+BYTES_PER_PAIR = 2 * 3 * 4  # two float32 3-vectors
+
+
+class DotError(ValueError):
+    """Settings the example cannot run with; the message says what to use instead."""
+
+
+@dataclass
+class DotResult:
+    pairs: int
+    devices: int
+    block: int
+    pmap_out_shape: tuple[int, ...]
+    flat_shape: tuple[int, ...]
+    vmap_out_shape: tuple[int, ...]
+    max_abs_diff: float
+    max_rel_diff: float
+    allclose: bool
+    numpy_max_abs_diff: float
+    compile_s: float
+    transfer_s: float
+    run_s: float  # median of run_s_all
+    run_s_all: list[float]
+    vmap_compile_s: float
+    vmap_transfer_s: float
+    vmap_run_s: float
+    peak_rss_mb: float
+    sample: list[float]
+    per_device: list[dict] = field(default_factory=list)
+    without_vmap_shape: tuple[int, ...] = ()
+    without_vmap_is_block_sums: bool = False
+    forgot_reshape_message: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def max_pairs(budget_bytes: int, n: int) -> int:
+    """The largest multiple of n pairs whose working set (about 3.5x the inputs: inputs on the
+    host and devices, a one-device copy for the reference, outputs) fits in budget_bytes."""
+    fit = int(budget_bytes / (BYTES_PER_PAIR * 3.5))
+    return max(MIN_PAIRS, fit - fit % n)
+
+
+def check_pairs(pairs: int, n: int, limit: int) -> None:
+    if pairs < MIN_PAIRS:
+        raise DotError(f"Use at least {MIN_PAIRS:,} pairs.")
+    if pairs > limit:
+        raise DotError(
+            f"{pairs:,} pairs need about {pairs * BYTES_PER_PAIR * 3.5 / 1e9:.1f} GB here; "
+            f"the largest that fits this machine's memory budget is {limit:,}."
+        )
+    if pairs % n:
+        lower, upper = pairs - pairs % n, pairs - pairs % n + n
+        raise DotError(
+            f"{pairs:,} pairs do not split evenly over {n} devices (pmap gives every device "
+            f"the same block). Use {lower:,} or {upper:,}."
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _programs(n: int) -> tuple[Callable, Callable, Callable]:
+    import jax
+    import jax.numpy as jnp
+
+    devs = jax.local_devices()[:n]
+    return (
+        jax.pmap(jax.vmap(jnp.dot), devices=devs),
+        jax.jit(lambda a, b: jax.vmap(jnp.dot)(a.reshape(-1, 3), b.reshape(-1, 3))),
+        jax.pmap(jnp.vdot, devices=devs),  # the mistake: no vmap
+    )
+
+
+def run_dot(
+    pairs: int = DEFAULT_PAIRS,
+    n: int | None = None,
+    seed: int = 0,
+    repeat: int = 5,
+    progress: Callable[[str, float], None] | None = None,
+    limit: int | None = None,
+    programs: Callable[[int], tuple] = _programs,
+) -> DotResult:
+    import jax
+
+    from pmapviz import catalog, planning
+    from pmapviz.layout import pmap_sharding
+
+    n = n or jax.local_device_count()
+    if not 1 <= n <= jax.local_device_count():
+        raise DotError(f"Use 1 to {jax.local_device_count()} devices.")
+    if limit is None:
+        from pmapviz.devices import memory_budget
+
+        limit = max_pairs(memory_budget(), n)
+    check_pairs(pairs, n, limit)
+    step = progress or (lambda text, frac: None)
+    block = pairs // n
+    pmap_dot, vmap_dot, pmap_vdot = programs(n)
+
+    step(f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB)", 0.0)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, block, 3), dtype=np.float32)  # already (n, pairs // n, 3)
+    y = rng.standard_normal((n, block, 3), dtype=np.float32)
+
+    step(f"Placing x and y on {n} devices, one ({block:,}, 3) block each", 0.15)
+    sharding = pmap_sharding(3, 0, n)
+    t = time.perf_counter()
+    xs, ys = jax.device_put(x, sharding), jax.device_put(y, sharding)
+    xs.block_until_ready()
+    ys.block_until_ready()
+    transfer_s = time.perf_counter() - t
+    del x, y
+    gc.collect()
+
+    step("Compiling pmap(vmap(dot)) with XLA", 0.3)
+    t = time.perf_counter()
+    compiled = pmap_dot.lower(xs, ys).compile()
+    compile_s = time.perf_counter() - t
+
+    step(f"Running on {n} devices ({repeat} timed runs after a warm-up)", 0.45)
+    out = compiled(xs, ys)
+    out.block_until_ready()
+    run_all = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = compiled(xs, ys)
+        out.block_until_ready()
+        run_all.append(time.perf_counter() - t)
+
+    step("Reference: jit(vmap(dot)) on one device", 0.6)
+    dev0 = jax.local_devices()[0]
+    t = time.perf_counter()
+    x0, y0 = jax.device_put(xs, dev0), jax.device_put(ys, dev0)
+    x0.block_until_ready()
+    y0.block_until_ready()
+    vmap_transfer_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ref_compiled = vmap_dot.lower(x0, y0).compile()
+    vmap_compile_s = time.perf_counter() - t
+    ref = ref_compiled(x0, y0)
+    ref.block_until_ready()
+    t = time.perf_counter()
+    ref = ref_compiled(x0, y0)
+    ref.block_until_ready()
+    vmap_run_s = time.perf_counter() - t
+    del x0, y0
+
+    step("Comparing: reshape back, then pmap vs vmap, and numpy block by block", 0.75)
+    flat = np.asarray(out).reshape(-1)  # (n, block) -> (pairs,)
+    ref_np = np.asarray(ref)
+    diff = np.abs(flat - ref_np)
+    max_abs = float(diff.max())
+    max_rel = float((diff / np.maximum(np.abs(ref_np), 1e-30)).max())
+    close = bool(np.allclose(flat, ref_np, rtol=1e-5, atol=1e-6))
+    per_device, np_diff = [], 0.0
+    from pmapviz.programs import shards_of
+
+    for sx, sy, so in zip(shards_of(xs), shards_of(ys), shards_of(out), strict=True):
+        expect = np.einsum("ij,ij->i", sx.data[0], sy.data[0])
+        np_diff = max(np_diff, float(np.abs(expect - so.data[0]).max()))
+        per_device.append({
+            "device": so.device, "x slice": sx.index_text, "out slice": so.index_text,
+            "block": f"{block:,} pairs",
+            "first values": [round(float(v), 4) for v in so.data[0, :3]],
+        })  # fmt: skip
+    sample = [float(v) for v in flat[:5]]
+    del flat, ref_np, diff, ref
+
+    step("The two classic mistakes", 0.9)
+    wrong = pmap_vdot(xs, ys)
+    wrong.block_until_ready()
+    block_sums = np.asarray(out).sum(axis=1)
+    is_block_sums = bool(np.allclose(np.asarray(wrong), block_sums, rtol=1e-3, atol=1e-2))
+    forgot = planning.plan(catalog.get("batched_dot"), [(pairs, 3)] * 2, n_devices=n)
+    forgot_msg = forgot.problems[0].message if forgot.problems else ""
+    result = DotResult(
+        pairs=pairs, devices=n, block=block,
+        pmap_out_shape=tuple(out.shape), flat_shape=(pairs,), vmap_out_shape=(pairs,),
+        max_abs_diff=max_abs, max_rel_diff=max_rel, allclose=close, numpy_max_abs_diff=np_diff,
+        compile_s=compile_s, transfer_s=transfer_s,
+        run_s=statistics.median(run_all), run_s_all=run_all,
+        vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s, vmap_run_s=vmap_run_s,
+        peak_rss_mb=peak_rss_mb(), sample=sample, per_device=per_device,
+        without_vmap_shape=tuple(wrong.shape), without_vmap_is_block_sums=is_block_sums,
+        forgot_reshape_message=forgot_msg,
+    )  # fmt: skip
+    step("Done", 1.0)
+    return result

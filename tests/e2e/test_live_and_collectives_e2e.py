@@ -1,0 +1,43 @@
+"""Live outputs and Collectives in a real browser: a run, the seed example, screenshots."""
+
+import pytest
+
+from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+
+pytestmark = pytest.mark.e2e
+N = E2E_DEVICES
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_live_run_and_seed_example(server, page):
+    page.goto(f"{server}/live?fn=batched_dot&s0={N},100,3&s1={N},100,3")
+    wait_rendered(page)
+    assert "PASS" in main_text(page) and "the values match" in main_text(page)
+    page.get_by_label("Pairs (1,000 to", exact=False).fill("200000")
+    page.get_by_role("button", name="Run the example").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+        ".includes('the values equal jit(vmap(dot))')",
+        timeout=120_000,
+    )
+    wait_rendered(page)
+    text = main_text(page)
+    assert f"({N}, {200_000 // N:_})" in text and "(200_000,)" in text  # "->" renders as an arrow
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "live-outputs")
+
+
+def test_collectives_ppermute_and_all_gather(server, page):
+    page.goto(f"{server}/collectives?c=ppermute&p=custom&pairs=0->1,1->2&n={N}&m=2")
+    wait_rendered(page)
+    assert "receive zeros" in main_text(page)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 1
+    screenshot(page, "collectives-ppermute")
+    page.goto(f"{server}/collectives?c=all_gather&n={N}&m=2")
+    wait_rendered(page)
+    assert "came from" in main_text(page)
+    screenshot(page, "collectives")
+    assert page.locator('[data-testid="stException"]').count() == 0

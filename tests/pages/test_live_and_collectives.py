@@ -1,0 +1,142 @@
+"""AppTest for the Live outputs and Collectives pages, including the invalid choices."""
+
+import pytest
+
+from pmapviz import collectives
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+N = TEST_DEVICES
+
+
+def live(run_app, **query):
+    at = run_app(page="pages/live.py", query={k: str(v) for k, v in query.items()})
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_live_runs_small_settings_at_once_and_passes(run_app):
+    at = live(run_app, fn="batched_dot", s0=f"{N}, 50, 3", s1=f"{N}, 50, 3")
+    assert "PASS" in at.success[0].value
+    assert f"({N}, 50) -> ({N * 50},)" in all_text(at) and "the values match" in all_text(at)
+    rows = at.dataframe[0].value
+    assert list(rows["device"]) == [f"cpu:{k}" for k in range(N)]
+    assert list(rows["x slice"]) == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
+    assert all(b.startswith("shape (50,)") for b in rows["out block (f returns)"])
+    labels = [m.label for m in at.metric]
+    for wanted in ("Compile (trace + XLA)", "Transfer to devices", "Compute (median)"):
+        assert wanted in labels
+
+
+@pytest.mark.parametrize("kind", ["arange", "random", "ones"])
+def test_live_value_kinds_and_broadcast_argument(run_app, kind):
+    at = live(run_app, fn="matmul", s0=f"{N}, 2, 3", s1="3, 2", a1="None")
+    at.radio(key="live_kind").set_value(kind).run()
+    assert not at.exception and "PASS" in at.success[0].value
+    rows = at.dataframe[0].value
+    assert set(rows["w slice"]) == {"[:, :]"}  # every device holds all of w
+
+
+def test_live_small_values_are_shown_exactly(run_app):
+    at = live(run_app, fn="double", s0=f"{N}, 2")
+    rows = at.dataframe[0].value
+    assert list(rows["x block (f sees)"])[1] == "[2., 3.]"  # arange: device 1 holds x[1] = [2, 3]
+    assert list(rows["out block (f returns)"])[1] == "[4., 6.]"
+
+
+def test_live_invalid_settings_do_not_run(run_app):
+    at = live(run_app, fn="batched_dot", s0="10000000, 3", s1="10000000, 3")
+    assert "10,000,000 elements" in at.error[0].value
+    assert not at.dataframe and not at.metric
+
+
+def test_live_large_settings_wait_for_the_button(run_app):
+    at = live(run_app, fn="batched_dot", s0=f"{N}, 1250000, 3", s1=f"{N}, 1250000, 3")
+    assert any("press Run" in i.value for i in at.info)
+    assert not at.dataframe
+
+
+def test_live_over_the_budget_is_refused_before_allocating(run_app):
+    at = live(run_app, fn="double", s0=f"{N}, 100000000000")
+    assert any("the budget is" in e.value for e in at.error)
+
+
+def test_seed_example_runs_at_a_small_size(run_app):
+    at = live(run_app, fn="double", s0=f"{N}, 2")
+    at.number_input(key="dot_pairs").set_value(8000)
+    at.button(key="dot_run").click().run()
+    assert not at.exception
+    text = all_text(at)
+    assert f"({N}, {8000 // N:_}) -> reshape -> (8_000,)" in text
+    assert "the values equal jit(vmap(dot))" in text
+    assert "but gives shape" in text and "(checked: it equals the block sums)" in text
+    assert "10,000,000" not in at.error[0].value and "8,000 elements" in at.error[0].value
+
+
+def test_seed_example_refuses_uneven_pairs(run_app):
+    at = live(run_app, fn="double", s0=f"{N}, 2")
+    at.number_input(key="dot_pairs").set_value(1001)
+    at.button(key="dot_run").click().run()
+    assert not at.exception
+    assert any("do not split evenly" in e.value for e in at.error)
+
+
+# ---------------------------------------------------------------- collectives
+def coll(run_app, **query):
+    at = run_app(page="pages/collectives.py", query={k: str(v) for k, v in query.items()})
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def grid(at) -> str:
+    return next(m.value for m in at.markdown if "x before" in m.value)
+
+
+@pytest.mark.parametrize("key", [c.key for c in collectives.COLLECTIVES])
+def test_every_collective_renders(run_app, key):
+    at = coll(run_app, c=key, m=str(N))
+    assert not at.error
+    assert "y after" in grid(at)
+    assert "Communication" in all_text(at)
+
+
+def test_psum_values_in_the_grid(run_app):
+    at = coll(run_app, c="psum", n="4", m="2")
+    total = [sum(range(0, 8, 2)), sum(range(1, 8, 2))]  # arange (4, 2): columns summed
+    assert f"{total[0]}, {total[1]}" in grid(at)
+
+
+def test_ppermute_shows_zeros_for_devices_that_receive_nothing(run_app):
+    at = coll(run_app, c="ppermute", p="custom", pairs="0->1", n="4", m="2")
+    assert any("[0, 2, 3] are no pair's destination" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 1
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [(dict(c="ppermute", p="custom", pairs="0->1, 0->2"), "source of two pairs"),
+     (dict(c="ppermute", p="custom", pairs="0->1, 2->1"), "destination of two pairs"),
+     (dict(c="ppermute", p="custom", pairs="0->99"), "outside"),
+     (dict(c="psum", g="0 1 | 2"), "missing"),
+     (dict(c="psum", g="0 1 2 | 3 4 5 6 7"), "same size"),
+     (dict(c="all_to_all", m="3"), f"multiple of {N}"),
+     (dict(c="psum_scatter", m="5"), f"multiple of {N}"),
+     (dict(c="psum", n="0"), "from 1 to"), (dict(c="psum", n="99"), "from 1 to"),
+     (dict(c="psum", m="-1"), "from 1 to 64"), (dict(c="psum", m="1e9"), "from 1 to 64")],
+)  # fmt: skip
+def test_invalid_choices_are_explained(run_app, query, words):
+    at = coll(run_app, **query)
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_groups_reduce_within_groups(run_app):
+    at = coll(run_app, c="psum", g="0 1 | 2 3", n="4", m="1")
+    assert "axis_index_groups=[[0, 1], [2, 3]]" in at.code[0].value
+    assert ">1<" in grid(at) and ">5<" in grid(at)  # 0+1 and 2+3
+
+
+def test_collectives_link_reproduces_the_view(run_app):
+    at = coll(run_app, c="all_gather", n="4", m="2", v="random")
+    assert at.selectbox(key="co_c").value == "all_gather"
+    assert at.text_input(key="co_n").value == "4" and at.radio(key="co_v").value == "random"
+    assert at.query_params["c"] == "all_gather"
