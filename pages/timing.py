@@ -1,15 +1,156 @@
-"""Stub: built by a later issue (see the notice on the page)."""
+"""Timing lab: pmap vs jit(vmap), jit + NamedSharding, shard_map and numpy; compile, transfer
+and compute separated; speed-up, scaling with size, spread, and the measured physical floor."""
 
-from pmapviz import ui
+import csv
+import io
+import json
+
+import streamlit as st
+
+from pmapviz import benchmarking as bench
+from pmapviz import charts, ui
 
 ui.ensure_routed()
 
-ui.coming_soon(
-    "pages/timing.py",
-    [
-        "pmap over 1, 2, 4, ... devices against jit(vmap(f)), jit + NamedSharding, "
-        "shard_map and numpy.",
-        "Compile, transfer and compute measured separately, with the spread of repeated runs.",
-        "This machine's measured memory bandwidth as the physical floor.",
-    ],
+report = ui.device_report()
+n = report.count
+P = "tl_"
+
+st.title("Timing lab")
+st.markdown(
+    f"**This machine: {report.physical_cores} physical CPU core(s), {n} emulated "
+    f"{report.platform} device(s).** Emulated devices share those cores, and `jit` on a single "
+    "device already uses all of them, so on a CPU more devices do **not** make the work faster: "
+    "they add per-call overhead and, for collectives, copies. On real GPUs or TPUs each device "
+    "has its own compute and memory, and pmap does speed up (sub-linearly, once communication "
+    "offsets the gain). Everything below is measured, not modelled."
+)
+
+ks_all = bench.device_counts(n)
+SIZE_CHOICES = {
+    "dot": [2**14, 2**17, 2**20, 2**23],
+    "matmul": [2**10, 2**12, 2**14, 2**16],
+    "elementwise": [2**16, 2**19, 2**22, 2**25],
+}
+for msg in ui.load_url_settings(
+    P,
+    {"w": "dot", "r": "7"},
+    {"w": tuple(bench.WORKLOADS), "r": tuple(str(r) for r in range(3, 31))},
+):
+    st.warning(msg, icon=":material/link_off:")
+
+with st.container(border=True):
+    c1, c2 = st.columns([2, 1])
+    c1.selectbox("Workload", list(bench.WORKLOADS), key=P + "w",
+                 format_func=lambda k: bench.WORKLOADS[k].label)  # fmt: skip
+    c2.selectbox("Timed runs per measurement", [str(r) for r in range(3, 31)], key=P + "r")
+    wl = bench.WORKLOADS[st.session_state[P + "w"]]
+    st.caption(wl.description)
+    sizes = st.multiselect(f"Sizes ({wl.unit})", SIZE_CHOICES[wl.key],
+                           default=SIZE_CHOICES[wl.key][:3], format_func=lambda s: f"{s:,}",
+                           key=P + "sizes_" + wl.key)  # fmt: skip
+    c3, c4 = st.columns(2)
+    ks = c3.multiselect("Device counts", ks_all, default=ks_all, key=P + "ks")
+    impls = c4.multiselect("Implementations", bench.IMPLS, default=list(bench.IMPLS),
+                           key=P + "impls")  # fmt: skip
+ui.save_url_settings(P, ["w", "r"])
+
+try:
+    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, ui.memory_budget())
+except bench.BenchError as err:
+    st.error(str(err), icon=":material/block:")
+    runs = []
+
+if st.session_state.get("tl_running"):  # the last sweep was interrupted (Cancel, or a rerun)
+    st.session_state["tl_running"] = False
+    partial = st.session_state.get("tl_partial")
+    if partial is not None:
+        partial.cancelled = True
+        st.session_state["tl_report"] = partial
+    st.warning("The last sweep was cancelled; the measurements it finished are kept below.",
+               icon=":material/cancel:")  # fmt: skip
+
+go = st.button(f"Run {len(runs)} measurements", type="primary", icon=":material/timer:",
+               disabled=not runs, key="tl_go")  # fmt: skip
+if go and runs:
+    cancel_slot = st.empty()  # any click reruns the page, which stops the sweep
+    cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
+    bar = st.progress(0.0, text="Waiting for the benchmark lock")
+    waiting = st.empty()
+    partial = bench.Report({}, 0.0, wl.key)
+    st.session_state["tl_running"] = True
+    st.session_state["tl_partial"] = partial
+
+    def _progress(m, i, total):
+        partial.results.append(m)
+        bar.progress(i / total, text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
+                     f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms")  # fmt: skip
+
+    result = bench.sweep(
+        wl, sorted(sizes), sorted(ks), impls, repeat=int(st.session_state[P + "r"]),
+        budget=ui.memory_budget(), progress=_progress,
+        on_wait=lambda: waiting.info("Waiting for another session's benchmark to finish, so "
+                                     "the two do not disturb each other's timings...",
+                                     icon=":material/hourglass_top:"),
+    )  # fmt: skip
+    waiting.empty()
+    cancel_slot.empty()
+    st.session_state["tl_running"] = False
+    st.session_state["tl_report"] = result
+    bar.progress(1.0, text="Done")
+
+rep = st.session_state.get("tl_report")
+if rep is None:
+    st.info("Choose what to compare and press Run. A sweep of the defaults takes a few seconds.",
+            icon=":material/info:")  # fmt: skip
+    st.stop()
+if not rep.results:
+    st.warning("No measurements yet.")
+    st.stop()
+
+rows = bench.rows_for_table(rep)
+wl_done = bench.WORKLOADS[rep.workload]
+largest = max(r["size"] for r in rows)
+st.subheader(f"Results: {wl_done.label}")
+st.caption(
+    f"Memory bandwidth of this machine, measured by a 256 MB copy: **{rep.bandwidth_gbs:.1f} "
+    "GB/s** (bytes read + written). The floor for a call is the bytes it must move divided by "
+    "that bandwidth: no implementation on this machine can beat it."
+    + (" (Sweep cancelled: partial results.)" if rep.cancelled else "")
+)
+at_largest = [r for r in rows if r["size"] == largest]
+st.plotly_chart(charts.breakdown_figure(at_largest), key="tl_breakdown")
+sp = [r for r in bench.speedups(rep.results) if r["size"] == largest]
+if sp:
+    st.plotly_chart(charts.speedup_figure(sp), key="tl_speedup")
+else:
+    st.info("Speed-up needs jit(vmap) (the one-device baseline) and a parallel "
+            "implementation in the sweep.")  # fmt: skip
+floors = {r["size"]: r["floor_s"] for r in rows}
+st.plotly_chart(charts.scaling_figure(rows, floors), key="tl_scaling")
+st.plotly_chart(charts.spread_figure([m for m in rep.results if m.size == largest]),
+                key="tl_spread")  # fmt: skip
+
+best = min(at_largest, key=lambda r: r["run_s_median"])
+floor = at_largest[0]["floor_s"]
+st.markdown(
+    f"At size {largest:,}, the fastest is **{best['impl']} on {best['devices']} device(s)**: "
+    f"{best['run_s_median'] * 1e3:.2f} ms, {best['run_s_median'] / floor:.1f}x the memory floor "
+    f"of {floor * 1e3:.2f} ms."
+)
+st.dataframe(rows, hide_index=True, width="stretch")
+
+buf = io.StringIO()
+writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+writer.writeheader()
+writer.writerows(rows)
+d1, d2 = st.columns(2)
+d1.download_button("Download CSV", buf.getvalue(), f"pmapviz-{rep.workload}.csv", "text/csv",
+                   icon=":material/download:")  # fmt: skip
+d2.download_button("Download JSON (with machine info)", json.dumps(rep.to_json(), indent=2),
+                   f"pmapviz-{rep.workload}.json", "application/json",
+                   icon=":material/download:")  # fmt: skip
+st.caption(
+    "Same harness from a script: `python -m pmapviz bench --workload dot --size 1048576 "
+    f"--devices {','.join(map(str, ks_all))} --repeat 7 --json out.json`."
 )

@@ -179,6 +179,62 @@ def cmd_dot(args: argparse.Namespace) -> int:
     return 0 if res.allclose else 1
 
 
+def _bench_args(p: argparse.ArgumentParser) -> None:
+    from pmapviz import benchmarking
+
+    p.add_argument("--workload", default="dot", choices=sorted(benchmarking.WORKLOADS))
+    p.add_argument("--size", default="1048576", help="comma-separated sizes, e.g. 65536,1048576")
+    p.add_argument("--devices", default=None,
+                   help="device counts to compare, e.g. 1,2,4,8; the process gets the largest "
+                   "(default: 1, 2, 4, ... up to $PMAPVIZ_DEVICES or 8)")  # fmt: skip
+    p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
+    p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="FILE",
+        help="write the JSON report to FILE (or stdout without FILE)",
+    )
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from pmapviz import benchmarking as bench
+
+    try:
+        ks = ([planning_int(k, "--devices") for k in args.devices.split(",") if k.strip()]
+              if args.devices else None)  # fmt: skip
+        argv = ["--devices", str(max(ks))] if ks else []
+        if args.platform:
+            argv += ["--platform", args.platform]
+        settings = devices.parse_settings(argv, os.environ)
+        devices.apply(settings)
+        ks = ks or bench.device_counts(settings.devices)
+        sizes = [planning_int(s, "--size") for s in args.size.split(",") if s.strip()]
+        impls = args.impls.split(",") if args.impls else list(bench.IMPLS)
+        report = bench.sweep(bench.WORKLOADS[args.workload], sizes, ks, impls,
+                             repeat=max(1, args.repeat), progress=None if args.json == "-" else (
+            lambda m, i, t: print(f"[{i}/{t}] {m.impl:12} x{m.devices:<3} size {m.size:>10,}: "
+                                  f"compile {m.compile_s * 1e3:7.1f} ms  transfer "
+                                  f"{m.transfer_s * 1e3:7.2f} ms  run {m.run_s_median * 1e3:8.3f}"
+                                  f" ms  floor {m.floor_s * 1e3:.3f} ms", flush=True)))  # fmt: skip
+    except (bench.BenchError, devices.SettingsError, ValueError) as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 2
+    data = report.to_json()
+    if args.json == "-":
+        print(json.dumps(data, indent=2))
+    else:
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=2)
+        print(f"memory bandwidth {report.bandwidth_gbs:.1f} GB/s; {len(report.results)} "
+              f"results" + (f", written to {args.json}" if args.json else ""))  # fmt: skip
+    return 0
+
+
 def planning_int(text: str, name: str) -> int:
     raw = text.replace("_", "").replace(",", "").strip()
     if not raw.isdigit():
@@ -190,6 +246,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
     "devices": (cmd_devices, "show the devices this process gets", None),
     "plan": (cmd_plan, "validate shapes and axes for pmap, and give the result shapes", _plan_args),
     "dot": (cmd_dot, "the seed's pmap(vmap(dot)) example, checked against vmap", _dot_args),
+    "bench": (cmd_bench, "time pmap, vmap, jit+NamedSharding, shard_map and numpy", _bench_args),
 }
 
 
@@ -198,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (func, help_text, extra) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        _device_args(p)
+        if name != "bench":  # bench takes a list of device counts and --json FILE
+            _device_args(p)
         if extra:
             extra(p)
         p.set_defaults(func=func)

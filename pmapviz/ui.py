@@ -34,7 +34,7 @@ PAGES = (
     PageInfo("pages/collectives.py", "Collectives", ":material/hub:", "collectives",
              "psum, all_gather, ppermute and friends, before and after, per device."),
     PageInfo("pages/timing.py", "Timing lab", ":material/timer:", "timing",
-             "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.", issue=5),
+             "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor."),
     PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
              "training", "Sharded batches, replicated parameters, pmean of gradients.", issue=6),
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",

@@ -41,3 +41,17 @@ def test_collectives_ppermute_and_all_gather(server, page):
     assert "came from" in main_text(page)
     screenshot(page, "collectives")
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_timing_lab_sweep(server, page):
+    page.goto(f"{server}/timing")
+    wait_rendered(page)
+    page.get_by_role("button", name="Run").first.click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 4",
+        timeout=240_000,
+    )
+    wait_rendered(page, timeout_ms=240_000)
+    assert "GB/s" in main_text(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "timing-lab")

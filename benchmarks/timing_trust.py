@@ -1,0 +1,83 @@
+"""Can the Timing lab's numbers be trusted? Two checks (issue #5):
+
+1. Fidelity: the harness's steady-state median is within 5% of a plain ``timeit`` loop over
+   the same compiled call with the same placed inputs, in the same process.
+2. Efficiency: a sweep of 4 device counts x 4 sizes spends at least 80% of its wall time
+   inside the timed calls (no recompiles, no repeated transfers).
+
+    .venv/bin/python benchmarks/timing_trust.py [--devices 8] [--repeat 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import timeit
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--devices", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=30)
+    args = ap.parse_args()
+    os.environ["PMAPVIZ_DEVICES"] = str(args.devices)
+    from pmapviz import devices
+
+    devices.apply(devices.Settings(devices=args.devices))
+    import jax
+    import numpy as np
+
+    from pmapviz import benchmarking as bench
+
+    wl = bench.WORKLOADS["dot"]
+    bw = bench.measure_bandwidth()
+    print(f"bandwidth {bw:.1f} GB/s")
+
+    print("1. fidelity: harness median vs timeit on the same compiled call and placed inputs")
+    worst = 0.0
+    for impl, k, size in [("pmap", args.devices, 2**20), ("vmap", 1, 2**20),
+                          ("shard_map", args.devices, 2**20), ("pmap", 2, 2**16)]:  # fmt: skip
+        host = wl.inputs(size, np.random.default_rng(0))
+        compile_fn, place = bench._prepare(impl, wl, k, host)
+        placed = place()
+        jax.block_until_ready(placed)
+        run = compile_fn(placed)
+
+        def prepare(*_a, _run=run, _placed=placed):  # the same compiled call and inputs
+            return (lambda _pl: _run), (lambda: _placed)
+
+        pooled_h, pooled_t = [], []
+        for _ in range(3):  # interleave, so drift hits both alike
+            m = bench.measure(impl, wl, k, size, host, args.repeat, bw, prepare=prepare)
+            pooled_h += m.run_s
+            pooled_t += timeit.repeat(lambda: jax.block_until_ready(run(*placed)), number=1,
+                                      repeat=args.repeat)  # fmt: skip
+        harness, plain = statistics.median(pooled_h), statistics.median(pooled_t)
+        gap = abs(harness - plain) / plain
+        worst = max(worst, gap)
+        print(f"   {impl:10} x{k:<2} size {size:>9,}: harness {harness * 1e3:8.3f} ms, timeit "
+              f"{plain * 1e3:8.3f} ms, gap {gap:6.1%}")  # fmt: skip
+    print(f"   worst gap {worst:.1%} (goal <= 5%)")
+
+    print("2. efficiency: share of a 4 x 4 sweep's wall time inside timed calls")
+    ks = bench.device_counts(args.devices)[-4:]
+    sizes = [2**21, 2**22, 2**23, 2**24]
+    t0 = time.perf_counter()
+    rep = bench.sweep(wl, sizes, ks, ["pmap"], repeat=args.repeat)
+    wall = time.perf_counter() - t0
+    timed = sum(sum(m.run_s) for m in rep.results)
+    print(f"   {len(rep.results)} measurements (devices {ks} x sizes {sizes}), repeat "
+          f"{args.repeat}: wall {wall:.2f} s, timed {timed:.2f} s = {timed / wall:.0%} "
+          "(goal >= 80%)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

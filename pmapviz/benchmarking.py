@@ -1,0 +1,343 @@
+"""Benchmarking: pmap versus jit(vmap), jit + NamedSharding, jit(shard_map) and numpy, with
+compile, host-to-device transfer, steady-state compute and device-to-host measured separately,
+and this machine's memory bandwidth as the physical floor.
+
+Rules the harness keeps (and tests check with a fake clock):
+- every implementation is compiled ahead of time (lower + compile) once per device count and
+  size, and that time is reported as compile, never mixed into compute;
+- inputs are placed once (transfer), then reused by every timed run: no repeated transfers;
+- one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
+- one benchmark runs at a time per process (``LOCK``), so sessions do not disturb each other.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
+LOCK = threading.Lock()  # one benchmark at a time in this process
+
+
+class BenchError(ValueError):
+    """Settings a benchmark cannot run with; the message says what to use instead."""
+
+
+class Cancelled(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str
+    label: str
+    unit: str  # what `size` counts
+    description: str
+
+    def inputs(self, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+        if self.key == "dot":
+            return [rng.random((size, 3), dtype=np.float32) for _ in range(2)]
+        if self.key == "matmul":
+            return [rng.random((size, MATMUL_K), dtype=np.float32),
+                    rng.random((MATMUL_K, MATMUL_K), dtype=np.float32)]  # fmt: skip
+        return [rng.random((size,), dtype=np.float32)]
+
+    @property
+    def split(self) -> tuple[bool, ...]:
+        """Which inputs are split over devices (True) or given whole to each (False)."""
+        return {"dot": (True, True), "matmul": (True, False)}.get(self.key, (True,))
+
+    def block_fn(self) -> Callable:
+        """f for a block of items (leading axis): what every implementation runs."""
+        import jax
+        import jax.numpy as jnp
+
+        if self.key == "dot":
+            return jax.vmap(jnp.dot)
+        if self.key == "matmul":
+            return lambda x, w: x @ w
+        return lambda x: x * 2.0 + 1.0
+
+    def numpy_fn(self) -> Callable:
+        if self.key == "dot":
+            return lambda x, y: np.einsum("ij,ij->i", x, y)
+        if self.key == "matmul":
+            return lambda x, w: x @ w
+        return lambda x: x * np.float32(2.0) + np.float32(1.0)
+
+    def bytes_moved(self, size: int) -> int:
+        """Bytes read and written by one call: the memory traffic no implementation can avoid."""
+        if self.key == "dot":
+            return size * (2 * 3 * 4 + 4)
+        if self.key == "matmul":
+            return size * MATMUL_K * 4 * 2 + MATMUL_K * MATMUL_K * 4
+        return size * 4 * 2
+
+    def input_bytes(self, size: int) -> int:
+        if self.key == "dot":
+            return size * 3 * 4 * 2
+        if self.key == "matmul":
+            return size * MATMUL_K * 4 + MATMUL_K * MATMUL_K * 4
+        return size * 4
+
+
+MATMUL_K = 256
+WORKLOADS = {
+    w.key: w
+    for w in (
+        Workload("dot", "Dot products (the seed)", "pairs of 3-vectors",
+                 "x, y: (size, 3) -> one dot product per pair; memory-bound"),
+        Workload("matmul", f"Matrix multiply (size, {MATMUL_K}) @ ({MATMUL_K}, {MATMUL_K})",
+                 "rows", "rows split over devices, the weights given whole to each; "
+                 "compute-bound, so the memory floor is far below it"),
+        Workload("elementwise", "Elementwise x * 2 + 1", "elements",
+                 "the simplest memory-bound op"),
+    )
+}  # fmt: skip
+
+
+@dataclass
+class Measurement:
+    impl: str
+    devices: int
+    size: int
+    compile_s: float
+    transfer_s: float
+    run_s: list[float]
+    d2h_s: float
+    floor_s: float
+    bytes_moved: int
+
+    @property
+    def run_s_median(self) -> float:
+        return statistics.median(self.run_s)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["run_s_median"] = self.run_s_median
+        return d
+
+
+@dataclass
+class Report:
+    machine: dict
+    bandwidth_gbs: float
+    workload: str
+    results: list[Measurement] = field(default_factory=list)
+    cancelled: bool = False
+
+    def to_json(self) -> dict:
+        return {
+            "machine": self.machine, "bandwidth_gbs": self.bandwidth_gbs,
+            "workload": self.workload, "cancelled": self.cancelled,
+            "results": [m.to_json() for m in self.results],
+        }  # fmt: skip
+
+
+def machine_info() -> dict:
+    import jax
+
+    from pmapviz.devices import physical_cores
+
+    d = jax.local_devices()
+    return {
+        "platform": d[0].platform, "device_kind": d[0].device_kind,
+        "device_count": len(d), "physical_cores": physical_cores(),
+        "logical_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
+        "jax_version": jax.__version__, "numpy_version": np.__version__,
+        "python": platform.python_version(), "machine": platform.machine(),
+    }  # fmt: skip
+
+
+def measure_bandwidth(nbytes: int = 256 * 2**20, repeat: int = 5,
+                      clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """GB/s of a large host copy, counting bytes read plus bytes written (median of runs)."""
+    src = np.ones(nbytes // 4, np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)  # touch the pages first
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        np.copyto(dst, src)
+        times.append(clock() - t)
+    return 2 * nbytes / statistics.median(times) / 1e9
+
+
+def _prepare(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
+    """(compile thunk taking placed inputs, placement thunk) for one implementation."""
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    f = wl.block_fn()
+    devs = jax.local_devices()[:k]
+    if impl == "numpy":
+        return None, lambda: host
+    if impl == "vmap":
+        dev0 = jax.local_devices()[0]
+        return (lambda placed: jax.jit(f).lower(*placed).compile(),
+                lambda: [jax.device_put(a, dev0) for a in host])  # fmt: skip
+    mesh = Mesh(np.array(devs), ("i",))
+    specs = [PartitionSpec("i") if s else PartitionSpec() for s in wl.split]
+    if impl == "pmap":
+        shaped = [a.reshape((k, a.shape[0] // k) + a.shape[1:]) if s else a
+                  for a, s in zip(host, wl.split, strict=True)]  # fmt: skip
+        pm = jax.pmap(f, in_axes=tuple(0 if s else None for s in wl.split), devices=devs)
+        return (lambda placed: pm.lower(*placed).compile(),
+                lambda: [jax.device_put(a, NamedSharding(mesh, sp))
+                         for a, sp in zip(shaped, specs, strict=True)])  # fmt: skip
+    place = lambda: [jax.device_put(a, NamedSharding(mesh, sp))  # noqa: E731
+                     for a, sp in zip(host, specs, strict=True)]  # fmt: skip
+    if impl == "jit_sharded":
+        return (lambda placed: jax.jit(f, out_shardings=NamedSharding(mesh, PartitionSpec("i")))
+                .lower(*placed).compile(), place)  # fmt: skip
+    sm = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=tuple(specs), out_specs=PartitionSpec("i")))
+    return (lambda placed: sm.lower(*placed).compile(), place)
+
+
+def measure(impl: str, wl: Workload, k: int, size: int, host: list[np.ndarray], repeat: int,
+            bandwidth_gbs: float, clock: Callable[[], float] = time.perf_counter,
+            prepare=_prepare) -> Measurement:  # fmt: skip
+    """One implementation at one device count and size. ``host`` is reused across calls."""
+    import jax
+
+    compile_fn, place = prepare(impl, wl, k, host)
+    t = clock()
+    placed = place()
+    jax.block_until_ready(placed)
+    transfer_s = clock() - t if impl != "numpy" else 0.0
+    if impl == "numpy":
+        run, compile_s = wl.numpy_fn(), 0.0
+    else:
+        t = clock()
+        run = compile_fn(placed)
+        compile_s = clock() - t
+    out = run(*placed)  # warm-up, excluded; its result is what device-to-host copies
+    jax.block_until_ready(out)
+    t = clock()
+    np.asarray(out)
+    d2h_s = clock() - t if impl != "numpy" else 0.0
+    del out  # no result is held across timed calls, so each reuses the allocator's memory
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        jax.block_until_ready(run(*placed))
+        times.append(clock() - t)
+    moved = wl.bytes_moved(size)
+    return Measurement(impl, k, size, compile_s, transfer_s, times, d2h_s,
+                       moved / (bandwidth_gbs * 1e9), moved)  # fmt: skip
+
+
+def device_counts(n: int) -> list[int]:
+    """1, 2, 4, ... up to n, and n itself."""
+    ks, k = [], 1
+    while k < n:
+        ks.append(k)
+        k *= 2
+    return [*ks, n]
+
+
+def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
+               budget: int) -> list[tuple[str, int, int]]:  # fmt: skip
+    """The (impl, devices, size) runs of a sweep, checked: sizes divisible by every device
+    count, working set within the memory budget. Raises BenchError with the fix."""
+    import jax
+
+    n = jax.local_device_count()
+    if not sizes or not ks or not impls:
+        raise BenchError("Choose at least one size, one device count and one implementation.")
+    bad = [k for k in ks if not 1 <= k <= n]
+    if bad:
+        raise BenchError(f"Device counts must be 1 to {n}; got {bad}.")
+    unknown = [i for i in impls if i not in IMPLS]
+    if unknown:
+        raise BenchError(f"Unknown implementation(s) {unknown}; choose from {', '.join(IMPLS)}.")
+    lcm = int(np.lcm.reduce(list(ks)))
+    for s in sizes:
+        if s < 1 or s % lcm:
+            raise BenchError(
+                f"Size {s:,} does not split evenly over {sorted(set(ks))} devices; use a "
+                f"multiple of {lcm}, e.g. {max(lcm, s - s % lcm):,}."
+            )
+    per_size = 3 * wl.input_bytes(1)  # host copy, placed copy, outputs (upper bound)
+    largest = max(sizes)
+    if 3 * wl.input_bytes(largest) > budget:
+        fit = budget // per_size
+        fit -= fit % lcm
+        raise BenchError(
+            f"Size {largest:,} needs about {per_size * largest / 1e9:.2f} GB; the memory budget "
+            f"is {budget / 1e9:.2f} GB. The largest size allowed is {fit:,}."
+        )
+    runs = []
+    for s in sizes:
+        for impl in impls:
+            for k in ks if impl not in ("vmap", "numpy") else [1]:
+                runs.append((impl, k, s))
+    return runs
+
+
+def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
+          repeat: int = 5, budget: int | None = None,
+          progress: Callable[[Measurement, int, int], None] | None = None,
+          should_stop: Callable[[], bool] = lambda: False,
+          on_wait: Callable[[], None] | None = None, seed: int = 0) -> Report:  # fmt: skip
+    """Run a sweep under the process-wide lock. Inputs are generated once per size."""
+    from pmapviz.devices import memory_budget
+
+    runs = plan_sweep(wl, sizes, ks, impls, memory_budget() if budget is None else budget)
+    if not LOCK.acquire(blocking=False):
+        if on_wait:
+            on_wait()
+        LOCK.acquire()
+    try:
+        bw = measure_bandwidth()
+        report = Report(machine_info(), bw, wl.key)
+        # inputs are generated once, at the largest size; smaller sizes are views of them
+        full = wl.inputs(max(sizes), np.random.default_rng(seed))
+        for i, (impl, k, s) in enumerate(runs):
+            if should_stop():
+                report.cancelled = True
+                break
+            host = [a[:s] if split else a for a, split in zip(full, wl.split, strict=True)]
+            m = measure(impl, wl, k, s, host, repeat, bw)
+            report.results.append(m)
+            if progress:
+                progress(m, i + 1, len(runs))
+        return report
+    finally:
+        LOCK.release()
+
+
+def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dict]:
+    """Speed-up of each parallel run over ``baseline`` on one device at the same size, and
+    parallel efficiency (speed-up / devices)."""
+    base = {m.size: m.run_s_median for m in results if m.impl == baseline}
+    rows = []
+    for m in results:
+        if m.impl in ("vmap", "numpy") or m.size not in base:
+            continue
+        sp = base[m.size] / m.run_s_median
+        rows.append({"impl": m.impl, "devices": m.devices, "size": m.size, "speedup": sp,
+                     "efficiency": sp / m.devices})  # fmt: skip
+    return rows
+
+
+def rows_for_table(report: Report) -> list[dict]:
+    """Flat rows (one per measurement) for CSV and tables; seconds as floats."""
+    out = []
+    for m in report.results:
+        out.append({
+            "impl": m.impl, "devices": m.devices, "size": m.size,
+            "compile_s": m.compile_s, "transfer_s": m.transfer_s,
+            "run_s_median": m.run_s_median, "run_s_min": min(m.run_s),
+            "run_s_max": max(m.run_s), "runs": len(m.run_s), "d2h_s": m.d2h_s,
+            "floor_s": m.floor_s, "bytes_moved": m.bytes_moved,
+        })  # fmt: skip
+    return out

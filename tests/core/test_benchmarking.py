@@ -1,0 +1,147 @@
+"""The timing harness: logic with a fake clock, then small real sweeps."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from pmapviz import benchmarking as bench
+from tests.conftest import TEST_DEVICES
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, dt):
+        self.now += dt
+
+
+def fake_prepare(clock, run_times, compile_time=10.0, place_time=5.0):
+    calls = {"run": 0, "compile": 0, "place": 0}
+
+    def run(*args):
+        clock.advance(run_times[calls["run"]])
+        calls["run"] += 1
+        return np.zeros(3)
+
+    def compile_fn(placed):
+        calls["compile"] += 1
+        clock.advance(compile_time)
+        return run
+
+    def place():
+        calls["place"] += 1
+        clock.advance(place_time)
+        return [np.zeros(3)]
+
+    return (lambda impl, wl, k, host: (compile_fn, place)), calls
+
+
+def test_warmup_excluded_outliers_kept_phases_separate():
+    clock = FakeClock()
+    prepare, calls = fake_prepare(clock, [100.0, 1.0, 2.0, 50.0, 3.0])
+    m = bench.measure("pmap", bench.WORKLOADS["dot"], 2, 1000, [], repeat=4, bandwidth_gbs=10.0,
+                      clock=clock, prepare=prepare)  # fmt: skip
+    assert m.compile_s == 10.0 and m.transfer_s == 5.0
+    assert m.run_s == [1.0, 2.0, 50.0, 3.0]  # warm-up (100) out, outlier (50) in
+    assert m.run_s_median == 2.5
+    assert calls == {"run": 5, "compile": 1, "place": 1}  # compiled once, placed once
+    assert m.bytes_moved == 1000 * 28 and m.floor_s == pytest.approx(28_000 / 10e9)
+
+
+def test_json_has_the_documented_fields():
+    clock = FakeClock()
+    prepare, _ = fake_prepare(clock, [1.0] * 4)
+    m = bench.measure("vmap", bench.WORKLOADS["elementwise"], 1, 10, [], 3, 1.0, clock, prepare)
+    rep = bench.Report({"platform": "cpu"}, 1.0, "elementwise", [m])
+    js = rep.to_json()
+    assert set(js) >= {"machine", "bandwidth_gbs", "results"}
+    assert set(js["results"][0]) >= {"impl", "devices", "size", "compile_s", "transfer_s",
+                                     "run_s", "run_s_median"}  # fmt: skip
+    assert js["results"][0]["run_s"] == [1.0, 1.0, 1.0]
+
+
+def test_device_counts():
+    assert bench.device_counts(8) == [1, 2, 4, 8]
+    assert bench.device_counts(6) == [1, 2, 4, 6]
+    assert bench.device_counts(1) == [1]
+
+
+@pytest.mark.parametrize(
+    "sizes, ks, impls, words",
+    [([1000], [1, 3], ["pmap"], "multiple of 3"), ([], [1], ["pmap"], "at least one"),
+     ([8], [1, 99], ["pmap"], "Device counts must be"), ([8], [1], ["cuda"], "Unknown"),
+     ([2**40], [1], ["pmap"], "largest size allowed")],
+)  # fmt: skip
+def test_plan_sweep_refuses_before_allocating(sizes, ks, impls, words):
+    with pytest.raises(bench.BenchError, match=words):
+        bench.plan_sweep(bench.WORKLOADS["dot"], sizes, ks, impls, budget=10**9)
+
+
+def test_plan_sweep_runs_one_device_impls_once():
+    runs = bench.plan_sweep(bench.WORKLOADS["dot"], [64], [1, 2, 4], list(bench.IMPLS), 10**9)
+    assert ("vmap", 1, 64) in runs and ("numpy", 1, 64) in runs
+    assert len(runs) == 3 * 3 + 2
+
+
+def test_speedups_and_efficiency():
+    ms = [bench.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
+          bench.Measurement("pmap", 2, 10, 0, 0, [2.0], 0, 1, 1),
+          bench.Measurement("pmap", 4, 10, 0, 0, [2.0], 0, 1, 1)]  # fmt: skip
+    rows = bench.speedups(ms)
+    assert rows[0]["speedup"] == 2.0 and rows[0]["efficiency"] == 1.0
+    assert rows[1]["efficiency"] == 0.5
+
+
+def test_real_small_sweep_every_impl_and_floor():
+    ks = [1, 2, TEST_DEVICES]
+    rep = bench.sweep(bench.WORKLOADS["dot"], [1024], ks, list(bench.IMPLS), repeat=3)
+    assert {m.impl for m in rep.results} == set(bench.IMPLS)
+    assert len(rep.results) == 3 * len(ks) + 2
+    assert rep.bandwidth_gbs > 0.1 and rep.machine["device_count"] == TEST_DEVICES
+    for m in rep.results:
+        assert len(m.run_s) == 3 and all(t > 0 for t in m.run_s)
+        assert m.floor_s == pytest.approx(m.bytes_moved / (rep.bandwidth_gbs * 1e9))
+        if m.impl == "numpy":
+            assert m.compile_s == 0 and m.transfer_s == 0
+        else:
+            assert m.compile_s > 0
+
+
+@pytest.mark.parametrize("workload", ["matmul", "elementwise"])
+def test_every_workload_runs(workload):
+    rep = bench.sweep(bench.WORKLOADS[workload], [64], [1, 2], ["pmap", "shard_map", "numpy"],
+                      repeat=2)  # fmt: skip
+    assert len(rep.results) == 5
+
+
+def test_second_benchmark_waits_for_the_first():
+    waited = threading.Event()
+    bench.LOCK.acquire()
+    try:
+        t = threading.Thread(target=lambda: bench.sweep(
+            bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
+            on_wait=waited.set))  # fmt: skip
+        t.start()
+        assert waited.wait(10)
+        assert t.is_alive()  # blocked on the lock
+    finally:
+        bench.LOCK.release()
+    t.join(30)
+    assert not t.is_alive()
+
+
+def test_cancel_stops_between_measurements():
+    count = {"n": 0}
+
+    def stop():
+        count["n"] += 1
+        return count["n"] > 2
+
+    rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1, 2], list(bench.IMPLS),
+                      repeat=1, should_stop=stop)  # fmt: skip
+    assert rep.cancelled and len(rep.results) == 2

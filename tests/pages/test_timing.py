@@ -1,0 +1,44 @@
+"""AppTest for the Timing lab."""
+
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+PAGE = "pages/timing.py"
+
+
+def test_page_states_cores_and_why_emulated_devices_do_not_speed_up(run_app):
+    at = run_app(page=PAGE)
+    assert not at.exception
+    text = all_text(at)
+    assert "physical CPU core(s)" in text and f"{TEST_DEVICES} emulated" in text
+    assert "do **not** make the work faster" in text
+    assert "Run" in at.button(key="tl_go").label
+
+
+def test_small_sweep_shows_all_plots_and_downloads(run_app):
+    at = run_app(page=PAGE)
+    at.multiselect(key="tl_sizes_dot").set_value([2**14])
+    at.multiselect(key="tl_ks").set_value([1, 2])
+    at.button(key="tl_go").click().run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.get("plotly_chart")) == 4  # breakdown, speed-up, scaling, spread
+    rows = at.dataframe[0].value
+    assert set(rows["impl"]) == {"pmap", "vmap", "jit_sharded", "shard_map", "numpy"}
+    assert "GB/s" in all_text(at) and "memory floor" in all_text(at)
+    assert len(at.get("download_button")) == 2
+
+
+def test_invalid_sweep_is_explained_not_run(run_app):
+    at = run_app(page=PAGE)
+    at.multiselect(key="tl_ks").set_value([])
+    at.run()
+    assert not at.exception
+    assert any("at least one" in e.value for e in at.error)
+    assert at.button(key="tl_go").disabled
+
+
+def test_crafted_link_falls_back(run_app):
+    at = run_app(page=PAGE, query={"w": "bitcoin", "r": "9999"})
+    assert not at.exception
+    assert at.selectbox(key="tl_w").value == "dot"
+    assert len(at.warning) >= 2
