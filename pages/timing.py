@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import charts, ui
+from pmapviz import catalog, charts, planning, programs, ui
 
 ui.ensure_routed()
 
@@ -27,10 +27,10 @@ st.markdown(
 )
 
 ks_all = bench.device_counts(n)
-SIZE_CHOICES = {
-    "dot": [2**14, 2**17, 2**20, 2**23],
-    "matmul": [2**10, 2**12, 2**14, 2**16],
-    "elementwise": [2**16, 2**19, 2**22, 2**25],
+SIZE_CHOICES = {  # the first, tiny size shows the per-call overhead
+    "dot": [2**6, 2**14, 2**17, 2**20, 2**23],
+    "matmul": [2**6, 2**10, 2**12, 2**14, 2**16],
+    "elementwise": [2**6, 2**16, 2**19, 2**22, 2**25],
 }
 for msg in ui.load_url_settings(
     P,
@@ -47,7 +47,7 @@ with st.container(border=True):
     wl = bench.WORKLOADS[st.session_state[P + "w"]]
     st.caption(wl.description)
     sizes = st.multiselect(f"Sizes ({wl.unit})", SIZE_CHOICES[wl.key],
-                           default=SIZE_CHOICES[wl.key][:3], format_func=lambda s: f"{s:,}",
+                           default=SIZE_CHOICES[wl.key][:4], format_func=lambda s: f"{s:,}",
                            key=P + "sizes_" + wl.key)  # fmt: skip
     c3, c4 = st.columns(2)
     ks = c3.multiselect("Device counts", ks_all, default=ks_all, key=P + "ks")
@@ -99,6 +99,28 @@ if go and runs:
     st.session_state["tl_report"] = result
     bar.progress(1.0, text="Done")
 
+with st.expander("Time the explorer's current settings"):
+    ex = ui.explorer_settings(catalog.default_settings("batched_dot", n))
+    program, plan, errors = planning.plan_from_text(ex, n)
+    if errors or plan is None or not plan.ok:
+        st.warning("The explorer's settings are not valid yet: fix them on the Shapes & "
+                   "sharding page first.", icon=":material/grid_view:")  # fmt: skip
+    else:
+        args = ", ".join(f"{a} {planning.fmt_shape(s)}"
+                         for a, s in zip(plan.arg_names, plan.arg_shapes, strict=True))  # fmt: skip
+        vs_numpy = " vs numpy" if catalog.numpy_fn(program.key) else ""
+        st.markdown(f"f = `{program.body(plan.axis_name)}` on {args}: pmap on "
+                    f"{plan.devices_used} device(s) vs jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
+        need = programs.estimate_bytes(plan)
+        if need > ui.memory_budget():
+            st.error(f"These settings need about {need / 1e9:.2f} GB; the budget is "
+                     f"{ui.memory_budget() / 1e9:.2f} GB.", icon=":material/memory:")  # fmt: skip
+        elif st.button("Time the explorer's settings", key="tl_explorer"):
+            with st.spinner("Timing (waits if another benchmark is running)..."):
+                st.session_state["tl_report"] = bench.measure_plan(
+                    program, plan, repeat=int(st.session_state[P + "r"])
+                )
+
 rep = st.session_state.get("tl_report")
 if rep is None:
     st.info("Choose what to compare and press Run. A sweep of the defaults takes a few seconds.",
@@ -109,7 +131,7 @@ if not rep.results:
     st.stop()
 
 rows = bench.rows_for_table(rep)
-wl_done = bench.WORKLOADS[rep.workload]
+wl_done = bench.WORKLOADS.get(rep.workload, bench.PLAN_WORKLOAD)
 largest = max(r["size"] for r in rows)
 st.subheader(f"Results: {wl_done.label}")
 st.caption(

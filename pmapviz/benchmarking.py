@@ -341,3 +341,62 @@ def rows_for_table(report: Report) -> list[dict]:
             "floor_s": m.floor_s, "bytes_moved": m.bytes_moved,
         })  # fmt: skip
     return out
+
+
+def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> Report:  # fmt: skip
+    """The explorer's settings as a workload: pmap on the plan's devices, jit(vmap(f)) on one
+    device, and numpy where the function has a numpy version. (jit + NamedSharding and
+    shard_map are compared on the built-in workloads, whose layout they can express.)"""
+    import jax
+
+    from pmapviz import programs
+    from pmapviz.catalog import numpy_fn
+    from pmapviz.layout import pmap_sharding
+
+    with LOCK:
+        bw = bandwidth_gbs or measure_bandwidth()
+        report = Report(machine_info(), bw, f"explorer:{program.key}")
+        host = programs.make_values(plan, "random")
+        size = int(host[0].size)
+        moved = sum(a.nbytes for a in host)
+        compiled = programs.compile_plan(program, plan)
+        n = plan.devices_used
+        dev0 = jax.local_devices()[0]
+
+        def place_pmap():
+            return [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
+                    for a, ax in zip(host, plan.in_axes, strict=True)]  # fmt: skip
+
+        impls = [("pmap", n, compiled.run, compiled.compile_s, place_pmap),
+                 ("vmap", 1, compiled.reference, compiled.reference_compile_s,
+                  lambda: [jax.device_put(a, dev0) for a in host])]  # fmt: skip
+        f_np = numpy_fn(program.key)
+        for impl, k, run, compile_s, place in impls:
+            m = measure(impl, PLAN_WORKLOAD, k, size, host, repeat, bw, clock,
+                        prepare=lambda *_a, _r=run, _p=place: ((lambda _pl: _r), _p))  # fmt: skip
+            m.compile_s, m.bytes_moved, m.floor_s = compile_s, moved, moved / (bw * 1e9)
+            report.results.append(m)
+        if f_np is not None and plan.out_axes is not None:
+
+            def block(a, ax, d):
+                return a if ax is None else np.take(a, d, axis=ax)
+
+            def run_np():
+                for d in range(n):
+                    f_np(*[block(a, ax, d) for a, ax in zip(host, plan.in_axes, strict=True)])
+
+            run_np()  # warm-up, excluded
+            times = []
+            for _ in range(repeat):
+                t = clock()
+                run_np()
+                times.append(clock() - t)
+            report.results.append(
+                Measurement("numpy", 1, size, 0.0, 0.0, times, 0.0, moved / (bw * 1e9), moved)
+            )
+        return report
+
+
+PLAN_WORKLOAD = Workload("explorer", "The explorer's settings", "elements of the first input",
+                    "as set on the Shapes & sharding page")  # fmt: skip

@@ -42,3 +42,14 @@ def test_crafted_link_falls_back(run_app):
     assert not at.exception
     assert at.selectbox(key="tl_w").value == "dot"
     assert len(at.warning) >= 2
+
+
+def test_time_the_explorer_settings(run_app):
+    at = run_app(
+        page=PAGE, query={"fn": "add", "s0": f"{TEST_DEVICES}, 64", "s1": f"{TEST_DEVICES}, 64"}
+    )
+    at.button(key="tl_explorer").click().run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    rows = at.dataframe[0].value
+    assert list(rows["impl"]) == ["pmap", "vmap", "numpy"]
+    assert list(rows["devices"]) == [TEST_DEVICES, 1, 1]
