@@ -291,3 +291,38 @@ def spread_figure(measurements: list) -> go.Figure:
     fig.update_layout(title="Spread of repeated runs (ms)", showlegend=False)
     fig.update_yaxes(title="ms")
     return _timing_layout(fig)
+
+
+# ---------------------------------------------------------------- training
+def loss_figure(losses: list[float], single: list[float], local: list[list[float]]) -> go.Figure:
+    """Data-parallel loss (mean of the devices' local losses) and the single-device loss on the
+    same global batches; each device's own local loss faintly behind."""
+    fig = go.Figure()
+    steps = list(range(1, len(losses) + 1))
+    if local:
+        for d in range(len(local[0])):
+            fig.add_trace(go.Scatter(x=steps, y=[row[d] for row in local], mode="lines",
+                                     line=dict(color=device_colour(d), width=1), opacity=0.35,
+                                     name=f"cpu:{d} local loss", showlegend=d == 0,
+                                     legendgroup="local"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=steps[: len(single)], y=single, mode="lines",
+                             name="one device, same global batch",
+                             line=dict(color="#D55E00", width=4)))  # fmt: skip
+    fig.add_trace(go.Scatter(x=steps, y=losses, mode="lines", name="data-parallel (pmap)",
+                             line=dict(color="#000000", width=2, dash="dash")))  # fmt: skip
+    fig.update_layout(title="Loss per step")
+    fig.update_xaxes(title="step")
+    fig.update_yaxes(title="loss", type="log")
+    return _timing_layout(fig, 380)
+
+
+def step_time_figure(rows: list[dict]) -> go.Figure:
+    fig = go.Figure(go.Bar(x=[str(r["devices"]) for r in rows],
+                           y=[r["step_s_median"] * 1e3 for r in rows],
+                           marker_color=[device_colour(0)] * len(rows),
+                           text=[f"{r['step_s_median'] * 1e3:.2f} ms" for r in rows],
+                           textposition="outside"))  # fmt: skip
+    fig.update_layout(title="Time per training step (median) versus devices")
+    fig.update_xaxes(title="devices (same global batch)")
+    fig.update_yaxes(title="ms")
+    return _timing_layout(fig, 320)

@@ -235,6 +235,51 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_args(p: argparse.ArgumentParser) -> None:
+    from pmapviz import training
+
+    p.add_argument("--model", default="linear", choices=training.MODELS)
+    p.add_argument("--steps", default="100")
+    p.add_argument("--batch", default="256", help="global batch, split over the devices")
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--reduction", default="pmean", choices=training.REDUCTIONS)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from pmapviz import training
+
+    settings = _settings(args)
+    devices.apply(settings)
+    import jax
+
+    try:
+        cfg = training.Config(args.model, jax.local_device_count(),
+                              planning_int(args.batch, "--batch"),
+                              planning_int(args.steps, "--steps"), args.lr, args.reduction,
+                              args.seed)  # fmt: skip
+        hist = training.train(cfg)
+    except (training.TrainError, ValueError) as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 2
+    out = hist.to_json()
+    if args.json:
+        for key in ("local_losses", "local_grad_norms"):
+            out.pop(key)
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"{cfg.model} on {cfg.devices} devices, batch {cfg.batch} ({cfg.local_batch} "
+              f"per device), {len(hist.losses)} steps: loss {hist.losses[0]:.4g} -> "
+              f"{hist.losses[-1]:.4g}; replicas identical every step: "
+              f"{hist.replicas_identical}; max |param diff| vs one device: "
+              f"{hist.max_param_diff}")  # fmt: skip
+    if hist.diverged_at is not None:
+        print(f"pmapviz: training diverged at step {hist.diverged_at + 1}; lower --lr",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    return 0
+
+
 def planning_int(text: str, name: str) -> int:
     raw = text.replace("_", "").replace(",", "").strip()
     if not raw.isdigit():
@@ -246,6 +291,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
     "devices": (cmd_devices, "show the devices this process gets", None),
     "plan": (cmd_plan, "validate shapes and axes for pmap, and give the result shapes", _plan_args),
     "dot": (cmd_dot, "the seed's pmap(vmap(dot)) example, checked against vmap", _dot_args),
+    "train": (
+        cmd_train,
+        "data-parallel training with pmap, checked against one device",
+        _train_args,
+    ),
     "bench": (cmd_bench, "time pmap, vmap, jit+NamedSharding, shard_map and numpy", _bench_args),
 }
 

@@ -36,7 +36,7 @@ PAGES = (
     PageInfo("pages/timing.py", "Timing lab", ":material/timer:", "timing",
              "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor."),
     PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
-             "training", "Sharded batches, replicated parameters, pmean of gradients.", issue=6),
+             "training", "Sharded batches, replicated parameters, pmean of gradients."),
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
              "jax.distributed on one machine: local versus global devices.", issue=7),
     PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",

@@ -55,3 +55,17 @@ def test_timing_lab_sweep(server, page):
     assert "GB/s" in main_text(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "timing-lab")
+
+
+def test_training_page(server, page):
+    page.goto(f"{server}/training?steps=60&model=mlp&lr=0.1")
+    wait_rendered(page)
+    page.get_by_role("button", name="Train 60 steps").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+        ".includes('identical at every step')",
+        timeout=120_000,
+    )
+    wait_rendered(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "training")

@@ -1,0 +1,275 @@
+"""Data-parallel training with pmap: each device gets a shard of the batch and a replica of the
+parameters, computes its gradients, and a collective (``lax.pmean``, or ``lax.psum`` then divide)
+makes every device apply the same update. Checked every step: all replicas identical. Checked at
+the end: the same model trained on one device with the same global batch ends at the same
+parameters, up to float rounding.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+MODELS = ("linear", "mlp")
+REDUCTIONS = ("pmean", "psum")
+MAX_STEPS = 2000
+MAX_BATCH = 65536
+AXIS = "batch"
+FEATURES = 8
+HIDDEN = 32
+CLASSES = 3
+
+
+class TrainError(ValueError):
+    """Settings training cannot run with; the message says what to use instead."""
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = "linear"
+    devices: int = 8
+    batch: int = 256  # global batch, split over the devices
+    steps: int = 100
+    lr: float = 0.05
+    reduction: str = "pmean"
+    seed: int = 0
+
+    @property
+    def local_batch(self) -> int:
+        return self.batch // self.devices
+
+
+@dataclass
+class History:
+    config: Config
+    losses: list[float] = field(default_factory=list)  # global (mean of local) per step
+    single_device_losses: list[float] = field(default_factory=list)
+    local_losses: list[list[float]] = field(default_factory=list)  # per step, per device
+    local_grad_norms: list[list[float]] = field(default_factory=list)  # before the all-reduce
+    reduced_grad_norm: list[float] = field(default_factory=list)  # after it, same everywhere
+    replica_diffs: list[float] = field(default_factory=list)  # max |params_d - params_0|
+    step_s: list[float] = field(default_factory=list)
+    max_param_diff: float | None = None  # data-parallel vs single device, at the end
+    diverged_at: int | None = None
+    stopped: bool = False
+
+    @property
+    def replicas_identical(self) -> bool:
+        return all(d == 0.0 for d in self.replica_diffs)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["config"] = asdict(self.config)
+        out["replicas_identical"] = self.replicas_identical
+        out["step_s_median"] = statistics.median(self.step_s) if self.step_s else None
+        return out
+
+
+def validate(cfg: Config, n_available: int) -> None:
+    if cfg.model not in MODELS:
+        raise TrainError(f"Unknown model {cfg.model!r}; choose {', '.join(MODELS)}.")
+    if cfg.reduction not in REDUCTIONS:
+        raise TrainError(f"Unknown reduction {cfg.reduction!r}; choose {', '.join(REDUCTIONS)}.")
+    if not 1 <= cfg.devices <= n_available:
+        raise TrainError(f"Use 1 to {n_available} devices (this server has {n_available}).")
+    if not 1 <= cfg.steps <= MAX_STEPS:
+        raise TrainError(f"Use 1 to {MAX_STEPS:,} steps.")
+    if not cfg.devices <= cfg.batch <= MAX_BATCH:
+        raise TrainError(
+            f"The global batch must be from {cfg.devices} (one example per device) to "
+            f"{MAX_BATCH:,}; got {cfg.batch:,}."
+        )
+    if cfg.batch % cfg.devices:
+        lo = cfg.batch - cfg.batch % cfg.devices
+        hi = lo + cfg.devices
+        options = " or ".join(f"{v:,}" for v in (lo, hi) if v >= cfg.devices)
+        raise TrainError(
+            f"A global batch of {cfg.batch:,} does not split evenly over {cfg.devices} devices "
+            f"(each device must get the same number of examples). Use {options}."
+        )
+    if not (np.isfinite(cfg.lr) and 0 < cfg.lr <= 100):
+        raise TrainError("The learning rate must be a number above 0 and at most 100.")
+
+
+def make_data(cfg: Config, n_samples: int = 4096):
+    """Synthetic, seeded: a noisy linear target, or three Gaussian blobs for the classifier."""
+    rng = np.random.default_rng(cfg.seed)
+    n = max(n_samples, cfg.batch)
+    x = rng.standard_normal((n, FEATURES)).astype(np.float32)
+    if cfg.model == "linear":
+        w = rng.standard_normal(FEATURES).astype(np.float32)
+        y = (x @ w + 0.5 + 0.1 * rng.standard_normal(n)).astype(np.float32)
+    else:
+        centres = 2.5 * rng.standard_normal((CLASSES, FEATURES)).astype(np.float32)
+        y = rng.integers(0, CLASSES, n).astype(np.int32)
+        x = x + centres[y]
+    return x, y
+
+
+def init_params(cfg: Config) -> dict:
+    rng = np.random.default_rng(cfg.seed + 1)
+    if cfg.model == "linear":
+        return {"w": np.zeros(FEATURES, np.float32), "b": np.zeros((), np.float32)}
+    return {
+        "w1": (rng.standard_normal((FEATURES, HIDDEN)) / np.sqrt(FEATURES)).astype(np.float32),
+        "b1": np.zeros(HIDDEN, np.float32),
+        "w2": (rng.standard_normal((HIDDEN, CLASSES)) / np.sqrt(HIDDEN)).astype(np.float32),
+        "b2": np.zeros(CLASSES, np.float32),
+    }
+
+
+def loss_fn(model: str) -> Callable:
+    import jax
+    import jax.numpy as jnp
+
+    if model == "linear":
+        return lambda p, x, y: jnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+    def xent(p, x, y):
+        h = jax.nn.relu(x @ p["w1"] + p["b1"])
+        logits = h @ p["w2"] + p["b2"]
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+
+    return xent
+
+
+def _global_norm(tree) -> object:
+    import jax
+    import jax.numpy as jnp
+
+    return jnp.sqrt(sum(jnp.sum(g.astype(jnp.float32) ** 2) for g in jax.tree.leaves(tree)))
+
+
+def build_steps(cfg: Config):
+    """(pmapped data-parallel step, jitted single-device step) for this config."""
+    import jax
+    from jax import lax
+
+    loss = loss_fn(cfg.model)
+    k = cfg.devices
+
+    def dp_step(params, x, y):
+        local_loss, grads = jax.value_and_grad(loss)(params, x, y)
+        local_norm = _global_norm(grads)
+        if cfg.reduction == "pmean":
+            grads = lax.pmean(grads, AXIS)
+        else:
+            grads = jax.tree.map(lambda g: lax.psum(g, AXIS) / k, grads)
+        new = jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads)
+        return new, local_loss, local_norm, _global_norm(grads)
+
+    def single_step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        return jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads), value
+
+    pstep = jax.pmap(dp_step, axis_name=AXIS, in_axes=(0, 0, 0),
+                     devices=jax.local_devices()[:k])  # fmt: skip
+    return pstep, jax.jit(single_step)
+
+
+def code_for(cfg: Config) -> str:
+    if cfg.reduction == "pmean":
+        reduce = "grads = lax.pmean(grads, 'batch')"
+    else:
+        reduce = f"grads = jax.tree.map(lambda g: lax.psum(g, 'batch') / {cfg.devices}, grads)"
+    return f"""def train_step(params, x, y):         # runs on every device, on its own shard
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)  # local gradients
+    {reduce}  # all-reduce: equal everywhere
+    params = jax.tree.map(lambda p, g: p - {cfg.lr} * g, params, grads)
+    return params, loss
+
+# parameters pre-replicated: a leading axis of {cfg.devices}, one copy per device
+params = jax.tree.map(lambda p: jnp.stack([p] * {cfg.devices}), params)
+step = jax.pmap(train_step, axis_name='batch', in_axes=(0, 0, 0))
+for x, y in batches:                          # global batch of {cfg.batch:,}
+    x = x.reshape({cfg.devices}, {cfg.local_batch}, -1)  # {cfg.devices} shards
+    y = y.reshape({cfg.devices}, {cfg.local_batch})
+    params, loss = step(params, x, y)         # loss: one value per device
+"""
+
+
+def train(
+    cfg: Config,
+    progress: Callable[[History, int], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    steps_fn: Callable[[Config], tuple] = build_steps,
+) -> History:
+    """Train data-parallel and on one device, step by step; see the module doc."""
+    import jax
+
+    from pmapviz.layout import pmap_sharding
+
+    validate(cfg, jax.local_device_count())
+    k, lb = cfg.devices, cfg.local_batch
+    x_all, y_all = make_data(cfg)
+    params0 = init_params(cfg)
+    pstep, sstep = steps_fn(cfg)
+    # replicas: a leading device axis, placed one copy per device
+    rep = jax.tree.map(
+        lambda p: jax.device_put(np.stack([p] * k), pmap_sharding(p.ndim + 1, 0, k)), params0
+    )
+    single = jax.tree.map(lambda p: jax.device_put(p, jax.local_devices()[0]), params0)
+    hist = History(cfg)
+    n = x_all.shape[0]
+    for step in range(cfg.steps):
+        if should_stop():
+            hist.stopped = True
+            break
+        start = (step * cfg.batch) % (n - cfg.batch + 1)
+        xb, yb = x_all[start : start + cfg.batch], y_all[start : start + cfg.batch]
+        xs = jax.device_put(xb.reshape(k, lb, -1), pmap_sharding(3, 0, k))
+        ys = jax.device_put(yb.reshape(k, lb), pmap_sharding(2, 0, k))
+        t = time.perf_counter()
+        rep, local_loss, local_norm, red_norm = pstep(rep, xs, ys)
+        jax.block_until_ready(rep)
+        hist.step_s.append(time.perf_counter() - t)
+        single, s_loss = sstep(single, xb, yb)
+        ll = np.asarray(local_loss, dtype=np.float64)
+        hist.local_losses.append(ll.tolist())
+        hist.local_grad_norms.append(np.asarray(local_norm, dtype=np.float64).tolist())
+        hist.reduced_grad_norm.append(float(np.asarray(red_norm)[0]))
+        hist.losses.append(float(ll.mean()))
+        hist.single_device_losses.append(float(s_loss))
+        hist.replica_diffs.append(replica_spread(rep))
+        if not np.isfinite(ll).all() or not np.isfinite(float(s_loss)):
+            hist.diverged_at = step
+            break
+        if progress:
+            progress(hist, step)
+    if hist.diverged_at is None and hist.losses:
+        hist.max_param_diff = max(
+            float(np.abs(np.asarray(r)[0] - np.asarray(s)).max())
+            for r, s in zip(jax.tree.leaves(rep), jax.tree.leaves(single), strict=True)
+        )
+    return hist
+
+
+def replica_spread(replicated) -> float:
+    """max |params on device d - params on device 0| over every leaf, read per shard."""
+    import jax
+
+    from pmapviz.programs import shards_of
+
+    worst = 0.0
+    for leaf in jax.tree.leaves(replicated):
+        shards = shards_of(leaf)
+        first = shards[0].data
+        for s in shards[1:]:
+            worst = max(worst, float(np.abs(s.data - first).max(initial=0.0)))
+    return worst
+
+
+def time_per_step(cfg: Config, ks: list[int], steps: int = 20) -> list[dict]:
+    """Median seconds per data-parallel step for each device count (same global batch)."""
+    rows = []
+    for k in ks:
+        if cfg.batch % k:
+            continue
+        c = Config(cfg.model, k, cfg.batch, steps, cfg.lr, cfg.reduction, cfg.seed)
+        h = train(c)
+        rows.append({"devices": k, "step_s_median": statistics.median(h.step_s[2:] or h.step_s)})
+    return rows

@@ -1,0 +1,78 @@
+"""Data-parallel training: loss falls, replicas stay identical, equal to one-device training."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pmapviz import training as tr
+from tests.conftest import ROOT, TEST_DEVICES
+
+
+@pytest.mark.parametrize("model, lr", [("linear", 0.05), ("mlp", 0.1)])
+@pytest.mark.parametrize("reduction", ["pmean", "psum"])
+def test_loss_falls_replicas_identical_and_equal_to_one_device(model, lr, reduction):
+    h = tr.train(tr.Config(model, TEST_DEVICES, 128, 60, lr, reduction))
+    assert h.losses[-1] < 0.2 * h.losses[0]
+    assert len(h.replica_diffs) == 60 and h.replicas_identical  # checked every step
+    # stated tolerance: float32 rounding of differently ordered sums (see the page's text)
+    assert h.max_param_diff <= 1e-5
+    for a, b in zip(h.losses, h.single_device_losses, strict=True):
+        assert a == pytest.approx(b, rel=1e-4, abs=1e-6)
+
+
+def test_local_values_differ_per_device_but_reduced_gradient_is_shared():
+    h = tr.train(tr.Config("mlp", 4, 64, 3, 0.1))
+    assert len(set(h.local_losses[0])) == 4  # different shards, different losses
+    assert len(set(h.local_grad_norms[0])) == 4
+    assert h.reduced_grad_norm[0] < max(h.local_grad_norms[0])
+
+
+def test_divergence_is_detected_and_stops():
+    h = tr.train(tr.Config("linear", 2, 64, 100, 5.0))
+    assert h.diverged_at is not None and h.diverged_at < 99
+    assert len(h.losses) == h.diverged_at + 1 and h.max_param_diff is None
+
+
+@pytest.mark.parametrize(
+    "cfg, words",
+    [(tr.Config(batch=100, devices=8), "Use 96 or 104"), (tr.Config(batch=4, devices=8), "from 8"),
+     (tr.Config(steps=0), "1 to 2,000"), (tr.Config(lr=-1), "above 0"),
+     (tr.Config(lr=float("nan")), "above 0"), (tr.Config(devices=99), "Use 1 to"),
+     (tr.Config(batch=10**9), "65,536"), (tr.Config(model="gpt"), "Unknown model")],
+)  # fmt: skip
+def test_bad_settings_are_explained(cfg, words):
+    with pytest.raises(tr.TrainError, match=words):
+        tr.validate(cfg, TEST_DEVICES)
+
+
+def test_stop_keeps_the_finished_steps():
+    calls = {"n": 0}
+
+    def stop():
+        calls["n"] += 1
+        return calls["n"] > 5
+
+    h = tr.train(tr.Config("linear", 2, 32, 50, 0.05), should_stop=stop)
+    assert h.stopped and len(h.losses) == 5
+
+
+def test_time_per_step_rows():
+    rows = tr.time_per_step(tr.Config("linear", 1, 64, 5, 0.05), [1, 2, 4], steps=5)
+    assert [r["devices"] for r in rows] == [1, 2, 4] and all(r["step_s_median"] > 0 for r in rows)
+
+
+def test_code_shows_the_reduction():
+    assert "lax.pmean(grads, 'batch')" in tr.code_for(tr.Config(reduction="pmean"))
+    assert "lax.psum(g, 'batch') / 4" in tr.code_for(tr.Config(devices=4, reduction="psum"))
+
+
+def test_cli_train_json():
+    cmd = [sys.executable, "-m", "pmapviz", "train", "--devices", "4", "--steps", "30", "--json"]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert len(out["losses"]) == 30 and len(out["single_device_losses"]) == 30
+    assert out["replicas_identical"] is True and out["max_param_diff"] <= 1e-5
+    assert out["step_s_median"] > 0

@@ -1,0 +1,49 @@
+"""AppTest for the data-parallel training page."""
+
+import pytest
+
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+PAGE = "pages/training.py"
+
+
+def test_train_and_see_the_proof(run_app):
+    at = run_app(page=PAGE, query={"steps": "40"})
+    assert not at.exception
+    at.button(key="tr_go").click().run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m for m in at.metric}
+    assert metrics["Max difference between replicas"].value == "0"
+    assert "identical" in all_text(at)
+    grid = next(m.value for m in at.markdown if "after pmean" in m.value)
+    for d in range(TEST_DEVICES):
+        assert f"cpu:{d}" in grid
+    assert len(at.get("plotly_chart")) >= 1
+    assert any("match one-device training" in s.value or "exactly" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [({"batch": "100"}, "Use 96 or 104"), ({"batch": "abc"}, "not a number"),
+     ({"lr": "nan"}, "finite"), ({"steps": "999999"}, "1 to 2,000"), ({"lr": "1e309"}, "finite")],
+)  # fmt: skip
+def test_bad_settings(run_app, query, words):
+    at = run_app(page=PAGE, query=query)
+    assert not at.exception
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_divergence_is_reported(run_app):
+    at = run_app(page=PAGE, query={"lr": "5", "steps": "100", "batch": "64"})
+    at.button(key="tr_go").click().run(timeout=300)
+    assert not at.exception
+    assert any("diverged" in e.value for e in at.error)
+
+
+def test_time_per_step(run_app):
+    at = run_app(page=PAGE, query={"steps": "5"})
+    at.button(key="tr_go").click().run(timeout=300)
+    at.button(key="tr_time").click().run(timeout=300)
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
