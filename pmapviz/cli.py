@@ -280,6 +280,35 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cluster_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--processes", default="2", help="worker processes, 2 to 4")
+    p.add_argument("--local-devices", default="2", help="CPU devices per process, 1 to 4")
+    p.add_argument("--timeout", type=float, default=45.0, help="seconds before a worker is "
+                   "declared hung")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from pmapviz import cluster
+
+    try:
+        res = cluster.launch(planning_int(args.processes, "--processes"),
+                             planning_int(args.local_devices, "--local-devices"),
+                             timeout=args.timeout)  # fmt: skip
+    except (cluster.ClusterError, ValueError, OSError) as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(res.to_json(), indent=2))
+    else:
+        print(f"{res.processes} processes x {res.local_devices} devices = {res.global_devices} "
+              f"global devices, {res.seconds:.1f} s")  # fmt: skip
+        for pp in res.per_process:
+            print(f"  process {pp['process_index']}: local devices {pp['local_device_ids']}, "
+                  f"psum {pp['psum']}, all_gather {pp['all_gather']}")  # fmt: skip
+    return 0
+
+
 def planning_int(text: str, name: str) -> int:
     raw = text.replace("_", "").replace(",", "").strip()
     if not raw.isdigit():
@@ -296,6 +325,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
         "data-parallel training with pmap, checked against one device",
         _train_args,
     ),
+    "cluster": (
+        cmd_cluster,
+        "a local jax.distributed cluster: local vs global devices",
+        _cluster_args,
+    ),
     "bench": (cmd_bench, "time pmap, vmap, jit+NamedSharding, shard_map and numpy", _bench_args),
 }
 
@@ -305,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (func, help_text, extra) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        if name != "bench":  # bench takes a list of device counts and --json FILE
+        if name not in ("bench", "cluster"):  # they set device counts their own way
             _device_args(p)
         if extra:
             extra(p)

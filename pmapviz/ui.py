@@ -38,7 +38,7 @@ PAGES = (
     PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
              "training", "Sharded batches, replicated parameters, pmean of gradients."),
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
-             "jax.distributed on one machine: local versus global devices.", issue=7),
+             "jax.distributed on one machine: local versus global devices."),
     PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
              "A step-by-step workshop path through pmap.", issue=9),
 )  # fmt: skip

@@ -69,3 +69,18 @@ def test_training_page(server, page):
     wait_rendered(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "training")
+
+
+def test_multi_process_page(server, page):
+    page.goto(f"{server}/cluster?p=3&d=2")
+    wait_rendered(page)
+    page.get_by_role("button", name="Launch 3 processes").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+        ".includes('6 global devices')",
+        timeout=120_000,
+    )
+    wait_rendered(page)
+    assert "in every process" in main_text(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "cluster")

@@ -1,0 +1,94 @@
+"""One process of a local ``jax.distributed`` cluster (started by :mod:`pmapviz.cluster`).
+
+    python -m pmapviz.worker --coordinator 127.0.0.1:PORT --num-processes P --process-id I
+                             --local-devices D [--timeout S]
+    python -m pmapviz.worker --single --local-devices N      # the same work, one process
+
+It sets its device count first, joins the cluster, runs a pmap over its local devices with
+collectives over the global axis, and prints one JSON line (prefixed ``RESULT ``) with what it
+saw. Arguments are parsed, never evaluated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coordinator")
+    ap.add_argument("--num-processes", type=int, default=1)
+    ap.add_argument("--process-id", type=int, default=0)
+    ap.add_argument("--local-devices", type=int, required=True)
+    ap.add_argument("--timeout", type=int, default=30)
+    ap.add_argument("--single", action="store_true")
+    args = ap.parse_args(argv)
+
+    import jax
+
+    jax.config.update("jax_num_cpu_devices", args.local_devices)  # before anything else
+    t0 = time.perf_counter()
+    if not args.single:
+        print(f"joining {args.coordinator} as process {args.process_id}/{args.num_processes}",
+              flush=True)  # fmt: skip
+        jax.distributed.initialize(
+            coordinator_address=args.coordinator, num_processes=args.num_processes,
+            process_id=args.process_id, initialization_timeout=args.timeout,
+        )  # fmt: skip
+    init_s = time.perf_counter() - t0
+    print(f"joined: {jax.device_count()} global devices", flush=True)
+
+    import numpy as np
+    from jax import lax
+
+    local = jax.local_devices()
+    d = len(local)
+    first_global = jax.process_index() * d  # global index of this process's first device
+    x = np.arange(first_global, first_global + d, dtype=np.float32) + 1.0  # device g holds g+1
+
+    def f(v):
+        return lax.psum(v, "i"), lax.all_gather(v, "i"), lax.axis_index("i")
+
+    pf = jax.pmap(f, axis_name="i")  # no devices=: the axis spans every process's devices
+    t = time.perf_counter()
+    out = pf(x)
+    jax.block_until_ready(out)
+    first_s = time.perf_counter() - t
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        jax.block_until_ready(pf(x))
+        times.append(time.perf_counter() - t)
+    psum, gathered, index = (np.asarray(o.addressable_data(0)) if hasattr(o, "addressable_data")
+                             else np.asarray(o)[0] for o in out)  # fmt: skip
+    per_device = [
+        {"device": str(s.device), "id": s.device.id, "axis_index": int(np.asarray(s.data)[0])}
+        for s in out[2].addressable_shards
+    ]
+    result = {
+        "process_index": jax.process_index(),
+        "process_count": jax.process_count(),
+        "local_device_ids": [dev.id for dev in local],
+        "global_device_ids": [dev.id for dev in jax.devices()],
+        "global_device_processes": [dev.process_index for dev in jax.devices()],
+        "global_devices": jax.device_count(),
+        "local_inputs": x.tolist(),
+        "psum": float(np.asarray(psum).reshape(-1)[0]),
+        "all_gather": np.asarray(gathered).reshape(-1).tolist(),
+        "axis_index": [p["axis_index"] for p in per_device],
+        "per_device": per_device,
+        "init_s": init_s,
+        "first_call_s": first_s,
+        "steady_s": sorted(times)[len(times) // 2],
+    }
+    print("RESULT " + json.dumps(result), flush=True)
+    if not args.single:
+        jax.distributed.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
