@@ -23,6 +23,8 @@ def _device_args(p: argparse.ArgumentParser) -> None:
         f"{devices.MAX_DEVICES} (default: $PMAPVIZ_DEVICES or {devices.DEFAULT_DEVICES})",
     )
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
+    p.add_argument("--max-bytes", help="memory budget per action, e.g. 4G (default: a quarter "
+                   "of the available memory)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -32,6 +34,8 @@ def _settings(args: argparse.Namespace) -> devices.Settings:
         argv += ["--devices", args.devices]
     if args.platform is not None:
         argv += ["--platform", args.platform]
+    if getattr(args, "max_bytes", None) is not None:
+        argv += ["--max-bytes", args.max_bytes]
     return devices.parse_settings(argv, os.environ)
 
 

@@ -24,6 +24,7 @@ DEFAULT_DEVICES = 8
 PLATFORMS = ("auto", "cpu", "gpu", "tpu")
 ENV_DEVICES = "PMAPVIZ_DEVICES"
 ENV_PLATFORM = "PMAPVIZ_PLATFORM"
+ENV_MAX_BYTES = "PMAPVIZ_MAX_BYTES"
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
 
 
@@ -36,6 +37,7 @@ class Settings:
     devices: int = DEFAULT_DEVICES
     platform: str = "auto"
     devices_source: str = "default"  # "flag", "env" or "default"
+    max_bytes: int | None = None  # memory budget per action; None: a share of what is free
 
 
 def _parse_count(text: str, where: str) -> int:
@@ -78,10 +80,11 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
     while i < len(argv):
         arg = argv[i]
         name, eq, value = arg.partition("=")
-        if name not in ("--devices", "--platform"):
+        if name not in ("--devices", "--platform", "--max-bytes"):
             raise SettingsError(
-                f"Unknown option {arg!r}. pmapviz understands --devices N and --platform "
-                f"{{{','.join(PLATFORMS)}}}, e.g. streamlit run app.py -- --devices 4"
+                f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
+                f"{{{','.join(PLATFORMS)}}} and --max-bytes SIZE, e.g. "
+                "streamlit run app.py -- --devices 4"
             )
         if not eq:
             if i + 1 >= len(argv):
@@ -106,7 +109,36 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         platform = _parse_platform(env[ENV_PLATFORM], f"{ENV_PLATFORM}=")
     else:
         platform = "auto"
-    return Settings(devices=devices, platform=platform, devices_source=source)
+    max_bytes = None
+    if "--max-bytes" in flags:
+        max_bytes = parse_bytes(flags["--max-bytes"], "--max-bytes")
+    elif env.get(ENV_MAX_BYTES, "").strip():
+        max_bytes = parse_bytes(env[ENV_MAX_BYTES], f"{ENV_MAX_BYTES}=")
+    return Settings(devices=devices, platform=platform, devices_source=source,
+                    max_bytes=max_bytes)  # fmt: skip
+
+
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6,
+          "mib": 2**20, "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12,
+          "tib": 2**40}  # fmt: skip
+MIN_BUDGET = 64 * 2**20
+
+
+def parse_bytes(text: str, where: str) -> int:
+    """'2G', '512MiB', '1500000000' -> bytes (K/M/G/T alone are binary, KB/MB/GB decimal)."""
+    m = re.fullmatch(r"\s*(\d{1,15}(?:\.\d{1,6})?)\s*([a-zA-Z]{0,3})\s*", text or "")
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _UNITS:
+        raise SettingsError(
+            f"{where} {text!r} is not a size. Use bytes, or a number with K, M, G or T, "
+            "e.g. --max-bytes 4G."
+        )
+    value = int(float(m.group(1)) * _UNITS[unit])
+    if value < MIN_BUDGET:
+        raise SettingsError(
+            f"{where} {text!r} is {value:,} bytes; the smallest useful budget is 64M."
+        )
+    return value
 
 
 def merge_xla_flags(existing: str | None, n_devices: int) -> str:
@@ -165,6 +197,8 @@ class DeviceReport:
         extra = (
             f" --platform {self.requested.platform}" if self.requested.platform != "auto" else ""
         )
+        if self.requested.max_bytes:
+            extra += f" --max-bytes {self.requested.max_bytes}"
         return f"streamlit run app.py -- --devices {n}{extra}"
 
 
@@ -294,6 +328,17 @@ def available_bytes() -> int:
 
 
 def memory_budget() -> int:
-    """Bytes one action may allocate: a fair share (a quarter) of the available memory, so a
-    room of sessions cannot take the server down."""
+    """Bytes one action may allocate: --max-bytes / PMAPVIZ_MAX_BYTES when set, else a fair
+    share (a quarter) of the memory available now, so a room of sessions cannot take the
+    server down."""
+    settings = _applied[0] if _applied is not None else None
+    if settings is not None and settings.max_bytes:
+        return settings.max_bytes
     return available_bytes() // 4
+
+
+def budget_source() -> str:
+    settings = _applied[0] if _applied is not None else None
+    if settings is not None and settings.max_bytes:
+        return "set with --max-bytes / PMAPVIZ_MAX_BYTES"
+    return "a quarter of the memory available now; set with --max-bytes"

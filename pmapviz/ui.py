@@ -131,6 +131,10 @@ def device_panel(report: devices.DeviceReport) -> None:
             f"**CPU** {report.physical_cores} physical core(s), {report.logical_cpus} logical"
         )
         st.markdown(device_chips(report), unsafe_allow_html=True)
+        st.caption(
+            f"Memory budget per action: **{devices.memory_budget() / 2**30:.1f} GiB** "
+            f"({devices.budget_source()})."
+        )
         st.caption("Each chip: device name · process index.")
         for note in report.notes:
             st.warning(note, icon=":material/warning:")

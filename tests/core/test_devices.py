@@ -139,3 +139,44 @@ def test_physical_cores_is_positive_and_at_most_logical():
     import os
 
     assert 1 <= devices.physical_cores() <= (os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("2G", 2 * 2**30),
+        ("512MiB", 512 * 2**20),
+        ("1500000000", 1_500_000_000),
+        ("4 GB", 4 * 10**9),
+    ],
+)
+def test_max_bytes_parses_units(text, value):
+    assert parse_settings(["--max-bytes", text], {}).max_bytes == value
+    assert parse_settings([], {"PMAPVIZ_MAX_BYTES": text}).max_bytes == value
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("lots", "not a size"),
+        ("1K", "smallest useful"),
+        ("-5G", "not a size"),
+        ("1e309", "not a size"),
+    ],
+)
+def test_bad_max_bytes(text, words):
+    with pytest.raises(SettingsError, match=words):
+        parse_settings(["--max-bytes", text], {})
+
+
+def test_budget_follows_the_setting_and_restart_command_keeps_it():
+    original = devices.applied_settings()
+    try:
+        s = devices.Settings(devices=original.devices, platform="cpu", max_bytes=2**30)
+        devices.apply(s)
+        assert devices.memory_budget() == 2**30
+        report = devices.describe(s)
+        assert report.restart_command(4).endswith("--max-bytes 1073741824")
+    finally:
+        devices.apply(original)
+    assert devices.memory_budget() != 2**30
