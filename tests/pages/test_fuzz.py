@@ -1,0 +1,138 @@
+"""Hostile input, property-based: drive every page's widgets (and its URL) through AppTest with
+random and hostile values, and assert that no exception element ever appears.
+
+Each page keeps one AppTest session across examples, as a person fiddling with the page would.
+Examples per page: PMAPVIZ_FUZZ_EXAMPLES (default 150; the closing note quotes a 500 run).
+Buttons that start long work (sweeps, training, launching processes, the 10M example) are left
+to their own tests; every other widget is fair game.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import streamlit.testing.v1.app_test as app_test_module
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from pmapviz.ui import PAGES
+from tests.conftest import ROOT
+from tests.pages.conftest import _RoutedPagesManager
+
+EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
+HEAVY_KEYS = {"tl_go", "tl_explorer", "cl_go", "dot_run", "tr_go", "tr_time", "tl_cancel",
+              "tr_stop"}  # fmt: skip
+HOSTILE = [
+    "", " ", "8,,3", "1e309", "nan", "inf", "-inf", "-1", "0", "-0", "None", "none", "null",
+    "ünïcødé ✓", "🙂🙂", "9" * 400, ", ".join(["2"] * 40), "99999999999, 99999999999, 99999999999",
+    "(8, 1_250_000, 3)", "[]", "()", "[8 3]", "0->1, 0->1", "0 1 | 1 2", "[[0,1],[2,99]]",
+    "<script>alert(1)</script>", "'; DROP TABLE x; --", "__import__('os').system('ls')", "1/0",
+    "\x00", "\n\n", "8", "3, 8", "2", "64", "65", "-3", "1e9", "0.5", "1_000", "0x10", "i",
+    "a b", "9" * 30, "-9999", "+2", "3->0", "0 1 2 3 | 4 5 6 7", "4, 0", "0, 3", "1, 1, 1, 1",
+]  # fmt: skip
+text_values = st.one_of(
+    st.sampled_from(HOSTILE),
+    st.text(max_size=40),
+    st.integers(-(10**12), 10**12).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.lists(st.integers(-3, 12), min_size=0, max_size=6).map(lambda v: ", ".join(map(str, v))),
+)
+QUERY_KEYS = ["fn", "s0", "s1", "d0", "d1", "a0", "a1", "out", "name", "c", "n", "m", "v", "g",
+              "p", "pairs", "w", "r", "model", "k", "batch", "steps", "lr", "red", "d"]  # fmt: skip
+
+_sessions: dict[str, AppTest] = {}
+
+
+def session(path: str) -> AppTest:
+    if path not in _sessions:
+        app_test_module.PagesManager = _RoutedPagesManager
+        sys.argv = ["app.py"]
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at.switch_page(path).run()
+        _sessions[path] = at
+    return _sessions[path]
+
+
+def widgets(at: AppTest) -> list:
+    found = []
+    for kind in ("text_input", "selectbox", "number_input", "radio", "multiselect", "checkbox",
+                 "button", "selectbox"):  # fmt: skip
+        for w in getattr(at, kind):
+            if getattr(w, "disabled", False):
+                continue
+            if kind == "button" and (w.key in HEAVY_KEYS or str(w.label).startswith("Run")):
+                continue
+            found.append((kind, w))
+    return found
+
+
+# One action = every random choice it could need, drawn up front, so that what hypothesis
+# draws never depends on the page's state; the action is then mapped onto whatever is there.
+action_st = st.tuples(
+    st.integers(0, 10**6),  # which widget
+    text_values,  # for text inputs
+    st.lists(st.integers(0, 10**6), min_size=1, max_size=3),  # option indices
+    st.sampled_from([0.0, 1.0, 0.5]) | st.floats(0, 1),  # position in a number range
+    st.booleans(),
+)
+
+
+def act(action, kind: str, w) -> str:
+    _, text, picks, frac, flag = action
+    if kind == "text_input":
+        value = text
+    elif kind in ("selectbox", "radio"):
+        options = list(w.options)
+        value = options[picks[0] % len(options)]
+    elif kind == "multiselect":
+        options = list(w.options)
+        value = list(dict.fromkeys(options[i % len(options)] for i in picks[1:]))
+    elif kind == "number_input":
+        lo = w.min if w.min is not None else -(10**6)
+        hi = w.max if w.max is not None else 10**6
+        lo, hi = int(max(lo, -(10**9))), int(min(hi, 10**9))
+        value = int(lo + (hi - lo) * frac)
+    elif kind == "checkbox":
+        value = flag
+    else:
+        w.click()
+        return f"click {getattr(w, 'key', None) or w.label!r}"
+    w.set_value(value)
+    return f"{kind} {getattr(w, 'key', None) or getattr(w, 'label', '')!r} <- {value!r}"[:200]
+
+
+FUZZ_PAGES = [p for p in PAGES]
+
+
+@pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
+@settings(max_examples=EXAMPLES, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(actions=st.lists(action_st, min_size=1, max_size=3))
+def test_no_widget_value_produces_a_traceback(info, actions):
+    at = session(info.path)
+    history = []
+    for action in actions:
+        options = widgets(at)
+        if not options:
+            break
+        kind, w = options[action[0] % len(options)]
+        history.append(act(action, kind, w))
+        at.run(timeout=120)
+        assert not at.exception, (history, [e.value for e in at.exception])
+
+
+@pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
+@settings(max_examples=max(20, EXAMPLES // 5), deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(query=st.dictionaries(st.sampled_from(QUERY_KEYS), text_values, max_size=6))
+def test_crafted_urls_are_validated_like_widgets(info, query):
+    app_test_module.PagesManager = _RoutedPagesManager
+    sys.argv = ["app.py"]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.switch_page(info.path).run()
+    assert not at.exception, (query, [e.value for e in at.exception])
