@@ -38,6 +38,7 @@ devices.apply(_settings)  # before anything else touches JAX
 
 from pmapviz import ui  # noqa: E402  (after the device count is fixed)
 
+ui.presenter_mode()
 ui.device_panel(ui.device_report())
 page = st.navigation(
     [

@@ -32,6 +32,7 @@ with st.container(border=True):
     crash = c3.checkbox("Kill worker 1 right after launch (to see how a failure is handled)",
                         key=P + "crash")  # fmt: skip
 ui.save_url_settings(P, ["p", "d"])
+ui.share_link("cluster")
 procs, local = int(st.session_state[P + "p"]), int(st.session_state[P + "d"])
 st.code(
     "# in each of the processes i = 0.." + str(procs - 1) + "\n"

@@ -60,6 +60,7 @@ with st.container(border=True):
                 help="e.g. 0->1, 1->2. Devices that no pair sends to get zeros.",
             )
 ui.save_url_settings(P, ["c", "n", "m", "v", "g", "p", "pairs"])
+ui.share_link("collectives")
 
 
 def _int(name: str, text: str, lo: int, hi: int) -> int | None:

@@ -59,7 +59,7 @@ with st.container(border=True):
     for k, (col, arg) in enumerate(zip(arg_cols, program.arg_names, strict=True)):
         with col:
             st.markdown(f"**Argument `{arg}`**")
-            a, b, c = st.columns([3, 2, 1])
+            a, b, c = st.columns([4, 3, 2])
             a.text_input(
                 f"shape of {arg}",
                 key=f"{P}s{k}",
@@ -75,6 +75,7 @@ with st.container(border=True):
             )
 _used = [x for x in NAMES if not x[1:].isdigit() or int(x[1:]) < program.n_args]
 ui.save_url_settings(P, _used)
+ui.share_link("explorer")
 st.session_state[ui.EXPLORER_KEY] = {x: st.session_state[P + x] for x in _used}
 
 # ------------------------------------------------------------------ parse what was typed

@@ -6,6 +6,8 @@ from pmapviz import programs, ui
 
 ui.ensure_routed()
 
+ui.set_url({})
+ui.share_link("home")
 report = ui.device_report()
 n = report.count
 

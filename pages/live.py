@@ -31,8 +31,8 @@ def _compiled(key: str, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, 
 
 settings = ui.explorer_settings(catalog.default_settings("batched_dot", n))
 program, plan, errors = planning.plan_from_text(settings, n)
-if dict(st.query_params) != settings:
-    st.query_params.from_dict(settings)  # a link to this page reproduces the run
+ui.set_url(settings)  # a link to this page reproduces the run
+ui.share_link("live")
 
 with st.container(border=True):
     if program is not None:

@@ -39,6 +39,26 @@ for msg in ui.load_url_settings(
 ):
     st.warning(msg, icon=":material/link_off:")
 
+if not st.session_state.get("tl_lists_loaded"):  # the link's lists, validated, once
+    st.session_state["tl_lists_loaded"] = True
+    w0 = st.session_state[P + "w"]
+
+    def _ints(name: str, allowed: list[int]) -> list[int] | None:
+        raw = st.query_params.get(name)
+        if raw is None:
+            return None
+        vals = [int(v) for v in raw.split(",") if v.strip().isdigit() and int(v) in allowed]
+        return vals or None
+
+    for key, name, allowed in ((P + "sizes_" + w0, "sizes", SIZE_CHOICES[w0]),
+                               (P + "ks", "ks", ks_all)):  # fmt: skip
+        picked = _ints(name, allowed)
+        if picked:
+            st.session_state[key] = picked
+    impls_q = [i for i in st.query_params.get("impls", "").split(",") if i in bench.IMPLS]
+    if impls_q:
+        st.session_state[P + "impls"] = impls_q
+
 with st.container(border=True):
     c1, c2 = st.columns([2, 1])
     c1.selectbox("Workload", list(bench.WORKLOADS), key=P + "w",
@@ -53,7 +73,10 @@ with st.container(border=True):
     ks = c3.multiselect("Device counts", ks_all, default=ks_all, key=P + "ks")
     impls = c4.multiselect("Implementations", bench.IMPLS, default=list(bench.IMPLS),
                            key=P + "impls")  # fmt: skip
-ui.save_url_settings(P, ["w", "r"])
+ui.set_url({"w": st.session_state[P + "w"], "r": st.session_state[P + "r"],
+            "sizes": ",".join(map(str, sizes)), "ks": ",".join(map(str, ks)),
+            "impls": ",".join(impls)})  # fmt: skip
+ui.share_link("timing")
 
 try:
     runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, ui.memory_budget())

@@ -39,6 +39,7 @@ with st.container(border=True):
     c[5].radio("Reduction", training.REDUCTIONS, key=P + "red",
                format_func=lambda r: {"pmean": "pmean", "psum": "psum / k"}[r])  # fmt: skip
 ui.save_url_settings(P, ["model", "k", "batch", "steps", "lr", "red"])
+ui.share_link("training")
 
 
 def _number(name, text, cast):

@@ -291,3 +291,39 @@ def describe_block(data: np.ndarray, limit: int = 12) -> str:
     sample = ", ".join(f"{v:.4g}" for v in f.reshape(-1)[:3])
     return (f"shape {a.shape}: min {f.min():.4g}, max {f.max():.4g}, mean {f.mean():.4g}; "
             f"first [{sample}, ...]")  # fmt: skip
+
+
+def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
+    """The seed's dot products computed three ways on n devices: jax.pmap (per-device view,
+    rank-reducing), jax.shard_map (per-device view, rank-preserving) and jax.jit over inputs
+    placed with a NamedSharding (global view). Returns shapes, shardings and the largest
+    difference between them (they should agree exactly)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from pmapviz.layout import pmap_sharding
+
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n * block, 3), dtype=np.float32)
+    y = rng.standard_normal((n * block, 3), dtype=np.float32)
+    dot = jax.vmap(jnp.dot)
+    shard = pmap_sharding(3, 0, n)
+    out_pmap = jax.pmap(dot, devices=jax.local_devices()[:n])(
+        jax.device_put(x.reshape(n, block, 3), shard), jax.device_put(y.reshape(n, block, 3), shard)
+    )
+    mesh = Mesh(np.array(jax.local_devices()[:n]), ("i",))
+    rows = NamedSharding(mesh, PartitionSpec("i"))
+    xs, ys = jax.device_put(x, rows), jax.device_put(y, rows)
+    out_sm = jax.jit(jax.shard_map(dot, mesh=mesh, in_specs=(PartitionSpec("i"),) * 2,
+                                   out_specs=PartitionSpec("i")))(xs, ys)  # fmt: skip
+    out_jit = jax.jit(dot)(xs, ys)
+    flat = np.asarray(out_pmap).reshape(-1)
+    return {
+        "pmap_shape": tuple(out_pmap.shape), "shard_map_shape": tuple(out_sm.shape),
+        "jit_shape": tuple(out_jit.shape),
+        "shard_map_sharding": str(out_sm.sharding.spec), "jit_sharding": str(out_jit.sharding.spec),
+        "max_diff_shard_map": float(np.abs(flat - np.asarray(out_sm)).max()),
+        "max_diff_jit": float(np.abs(flat - np.asarray(out_jit)).max()),
+        "jit_devices": len(out_jit.sharding.device_set),
+    }  # fmt: skip

@@ -40,7 +40,7 @@ PAGES = (
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
              "jax.distributed on one machine: local versus global devices."),
     PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
-             "A step-by-step workshop path through pmap.", issue=9),
+             "A step-by-step workshop path through pmap."),
 )  # fmt: skip
 
 
@@ -210,9 +210,55 @@ def explorer_settings(defaults: dict[str, str]) -> dict[str, str]:
 
 def save_url_settings(prefix: str, names: list[str]) -> None:
     """Mirror the current settings into the URL, so that a copied link reproduces the view."""
-    wanted = {n: str(st.session_state[prefix + n]) for n in names if prefix + n in st.session_state}
+    set_url({n: str(st.session_state[prefix + n]) for n in names if prefix + n in st.session_state})
+
+
+def set_url(params: dict[str, str]) -> None:
+    """Replace the URL's query parameters (keeping presenter mode) if they changed."""
+    wanted = dict(params)
+    if st.session_state.get("present"):
+        wanted["present"] = "1"
     if dict(st.query_params) != wanted:
         st.query_params.from_dict(wanted)
+
+
+PRESENTER_CSS = """
+<style>
+html { font-size: 20px; }
+[data-testid="stMainBlockContainer"] { padding-top: 1.5rem; max-width: 100%; }
+[data-testid="stHeader"], [data-testid="stCaptionContainer"],
+[data-testid="stSidebarUserContent"] [data-testid="stNumberInput"],
+[data-testid="stSidebarUserContent"] [data-testid="stCode"] { display: none; }
+
+</style>
+"""
+
+
+def presenter_mode() -> bool:
+    """Sidebar toggle (and ?present=1): larger type and charts, fine print hidden. The device
+    palette is colour-blind safe everywhere and every block carries its label."""
+    if "present" not in st.session_state:
+        st.session_state["present"] = st.query_params.get("present", "") in ("1", "true", "yes")
+    on = st.sidebar.toggle("Presenter mode", key="present",
+                           help="Larger type and charts for a projector; hides captions and "
+                           "the restart details. Also ?present=1 in the URL.")  # fmt: skip
+    if on:
+        st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+    return on
+
+
+def share_link(url_path: str) -> None:
+    """A copyable link to exactly this view (the page and its settings), in the sidebar."""
+    from urllib.parse import urlencode
+
+    host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
+    scheme = "https" if str(st.context.url or "").startswith("https") else "http"
+    path = "" if url_path == "home" else url_path
+    query = urlencode(dict(st.query_params))
+    with st.sidebar.expander("Share this view", icon=":material/link:"):
+        st.code(f"{scheme}://{host}/{path}" + (f"?{query}" if query else ""), language=None,
+                wrap_lines=True)  # fmt: skip
+        st.caption("Opening the link reproduces these settings.")
 
 
 def coming_soon(path: str, bullets: list[str]) -> None:

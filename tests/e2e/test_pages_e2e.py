@@ -105,3 +105,10 @@ def test_bad_settings_page_in_the_browser(browser, args):
         context.close()
     finally:
         stop_server(proc)
+
+
+def test_tour_step_screenshot(server, page):
+    page.goto(server + "/tour?step=10")
+    wait_rendered(page)
+    assert "three ways" in page.locator('[data-testid="stMain"]').inner_text()
+    screenshot(page, "tour")

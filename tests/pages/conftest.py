@@ -47,4 +47,5 @@ def all_text(at: AppTest) -> str:
         e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)
     ]
     parts += [t.value for t in at.title] + [h.value for h in at.subheader]
+    parts += [h.value for h in at.header] + [c.value for c in at.code]
     return "\n".join(str(p) for p in parts)

@@ -1,0 +1,99 @@
+"""Share links reproduce each page's settings; presenter mode at 1280x720."""
+
+import pytest
+
+from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+
+pytestmark = pytest.mark.e2e
+N = E2E_DEVICES
+
+
+def open_fresh(browser, url, size=(1400, 900)):
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = ctx.new_page()
+    page.goto(url)
+    wait_rendered(page, timeout_ms=120_000)
+    return ctx, page
+
+
+def selectbox_text(page, label):
+    return page.locator(f'[data-testid="stSelectbox"] input[aria-label="{label}"]').input_value()
+
+
+LINKS = {
+    "explorer": (
+        "/explorer?fn=add&s0=3,{n}&s1=3,{n}&a0=1&a1=1&out=1&d0=int32&d1=int32",
+        {"shape of x": "3,{n}", "out_axes": "1"},
+        {"Function f": "x + y"},
+    ),
+    "collectives": (
+        "/collectives?c=all_gather&n=2&m=3&v=random",
+        {"Devices": "2", "Elements per device": "3"},
+        {"Collective": "all_gather: every device gets every block"},
+    ),
+    "training": (
+        "/training?model=mlp&k=2&batch=64&steps=7&lr=0.2&red=psum",
+        {"Global batch": "64", "Steps": "7", "Learning rate": "0.2"},
+        {"Model": "Two-layer MLP classifier", "Devices": "2"},
+    ),
+    "timing": (
+        "/timing?w=matmul&r=5&sizes=64,1024&ks=1,2&impls=pmap,vmap",
+        {},
+        {"Workload": "Matrix multiply", "Timed runs per measurement": "5"},
+    ),
+    "cluster": ("/cluster?p=3&d=1", {}, {"Processes": "3", "CPU devices per process": "1"}),
+    "tour": ("/tour?step=6", {}, {}),
+    "live": ("/live?fn=double&s0={n},3&a0=0&out=0", {}, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINKS))
+def test_share_link_reproduces_the_view(server, browser, name):
+    path, texts, selects = LINKS[name]
+    ctx, page = open_fresh(browser, server + path.format(n=N))
+    try:
+        for label, value in texts.items():
+            assert page.get_by_label(label, exact=True).first.input_value() == value.format(n=N)
+        for label, value in selects.items():
+            assert value in selectbox_text(page, label)
+        main = page.locator('[data-testid="stMain"]').inner_text()
+        if name == "tour":
+            assert "6. axis_name and collectives" in main
+        if name == "live":
+            assert "PASS" in main and f"{N},3" in main
+        if name == "timing":
+            chips = page.locator('[data-testid="stMultiSelect"]').all_inner_texts()
+            assert "64" in chips[0] and "1,024" in chips[0] and "vmap" in chips[2]
+        # the share control shows a link to exactly this view
+        page.get_by_text("Share this view").click()
+        link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').last.inner_text()
+        assert f"/{name}?" in link
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()
+
+
+def test_presenter_mode_at_1280x720(server, browser):
+    ctx, page = open_fresh(browser, server + "/explorer?present=1", size=(1280, 720))
+    try:
+        assert page.locator('[data-testid="stHeader"]').is_hidden()
+        root_px = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")
+        assert float(root_px.rstrip("px")) >= 20
+        # nothing overflows the window: charts and grids fit at 1280 px
+        overflow = page.evaluate(
+            "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
+        )
+        assert not overflow
+        assert "present=1" in page.url
+        page.screenshot(path=str(screenshot.__globals__["ARTIFACTS"] / "presenter-explorer.png"))
+        page.goto(server + "/collectives?present=1&c=ppermute")
+        wait_rendered(page)
+        screenshot(page, "presenter-collectives")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert not page.evaluate(
+            "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
+        )
+    finally:
+        ctx.close()

@@ -1,0 +1,60 @@
+"""AppTest for every step of the guided tour, its URL state and navigation."""
+
+import pytest
+
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+PAGE = "pages/tour.py"
+N = TEST_DEVICES
+
+EXPECT = {
+    1: ["fixed for the whole process", "--devices 4"],
+    2: ["SPMD", "x * 2"],
+    3: [f"({N}, 10_000) -> reshape -> ({N * 10_000:_},)", "**True**"],
+    4: ["JAX itself says", f"has {N + 1} elements but there are {N} devices"],
+    5: ["`in_axes` says which axis", "Explorer: mapped axis 1, out_axes=1"],
+    6: ["lax.psum(jnp.sum(x), 'i')", "lax.ppermute"],
+    7: ["replicas identical at every step: **True**"],
+    8: ["local", "Launch 2 processes"],
+    9: ["sublinear"],
+    10: ["maintenance mode", "max diff 0", "When to use which"],
+}
+
+
+@pytest.mark.parametrize("step", sorted(EXPECT))
+def test_each_step_by_link(run_app, step):
+    at = run_app(page=PAGE, query={"step": str(step)})
+    assert not at.exception, [e.value for e in at.exception]
+    text = all_text(at) + " ".join(b.label for b in at.button)
+    for words in EXPECT[step]:
+        assert words in text, (step, words)
+    assert at.query_params["step"] == str(step)
+    if step == 5:
+        assert list(at.dataframe[0].value["result"]) == [f"({N}, 4, 2)", f"({N}, 3)", f"(3, {N})"]
+    links = " ".join(m.value for m in at.markdown if "open_in_new" in m.value)
+    assert "](/" in links  # every step links to the full page
+
+
+def test_next_and_previous_keep_the_url(run_app):
+    at = run_app(page=PAGE)
+    at.button(key="tour_next").click().run()
+    assert at.query_params["step"] == "2" and "pmap basics" in all_text(at)
+    at.button(key="tour_prev").click().run()
+    assert at.query_params["step"] == "1"
+    assert at.button(key="tour_prev").disabled
+
+
+def test_bad_step_in_link(run_app):
+    at = run_app(page=PAGE, query={"step": "99"})
+    assert not at.exception and at.warning and at.query_params["step"] == "1"
+
+
+def test_live_demos_behind_buttons(run_app):
+    at = run_app(page=PAGE, query={"step": "9"})
+    at.button(key="tour_time").click().run(timeout=120)
+    assert not at.exception and len(at.dataframe[0].value) == 3  # pmap x1, pmap xN, vmap
+    at = run_app(page=PAGE, query={"step": "8"})
+    at.button(key="tour_cluster").click().run(timeout=120)
+    assert not at.exception
+    assert list(at.dataframe[0].value["psum"]) == [3.0, 3.0]
