@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
 DEFAULT_TIMEOUT = 45.0
+WORKER_BYTES = 400 * 2**20  # measured: a worker with JAX loaded peaks near 300-350 MB RSS
 _LAUNCH = threading.Lock()
 
 
@@ -52,6 +53,17 @@ class ClusterResult:
             "global_devices": self.global_devices, "per_process": self.per_process,
             "seconds": self.seconds, "single_process": self.single_process,
         }  # fmt: skip
+
+
+def check_budget(processes: int, budget: int) -> None:
+    """Each worker is a whole Python + JAX process; refuse a cluster the budget cannot hold."""
+    need = (processes + 1) * WORKER_BYTES  # + the one-process comparison
+    if need > budget:
+        fit = max(0, budget // WORKER_BYTES - 1)
+        raise ValueError(
+            f"{processes} worker processes need about {need / 2**30:.1f} GiB; the memory budget "
+            f"is {budget / 2**30:.1f} GiB, enough for {fit} (at least {MIN_PROCESSES} needed)."
+        )
 
 
 def validate(processes: int, local_devices: int) -> None:
@@ -150,6 +162,9 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
     kill one. Raises ClusterError with a one-line reason when any worker fails.
     """
     validate(processes, local_devices)
+    from pmapviz.devices import memory_budget
+
+    check_budget(processes, memory_budget())
     t0 = time.perf_counter()
     procs: list[subprocess.Popen] = []
     with _LAUNCH:  # one launch at a time per server: ports never collide

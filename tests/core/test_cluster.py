@@ -118,3 +118,9 @@ def test_cli_cluster_json_and_failure_exit():
     bad = subprocess.run([sys.executable, "-m", "pmapviz", "cluster", "--processes", "7"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_budget_refuses_before_starting_processes():
+    with pytest.raises(ValueError, match="memory budget"):
+        cluster.check_budget(4, 1 * 2**30)
+    cluster.check_budget(2, 4 * 2**30)  # fits

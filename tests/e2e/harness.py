@@ -3,6 +3,7 @@ launch Debian's Chromium, wait for a page to finish rendering, take full-page sc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -134,3 +135,31 @@ def screenshot(page, name: str, max_height: int = 6000) -> Path:
     page.screenshot(path=str(path))
     page.set_viewport_size(size)
     return path
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def click_and_wait_for_text(page, button: str, text: str, timeout_ms: int = 120_000) -> str:
+    """Click the button named ``button``, wait until the main area shows ``text`` and the page
+    has settled; returns the main area's text."""
+    page.get_by_role("button", name=button).first.click()
+    page.wait_for_function(
+        "(t) => document.querySelector('[data-testid=\"stMain\"]').innerText.includes(t)",
+        arg=text, timeout=timeout_ms,
+    )  # fmt: skip
+    wait_rendered(page, timeout_ms=timeout_ms)
+    return main_text(page)
+
+
+@contextlib.contextmanager
+def fresh_server(args: list[str], browser, viewport=(1400, 900)):
+    """A server of its own (not the session one) and a page on it; both closed afterwards."""
+    proc, url = start_server(args, env={"PMAPVIZ_DEVICES": ""})
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        yield url, context.new_page()
+    finally:
+        context.close()
+        stop_server(proc)

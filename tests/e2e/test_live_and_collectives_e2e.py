@@ -2,14 +2,16 @@
 
 import pytest
 
-from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+from tests.e2e.harness import (
+    E2E_DEVICES,
+    click_and_wait_for_text,
+    main_text,
+    screenshot,
+    wait_rendered,
+)
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
-
-
-def main_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
 
 
 def test_live_run_and_seed_example(server, page):
@@ -17,14 +19,7 @@ def test_live_run_and_seed_example(server, page):
     wait_rendered(page)
     assert "PASS" in main_text(page) and "the values match" in main_text(page)
     page.get_by_label("Pairs (1,000 to", exact=False).fill("200000")
-    page.get_by_role("button", name="Run the example").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-        ".includes('the values equal jit(vmap(dot))')",
-        timeout=120_000,
-    )
-    wait_rendered(page)
-    text = main_text(page)
+    text = click_and_wait_for_text(page, "Run the example", "the values equal jit(vmap(dot))")
     assert f"({N}, {200_000 // N:_})" in text and "(200_000,)" in text  # "->" renders as an arrow
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "live-outputs")
@@ -60,13 +55,7 @@ def test_timing_lab_sweep(server, page):
 def test_training_page(server, page):
     page.goto(f"{server}/training?steps=60&model=mlp&lr=0.1")
     wait_rendered(page)
-    page.get_by_role("button", name="Train 60 steps").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-        ".includes('identical at every step')",
-        timeout=120_000,
-    )
-    wait_rendered(page)
+    click_and_wait_for_text(page, "Train 60 steps", "identical at every step")
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "training")
 
@@ -74,13 +63,7 @@ def test_training_page(server, page):
 def test_multi_process_page(server, page):
     page.goto(f"{server}/cluster?p=3&d=2")
     wait_rendered(page)
-    page.get_by_role("button", name="Launch 3 processes").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-        ".includes('6 global devices')",
-        timeout=120_000,
-    )
-    wait_rendered(page)
-    assert "in every process" in main_text(page)
+    text = click_and_wait_for_text(page, "Launch 3 processes", "6 global devices")
+    assert "in every process" in text
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "cluster")

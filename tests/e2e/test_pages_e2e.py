@@ -3,7 +3,7 @@
 import pytest
 
 from pmapviz.ui import PAGES
-from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+from tests.e2e.harness import E2E_DEVICES, fresh_server, main_text, screenshot, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
@@ -51,12 +51,7 @@ def test_home_hello_pmap_shows_each_device(server, page):
 def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
     """A share link opened before anyone visited '/' must still run app.py (device set-up,
     panel, navigation), not Streamlit's legacy pages/ auto-discovery."""
-    from tests.e2e.harness import start_server, stop_server
-
-    proc, url = start_server(["--devices", "2"], env={"PMAPVIZ_DEVICES": ""})
-    try:
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        p = context.new_page()
+    with fresh_server(["--devices", "2"], browser) as (url, p):
         p.goto(url + "/timing")
         wait_rendered(p)
         sidebar = p.locator('[data-testid="stSidebar"]').inner_text()
@@ -64,9 +59,6 @@ def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
         assert "Timing lab" in sidebar  # our navigation titles, not file names
         assert "Page not found" not in p.locator("body").inner_text()
         assert "Timing lab" in p.locator('[data-testid="stMain"] h1').first.inner_text()
-        context.close()
-    finally:
-        stop_server(proc)
 
 
 def test_restart_command_updates_and_panel_survives_reruns(server, page):
@@ -87,24 +79,13 @@ def test_restart_command_updates_and_panel_survives_reruns(server, page):
 
 @pytest.mark.parametrize("args", [["--devices", "0"], ["--platform", "quantum"]])
 def test_bad_settings_page_in_the_browser(browser, args):
-    from tests.e2e.harness import start_server, stop_server
-
-    proc, url = start_server(args, env={"PMAPVIZ_DEVICES": ""})
-    try:
-        context = browser.new_context(viewport={"width": 1200, "height": 700})
-        p = context.new_page()
+    with fresh_server(args, browser, viewport=(1200, 700)) as (url, p):
         p.goto(url + "/")
         wait_rendered(p)
         assert p.locator('[data-testid="stException"]').count() == 0
         assert "pmapviz could not start" in p.locator("h1").first.inner_text()
-        assert (
-            "streamlit run app.py -- --devices 8"
-            in p.locator('[data-testid="stMain"]').inner_text()
-        )
+        assert "streamlit run app.py -- --devices 8" in main_text(p)
         screenshot(p, "bad-settings-" + args[0].strip("-"))
-        context.close()
-    finally:
-        stop_server(proc)
 
 
 def test_tour_step_screenshot(server, page):
