@@ -126,6 +126,5 @@ st.subheader("Pages")
 cols = st.columns(2)
 for k, info in enumerate(ui.PAGES[1:]):
     with cols[k % 2]:
-        label = info.title + ("  (coming soon)" if info.issue else "")
-        st.page_link(info.path, label=label, icon=info.icon)
+        st.page_link(info.path, label=info.title, icon=info.icon)
         st.caption(info.blurb)

@@ -131,11 +131,6 @@ class Plan:
     out_varies: bool | None = None  # does the output differ from device to device?
     notes: tuple[str, ...] = field(default=())
 
-    @property
-    def mapped_size(self) -> int | None:
-        sizes = [s[a] for s, a in zip(self.arg_shapes, self.in_axes, strict=True) if a is not None]
-        return sizes[0] if sizes else None
-
 
 def _arg_names(fn: Any, n: int) -> tuple[str, ...]:
     names = getattr(fn, "arg_names", None)

@@ -21,7 +21,6 @@ class PageInfo:
     icon: str
     url_path: str
     blurb: str
-    issue: int | None = None  # the issue that builds it, while it is still a stub
 
 
 PAGES = (
@@ -259,16 +258,3 @@ def share_link(url_path: str) -> None:
         st.code(f"{scheme}://{host}/{path}" + (f"?{query}" if query else ""), language=None,
                 wrap_lines=True)  # fmt: skip
         st.caption("Opening the link reproduces these settings.")
-
-
-def coming_soon(path: str, bullets: list[str]) -> None:
-    """A stub page for a capability a later issue builds; it says so plainly."""
-    info = page_info(path)
-    st.title(f"{info.title}")
-    st.info(
-        f"**Not built yet.** This page arrives with issue #{info.issue}. "
-        "Until then it only describes what it will show.",
-        icon=":material/construction:",
-    )
-    st.markdown("\n".join(f"- {b}" for b in bullets))
-    st.page_link("pages/home.py", label="Back to Home", icon=":material/home:")

@@ -62,3 +62,12 @@ def test_ruff_lint_and_format():
     assert check.returncode == 0, check.stdout
     fmt = subprocess.run([ruff, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True)
     assert fmt.returncode == 0, fmt.stdout
+
+
+def test_public_api_is_thin_and_lazy():
+    import pmapviz
+    from pmapviz import planning
+
+    assert pmapviz.plan is planning.plan
+    with pytest.raises(AttributeError):
+        pmapviz.not_there  # noqa: B018
