@@ -45,7 +45,7 @@ def main() -> int:
     for impl, k, size in [("pmap", args.devices, 2**20), ("vmap", 1, 2**20),
                           ("shard_map", args.devices, 2**20), ("pmap", 2, 2**16)]:  # fmt: skip
         host = wl.inputs(size, np.random.default_rng(0))
-        compile_fn, place = bench._prepare(impl, wl, k, host)
+        compile_fn, place = bench.prepare_impl(impl, wl, k, host)
         placed = place()
         jax.block_until_ready(placed)
         run = compile_fn(placed)

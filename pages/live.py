@@ -4,7 +4,7 @@ against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 import numpy as np
 import streamlit as st
 
-from pmapviz import catalog, dotproduct, planning, programs, ui
+from pmapviz import catalog, devices, dotproduct, planning, programs, ui
 from pmapviz.planning import fmt_shape
 
 ui.ensure_routed()
@@ -61,7 +61,7 @@ if plan is None or not plan.ok:
     st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
 else:
     need = programs.estimate_bytes(plan)
-    budget = ui.memory_budget()
+    budget = devices.memory_budget()
     if need > budget:
         st.error(
             f"This run needs about {need / 1e9:.2f} GB (inputs on the host, on the devices and "
@@ -141,7 +141,7 @@ gives ({n}, pairs / {n}); **reshaping back** gives one dot product per pair, equ
 `jit(vmap(dot))` on one device.
 """
 )
-limit = dotproduct.max_pairs(ui.memory_budget(), n)
+limit = dotproduct.max_pairs(devices.memory_budget(), n)
 c1, c2 = st.columns([2, 1])
 pairs = c1.number_input(
     f"Pairs (1,000 to {limit:,}, a multiple of {n})", min_value=dotproduct.MIN_PAIRS,

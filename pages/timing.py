@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, charts, planning, programs, ui
+from pmapviz import catalog, charts, devices, planning, programs, ui
 
 ui.ensure_routed()
 
@@ -79,7 +79,7 @@ ui.set_url({"w": st.session_state[P + "w"], "r": st.session_state[P + "r"],
 ui.share_link("timing")
 
 try:
-    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, ui.memory_budget())
+    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, devices.memory_budget())
 except bench.BenchError as err:
     st.error(str(err), icon=":material/block:")
     runs = []
@@ -111,7 +111,7 @@ if go and runs:
 
     result = bench.sweep(
         wl, sorted(sizes), sorted(ks), impls, repeat=int(st.session_state[P + "r"]),
-        budget=ui.memory_budget(), progress=_progress,
+        budget=devices.memory_budget(), progress=_progress,
         on_wait=lambda: waiting.info("Waiting for another session's benchmark to finish, so "
                                      "the two do not disturb each other's timings...",
                                      icon=":material/hourglass_top:"),
@@ -135,9 +135,10 @@ with st.expander("Time the explorer's current settings"):
         st.markdown(f"f = `{program.body(plan.axis_name)}` on {args}: pmap on "
                     f"{plan.devices_used} device(s) vs jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
         need = programs.estimate_bytes(plan)
-        if need > ui.memory_budget():
+        budget = devices.memory_budget()
+        if need > budget:
             st.error(f"These settings need about {need / 1e9:.2f} GB; the budget is "
-                     f"{ui.memory_budget() / 1e9:.2f} GB.", icon=":material/memory:")  # fmt: skip
+                     f"{budget / 1e9:.2f} GB.", icon=":material/memory:")  # fmt: skip
         elif st.button("Time the explorer's settings", key="tl_explorer"):
             with st.spinner("Timing (waits if another benchmark is running)..."):
                 st.session_state["tl_report"] = bench.measure_plan(

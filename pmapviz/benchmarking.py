@@ -30,10 +30,6 @@ class BenchError(ValueError):
     """Settings a benchmark cannot run with; the message says what to use instead."""
 
 
-class Cancelled(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class Workload:
     key: str
@@ -171,7 +167,7 @@ def measure_bandwidth(nbytes: int = 256 * 2**20, repeat: int = 5,
     return 2 * nbytes / statistics.median(times) / 1e9
 
 
-def _prepare(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
+def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
     """(compile thunk taking placed inputs, placement thunk) for one implementation."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -204,7 +200,7 @@ def _prepare(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
 
 def measure(impl: str, wl: Workload, k: int, size: int, host: list[np.ndarray], repeat: int,
             bandwidth_gbs: float, clock: Callable[[], float] = time.perf_counter,
-            prepare=_prepare) -> Measurement:  # fmt: skip
+            prepare=prepare_impl) -> Measurement:  # fmt: skip
     """One implementation at one device count and size. ``host`` is reused across calls."""
     import jax
 

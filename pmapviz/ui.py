@@ -159,10 +159,6 @@ def device_panel(report: devices.DeviceReport) -> None:
         st.code(report.restart_command(int(n)), language="bash", wrap_lines=True)
 
 
-def memory_budget() -> int:
-    return devices.memory_budget()
-
-
 def load_url_settings(
     prefix: str, defaults: dict[str, str], choices: dict[str, tuple[str, ...]]
 ) -> list[str]:
