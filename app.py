@@ -12,6 +12,7 @@ import streamlit as st
 from pmapviz import devices  # imports no JAX
 
 st.set_page_config(page_title="pmapviz", page_icon=":material/grid_view:", layout="wide")
+st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.toml
 
 try:
     _settings = devices.parse_settings(sys.argv[1:], os.environ)
@@ -46,4 +47,7 @@ page = st.navigation(
         for i, p in enumerate(ui.PAGES)
     ]
 )
-page.run()
+try:
+    page.run()
+except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
+    ui.page_failed(err)

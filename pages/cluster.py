@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from pmapviz import cluster, ui
+from pmapviz import cluster, settings, ui
 
 ui.ensure_routed()
 
@@ -17,12 +17,8 @@ st.markdown(
     "collectives go through gloo)."
 )
 
-for msg in ui.load_url_settings(
-    P, {"p": "2", "d": "2"},
-    {"p": tuple(str(v) for v in range(cluster.MIN_PROCESSES, cluster.MAX_PROCESSES + 1)),
-     "d": tuple(str(v) for v in range(cluster.MIN_LOCAL, cluster.MAX_LOCAL + 1))},
-):  # fmt: skip
-    st.warning(msg, icon=":material/link_off:")
+schema = settings.cluster()
+ui.load_url_settings(P, schema)
 
 with st.container(border=True):
     c1, c2, c3 = st.columns([1, 1, 2])
@@ -33,7 +29,8 @@ with st.container(border=True):
                         key=P + "crash")  # fmt: skip
 ui.save_url_settings(P, ["p", "d"])
 ui.share_link("cluster")
-procs, local = int(st.session_state[P + "p"]), int(st.session_state[P + "d"])
+v = ui.parsed(P, schema)
+procs, local = int(v["p"]), int(v["d"])
 st.code(
     "# in each of the processes i = 0.." + str(procs - 1) + "\n"
     f'jax.config.update("jax_num_cpu_devices", {local})\n'

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import charts, collectives, ui
+from pmapviz import charts, collectives, settings, ui
 from pmapviz.palette import device_colour, text_colour
 
 ui.ensure_routed()
@@ -19,14 +19,8 @@ st.markdown(
 )
 
 keys = [c.key for c in collectives.COLLECTIVES]
-for msg in ui.load_url_settings(
-    P,
-    {"c": "psum", "n": str(n_all), "m": str(max(4, n_all)), "v": "arange", "g": "",
-     "p": "ring right", "pairs": "0->1, 1->2"},
-    {"c": tuple(keys), "v": ("arange", "random"),
-     "p": ("ring right", "ring left", "custom")},
-):  # fmt: skip
-    st.warning(msg, icon=":material/link_off:")
+schema = settings.collectives(n_all)
+ui.load_url_settings(P, schema)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -40,7 +34,7 @@ with st.container(border=True):
                  format_func=lambda k: collectives.BY_KEY[k].label)  # fmt: skip
     c2.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
     c3.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
-    c4.radio("Values", ["arange", "random"], key=P + "v")
+    c4.radio("Values", collectives.VALUE_KINDS, key=P + "v")
     coll = collectives.BY_KEY[st.session_state[P + "c"]]
     if coll.uses_groups:
         st.text_input(
@@ -51,7 +45,7 @@ with st.container(border=True):
         )  # fmt: skip
     if coll.key == "ppermute":
         p1, p2 = st.columns([1, 2])
-        p1.radio("Permutation", ["ring right", "ring left", "custom"], key=P + "p")
+        p1.radio("Permutation", collectives.PERMUTATIONS, key=P + "p")
         if st.session_state[P + "p"] == "custom":
             p2.text_input(
                 "Pairs source->destination",
@@ -63,19 +57,8 @@ ui.save_url_settings(P, ["c", "n", "m", "v", "g", "p", "pairs"])
 ui.share_link("collectives")
 
 
-def _int(name: str, text: str, lo: int, hi: int) -> int | None:
-    raw = (text or "").strip()
-    if not raw.isdigit() or not lo <= int(raw) <= hi:
-        st.error(f"{name} {raw[:20]!r} must be a whole number from {lo} to {hi}.",
-                 icon=":material/edit:")  # fmt: skip
-        return None
-    return int(raw)
-
-
-n = _int("Devices", st.session_state[P + "n"], 1, n_all)
-m = _int("Elements per device", st.session_state[P + "m"], 1, 64)
-if n is None or m is None:
-    st.stop()
+values = ui.parsed(P, schema, ["n", "m"])
+n, m = values["n"], values["m"]
 try:
     groups = collectives.parse_groups(st.session_state[P + "g"], n) if coll.uses_groups else None
     perm = None

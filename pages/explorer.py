@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import catalog, charts, codegen, layout, planning, ui
+from pmapviz import catalog, charts, codegen, layout, planning, settings, ui
 from pmapviz.planning import fmt_shape
 
 ui.ensure_routed()
@@ -20,11 +20,7 @@ st.markdown(
     "`jax.eval_shape`) and JAX's own shardings."
 )
 
-for msg in ui.load_url_settings(
-    P, catalog.default_settings("batched_dot", n),
-    {"fn": tuple(catalog.BY_KEY), **{f"d{k}": planning.DTYPES for k in range(catalog.MAX_ARGS)}},
-):  # fmt: skip
-    st.warning(msg, icon=":material/link_off:")
+ui.load_url_settings(P, settings.explorer(n))
 
 
 def _apply(settings: dict[str, str]) -> None:

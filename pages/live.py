@@ -29,21 +29,18 @@ def _compiled(key: str, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, 
     return programs.compile_plan(program, p)
 
 
-settings = ui.explorer_settings(catalog.default_settings("batched_dot", n))
-program, plan, errors = planning.plan_from_text(settings, n)
-ui.set_url(settings)  # a link to this page reproduces the run
+explorer = ui.explorer_settings(n)
+program, plan, errors = planning.plan_from_text(explorer, n)
+ui.set_url(explorer)  # a link to this page reproduces the run
 ui.share_link("live")
 
 with st.container(border=True):
-    if program is not None:
-        args = ", ".join(
-            f"`{a}` {settings.get(f's{k}', '')} (in_axes {settings.get(f'a{k}', '')}, "
-            f"{settings.get(f'd{k}', '')})"
-            for k, a in enumerate(program.arg_names)
-        )
-        name = settings.get("name") or None
-        st.markdown(f"**f** = `{program.body(name)}` on {args}; "
-                    f"out_axes {settings.get('out')}, axis_name `{name}`")  # fmt: skip
+    if plan is not None:
+        args = ", ".join(f"`{a}` {fmt_shape(s)} (in_axes {ax}, {d})" for a, s, ax, d in
+                         zip(plan.arg_names, plan.arg_shapes, plan.in_axes, plan.dtypes,
+                             strict=True))  # fmt: skip
+        st.markdown(f"**f** = `{program.body(plan.axis_name)}` on {args}; "
+                    f"out_axes {plan.out_axes}, axis_name `{plan.axis_name}`")  # fmt: skip
     st.page_link("pages/explorer.py", label="Change the settings in the explorer",
                  icon=":material/grid_view:")  # fmt: skip
     c1, c2 = st.columns([3, 1])

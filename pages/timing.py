@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, charts, devices, planning, programs, ui
+from pmapviz import catalog, charts, devices, planning, programs, settings, ui
 
 ui.ensure_routed()
 
@@ -27,37 +27,10 @@ st.markdown(
 )
 
 ks_all = bench.device_counts(n)
-SIZE_CHOICES = {  # the first, tiny size shows the per-call overhead
-    "dot": [2**6, 2**14, 2**17, 2**20, 2**23],
-    "matmul": [2**6, 2**10, 2**12, 2**14, 2**16],
-    "elementwise": [2**6, 2**16, 2**19, 2**22, 2**25],
-}
-for msg in ui.load_url_settings(
-    P,
-    {"w": "dot", "r": "7"},
-    {"w": tuple(bench.WORKLOADS), "r": tuple(str(r) for r in range(3, 31))},
-):
-    st.warning(msg, icon=":material/link_off:")
-
-if not st.session_state.get("tl_lists_loaded"):  # the link's lists, validated, once
-    st.session_state["tl_lists_loaded"] = True
-    w0 = st.session_state[P + "w"]
-
-    def _ints(name: str, allowed: list[int]) -> list[int] | None:
-        raw = st.query_params.get(name)
-        if raw is None:
-            return None
-        vals = [int(v) for v in raw.split(",") if v.strip().isdigit() and int(v) in allowed]
-        return vals or None
-
-    for key, name, allowed in ((P + "sizes_" + w0, "sizes", SIZE_CHOICES[w0]),
-                               (P + "ks", "ks", ks_all)):  # fmt: skip
-        picked = _ints(name, allowed)
-        if picked:
-            st.session_state[key] = picked
-    impls_q = [i for i in st.query_params.get("impls", "").split(",") if i in bench.IMPLS]
-    if impls_q:
-        st.session_state[P + "impls"] = impls_q
+schema = settings.timing(n, st.query_params.get("w", "dot"))
+ui.load_url_settings(P, schema)
+if P + "sizes" in st.session_state:  # the link's sizes belong to the link's workload
+    st.session_state[P + "sizes_" + st.session_state[P + "w"]] = st.session_state.pop(P + "sizes")
 
 with st.container(border=True):
     c1, c2 = st.columns([2, 1])
@@ -66,13 +39,13 @@ with st.container(border=True):
     c2.selectbox("Timed runs per measurement", [str(r) for r in range(3, 31)], key=P + "r")
     wl = bench.WORKLOADS[st.session_state[P + "w"]]
     st.caption(wl.description)
-    sizes = st.multiselect(f"Sizes ({wl.unit})", SIZE_CHOICES[wl.key],
-                           default=SIZE_CHOICES[wl.key][:4], format_func=lambda s: f"{s:,}",
-                           key=P + "sizes_" + wl.key)  # fmt: skip
+    choices = bench.size_choices(wl.key, ks_all)
+    sizes = st.multiselect(f"Sizes ({wl.unit})", choices, format_func=lambda s: f"{s:,}",
+                           default=None if P + "sizes_" + wl.key in st.session_state
+                           else choices[:4], key=P + "sizes_" + wl.key)  # fmt: skip
     c3, c4 = st.columns(2)
-    ks = c3.multiselect("Device counts", ks_all, default=ks_all, key=P + "ks")
-    impls = c4.multiselect("Implementations", bench.IMPLS, default=list(bench.IMPLS),
-                           key=P + "impls")  # fmt: skip
+    ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
+    impls = c4.multiselect("Implementations", bench.IMPLS, key=P + "impls")
 ui.set_url({"w": st.session_state[P + "w"], "r": st.session_state[P + "r"],
             "sizes": ",".join(map(str, sizes)), "ks": ",".join(map(str, ks)),
             "impls": ",".join(impls)})  # fmt: skip
@@ -123,7 +96,7 @@ if go and runs:
     bar.progress(1.0, text="Done")
 
 with st.expander("Time the explorer's current settings"):
-    ex = ui.explorer_settings(catalog.default_settings("batched_dot", n))
+    ex = ui.explorer_settings(n)
     program, plan, errors = planning.plan_from_text(ex, n)
     if errors or plan is None or not plan.ok:
         st.warning("The explorer's settings are not valid yet: fix them on the Shapes & "

@@ -5,7 +5,17 @@ import jax
 import numpy as np
 import streamlit as st
 
-from pmapviz import benchmarking, catalog, collectives, dotproduct, planning, programs, training, ui
+from pmapviz import (
+    benchmarking,
+    catalog,
+    collectives,
+    dotproduct,
+    planning,
+    programs,
+    settings,
+    training,
+    ui,
+)
 from pmapviz.planning import fmt_shape
 
 ui.ensure_routed()
@@ -25,13 +35,11 @@ STEPS = [
     "pmap today: shard_map and jit + NamedSharding",
 ]
 
-raw = st.query_params.get("step", "1")
-if not (raw.isdigit() and 1 <= int(raw) <= len(STEPS)):
-    st.warning(f"The link's step={raw[:20]!r} is not a step from 1 to {len(STEPS)}; "
-               "starting at step 1.", icon=":material/link_off:")  # fmt: skip
-    raw = "1"
 if st.session_state.get("tour_step") is None:
-    st.session_state["tour_step"] = int(raw)
+    texts, notes = settings.tour().from_query(dict(st.query_params))
+    st.session_state["tour_step"] = int(texts["step"])
+    st.session_state["_tour_notes"] = notes
+ui.link_notes(st.session_state.get("_tour_notes", []))
 
 
 def _go(step: int) -> None:
@@ -210,7 +218,7 @@ elif step == 8:
                            "local devices": str(p["local_device_ids"]),
                            "global devices": p["global_devices"], "psum": p["psum"]}
                           for p in res.per_process], hide_index=True)  # fmt: skip
-        except (cluster.ClusterError, OSError) as err:
+        except (cluster.ClusterError, ValueError, OSError) as err:
             st.error(str(err), icon=":material/error:")
     open_full("Multi-process", "/cluster?p=2&d=2")
 elif step == 9:
@@ -221,8 +229,13 @@ elif step == 9:
     )
     if st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_time",
                  icon=":material/timer:"):  # fmt: skip
-        rep = benchmarking.sweep(benchmarking.WORKLOADS["elementwise"], [2**20], [1, n],
-                                 ["pmap", "vmap"], repeat=5)  # fmt: skip
+        size = benchmarking.size_choices("elementwise", [1, n])[1]
+        try:
+            rep = benchmarking.sweep(benchmarking.WORKLOADS["elementwise"], [size], [1, n],
+                                     ["pmap", "vmap"], repeat=5)  # fmt: skip
+        except benchmarking.BenchError as err:
+            st.error(str(err), icon=":material/block:")
+            st.stop()
         st.dataframe([{"impl": m.impl, "devices": m.devices,
                        "compute (ms, median)": round(m.run_s_median * 1e3, 3),
                        "memory floor (ms)": round(m.floor_s * 1e3, 3)} for m in rep.results],

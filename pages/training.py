@@ -1,9 +1,8 @@
 """Data-parallel training: sharded batches, replicated parameters, gradients all-reduced."""
 
-import numpy as np
 import streamlit as st
 
-from pmapviz import benchmarking, charts, training, ui
+from pmapviz import benchmarking, charts, settings, training, ui
 
 ui.ensure_routed()
 
@@ -19,13 +18,8 @@ st.markdown(
     "checked at every step, and the result is compared with training on one device."
 )
 
-for msg in ui.load_url_settings(
-    P, {"model": "linear", "k": str(n), "batch": "256", "steps": "100", "lr": "0.05",
-        "red": "pmean"},
-    {"model": training.MODELS, "red": training.REDUCTIONS,
-     "k": tuple(str(k) for k in range(1, n + 1))},
-):  # fmt: skip
-    st.warning(msg, icon=":material/link_off:")
+schema = settings.training(n)
+ui.load_url_settings(P, schema)
 
 with st.container(border=True):
     c = st.columns([2, 1, 1, 1, 1, 1])
@@ -42,25 +36,8 @@ ui.save_url_settings(P, ["model", "k", "batch", "steps", "lr", "red"])
 ui.share_link("training")
 
 
-def _number(name, text, cast):
-    try:
-        value = cast(str(text).replace("_", "").replace(",", "").strip())
-    except ValueError:
-        st.error(f"{name} {str(text)[:20]!r} is not a number.", icon=":material/edit:")
-        return None
-    if not np.isfinite(value):
-        st.error(f"{name} must be a finite number.", icon=":material/edit:")
-        return None
-    return value
-
-
-vals = [_number("Global batch", st.session_state[P + "batch"], int),
-        _number("Steps", st.session_state[P + "steps"], int),
-        _number("Learning rate", st.session_state[P + "lr"], float)]  # fmt: skip
-if any(v is None for v in vals):
-    st.stop()
-cfg = training.Config(st.session_state[P + "model"], int(st.session_state[P + "k"]), vals[0],
-                      vals[1], vals[2], st.session_state[P + "red"])  # fmt: skip
+v = ui.parsed(P, schema)
+cfg = training.Config(v["model"], int(v["k"]), v["batch"], v["steps"], v["lr"], v["red"])
 try:
     training.validate(cfg, n)
 except training.TrainError as err:

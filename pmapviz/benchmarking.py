@@ -12,6 +12,7 @@ Rules the harness keeps (and tests check with a fake clock):
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -240,6 +241,25 @@ def device_counts(n: int) -> list[int]:
     return [*ks, n]
 
 
+BASE_SIZES = {  # the first, tiny size shows the per-call overhead
+    "dot": (2**6, 2**14, 2**17, 2**20, 2**23),
+    "matmul": (2**6, 2**10, 2**12, 2**14, 2**16),
+    "elementwise": (2**6, 2**16, 2**19, 2**22, 2**25),
+}
+
+
+def size_choices(workload: str, ks: Sequence[int]) -> list[int]:
+    """The sizes offered for a workload, each rounded down to a multiple of every device count
+    in ``ks`` (so any choice splits evenly, e.g. on 3 or 6 devices too)."""
+    lcm = math.lcm(*ks) if ks else 1
+    out = []
+    for s in BASE_SIZES[workload]:
+        v = max(lcm, s - s % lcm)
+        if v not in out:
+            out.append(v)
+    return out
+
+
 def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
                budget: int) -> list[tuple[str, int, int]]:  # fmt: skip
     """The (impl, devices, size) runs of a sweep, checked: sizes divisible by every device
@@ -255,7 +275,7 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
     unknown = [i for i in impls if i not in IMPLS]
     if unknown:
         raise BenchError(f"Unknown implementation(s) {unknown}; choose from {', '.join(IMPLS)}.")
-    lcm = int(np.lcm.reduce(list(ks)))
+    lcm = math.lcm(*ks)
     for s in sizes:
         if s < 1 or s % lcm:
             raise BenchError(

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 
-from pmapviz import devices
+from pmapviz import devices, settings
 
 
 def _device_args(p: argparse.ArgumentParser) -> None:
@@ -30,9 +30,9 @@ def _device_args(p: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace) -> devices.Settings:
     argv: list[str] = []
-    if args.devices is not None:
+    if getattr(args, "devices", None) is not None:
         argv += ["--devices", args.devices]
-    if args.platform is not None:
+    if getattr(args, "platform", None) is not None:
         argv += ["--platform", args.platform]
     if getattr(args, "max_bytes", None) is not None:
         argv += ["--max-bytes", args.max_bytes]
@@ -76,7 +76,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out-axes", default=None, help="an integer or None (default: the fn's)")
     p.add_argument("--axis-name", default=None, help="e.g. i")
     p.add_argument("--dtype", action="append", help="one per argument (default float32)")
-    p.add_argument("--plan-devices", type=int, default=None,
+    p.add_argument("--plan-devices", default=None,
                    help="plan for this many devices (default: this process's count); may be "
                    "larger than the machine has")  # fmt: skip
 
@@ -100,74 +100,83 @@ def _plan_json(p) -> dict:
     }
 
 
+def _plan_inputs(args: argparse.Namespace, program) -> tuple:
+    """The plan's shapes, axes, name and dtypes from the flags, through the settings layer."""
+    shapes = ([settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
+              if args.shape else list(program.default_shapes))  # fmt: skip
+    if len(shapes) != program.n_args:
+        raise settings.SettingError(
+            f"{args.fn} takes {program.n_args} argument(s) ({', '.join(program.arg_names)}); "
+            f"give --shape once for each (got {len(shapes)})."
+        )
+    in_axes = tuple(program.default_in_axes)
+    if args.in_axes is not None:
+        in_axes = tuple(settings.parse_axis(a, "--in-axes") for a in args.in_axes.split(","))
+    out_axes = (program.default_out_axes if args.out_axes is None
+                else settings.parse_axis(args.out_axes, "--out-axes"))  # fmt: skip
+    axis_name = settings.parse_axis_name(args.axis_name)
+    dtypes = [settings.parse_choice(d, "--dtype", settings.DTYPES) for d in args.dtype or []]
+    if dtypes and len(dtypes) != program.n_args:
+        raise settings.SettingError(
+            f"--dtype given {len(dtypes)} time(s); {args.fn} takes {program.n_args} "
+            "argument(s): give it once per argument, or not at all (float32)."
+        )
+    return shapes, in_axes, out_axes, axis_name, dtypes or None
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     from pmapviz import catalog, planning
 
-    settings = _settings(args)
+    device_settings = _settings(args)
     program = catalog.get(args.fn)
-    try:
-        shapes = (
-            [planning.parse_shape(s, f"--shape {k + 1}") for k, s in enumerate(args.shape)]
-            if args.shape
-            else list(program.default_shapes)
-        )
-        if args.in_axes is None:
-            in_axes = tuple(program.default_in_axes)
-        else:
-            in_axes = tuple(planning.parse_axis(a, "--in-axes") for a in args.in_axes.split(","))
-        out_axes = (
-            program.default_out_axes
-            if args.out_axes is None
-            else planning.parse_axis(args.out_axes, "--out-axes")
-        )
-        axis_name = planning.parse_axis_name(args.axis_name)
-    except planning.InputError as err:
-        print(f"pmapviz: {err}", file=sys.stderr)
-        return 2
-    if len(shapes) != program.n_args:
-        names = ", ".join(program.arg_names)
-        print(f"pmapviz: {args.fn} takes {program.n_args} argument(s) ({names}); "
-              "give --shape once for each.", file=sys.stderr)  # fmt: skip
-        return 2
-    n = args.plan_devices
-    if n is None:
-        devices.apply(settings)
+    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+    n = None
+    if args.plan_devices is not None:
+        n = settings.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
+    else:
+        devices.apply(device_settings)
     p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                      n_devices=n, dtypes=args.dtype or None)  # fmt: skip
+                      n_devices=n, dtypes=dtypes)  # fmt: skip
     if args.json:
         print(json.dumps(_plan_json(p), indent=2))
     else:
-        fmt = planning.fmt_shape
-        print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
-              f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
-        for name, shape, ax in zip(p.arg_names, p.arg_shapes, p.in_axes, strict=True):
-            print(f"  {name}: {fmt(shape)} in_axes={ax}")
-        if p.ok:
-            print(f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
-                  f"result {p.out_shapes}")  # fmt: skip
-        for q in p.problems:
-            print(f"  problem [{q.code}]: {q.message}\n    fix: {q.fix}")
-        for note in p.notes:
-            print(f"  note: {note}")
+        _print_plan(p, program, axis_name)
     return 0 if p.ok else 1
+
+
+def _print_plan(p, program, axis_name) -> None:
+    fmt = settings.fmt_shape
+    print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
+          f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
+    for name, shape, ax in zip(p.arg_names, p.arg_shapes, p.in_axes, strict=True):
+        print(f"  {name}: {fmt(shape)} in_axes={ax}")
+    if p.ok:
+        print(f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
+              f"result {p.out_shapes}")  # fmt: skip
+    for q in p.problems:
+        print(f"  problem [{q.code}]: {q.message}\n    fix: {q.fix}")
+    for note in p.notes:
+        print(f"  note: {note}")
 
 
 def _dot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", default="10000000", help="number of pairs of 3-vectors (default 10M)")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs after a warm-up")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", default="5", help="timed runs after a warm-up, 1 to 100")
+    p.add_argument("--seed", default="0", help=f"0 to {MAX_SEED:,}")
 
 
 def cmd_dot(args: argparse.Namespace) -> int:
     from pmapviz import dotproduct
 
     devices.apply(_settings(args))
+    pairs = settings.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
+    repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
+    seed = settings.parse_int(args.seed, "--seed", 0, MAX_SEED)
     try:
-        pairs = int(planning_int(args.pairs, "--pairs"))
-        res = dotproduct.run_dot(pairs, seed=args.seed, repeat=max(1, args.repeat), progress=(
+        res = dotproduct.run_dot(pairs, seed=seed, repeat=repeat, progress=(
             None if args.json else lambda text, frac: print(f"[{frac:4.0%}] {text}", flush=True)
         ))  # fmt: skip
-    except (dotproduct.DotError, ValueError) as err:
+    except dotproduct.DotError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     if args.json:
@@ -193,7 +202,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
                    "(default: 1, 2, 4, ... up to $PMAPVIZ_DEVICES or 8)")  # fmt: skip
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
-    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--repeat", default="7", help="timed runs per measurement, 1 to 100")
     p.add_argument(
         "--json",
         nargs="?",
@@ -204,27 +213,42 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _bench_inputs(args: argparse.Namespace, bench) -> tuple:
+    """Device counts, sizes, implementations and repeat from the flags (settings layer)."""
+    ks = (settings.parse_int_list(args.devices, "--devices", devices.MIN_DEVICES,
+                                  devices.MAX_DEVICES) if args.devices else None)  # fmt: skip
+    argv = ["--devices", str(max(ks))] if ks else []
+    if args.platform:
+        argv += ["--platform", args.platform]
+    device_settings = devices.parse_settings(argv, os.environ)
+    sizes = settings.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
+    impls = [settings.parse_choice(i, "--impls", bench.IMPLS) for i in args.impls.split(",")
+             ] if args.impls else list(bench.IMPLS)  # fmt: skip
+    repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
+    if args.json not in (None, "-"):
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise settings.SettingError(
+                f"--json {settings.quote(args.json, 80)}: the folder {folder} does not exist or "
+                "is not writable; create it first (checked before the sweep starts)."
+            )
+    return device_settings, ks, sizes, impls, repeat
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from pmapviz import benchmarking as bench
 
+    device_settings, ks, sizes, impls, repeat = _bench_inputs(args, bench)
+    devices.apply(device_settings)
+    ks = ks or bench.device_counts(device_settings.devices)
     try:
-        ks = ([planning_int(k, "--devices") for k in args.devices.split(",") if k.strip()]
-              if args.devices else None)  # fmt: skip
-        argv = ["--devices", str(max(ks))] if ks else []
-        if args.platform:
-            argv += ["--platform", args.platform]
-        settings = devices.parse_settings(argv, os.environ)
-        devices.apply(settings)
-        ks = ks or bench.device_counts(settings.devices)
-        sizes = [planning_int(s, "--size") for s in args.size.split(",") if s.strip()]
-        impls = args.impls.split(",") if args.impls else list(bench.IMPLS)
         report = bench.sweep(bench.WORKLOADS[args.workload], sizes, ks, impls,
-                             repeat=max(1, args.repeat), progress=None if args.json == "-" else (
+                             repeat=repeat, progress=None if args.json == "-" else (
             lambda m, i, t: print(f"[{i}/{t}] {m.impl:12} x{m.devices:<3} size {m.size:>10,}: "
                                   f"compile {m.compile_s * 1e3:7.1f} ms  transfer "
                                   f"{m.transfer_s * 1e3:7.2f} ms  run {m.run_s_median * 1e3:8.3f}"
                                   f" ms  floor {m.floor_s * 1e3:.3f} ms", flush=True)))  # fmt: skip
-    except (bench.BenchError, devices.SettingsError, ValueError) as err:
+    except bench.BenchError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     data = report.to_json()
@@ -245,25 +269,27 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="linear", choices=training.MODELS)
     p.add_argument("--steps", default="100")
     p.add_argument("--batch", default="256", help="global batch, split over the devices")
-    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--lr", default="0.05", help="learning rate, above 0 and at most 100")
     p.add_argument("--reduction", default="pmean", choices=training.REDUCTIONS)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", default="0", help=f"0 to {MAX_SEED:,}")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from pmapviz import training
 
-    settings = _settings(args)
-    devices.apply(settings)
+    devices.apply(_settings(args))
     import jax
 
+    cfg = training.Config(
+        args.model, jax.local_device_count(),
+        settings.parse_int(args.batch, "--batch", 1, training.MAX_BATCH),
+        settings.parse_int(args.steps, "--steps", 1, training.MAX_STEPS),
+        settings.parse_float(args.lr, "--lr", 1e-6, 100.0), args.reduction,
+        settings.parse_int(args.seed, "--seed", 0, MAX_SEED),
+    )  # fmt: skip
     try:
-        cfg = training.Config(args.model, jax.local_device_count(),
-                              planning_int(args.batch, "--batch"),
-                              planning_int(args.steps, "--steps"), args.lr, args.reduction,
-                              args.seed)  # fmt: skip
         hist = training.train(cfg)
-    except (training.TrainError, ValueError) as err:
+    except training.TrainError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     out = hist.to_json()
@@ -287,18 +313,24 @@ def cmd_train(args: argparse.Namespace) -> int:
 def _cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", default="2", help="worker processes, 2 to 4")
     p.add_argument("--local-devices", default="2", help="CPU devices per process, 1 to 4")
-    p.add_argument("--timeout", type=float, default=45.0, help="seconds before a worker is "
-                   "declared hung")  # fmt: skip
+    p.add_argument("--timeout", default="45", help="seconds before a worker is "
+                   "declared hung, 1 to 600")  # fmt: skip
+    p.add_argument("--max-bytes", help="memory budget, e.g. 4G (default: $PMAPVIZ_MAX_BYTES or "
+                   "a quarter of the available memory)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
     from pmapviz import cluster
 
+    processes = settings.parse_int(args.processes, "--processes", cluster.MIN_PROCESSES,
+                                   cluster.MAX_PROCESSES)  # fmt: skip
+    local = settings.parse_int(args.local_devices, "--local-devices", cluster.MIN_LOCAL,
+                               cluster.MAX_LOCAL)  # fmt: skip
+    timeout = settings.parse_float(args.timeout, "--timeout", 1.0, MAX_CLUSTER_TIMEOUT)
+    devices.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
     try:
-        res = cluster.launch(planning_int(args.processes, "--processes"),
-                             planning_int(args.local_devices, "--local-devices"),
-                             timeout=args.timeout)  # fmt: skip
+        res = cluster.launch(processes, local, timeout=timeout)
     except (cluster.ClusterError, ValueError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 1
@@ -313,11 +345,12 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
-def planning_int(text: str, name: str) -> int:
-    raw = text.replace("_", "").replace(",", "").strip()
-    if not raw.isdigit():
-        raise ValueError(f"{name} {text!r} is not a whole number, e.g. {name} 10000000.")
-    return int(raw)
+MAX_PLAN_DEVICES = 65_536
+MAX_PAIRS = 10**9
+MAX_REPEAT = 100
+MAX_SEED = 2**32 - 1
+MAX_BENCH_SIZE = 2**32
+MAX_CLUSTER_TIMEOUT = 600.0
 
 
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pmapviz.settings import quote
+
 AXIS = "i"
 
 
@@ -53,6 +55,8 @@ COLLECTIVES: tuple[Collective, ...] = (
                "normalise"),
 )  # fmt: skip
 BY_KEY = {c.key: c for c in COLLECTIVES}
+VALUE_KINDS = ("arange", "random")
+PERMUTATIONS = ("ring right", "ring left", "custom")
 
 
 # ---------------------------------------------------------------- parsing choices
@@ -74,9 +78,9 @@ def parse_pairs(text: str, n: int) -> list[tuple[int, int]]:
         if not chunk.strip():
             continue
         nums = re.split(r"\s*(?:->|→|:|\s)\s*", chunk.strip())
-        if len(nums) != 2 or not all(re.fullmatch(r"\d{1,4}", v) for v in nums):
+        if len(nums) != 2 or not all(re.fullmatch(r"[0-9]{1,4}", v) for v in nums):
             raise CollectiveError(
-                f"{chunk.strip()[:30]!r} is not a pair: write source->destination, e.g. 0->1."
+                f"{quote(chunk.strip(), 30)} is not a pair: write source->destination, e.g. 0->1."
             )
         pairs.append((int(nums[0]), int(nums[1])))
     return check_perm(pairs, n)
@@ -112,9 +116,9 @@ def parse_groups(text: str, n: int) -> list[list[int]] | None:
     groups = []
     for c in chunks:
         vals = [v for v in re.split(r"[\s,]+", c.strip()) if v]
-        if not vals or not all(re.fullmatch(r"\d{1,4}", v) for v in vals):
+        if not vals or not all(re.fullmatch(r"[0-9]{1,4}", v) for v in vals):
             raise CollectiveError(
-                f"Group {c.strip()[:30]!r} is not a list of device numbers; write groups like "
+                f"Group {quote(c.strip(), 30)} is not a list of device numbers; write groups like "
                 "0 1 | 2 3."
             )
         groups.append([int(v) for v in vals])

@@ -18,6 +18,9 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from pmapviz.settings import SettingError as SettingsError  # one error type for every setting
+from pmapviz.settings import parse_bytes  # noqa: F401  (re-exported)
+
 MIN_DEVICES = 1
 MAX_DEVICES = 64
 DEFAULT_DEVICES = 8
@@ -26,10 +29,6 @@ ENV_DEVICES = "PMAPVIZ_DEVICES"
 ENV_PLATFORM = "PMAPVIZ_PLATFORM"
 ENV_MAX_BYTES = "PMAPVIZ_MAX_BYTES"
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
-
-
-class SettingsError(ValueError):
-    """A device setting the user gave is not usable; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class Settings:
 def _parse_count(text: str, where: str) -> int:
     raw = text.strip()
     bounds = f"Use a whole number from {MIN_DEVICES} to {MAX_DEVICES}, e.g. {where} 8."
-    if not re.fullmatch(r"[+-]?\d+", raw):
+    if not re.fullmatch(r"[+-]?[0-9]{1,19}", raw):
         raise SettingsError(f"{where} {text!r} is not a whole number of devices. {bounds}")
     n = int(raw)
     if n < MIN_DEVICES:
@@ -116,29 +115,6 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         max_bytes = parse_bytes(env[ENV_MAX_BYTES], f"{ENV_MAX_BYTES}=")
     return Settings(devices=devices, platform=platform, devices_source=source,
                     max_bytes=max_bytes)  # fmt: skip
-
-
-_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6,
-          "mib": 2**20, "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12,
-          "tib": 2**40}  # fmt: skip
-MIN_BUDGET = 64 * 2**20
-
-
-def parse_bytes(text: str, where: str) -> int:
-    """'2G', '512MiB', '1500000000' -> bytes (K/M/G/T alone are binary, KB/MB/GB decimal)."""
-    m = re.fullmatch(r"\s*(\d{1,15}(?:\.\d{1,6})?)\s*([a-zA-Z]{0,3})\s*", text or "")
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _UNITS:
-        raise SettingsError(
-            f"{where} {text!r} is not a size. Use bytes, or a number with K, M, G or T, "
-            "e.g. --max-bytes 4G."
-        )
-    value = int(float(m.group(1)) * _UNITS[unit])
-    if value < MIN_BUDGET:
-        raise SettingsError(
-            f"{where} {text!r} is {value:,} bytes; the smallest useful budget is 64M."
-        )
-    return value
 
 
 def merge_xla_flags(existing: str | None, n_devices: int) -> str:

@@ -21,83 +21,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_RANK = 32
-MAX_ELEMENTS = 2**62  # beyond this a dimension product no longer fits JAX's int64 indexing
-DTYPES = ("float32", "int32", "bfloat16", "float16", "float64", "int8", "bool")
-
-
-class InputError(ValueError):
-    """Text the user typed that is not a shape or an axis; the message says how to fix it."""
-
-
-# ---------------------------------------------------------------- parsing user text
-
-
-def fmt_int(n: int) -> str:
-    """10000000 -> '10_000_000' (as written in Python code)."""
-    return f"{n:_}"
-
-
-def fmt_shape(shape: Sequence[int]) -> str:
-    """(10000000, 3) -> '(10_000_000, 3)'; () -> '()'; (8,) -> '(8,)'."""
-    inner = ", ".join(fmt_int(d) for d in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
-
-
-def parse_shape(text: str, name: str = "shape") -> tuple[int, ...]:
-    """'8, 1250000, 3', '(8,1_250_000,3)', '[8 1250000 3]' -> (8, 1250000, 3); '()' -> ()."""
-    raw = (text or "").strip()
-    if len(raw) > 500:
-        raise InputError(f"{name} is {len(raw):,} characters long; type a shape like 8, 128.")
-    body = raw.strip("()[] \t")
-    if not body:
-        if raw and set(raw) <= set("()[] "):
-            return ()
-        raise InputError(f"{name} is empty: type its sizes like 8, 128 (or () for a scalar).")
-    parts = [p for p in re.split(r"[,\sx×]+", body) if p != ""]
-    if re.search(r",\s*,", body):
-        raise InputError(f"{name} {raw!r} has an empty size between two commas.")
-    dims = []
-    for p in parts:
-        clean = p.replace("_", "")
-        if not re.fullmatch(r"\d+", clean):
-            raise InputError(
-                f"{name}: {p!r} in {raw!r} is not a size. Sizes are whole numbers >= 0, "
-                "separated by commas, like 8, 1250000, 3."
-            )
-        dims.append(int(clean))
-    if len(dims) > MAX_RANK:
-        raise InputError(f"{name} has {len(dims)} axes; at most {MAX_RANK} are supported.")
-    if math.prod(dims) > MAX_ELEMENTS:
-        raise InputError(
-            f"{name} {fmt_shape(dims)} has {math.prod(dims):.3g} elements, more than JAX can "
-            f"index (about {MAX_ELEMENTS:.1e}). Use smaller sizes."
-        )
-    return tuple(dims)
-
-
-def parse_axis(text: str | None, name: str = "axis") -> int | None:
-    """'0', '-1', ' 2 ' -> int; 'None', 'none', '' -> None."""
-    raw = (text or "").strip()
-    if raw.lower() in ("", "none", "null"):
-        return None
-    if not re.fullmatch(r"[+-]?\d{1,3}", raw):
-        raise InputError(f"{name} {raw!r} is not an axis: type an integer like 0 or -1, or None.")
-    return int(raw)
-
-
-def parse_axis_name(text: str | None) -> str | None:
-    """'' -> None; 'i', 'batch_1' -> the name. Only simple names: it ends up in exported code."""
-    raw = (text or "").strip()
-    if not raw:
-        return None
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,31}", raw):
-        raise InputError(
-            f"axis_name {raw[:40]!r} is not a simple name: use letters, digits and _, "
-            "starting with a letter, e.g. i or batch."
-        )
-    return raw
-
+from pmapviz.settings import (  # noqa: F401  (re-exported: the planner's text API)
+    DTYPES,
+    MAX_ELEMENTS,
+    MAX_RANK,
+    check_elements,
+    fmt_count,
+    fmt_int,
+    fmt_shape,
+    parse_axis,
+    parse_axis_name,
+    parse_choice,
+    parse_shape,
+    quote,
+)
+from pmapviz.settings import SettingError as InputError
 
 # ---------------------------------------------------------------- the plan
 
@@ -245,6 +183,16 @@ def plan(
                 "dtype", f"{names[k]}: dtype {dt!r} is not supported here.",
                 f"Choose one of {', '.join(DTYPES)}.", arg=k,
             ))  # fmt: skip
+    for k, shape in enumerate(shapes):
+        if math.prod(shape) > MAX_ELEMENTS:
+            problems.append(Problem(
+                "too_large",
+                f"{names[k]} {fmt_shape(shape)} has {fmt_count(math.prod(shape))} elements; "
+                f"pmapviz plans arrays of at most {MAX_ELEMENTS:,} (2**40) elements.",
+                "Use smaller sizes.", arg=k,
+            ))  # fmt: skip
+    if problems:
+        return result(in_axes=tuple([None] * n_args), devices_used=0)
     norm: list[int | None] = []
     for k, (shape, ax) in enumerate(zip(shapes, axes, strict=True)):
         if ax is None:
@@ -417,6 +365,19 @@ def plan(
         global_out = treedef.unflatten(
             [leaf[:out_axes] + (size,) + leaf[out_axes:] for leaf in per_leaves]
         )
+    copies = 1 if out_axes is None else size
+    huge = [leaf for leaf in per_leaves if math.prod(leaf) * copies > MAX_ELEMENTS]
+    if huge:
+        count = math.prod(huge[0]) * copies
+        problems.append(Problem(
+            "output_too_large",
+            f"f's result would have {fmt_count(count)} elements (each device returns "
+            f"{fmt_shape(huge[0])}, on {size} devices); pmapviz refuses outputs above "
+            f"{MAX_ELEMENTS:,} (2**40) elements, far below what XLA can index.",
+            "Use smaller sizes: check which axes f combines (e.g. x @ w multiplies the rows of "
+            "x by the columns of w).",
+        ))  # fmt: skip
+        global_out = None
     notes = []
     if size < n_devices:
         notes.append(
@@ -439,7 +400,7 @@ def plan_from_text(settings: dict[str, str], n_devices: int):
 
     key = settings.get("fn", "")
     if key not in catalog.BY_KEY:
-        return None, None, [f"Unknown function {key[:40]!r}: choose one from the catalog."]
+        return None, None, [f"Unknown function {quote(key)}: choose one from the catalog."]
     program = catalog.get(key)
     errors: list[str] = []
     shapes, axes, dtypes = [], [], []
@@ -454,7 +415,8 @@ def plan_from_text(settings: dict[str, str], n_devices: int):
     for k, arg in enumerate(program.arg_names):
         shapes.append(attempt(parse_shape, settings.get(f"s{k}", ""), f"shape of {arg}"))
         axes.append(attempt(parse_axis, settings.get(f"a{k}", "0"), f"in_axes of {arg}"))
-        dtypes.append(settings.get(f"d{k}", "float32"))
+        dt = settings.get(f"d{k}", "float32")
+        dtypes.append(attempt(parse_choice, dt, f"dtype of {arg}", DTYPES))
     out_axes = attempt(parse_axis, settings.get("out", "0"), "out_axes")
     axis_name = attempt(parse_axis_name, settings.get("name", ""))
     if errors:

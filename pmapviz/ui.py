@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import devices
+from pmapviz import devices, settings
 from pmapviz.palette import device_colour, text_colour
 
 
@@ -159,48 +159,69 @@ def device_panel(report: devices.DeviceReport) -> None:
         st.code(report.restart_command(int(n)), language="bash", wrap_lines=True)
 
 
-def load_url_settings(
-    prefix: str, defaults: dict[str, str], choices: dict[str, tuple[str, ...]]
-) -> list[str]:
-    """Seed this page's widget state (keys ``prefix + name``) once per session: from the URL's
-    query parameters where present and acceptable, else from ``defaults``. The URL is input
-    like any widget: values for ``choices`` keys must be one of the choices, text is capped.
-    Returns a message per rejected parameter."""
+def load_url_settings(prefix: str, schema: settings.Schema) -> None:
+    """Seed this page's widget state (keys ``prefix + key``) once per session from the URL,
+    through the settings layer: a value that does not parse is replaced by its default, with
+    a visible note saying what was wrong (shown every run until the settings change)."""
     flag = f"_{prefix}loaded"
-    if st.session_state.get(flag):
-        return []
-    st.session_state[flag] = True
-    rejected = []
-    for name, default in defaults.items():
-        value = st.query_params.get(name)
-        if value is None:
-            value = default
-        elif name in choices and value not in choices[name]:
-            rejected.append(f"The link's {name}={value[:40]!r} is not one of the choices; "
-                            f"using {default!r}.")  # fmt: skip
-            value = default
-        elif len(value) > 200:
-            rejected.append(f"The link's {name} is {len(value):,} characters long; ignored.")
-            value = default
-        st.session_state[prefix + name] = value
-    return rejected
+    if not st.session_state.get(flag):
+        st.session_state[flag] = True
+        texts, notes = schema.from_query(dict(st.query_params))
+        for key, value in texts.items():
+            f = schema.field(key)
+            typed = f.parse(value, f.label)  # already checked by from_query
+            st.session_state[prefix + key] = typed if isinstance(typed, list) else value
+        st.session_state[f"_{prefix}notes"] = notes
+    link_notes(st.session_state.get(f"_{prefix}notes", []))
+
+
+def link_notes(notes: list[str]) -> None:
+    for note in notes:
+        st.warning(note, icon=":material/link_off:")
 
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 
 
-def explorer_settings(defaults: dict[str, str]) -> dict[str, str]:
+def explorer_settings(n_devices: int) -> dict[str, str]:
     """The explorer's current settings, shared with the pages that run them: from this session
-    (the explorer saves them), else from this page's URL, else the defaults."""
+    (the explorer saves them), else from this page's URL (validated, with notes), else the
+    defaults."""
     saved = st.session_state.get(EXPLORER_KEY)
     if saved:
         return dict(saved)
-    out = dict(defaults)
-    for name in defaults:
-        value = st.query_params.get(name)
-        if value is not None and len(value) <= 200:
-            out[name] = value
-    return out
+    texts, notes = settings.explorer(n_devices).from_query(dict(st.query_params))
+    link_notes(notes)
+    return texts
+
+
+def show_errors(errors: list[str], icon: str = ":material/edit:") -> bool:
+    """One error box per message; True when there were any (the caller usually stops)."""
+    for e in errors:
+        st.error(e, icon=icon)
+    return bool(errors)
+
+
+def parsed(prefix: str, schema: settings.Schema, keys: list[str] | None = None) -> dict:
+    """Typed values of this page's widgets (keys ``prefix + key``), parsed by the settings
+    layer; on bad text, one message per field and the page stops there."""
+    texts = {f.key: st.session_state.get(prefix + f.key, f.default) for f in schema.fields}
+    values, errors = schema.parse(texts, keys)
+    if show_errors(errors):
+        st.stop()
+    return values
+
+
+def page_failed(err: BaseException) -> None:
+    """What a person sees when a page meets an error nobody foresaw: one clear line and the
+    exception's type, never a traceback or a server path (the log has the details)."""
+    st.error(
+        "This page ran into an unexpected problem and stopped. The server is fine and other "
+        "pages keep working: change a setting, or open the page again from the sidebar.",
+        icon=":material/error:",
+    )
+    with st.expander("Details"):
+        st.code(type(err).__name__, language=None)
 
 
 def save_url_settings(prefix: str, names: list[str]) -> None:
@@ -233,7 +254,7 @@ def presenter_mode() -> bool:
     """Sidebar toggle (and ?present=1): larger type and charts, fine print hidden. The device
     palette is colour-blind safe everywhere and every block carries its label."""
     if "present" not in st.session_state:
-        st.session_state["present"] = st.query_params.get("present", "") in ("1", "true", "yes")
+        st.session_state["present"] = settings.present(dict(st.query_params))
     on = st.sidebar.toggle("Presenter mode", key="present",
                            help="Larger type and charts for a projector; hides captions and "
                            "the restart details. Also ?present=1 in the URL.")  # fmt: skip

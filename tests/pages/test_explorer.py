@@ -128,4 +128,4 @@ def test_a_crafted_link_is_validated_like_a_widget(run_app):
     at = explorer(run_app, fn="rm -rf /", d0="complex512", s0="x" * 500)
     assert widget(at, "ex_fn").value == "batched_dot"
     warnings = " ".join(w.value for w in at.warning)
-    assert "'rm -rf /'" in warnings and "complex512" in warnings and "500 characters" in warnings
+    assert "`rm -rf /`" in warnings and "complex512" in warnings and "500 characters" in warnings

@@ -120,12 +120,35 @@ def test_ppermute_shows_zeros_for_devices_that_receive_nothing(run_app):
      (dict(c="psum", g="0 1 | 2"), "missing"),
      (dict(c="psum", g="0 1 2 | 3 4 5 6 7"), "same size"),
      (dict(c="all_to_all", m="3"), f"multiple of {N}"),
-     (dict(c="psum_scatter", m="5"), f"multiple of {N}"),
-     (dict(c="psum", n="0"), "from 1 to"), (dict(c="psum", n="99"), "from 1 to"),
-     (dict(c="psum", m="-1"), "from 1 to 64"), (dict(c="psum", m="1e9"), "from 1 to 64")],
+     (dict(c="psum_scatter", m="5"), f"multiple of {N}")],
 )  # fmt: skip
 def test_invalid_choices_are_explained(run_app, query, words):
     at = coll(run_app, **query)
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+@pytest.mark.parametrize(
+    "query, words, default",
+    [(dict(n="0"), "nearest valid: 1", str(N)), (dict(n="99"), f"nearest valid: {N}", str(N)),
+     (dict(m="-1"), "from 1 to 64", "8"), (dict(m="1e9"), "digits 0-9 only", "8"),
+     (dict(n="²"), "digits 0-9 only", str(N)), (dict(m="9" * 30), "far too large", "8")],
+)  # fmt: skip
+def test_a_bad_link_value_falls_back_to_the_default_with_a_note(run_app, query, words, default):
+    at = coll(run_app, c="psum", **query)
+    assert not at.exception
+    notes = [w.value for w in at.warning]
+    assert any(words in w and "Using the default" in w for w in notes), notes
+    key = next(iter(query))
+    assert at.text_input(key=f"co_{key}").value == default
+    assert not at.error  # the page runs with the default
+
+
+@pytest.mark.parametrize("typed, words", [("²", "digits 0-9 only"), ("0", "nearest valid: 1"),
+                                          ("999999", "nearest valid: 8")])  # fmt: skip
+def test_typed_bad_counts_are_explained(run_app, typed, words):
+    at = coll(run_app, c="psum")
+    at.text_input(key="co_n").input(typed).run()
+    assert not at.exception
     assert any(words in e.value for e in at.error), [e.value for e in at.error]
 
 
@@ -140,3 +163,14 @@ def test_collectives_link_reproduces_the_view(run_app):
     assert at.selectbox(key="co_c").value == "all_gather"
     assert at.text_input(key="co_n").value == "4" and at.radio(key="co_v").value == "random"
     assert at.query_params["c"] == "all_gather"
+
+
+def test_the_link_that_aborted_the_server_is_refused_from_the_shapes(run_app):
+    """(8, 2**30, 1) @ (1, 2**30) gives a (8, 2**30, 2**30) output: 2**63 elements, which made
+    XLA abort the whole process; np.prod wrapped it to a negative size, so it passed the budget."""
+    query = dict(fn="matmul", s0="8,1073741824,1", s1="1,1073741824", a0="0", a1="None")
+    at = run_app(page="pages/live.py", query=query)
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "9,223,372,036,854,775,808 elements" in errors and "2**40" in errors
+    assert any("Nothing runs" in i.value for i in at.info)

@@ -23,13 +23,35 @@ def test_train_and_see_the_proof(run_app):
     assert any("match one-device training" in s.value or "exactly" in s.value for s in at.success)
 
 
+def test_a_batch_that_does_not_split_gets_the_nearest_valid_sizes(run_app):
+    at = run_app(page=PAGE, query={"batch": "100"})
+    assert not at.exception
+    assert any("Use 96 or 104" in e.value for e in at.error), [e.value for e in at.error]
+
+
 @pytest.mark.parametrize(
     "query, words",
-    [({"batch": "100"}, "Use 96 or 104"), ({"batch": "abc"}, "not a number"),
-     ({"lr": "nan"}, "finite"), ({"steps": "999999"}, "1 to 2,000"), ({"lr": "1e309"}, "finite")],
+    [({"batch": "abc"}, "not a whole number"), ({"lr": "nan"}, "not a number"),
+     ({"steps": "999999"}, "nearest valid: 2,000"), ({"lr": "1e309"}, "out of range"),
+     ({"batch": str(2**64)}, "nearest valid: 65,536"), ({"steps": "¹"}, "digits 0-9 only")],
 )  # fmt: skip
-def test_bad_settings(run_app, query, words):
+def test_a_bad_link_value_falls_back_to_the_default(run_app, query, words):
     at = run_app(page=PAGE, query=query)
+    assert not at.exception
+    notes = [w.value for w in at.warning]
+    assert any(words in w and "Using the default" in w for w in notes), notes
+    assert not at.error
+
+
+@pytest.mark.parametrize(
+    "key, typed, words",
+    [("batch", "abc", "not a whole number"), ("lr", "nan", "not a number"),
+     ("steps", "999999", "nearest valid: 2,000"), ("lr", "1e309", "out of range"),
+     ("batch", "9999999", "nearest valid: 65,536"), ("steps", "²", "digits 0-9 only")],
+)  # fmt: skip
+def test_typed_bad_settings_are_explained(run_app, key, typed, words):
+    at = run_app(page=PAGE)
+    at.text_input(key=f"tr_{key}").input(typed).run()
     assert not at.exception
     assert any(words in e.value for e in at.error), [e.value for e in at.error]
 

@@ -1,0 +1,436 @@
+"""The one settings layer: every value that reaches a computation goes through here.
+
+Widgets, URLs (query parameters), environment variables and the command line all hand text to
+the same typed parsers, each with explicit bounds:
+
+* whole numbers are ASCII digits only (``'²'`` passes ``str.isdigit()`` but is refused here),
+  at most :data:`MAX_DIGITS` long, with ``_`` or ``,`` allowed between digit groups;
+* arithmetic on sizes is exact (``math.prod`` on Python ints, never ``np.prod``, which wraps);
+* every number has a lower and an upper bound, and a refusal says what is wrong in one line and
+  gives the nearest valid value;
+* text that is echoed back to the user goes through :func:`quote`, so it is shown as literal
+  code and can never become a Markdown link, image or formula.
+
+A page's URL state is a :class:`Schema`: ``from_query`` turns the link's parameters into widget
+text, replacing any bad value by its default with a visible note; ``parse`` turns widget text
+into typed values or one message per bad field. Pages never parse text themselves.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DIGITS = 19  # enough for any bound used here; longer text is refused before int()
+MAX_TEXT = 200  # characters accepted from a URL or a text widget for one value
+MAX_RANK = 32
+MAX_ELEMENTS = 2**40  # per array, input or output: far below XLA's int64 extents (2**63)
+MAX_DIM_DIGITS = 13  # 10**13 > MAX_ELEMENTS: a longer size is refused before int()
+
+_INT = re.compile(r"[+-]?[0-9]+(?:[_,][0-9]+)*")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+
+
+class SettingError(ValueError):
+    """A value the user gave is not usable; the message says why and what to use instead."""
+
+
+def quote(text: Any, limit: int = 40) -> str:
+    """User text as inline code, safe inside Markdown: no link, image, HTML or formula can form.
+
+    Backticks and control characters are replaced, long text is cut with an ellipsis."""
+    s = "".join(ch if ch.isprintable() else "?" for ch in str(text))
+    s = s.replace("`", "'")
+    if len(s) > limit:
+        s = s[:limit] + "..."
+    return f"`{s}`" if s.strip() else "`(empty)`"
+
+
+# ---------------------------------------------------------------- scalar parsers
+
+
+def parse_int(text: Any, name: str, lo: int, hi: int) -> int:
+    """'8', ' 1_000 ', '+3' -> int in [lo, hi]; anything else raises SettingError."""
+    raw = str(text if text is not None else "").strip()
+    span = f"a whole number from {lo:,} to {hi:,}"
+    if len(raw.replace("_", "").replace(",", "")) > MAX_DIGITS + 1 and _INT.fullmatch(raw):
+        nearest = hi if not raw.startswith("-") else lo
+        raise SettingError(f"{name} {quote(raw)} is far too large: use {span} "
+                           f"(nearest valid: {nearest:,}).")  # fmt: skip
+    if not _INT.fullmatch(raw):
+        raise SettingError(f"{name} {quote(raw)} is not {span} (digits 0-9 only).")
+    value = int(raw.replace("_", "").replace(",", ""))
+    if not lo <= value <= hi:
+        nearest = min(max(value, lo), hi)
+        raise SettingError(f"{name} {value:,} is out of range: use {span} "
+                           f"(nearest valid: {nearest:,}).")  # fmt: skip
+    return value
+
+
+def parse_float(text: Any, name: str, lo: float, hi: float) -> float:
+    """'0.05', '1e-3' -> float in [lo, hi], finite; 'nan', 'inf', '1e999' are refused."""
+    raw = str(text if text is not None else "").strip()
+    span = f"a number from {lo:g} to {hi:g}"
+    if len(raw) > 32 or not _FLOAT.fullmatch(raw):
+        raise SettingError(f"{name} {quote(raw)} is not {span} (digits, '.', 'e' only).")
+    value = float(raw)
+    if not math.isfinite(value) or not lo <= value <= hi:
+        nearest = min(max(value, lo), hi) if math.isfinite(value) else hi
+        raise SettingError(f"{name} {quote(raw)} is out of range: use {span} "
+                           f"(nearest valid: {nearest:g}).")  # fmt: skip
+    return value
+
+
+def parse_choice(text: Any, name: str, choices: Sequence[str]) -> str:
+    raw = str(text if text is not None else "").strip()
+    if raw not in choices:
+        shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
+        raise SettingError(f"{name} {quote(raw)} is not one of: {shown}.")
+    return raw
+
+
+def parse_int_list(text: Any, name: str, lo: int, hi: int, max_items: int = 16,
+                   allowed: Sequence[int] | None = None) -> list[int]:  # fmt: skip
+    """'1, 2, 4' -> [1, 2, 4]: each a whole number in [lo, hi] (and in ``allowed`` if given),
+    no duplicates, at most ``max_items``."""
+    raw = str(text if text is not None else "").strip()
+    parts = [p for p in re.split(r"[\s;,]+", raw) if p]
+    if not parts:
+        raise SettingError(f"{name} is empty: give whole numbers separated by commas.")
+    if len(parts) > max_items:
+        raise SettingError(f"{name} has {len(parts)} values; at most {max_items} are allowed.")
+    values = [parse_int(p, f"{name}:", lo, hi) for p in parts]
+    if allowed is not None:
+        bad = [v for v in values if v not in allowed]
+        if bad:
+            raise SettingError(f"{name}: {bad[0]:,} is not one of the choices "
+                               f"({', '.join(f'{a:,}' for a in allowed)}).")  # fmt: skip
+    return sorted(set(values))
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6,
+               "mib": 2**20, "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12,
+               "tib": 2**40}  # fmt: skip
+MIN_BUDGET = 64 * 2**20
+MAX_BUDGET = 2**40  # 1 TiB: above any machine this runs on; a typo like 4000G is refused
+
+
+def parse_bytes(text: Any, name: str, lo: int = MIN_BUDGET, hi: int = MAX_BUDGET) -> int:
+    """'2G', '512MiB', '1500000000' -> bytes (K/M/G/T alone are binary, KB/MB/GB decimal),
+    exact integer arithmetic, within [lo, hi]."""
+    raw = str(text if text is not None else "").strip()
+    m = re.fullmatch(r"([0-9]{1,13})(?:\.([0-9]{1,6}))?\s*([A-Za-z]{0,3})", raw)
+    unit = m.group(3).lower() if m else None
+    if not m or unit not in _BYTE_UNITS:
+        raise SettingError(f"{name} {quote(raw)} is not a size. Use bytes, or a number with K, "
+                           "M, G or T, e.g. 4G.")  # fmt: skip
+    whole, frac = m.group(1), m.group(2) or ""
+    value = (int(whole + frac) * _BYTE_UNITS[unit]) // 10 ** len(frac)
+    if value < lo:
+        least = f"{lo // 2**20}M"
+        raise SettingError(f"{name} {quote(raw)} is {value:,} bytes; the smallest useful "
+                           f"budget is {least} (nearest valid: {least}).")  # fmt: skip
+    if value > hi:
+        raise SettingError(f"{name} {quote(raw)} is {value:,} bytes, above the largest "
+                           f"budget accepted, {hi // 2**30:,}G (nearest valid: "
+                           f"{hi // 2**30}G).")  # fmt: skip
+    return value
+
+
+# ---------------------------------------------------------------- shapes and axes
+
+
+def parse_shape(text: Any, name: str = "shape") -> tuple[int, ...]:
+    """'8, 1250000, 3', '(8,1_250_000,3)', '[8 1250000 3]' -> (8, 1250000, 3); '()' -> ().
+
+    ASCII digits only; at most MAX_RANK axes and MAX_ELEMENTS elements (exact arithmetic)."""
+    raw = str(text if text is not None else "").strip()
+    if len(raw) > 500:
+        raise SettingError(f"{name} is {len(raw):,} characters long; type a shape like 8, 128.")
+    body = raw.strip("()[] \t")
+    if not body:
+        if raw and set(raw) <= set("()[] "):
+            return ()
+        raise SettingError(f"{name} is empty: type its sizes like 8, 128 (or () for a scalar).")
+    if re.search(r",\s*,", body):
+        raise SettingError(f"{name} {quote(raw)} has an empty size between two commas.")
+    dims = [_dim(p, raw, name) for p in re.split(r"[,\sx×]+", body) if p != ""]
+    if len(dims) > MAX_RANK:
+        raise SettingError(f"{name} has {len(dims)} axes; at most {MAX_RANK} are supported.")
+    check_elements(dims, name)
+    return tuple(dims)
+
+
+def _dim(part: str, raw: str, name: str) -> int:
+    clean = part.replace("_", "")
+    if not re.fullmatch(r"[0-9]+", clean):
+        raise SettingError(f"{name}: {quote(part)} in {quote(raw)} is not a size. Sizes are "
+                           "whole numbers >= 0 (digits 0-9), separated by commas, like "
+                           "8, 1250000, 3.")  # fmt: skip
+    if len(clean.lstrip("0")) > MAX_DIM_DIGITS:
+        raise SettingError(f"{name}: the size {quote(part, 20)} has {len(clean)} digits; no "
+                           f"array here may exceed {MAX_ELEMENTS:,} elements.")  # fmt: skip
+    return int(clean)
+
+
+def check_elements(shape: Sequence[int], name: str) -> int:
+    """The exact element count of ``shape``; SettingError above MAX_ELEMENTS."""
+    count = math.prod(int(d) for d in shape)
+    if count > MAX_ELEMENTS:
+        raise SettingError(
+            f"{name} {fmt_shape(shape)} has {fmt_count(count)} elements; at most "
+            f"{MAX_ELEMENTS:,} (2**40) are supported per array. Use smaller sizes."
+        )
+    return count
+
+
+def parse_axis(text: Any, name: str = "axis") -> int | None:
+    """'0', '-1', ' 2 ' -> int; 'None', 'none', '' -> None. ASCII digits, at most 3."""
+    raw = str(text if text is not None else "").strip()
+    if raw.lower() in ("", "none", "null"):
+        return None
+    if not re.fullmatch(r"[+-]?[0-9]{1,3}", raw):
+        raise SettingError(f"{name} {quote(raw)} is not an axis: type an integer like 0 or 1, "
+                           "or None.")  # fmt: skip
+    return int(raw)
+
+
+def parse_axis_name(text: Any) -> str | None:
+    """'' -> None; 'i', 'batch_1' -> the name. Only simple ASCII names: it ends up in code."""
+    raw = str(text if text is not None else "").strip()
+    if not raw:
+        return None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,31}", raw):
+        raise SettingError(f"axis_name {quote(raw)} is not a simple name: use letters, digits "
+                           "and _, starting with a letter, e.g. i or batch.")  # fmt: skip
+    return raw
+
+
+def fmt_int(n: int) -> str:
+    """10000000 -> '10_000_000' (as written in Python code)."""
+    return f"{n:_}"
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    """(10000000, 3) -> '(10_000_000, 3)'; () -> '()'; (8,) -> '(8,)'."""
+    inner = ", ".join(fmt_int(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def fmt_count(n: int) -> str:
+    """An exact count, shortened for huge values without going through float: 2**60 ->
+    '1,152,921,504,606,846,976' up to 24 digits, else '1.2e+30'-style from the digits."""
+    digits = str(n)
+    if len(digits) <= 24:
+        return f"{n:,}"
+    return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
+
+# ---------------------------------------------------------------- URL / widget schemas
+
+
+@dataclass(frozen=True)
+class Field:
+    """One setting: its URL key, the name used in messages, its default text, and the parser
+    that turns text into a typed value (raising SettingError)."""
+
+    key: str
+    label: str
+    default: str
+    parse: Callable[[str, str], Any]
+
+
+def int_field(key: str, label: str, lo: int, hi: int, default: int) -> Field:
+    return Field(key, label, str(default), lambda t, name: parse_int(t, name, lo, hi))
+
+
+def float_field(key: str, label: str, lo: float, hi: float, default: str) -> Field:
+    return Field(key, label, default, lambda t, name: parse_float(t, name, lo, hi))
+
+
+def choice_field(key: str, label: str, choices: Sequence[str], default: str) -> Field:
+    options = tuple(choices)
+    return Field(key, label, default, lambda t, name: parse_choice(t, name, options))
+
+
+def text_field(key: str, label: str, default: str,
+               check: Callable[[str, str], Any] | None = None) -> Field:  # fmt: skip
+    """Free text (groups, pairs, shapes): capped in length; ``check`` validates its form."""
+
+    def parse(t: str, name: str) -> str:
+        raw = str(t if t is not None else "")
+        if len(raw) > MAX_TEXT:
+            raise SettingError(f"{name} is {len(raw):,} characters long; at most {MAX_TEXT}.")
+        if any(not ch.isprintable() for ch in raw):
+            raise SettingError(f"{name} {quote(raw)} contains control characters.")
+        if check is not None:
+            check(raw, name)
+        return raw
+
+    return Field(key, label, default, parse)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A page's settings: ``from_query`` for links, ``parse`` for what the widgets hold."""
+
+    fields: tuple[Field, ...]
+
+    def defaults(self) -> dict[str, str]:
+        return {f.key: f.default for f in self.fields}
+
+    def field(self, key: str) -> Field:
+        return next(f for f in self.fields if f.key == key)
+
+    def from_query(self, query: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """Widget text for every field: the link's value where it parses, else the default,
+        with one note per replaced value (said in the user's terms, never raising)."""
+        texts, notes = {}, []
+        for f in self.fields:
+            value = query.get(f.key)
+            if value is None:
+                texts[f.key] = f.default
+                continue
+            try:
+                f.parse(value, f"The link's {f.key}=")
+                texts[f.key] = str(value).strip() if len(str(value)) <= MAX_TEXT else f.default
+            except SettingError as err:
+                notes.append(f"{err} Using the default, {quote(f.default)}.")
+                texts[f.key] = f.default
+        return texts, notes
+
+    def parse(self, texts: Mapping[str, Any], keys: Sequence[str] | None = None
+              ) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+        """Typed values for ``keys`` (default: all), and one message per field that fails."""
+        values, errors = {}, []
+        for f in self.fields:
+            if keys is not None and f.key not in keys:
+                continue
+            try:
+                values[f.key] = f.parse(texts.get(f.key, f.default), f.label)
+            except SettingError as err:
+                errors.append(str(err))
+        return values, errors
+
+
+# ---------------------------------------------------------------- every page's URL state
+DTYPES = ("float32", "int32", "bfloat16", "float16", "float64", "int8", "bool")
+PRESENT_KEY = "present"
+
+
+def _check_shape(text: str, name: str) -> None:
+    parse_shape(text, name)
+
+
+def _check_axis(text: str, name: str) -> None:
+    parse_axis(text, name)
+
+
+def _check_axis_name(text: str, name: str) -> None:
+    parse_axis_name(text)
+
+
+def explorer(n_devices: int) -> Schema:
+    """fn, s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out (out_axes), name: as typed."""
+    from pmapviz import catalog
+
+    defaults = catalog.default_settings("batched_dot", n_devices)
+    fields = [choice_field("fn", "Function", tuple(catalog.BY_KEY), defaults["fn"]),
+              text_field("out", "out_axes", defaults["out"], _check_axis),
+              text_field("name", "axis_name", defaults["name"], _check_axis_name)]  # fmt: skip
+    for k in range(catalog.MAX_ARGS):
+        fields += [
+            text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], _check_shape),
+            choice_field(f"d{k}", f"dtype {k + 1}", DTYPES, defaults[f"d{k}"]),
+            text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], _check_axis),
+        ]
+    return Schema(tuple(fields))
+
+
+COLLECTIVE_MAX_ELEMENTS = 64
+
+
+def collectives(n_devices: int) -> Schema:
+    from pmapviz import collectives as co
+
+    return Schema((
+        choice_field("c", "Collective", tuple(c.key for c in co.COLLECTIVES), "psum"),
+        int_field("n", "Devices", 1, n_devices, n_devices),
+        int_field("m", "Elements per device", 1, COLLECTIVE_MAX_ELEMENTS, max(4, n_devices)
+                  if n_devices <= COLLECTIVE_MAX_ELEMENTS else COLLECTIVE_MAX_ELEMENTS),
+        choice_field("v", "Values", co.VALUE_KINDS, "arange"),
+        text_field("g", "axis_index_groups", ""),
+        choice_field("p", "Permutation", co.PERMUTATIONS, "ring right"),
+        text_field("pairs", "Pairs", "0->1, 1->2"),
+    ))  # fmt: skip
+
+
+def training(n_devices: int) -> Schema:
+    from pmapviz import training as tr
+
+    batch = 256 if 256 % n_devices == 0 else 32 * n_devices
+    return Schema((
+        choice_field("model", "Model", tr.MODELS, "linear"),
+        choice_field("k", "Devices", tuple(str(k) for k in range(1, n_devices + 1)),
+                     str(n_devices)),
+        int_field("batch", "Global batch", 1, tr.MAX_BATCH, batch),
+        int_field("steps", "Steps", 1, tr.MAX_STEPS, 100),
+        float_field("lr", "Learning rate", 1e-6, 100.0, "0.05"),
+        choice_field("red", "Reduction", tr.REDUCTIONS, "pmean"),
+    ))  # fmt: skip
+
+
+def cluster() -> Schema:
+    from pmapviz import cluster as cl
+
+    return Schema((
+        choice_field("p", "Processes", tuple(str(v) for v in range(cl.MIN_PROCESSES,
+                                                                   cl.MAX_PROCESSES + 1)), "2"),
+        choice_field("d", "CPU devices per process",
+                     tuple(str(v) for v in range(cl.MIN_LOCAL, cl.MAX_LOCAL + 1)), "2"),
+    ))  # fmt: skip
+
+
+TOUR_STEPS = 10
+
+
+def tour() -> Schema:
+    return Schema((int_field("step", "Step", 1, TOUR_STEPS, 1),))
+
+
+def timing(n_devices: int, workload: str = "dot") -> Schema:
+    """w (workload), r (timed runs), sizes, ks (device counts), impls: lists as text."""
+    from pmapviz import benchmarking as bench
+
+    ks_all = bench.device_counts(n_devices)
+    wl = workload if workload in bench.WORKLOADS else "dot"
+    choices = bench.size_choices(wl, ks_all)
+
+    def sizes(t: str, name: str) -> list[int]:
+        return parse_int_list(t, name, 1, max(choices), allowed=choices)
+
+    def ks(t: str, name: str) -> list[int]:
+        return parse_int_list(t, name, 1, n_devices, max_items=len(ks_all), allowed=ks_all)
+
+    def impls(t: str, name: str) -> list[str]:
+        parts = [p for p in re.split(r"[\s,]+", str(t).strip()) if p]
+        for p in parts:
+            parse_choice(p, name, bench.IMPLS)
+        if not parts:
+            raise SettingError(f"{name} is empty: choose from {', '.join(bench.IMPLS)}.")
+        return list(dict.fromkeys(parts))
+
+    return Schema((
+        choice_field("w", "Workload", tuple(bench.WORKLOADS), "dot"),
+        choice_field("r", "Timed runs", tuple(str(r) for r in range(3, 31)), "7"),
+        Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
+        Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
+        Field("impls", "Implementations", ",".join(bench.IMPLS), impls),
+    ))  # fmt: skip
+
+
+def present(query: Mapping[str, str]) -> bool:
+    return str(query.get(PRESENT_KEY, "")).strip().lower() in ("1", "true", "yes")

@@ -1,0 +1,188 @@
+"""The settings layer: every parser's bounds and messages, the schemas' URL fallback, quoting."""
+
+import math
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pmapviz import settings
+from pmapviz.settings import SettingError
+
+NON_ASCII_DIGITS = ["²", "¹", "³", "١", "５", "٣", "߁", "𝟖"]
+
+
+# ---------------------------------------------------------------- parse_int
+def test_parse_int_accepts_ascii_digits_and_separators():
+    assert settings.parse_int(" 8 ", "n", 1, 10) == 8
+    assert settings.parse_int("+3", "n", 1, 10) == 3
+    assert settings.parse_int("1_000", "n", 1, 10**6) == 1000
+    assert settings.parse_int("10,000,000", "n", 1, 10**8) == 10_000_000
+    assert settings.parse_int(7, "n", 1, 10) == 7
+
+
+@pytest.mark.parametrize("digit", NON_ASCII_DIGITS)
+def test_parse_int_refuses_digits_that_isdigit_accepts(digit):
+    assert digit.isdigit()  # the trap: str.isdigit() says yes
+    with pytest.raises(SettingError, match="digits 0-9 only"):
+        settings.parse_int(digit, "n", 0, 10)
+    with pytest.raises(SettingError, match="digits 0-9 only"):
+        settings.parse_int("1" + digit, "n", 0, 100)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("0", "nearest valid: 1"), ("99", "nearest valid: 8"), ("-5", "nearest valid: 1"),
+     (str(2**63), "nearest valid: 8"), (str(-(2**64)), "nearest valid: 1"),
+     ("9" * 5000, "far too large"), ("-" + "9" * 30, "nearest valid: 1"),
+     ("1e9", "not a whole number"), ("8.0", "not a whole number"), ("", "not a whole number"),
+     ("nan", "not"), ("1,,0", "not"), ("_1", "not"), ("0x10", "not")],
+)  # fmt: skip
+def test_parse_int_messages_give_the_range_and_the_nearest_value(text, words):
+    with pytest.raises(SettingError) as err:
+        settings.parse_int(text, "Devices", 1, 8)
+    msg = str(err.value)
+    assert words in msg and "from 1 to 8" in msg
+    assert "\n" not in msg and len(msg) < 300  # one line, short
+
+
+@given(st.text(max_size=60))
+def test_parse_int_raises_only_setting_error_and_stays_in_bounds(text):
+    try:
+        v = settings.parse_int(text, "n", -5, 5)
+    except SettingError:
+        return
+    assert isinstance(v, int) and -5 <= v <= 5
+    assert re.fullmatch(r"\s*[+-]?[0-9_,]+\s*", text)
+
+
+# ---------------------------------------------------------------- floats, choices, lists, bytes
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e309", "1e-400x", "0x1p3", "", "١"])
+def test_parse_float_refuses_non_finite_and_non_ascii(text):
+    with pytest.raises(SettingError):
+        settings.parse_float(text, "lr", 1e-6, 100.0)
+
+
+def test_parse_float_bounds():
+    assert settings.parse_float("0.05", "lr", 1e-6, 100) == 0.05
+    assert settings.parse_float("1e-3", "lr", 1e-6, 100) == 1e-3
+    with pytest.raises(SettingError, match="nearest valid: 100"):
+        settings.parse_float("500", "lr", 1e-6, 100)
+
+
+def test_parse_choice_and_int_list():
+    assert settings.parse_choice(" cpu ", "p", ("cpu", "gpu")) == "cpu"
+    with pytest.raises(SettingError, match="not one of: cpu, gpu"):
+        settings.parse_choice("CPU²", "p", ("cpu", "gpu"))
+    assert settings.parse_int_list("4, 1,2 2", "ks", 1, 8) == [1, 2, 4]
+    with pytest.raises(SettingError, match="not one of the choices"):
+        settings.parse_int_list("3", "ks", 1, 8, allowed=[1, 2, 4, 8])
+    with pytest.raises(SettingError, match="at most 2"):
+        settings.parse_int_list("1,2,3", "ks", 1, 8, max_items=2)
+    with pytest.raises(SettingError, match="empty"):
+        settings.parse_int_list(" , ", "ks", 1, 8)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("2G", 2 * 2**30), ("512MiB", 512 * 2**20), ("1.5G", 3 * 2**29), ("2GB", 2 * 10**9),
+     ("100000000", 10**8), ("0.5T", 2**39)],
+)  # fmt: skip
+def test_parse_bytes_is_exact(text, value):
+    assert settings.parse_bytes(text, "--max-bytes") == value
+
+
+@pytest.mark.parametrize("text, words", [("1K", "smallest"), ("2000T", "largest"),
+                                         ("1e9", "not a size"), ("²G", "not a size")])  # fmt: skip
+def test_parse_bytes_has_both_bounds(text, words):
+    with pytest.raises(SettingError, match=words):
+        settings.parse_bytes(text, "--max-bytes")
+
+
+# ---------------------------------------------------------------- shapes
+def test_shapes_are_checked_with_exact_arithmetic():
+    big = (8, 1_073_741_824, 1_073_741_824)  # 2**63: np.prod would wrap to a negative number
+    with pytest.raises(SettingError, match="elements"):
+        settings.parse_shape(", ".join(map(str, big)))
+    assert settings.check_elements((2**20, 2**20), "x") == 2**40
+    with pytest.raises(SettingError):
+        settings.check_elements((2**20, 2**20, 2), "x")
+    assert settings.parse_shape("(8, 1_250_000, 3)") == (8, 1_250_000, 3)
+    assert settings.parse_shape("()") == ()
+
+
+def test_fmt_count_never_goes_through_float():
+    assert settings.fmt_count(2**40) == "1,099,511,627,776"
+    huge = 10**400  # float() of this raises OverflowError
+    assert settings.fmt_count(huge) == "1.00e+400"
+    assert math.isfinite(len(settings.fmt_count(huge)))
+
+
+# ---------------------------------------------------------------- quoting user text
+@pytest.mark.parametrize(
+    "text",
+    ["![x](http://example.invalid/a.png)", "[click](http://example.invalid)",
+     "<img src=x onerror=alert(1)>", "`code` $x$ **bold**", "a\nb\x00c", "x" * 500],
+)  # fmt: skip
+def test_quote_makes_user_text_one_literal_code_span(text):
+    q = settings.quote(text)
+    assert q.startswith("`") and q.endswith("`") and q.count("`") == 2
+    assert "\n" not in q and "\x00" not in q
+    assert len(q) <= 40 + 5
+
+
+# ---------------------------------------------------------------- schemas: links and widgets
+def test_from_query_replaces_bad_values_by_defaults_with_a_note():
+    schema = settings.collectives(8)
+    texts, notes = schema.from_query({"n": "²", "m": str(2**70), "c": "pmean", "zzz": "1"})
+    assert texts["n"] == "8" and texts["m"] == "8" and texts["c"] == "pmean"
+    assert len(notes) == 2
+    assert all("Using the default" in n for n in notes)
+    assert any("`²`" in n for n in notes) and any("far too large" in n for n in notes)
+
+
+def test_schema_parse_gives_typed_values_or_one_error_per_field():
+    schema = settings.training(8)
+    values, errors = schema.parse({"batch": "256", "steps": "10", "lr": "0.1", "k": "8"})
+    assert values["batch"] == 256 and values["steps"] == 10 and values["lr"] == 0.1
+    assert not errors
+    values, errors = schema.parse({"batch": "²", "steps": "0", "lr": "nan"})
+    assert len(errors) == 3 and "batch" not in values
+
+
+@pytest.mark.parametrize("n", [1, 3, 6, 8, 64])
+def test_every_schema_default_parses(n):
+    for schema in (settings.explorer(n), settings.collectives(n), settings.training(n),
+                   settings.cluster(), settings.tour(), settings.timing(n, "dot"),
+                   settings.timing(n, "matmul"), settings.timing(n, "elementwise")):  # fmt: skip
+        values, errors = schema.parse(schema.defaults())
+        assert not errors, (n, errors)
+
+
+@pytest.mark.parametrize("n", [3, 5, 6, 7, 8])
+def test_timing_defaults_split_evenly_on_any_device_count(n):
+    """The default sweep used to be refused on any count that is not a power of two."""
+    from pmapviz import benchmarking as bench
+
+    schema = settings.timing(n, "dot")
+    values, _ = schema.parse(schema.defaults())
+    lcm = math.lcm(*values["ks"])
+    assert all(s % lcm == 0 for s in values["sizes"])
+    runs = bench.plan_sweep(bench.WORKLOADS["dot"], values["sizes"], values["ks"],
+                            values["impls"], 2**34)  # fmt: skip
+    assert len(runs) >= len(values["sizes"]) * len(values["ks"])
+
+
+def test_explorer_schema_refuses_what_the_planner_would_and_keeps_what_it_accepts():
+    schema = settings.explorer(8)
+    good = {"fn": "matmul", "s0": "8, 4, 5", "s1": "5, 2", "a0": "0", "a1": "None"}
+    texts, notes = schema.from_query(good)
+    assert not notes and texts["s1"] == "5, 2"
+    texts, notes = schema.from_query({"s0": "8,²", "name": "![x](http://example.invalid)"})
+    assert len(notes) == 2 and texts["s0"] == schema.defaults()["s0"]
+    assert not any("](http" in n.replace("`", "") and "`" not in n for n in notes)
+
+
+def test_present_flag():
+    assert settings.present({"present": "1"}) and not settings.present({"present": "²"})
