@@ -67,7 +67,8 @@ with st.container(border=True):
                 "in_axes",
                 key=f"{P}a{k}",
                 max_chars=12,
-                help="The axis to split across devices (negative allowed), or None.",
+                help="The axis to split across devices (0, 1, ...), or None. A negative axis "
+                "works in JAX 0.10's pmap only when it means axis 0.",
             )
 _used = [x for x in NAMES if not x[1:].isdigit() or int(x[1:]) < program.n_args]
 ui.save_url_settings(P, _used)
@@ -84,7 +85,7 @@ out_axes, axis_name = plan.out_axes, plan.axis_name
 
 # ------------------------------------------------------------------ verdict
 call = (
-    f"jax.pmap(f, in_axes={tuple(plan.in_axes) if len(plan.in_axes) > 1 else plan.in_axes[0]!r}, "
+    f"jax.pmap(f, in_axes={planning.fmt_axes(plan.in_axes_typed or plan.in_axes)}, "
     f"out_axes={out_axes!r}, axis_name={axis_name!r})"
 )
 st.code(call, language="python")
@@ -92,6 +93,12 @@ for problem in plan.problems:
     with st.container(border=True):
         st.error(problem.message, icon=":material/block:")
         st.markdown(f"**Fix:** {problem.fix}")
+        if problem.new_axes:
+            new = {f"a{k}": str(a) for k, a in problem.new_axes.items()}
+            label = "; ".join(f"in_axes={a} for {program.arg_names[k]}"
+                              for k, a in problem.new_axes.items())  # fmt: skip
+            st.button(f"Apply: {label}", key=f"fix_{problem.code}", on_click=_apply,
+                      args=(new,), type="primary", icon=":material/auto_fix_high:")  # fmt: skip
         if problem.new_shapes:
             new = {f"s{k}": ", ".join(f"{d:_}" for d in s) for k, s in problem.new_shapes.items()}
             label = "; ".join(

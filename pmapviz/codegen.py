@@ -66,9 +66,8 @@ def pmap_script(program: Program, p: Plan) -> str:
     """The settings of ``p`` as a runnable ``jax.pmap`` script."""
     if not p.ok:
         raise ValueError("export needs a valid plan")
-    in_axes = (
-        "(" + ", ".join(repr(a) for a in p.in_axes) + ("," if len(p.in_axes) == 1 else "") + ")"
-    )
+    typed = p.in_axes_typed or p.in_axes  # the user's own axes, as they would write them
+    in_axes = "(" + ", ".join(repr(a) for a in typed) + ("," if len(typed) == 1 else "") + ")"
     args = ", ".join(p.arg_names)
     lines = [
         _HEADER.format(title=f"pmap: {program.label}", n=p.n_devices).rstrip("\n"),

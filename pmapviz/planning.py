@@ -46,8 +46,9 @@ class Problem:
     message: str
     fix: str
     arg: int | None = None  # which argument it is about, if one
-    # a concrete change that fixes it, for an "apply" button: {arg index: new shape}
+    # a concrete change that fixes it, for an "apply" button: {arg index: new shape / axis}
     new_shapes: dict[int, tuple[int, ...]] | None = None
+    new_axes: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Plan:
     in_axes: tuple[int | None, ...]  # normalised: non-negative, one per argument
     out_axes: int | None
     axis_name: str | None
+    in_axes_typed: tuple[int | None, ...] = ()  # as the user gave them (for shown code)
     per_device_in_shapes: tuple[tuple[int, ...], ...] = ()
     out_shapes: Any = None  # tuple, or a pytree of tuples
     per_device_out_shapes: Any = None
@@ -104,6 +106,11 @@ def _reshape_fix(shape: tuple[int, ...], axis: int, n: int) -> tuple[tuple[int, 
     return new, how
 
 
+def fmt_axes(axes: Sequence[int | None]) -> str:
+    """in_axes as written in a pmap call: a bare value for one argument, else a tuple."""
+    return repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return text[0][:300] if text else type(err).__name__
@@ -125,6 +132,317 @@ def _trace(fn: Callable, structs: tuple, in_axes: tuple, axis_name: str | None):
     return out, varies
 
 
+# ---------------------------------------------------------------- what the rules read
+@dataclass
+class Draft:
+    """What the rules read and fill in, in order: the user's inputs as given (``axes`` are the
+    raw in_axes, one per argument), then normalised axes, the mapped size, per-device shapes,
+    and the traced output. ``plan()`` turns it into a :class:`Plan`."""
+
+    fn: Any
+    shapes: tuple[tuple[int, ...], ...]
+    names: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    raw_in_axes: Any
+    axes: tuple = ()
+    out_axes: int | None = 0
+    axis_name: str | None = None
+    n_devices: int = 1
+    in_axes: tuple = ()  # normalised (non-negative) axes, None where not mapped
+    size: int = 0  # the mapped axis' size: the devices used
+    per_in: tuple = ()
+    out_leaves: list = field(default_factory=list)  # per-device output shapes, flat
+    treedef: Any = None
+    varies: bool | None = None
+    out_dtypes: Any = None
+
+    @property
+    def mapped(self) -> list[tuple[int, int]]:
+        return [(k, self.shapes[k][a]) for k, a in enumerate(self.in_axes) if a is not None]
+
+
+Rule = Callable[[Draft], "Problem | list[Problem] | None"]
+
+
+def _as_list(found) -> list[Problem]:
+    if found is None:
+        return []
+    return list(found) if isinstance(found, list) else [found]
+
+
+# ---------------------------------------------------------------- rules on the inputs
+def rule_in_axes_length(d: Draft) -> Problem | None:
+    n_args = len(d.shapes)
+    if len(d.axes) == n_args:
+        return None
+    return Problem(
+        "in_axes_length",
+        f"in_axes has {len(d.axes)} entr{'y' if len(d.axes) == 1 else 'ies'} but f takes "
+        f"{n_args} argument{'' if n_args == 1 else 's'} ({', '.join(d.names)}).",
+        f"Give one entry per argument, e.g. in_axes={tuple([0] * n_args)}.",
+    )
+
+
+def rule_dtypes(d: Draft) -> list[Problem]:
+    return [Problem("dtype", f"{d.names[k]}: dtype {quote(dt)} is not supported here.",
+                    f"Choose one of {', '.join(DTYPES)}.", arg=k)
+            for k, dt in enumerate(d.dtypes) if dt not in DTYPES]  # fmt: skip
+
+
+def rule_sizes_fit(d: Draft) -> list[Problem]:
+    return [Problem(
+        "too_large",
+        f"{d.names[k]} {fmt_shape(s)} has {fmt_count(math.prod(s))} elements; pmapviz plans "
+        f"arrays of at most {MAX_ELEMENTS:,} (2**40) elements.", "Use smaller sizes.", arg=k,
+    ) for k, s in enumerate(d.shapes) if math.prod(s) > MAX_ELEMENTS]  # fmt: skip
+
+
+def rule_axes_in_range(d: Draft) -> list[Problem]:
+    """Every in_axes names an existing axis (scalars have none); fills ``d.in_axes``."""
+    found, norm = [], []
+    for k, (shape, ax) in enumerate(zip(d.shapes, d.axes, strict=True)):
+        rank, name = len(shape), d.names[k]
+        if ax is not None and rank == 0:
+            found.append(Problem(
+                "axis_out_of_range",
+                f"{name} is a scalar (shape ()), so it has no axis {ax} to map over.",
+                f"Set in_axes for {name} to None to give every device the same value, "
+                f"or give {name} a leading axis, e.g. shape ({d.n_devices},).", arg=k,
+            ))  # fmt: skip
+        elif ax is not None and not -rank <= ax < rank:
+            found.append(Problem(
+                "axis_out_of_range",
+                f"in_axes={ax} for {name}, but {name} has shape {fmt_shape(shape)} (rank "
+                f"{rank}): valid axes are 0 to {rank - 1}.",
+                f"Use in_axes={rank - 1} for the last axis, 0 for the first, or None to "
+                "broadcast it.", arg=k,
+            ))  # fmt: skip
+        norm.append(None if ax is None or rank == 0 or not -rank <= ax < rank else ax % rank)
+    d.in_axes = tuple(norm)
+    return found
+
+
+def rule_negative_in_axes(d: Draft) -> list[Problem]:
+    """JAX 0.10's pmap does not normalise a negative in_axes before sharding: it splits axis 0
+    and then squeezes the axis the user named. That works only when the axis means axis 0, or
+    when the mapped size is 1 (one device, nothing to split); otherwise it raises
+    IndivisibleError or a squeeze ValueError. (Measured; tests/core/test_planning.py checks
+    this against real pmap with the user's own axes.)"""
+    found = []
+    for k, (ax, norm) in enumerate(zip(d.axes, d.in_axes, strict=True)):
+        if ax is None or ax >= 0 or norm in (None, 0) or d.size <= 1:
+            continue
+        found.append(Problem(
+            "negative_in_axes",
+            f"in_axes={ax} for {d.names[k]} {fmt_shape(d.shapes[k])} means axis {norm}, but "
+            "pmap in JAX 0.10 does not normalise negative in_axes: it shards the wrong axis "
+            "and fails with a misleading IndivisibleError or 'cannot select an axis to "
+            "squeeze out' (only a negative axis that means axis 0 works).",
+            f"Write the axis as a non-negative number: in_axes={norm} for {d.names[k]}.",
+            arg=k, new_axes={k: norm},
+        ))  # fmt: skip
+    return found
+
+
+def rule_some_axis_mapped(d: Draft) -> Problem | None:
+    if d.mapped:
+        return None
+    return Problem(
+        "no_mapped_axis",
+        "Every argument has in_axes=None, so there is nothing to split across devices "
+        "(pmap says: 'pmap requires at least one argument with a mapped axis').",
+        "Set in_axes of at least one argument to an axis, e.g. 0.",
+    )
+
+
+def rule_mapped_sizes_equal(d: Draft) -> Problem | None:
+    sizes = {size for _, size in d.mapped}
+    if len(sizes) == 1:
+        d.size = sizes.pop()
+        return None
+    detail = ", ".join(f"{d.names[k]} axis {d.in_axes[k]} has {size:,}" for k, size in d.mapped)
+    first_k, first = d.mapped[0]
+    return Problem(
+        "mapped_sizes_differ",
+        f"The mapped axes differ in size: {detail}. pmap gives each device one slice of "
+        "every mapped axis, so they must all have the same size.",
+        f"Make them equal (e.g. {first:,} like {d.names[first_k]}), or set in_axes to None "
+        "for an argument every device should get whole.",
+    )
+
+
+def rule_mapped_axis_not_empty(d: Draft) -> Problem | None:
+    if d.size:
+        return None
+    k = d.mapped[0][0]
+    return Problem(
+        "mapped_axis_empty",
+        f"The mapped axis has size 0 (axis {d.in_axes[k]} of {d.names[k]}, shape "
+        f"{fmt_shape(d.shapes[k])}): there is nothing to give the devices.",
+        f"Use a size from 1 to {d.n_devices} for the mapped axis.", arg=k,
+    )  # fmt: skip
+
+
+def rule_mapped_axis_fits(d: Draft) -> Problem | None:
+    if d.size <= d.n_devices:
+        return None
+    fixes, lines = {}, []
+    for k, _ in d.mapped:
+        new, how = _reshape_fix(d.shapes[k], d.in_axes[k], d.n_devices)
+        fixes[k] = new
+        lines.append(f"reshape {d.names[k]} {fmt_shape(d.shapes[k])} to {fmt_shape(new)}{how}")
+    k0 = d.mapped[0][0]
+    ax0 = d.in_axes[k0]
+    d.size = 0  # nothing runs
+    return Problem(
+        "mapped_axis_too_large",
+        f"Axis {ax0} of {d.names[k0]} has {d.shapes[k0][ax0]:,} elements but there are "
+        f"{d.n_devices} devices; pmap puts exactly one slice of the mapped axis on each device, "
+        f"so it can be at most {d.n_devices}.",
+        "; ".join(lines).capitalize() + f", and keep in_axes={ax0}: each device then gets a "
+        "block and can vmap over it (pmap(vmap(f))).",
+        arg=k0, new_shapes=fixes,
+    )  # fmt: skip
+
+
+def rule_no_empty_blocks(d: Draft) -> list[Problem]:
+    d.per_in = tuple(s if a is None else s[:a] + s[a + 1 :]
+                     for s, a in zip(d.shapes, d.in_axes, strict=True))  # fmt: skip
+    return [Problem(
+        "empty_block",
+        f"{d.names[k]} has shape {fmt_shape(d.shapes[k])}, so every device would get an "
+        f"empty block {fmt_shape(local)} (0 elements). There is nothing to compute, and JAX "
+        "0.10 handles empty blocks inconsistently (a dot over length 0 even fails to "
+        "compile), so pmapviz refuses them.", "Give every axis a size of at least 1.", arg=k,
+    ) for k, local in enumerate(d.per_in) if 0 in local]  # fmt: skip
+
+
+def rule_axis_name_given(d: Draft) -> Problem | None:
+    from pmapviz.catalog import Program
+
+    if not isinstance(d.fn, Program) or not d.fn.needs_axis_name or d.axis_name:
+        return None
+    return Problem(
+        "needs_axis_name",
+        f"{d.fn.body('axis_name')} uses a collective (lax.psum), which needs to know which "
+        "mapped axis to reduce over, but axis_name is empty.",
+        "Set axis_name, e.g. 'i' (pmap(f, axis_name='i')); the collective then names the same "
+        "axis.",
+    )
+
+
+INPUT_RULES: tuple[Rule, ...] = (
+    rule_in_axes_length, rule_dtypes, rule_sizes_fit, rule_axes_in_range,
+    rule_some_axis_mapped, rule_mapped_sizes_equal, rule_mapped_axis_not_empty,
+    rule_mapped_axis_fits, rule_no_empty_blocks, rule_negative_in_axes, rule_axis_name_given,
+)  # fmt: skip
+"""Checked in order; the first rule that finds problems ends the plan there (later rules rely
+on what the earlier ones established, e.g. a single mapped size)."""
+
+
+# ---------------------------------------------------------------- tracing f
+def trace_output(d: Draft) -> Problem | None:
+    """Run f on abstract per-device values (``jax.eval_shape``); explain what it rejects."""
+    import jax
+    import jax.numpy as jnp
+
+    from pmapviz.catalog import Program
+
+    fn = d.fn.build(d.axis_name) if isinstance(d.fn, Program) else d.fn
+    structs = tuple(jax.ShapeDtypeStruct(s, jnp.dtype(t))
+                    for s, t in zip(d.shapes, d.dtypes, strict=True))  # fmt: skip
+    try:
+        out, d.varies = _trace(fn, structs, d.in_axes, d.axis_name)
+    except NameError as err:
+        m = re.search(r"unbound axis name: (\S+?)[\s.]", str(err) + " ")
+        missing = m.group(1) if m else "?"
+        return Problem(
+            "unbound_axis_name",
+            f"f uses a collective over axis {missing!r}, but pmap's axis_name is {d.axis_name!r}.",
+            f"Pass axis_name={missing!r} to pmap (or use the same name in the collective).",
+        )
+    except Exception as err:  # the function rejects these per-device shapes
+        shown = ", ".join(f"{n} {fmt_shape(s)}" for n, s in zip(d.names, d.per_in, strict=True))
+        return Problem(
+            "function_rejects_shapes",
+            f"Each device would call f with {shown}, and f cannot take that: {_first_line(err)}",
+            "Change the shapes (or in_axes) so that one device's slice is what f expects.",
+        )
+    leaves, d.treedef = jax.tree.flatten(out)  # shapes are pytrees too: work on flat leaves
+    d.out_leaves = [tuple(leaf.shape[1:]) for leaf in leaves]
+    d.out_dtypes = d.treedef.unflatten([str(leaf.dtype) for leaf in leaves])
+    return None
+
+
+# ---------------------------------------------------------------- rules on the output
+def rule_out_axes_none_varies(d: Draft) -> Problem | None:
+    if d.out_axes is not None or not d.varies:
+        return None
+    return Problem(
+        "out_axes_none_varies",
+        "out_axes=None says every device returns the same value, but f's output differs from "
+        "device to device. JAX 0.10 does not raise here: it silently returns device 0's value "
+        "(jit(vmap(f)) would raise).",
+        "Use out_axes=0 to stack every device's result, or make the output equal on every "
+        "device with a collective such as lax.psum or lax.all_gather.",
+    )
+
+
+def rule_negative_out_axes(d: Draft) -> Problem | None:
+    if d.out_axes is None or d.out_axes >= 0:
+        return None
+    rank = len(d.out_leaves[0]) if d.out_leaves else 0
+    return Problem(
+        "negative_out_axes",
+        f"out_axes={d.out_axes} is negative; pmap in JAX 0.10 does not support it and returns "
+        "a wrongly shaped result instead of raising.",
+        f"Use the non-negative axis, e.g. out_axes={d.out_axes % (rank + 1)}.",
+    )
+
+
+def rule_out_axes_in_range(d: Draft) -> Problem | None:
+    if d.out_axes is None or d.out_axes < 0 or all(d.out_axes <= len(x) for x in d.out_leaves):
+        return None
+    worst = min(len(x) for x in d.out_leaves)
+    per_out = d.treedef.unflatten(d.out_leaves)
+    shown = fmt_shape(d.out_leaves[0]) if len(d.out_leaves) == 1 else str(per_out)
+    return Problem(
+        "out_axes_out_of_range",
+        f"out_axes={d.out_axes}, but each device returns shape {shown}: the stacked result has "
+        f"rank {worst + 1}, so out_axes can be 0 to {worst}.",
+        f"Use out_axes between 0 and {worst}.",
+    )
+
+
+def rule_output_fits(d: Draft) -> Problem | None:
+    copies = 1 if d.out_axes is None else d.size
+    huge = [leaf for leaf in d.out_leaves if math.prod(leaf) * copies > MAX_ELEMENTS]
+    if not huge:
+        return None
+    return Problem(
+        "output_too_large",
+        f"f's result would have {fmt_count(math.prod(huge[0]) * copies)} elements (each device "
+        f"returns {fmt_shape(huge[0])}, on {d.size} devices); pmapviz refuses outputs above "
+        f"{MAX_ELEMENTS:,} (2**40) elements, far below what XLA can index.",
+        "Use smaller sizes: check which axes f combines (e.g. x @ w multiplies the rows of x by "
+        "the columns of w).",
+    )
+
+
+OUTPUT_RULES: tuple[Rule, ...] = (
+    rule_out_axes_none_varies, rule_negative_out_axes, rule_out_axes_in_range, rule_output_fits,
+)  # fmt: skip
+"""All checked (each looks at a different property of the output)."""
+
+
+def _global_out(d: Draft) -> Any:
+    if d.out_axes is None:
+        return d.treedef.unflatten(d.out_leaves)
+    o = d.out_axes
+    return d.treedef.unflatten([leaf[:o] + (d.size,) + leaf[o:] for leaf in d.out_leaves])
+
+
+# ---------------------------------------------------------------- plan()
 def plan(
     fn: Callable,
     arg_shapes: Sequence[Sequence[int]],
@@ -138,256 +456,59 @@ def plan(
 
     ``fn`` is a callable or a :class:`pmapviz.catalog.Program`. ``n_devices`` defaults to the
     local device count and may be larger (planning for a bigger machine). Never raises for
-    bad shapes or axes: they become ``problems``, each with a ``fix``.
+    bad shapes or axes: they become ``problems``, each with a ``fix``. The checks are the
+    rules above, run in order (:data:`INPUT_RULES`, tracing, :data:`OUTPUT_RULES`).
     """
-    from pmapviz.catalog import Program
+    d = _draft(fn, arg_shapes, in_axes, out_axes, axis_name, n_devices, dtypes)
+    for rule in INPUT_RULES:
+        problems = _as_list(rule(d))
+        if problems:
+            return _finish(d, problems)
+    problems = _as_list(trace_output(d))
+    if problems:
+        return _finish(d, problems)
+    problems = [q for rule in OUTPUT_RULES for q in _as_list(rule(d))]
+    return _finish(d, problems, traced=True)
 
-    shapes = tuple(tuple(int(d) for d in s) for s in arg_shapes)
+
+def _draft(fn, arg_shapes, in_axes, out_axes, axis_name, n_devices, dtypes) -> Draft:
+    shapes = tuple(tuple(int(x) for x in s) for s in arg_shapes)
     n_args = len(shapes)
     if n_devices is None:
         import jax
 
         n_devices = jax.local_device_count()
-    names = _arg_names(fn, n_args)
     if dtypes is None or isinstance(dtypes, str):
         dts = (dtypes or "float32",) * n_args
     else:
-        dts = tuple(str(d) for d in dtypes)
-    problems: list[Problem] = []
-
-    def result(**kw) -> Plan:
-        return Plan(
-            ok=not problems, problems=tuple(problems), n_devices=n_devices,
-            arg_names=names, arg_shapes=shapes, dtypes=dts, out_axes=out_axes,
-            axis_name=axis_name, **kw,
-        )  # fmt: skip
-
-    # --- in_axes: one per argument, in range, normalised
-    if isinstance(in_axes, (list, tuple)):
-        axes = tuple(in_axes)
-        if len(axes) != n_args:
-            problems.append(Problem(
-                "in_axes_length",
-                f"in_axes has {len(axes)} entr{'y' if len(axes) == 1 else 'ies'} but f "
-                f"takes {n_args} argument{'' if n_args == 1 else 's'} ({', '.join(names)}).",
-                f"Give one entry per argument, e.g. in_axes={tuple([0] * n_args)}.",
-            ))  # fmt: skip
-            return result(in_axes=tuple([None] * n_args), devices_used=0)
-    else:
-        axes = (in_axes,) * n_args
+        dts = tuple(str(t) for t in dtypes)
     if len(dts) != n_args:
         raise ValueError(f"dtypes has {len(dts)} entries for {n_args} arguments")
-    for k, dt in enumerate(dts):
-        if dt not in DTYPES:
-            problems.append(Problem(
-                "dtype", f"{names[k]}: dtype {dt!r} is not supported here.",
-                f"Choose one of {', '.join(DTYPES)}.", arg=k,
-            ))  # fmt: skip
-    for k, shape in enumerate(shapes):
-        if math.prod(shape) > MAX_ELEMENTS:
-            problems.append(Problem(
-                "too_large",
-                f"{names[k]} {fmt_shape(shape)} has {fmt_count(math.prod(shape))} elements; "
-                f"pmapviz plans arrays of at most {MAX_ELEMENTS:,} (2**40) elements.",
-                "Use smaller sizes.", arg=k,
-            ))  # fmt: skip
-    if problems:
-        return result(in_axes=tuple([None] * n_args), devices_used=0)
-    norm: list[int | None] = []
-    for k, (shape, ax) in enumerate(zip(shapes, axes, strict=True)):
-        if ax is None:
-            norm.append(None)
-            continue
-        rank = len(shape)
-        if rank == 0:
-            problems.append(Problem(
-                "axis_out_of_range",
-                f"{names[k]} is a scalar (shape ()), so it has no axis {ax} to map over.",
-                f"Set in_axes for {names[k]} to None to give every device the same value, "
-                f"or give {names[k]} a leading axis, e.g. shape ({n_devices},).", arg=k,
-            ))  # fmt: skip
-            norm.append(None)
-        elif not -rank <= ax < rank:
-            problems.append(Problem(
-                "axis_out_of_range",
-                f"in_axes={ax} for {names[k]}, but {names[k]} has shape {fmt_shape(shape)} "
-                f"(rank {rank}): valid axes are 0 to {rank - 1} (or -{rank} to -1).",
-                f"Use in_axes={rank - 1} for the last axis, 0 for the first, or None to "
-                "broadcast it.", arg=k,
-            ))  # fmt: skip
-            norm.append(None)
-        else:
-            norm.append(ax % rank)
-    in_axes_n = tuple(norm)
-    if problems:
-        return result(in_axes=in_axes_n, devices_used=0)
+    axes = tuple(in_axes) if isinstance(in_axes, (list, tuple)) else (in_axes,) * n_args
+    return Draft(fn=fn, shapes=shapes, names=_arg_names(fn, n_args), dtypes=dts,
+                 raw_in_axes=in_axes, axes=axes, out_axes=out_axes, axis_name=axis_name,
+                 n_devices=n_devices, in_axes=tuple([None] * n_args))  # fmt: skip
 
-    mapped = [(k, shapes[k][a]) for k, a in enumerate(in_axes_n) if a is not None]
-    if not mapped:
-        problems.append(Problem(
-            "no_mapped_axis",
-            "Every argument has in_axes=None, so there is nothing to split across devices "
-            "(pmap says: 'pmap requires at least one argument with a mapped axis').",
-            "Set in_axes of at least one argument to an axis, e.g. 0.",
-        ))  # fmt: skip
-        return result(in_axes=in_axes_n, devices_used=0)
-    sizes = {size for _, size in mapped}
-    if len(sizes) > 1:
-        detail = ", ".join(f"{names[k]} axis {in_axes_n[k]} has {size:,}" for k, size in mapped)
-        first_k, first = mapped[0]
-        problems.append(Problem(
-            "mapped_sizes_differ",
-            f"The mapped axes differ in size: {detail}. pmap gives each device one slice of "
-            "every mapped axis, so they must all have the same size.",
-            f"Make them equal (e.g. {first:,} like {names[first_k]}), or set in_axes to None "
-            "for an argument every device should get whole.",
-        ))  # fmt: skip
-        return result(in_axes=in_axes_n, devices_used=0)
-    size = sizes.pop()
-    if size == 0:
-        k = mapped[0][0]
-        problems.append(Problem(
-            "mapped_axis_empty",
-            f"The mapped axis has size 0 (axis {in_axes_n[k]} of {names[k]}, shape "
-            f"{fmt_shape(shapes[k])}): there is nothing to give the devices.",
-            f"Use a size from 1 to {n_devices} for the mapped axis.", arg=k,
-        ))  # fmt: skip
-        return result(in_axes=in_axes_n, devices_used=0)
-    if size > n_devices:
-        fixes = {}
-        lines = []
-        for k, _ in mapped:
-            new, how = _reshape_fix(shapes[k], in_axes_n[k], n_devices)
-            fixes[k] = new
-            lines.append(f"reshape {names[k]} {fmt_shape(shapes[k])} to {fmt_shape(new)}{how}")
-        k0 = mapped[0][0]
-        ax0 = in_axes_n[k0]
-        problems.append(Problem(
-            "mapped_axis_too_large",
-            f"Axis {ax0} of {names[k0]} has {size:,} elements but there are {n_devices} "
-            f"devices; pmap puts exactly one slice of the mapped axis on each device, so it "
-            f"can be at most {n_devices}.",
-            "; ".join(lines).capitalize() + f", and keep in_axes={ax0}: each device then "
-            "gets a block and can vmap over it (pmap(vmap(f))).",
-            arg=k0, new_shapes=fixes,
-        ))  # fmt: skip
-        return result(in_axes=in_axes_n, devices_used=0)
 
-    per_in = tuple(
-        s if a is None else s[:a] + s[a + 1 :] for s, a in zip(shapes, in_axes_n, strict=True)
-    )
-    for k, local in enumerate(per_in):
-        if 0 in local:
-            problems.append(Problem(
-                "empty_block",
-                f"{names[k]} has shape {fmt_shape(shapes[k])}, so every device would get an "
-                f"empty block {fmt_shape(local)} (0 elements). There is nothing to compute, "
-                "and JAX 0.10 handles empty blocks inconsistently (a dot over length 0 even "
-                "fails to compile), so pmapviz refuses them.",
-                "Give every axis a size of at least 1.", arg=k,
-            ))  # fmt: skip
-    if problems:
-        return result(in_axes=in_axes_n, devices_used=size, per_device_in_shapes=per_in)
-    if isinstance(fn, Program):
-        if fn.needs_axis_name and not axis_name:
-            problems.append(Problem(
-                "needs_axis_name",
-                f"{fn.body('axis_name')} uses a collective (lax.psum), which needs to know "
-                "which mapped axis to reduce over, but axis_name is empty.",
-                "Set axis_name, e.g. 'i' (pmap(f, axis_name='i')); the collective then names "
-                "the same axis.",
-            ))  # fmt: skip
-            return result(in_axes=in_axes_n, devices_used=size, per_device_in_shapes=per_in)
-        fn = fn.build(axis_name)
-
-    import jax
-    import jax.numpy as jnp
-
-    structs = tuple(jax.ShapeDtypeStruct(s, jnp.dtype(d)) for s, d in zip(shapes, dts, strict=True))
-    try:
-        out, varies = _trace(fn, structs, in_axes_n, axis_name)
-    except NameError as err:
-        m = re.search(r"unbound axis name: (\S+?)[\s.]", str(err) + " ")
-        missing = m.group(1) if m else "?"
-        problems.append(Problem(
-            "unbound_axis_name",
-            f"f uses a collective over axis {missing!r}, but pmap's axis_name is "
-            f"{axis_name!r}.",
-            f"Pass axis_name={missing!r} to pmap (or use the same name in the collective).",
-        ))  # fmt: skip
-        return result(in_axes=in_axes_n, devices_used=size, per_device_in_shapes=per_in)
-    except Exception as err:  # the function rejects these per-device shapes
-        shown = ", ".join(f"{n} {fmt_shape(s)}" for n, s in zip(names, per_in, strict=True))
-        problems.append(Problem(
-            "function_rejects_shapes",
-            f"Each device would call f with {shown}, and f cannot take that: "
-            f"{_first_line(err)}",
-            "Change the shapes (or in_axes) so that one device's slice is what f expects.",
-        ))  # fmt: skip
-        return result(in_axes=in_axes_n, devices_used=size, per_device_in_shapes=per_in)
-
-    # shapes are tuples, and tuples are pytree nodes too: work on the flat leaves
-    out_leaves, treedef = jax.tree.flatten(out)
-    per_leaves = [tuple(leaf.shape[1:]) for leaf in out_leaves]
-    per_out = treedef.unflatten(per_leaves)
-    out_dtypes = treedef.unflatten([str(leaf.dtype) for leaf in out_leaves])
-    if out_axes is None:
-        if varies:
-            problems.append(Problem(
-                "out_axes_none_varies",
-                "out_axes=None says every device returns the same value, but f's output "
-                "differs from device to device. JAX 0.10 does not raise here: it silently "
-                "returns device 0's value (jit(vmap(f)) would raise).",
-                "Use out_axes=0 to stack every device's result, or make the output equal on "
-                "every device with a collective such as lax.psum or lax.all_gather.",
-            ))  # fmt: skip
-        global_out = per_out
-    elif out_axes < 0:
-        rank = len(per_leaves[0]) if per_leaves else 0
-        problems.append(Problem(
-            "negative_out_axes",
-            f"out_axes={out_axes} is negative; pmap in JAX 0.10 does not support it and "
-            "returns a wrongly shaped result instead of raising.",
-            f"Use the non-negative axis, e.g. out_axes={out_axes % (rank + 1)}.",
-        ))  # fmt: skip
-        global_out = None
-    elif any(out_axes > len(leaf) for leaf in per_leaves):
-        worst = min(len(leaf) for leaf in per_leaves)
-        shown = fmt_shape(per_leaves[0]) if len(per_leaves) == 1 else str(per_out)
-        problems.append(Problem(
-            "out_axes_out_of_range",
-            f"out_axes={out_axes}, but each device returns shape {shown}: the stacked "
-            f"result has rank {worst + 1}, so out_axes can be 0 to {worst}.",
-            f"Use out_axes between 0 and {worst}.",
-        ))  # fmt: skip
-        global_out = None
-    else:
-        global_out = treedef.unflatten(
-            [leaf[:out_axes] + (size,) + leaf[out_axes:] for leaf in per_leaves]
-        )
-    copies = 1 if out_axes is None else size
-    huge = [leaf for leaf in per_leaves if math.prod(leaf) * copies > MAX_ELEMENTS]
-    if huge:
-        count = math.prod(huge[0]) * copies
-        problems.append(Problem(
-            "output_too_large",
-            f"f's result would have {fmt_count(count)} elements (each device returns "
-            f"{fmt_shape(huge[0])}, on {size} devices); pmapviz refuses outputs above "
-            f"{MAX_ELEMENTS:,} (2**40) elements, far below what XLA can index.",
-            "Use smaller sizes: check which axes f combines (e.g. x @ w multiplies the rows of "
-            "x by the columns of w).",
-        ))  # fmt: skip
-        global_out = None
+def _finish(d: Draft, problems: list[Problem], traced: bool = False) -> Plan:
     notes = []
-    if size < n_devices:
+    if traced and d.size < d.n_devices:
         notes.append(
-            f"The mapped axis has {size} element(s), so pmap uses the first {size} of the "
-            f"{n_devices} devices; the other {n_devices - size} stay idle."
+            f"The mapped axis has {d.size} element(s), so pmap uses the first {d.size} of the "
+            f"{d.n_devices} devices; the other {d.n_devices - d.size} stay idle."
         )
-    return result(
-        in_axes=in_axes_n, devices_used=size, per_device_in_shapes=per_in,
-        out_shapes=global_out, per_device_out_shapes=per_out, out_dtypes=out_dtypes,
-        out_varies=varies, notes=tuple(notes),
+    bad_output = any(q.code in ("negative_out_axes", "out_axes_out_of_range", "output_too_large")
+                     for q in problems)  # fmt: skip
+    return Plan(
+        ok=not problems, problems=tuple(problems), n_devices=d.n_devices,
+        arg_names=d.names, arg_shapes=d.shapes, dtypes=d.dtypes, out_axes=d.out_axes,
+        axis_name=d.axis_name, in_axes=d.in_axes, devices_used=d.size,
+        in_axes_typed=d.axes if len(d.axes) == len(d.shapes) else d.in_axes,
+        per_device_in_shapes=d.per_in,
+        out_shapes=_global_out(d) if traced and not bad_output else None,
+        per_device_out_shapes=d.treedef.unflatten(d.out_leaves) if traced else None,
+        out_dtypes=d.out_dtypes if traced else None,
+        out_varies=d.varies, notes=tuple(notes),
     )  # fmt: skip
 
 

@@ -96,3 +96,21 @@ def test_home_links_every_other_page(run_app):
     targets = {link.proto.page for link in links}
     for info in PAGES[1:]:
         assert any(info.path.split("/")[-1] in t or info.url_path in t for t in targets), targets
+
+
+def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkeypatch):
+    """The router's last resort: no traceback, no server path, the page's type of error in a
+    collapsed 'Details', and the sidebar still works."""
+    from pmapviz import programs
+
+    def broken(*_a, **_k):
+        raise RuntimeError("secret /srv/pmapviz/pmapviz/programs.py detail")
+
+    monkeypatch.setattr(programs, "run_hello", broken)
+    at = run_app()
+    assert not at.exception
+    assert any("unexpected problem" in e.value for e in at.error)
+    text = all_text(at) + " ".join(e.label for e in at.expander)
+    assert "RuntimeError" in " ".join(c.value for c in at.code)
+    assert "secret" not in text and "/srv/" not in text and "Traceback" not in text
+    assert f"{TEST_DEVICES} devices" in "\n".join(m.value for m in at.sidebar.markdown)

@@ -129,3 +129,24 @@ def test_a_crafted_link_is_validated_like_a_widget(run_app):
     assert widget(at, "ex_fn").value == "batched_dot"
     warnings = " ".join(w.value for w in at.warning)
     assert "`rm -rf /`" in warnings and "complex512" in warnings and "500 characters" in warnings
+
+
+def test_negative_in_axes_are_refused_as_jax_would_and_apply_fixes_them(run_app):
+    """JAX 0.10's pmap raises on (3, 8) with in_axes=-1; the explorer says so, shows the call
+    as typed, and its Apply button writes the non-negative axis."""
+    at = explorer(run_app, fn="double", s0=f"3, {N}", a0="-1", out="0")
+    assert "in_axes=-1" in at.code[0].value  # the call as the user typed it
+    assert any("does not normalise negative in_axes" in e.value for e in at.error)
+    assert not at.success
+    fix = next(b for b in at.button if b.key == "fix_negative_in_axes")
+    assert "in_axes=1" in fix.label
+    fix.click().run()
+    assert widget(at, "ex_a0").value == "1"
+    assert "Valid" in at.success[0].value
+
+
+def test_a_negative_axis_that_means_axis_0_is_valid_and_shown_as_typed(run_app):
+    at = explorer(run_app, fn="double", s0=f"{N}, 3", a0="-2", out="0")
+    assert "Valid" in at.success[0].value
+    assert "in_axes=-2" in at.code[0].value
+    assert "in_axes=(-2,)" in at.code[1].value  # the exported pmap script keeps it too
