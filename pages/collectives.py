@@ -9,6 +9,7 @@ ui.ensure_routed()
 
 report = ui.device_report()
 n_all = report.count
+labels = report.labels
 P = "co_"
 
 st.title("Collectives")
@@ -96,7 +97,7 @@ def provenance(sources: list) -> str:
 
 
 rows = [
-    ("device", [(f"cpu:{d}", d, f"device {d}") for d in range(n)]),
+    ("device", [(labels[d], d, f"{labels[d]}: position {d} on the axis") for d in range(n)]),
     ("x before", [(values(out.before[d]), d, f"device {d} starts with {values(out.before[d])}")
                   for d in range(n)]),
     ("y after", [(values(out.after[d]), None, f"device {d} ends with {values(out.after[d])}")
@@ -113,7 +114,9 @@ elif coll.kind in ("reduce", "normalise") or coll.key == "psum_scatter":
                               for d in range(n)]))  # fmt: skip
 st.markdown(ui.block_grid(rows), unsafe_allow_html=True)
 if coll.key == "ppermute":
-    st.plotly_chart(charts.permutation_figure(n, out.perm), config={"displayModeBar": False})
+    st.plotly_chart(
+        charts.permutation_figure(labels[:n], out.perm), config={"displayModeBar": False}
+    )
     idle = sorted(set(range(n)) - {d for _, d in out.perm})
     if idle:
         st.info(f"Device(s) {idle} are no pair's destination, so they receive **zeros**.",

@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, charts, devices, planning, programs, settings, ui
+from pmapviz import catalog, devices, planning, programs, settings, timecharts, ui
 
 ui.ensure_routed()
 
@@ -138,16 +138,16 @@ st.caption(
     + (" (Sweep cancelled: partial results.)" if rep.cancelled else "")
 )
 at_largest = [r for r in rows if r["size"] == largest]
-st.plotly_chart(charts.breakdown_figure(at_largest), key="tl_breakdown")
+st.plotly_chart(timecharts.breakdown_figure(at_largest), key="tl_breakdown")
 sp = [r for r in bench.speedups(rep.results) if r["size"] == largest]
 if sp:
-    st.plotly_chart(charts.speedup_figure(sp), key="tl_speedup")
+    st.plotly_chart(timecharts.speedup_figure(sp), key="tl_speedup")
 else:
     st.info("Speed-up needs jit(vmap) (the one-device baseline) and a parallel "
             "implementation in the sweep.")  # fmt: skip
 floors = {r["size"]: r["floor_s"] for r in rows}
-st.plotly_chart(charts.scaling_figure(rows, floors), key="tl_scaling")
-st.plotly_chart(charts.spread_figure([m for m in rep.results if m.size == largest]),
+st.plotly_chart(timecharts.scaling_figure(rows, floors), key="tl_scaling")
+st.plotly_chart(timecharts.spread_figure([m for m in rep.results if m.size == largest]),
                 key="tl_spread")  # fmt: skip
 
 best = min(at_largest, key=lambda r: r["run_s_median"])

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import benchmarking, charts, settings, training, ui
+from pmapviz import benchmarking, settings, timecharts, training, ui
 
 ui.ensure_routed()
 
@@ -70,7 +70,7 @@ if st.button(f"Train {cfg.steps} steps on {cfg.devices} device(s)", type="primar
         bar.progress((step + 1) / cfg.steps, text=f"step {step + 1}/{cfg.steps}: loss "
                      f"{hist.losses[-1]:.4g}; replicas identical: {same}")  # fmt: skip
         if step % 10 == 0 or step + 1 == cfg.steps:
-            live.plotly_chart(charts.loss_figure(hist.losses, hist.single_device_losses, []),
+            live.plotly_chart(timecharts.loss_figure(hist.losses, hist.single_device_losses, []),
                               key=f"tr_live_{step}")  # fmt: skip
 
     hist = training.train(cfg, progress=_progress)
@@ -95,7 +95,8 @@ if hist.diverged_at is not None:
         "Training stopped there. Lower the learning rate (try a tenth of it).",
         icon=":material/trending_up:",
     )
-st.plotly_chart(charts.loss_figure(hist.losses, hist.single_device_losses, hist.local_losses),
+st.plotly_chart(timecharts.loss_figure(hist.losses, hist.single_device_losses, hist.local_losses,
+                                        report.labels),
                 key="tr_loss")  # fmt: skip
 
 steps_done = len(hist.losses)
@@ -125,7 +126,7 @@ if hist.max_param_diff is not None:
 st.subheader(f"One step, device by device (step {steps_done})")
 k, last = hc.devices, steps_done - 1
 rows = [
-    ("device", [(f"cpu:{d}", d, f"device {d}") for d in range(k)]),
+    ("device", [(report.labels[d], d, f"{report.labels[d]}: position {d}") for d in range(k)]),
     ("batch shard", [(f"rows {d * hc.local_batch}-{(d + 1) * hc.local_batch - 1}", d,
                       f"device {d} gets {hc.local_batch} of the {hc.batch} examples")
                      for d in range(k)]),
@@ -161,4 +162,4 @@ if st.button("Measure time per step", key="tr_time", icon=":material/timer:"):
         st.session_state["tr_times"] = training.time_per_step(hc, ks)
 times = st.session_state.get("tr_times")
 if times:
-    st.plotly_chart(charts.step_time_figure(times), key="tr_times_chart")
+    st.plotly_chart(timecharts.step_time_figure(times), key="tr_times_chart")

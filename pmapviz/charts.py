@@ -1,16 +1,17 @@
-"""Plotly figures. Each function draws data the core read from JAX (layouts, timings) and
-returns a ``plotly.graph_objects.Figure``; nothing here decides which device holds what."""
+"""Plotly figures of arrays split over devices: layouts and ppermute arrows. Each function draws
+what the core read from JAX and returns a ``plotly.graph_objects.Figure``; nothing here decides
+which device holds what. (Figures of measurements live in :mod:`pmapviz.timecharts`.)"""
 
 from __future__ import annotations
 
 import math
+import re
 
 import plotly.graph_objects as go
 
 from pmapviz.layout import ArrayLayout
-from pmapviz.palette import device_colour, text_colour
+from pmapviz.palette import FONT, device_colour, text_colour
 
-FONT = dict(family="Source Sans Pro, Segoe UI, Helvetica, Arial, sans-serif", size=14)
 NEUTRAL = "#D9D9D9"
 LENGTH = 10.0  # drawing units for the longest side
 
@@ -66,7 +67,8 @@ def _block_label(device: str, span_px: float) -> str:
     (the hover always has it)."""
     if span_px >= 7.5 * len(device):
         return device
-    short = device.split(":")[-1]
+    m = re.search(r"[0-9]+$", device)
+    short = m.group(0) if m else device
     return short if span_px >= 8 * len(short) + 2 else ""
 
 
@@ -170,22 +172,23 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
     return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1)
 
 
-def permutation_figure(n: int, perm: list[tuple[int, int]]) -> go.Figure:
+def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Figure:
     """ppermute as arrows from each source (top row) to its destination (bottom row); devices
-    that receive nothing are grey (they get zeros)."""
+    that receive nothing are grey (they get zeros). ``labels``: the devices' names, from JAX."""
+    n = len(labels)
     fig = _base(200)
     hovers: list = []
     for d in range(n):
         fill = device_colour(d)
-        _rect(fig, d + 0.1, d + 0.9, 1.6, 2.2, fill, _block_label(f"cpu:{d}", 0.8 * 40),
-              f"device {d} sends its block" if any(s == d for s, _ in perm)
-              else f"device {d} sends nothing", hovers)  # fmt: skip
+        _rect(fig, d + 0.1, d + 0.9, 1.6, 2.2, fill, _block_label(labels[d], 0.8 * 40),
+              f"{labels[d]} sends its block" if any(s == d for s, _ in perm)
+              else f"{labels[d]} sends nothing", hovers)  # fmt: skip
         got = next((s for s, t in perm if t == d), None)
         rfill = device_colour(got) if got is not None else NEUTRAL
         _rect(fig, d + 0.1, d + 0.9, 0, 0.6, rfill,
               f"from {got}" if got is not None else "zeros",
-              f"device {d} receives device {got}'s block" if got is not None
-              else f"device {d} receives nothing: zeros", hovers)  # fmt: skip
+              f"{labels[d]} receives {labels[got]}'s block" if got is not None
+              else f"{labels[d]} receives nothing: zeros", hovers)  # fmt: skip
     for s, t in perm:
         fig.add_annotation(x=t + 0.5, y=0.62, ax=s + 0.5, ay=1.58, xref="x", yref="y",
                            axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
@@ -197,132 +200,3 @@ def permutation_figure(n: int, perm: list[tuple[int, int]]) -> go.Figure:
     fig.update_xaxes(range=[-0.9, n + 0.1])
     fig.update_yaxes(range=[-0.2, 2.4])
     return fig
-
-
-# ---------------------------------------------------------------- timing lab
-IMPL_COLOURS = {"pmap": "#0072B2", "vmap": "#D55E00", "jit_sharded": "#009E73",
-                "shard_map": "#CC79A7", "numpy": "#777777"}  # fmt: skip
-PHASE_COLOURS = {"compile": "#BBBBBB", "transfer": "#E69F00", "compute": "#0072B2",
-                 "device to host": "#56B4E9"}  # fmt: skip
-
-
-def _timing_layout(fig: go.Figure, height: int = 380) -> go.Figure:
-    fig.update_layout(height=height, font=FONT, margin=dict(l=10, r=10, t=40, b=10),
-                      legend=dict(orientation="h", y=-0.18), plot_bgcolor="white",
-                      hoverlabel=dict(font=FONT))  # fmt: skip
-    fig.update_xaxes(showgrid=False, linecolor="#999999")
-    fig.update_yaxes(gridcolor="#EEEEEE", linecolor="#999999")
-    return fig
-
-
-def breakdown_figure(rows: list[dict]) -> go.Figure:
-    """Stacked bars per implementation and device count: compile, transfer, compute, d2h (ms)."""
-    labels = [f"{r['impl']} x{r['devices']}" for r in rows]
-    fig = go.Figure()
-    for phase, key in (("compile", "compile_s"), ("transfer", "transfer_s"),
-                       ("compute", "run_s_median"), ("device to host", "d2h_s")):  # fmt: skip
-        tip = "%{x}<br>" + phase + ": %{y:.2f} ms<extra></extra>"
-        fig.add_trace(go.Bar(name=phase, x=labels, y=[r[key] * 1e3 for r in rows],
-                             marker_color=PHASE_COLOURS[phase], hovertemplate=tip))  # fmt: skip
-    fig.update_layout(barmode="stack", title="Where the time goes (one call, ms)")
-    fig.update_yaxes(title="ms")
-    return _timing_layout(fig)
-
-
-def speedup_figure(rows: list[dict]) -> go.Figure:
-    """Speed-up over jit(vmap) on one device versus devices, with the ideal line; efficiency
-    on hover and as dotted lines on the right axis."""
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    ks = sorted({r["devices"] for r in rows})
-    fig.add_trace(go.Scatter(x=ks, y=ks, name="ideal (linear)", mode="lines",
-                             line=dict(dash="dash", color="#999999")))  # fmt: skip
-    for impl in sorted({r["impl"] for r in rows}):
-        sel = sorted((r for r in rows if r["impl"] == impl), key=lambda r: r["devices"])
-        fig.add_trace(go.Scatter(
-            x=[r["devices"] for r in sel], y=[r["speedup"] for r in sel], name=f"{impl} speed-up",
-            mode="lines+markers", line=dict(color=IMPL_COLOURS.get(impl)),
-            customdata=[r["efficiency"] * 100 for r in sel],
-            hovertemplate="%{x} devices: %{y:.2f}x, efficiency %{customdata:.0f}%<extra>"
-            + impl + "</extra>",
-        ))  # fmt: skip
-        fig.add_trace(go.Scatter(
-            x=[r["devices"] for r in sel], y=[r["efficiency"] * 100 for r in sel],
-            name=f"{impl} efficiency %", mode="lines", line=dict(color=IMPL_COLOURS.get(impl),
-            dash="dot", width=1), showlegend=True), secondary_y=True)  # fmt: skip
-    fig.update_layout(title="Speed-up over jit(vmap) on one device",
-                      legend=dict(orientation="v", x=1.08, y=1))  # fmt: skip
-    fig.update_xaxes(title="devices", type="log", tickvals=ks, ticktext=[str(k) for k in ks])
-    fig.update_yaxes(title="speed-up (x)", secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title="efficiency (%)", secondary_y=True, range=[0, 110], showgrid=False)
-    return _timing_layout(fig, 420)
-
-
-def scaling_figure(rows: list[dict], floor_per_size: dict[int, float]) -> go.Figure:
-    """Compute time versus size, log-log, per implementation, with the measured memory floor."""
-    fig = go.Figure()
-    for key in sorted({(r["impl"], r["devices"]) for r in rows}):
-        sel = sorted((r for r in rows if (r["impl"], r["devices"]) == key), key=lambda r: r["size"])
-        fig.add_trace(go.Scatter(
-            x=[r["size"] for r in sel], y=[r["run_s_median"] * 1e3 for r in sel],
-            name=f"{key[0]} x{key[1]}", mode="lines+markers",
-            line=dict(color=IMPL_COLOURS.get(key[0]), width=1 + key[1] ** 0.5 / 2),
-        ))  # fmt: skip
-    sizes = sorted(floor_per_size)
-    fig.add_trace(go.Scatter(x=sizes, y=[floor_per_size[s] * 1e3 for s in sizes],
-                             name="memory floor (bytes / bandwidth)", mode="lines",
-                             line=dict(color="#000000", dash="dash")))  # fmt: skip
-    fig.update_layout(title="Compute time versus size (median, log-log)",
-                      legend=dict(orientation="v", x=1.02, y=1))  # fmt: skip
-    fig.update_xaxes(title="size", type="log")
-    fig.update_yaxes(title="ms", type="log")
-    return _timing_layout(fig, 420)
-
-
-def spread_figure(measurements: list) -> go.Figure:
-    """Every timed run, as a box with all points: the spread, not just one number."""
-    fig = go.Figure()
-    for m in measurements:
-        fig.add_trace(go.Box(y=[t * 1e3 for t in m.run_s], name=f"{m.impl} x{m.devices}",
-                             boxpoints="all", jitter=0.4, pointpos=0,
-                             marker=dict(color=IMPL_COLOURS.get(m.impl), size=5),
-                             line=dict(color=IMPL_COLOURS.get(m.impl))))  # fmt: skip
-    fig.update_layout(title="Spread of repeated runs (ms)", showlegend=False)
-    fig.update_yaxes(title="ms")
-    return _timing_layout(fig)
-
-
-# ---------------------------------------------------------------- training
-def loss_figure(losses: list[float], single: list[float], local: list[list[float]]) -> go.Figure:
-    """Data-parallel loss (mean of the devices' local losses) and the single-device loss on the
-    same global batches; each device's own local loss faintly behind."""
-    fig = go.Figure()
-    steps = list(range(1, len(losses) + 1))
-    if local:
-        for d in range(len(local[0])):
-            fig.add_trace(go.Scatter(x=steps, y=[row[d] for row in local], mode="lines",
-                                     line=dict(color=device_colour(d), width=1), opacity=0.35,
-                                     name=f"cpu:{d} local loss", showlegend=d == 0,
-                                     legendgroup="local"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=steps[: len(single)], y=single, mode="lines",
-                             name="one device, same global batch",
-                             line=dict(color="#D55E00", width=4)))  # fmt: skip
-    fig.add_trace(go.Scatter(x=steps, y=losses, mode="lines", name="data-parallel (pmap)",
-                             line=dict(color="#000000", width=2, dash="dash")))  # fmt: skip
-    fig.update_layout(title="Loss per step")
-    fig.update_xaxes(title="step")
-    fig.update_yaxes(title="loss", type="log")
-    return _timing_layout(fig, 380)
-
-
-def step_time_figure(rows: list[dict]) -> go.Figure:
-    fig = go.Figure(go.Bar(x=[str(r["devices"]) for r in rows],
-                           y=[r["step_s_median"] * 1e3 for r in rows],
-                           marker_color=[device_colour(0)] * len(rows),
-                           text=[f"{r['step_s_median'] * 1e3:.2f} ms" for r in rows],
-                           textposition="outside"))  # fmt: skip
-    fig.update_layout(title="Time per training step (median) versus devices")
-    fig.update_xaxes(title="devices (same global batch)")
-    fig.update_yaxes(title="ms")
-    return _timing_layout(fig, 320)

@@ -165,6 +165,11 @@ class DeviceReport:
         return len(self.devices)
 
     @property
+    def labels(self) -> list[str]:
+        """Each device's name as JAX prints it (``str(device)``: cpu:0, cuda:0, TPU_0 ...)."""
+        return [d.label for d in self.devices]
+
+    @property
     def matches_request(self) -> bool:
         return not self.notes
 

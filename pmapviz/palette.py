@@ -27,3 +27,6 @@ def text_colour(fill: str) -> str:
 
 def palette(n: int) -> list[str]:
     return [device_colour(i) for i in range(n)]
+
+
+FONT = dict(family="Source Sans Pro, Segoe UI, Helvetica, Arial, sans-serif", size=14)

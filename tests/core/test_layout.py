@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from pmapviz import catalog, charts, layout
+from pmapviz import catalog, layout
 from pmapviz.planning import plan
 
 
@@ -72,29 +72,3 @@ def test_index_text():
 def test_invalid_plan_has_no_layout():
     with pytest.raises(ValueError):
         layout.plan_layouts(plan(catalog.get("double"), [(80, 2)], n_devices=8))
-
-
-@pytest.mark.parametrize(
-    "shape, axis",
-    [
-        ((), None),
-        ((6,), 0),
-        ((8, 3), 0),
-        ((3, 8), 1),
-        ((5, 2), None),
-        ((8, 1_250_000, 3), 0),
-        ((2, 3, 4, 5), 2),
-    ],
-)
-def test_array_figure_draws_one_block_per_device_and_labels_them(shape, axis):
-    n = 1 if axis is None else shape[axis]
-    lay = layout.array_layout("x", shape, "float32", axis, n)
-    fig = charts.array_figure(lay)
-    hover = " ".join(fig.data[-1].hovertext)
-    if axis is None:
-        assert "every" in hover
-    else:
-        for piece in lay.pieces:
-            assert f"{piece.device} holds x{piece.index_text}" in hover
-        fills = {sh.fillcolor for sh in fig.layout.shapes}
-        assert len(fills - {charts.NEUTRAL}) == n  # one colour per device

@@ -114,3 +114,36 @@ def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkey
     assert "RuntimeError" in " ".join(c.value for c in at.code)
     assert "secret" not in text and "/srv/" not in text and "Traceback" not in text
     assert f"{TEST_DEVICES} devices" in "\n".join(m.value for m in at.sidebar.markdown)
+
+
+def _fake_tpu_report(real: devices.DeviceReport) -> devices.DeviceReport:
+    import dataclasses
+
+    fake = tuple(devices.DeviceInfo(d.id, d.process_index, "tpu", "TPU v5 lite", f"TPU_{d.id}")
+                 for d in real.devices)  # fmt: skip
+    return dataclasses.replace(real, platform="tpu", device_kind="TPU v5 lite", devices=fake)
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_takes_device_labels_from_the_device_objects(run_app, monkeypatch, info):
+    """Labels, platforms and kinds come from JAX's device objects, never from "cpu:..."
+    strings written by hand: with fake TPU descriptions every page still renders, and what
+    it draws from the device report says TPU."""
+    from pmapviz import ui
+
+    real = ui.device_report()
+    monkeypatch.setattr(ui, "device_report", lambda: _fake_tpu_report(real))
+    at = run_app(page=info.path)
+    assert not at.exception, [e.value for e in at.exception]
+    sidebar = "\n".join(m.value for m in at.sidebar.markdown)
+    assert "TPU_0" in sidebar and "`tpu`" in sidebar and "cpu:" not in sidebar
+
+
+def test_collectives_grid_uses_the_reported_labels(run_app, monkeypatch):
+    from pmapviz import ui
+
+    real = ui.device_report()
+    monkeypatch.setattr(ui, "device_report", lambda: _fake_tpu_report(real))
+    at = run_app(page="pages/collectives.py", query={"c": "psum", "n": "4", "m": "1"})
+    grid = " ".join(m.value for m in at.markdown if "grid" in m.value)
+    assert all(f">TPU_{d}<" in grid for d in range(4)) and "cpu:" not in grid

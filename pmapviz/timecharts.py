@@ -1,0 +1,153 @@
+"""Plotly figures of measurements: the Timing lab's breakdown, speed-up and efficiency, scaling
+and spread, and the training page's loss curves and step times. Every number drawn was measured
+(``block_until_ready`` timings, losses read from the devices)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from pmapviz.palette import FONT, device_colour
+
+# ---------------------------------------------------------------- timing lab
+IMPL_COLOURS = {"pmap": "#0072B2", "vmap": "#D55E00", "jit_sharded": "#009E73",
+                "shard_map": "#CC79A7", "numpy": "#777777"}  # fmt: skip
+PHASE_COLOURS = {"compile": "#BBBBBB", "transfer": "#E69F00", "compute": "#0072B2",
+                 "device to host": "#56B4E9"}  # fmt: skip
+
+
+def _timing_layout(fig: go.Figure, height: int = 380) -> go.Figure:
+    fig.update_layout(height=height, font=FONT, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.18), plot_bgcolor="white",
+                      hoverlabel=dict(font=FONT))  # fmt: skip
+    fig.update_xaxes(showgrid=False, linecolor="#999999")
+    fig.update_yaxes(gridcolor="#EEEEEE", linecolor="#999999")
+    return fig
+
+
+def breakdown_figure(rows: list[dict]) -> go.Figure:
+    """Stacked bars per implementation and device count: compile, transfer, compute, d2h (ms)."""
+    labels = [f"{r['impl']} x{r['devices']}" for r in rows]
+    fig = go.Figure()
+    for phase, key in (("compile", "compile_s"), ("transfer", "transfer_s"),
+                       ("compute", "run_s_median"), ("device to host", "d2h_s")):  # fmt: skip
+        tip = "%{x}<br>" + phase + ": %{y:.2f} ms<extra></extra>"
+        fig.add_trace(go.Bar(name=phase, x=labels, y=[r[key] * 1e3 for r in rows],
+                             marker_color=PHASE_COLOURS[phase], hovertemplate=tip))  # fmt: skip
+    fig.update_layout(barmode="stack", title="Where the time goes (one call, ms)")
+    fig.update_yaxes(title="ms")
+    return _timing_layout(fig)
+
+
+def speedup_figure(rows: list[dict]) -> go.Figure:
+    """Two labelled panels side by side: speed-up over jit(vmap) on one device (with the ideal,
+    linear line) and parallel efficiency (speed-up / devices, with the 100% line). Every curve
+    stays inside its axes: ranges come from the data and the reference lines."""
+    from plotly.subplots import make_subplots
+
+    ks = sorted({r["devices"] for r in rows})
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=(
+        "Speed-up over jit(vmap) on one device (x)", "Parallel efficiency (%)"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=ks, y=ks, name="ideal: k devices, k times faster", mode="lines",
+                             line=dict(dash="dash", color="#999999")), row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Scatter(x=ks, y=[100] * len(ks), name="ideal efficiency (100%)",
+                             mode="lines", line=dict(dash="dot", color="#999999")),
+                  row=1, col=2)  # fmt: skip
+    for impl in sorted({r["impl"] for r in rows}):
+        sel = sorted((r for r in rows if r["impl"] == impl), key=lambda r: r["devices"])
+        x = [r["devices"] for r in sel]
+        style = dict(mode="lines+markers", line=dict(color=IMPL_COLOURS.get(impl), width=3),
+                     marker=dict(size=9), legendgroup=impl)  # fmt: skip
+        fig.add_trace(go.Scatter(x=x, y=[r["speedup"] for r in sel], name=impl, **style,
+                                 hovertemplate="%{x} devices: %{y:.2f}x<extra>" + impl
+                                 + "</extra>"), row=1, col=1)  # fmt: skip
+        fig.add_trace(go.Scatter(x=x, y=[r["efficiency"] * 100 for r in sel], name=impl,
+                                 showlegend=False, **style,
+                                 hovertemplate="%{x} devices: %{y:.0f}%<extra>" + impl
+                                 + "</extra>"), row=1, col=2)  # fmt: skip
+    top = max([max(ks), *(r["speedup"] for r in rows)]) * 1.1
+    eff_top = max([100.0, *(r["efficiency"] * 100 for r in rows)]) * 1.1
+    ticks = dict(type="log", tickvals=ks, ticktext=[str(k) for k in ks], title="devices")
+    for col in (1, 2):
+        fig.update_xaxes(**ticks, range=[-0.05, _log10(max(ks)) + 0.05], row=1, col=col)
+    fig.update_yaxes(title="x", range=[0, top], row=1, col=1)
+    fig.update_yaxes(title="%", range=[0, eff_top], row=1, col=2)
+    fig.update_layout(legend=dict(orientation="h", y=-0.25, x=0))
+    return _timing_layout(fig, 420)
+
+
+def _log10(x: float) -> float:
+    import math
+
+    return math.log10(max(x, 1))
+
+
+def scaling_figure(rows: list[dict], floor_per_size: dict[int, float]) -> go.Figure:
+    """Compute time versus size, log-log, per implementation, with the measured memory floor."""
+    fig = go.Figure()
+    for key in sorted({(r["impl"], r["devices"]) for r in rows}):
+        sel = sorted((r for r in rows if (r["impl"], r["devices"]) == key), key=lambda r: r["size"])
+        fig.add_trace(go.Scatter(
+            x=[r["size"] for r in sel], y=[r["run_s_median"] * 1e3 for r in sel],
+            name=f"{key[0]} x{key[1]}", mode="lines+markers",
+            line=dict(color=IMPL_COLOURS.get(key[0]), width=1 + key[1] ** 0.5 / 2),
+        ))  # fmt: skip
+    sizes = sorted(floor_per_size)
+    fig.add_trace(go.Scatter(x=sizes, y=[floor_per_size[s] * 1e3 for s in sizes],
+                             name="memory floor (bytes / bandwidth)", mode="lines",
+                             line=dict(color="#000000", dash="dash")))  # fmt: skip
+    fig.update_layout(title="Compute time versus size (median, log-log)",
+                      legend=dict(orientation="v", x=1.02, y=1))  # fmt: skip
+    fig.update_xaxes(title="size", type="log")
+    fig.update_yaxes(title="ms", type="log")
+    return _timing_layout(fig, 420)
+
+
+def spread_figure(measurements: list) -> go.Figure:
+    """Every timed run, as a box with all points: the spread, not just one number."""
+    fig = go.Figure()
+    for m in measurements:
+        fig.add_trace(go.Box(y=[t * 1e3 for t in m.run_s], name=f"{m.impl} x{m.devices}",
+                             boxpoints="all", jitter=0.4, pointpos=0,
+                             marker=dict(color=IMPL_COLOURS.get(m.impl), size=5),
+                             line=dict(color=IMPL_COLOURS.get(m.impl))))  # fmt: skip
+    fig.update_layout(title="Spread of repeated runs (ms)", showlegend=False)
+    fig.update_yaxes(title="ms")
+    return _timing_layout(fig)
+
+
+# ---------------------------------------------------------------- training
+def loss_figure(losses: list[float], single: list[float], local: list[list[float]],
+                labels: list[str] | None = None) -> go.Figure:  # fmt: skip
+    """Data-parallel loss (mean of the devices' local losses) and the single-device loss on the
+    same global batches; each device's own local loss faintly behind (``labels``: the devices'
+    names, from JAX)."""
+    labels = labels or [f"device {d}" for d in range(len(local[0]) if local else 0)]
+    fig = go.Figure()
+    steps = list(range(1, len(losses) + 1))
+    if local:
+        for d in range(len(local[0])):
+            fig.add_trace(go.Scatter(x=steps, y=[row[d] for row in local], mode="lines",
+                                     line=dict(color=device_colour(d), width=1), opacity=0.35,
+                                     name=f"{labels[d]} local loss", showlegend=d == 0,
+                                     legendgroup="local"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=steps[: len(single)], y=single, mode="lines",
+                             name="one device, same global batch",
+                             line=dict(color="#D55E00", width=4)))  # fmt: skip
+    fig.add_trace(go.Scatter(x=steps, y=losses, mode="lines", name="data-parallel (pmap)",
+                             line=dict(color="#000000", width=2, dash="dash")))  # fmt: skip
+    fig.update_layout(title="Loss per step")
+    fig.update_xaxes(title="step")
+    fig.update_yaxes(title="loss", type="log")
+    return _timing_layout(fig, 380)
+
+
+def step_time_figure(rows: list[dict]) -> go.Figure:
+    fig = go.Figure(go.Bar(x=[str(r["devices"]) for r in rows],
+                           y=[r["step_s_median"] * 1e3 for r in rows],
+                           marker_color=[device_colour(0)] * len(rows),
+                           text=[f"{r['step_s_median'] * 1e3:.2f} ms" for r in rows],
+                           textposition="outside"))  # fmt: skip
+    fig.update_layout(title="Time per training step (median) versus devices")
+    fig.update_xaxes(title="devices (same global batch)")
+    fig.update_yaxes(title="ms")
+    return _timing_layout(fig, 320)
