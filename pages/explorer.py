@@ -2,15 +2,16 @@
 
 import streamlit as st
 
-from pmapviz import catalog, charts, codegen, layout, planning, settings, ui
-from pmapviz.planning import fmt_shape
+from pmapviz import catalog, charts, codegen, layout, presets, settings, ui
+from pmapviz.scenario import KEYS as scenario_keys
+from pmapviz.scenario import Scenario
+from pmapviz.settings import fmt_shape
 
 ui.ensure_routed()
 
 report = ui.device_report()
 n = report.count
 P = "ex_"  # widget-state prefix for this page
-NAMES = ["fn", "out", "name"] + [f"{c}{k}" for k in range(catalog.MAX_ARGS) for c in "sda"]
 
 st.title("Shapes & sharding")
 st.markdown(
@@ -29,16 +30,16 @@ def _apply(settings: dict[str, str]) -> None:
 
 
 def _on_fn_change() -> None:
-    _apply(catalog.default_settings(st.session_state[P + "fn"], n))
+    _apply(Scenario.defaults(st.session_state[P + "fn"], n).texts(every_slot=True))
 
 
 # ------------------------------------------------------------------ settings
 st.caption("Start from an example:")
 preset_cols = st.columns(3)
-for k, preset in enumerate(catalog.PRESETS):
+for k, preset in enumerate(presets.PRESETS):
     col = preset_cols[k % 3]
     col.button(preset.label, key=f"preset_{preset.key}", on_click=_apply,
-               args=(preset.settings(n),), width="stretch")  # fmt: skip
+               args=(preset.scenario(n).texts(every_slot=True),), width="stretch")  # fmt: skip
 
 with st.container(border=True):
     c1, c2, c3 = st.columns([3, 1, 1])
@@ -62,7 +63,7 @@ with st.container(border=True):
                 max_chars=200,
                 help="Sizes separated by commas, e.g. 8, 1250000, 3. () for a scalar.",
             )
-            b.selectbox(f"dtype of {arg}", planning.DTYPES, key=f"{P}d{k}")
+            b.selectbox(f"dtype of {arg}", settings.DTYPES, key=f"{P}d{k}")
             c.text_input(
                 "in_axes",
                 key=f"{P}a{k}",
@@ -70,22 +71,20 @@ with st.container(border=True):
                 help="The axis to split across devices (0, 1, ...), or None. A negative axis "
                 "works in JAX 0.10's pmap only when it means axis 0.",
             )
-_used = [x for x in NAMES if not x[1:].isdigit() or int(x[1:]) < program.n_args]
-ui.save_url_settings(P, _used)
+scenario = Scenario.from_texts({k: st.session_state[P + k] for k in scenario_keys}, n)
+ui.set_url(scenario.query())
 ui.share_link("explorer")
-st.session_state[ui.EXPLORER_KEY] = {x: st.session_state[P + x] for x in _used}
+st.session_state[ui.EXPLORER_KEY] = scenario.texts()
 
 # ------------------------------------------------------------------ parse what was typed
-_, plan, errors = planning.plan_from_text(st.session_state[ui.EXPLORER_KEY], n)
-if errors:
-    for e in errors:
-        st.error(e, icon=":material/edit:")
+_, plan, errors = scenario.plan(n)
+if ui.show_errors(errors):
     st.stop()
 out_axes, axis_name = plan.out_axes, plan.axis_name
 
 # ------------------------------------------------------------------ verdict
 call = (
-    f"jax.pmap(f, in_axes={planning.fmt_axes(plan.in_axes_typed or plan.in_axes)}, "
+    f"jax.pmap(f, in_axes={settings.fmt_axes(plan.in_axes_typed or plan.in_axes)}, "
     f"out_axes={out_axes!r}, axis_name={axis_name!r})"
 )
 st.code(call, language="python")

@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from pmapviz import catalog, devices, dotproduct, planning, programs, ui
-from pmapviz.planning import fmt_shape
+from pmapviz.settings import fmt_shape
 
 ui.ensure_routed()
 
@@ -29,9 +29,9 @@ def _compiled(key: str, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, 
     return programs.compile_plan(program, p)
 
 
-explorer = ui.explorer_settings(n)
-program, plan, errors = planning.plan_from_text(explorer, n)
-ui.set_url(explorer)  # a link to this page reproduces the run
+scenario = ui.explorer_scenario(n)
+program, plan, errors = scenario.plan(n)
+ui.set_url(scenario.query())  # a link to this page reproduces the run
 ui.share_link("live")
 
 with st.container(border=True):

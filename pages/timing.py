@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, devices, planning, programs, settings, timecharts, ui
+from pmapviz import catalog, devices, programs, settings, timecharts, ui
 
 ui.ensure_routed()
 
@@ -96,13 +96,12 @@ if go and runs:
     bar.progress(1.0, text="Done")
 
 with st.expander("Time the explorer's current settings"):
-    ex = ui.explorer_settings(n)
-    program, plan, errors = planning.plan_from_text(ex, n)
+    program, plan, errors = ui.explorer_scenario(n).plan(n)
     if errors or plan is None or not plan.ok:
         st.warning("The explorer's settings are not valid yet: fix them on the Shapes & "
                    "sharding page first.", icon=":material/grid_view:")  # fmt: skip
     else:
-        args = ", ".join(f"{a} {planning.fmt_shape(s)}"
+        args = ", ".join(f"{a} {settings.fmt_shape(s)}"
                          for a, s in zip(plan.arg_names, plan.arg_shapes, strict=True))  # fmt: skip
         vs_numpy = " vs numpy" if catalog.numpy_fn(program.key) else ""
         st.markdown(f"f = `{program.body(plan.axis_name)}` on {args}: pmap on "

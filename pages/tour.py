@@ -16,7 +16,7 @@ from pmapviz import (
     training,
     ui,
 )
-from pmapviz.planning import fmt_shape
+from pmapviz.settings import fmt_shape
 
 ui.ensure_routed()
 

@@ -134,66 +134,7 @@ def get(key: str) -> Program:
     return BY_KEY[key]
 
 
-# ---------------------------------------------------------------- explorer settings
-# The explorer's settings are strings (as typed), so they travel through widgets and URLs
-# unchanged: fn, s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out (out_axes), name.
 MAX_ARGS = max(p.n_args for p in PROGRAMS)
-
-
-def _shape_text(shape: tuple[int, ...]) -> str:
-    return ", ".join(f"{d:_}" for d in shape) if shape else "()"
-
-
-def _axis_text(axis: int | None) -> str:
-    return "None" if axis is None else str(axis)
-
-
-def default_settings(key: str, n_devices: int) -> dict[str, str]:
-    """A program's own example, with its mapped axes sized to this machine's devices."""
-    p = get(key)
-    out: dict[str, str] = {"fn": key, "out": _axis_text(p.default_out_axes),
-                           "name": "i" if p.needs_axis_name else ""}  # fmt: skip
-    for k in range(MAX_ARGS):
-        shape = p.default_shapes[k] if k < p.n_args else (n_devices, 4)
-        ax = p.default_in_axes[k] if k < p.n_args else 0
-        if ax is not None:
-            shape = shape[:ax] + (n_devices,) + shape[ax + 1 :]
-        out[f"s{k}"], out[f"d{k}"], out[f"a{k}"] = _shape_text(shape), "float32", _axis_text(ax)
-    return out
-
-
-@dataclass(frozen=True)
-class Preset:
-    key: str
-    label: str
-    fn: str
-    shapes: tuple[str, ...]  # "{n}" stands for the device count
-    in_axes: tuple[str, ...]
-    out_axes: str = "0"
-    axis_name: str = ""
-
-    def settings(self, n_devices: int) -> dict[str, str]:
-        base = default_settings(self.fn, n_devices)
-        pairs = zip(self.shapes, self.in_axes, strict=True)
-        for k, (shape, ax) in enumerate(pairs):
-            base[f"s{k}"] = shape.format(n=n_devices, block=f"{10_000_000 // n_devices:_}")
-            base[f"a{k}"] = ax
-        base["out"], base["name"] = self.out_axes, self.axis_name
-        return base
-
-
-PRESETS: tuple[Preset, ...] = (
-    Preset("seed_noreshape", "10M pairs, no reshape", "batched_dot",
-           ("10_000_000, 3", "10_000_000, 3"), ("0", "0")),
-    Preset("seed", "10M pairs, reshaped", "batched_dot",
-           ("{n}, {block}, 3", "{n}, {block}, 3"), ("0", "0")),
-    Preset("broadcast", "Broadcast weights (None)", "matmul", ("{n}, 4, 5", "5, 2"),
-           ("0", "None")),
-    Preset("axis1", "Mapped axis 1, out_axes=1", "add", ("3, {n}", "3, {n}"), ("1", "1"),
-           out_axes="1"),
-    Preset("outnone", "out_axes=None pitfall", "double", ("{n}, 4",), ("0",), out_axes="None"),
-    Preset("psum", "Normalise with psum", "normalise", ("{n}, 4",), ("0",), axis_name="i"),
-)  # fmt: skip
 
 
 # numpy versions of the per-device functions, for checking results ("where it applies": the

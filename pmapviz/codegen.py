@@ -8,7 +8,8 @@ name, never as code.
 from __future__ import annotations
 
 from pmapviz.catalog import Program
-from pmapviz.planning import Plan, fmt_int, fmt_shape
+from pmapviz.planning import Plan
+from pmapviz.settings import fmt_int, fmt_shape
 
 _HEADER = '''"""{title}
 

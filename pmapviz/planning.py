@@ -8,7 +8,9 @@ negative axes, out_axes=None only for outputs equal on every device) are checked
 message in the user's own shapes and a fix. ``tests/core/test_planning.py`` proves the result
 against real ``jax.pmap``.
 
-Also here: parsing what a user types for shapes and axes (never evaluated as code).
+Each check is a small named rule (``rule_*``) returning a :class:`Problem`, several, or
+nothing; :func:`plan` runs them in order. Parsing what a user types lives in
+:mod:`pmapviz.settings`.
 """
 
 from __future__ import annotations
@@ -21,21 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmapviz.settings import (  # noqa: F401  (re-exported: the planner's text API)
-    DTYPES,
-    MAX_ELEMENTS,
-    MAX_RANK,
-    check_elements,
-    fmt_count,
-    fmt_int,
-    fmt_shape,
-    parse_axis,
-    parse_axis_name,
-    parse_choice,
-    parse_shape,
-    quote,
-)
-from pmapviz.settings import SettingError as InputError
+from pmapviz.settings import DTYPES, MAX_ELEMENTS, fmt_count, fmt_int, fmt_shape, quote
 
 # ---------------------------------------------------------------- the plan
 
@@ -104,11 +92,6 @@ def _reshape_fix(shape: tuple[int, ...], axis: int, n: int) -> tuple[tuple[int, 
     else:
         how = f" (uses {d} of the {n} devices; pad to a multiple of {n} to use all)"
     return new, how
-
-
-def fmt_axes(axes: Sequence[int | None]) -> str:
-    """in_axes as written in a pmap call: a bare value for one argument, else a tuple."""
-    return repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
 
 
 def _first_line(err: BaseException) -> str:
@@ -510,38 +493,3 @@ def _finish(d: Draft, problems: list[Problem], traced: bool = False) -> Plan:
         out_dtypes=d.out_dtypes if traced else None,
         out_varies=d.varies, notes=tuple(notes),
     )  # fmt: skip
-
-
-def plan_from_text(settings: dict[str, str], n_devices: int):
-    """Parse the explorer's text settings (fn, s0.., d0.., a0.., out, name) and plan them.
-
-    Returns ``(program, plan or None, errors)``: errors are messages about text that is not a
-    shape, an axis or a name; the plan is None when there are any."""
-    from pmapviz import catalog
-
-    key = settings.get("fn", "")
-    if key not in catalog.BY_KEY:
-        return None, None, [f"Unknown function {quote(key)}: choose one from the catalog."]
-    program = catalog.get(key)
-    errors: list[str] = []
-    shapes, axes, dtypes = [], [], []
-
-    def attempt(parse, *args):
-        try:
-            return parse(*args)
-        except InputError as err:
-            errors.append(str(err))
-            return None
-
-    for k, arg in enumerate(program.arg_names):
-        shapes.append(attempt(parse_shape, settings.get(f"s{k}", ""), f"shape of {arg}"))
-        axes.append(attempt(parse_axis, settings.get(f"a{k}", "0"), f"in_axes of {arg}"))
-        dt = settings.get(f"d{k}", "float32")
-        dtypes.append(attempt(parse_choice, dt, f"dtype of {arg}", DTYPES))
-    out_axes = attempt(parse_axis, settings.get("out", "0"), "out_axes")
-    axis_name = attempt(parse_axis_name, settings.get("name", ""))
-    if errors:
-        return program, None, errors
-    p = plan(program, shapes, in_axes=tuple(axes), out_axes=out_axes, axis_name=axis_name,
-             n_devices=n_devices, dtypes=dtypes)  # fmt: skip
-    return program, p, []

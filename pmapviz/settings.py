@@ -220,6 +220,11 @@ def fmt_shape(shape: Sequence[int]) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+def fmt_axes(axes: Sequence[int | None]) -> str:
+    """in_axes as written in a pmap call: a bare value for one argument, else a tuple."""
+    return repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
+
+
 def fmt_count(n: int) -> str:
     """An exact count, shortened for huge values without going through float: 2**60 ->
     '1,152,921,504,606,846,976' up to 24 digits, else '1.2e+30'-style from the digits."""
@@ -336,8 +341,9 @@ def _check_axis_name(text: str, name: str) -> None:
 def explorer(n_devices: int) -> Schema:
     """fn, s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out (out_axes), name: as typed."""
     from pmapviz import catalog
+    from pmapviz.scenario import Scenario
 
-    defaults = catalog.default_settings("batched_dot", n_devices)
+    defaults = Scenario.defaults("batched_dot", n_devices).texts(every_slot=True)
     fields = [choice_field("fn", "Function", tuple(catalog.BY_KEY), defaults["fn"]),
               text_field("out", "out_axes", defaults["out"], _check_axis),
               text_field("name", "axis_name", defaults["name"], _check_axis_name)]  # fmt: skip

@@ -12,6 +12,7 @@ import streamlit as st
 
 from pmapviz import devices, settings
 from pmapviz.palette import device_colour, text_colour
+from pmapviz.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -183,16 +184,16 @@ def link_notes(notes: list[str]) -> None:
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 
 
-def explorer_settings(n_devices: int) -> dict[str, str]:
-    """The explorer's current settings, shared with the pages that run them: from this session
-    (the explorer saves them), else from this page's URL (validated, with notes), else the
+def explorer_scenario(n_devices: int) -> Scenario:
+    """The explorer's current scenario, shared with the pages that run it: from this session
+    (the explorer saves it), else from this page's URL (validated, with notes), else the
     defaults."""
     saved = st.session_state.get(EXPLORER_KEY)
     if saved:
-        return dict(saved)
+        return Scenario.from_texts(saved, n_devices)
     texts, notes = settings.explorer(n_devices).from_query(dict(st.query_params))
     link_notes(notes)
-    return texts
+    return Scenario.from_texts(texts, n_devices)
 
 
 def show_errors(errors: list[str], icon: str = ":material/edit:") -> bool:

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from jax import lax
 
 from pmapviz import catalog
-from pmapviz.planning import InputError, fmt_shape, parse_axis, parse_shape, plan
+from pmapviz.planning import plan
+from pmapviz.settings import SettingError as InputError
+from pmapviz.settings import fmt_shape, parse_axis, parse_shape
 from tests.conftest import TEST_DEVICES
 
 # ------------------------------------------------------------------ functions to plan

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pmapviz import catalog
+from pmapviz import presets
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -104,15 +104,29 @@ def test_changing_the_function_loads_its_example(run_app):
     assert at.query_params["fn"] == "matmul" and at.query_params["a1"] == "None"
 
 
-@pytest.mark.parametrize("preset", catalog.PRESETS, ids=[p.key for p in catalog.PRESETS])
-def test_every_preset_renders(run_app, preset):
+# The verdict each preset must get, derived by hand from pmap's rules (not from the planner):
+# an error's words, or the result shape and dtype the success box must name.
+PRESET_VERDICTS = {
+    "seed_noreshape": ("error", "10,000,000 elements but there are 8 devices"),
+    "seed": ("success", f"**({N}, 1_250_000)** float32"),
+    "broadcast": ("success", f"**({N}, 4, 2)** float32"),
+    "axis1": ("success", f"**(3, {N})** float32"),
+    "outnone": ("error", "silently returns device 0's value"),
+    "psum": ("success", f"**({N}, 4)** float32"),
+}
+
+
+@pytest.mark.parametrize("preset", presets.PRESETS, ids=[p.key for p in presets.PRESETS])
+def test_every_preset_gets_its_own_verdict(run_app, preset):
     at = explorer(run_app)
     next(b for b in at.button if b.key == f"preset_{preset.key}").click().run()
     assert not at.exception
     assert widget(at, "ex_fn").value == preset.fn
-    assert at.success or at.error  # a verdict either way
-    if preset.key in ("seed_noreshape", "outnone"):
-        assert at.error  # these presets show a mistake on purpose
+    kind, words = PRESET_VERDICTS[preset.key]
+    if kind == "error":
+        assert not at.success and any(words in e.value for e in at.error), at.error
+    else:
+        assert not at.error and words in at.success[0].value, at.success[0].value
 
 
 def test_a_link_reproduces_the_view(run_app):

@@ -1,0 +1,40 @@
+"""The explorer's examples: one click sets a whole scenario (function, shapes, axes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pmapviz.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Preset:
+    key: str
+    label: str
+    fn: str
+    shapes: tuple[str, ...]  # "{n}" stands for the device count, "{block}" for 10M / n
+    in_axes: tuple[str, ...]
+    out_axes: str = "0"
+    axis_name: str = ""
+
+    def scenario(self, n_devices: int) -> Scenario:
+        changes = {"out": self.out_axes, "name": self.axis_name}
+        for k, (shape, ax) in enumerate(zip(self.shapes, self.in_axes, strict=True)):
+            changes[f"s{k}"] = shape.format(n=n_devices, block=f"{10_000_000 // n_devices:_}")
+            changes[f"a{k}"] = ax
+        return Scenario.defaults(self.fn, n_devices).with_changes(changes, n_devices)
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("seed_noreshape", "10M pairs, no reshape", "batched_dot",
+           ("10_000_000, 3", "10_000_000, 3"), ("0", "0")),
+    Preset("seed", "10M pairs, reshaped", "batched_dot",
+           ("{n}, {block}, 3", "{n}, {block}, 3"), ("0", "0")),
+    Preset("broadcast", "Broadcast weights (None)", "matmul", ("{n}, 4, 5", "5, 2"),
+           ("0", "None")),
+    Preset("axis1", "Mapped axis 1, out_axes=1", "add", ("3, {n}", "3, {n}"), ("1", "1"),
+           out_axes="1"),
+    Preset("outnone", "out_axes=None pitfall", "double", ("{n}, 4",), ("0",), out_axes="None"),
+    Preset("psum", "Normalise with psum", "normalise", ("{n}, 4",), ("0",), axis_name="i"),
+)  # fmt: skip
+BY_KEY = {p.key: p for p in PRESETS}
