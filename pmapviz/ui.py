@@ -203,6 +203,26 @@ def show_errors(errors: list[str], icon: str = ":material/edit:") -> bool:
     return bool(errors)
 
 
+def render_blocks(blocks: list, report: devices.DeviceReport) -> None:
+    """Draw a list of :class:`pmapviz.tour.Block` (plain data made by the core)."""
+    for b in blocks:
+        if b.kind == "markdown":
+            st.markdown(b.body)
+        elif b.kind == "code":
+            st.code(b.body, language=b.extra or None)
+        elif b.kind in ("error", "info"):
+            getattr(st, b.kind)(b.body, icon=":material/block:" if b.kind == "error"
+                                else ":material/info:")  # fmt: skip
+        elif b.kind == "table":
+            st.dataframe(b.body, hide_index=True, width="stretch")
+        elif b.kind == "grid":
+            st.markdown(block_grid(b.body), unsafe_allow_html=True)
+        elif b.kind == "chips":
+            st.markdown(device_chips(report), unsafe_allow_html=True)
+        elif b.kind == "link":
+            st.markdown(f":material/open_in_new: [{b.body}]({b.extra})")
+
+
 def parsed(prefix: str, schema: settings.Schema, keys: list[str] | None = None) -> dict:
     """Typed values of this page's widgets (keys ``prefix + key``), parsed by the settings
     layer; on bad text, one message per field and the page stops there."""

@@ -1,0 +1,297 @@
+"""The guided tour: ten steps through what the seed teaches, each a short explanation, a small
+live demo on this server's devices, and links that open the full pages with the same settings.
+
+Every step is one function ``step_N(ctx) -> list[Block]`` (plain data, so it can be cached and
+tested); the page only renders blocks. Two steps have a heavier demo behind a button
+(:data:`ACTIONS`). Links come from :class:`pmapviz.scenario.Scenario` and :func:`page_url`,
+never written by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from pmapviz.scenario import Scenario
+from pmapviz.settings import fmt_shape
+
+
+@dataclass(frozen=True)
+class Block:
+    """One piece of a step: kind is markdown, code, error, info, table, grid, chips or link."""
+
+    kind: str
+    body: Any
+    extra: str = ""  # code language, or a link's target
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a step needs to know about this server."""
+
+    n: int  # devices
+    labels: tuple[str, ...]  # device names from JAX
+    physical_cores: int
+    restart_command: str  # for 4 devices
+
+
+def page_url(page: str, **params: Any) -> str:
+    """A link to another page with its settings (home is ``/``)."""
+    path = "/" if page == "home" else f"/{page}"
+    return path + (f"?{urlencode({k: str(v) for k, v in params.items()})}" if params else "")
+
+
+def _link(label: str, url: str) -> Block:
+    return Block("link", label, url)
+
+
+# ---------------------------------------------------------------- the steps
+def step_devices(ctx: Context) -> list[Block]:
+    n = ctx.n
+    return [
+        Block("markdown", f"JAX can pretend one CPU is several devices. This server asked for "
+              f"**{n}**, before JAX started, with `jax.config.update(\"jax_num_cpu_devices\", "
+              f"{n})` (or `XLA_FLAGS=--xla_force_host_platform_device_count={n}`). After JAX's "
+              "first operation the count cannot change: it is fixed for the whole process. To "
+              "show another count, restart the server:"),
+        Block("code", ctx.restart_command, "bash"),
+        Block("chips", None),
+        Block("info", f"These {n} devices share {ctx.physical_cores} physical core(s): they "
+              "show how pmap works, not how fast it is."),
+        _link("Home: the device set", page_url("home")),
+    ]  # fmt: skip
+
+
+def step_hello(ctx: Context) -> list[Block]:
+    from pmapviz import programs
+
+    r = programs.run_hello(programs.hello_program(), ctx.n)
+    cells = [(s.device, s.position, int(x.data[0]), int(s.data[0]))
+             for x, s in zip(r.inputs, r.outputs, strict=True)]  # fmt: skip
+    return [
+        Block("markdown", "`jax.pmap(f)` compiles `f` once with XLA, replicates it to every "
+              "device and runs one copy per device on its slice of the input: SPMD, single "
+              "program, multiple data. No separate `jax.jit` is needed. Here "
+              "`pmap(lambda x: x * 2)` on `arange(n)`:"),
+        Block("grid", [
+            ("device", [(d, p, d) for d, p, _, _ in cells]),
+            ("x", [(str(x), p, "input") for _, p, x, _ in cells]),
+            ("x * 2", [(str(y), p, "computed on this device") for _, p, _, y in cells]),
+        ]),
+        _link("Home: hello pmap", page_url("home")),
+    ]  # fmt: skip
+
+
+def step_dot(ctx: Context) -> list[Block]:
+    from pmapviz import dotproduct
+
+    n, pairs = ctx.n, ctx.n * 10_000
+    r = dotproduct.run_dot(pairs, n, repeat=2, limit=10**8)
+    block = f"{10_000_000 // n:_}"
+    seed = Scenario.defaults("batched_dot", n).with_changes(
+        {"s0": f"{n}, {block}, 3", "s1": f"{n}, {block}, 3"}, n)  # fmt: skip
+    return [
+        Block("markdown", f"Ten million pairs of 3-vectors do not fit pmap's rule (the mapped "
+              f"axis may not exceed the device count), so reshape `(pairs, 3)` to `({n}, pairs "
+              f"/ {n}, 3)`, run `jax.pmap(jax.vmap(jnp.dot))`, and reshape back. Live, with "
+              f"{pairs:,} pairs: **{fmt_shape(r.pmap_out_shape)} -> reshape -> "
+              f"{fmt_shape(r.flat_shape)}**, equal to `jit(vmap(dot))`: **{r.allclose}** (max "
+              f"|diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of `vdot` gives "
+              f"{fmt_shape(r.without_vmap_shape)}: one number per device, the wrong meaning."),
+        _link("Explorer with the seed's shapes", seed.url("explorer")),
+        _link("Live outputs: the full 10M example", page_url("live")),
+    ]  # fmt: skip
+
+
+def step_too_many(ctx: Context) -> list[Block]:
+    import jax
+    import numpy as np
+
+    from pmapviz import catalog, planning
+
+    n = ctx.n
+    try:  # the real, cryptic message
+        jax.pmap(lambda v: v * 2)(np.zeros((n + 1, 3), np.float32))
+        jax_msg = "(no error)"
+    except Exception as err:  # noqa: BLE001
+        jax_msg = f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
+    p = planning.plan(catalog.get("double"), [(n + 1, 3)], n_devices=n)
+    mistake = Scenario.defaults("double", n).with_changes({"s0": f"{n + 1}, 3"}, n)
+    return [
+        Block("markdown", f"What happens when the mapped axis has {n + 1} elements and there "
+              f"are {n} devices? JAX itself says:"),
+        Block("code", jax_msg, "text"),
+        Block("markdown", "which does not tell you what to change. pmapviz, from the shapes "
+              "alone:"),
+        Block("error", p.problems[0].message),
+        Block("markdown", f"**Fix:** {p.problems[0].fix}"),
+        _link("Explorer with this mistake", mistake.url("explorer")),
+    ]  # fmt: skip
+
+
+AXES_CASES = (  # label, function, shapes (with n), in_axes, out_axes
+    ("a broadcast argument (None)", "matmul", ("{n}, 4, 5", "5, 2"), ("0", "None"), "0"),
+    ("a non-leading mapped axis", "add", ("3, {n}", "3, {n}"), ("1", "1"), "0"),
+    ("out_axes=1", "double", ("{n}, 3",), ("0",), "1"),
+)
+
+
+def _case(n: int, fn: str, shapes, axes, out) -> Scenario:
+    changes = {"out": out}
+    for k, (s, a) in enumerate(zip(shapes, axes, strict=True)):
+        changes[f"s{k}"], changes[f"a{k}"] = s.format(n=n), a
+    return Scenario.defaults(fn, n).with_changes(changes, n)
+
+
+def step_axes(ctx: Context) -> list[Block]:
+    from pmapviz import catalog
+
+    rows = []
+    for label, fn, shapes, axes, out in AXES_CASES:
+        scenario = _case(ctx.n, fn, shapes, axes, out)
+        _, p, _ = scenario.plan(ctx.n)
+        rows.append({"case": label, "f": catalog.get(fn).body(None),
+                     "inputs": ", ".join(fmt_shape(s) for s in p.arg_shapes),
+                     "in_axes": str(p.in_axes_typed), "out_axes": p.out_axes,
+                     "each device gets": ", ".join(fmt_shape(s) for s in p.per_device_in_shapes),
+                     "result": fmt_shape(p.out_shapes)})  # fmt: skip
+    broadcast = _case(ctx.n, *AXES_CASES[0][1:])
+    axis1 = _case(ctx.n, "add", ("3, {n}", "3, {n}"), ("1", "1"), "1")
+    return [
+        Block("markdown", "`in_axes` says which axis of each argument is split (None: every "
+              "device gets all of it); `out_axes` says where the device axis goes in the "
+              "result."),
+        Block("table", rows),
+        _link("Explorer: broadcast weights", broadcast.url("explorer")),
+        _link("Explorer: mapped axis 1, out_axes=1", axis1.url("explorer")),
+    ]  # fmt: skip
+
+
+def step_collectives(ctx: Context) -> list[Block]:
+    import numpy as np
+
+    from pmapviz import collectives
+
+    n = ctx.n
+    blocks = [Block("markdown", "With `axis_name='i'`, the copies of f can talk: "
+                    "`lax.psum(x, 'i')` sums over devices. Normalising by the global sum, then "
+                    "a ring shift with `ppermute`:")]  # fmt: skip
+    for key, perm in (("normalise", None), ("ppermute", collectives.ring(n, "right"))):
+        out = collectives.run(key, n, 1, perm=perm)
+        blocks.append(Block("markdown", f"`{out.code}`"))
+        blocks.append(Block("grid", [
+            ("before", [(f"{b[0]:g}", d, "") for d, b in enumerate(out.before)]),
+            ("after", [(f"{float(np.asarray(a).reshape(-1)[0]):.3g}", None, "")
+                       for a in out.after]),
+        ]))  # fmt: skip
+    blocks.append(_link("Collectives: normalise", page_url("collectives", c="normalise", n=n,
+                                                           m=1)))  # fmt: skip
+    blocks.append(_link("Collectives: ppermute ring", page_url(
+        "collectives", c="ppermute", n=n, m=1, p="ring right")))  # fmt: skip
+    return blocks
+
+
+def step_training(ctx: Context) -> list[Block]:
+    from pmapviz import training
+
+    n = ctx.n
+    h = training.train(training.Config("linear", n, 32 * n, 30, 0.05))
+    return [
+        Block("markdown", f"Each device gets a shard of the batch and a copy of the "
+              f"parameters; `lax.pmean` of the gradients makes every device apply the same "
+              f"update. Live, 30 steps of linear regression on {n} devices: loss "
+              f"{h.losses[0]:.3g} -> {h.losses[-1]:.3g}; replicas identical at every step: "
+              f"**{h.replicas_identical}**; difference from one-device training: "
+              f"{h.max_param_diff:.2g}."),
+        _link("Data-parallel training", page_url("training", k=n, steps=100)),
+    ]  # fmt: skip
+
+
+def step_processes(ctx: Context) -> list[Block]:
+    return [
+        Block("markdown", "Across hosts, each process sees its **local** devices; collectives "
+              "span the **global** ones. This starts two real processes with one device each, "
+              "joined by `jax.distributed.initialize` (about two seconds):"),
+        _link("Multi-process", page_url("cluster", p=2, d=2)),
+    ]  # fmt: skip
+
+
+def step_scaling(ctx: Context) -> list[Block]:
+    return [
+        Block("markdown", f"More devices speed things up only when each has its own compute, "
+              f"and only until communication eats the gain: scaling is sublinear. Here the "
+              f"{ctx.n} devices share {ctx.physical_cores} core(s), so expect no gain at all:"),
+        _link("Timing lab", page_url("timing")),
+    ]  # fmt: skip
+
+
+def step_today(ctx: Context) -> list[Block]:
+    from pmapviz import programs
+
+    n, r = ctx.n, programs.three_ways(ctx.n, 1000)
+    table = "\n".join([
+        "| API | view | input | result | agrees with pmap |",
+        "|---|---|---|---|---|",
+        f"| `jax.pmap(jax.vmap(jnp.dot))` | per device, the mapped axis removed | "
+        f"`({n}, 1000, 3)` | {fmt_shape(r['pmap_shape'])} | (reference) |",
+        f"| `jax.jit(jax.shard_map(..., in_specs=P('i')))` | per device, blocks keep their "
+        f"rank | `({n * 1000}, 3)` | {fmt_shape(r['shard_map_shape'])} sharded "
+        f"{r['shard_map_sharding']} | max diff {r['max_diff_shard_map']:.2g} |",
+        f"| `jax.jit(jax.vmap(jnp.dot))` on `NamedSharding` inputs | global: XLA partitions "
+        f"it | `({n * 1000}, 3)` | {fmt_shape(r['jit_shape'])} sharded {r['jit_sharding']} "
+        f"over {r['jit_devices']} devices | max diff {r['max_diff_jit']:.2g} |",
+    ])  # fmt: skip
+    return [
+        Block("markdown", f"pmap is now `jit(shard_map(...))` and in maintenance mode. The "
+              f"same {n}-device dot products, three ways, live:\n\n{table}"),
+        Block("markdown", "**When to use which.** `jit` + `NamedSharding` for most new code: "
+              "write global-view code and let XLA insert the communication. `shard_map` when "
+              "you want to write the per-device program and its collectives yourself. `pmap` "
+              "for existing code and for learning the per-device picture; it no longer nests."),
+        _link("Explorer: the code tab shows the shard_map version", page_url("explorer")),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    demo: Callable[[Context], list[Block]]
+
+
+STEPS: tuple[Step, ...] = (
+    Step("Emulating devices on a CPU", step_devices),
+    Step("pmap basics", step_hello),
+    Step("The 10M-pair dot product", step_dot),
+    Step("The mapped axis and the device count", step_too_many),
+    Step("in_axes and out_axes", step_axes),
+    Step("axis_name and collectives", step_collectives),
+    Step("Data-parallel training", step_training),
+    Step("Multiple processes", step_processes),
+    Step("Sublinear scaling", step_scaling),
+    Step("pmap today: shard_map and jit + NamedSharding", step_today),
+)
+
+
+# ---------------------------------------------------------------- demos behind a button
+def launch_two_processes() -> list[dict]:
+    """Two real processes with one device each (step 8); raises ClusterError on failure."""
+    from pmapviz import cluster
+
+    res = cluster.launch(2, 1, timeout=30, compare_single=False)
+    return [{"process": p["process_index"], "local devices": str(p["local_device_ids"]),
+             "global devices": p["global_devices"], "psum": p["psum"]}
+            for p in res.per_process]  # fmt: skip
+
+
+def time_one_and_all(n: int) -> list[dict]:
+    """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
+    count divides; raises BenchError on failure."""
+    from pmapviz import benchmarking as bench
+
+    size = bench.size_choices("elementwise", [1, n])[1]
+    rep = bench.sweep(bench.WORKLOADS["elementwise"], [size], [1, n], ["pmap", "vmap"], repeat=5)
+    return [{"impl": m.impl, "devices": m.devices,
+             "compute (ms, median)": round(m.run_s_median * 1e3, 3),
+             "memory floor (ms)": round(m.floor_s * 1e3, 3)} for m in rep.results]  # fmt: skip
