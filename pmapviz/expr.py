@@ -404,6 +404,8 @@ def _check_keywords(node: ast.Call, ctx: _Ctx, spec: Fn, name: str) -> dict[str,
             raise _refuse(ctx, k, "(`**` unpacking) is not allowed", allowed)
         if k.arg not in spec.keywords:
             raise _fail(ctx.col(k), k.arg, f"is not an allowed keyword for {shown}", allowed)
+        if k.arg in out:
+            raise _fail(ctx.col(k), k.arg, "is given twice", allowed)
         out[k.arg] = k.value
     return out
 
