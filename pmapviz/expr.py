@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pmapviz.catalog import Program
-from pmapviz.settings import DTYPES, MAX_ELEMENTS, SettingError, quote
+from pmapviz.settings import DTYPES, MAX_ELEMENTS, MAX_RANK, SettingError, quote
 
 MAX_TEXT = 500  # characters in the body
 MAX_DEPTH = 20  # nesting of the syntax tree (and of brackets)
@@ -350,6 +350,24 @@ def _module_attr(module: str, attr: str, col: int) -> _Node:
                 f"{module}.{' '.join(sorted(names))}".replace(" ", f", {module}."))  # fmt: skip
 
 
+def _bounded(run: Callable[[dict], Any], col: int) -> Callable[[dict], Any]:
+    """Run time: no intermediate array above MAX_ELEMENTS elements or MAX_RANK axes. Under
+    pmap, jit or eval_shape shapes are known while tracing, so a too-big intermediate (nested
+    all_gathers, outer products by broadcasting) is refused before XLA sees its shape."""
+
+    def checked(env):
+        value = run(env)
+        if isinstance(value, _array_types()):
+            shape = tuple(value.shape)
+            if len(shape) > MAX_RANK or math.prod(shape) > MAX_ELEMENTS:
+                raise ExprError(f"column {col}: this part of f would make an array of shape "
+                                f"{shape} (at most {MAX_RANK} axes and `2**40` elements are "
+                                "allowed).", col)  # fmt: skip
+        return value
+
+    return checked
+
+
 def _array(value: Any, attr: str) -> Any:
     """Run time: methods and attributes only on arrays (never on tuples, ints, strings)."""
     if not isinstance(value, _array_types()):
@@ -392,7 +410,7 @@ def _call(node: ast.Call, ctx: _Ctx, depth: int) -> _Node:
         f = fn_run(env)
         return f(*[r(env) for r in arg_runs], **{k: r(env) for k, r in kw_runs.items()})
 
-    return _Node("value", run)
+    return _Node("value", _bounded(run, ctx.col(node)))
 
 
 def _check_keywords(node: ast.Call, ctx: _Ctx, spec: Fn, name: str) -> dict[str, ast.AST]:
@@ -415,6 +433,8 @@ def _argument(a: ast.AST, ctx: _Ctx, depth: int, name: str, spec: Fn, k: int) ->
         return _axis_name(a, ctx)
     if name == "method:astype":
         return _dtype(a, ctx)
+    if not (name == "jnp.einsum" and k == 0):
+        _no_strings(a, ctx)
     return _value(a, ctx, depth)
 
 
@@ -425,7 +445,19 @@ def _keyword(value: ast.AST, ctx: _Ctx, depth: int, key: str) -> _Node:
         return _dtype(value, ctx)
     if key in _LITERAL_KEYWORDS:
         return _lit(_literal(value, ctx, depth, "ints, None and tuples or lists of them"))
+    _no_strings(value, ctx)
     return _value(value, ctx, depth)
+
+
+def _no_strings(node: ast.AST, ctx: _Ctx) -> None:
+    """Strings are einsum specs, axis names and dtypes, nothing else: ``jnp.sum(x, 'i')``
+    would reduce over a named axis, a collective the program would not know about."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        raise _refuse(ctx, node, "is a string where JAX takes an array, number or axis",
+                      "strings only as einsum specs, axis names of lax collectives and "
+                      "dtypes")  # fmt: skip
+    for child in node.elts if isinstance(node, (ast.Tuple, ast.List)) else ():
+        _no_strings(child, ctx)
 
 
 def _axis_name(a: ast.AST, ctx: _Ctx) -> _Node:
@@ -529,7 +561,7 @@ def _binop(node: ast.BinOp, ctx: _Ctx, depth: int) -> _Node:
         value = _arith(op, left.literal, right.literal, ctx.col(node))
         return _lit(value)
     lr, rr = left.run, right.run
-    return _Node("value", lambda env: _arith(op, lr(env), rr(env)))
+    return _Node("value", _bounded(lambda env: _arith(op, lr(env), rr(env)), ctx.col(node)))
 
 
 def _arith(op: Callable, a: Any, b: Any, col: int | None = None) -> Any:
@@ -573,7 +605,7 @@ def _compare(node: ast.Compare, ctx: _Ctx, depth: int) -> _Node:
     left = _operand(node.left, ctx, depth)
     right = _operand(node.comparators[0], ctx, depth)
     lr, rr = left.run, right.run
-    return _Node("value", lambda env: _arith(op, lr(env), rr(env)))
+    return _Node("value", _bounded(lambda env: _arith(op, lr(env), rr(env)), ctx.col(node)))
 
 
 # ---------------------------------------------------------------- containers and indexing
@@ -634,7 +666,7 @@ def _subscript(node: ast.Subscript, ctx: _Ctx, depth: int) -> _Node:
             raise ExprError(f"[...] needs an array or a tuple, not a {type(value).__name__}.")
         return value[index]
 
-    return _Node("value", get)
+    return _Node("value", _bounded(get, ctx.col(node)))
 
 
 _HANDLERS: dict[type, Callable[[Any, _Ctx, int], _Node]] = {

@@ -4,6 +4,7 @@ as a plain Python function run in a subprocess."""
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import subprocess
@@ -276,7 +277,9 @@ HOSTILE = [f"{b}.{d}" for b in _BASES for d in _DUNDERS] + [
     "jax.vmap(jnp.sum, axis_name='j')(x)", "jax.vmap(jnp.sum, in_axes=x)(x)", "lax.psum(x)",
     "lax.psum(x, y)", "lax.psum(x, 'i j')", "lax.psum(x, '')", "lax.psum(x, 'i' * 3)",
     "lax.psum(x, 'i', 'j')", "lax.axis_index(x)", "lax.psum(x, axis_name=x)",
-    "jnp.sum(x)(x)", "x(1)", "1(x)", "'a'(x)", "y", "f(x)", "jnp.sum(x, axis=0, axis=1)",
+    "jnp.sum(x, 'i')", "jnp.sum(x, axis=('i', 0))", "jnp.mean(x, axis='i')",
+    "jax.vmap(jnp.sum)(x, 'i')", "jnp.where(x, 'a', x)", "jnp.sum(x)(x)", "x(1)", "1(x)",
+    "'a'(x)", "y", "f(x)", "jnp.sum(x, axis=0, axis=1)",
     # unicode tricks and control characters
     "\uff4a\uff4e\uff50.sum(x)", "jnp.\uff53\uff55\uff4d(x)", "\uff58", "\u0445",
     "jn\u0440.sum(x)", "x\u200b", "\u200bx", "x\u200d+x", "x\u202e", "\u202ex", "x\u2066",
@@ -321,6 +324,26 @@ def test_python_values_are_bounded_when_run(text):
     with pytest.raises(ExprError):
         f(jnp.ones((4, 3)))
     assert time.process_time() - t < 5  # a JAX compile at most, never a big computation
+
+
+def _nested(fn: str, times: int) -> str:
+    return f"{fn}(" * times + "x" + ", 'i')" * times
+
+
+@pytest.mark.parametrize("body, column", [
+    (f"jnp.sum({_nested('lax.all_gather', 14)})", None),
+    ("jnp.sum((x[:, None] * x)[:, :, None] * x)", 9),
+    ("jnp.einsum('i,j,k->ijk', x, x, x)", 1),
+    ("jnp.expand_dims(x, (" + ", ".join(map(str, range(40))) + "))", 1),
+])  # fmt: skip
+def test_huge_intermediates_are_refused_while_tracing(body, column):
+    """Shapes are static while tracing: an intermediate above 2**40 elements or 32 axes is
+    refused before XLA sees it (an int64 overflow there would abort the process)."""
+    p = plan(expr.program("x", body), [(N, 2**15)], axis_name="i", n_devices=N)
+    assert [q.code for q in p.problems] == ["function_rejects_shapes"]
+    assert "would make an array of shape" in p.problems[0].message
+    if column:
+        assert f"column {column}:" in p.problems[0].message
 
 
 # ------------------------------------------------------------------ fuzzing
@@ -377,7 +400,7 @@ def _random_expr(draw, depth=0):
     return f"jax.vmap({draw(st.sampled_from(_NAMES))})({', '.join(sub)})"
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_random_expr())
 def test_random_expressions_are_refused_or_planned(text):
     t = time.process_time()
@@ -386,6 +409,83 @@ def test_random_expressions_are_refused_or_planned(text):
     if prog is not None:  # accepted: planning never raises, whatever JAX thinks of it
         p = plan(prog, [(2, 3, 4), (2, 3, 4)], axis_name="i", n_devices=2)
         assert isinstance(p, Plan)
+
+
+_IDENT = st.sampled_from(
+    [
+        "x",
+        "y",
+        "jnp",
+        "lax",
+        "jax",
+        "nn",
+        "os",
+        "__import__",
+        "sum",
+        "vmap",
+        "psum",
+        "__class__",
+        "T",
+        "shape",
+        "reshape",
+        "_x",
+        "load",
+    ]
+)
+_CONST = st.one_of(
+    st.integers(-(10**15), 10**15),
+    st.floats(),
+    st.text(max_size=70),
+    st.binary(max_size=4),
+    st.none(),
+    st.booleans(),
+    st.just(...),
+    st.complex_numbers(max_magnitude=10),
+)
+_LOAD = ast.Load()
+
+
+def _ast_children(c):
+    """Every kind of node, allowed or not, built as a tree (not as text)."""
+    comp = [ast.comprehension(ast.Name("q", ast.Store()), ast.Name("x", _LOAD), [], 0)]
+    lam = ast.arguments([], [ast.arg("q")], None, [], [], None, [])
+    ops = st.sampled_from([ast.Add(), ast.Pow(), ast.LShift(), ast.MatMult(), ast.BitAnd()])
+    return st.one_of(
+        st.tuples(c, _IDENT).map(lambda t: ast.Attribute(t[0], t[1], _LOAD)),
+        st.tuples(c, st.lists(c, max_size=3), st.lists(st.tuples(_IDENT, c), max_size=2)).map(
+            lambda t: ast.Call(t[0], t[1], [ast.keyword(k, v) for k, v in t[2]])),
+        st.tuples(c, ops, c).map(lambda t: ast.BinOp(*t)),
+        st.tuples(st.sampled_from([ast.USub(), ast.Not(), ast.Invert()]), c).map(
+            lambda t: ast.UnaryOp(*t)),
+        st.tuples(c, c).map(lambda t: ast.Subscript(t[0], t[1], _LOAD)),
+        st.lists(c, max_size=3).map(lambda e: ast.Tuple(e, _LOAD)),
+        st.tuples(c, c).map(lambda t: ast.Dict([t[0]], [t[1]])),
+        c.map(lambda v: ast.Lambda(lam, v)),
+        st.tuples(c, c).map(lambda t: ast.BoolOp(ast.And(), list(t))),
+        st.tuples(c, c, c).map(lambda t: ast.IfExp(*t)),
+        c.map(lambda v: ast.Starred(v, _LOAD)),
+        st.tuples(c, c).map(lambda t: ast.Compare(t[0], [ast.Lt()], [t[1]])),
+        c.map(lambda v: ast.ListComp(v, comp)),
+        c.map(lambda v: ast.NamedExpr(ast.Name("q", ast.Store()), v)),
+    )  # fmt: skip
+
+
+_LEAVES = st.one_of(_IDENT.map(lambda n: ast.Name(n, _LOAD)), _CONST.map(ast.Constant))
+_TREES = st.recursive(_LEAVES, _ast_children, max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_TREES)
+def test_random_syntax_trees_are_refused_or_accepted_never_crash(tree):
+    try:
+        text = ast.unparse(ast.Expression(tree))
+    except Exception:  # a tree Python itself cannot print: nothing to type
+        return
+    t = time.process_time()
+    prog = _outcome("x, y", text)
+    assert time.process_time() - t < 0.05
+    if prog is not None:
+        assert isinstance(plan(prog, [(2, 3), (2, 3)], axis_name="i", n_devices=2), Plan)
 
 
 # ------------------------------------------------------------------ columns and argument names
