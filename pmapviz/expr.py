@@ -13,7 +13,10 @@ their axis name is, which must be a string literal (reported as ``axis_names``).
 allocate from a size argument (``jnp.zeros``, ``jnp.ones``, ``jnp.arange``, ``jnp.tile``,
 ``jax.nn.one_hot`` ...) are not on the list at all. Literals are bounded (ints below 10**12,
 strings of printable ASCII up to 64 characters, ``**`` only with a literal exponent up to 8),
-and so are the text (500 characters), the nesting depth (20) and the node count (200).
+and so are the text (500 characters), the nesting depth (20) and the node count (200). While
+f is traced (pmap, jit, eval_shape), every intermediate array is checked against the
+settings' bounds (2**40 elements, 32 axes) before XLA sees its shape; Python numbers and tuples
+(``x.shape``) never grow past 2**63 or repeat.
 
 :func:`program` returns an :class:`ExprProgram`, a :class:`pmapviz.catalog.Program`, so
 ``planning.plan`` traces it with ``jax.eval_shape`` like a catalog entry: shapes still come
