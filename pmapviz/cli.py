@@ -25,6 +25,7 @@ def _device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     p.add_argument("--max-bytes", help="memory budget per action, e.g. 4G (default: a quarter "
                    "of the available memory)")  # fmt: skip
+    _max_seconds_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -36,7 +37,17 @@ def _settings(args: argparse.Namespace) -> devices.Settings:
         argv += ["--platform", args.platform]
     if getattr(args, "max_bytes", None) is not None:
         argv += ["--max-bytes", args.max_bytes]
-    return devices.parse_settings(argv, os.environ)
+    return devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
+
+
+def _max_seconds_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-seconds", help="time limit per action in seconds, 1 to 3600 "
+                   "(default: $PMAPVIZ_MAX_SECONDS or 60)")  # fmt: skip
+
+
+def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
+    value = getattr(args, "max_seconds", None)
+    return [] if value is None else ["--max-seconds", value]
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -194,6 +205,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
     p.add_argument("--repeat", type=int, default=7)
+    _max_seconds_arg(p)
     p.add_argument(
         "--json",
         nargs="?",
@@ -213,7 +225,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         argv = ["--devices", str(max(ks))] if ks else []
         if args.platform:
             argv += ["--platform", args.platform]
-        settings = devices.parse_settings(argv, os.environ)
+        settings = devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
         devices.apply(settings)
         ks = ks or bench.device_counts(settings.devices)
         sizes = [planning_int(s, "--size") for s in args.size.split(",") if s.strip()]
@@ -287,19 +299,38 @@ def cmd_train(args: argparse.Namespace) -> int:
 def _cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", default="2", help="worker processes, 2 to 4")
     p.add_argument("--local-devices", default="2", help="CPU devices per process, 1 to 4")
-    p.add_argument("--timeout", type=float, default=45.0, help="seconds before a worker is "
-                   "declared hung")  # fmt: skip
+    p.add_argument("--timeout", default="45", help="seconds before a worker is declared hung, "
+                   "1 to 600")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _exit_on_signals() -> None:
+    """SIGTERM, SIGINT, SIGHUP exit through the ``finally`` blocks, which kill the workers'
+    process groups (and the workers die with this process anyway: worker.die_with_parent)."""
+    import signal
+
+    def _exit(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _exit)
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
     from pmapviz import cluster
 
     try:
-        res = cluster.launch(planning_int(args.processes, "--processes"),
-                             planning_int(args.local_devices, "--local-devices"),
-                             timeout=args.timeout)  # fmt: skip
-    except (cluster.ClusterError, ValueError, OSError) as err:
+        procs = planning_int(args.processes, "--processes")
+        local = planning_int(args.local_devices, "--local-devices")
+        timeout = cluster.parse_timeout(args.timeout)
+        cluster.validate(procs, local, timeout)
+    except (cluster.ClusterError, ValueError) as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 2
+    _exit_on_signals()
+    try:
+        res = cluster.launch(procs, local, timeout=timeout)
+    except (cluster.ClusterError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 1
     if args.json:
