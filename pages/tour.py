@@ -204,13 +204,16 @@ elif step == 8:
     if st.button("Launch 2 processes", key="tour_cluster", icon=":material/rocket_launch:"):
         from pmapviz import cluster
 
+        on_wait, clear_wait = ui.queue_display(cluster.TURNS, stop_key="tour_stop_cluster")
         try:
-            res = cluster.launch(2, 1, timeout=30, compare_single=False)
+            res = cluster.launch(2, 1, timeout=30, compare_single=False, on_wait=on_wait)
+            clear_wait()
             st.dataframe([{"process": p["process_index"],
                            "local devices": str(p["local_device_ids"]),
                            "global devices": p["global_devices"], "psum": p["psum"]}
                           for p in res.per_process], hide_index=True)  # fmt: skip
         except (cluster.ClusterError, OSError) as err:
+            clear_wait()
             st.error(str(err), icon=":material/error:")
     open_full("Multi-process", "/cluster?p=2&d=2")
 elif step == 9:
@@ -221,12 +224,19 @@ elif step == 9:
     )
     if st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_time",
                  icon=":material/timer:"):  # fmt: skip
-        rep = benchmarking.sweep(benchmarking.WORKLOADS["elementwise"], [2**20], [1, n],
-                                 ["pmap", "vmap"], repeat=5)  # fmt: skip
-        st.dataframe([{"impl": m.impl, "devices": m.devices,
-                       "compute (ms, median)": round(m.run_s_median * 1e3, 3),
-                       "memory floor (ms)": round(m.floor_s * 1e3, 3)} for m in rep.results],
-                     hide_index=True)  # fmt: skip
+        on_wait, clear_wait = ui.queue_display(benchmarking.TURNS, stop_key="tour_stop_time")
+        try:
+            rep = benchmarking.sweep(benchmarking.WORKLOADS["elementwise"], [2**20], [1, n],
+                                     ["pmap", "vmap"], repeat=5, on_wait=on_wait)  # fmt: skip
+        except (benchmarking.BenchError, TimeoutError) as err:  # a wait that timed out, too
+            rep = None
+            st.error(str(err), icon=":material/hourglass_disabled:")
+        clear_wait()
+        if rep is not None:
+            st.dataframe([{"impl": m.impl, "devices": m.devices,
+                           "compute (ms, median)": round(m.run_s_median * 1e3, 3),
+                           "memory floor (ms)": round(m.floor_s * 1e3, 3)}
+                          for m in rep.results], hide_index=True)  # fmt: skip
     open_full("Timing lab", "/timing")
 else:
     r = _three(n)
