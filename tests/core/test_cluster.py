@@ -19,10 +19,14 @@ from tests.conftest import ROOT
 
 
 def worker_pids() -> set[int]:
+    """Live workers started by this test process (other checkouts on the machine run their
+    own: only ours carry ``--parent <this pid>``)."""
     out = set()
-    for p in psutil.process_iter(["pid", "cmdline"]):
+    ours = f"--parent {os.getpid()}"
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
         try:
-            if "pmapviz.worker" in " ".join(p.info["cmdline"] or []):
+            line = " ".join(p.info["cmdline"] or [])
+            if "pmapviz.worker" in line and ours in line and p.info["status"] != "zombie":
                 out.add(p.info["pid"])
         except psutil.Error:
             pass
