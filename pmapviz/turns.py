@@ -85,9 +85,9 @@ class Turns:
 
     def wait_message(self, position: int, waited_s: float | None = None) -> str:
         held = self.held_for()
-        ran = f"; it has run for {held:.0f} s" if held is not None else ""
+        ran = f"; it has run for {_secs(held)}" if held is not None else ""
         ahead = "" if position <= 1 else f" ({position - 1} ahead of you)"
-        waited = f" You have waited {waited_s:.0f} s." if waited_s else ""
+        waited = f" You have waited {_secs(waited_s)}." if waited_s else ""
         return (f"Waiting for another session's {self.what}: you are number {position} in the "
                 f"queue{ahead}{ran}.{waited}")  # fmt: skip
 
@@ -114,7 +114,7 @@ class Turns:
                 waited = self._clock() - start
                 if should_stop is not None and should_stop():
                     raise Cancelled(f"Stopped while waiting for another session's {self.what} "
-                                    f"(after {waited:.0f} s).", position, waited)  # fmt: skip
+                                    f"(after {_secs(waited)}).", position, waited)  # fmt: skip
                 if waited >= timeout:
                     raise WaitTimeout(self._timeout_message(position, waited), position, waited)
                 if on_wait is not None:
@@ -154,9 +154,13 @@ class Turns:
 
     def _timeout_message(self, position: int, waited: float) -> str:
         held = self.held_for()
-        ran = f" (it has run for {held:.0f} s)" if held is not None else ""
-        return (f"Gave up after waiting {waited:.0f} s for another session's {self.what}{ran}; "
+        ran = f" (it has run for {_secs(held)})" if held is not None else ""
+        return (f"Gave up after waiting {_secs(waited)} for another session's {self.what}{ran}; "
                 f"you were number {position} in the queue. Try again in a moment.")  # fmt: skip
+
+
+def _secs(s: float) -> str:
+    return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
 
 
 _REGISTRY: dict[str, Turns] = {}

@@ -174,7 +174,7 @@ def test_release_is_idempotent_and_messages_name_the_holder_age():
     time.sleep(0.05)
     msg = t.wait_message(3, 7.0)
     assert "you are number 3 in the queue (2 ahead of you)" in msg
-    assert "it has run for 0 s" in msg and "waited 7 s" in msg
+    assert "; it has run for 0." in msg and "waited 7.0 s" in msg
     turn.release()
     turn.release()
     assert t.held_for() is None
