@@ -71,10 +71,7 @@ if plan is None or not plan.ok:
 else:
     need = programs.estimate_bytes(plan)
     budget = devices.memory_budget()
-    too_long = _too_long(plan, program)  # the time limit (timebudget.check_live)
-    if too_long:
-        st.error(too_long, icon=":material/timer_off:")
-    elif need > budget:
+    if need > budget:
         st.error(
             f"This run needs about {need / 1e9:.2f} GB (inputs on the host, on the devices and "
             f"on one device for the reference, plus outputs); the budget is "
@@ -82,6 +79,8 @@ else:
             "size, or fewer.",
             icon=":material/memory:",
         )
+    elif too_long := _too_long(plan, program):  # the time limit (timebudget.check_live)
+        st.error(too_long, icon=":material/timer_off:")
     elif need > AUTO_RUN_BYTES and not st.button(
         f"Run ({need / 1e6:,.0f} MB working set)", type="primary", icon=":material/play_arrow:"
     ):

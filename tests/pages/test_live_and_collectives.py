@@ -140,3 +140,13 @@ def test_collectives_link_reproduces_the_view(run_app):
     assert at.selectbox(key="co_c").value == "all_gather"
     assert at.text_input(key="co_n").value == "4" and at.radio(key="co_v").value == "random"
     assert at.query_params["c"] == "all_gather"
+
+
+def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
+    at = live(run_app, fn="matmul", s0=f"{N}, 4096, 4096", s1="4096, 4096", a0="0", a1="None")
+    errors = [e.value for e in at.error]
+    if any("the budget is" in e for e in errors):
+        pytest.skip("this machine's memory budget refuses it first")
+    assert any("This live run would take about" in e and "the limit is" in e and
+               "Make the inputs about" in e for e in errors), errors  # fmt: skip
+    assert not at.success  # nothing ran
