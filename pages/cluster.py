@@ -55,15 +55,18 @@ def _kill_worker_1(workers):
 
 if st.button(f"Launch {procs} processes x {local} devices", type="primary",
              icon=":material/rocket_launch:", key="cl_go"):  # fmt: skip
-    with st.spinner(f"Starting {procs} workers (waits if another launch is under way)..."):
+    on_wait, clear_wait = ui.queue_display(cluster.TURNS, stop_key="cl_stop")
+    with st.spinner(f"Starting {procs} workers (waits its turn if another launch is under way)..."):
         try:
             st.session_state["cl_result"] = cluster.launch(
-                procs, local, timeout=30, fault=_kill_worker_1 if crash else None
-            )
+                procs, local, timeout=30, fault=_kill_worker_1 if crash else None,
+                on_wait=on_wait,
+            )  # fmt: skip
             st.session_state.pop("cl_error", None)
         except (cluster.ClusterError, ValueError, OSError) as err:
             st.session_state.pop("cl_result", None)
             st.session_state["cl_error"] = (str(err), getattr(err, "details", {}))
+    clear_wait()
 
 if "cl_error" in st.session_state:
     msg, details = st.session_state["cl_error"]

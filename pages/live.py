@@ -4,7 +4,7 @@ against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 import numpy as np
 import streamlit as st
 
-from pmapviz import catalog, devices, dotproduct, planning, programs, ui
+from pmapviz import catalog, devices, dotproduct, planning, programs, timebudget, ui
 from pmapviz.settings import fmt_shape
 
 ui.ensure_routed()
@@ -27,6 +27,15 @@ def _compiled(key: str, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, 
     p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                       n_devices=n, dtypes=dtypes)  # fmt: skip
     return programs.compile_plan(program, p)
+
+
+def _too_long(plan, program) -> str | None:
+    """Why the live run would pass the operator's time limit, or None when it fits."""
+    try:
+        timebudget.check_live(plan, devices.time_limit(), program)
+    except timebudget.TooLong as err:
+        return str(err)
+    return None
 
 
 scenario = ui.explorer_scenario(n)
@@ -67,6 +76,8 @@ else:
             "size, or fewer.",
             icon=":material/memory:",
         )
+    elif too_long := _too_long(plan, program):  # the time limit (timebudget.check_live)
+        st.error(too_long, icon=":material/timer_off:")
     elif need > AUTO_RUN_BYTES and not st.button(
         f"Run ({need / 1e6:,.0f} MB working set)", type="primary", icon=":material/play_arrow:"
     ):

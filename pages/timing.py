@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, devices, programs, settings, timecharts, ui
+from pmapviz import catalog, devices, programs, settings, timecharts, turns, ui
 
 ui.ensure_routed()
 
@@ -52,7 +52,8 @@ ui.set_url({"w": st.session_state[P + "w"], "r": st.session_state[P + "r"],
 ui.share_link("timing")
 
 try:
-    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, devices.memory_budget())
+    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, devices.memory_budget(),
+                            repeat=int(st.session_state[P + "r"]))  # fmt: skip
 except bench.BenchError as err:
     st.error(str(err), icon=":material/block:")
     runs = []
@@ -71,8 +72,8 @@ go = st.button(f"Run {len(runs)} measurements", type="primary", icon=":material/
 if go and runs:
     cancel_slot = st.empty()  # any click reruns the page, which stops the sweep
     cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
-    bar = st.progress(0.0, text="Waiting for the benchmark lock")
-    waiting = st.empty()
+    bar = st.progress(0.0, text="Waiting for the benchmark's turn")
+    on_wait, clear_wait = ui.queue_display(bench.TURNS)  # Cancel above also stops a wait
     partial = bench.Report({}, 0.0, wl.key)
     st.session_state["tl_running"] = True
     st.session_state["tl_partial"] = partial
@@ -82,17 +83,19 @@ if go and runs:
         bar.progress(i / total, text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
                      f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms")  # fmt: skip
 
-    result = bench.sweep(
-        wl, sorted(sizes), sorted(ks), impls, repeat=int(st.session_state[P + "r"]),
-        budget=devices.memory_budget(), progress=_progress,
-        on_wait=lambda: waiting.info("Waiting for another session's benchmark to finish, so "
-                                     "the two do not disturb each other's timings...",
-                                     icon=":material/hourglass_top:"),
-    )  # fmt: skip
-    waiting.empty()
+    try:
+        result = bench.sweep(
+            wl, sorted(sizes), sorted(ks), impls, repeat=int(st.session_state[P + "r"]),
+            budget=devices.memory_budget(), progress=_progress, on_wait=on_wait,
+        )  # fmt: skip
+    except (turns.WaitTimeout, bench.BenchError) as err:
+        result = None
+        st.error(str(err), icon=":material/hourglass_disabled:")
+    clear_wait()
     cancel_slot.empty()
     st.session_state["tl_running"] = False
-    st.session_state["tl_report"] = result
+    if result is not None:
+        st.session_state["tl_report"] = result
     bar.progress(1.0, text="Done")
 
 with st.expander("Time the explorer's current settings"):
@@ -112,10 +115,15 @@ with st.expander("Time the explorer's current settings"):
             st.error(f"These settings need about {need / 1e9:.2f} GB; the budget is "
                      f"{budget / 1e9:.2f} GB.", icon=":material/memory:")  # fmt: skip
         elif st.button("Time the explorer's settings", key="tl_explorer"):
-            with st.spinner("Timing (waits if another benchmark is running)..."):
-                st.session_state["tl_report"] = bench.measure_plan(
-                    program, plan, repeat=int(st.session_state[P + "r"])
-                )
+            on_wait, clear_wait = ui.queue_display(bench.TURNS, stop_key="tl_explorer_stop")
+            with st.spinner("Timing (waits its turn if another benchmark is running)..."):
+                try:
+                    st.session_state["tl_report"] = bench.measure_plan(
+                        program, plan, repeat=int(st.session_state[P + "r"]), on_wait=on_wait
+                    )
+                except (turns.WaitTimeout, bench.BenchError) as err:
+                    st.error(str(err), icon=":material/hourglass_disabled:")
+            clear_wait()
 
 rep = st.session_state.get("tl_report")
 if rep is None:

@@ -3,7 +3,7 @@ server's devices and a link that opens the full page with the same settings."""
 
 import streamlit as st
 
-from pmapviz import benchmarking, cluster, settings, tour, ui
+from pmapviz import benchmarking, cluster, settings, tour, turns, ui
 
 ui.ensure_routed()
 
@@ -50,13 +50,21 @@ ui.render_blocks(_demo(step, ctx), report)
 
 if step == 8 and st.button("Launch 2 processes", key="tour_cluster",
                            icon=":material/rocket_launch:"):  # fmt: skip
+    on_wait, clear_wait = ui.queue_display(cluster.TURNS, stop_key="tour_stop_cluster")
     try:
-        st.dataframe(tour.launch_two_processes(), hide_index=True)
-    except (cluster.ClusterError, ValueError, OSError) as err:
+        rows = tour.launch_two_processes(on_wait=on_wait)
+        clear_wait()
+        st.dataframe(rows, hide_index=True)
+    except (cluster.ClusterError, OSError) as err:
+        clear_wait()
         st.error(str(err), icon=":material/error:")
 if step == 9 and st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_time",
                            icon=":material/timer:"):  # fmt: skip
+    on_wait, clear_wait = ui.queue_display(benchmarking.TURNS, stop_key="tour_stop_time")
     try:
-        st.dataframe(tour.time_one_and_all(n), hide_index=True)
-    except benchmarking.BenchError as err:
+        rows = tour.time_one_and_all(n, on_wait=on_wait)
+        clear_wait()
+        st.dataframe(rows, hide_index=True)
+    except (benchmarking.BenchError, turns.WaitTimeout, turns.Cancelled) as err:
+        clear_wait()
         st.error(str(err), icon=":material/block:")

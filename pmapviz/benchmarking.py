@@ -7,7 +7,10 @@ Rules the harness keeps (and tests check with a fake clock):
   size, and that time is reported as compile, never mixed into compute;
 - inputs are placed once (transfer), then reused by every timed run: no repeated transfers;
 - one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
-- one benchmark runs at a time per process (``LOCK``), so sessions do not disturb each other.
+- one benchmark runs at a time per process (``TURNS``, a first-come-first-served queue that
+  never waits forever: see :mod:`pmapviz.turns`), so sessions do not disturb each other;
+- a sweep whose estimated time passes the operator's limit is refused before it starts, with
+  the largest size that fits (see :mod:`pmapviz.timebudget`).
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ import math
 import os
 import platform
 import statistics
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from pmapviz import turns
+
 IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
-LOCK = threading.Lock()  # one benchmark at a time in this process
+TURNS = turns.resource("benchmark")  # one benchmark at a time in this process
+QUEUE_TIMEOUT_S = 120.0  # how long a benchmark waits for another session's to finish
 
 
 class BenchError(ValueError):
@@ -76,6 +81,14 @@ class Workload:
         if self.key == "matmul":
             return size * MATMUL_K * 4 * 2 + MATMUL_K * MATMUL_K * 4
         return size * 4 * 2
+
+    def flops(self, size: int) -> int:
+        """Floating-point operations of one call."""
+        if self.key == "dot":
+            return size * 5
+        if self.key == "matmul":
+            return 2 * size * MATMUL_K * MATMUL_K
+        return size * 2
 
     def input_bytes(self, size: int) -> int:
         if self.key == "dot":
@@ -261,9 +274,12 @@ def size_choices(workload: str, ks: Sequence[int]) -> list[int]:
 
 
 def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
-               budget: int) -> list[tuple[str, int, int]]:  # fmt: skip
+               budget: int, repeat: int | None = None,
+               time_limit: float | None = None) -> list[tuple[str, int, int]]:  # fmt: skip
     """The (impl, devices, size) runs of a sweep, checked: sizes divisible by every device
-    count, working set within the memory budget. Raises BenchError with the fix."""
+    count, working set within the memory budget and, when ``repeat`` is given, estimated time
+    within ``time_limit`` (default: the operator's, see devices.time_limit). Raises BenchError
+    with the fix."""
     import jax
 
     n = jax.local_device_count()
@@ -296,23 +312,45 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
         for impl in impls:
             for k in ks if impl not in ("vmap", "numpy") else [1]:
                 runs.append((impl, k, s))
+    if repeat is not None:
+        check_time(wl, runs, repeat, time_limit)
     return runs
+
+
+def check_time(wl: Workload, runs: Sequence[tuple[str, int, int]], repeat: int,
+               time_limit: float | None = None) -> float:  # fmt: skip
+    """Estimated seconds of the runs; BenchError (with the largest size that fits) above the
+    limit."""
+    from pmapviz import timebudget
+
+    try:
+        return timebudget.check_sweep(wl, runs, repeat, time_limit)
+    except timebudget.TooLong as err:
+        raise BenchError(str(err)) from err
 
 
 def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
           repeat: int = 5, budget: int | None = None,
           progress: Callable[[Measurement, int, int], None] | None = None,
           should_stop: Callable[[], bool] = lambda: False,
-          on_wait: Callable[[], None] | None = None, seed: int = 0) -> Report:  # fmt: skip
-    """Run a sweep under the process-wide lock. Inputs are generated once per size."""
+          on_wait: Callable[[int, float], None] | None = None, seed: int = 0,
+          time_limit: float | None = None,
+          queue_timeout: float = QUEUE_TIMEOUT_S) -> Report:  # fmt: skip
+    """Run a sweep in its turn (see TURNS). Inputs are generated once per size.
+
+    Refused (BenchError) when it would not fit the memory budget or the time limit. While
+    another sweep runs, ``on_wait(position, waited_s)`` is called every fraction of a second;
+    a stop while waiting returns an empty, cancelled report; after ``queue_timeout`` seconds
+    of waiting, turns.WaitTimeout is raised."""
     from pmapviz.devices import memory_budget
 
-    runs = plan_sweep(wl, sizes, ks, impls, memory_budget() if budget is None else budget)
-    if not LOCK.acquire(blocking=False):
-        if on_wait:
-            on_wait()
-        LOCK.acquire()
+    runs = plan_sweep(wl, sizes, ks, impls, memory_budget() if budget is None else budget,
+                      repeat=repeat, time_limit=time_limit)  # fmt: skip
     try:
+        turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
+    except turns.Cancelled:
+        return Report({}, 0.0, wl.key, cancelled=True)
+    with turn:
         bw = measure_bandwidth()
         report = Report(machine_info(), bw, wl.key)
         # inputs are generated once, at the largest size; smaller sizes are views of them
@@ -327,8 +365,6 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
             if progress:
                 progress(m, i + 1, len(runs))
         return report
-    finally:
-        LOCK.release()
 
 
 def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dict]:
@@ -360,58 +396,77 @@ def rows_for_table(report: Report) -> list[dict]:
 
 
 def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> Report:  # fmt: skip
+                 clock: Callable[[], float] = time.perf_counter,
+                 should_stop: Callable[[], bool] | None = None,
+                 on_wait: Callable[[int, float], None] | None = None,
+                 time_limit: float | None = None,
+                 queue_timeout: float = QUEUE_TIMEOUT_S) -> Report:  # fmt: skip
     """The explorer's settings as a workload: pmap on the plan's devices, jit(vmap(f)) on one
     device, and numpy where the function has a numpy version. (jit + NamedSharding and
-    shard_map are compared on the built-in workloads, whose layout they can express.)"""
+    shard_map are compared on the built-in workloads, whose layout they can express.)
+
+    Refused (BenchError) above the time limit; waits its turn like :func:`sweep`, but raises
+    turns.Cancelled or turns.WaitTimeout when the wait ends without one."""
+    from pmapviz import timebudget
+
+    try:
+        timebudget.check_plan(plan, 3 * (repeat + 1), 2, time_limit, program,
+                              what="Timing these settings")  # fmt: skip
+    except timebudget.TooLong as err:
+        raise BenchError(str(err)) from err
+    with TURNS.acquire(queue_timeout, should_stop, on_wait):
+        return _measure_plan(program, plan, repeat, bandwidth_gbs, clock)
+
+
+def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
+                  clock: Callable[[], float]) -> Report:  # fmt: skip
     import jax
 
     from pmapviz import programs
     from pmapviz.catalog import numpy_fn
     from pmapviz.layout import pmap_sharding
 
-    with LOCK:
-        bw = bandwidth_gbs or measure_bandwidth()
-        report = Report(machine_info(), bw, f"explorer:{program.key}")
-        host = programs.make_values(plan, "random")
-        size = int(host[0].size)
-        moved = sum(a.nbytes for a in host)
-        compiled = programs.compile_plan(program, plan)
-        n = plan.devices_used
-        dev0 = jax.local_devices()[0]
+    bw = bandwidth_gbs or measure_bandwidth()
+    report = Report(machine_info(), bw, f"explorer:{program.key}")
+    host = programs.make_values(plan, "random")
+    size = int(host[0].size)
+    moved = sum(a.nbytes for a in host)
+    compiled = programs.compile_plan(program, plan)
+    n = plan.devices_used
+    dev0 = jax.local_devices()[0]
 
-        def place_pmap():
-            return [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
-                    for a, ax in zip(host, plan.in_axes, strict=True)]  # fmt: skip
+    def place_pmap():
+        return [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
+                for a, ax in zip(host, plan.in_axes, strict=True)]  # fmt: skip
 
-        impls = [("pmap", n, compiled.run, compiled.compile_s, place_pmap),
-                 ("vmap", 1, compiled.reference, compiled.reference_compile_s,
-                  lambda: [jax.device_put(a, dev0) for a in host])]  # fmt: skip
-        f_np = numpy_fn(program.key)
-        for impl, k, run, compile_s, place in impls:
-            m = measure(impl, PLAN_WORKLOAD, k, size, host, repeat, bw, clock,
-                        prepare=lambda *_a, _r=run, _p=place: ((lambda _pl: _r), _p))  # fmt: skip
-            m.compile_s, m.bytes_moved, m.floor_s = compile_s, moved, moved / (bw * 1e9)
-            report.results.append(m)
-        if f_np is not None and plan.out_axes is not None:
+    impls = [("pmap", n, compiled.run, compiled.compile_s, place_pmap),
+             ("vmap", 1, compiled.reference, compiled.reference_compile_s,
+              lambda: [jax.device_put(a, dev0) for a in host])]  # fmt: skip
+    f_np = numpy_fn(program.key)
+    for impl, k, run, compile_s, place in impls:
+        m = measure(impl, PLAN_WORKLOAD, k, size, host, repeat, bw, clock,
+                    prepare=lambda *_a, _r=run, _p=place: ((lambda _pl: _r), _p))  # fmt: skip
+        m.compile_s, m.bytes_moved, m.floor_s = compile_s, moved, moved / (bw * 1e9)
+        report.results.append(m)
+    if f_np is not None and plan.out_axes is not None:
 
-            def block(a, ax, d):
-                return a if ax is None else np.take(a, d, axis=ax)
+        def block(a, ax, d):
+            return a if ax is None else np.take(a, d, axis=ax)
 
-            def run_np():
-                for d in range(n):
-                    f_np(*[block(a, ax, d) for a, ax in zip(host, plan.in_axes, strict=True)])
+        def run_np():
+            for d in range(n):
+                f_np(*[block(a, ax, d) for a, ax in zip(host, plan.in_axes, strict=True)])
 
-            run_np()  # warm-up, excluded
-            times = []
-            for _ in range(repeat):
-                t = clock()
-                run_np()
-                times.append(clock() - t)
-            report.results.append(
-                Measurement("numpy", 1, size, 0.0, 0.0, times, 0.0, moved / (bw * 1e9), moved)
-            )
-        return report
+        run_np()  # warm-up, excluded
+        times = []
+        for _ in range(repeat):
+            t = clock()
+            run_np()
+            times.append(clock() - t)
+        report.results.append(
+            Measurement("numpy", 1, size, 0.0, 0.0, times, 0.0, moved / (bw * 1e9), moved)
+        )
+    return report
 
 
 PLAN_WORKLOAD = Workload("explorer", "The explorer's settings", "elements of the first input",

@@ -25,6 +25,7 @@ def _device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     p.add_argument("--max-bytes", help="memory budget per action, e.g. 4G (default: a quarter "
                    "of the available memory)")  # fmt: skip
+    _max_seconds_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -36,7 +37,17 @@ def _settings(args: argparse.Namespace) -> devices.Settings:
         argv += ["--platform", args.platform]
     if getattr(args, "max_bytes", None) is not None:
         argv += ["--max-bytes", args.max_bytes]
-    return devices.parse_settings(argv, os.environ)
+    return devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
+
+
+def _max_seconds_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-seconds", help="time limit per action in seconds, 1 to 3600 "
+                   "(default: $PMAPVIZ_MAX_SECONDS or 60)")  # fmt: skip
+
+
+def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
+    value = getattr(args, "max_seconds", None)
+    return [] if value is None else ["--max-seconds", value]
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -203,6 +214,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
     p.add_argument("--repeat", default="7", help="timed runs per measurement, 1 to 100")
+    _max_seconds_arg(p)
     p.add_argument(
         "--json",
         nargs="?",
@@ -220,7 +232,7 @@ def _bench_inputs(args: argparse.Namespace, bench) -> tuple:
     argv = ["--devices", str(max(ks))] if ks else []
     if args.platform:
         argv += ["--platform", args.platform]
-    device_settings = devices.parse_settings(argv, os.environ)
+    device_settings = devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
     sizes = settings.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
     impls = [settings.parse_choice(i, "--impls", bench.IMPLS) for i in args.impls.split(",")
              ] if args.impls else list(bench.IMPLS)  # fmt: skip
@@ -320,6 +332,18 @@ def _cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _exit_on_signals() -> None:
+    """SIGTERM, SIGINT, SIGHUP exit through the ``finally`` blocks, which kill the workers'
+    process groups (and the workers die with this process anyway: worker.die_with_parent)."""
+    import signal
+
+    def _exit(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _exit)
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
     from pmapviz import cluster
 
@@ -329,9 +353,10 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                                cluster.MAX_LOCAL)  # fmt: skip
     timeout = settings.parse_float(args.timeout, "--timeout", 1.0, MAX_CLUSTER_TIMEOUT)
     devices.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
+    _exit_on_signals()
     try:
         res = cluster.launch(processes, local, timeout=timeout)
-    except (cluster.ClusterError, ValueError, OSError) as err:
+    except (cluster.ClusterError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 1
     if args.json:

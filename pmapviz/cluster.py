@@ -2,31 +2,44 @@
 
 Workers are separate processes (:mod:`pmapviz.worker`) because JAX fixes the device count per
 process and a worker whose peers never arrive aborts (uncatchably). So every worker gets a
-timeout; a hung, crashed or killed worker is reported with its last output; the others are
-stopped; no process is left behind (each runs in its own process group, killed on the way
-out). Launches are serialised per server process, so two users never race for a port. The
-command lines are fixed argument lists built from integers, never a shell string.
+timeout, enforced however a worker behaves (its output is read with non-blocking ``os.read``,
+so half a line followed by a hang cannot stall the reader); a hung, crashed or killed worker
+is reported with its last output; the others are stopped; no process is left behind (each runs
+in its own process group, killed on the way out, and dies with its parent even when that is
+SIGKILLed: see :func:`pmapviz.worker.die_with_parent`). Launches take turns per server process
+(:mod:`pmapviz.turns`), so two users never race for a port, and a waiting launch gives up after
+``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are fixed
+argument lists built from integers, never a shell string. Every refusal and failure is a
+:class:`ClusterError`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import re
 import selectors
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from pmapviz import turns
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
 DEFAULT_TIMEOUT = 45.0
+MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
+QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch
 WORKER_BYTES = 400 * 2**20  # measured: a worker with JAX loaded peaks near 300-350 MB RSS
-_LAUNCH = threading.Lock()
+KEEP_LINES, MAX_LINE = 200, 4096  # per worker: the last lines, each cut to this many bytes
+TURNS = turns.resource("cluster", "cluster launch")  # one launch at a time per server
 
 
 class ClusterError(RuntimeError):
@@ -60,19 +73,38 @@ def check_budget(processes: int, budget: int) -> None:
     need = (processes + 1) * WORKER_BYTES  # + the one-process comparison
     if need > budget:
         fit = max(0, budget // WORKER_BYTES - 1)
-        raise ValueError(
+        raise ClusterError(
             f"{processes} worker processes need about {need / 2**30:.1f} GiB; the memory budget "
             f"is {budget / 2**30:.1f} GiB, enough for {fit} (at least {MIN_PROCESSES} needed)."
         )
 
 
-def validate(processes: int, local_devices: int) -> None:
+def validate(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT) -> None:
     if not MIN_PROCESSES <= processes <= MAX_PROCESSES:
-        raise ValueError(f"Use {MIN_PROCESSES} to {MAX_PROCESSES} processes (got {processes}).")
+        raise ClusterError(f"Use {MIN_PROCESSES} to {MAX_PROCESSES} processes (got {processes}).")
     if not MIN_LOCAL <= local_devices <= MAX_LOCAL:
-        raise ValueError(
+        raise ClusterError(
             f"Use {MIN_LOCAL} to {MAX_LOCAL} devices per process (got {local_devices})."
         )
+    check_timeout(timeout)
+
+
+def check_timeout(timeout: float) -> float:
+    ok = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+    if not (ok and math.isfinite(timeout) and MIN_TIMEOUT <= timeout <= MAX_TIMEOUT):
+        raise ClusterError(f"Use a timeout from {MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f} seconds "
+                           f"(got {timeout!r}).")  # fmt: skip
+    return float(timeout)
+
+
+def parse_timeout(text: str) -> float:
+    """'45' or '2.5' (ASCII digits) -> seconds, checked; ClusterError otherwise."""
+    if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,3})?", (text or "").strip()):
+        raise ClusterError(
+            f"--timeout {text[:20]!r} is not a number of seconds; use "
+            f"{MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f}, e.g. --timeout 45."
+        )
+    return check_timeout(float(text))
 
 
 def free_port() -> int:
@@ -86,7 +118,11 @@ def worker_command(port: int, processes: int, pid: int, local: int, timeout: int
         sys.executable, "-m", "pmapviz.worker", "--coordinator", f"127.0.0.1:{int(port)}",
         "--num-processes", str(int(processes)), "--process-id", str(int(pid)),
         "--local-devices", str(int(local)), "--timeout", str(int(timeout)),
+        "--parent", str(os.getpid()),
     ]  # fmt: skip
+
+
+CommandBuilder = Callable[[int, int, int, int, int], list[str]]
 
 
 def _env() -> dict[str, str]:
@@ -98,42 +134,70 @@ def _env() -> dict[str, str]:
 
 
 def _kill(procs: list[subprocess.Popen]) -> None:
+    """SIGKILL every worker's process group (the worker and anything it started); reap."""
     for p in procs:
-        if p.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, signal.SIGKILL)  # even if the worker exited: its group may live
     for p in procs:
         with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(timeout=10)
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+class _Lines:
+    """Bytes from a pipe split into lines, keeping a partial last line; bounded in size."""
+
+    def __init__(self):
+        self.lines: deque[str] = deque(maxlen=KEEP_LINES)
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        *done, self._partial = (self._partial + chunk).split(b"\n")
+        self._partial = self._partial[:MAX_LINE]
+        self.lines.extend(line[:MAX_LINE].decode("utf-8", "replace").rstrip("\r") for line in done)
+
+    def close(self) -> list[str]:
+        if self._partial:
+            self.lines.append(self._partial.decode("utf-8", "replace"))
+            self._partial = b""
+        return list(self.lines)
 
 
 def _collect(procs: list[subprocess.Popen], timeout: float, fault=None):
-    """Read every worker's output until all exit or the deadline; returns (lines, status)."""
-    lines: dict[int, list[str]] = {i: [] for i in range(len(procs))}
+    """Read every worker's output until all exit, one fails, or the deadline; returns
+    (lines, timed_out). Reads are non-blocking ``os.read`` on the raw pipes, so the deadline
+    holds whatever a worker writes (half a line, then nothing) or does not write."""
+    bufs = [_Lines() for _ in procs]
     sel = selectors.DefaultSelector()
     for i, p in enumerate(procs):
-        sel.register(p.stdout, selectors.EVENT_READ, i)
+        fd = p.stdout.fileno()
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, i)
     deadline = time.monotonic() + timeout
-    open_streams = len(procs)
     if fault:
         fault(procs)
     timed_out = False
-    while open_streams:
-        if time.monotonic() >= deadline:
-            timed_out = True
-            break
-        for key, _ in sel.select(timeout=0.2):
-            line = key.fileobj.readline()
-            if not line:
-                sel.unregister(key.fileobj)
-                open_streams -= 1
-                continue
-            lines[key.data].append(line.rstrip("\n"))
-        dead = [i for i, p in enumerate(procs) if p.poll() not in (None, 0)]
-        if dead:
-            break
-    sel.close()
-    return lines, timed_out
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(timeout=min(0.2, left)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    bufs[key.data].feed(chunk)
+                else:  # end of file: the worker closed its output (usually: exited)
+                    sel.unregister(key.fd)
+            if any(p.poll() not in (None, 0) for p in procs):
+                break
+    finally:
+        sel.close()
+    return {i: b.close() for i, b in enumerate(bufs)}, timed_out
 
 
 def _parse(lines: list[str]) -> dict | None:
@@ -146,58 +210,90 @@ def _parse(lines: list[str]) -> dict | None:
 def run_single(total_devices: int, timeout: float = DEFAULT_TIMEOUT) -> dict:
     """The same work in one process with all the devices (for the timing comparison)."""
     cmd = [sys.executable, "-m", "pmapviz.worker", "--single", "--local-devices",
-           str(int(total_devices))]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+           str(int(total_devices)), "--parent", str(os.getpid())]  # fmt: skip
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+    except subprocess.TimeoutExpired as err:
+        raise ClusterError(f"the single-process run did not finish within {timeout:.0f} s") from err
     res = _parse(r.stdout.splitlines())
     if r.returncode or res is None:
         raise ClusterError(f"the single-process run failed: {r.stderr.strip()[-200:]}")
     return res
 
 
+def _start(processes: int, local_devices: int, timeout: float,
+           command: CommandBuilder) -> list[subprocess.Popen]:  # fmt: skip
+    """Start the workers, each in its own process group; on a failure, stop those started."""
+    port = free_port()
+    procs: list[subprocess.Popen] = []
+    try:
+        for i in range(processes):
+            procs.append(subprocess.Popen(
+                command(port, processes, i, local_devices, math.ceil(timeout)),
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, env=_env(),
+            ))  # fmt: skip
+    except BaseException:
+        _kill(procs)
+        raise
+    return procs
+
+
+def _failure(lines: dict[int, list[str]], codes: list, results: list,
+             timeout: float) -> ClusterError | None:  # fmt: skip
+    crashed = [i for i, c in enumerate(codes) if c not in (None, 0)]
+    missing = [i for i, r in enumerate(results) if r is None]
+    if not crashed and not missing:
+        return None
+    i = crashed[0] if crashed else missing[0]
+    code = codes[i]
+    if code is None:
+        why = f"did not finish within {timeout:.0f} s (hung, or waiting for a peer)"
+    elif code < 0:
+        why = f"was killed by signal {signal.Signals(-code).name}"
+    else:
+        why = f"exited with code {code}"
+    last = lines[i][-1] if lines[i] else "(no output)"
+    return ClusterError(
+        f"worker {i} {why}; its last output: {last[:200]}. The other workers were stopped.",
+        details=lines,
+    )
+
+
 def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
-           fault=None, compare_single: bool = True) -> ClusterResult:  # fmt: skip
+           fault=None, compare_single: bool = True, command: CommandBuilder = worker_command,
+           should_stop: Callable[[], bool] | None = None,
+           on_wait: Callable[[int, float], None] | None = None,
+           queue_timeout: float = QUEUE_TIMEOUT_S) -> ClusterResult:  # fmt: skip
     """Start the cluster, wait for every worker's result, stop everything.
 
-    ``fault`` (tests): a callable given the worker processes right after they start, e.g. to
-    kill one. Raises ClusterError with a one-line reason when any worker fails.
+    Waits its turn first (``on_wait(position, waited_s)`` while waiting; ``should_stop`` or
+    ``queue_timeout`` end the wait). ``fault`` (tests): a callable given the worker processes
+    right after they start, e.g. to kill one; ``command`` (tests): builds each worker's
+    argument list. Raises ClusterError with a one-line reason for bad settings, a wait that
+    ended without a turn, or any worker failing.
     """
-    validate(processes, local_devices)
+    validate(processes, local_devices, timeout)
     from pmapviz.devices import memory_budget
 
     check_budget(processes, memory_budget())
     t0 = time.perf_counter()
-    procs: list[subprocess.Popen] = []
-    with _LAUNCH:  # one launch at a time per server: ports never collide
-        port = free_port()
+    try:
+        turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
+    except (turns.WaitTimeout, turns.Cancelled) as err:
+        raise ClusterError(str(err)) from err
+    with turn:  # one launch at a time per server: ports never collide
+        procs = _start(processes, local_devices, timeout, command)
         try:
-            for i in range(processes):
-                procs.append(subprocess.Popen(
-                    worker_command(port, processes, i, local_devices, int(timeout)),
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-                    start_new_session=True, env=_env(),
-                ))  # fmt: skip
-            lines, timed_out = _collect(procs, timeout, fault)
+            lines, _ = _collect(procs, timeout, fault)
             codes = [p.poll() for p in procs]
         finally:
             _kill(procs)
-    results = [_parse(lines[i]) for i in range(processes)]
-    crashed = [i for i, c in enumerate(codes) if c not in (None, 0)]
-    missing = [i for i in range(processes) if results[i] is None]
-    if crashed or missing:
-        i = crashed[0] if crashed else missing[0]
-        code = codes[i]
-        if code is None:
-            why = f"did not finish within {timeout:.0f} s (hung, or waiting for a peer)"
-        elif code < 0:
-            why = f"was killed by signal {signal.Signals(-code).name}"
-        else:
-            why = f"exited with code {code}"
-        last = lines[i][-1] if lines[i] else "(no output)"
-        raise ClusterError(
-            f"worker {i} {why}; its last output: {last[:200]}. The other workers were "
-            "stopped.", details=lines,
-        )  # fmt: skip
-    single = run_single(processes * local_devices, timeout) if compare_single else None
+        results = [_parse(lines[i]) for i in range(processes)]
+        err = _failure(lines, codes, results, timeout)
+        if err is not None:
+            raise err
+        single = run_single(processes * local_devices, timeout) if compare_single else None
     return ClusterResult(
         processes=processes, local_devices=local_devices,
         global_devices=results[0]["global_devices"], per_process=results,

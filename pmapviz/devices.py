@@ -28,6 +28,8 @@ PLATFORMS = ("auto", "cpu", "gpu", "tpu")
 ENV_DEVICES = "PMAPVIZ_DEVICES"
 ENV_PLATFORM = "PMAPVIZ_PLATFORM"
 ENV_MAX_BYTES = "PMAPVIZ_MAX_BYTES"
+ENV_MAX_SECONDS = "PMAPVIZ_MAX_SECONDS"
+MIN_SECONDS, MAX_SECONDS, DEFAULT_MAX_SECONDS = 1, 3600, 60
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
 
 
@@ -37,6 +39,7 @@ class Settings:
     platform: str = "auto"
     devices_source: str = "default"  # "flag", "env" or "default"
     max_bytes: int | None = None  # memory budget per action; None: a share of what is free
+    max_seconds: int | None = None  # time limit per action; None: DEFAULT_MAX_SECONDS
 
 
 def _parse_count(text: str, where: str) -> int:
@@ -79,10 +82,10 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
     while i < len(argv):
         arg = argv[i]
         name, eq, value = arg.partition("=")
-        if name not in ("--devices", "--platform", "--max-bytes"):
+        if name not in ("--devices", "--platform", "--max-bytes", "--max-seconds"):
             raise SettingsError(
                 f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
-                f"{{{','.join(PLATFORMS)}}} and --max-bytes SIZE, e.g. "
+                f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE and --max-seconds N, e.g. "
                 "streamlit run app.py -- --devices 4"
             )
         if not eq:
@@ -114,7 +117,38 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
     elif env.get(ENV_MAX_BYTES, "").strip():
         max_bytes = parse_bytes(env[ENV_MAX_BYTES], f"{ENV_MAX_BYTES}=")
     return Settings(devices=devices, platform=platform, devices_source=source,
-                    max_bytes=max_bytes)  # fmt: skip
+                    max_bytes=max_bytes, max_seconds=_max_seconds(flags, env))  # fmt: skip
+
+
+# ---------------------------------------------------------------- time limit per action
+def _max_seconds(flags: dict[str, str], env: dict[str, str] | os._Environ) -> int | None:
+    if "--max-seconds" in flags:
+        return parse_seconds(flags["--max-seconds"], "--max-seconds")
+    if env.get(ENV_MAX_SECONDS, "").strip():
+        return parse_seconds(env[ENV_MAX_SECONDS], f"{ENV_MAX_SECONDS}=")
+    return None
+
+
+def parse_seconds(text: str, where: str) -> int:
+    """'60' -> 60: whole seconds, ASCII digits only, from MIN_SECONDS to MAX_SECONDS."""
+    raw = (text or "").strip()
+    bounds = f"Use whole seconds from {MIN_SECONDS} to {MAX_SECONDS}, e.g. --max-seconds 60."
+    if not re.fullmatch(r"[0-9]{1,7}", raw):
+        raise SettingsError(f"{where} {text[:20]!r} is not a whole number of seconds. {bounds}")
+    if not MIN_SECONDS <= int(raw) <= MAX_SECONDS:
+        raise SettingsError(f"{where} {int(raw):,} is out of range. {bounds}")
+    return int(raw)
+
+
+def time_limit() -> int:
+    """Seconds one action may run: --max-seconds / PMAPVIZ_MAX_SECONDS, else 60."""
+    settings = _applied[0] if _applied is not None else None
+    if settings is not None and settings.max_seconds:
+        return settings.max_seconds
+    return DEFAULT_MAX_SECONDS
+
+
+# ---------------------------------------------------------------- end of time limit
 
 
 def merge_xla_flags(existing: str | None, n_devices: int) -> str:
@@ -180,6 +214,8 @@ class DeviceReport:
         )
         if self.requested.max_bytes:
             extra += f" --max-bytes {self.requested.max_bytes}"
+        if self.requested.max_seconds:
+            extra += f" --max-seconds {self.requested.max_seconds}"
         return f"streamlit run app.py -- --devices {n}{extra}"
 
 

@@ -275,23 +275,25 @@ STEPS: tuple[Step, ...] = (
 
 
 # ---------------------------------------------------------------- demos behind a button
-def launch_two_processes() -> list[dict]:
+def launch_two_processes(on_wait=None) -> list[dict]:
     """Two real processes with one device each (step 8); raises ClusterError on failure."""
     from pmapviz import cluster
 
-    res = cluster.launch(2, 1, timeout=30, compare_single=False)
+    res = cluster.launch(2, 1, timeout=30, compare_single=False, on_wait=on_wait)
     return [{"process": p["process_index"], "local devices": str(p["local_device_ids"]),
              "global devices": p["global_devices"], "psum": p["psum"]}
             for p in res.per_process]  # fmt: skip
 
 
-def time_one_and_all(n: int) -> list[dict]:
+def time_one_and_all(n: int, on_wait=None) -> list[dict]:
     """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
     count divides; raises BenchError on failure."""
     from pmapviz import benchmarking as bench
 
     size = bench.size_choices("elementwise", [1, n])[1]
-    rep = bench.sweep(bench.WORKLOADS["elementwise"], [size], [1, n], ["pmap", "vmap"], repeat=5)
+    rep = bench.sweep(
+        bench.WORKLOADS["elementwise"], [size], [1, n], ["pmap", "vmap"], repeat=5, on_wait=on_wait
+    )
     return [{"impl": m.impl, "devices": m.devices,
              "compute (ms, median)": round(m.run_s_median * 1e3, 3),
              "memory floor (ms)": round(m.floor_s * 1e3, 3)} for m in rep.results]  # fmt: skip

@@ -69,7 +69,9 @@ class History:
         return out
 
 
-def validate(cfg: Config, n_available: int) -> None:
+def validate(cfg: Config, n_available: int, time_limit: float | None = None) -> None:
+    """Raise TrainError with the fix for settings that cannot run, including a run estimated
+    to take longer than ``time_limit`` seconds (default: the operator's limit)."""
     if cfg.model not in MODELS:
         raise TrainError(f"Unknown model {cfg.model!r}; choose {', '.join(MODELS)}.")
     if cfg.reduction not in REDUCTIONS:
@@ -93,6 +95,12 @@ def validate(cfg: Config, n_available: int) -> None:
         )
     if not (np.isfinite(cfg.lr) and 0 < cfg.lr <= 100):
         raise TrainError("The learning rate must be a number above 0 and at most 100.")
+    from pmapviz import timebudget
+
+    try:
+        timebudget.check_training(cfg, time_limit)
+    except timebudget.TooLong as err:
+        raise TrainError(str(err)) from err
 
 
 def make_data(cfg: Config, n_samples: int = 4096):
@@ -197,13 +205,14 @@ def train(
     progress: Callable[[History, int], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     steps_fn: Callable[[Config], tuple] = build_steps,
+    time_limit: float | None = None,
 ) -> History:
     """Train data-parallel and on one device, step by step; see the module doc."""
     import jax
 
     from pmapviz.layout import pmap_sharding
 
-    validate(cfg, jax.local_device_count())
+    validate(cfg, jax.local_device_count(), time_limit)
     k, lb = cfg.devices, cfg.local_batch
     x_all, y_all = make_data(cfg)
     params0 = init_params(cfg)

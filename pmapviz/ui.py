@@ -296,3 +296,26 @@ def share_link(url_path: str) -> None:
         st.code(f"{scheme}://{host}/{path}" + (f"?{query}" if query else ""), language=None,
                 wrap_lines=True)  # fmt: skip
         st.caption("Opening the link reproduces these settings.")
+
+
+# ---------------------------------------------------------------- waiting for a turn (turns.py)
+def queue_display(turns, stop_key: str | None = None):
+    """(on_wait, clear) for ``Turns.acquire``: a placeholder that shows the caller's place in
+    the queue and how long the holder has run, with a Stop button when ``stop_key`` is given
+    (any click reruns the page, which abandons the wait). Call ``clear()`` when done."""
+    slot = st.empty()
+    parts: dict = {}
+
+    def on_wait(position: int, waited_s: float) -> None:
+        if not parts:
+            box = slot.container()
+            parts["info"] = box.empty()
+            if stop_key:
+                box.button("Stop waiting", key=stop_key, icon=":material/stop:")
+        parts["info"].info(turns.wait_message(position, waited_s),
+                           icon=":material/hourglass_top:")  # fmt: skip
+
+    return on_wait, slot.empty
+
+
+# ---------------------------------------------------------------- end of waiting for a turn

@@ -1,8 +1,11 @@
 """One process of a local ``jax.distributed`` cluster (started by :mod:`pmapviz.cluster`).
 
     python -m pmapviz.worker --coordinator 127.0.0.1:PORT --num-processes P --process-id I
-                             --local-devices D [--timeout S]
+                             --local-devices D [--timeout S] [--parent PID]
     python -m pmapviz.worker --single --local-devices N      # the same work, one process
+
+With ``--parent PID`` it dies with that process, even when the parent is SIGKILLed. The
+coordinator (process 0) listens only on the coordinator address given, 127.0.0.1.
 
 It sets its device count first, joins the cluster, runs a pmap over its local devices with
 collectives over the global axis, and prints one JSON line (prefixed ``RESULT ``) with what it
@@ -13,8 +16,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Linux: have the kernel SIGKILL this process when its parent dies; exit now when the
+    parent is already gone (it died before this ran). Elsewhere: only the check."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        print(f"parent {parent} is gone; exiting", flush=True)
+        sys.exit(3)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--local-devices", type=int, required=True)
     ap.add_argument("--timeout", type=int, default=30)
     ap.add_argument("--single", action="store_true")
+    ap.add_argument("--parent", type=int, default=None)
     args = ap.parse_args(argv)
+    die_with_parent(args.parent)
 
     import jax
 
@@ -37,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         jax.distributed.initialize(
             coordinator_address=args.coordinator, num_processes=args.num_processes,
             process_id=args.process_id, initialization_timeout=args.timeout,
+            coordinator_bind_address=args.coordinator,  # 127.0.0.1:PORT, not [::]:PORT
         )  # fmt: skip
     init_s = time.perf_counter() - t0
     print(f"joined: {jax.device_count()} global devices", flush=True)

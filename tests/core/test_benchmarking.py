@@ -1,11 +1,13 @@
 """The timing harness: logic with a fake clock, then small real sweeps."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from pmapviz import benchmarking as bench
+from pmapviz import catalog, planning, turns
 from tests.conftest import TEST_DEVICES
 
 
@@ -120,19 +122,44 @@ def test_every_workload_runs(workload):
 
 
 def test_second_benchmark_waits_for_the_first():
-    waited = threading.Event()
-    bench.LOCK.acquire()
+    seen = []
+    holder = bench.TURNS.acquire(timeout=1)
     try:
         t = threading.Thread(target=lambda: bench.sweep(
             bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
-            on_wait=waited.set))  # fmt: skip
+            on_wait=lambda pos, waited: seen.append((pos, waited))))  # fmt: skip
         t.start()
-        assert waited.wait(10)
-        assert t.is_alive()  # blocked on the lock
+        deadline = time.monotonic() + 10
+        while len(seen) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen and seen[0][0] == 1  # next in the queue
+        assert t.is_alive()  # waiting for its turn
+        assert bench.TURNS.held_for() >= 0 and bench.TURNS.waiting() == 1
     finally:
-        bench.LOCK.release()
+        holder.release()
     t.join(30)
-    assert not t.is_alive()
+    assert not t.is_alive() and bench.TURNS.held_for() is None
+
+
+def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
+    """The review's case: a long benchmark holds the turn. Waiters time out or stop."""
+    holder = bench.TURNS.acquire(timeout=1)
+    try:
+        t = time.monotonic()
+        with pytest.raises(turns.WaitTimeout, match="number 1 in the queue"):
+            bench.sweep(bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
+                        queue_timeout=0.5)  # fmt: skip
+        assert time.monotonic() - t < 1.5
+        t = time.monotonic()
+        rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
+                          should_stop=lambda: time.monotonic() - t > 0.3)  # fmt: skip
+        assert rep.cancelled and rep.results == [] and time.monotonic() - t < 1.5
+        plan = planning.plan(catalog.get("add"), [(2, 8), (2, 8)], n_devices=2)
+        with pytest.raises(turns.WaitTimeout):
+            bench.measure_plan(catalog.get("add"), plan, repeat=1, queue_timeout=0.3)
+        assert bench.TURNS.waiting() == 0
+    finally:
+        holder.release()
 
 
 def test_cancel_stops_between_measurements():

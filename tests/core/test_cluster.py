@@ -1,6 +1,10 @@
 """A real local jax.distributed cluster: results checked against numpy; faults leave nothing."""
 
+import contextlib
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -15,10 +19,14 @@ from tests.conftest import ROOT
 
 
 def worker_pids() -> set[int]:
+    """Live workers started by this test process (other checkouts on the machine run their
+    own: only ours carry ``--parent <this pid>``)."""
     out = set()
-    for p in psutil.process_iter(["pid", "cmdline"]):
+    ours = f"--parent {os.getpid()}"
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
         try:
-            if "pmapviz.worker" in " ".join(p.info["cmdline"] or []):
+            line = " ".join(p.info["cmdline"] or [])
+            if "pmapviz.worker" in line and ours in line and p.info["status"] != "zombie":
                 out.add(p.info["pid"])
         except psutil.Error:
             pass
@@ -96,8 +104,24 @@ def test_two_launches_at_once_do_not_collide():
 
 @pytest.mark.parametrize("p, d", [(1, 2), (5, 2), (2, 0), (2, 5)])
 def test_bounds(p, d):
-    with pytest.raises(ValueError, match="Use"):
+    with pytest.raises(cluster.ClusterError, match="Use"):
         cluster.validate(p, d)
+
+
+@pytest.mark.parametrize("t", [float("inf"), float("nan"), -1, 0, 0.5, 601, True, "45"])
+def test_timeout_must_be_finite_and_bounded(t):
+    with pytest.raises(cluster.ClusterError, match="timeout from 1 to 600"):
+        cluster.launch(2, 1, timeout=t)
+
+
+@pytest.mark.parametrize("text", ["inf", "nan", "-1", "0", "601", "1e3", "\u0661\u0662", ""])
+def test_cli_bad_timeout_exits_2_with_one_line(text, capsys):
+    from pmapviz import cli
+
+    assert cli.main(["cluster", "--timeout", text]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "timeout" in err[0] and "1 to 600" in err[0]
+    assert cluster.parse_timeout(" 2.5 ") == 2.5
 
 
 def test_worker_command_is_a_fixed_argument_list():
@@ -121,6 +145,140 @@ def test_cli_cluster_json_and_failure_exit():
 
 
 def test_budget_refuses_before_starting_processes():
-    with pytest.raises(ValueError, match="memory budget"):
+    with pytest.raises(cluster.ClusterError, match="memory budget"):
         cluster.check_budget(4, 1 * 2**30)
     cluster.check_budget(2, 4 * 2**30)  # fits
+
+
+HALF_LINE = ("import sys, time; sys.stdout.write('working on it, ha'); sys.stdout.flush(); "
+             "time.sleep(60)")  # fmt: skip
+
+
+def half_line_worker(port, processes, pid, local, timeout):
+    return [sys.executable, "-c", HALF_LINE]
+
+
+def test_half_a_line_then_a_hang_still_times_out_and_the_next_launch_runs():
+    """The review's case: readline() on a text pipe blocked forever on a partial line, and
+    the launch lock stayed held. Now the deadline holds and the turn is given back."""
+    started = []
+
+    def remember(procs):
+        started.extend(procs)
+
+    worst = 0.0
+    for _ in range(2):  # the second launch must not hang behind the first
+        t = time.monotonic()
+        with pytest.raises(cluster.ClusterError, match="within 2 s") as err:
+            cluster.launch(2, 1, timeout=2, fault=remember, compare_single=False,
+                           command=half_line_worker)  # fmt: skip
+        worst = max(worst, time.monotonic() - t)
+        assert "working on it, ha" in str(err.value)  # the partial line is reported
+    assert worst < 2 + 2, worst
+    assert cluster.TURNS.held_for() is None
+    for p in started:
+        assert p.returncode is not None and p.stdout.closed
+        assert not psutil.pid_exists(p.pid) or psutil.Process(p.pid).status() == "zombie"
+
+
+def test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error():
+    holder = cluster.TURNS.acquire(timeout=1)
+    seen = []
+    try:
+        t = time.monotonic()
+        with pytest.raises(cluster.ClusterError, match="number 1 in the queue"):
+            cluster.launch(2, 1, timeout=5, command=half_line_worker, queue_timeout=0.5,
+                           on_wait=lambda pos, waited: seen.append(pos))  # fmt: skip
+        assert time.monotonic() - t < 1.5 and seen and set(seen) == {1}
+        with pytest.raises(cluster.ClusterError, match="Stopped while waiting"):
+            cluster.launch(2, 1, command=half_line_worker, should_stop=lambda: True)
+    finally:
+        holder.release()
+    assert cluster.TURNS.waiting() == 0
+
+
+def _other_local_address() -> str | None:
+    """A non-loopback IPv4 address of this machine, if it has one."""
+    for addrs in psutil.net_if_addrs().values():
+        for a in addrs:
+            if a.family == socket.AF_INET and not a.address.startswith("127."):
+                return a.address
+    return None
+
+
+def test_coordinator_listens_on_loopback_only():
+    listening: set[tuple[str, int]] = set()
+    refused: list[bool] = []
+    other = _other_local_address()
+
+    def watch(procs):
+        port = int(procs[0].args[procs[0].args.index("--coordinator") + 1].split(":")[1])
+        end = time.monotonic() + 20
+        while time.monotonic() < end and procs[0].poll() is None:
+            with contextlib.suppress(psutil.Error):
+                for c in psutil.Process(procs[0].pid).net_connections(kind="inet"):
+                    if c.status == psutil.CONN_LISTEN:
+                        listening.add((c.laddr.ip, c.laddr.port))
+            if any(p == port for _, p in listening):
+                if other:  # reachable on loopback only: another local address is refused
+                    with socket.socket() as s, contextlib.suppress(OSError):
+                        s.settimeout(2)
+                        refused.append(s.connect_ex((other, port)) != 0)
+                break
+            time.sleep(0.05)
+        listening.add(("port", port))
+
+    cluster.launch(2, 1, timeout=30, fault=watch, compare_single=False)
+    port = next(p for ip, p in listening if ip == "port")
+    ips = {ip.removeprefix("::ffff:") for ip, p in listening if ip != "port"}  # v4-mapped
+    coordinator = {ip.removeprefix("::ffff:") for ip, p in listening if p == port and ip != "port"}
+    assert coordinator == {"127.0.0.1"}, listening  # was {"::"}: every interface
+    assert ips == {"127.0.0.1"}, listening
+    assert refused == ([True] if other else []), (other, refused)
+
+
+def _start_cli_and_find_workers():
+    cli = subprocess.Popen([sys.executable, "-m", "pmapviz", "cluster", "--processes", "2",
+                            "--local-devices", "1", "--timeout", "30"], cwd=ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    workers: list[psutil.Process] = []
+    end = time.monotonic() + 20
+    while len(workers) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+        with contextlib.suppress(psutil.Error):
+            workers = [c for c in psutil.Process(cli.pid).children()
+                       if "pmapviz.worker" in " ".join(c.cmdline())]  # fmt: skip
+    assert len(workers) == 2, "the CLI never started its workers"
+    while time.monotonic() < end:  # past die_with_parent: importing JAX starts threads
+        with contextlib.suppress(psutil.Error):
+            if all(w.num_threads() > 1 for w in workers):
+                break
+        time.sleep(0.05)
+    return cli, workers
+
+
+def _gone(procs: list[psutil.Process], within: float) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        alive = []
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+        if not alive:
+            return True
+        time.sleep(0.05)
+    for p in procs:  # clean up after a failure, by pid
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_cli_leaves_no_workers(sig):
+    cli, workers = _start_cli_and_find_workers()
+    os.kill(cli.pid, sig)
+    cli.wait(10)
+    assert _gone(workers, within=5), [w.pid for w in workers]
+    if sig == signal.SIGTERM:
+        assert cli.returncode == 128 + signal.SIGTERM  # exited through its cleanup

@@ -180,3 +180,38 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
     finally:
         devices.apply(original)
     assert devices.memory_budget() != 2**30
+
+
+@pytest.mark.parametrize("text, value", [("60", 60), ("1", 1), ("3600", 3600), (" 90 ", 90)])
+def test_max_seconds_flag_and_env(text, value):
+    assert parse_settings(["--max-seconds", text], {}).max_seconds == value
+    assert parse_settings([f"--max-seconds={text}"], {}).max_seconds == value
+    assert parse_settings([], {"PMAPVIZ_MAX_SECONDS": text}).max_seconds == value
+    assert parse_settings(["--max-seconds", "5"], {"PMAPVIZ_MAX_SECONDS": text}).max_seconds == 5
+    assert parse_settings([], {}).max_seconds is None
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("0", "out of range"), ("3601", "out of range"), ("-5", "not a whole number"),
+     ("1.5", "not a whole number"), ("\u00b2", "not a whole number"),
+     ("\u0661\u0662", "not a whole number"), ("inf", "not a whole number"), ("", "not a whole")],
+)  # fmt: skip
+def test_bad_max_seconds(text, words):
+    with pytest.raises(SettingsError, match=words):
+        parse_settings(["--max-seconds", text], {})
+    if text.strip():
+        with pytest.raises(SettingsError, match="PMAPVIZ_MAX_SECONDS"):
+            parse_settings([], {"PMAPVIZ_MAX_SECONDS": text})
+
+
+def test_time_limit_follows_the_setting():
+    original = devices.applied_settings()
+    assert devices.time_limit() == (original.max_seconds or devices.DEFAULT_MAX_SECONDS)
+    try:
+        s = devices.Settings(devices=original.devices, platform="cpu", max_seconds=7)
+        devices.apply(s)
+        assert devices.time_limit() == 7
+        assert devices.describe(s).restart_command(4).endswith("--max-seconds 7")
+    finally:
+        devices.apply(original)

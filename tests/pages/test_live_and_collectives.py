@@ -174,3 +174,13 @@ def test_the_link_that_aborted_the_server_is_refused_from_the_shapes(run_app):
     errors = " ".join(e.value for e in at.error)
     assert "9,223,372,036,854,775,808 elements" in errors and "2**40" in errors
     assert any("Nothing runs" in i.value for i in at.info)
+
+
+def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
+    at = live(run_app, fn="matmul", s0=f"{N}, 4096, 4096", s1="4096, 4096", a0="0", a1="None")
+    errors = [e.value for e in at.error]
+    if any("the budget is" in e for e in errors):
+        pytest.skip("this machine's memory budget refuses it first")
+    assert any("This live run would take about" in e and "the limit is" in e and
+               "Make the inputs about" in e for e in errors), errors  # fmt: skip
+    assert not at.success  # nothing ran

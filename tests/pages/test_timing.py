@@ -53,3 +53,24 @@ def test_time_the_explorer_settings(run_app):
     rows = at.dataframe[0].value
     assert list(rows["impl"]) == ["pmap", "vmap", "numpy"]
     assert list(rows["devices"]) == [TEST_DEVICES, 1, 1]
+
+
+def test_a_sweep_waits_its_turn_then_runs(run_app):
+    """Another session holds the benchmark: the page shows the queue, then runs when freed."""
+    import threading
+
+    from pmapviz import benchmarking as bench
+
+    at = run_app(page=PAGE)
+    at.multiselect(key="tl_sizes_dot").set_value([2**6])
+    at.multiselect(key="tl_ks").set_value([1])
+    at.multiselect(key="tl_impls").set_value(["vmap", "numpy"])
+    holder = bench.TURNS.acquire(timeout=1)
+    seen = []
+    threading.Timer(0.1, lambda: seen.append(bench.TURNS.waiting())).start()
+    threading.Timer(1.0, holder.release).start()
+    at.button(key="tl_go").click().run(timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert seen == [1]  # the page's sweep was in the queue
+    assert set(at.dataframe[0].value["impl"]) == {"vmap", "numpy"}
+    assert bench.TURNS.held_for() is None

@@ -1,0 +1,240 @@
+"""Time budget: how long an action will take on this machine, and a limit it must fit in.
+
+A run that fits the memory budget can still take minutes (a large matmul is FLOP-bound), and
+while it runs it holds its turn (:mod:`pmapviz.turns`). So every long action is estimated first,
+from its FLOPs and bytes against this machine's measured rates:
+
+- memory bandwidth, from :func:`pmapviz.benchmarking.measure_bandwidth` (once per process);
+- a FLOP rate, from a small jitted matmul (once per process);
+- fixed costs measured on a 2-core CPU: one ahead-of-time compile, one call's dispatch, one
+  training step's bookkeeping.
+
+An action whose estimate passes the operator's limit (``--max-seconds``, default 60 s, see
+:func:`pmapviz.devices.time_limit`) is refused with :class:`TooLong`, whose message says the
+largest size (or number of steps) that fits. Estimates are rough (within a few x); they exist
+to stop the ten-minute run, not to predict the two-second one.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+COMPILE_S = 0.25  # one lower + compile of a small program
+CALL_S = 0.5e-3  # dispatch of one call, pmap on 8 emulated devices ~0.25 ms
+GEN_S_PER_BYTE = 2.5e-9  # generating random host inputs (~10 ns per float32)
+STEP_S, STEP_PER_DEVICE_S = 4e-3, 1.5e-3  # a training step's transfers, reads and checks
+FIXED_S = 0.5  # measuring bandwidth, machine info, first-call set-up
+
+
+class TooLong(ValueError):
+    """An action's estimate passes the limit; the message says what fits."""
+
+    def __init__(self, message: str, estimate_s: float, limit_s: float):
+        super().__init__(message)
+        self.estimate_s, self.limit_s = estimate_s, limit_s
+
+
+@dataclass(frozen=True)
+class Rates:
+    bandwidth_gbs: float  # bytes read + written per second / 1e9
+    flops_per_s: float
+
+    def call_s(self, flops: float, nbytes: float) -> float:
+        """One call moving ``nbytes`` and doing ``flops``: both costs, plus dispatch."""
+        return flops / self.flops_per_s + nbytes / (self.bandwidth_gbs * 1e9) + CALL_S
+
+    def bytes_s(self, nbytes: float) -> float:
+        return nbytes / (self.bandwidth_gbs * 1e9)
+
+    def describe(self) -> str:
+        return (f"this machine's measured {self.bandwidth_gbs:.1f} GB/s and "
+                f"{self.flops_per_s / 1e9:.1f} GFLOP/s")  # fmt: skip
+
+
+_rates: Rates | None = None
+_rates_lock = threading.Lock()
+
+
+def measure_flops(n: int = 512, repeat: int = 5,
+                  clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """FLOP/s of an (n, n) @ (n, n) float32 matmul, jitted on the first device (median)."""
+    import jax
+    import jax.numpy as jnp
+
+    a = jax.device_put(jnp.ones((n, n), jnp.float32), jax.local_devices()[0])
+    mm = jax.jit(lambda x: x @ x).lower(a).compile()
+    mm(a).block_until_ready()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        mm(a).block_until_ready()
+        times.append(clock() - t)
+    return 2 * n**3 / max(statistics.median(times), 1e-9)
+
+
+def machine_rates() -> Rates:
+    """This process's bandwidth and FLOP rate, measured on first use and cached."""
+    global _rates
+    with _rates_lock:
+        if _rates is None:
+            from pmapviz.benchmarking import measure_bandwidth
+
+            _rates = Rates(measure_bandwidth(64 * 2**20, repeat=5), measure_flops())
+        return _rates
+
+
+def _limit(limit_s: float | None) -> float:
+    if limit_s is None:
+        from pmapviz.devices import time_limit
+
+        return float(time_limit())
+    return float(limit_s)
+
+
+def _largest_fitting(cost: Callable[[int], float], lo: int, hi: int, step: int,
+                     limit_s: float) -> int | None:  # fmt: skip
+    """The largest multiple of ``step`` in [lo, hi] with cost <= limit (cost grows with it)."""
+    if cost(lo) > limit_s:
+        return None
+    a, b = lo // step, hi // step
+    while a < b:
+        mid = (a + b + 1) // 2
+        a, b = (mid, b) if cost(mid * step) <= limit_s else (a, mid - 1)
+    return a * step
+
+
+# ---------------------------------------------------------------- timing sweeps
+def sweep_seconds(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
+                  rates: Rates, cap: int | None = None) -> float:  # fmt: skip
+    """Estimated seconds for a sweep's runs (sizes above ``cap`` counted as ``cap``)."""
+    total = FIXED_S
+    sizes = [s if cap is None else min(s, cap) for _, _, s in runs]
+    if sizes:
+        total += max(sizes) * wl.input_bytes(1) * GEN_S_PER_BYTE
+    for (impl, _k, _s), s in zip(runs, sizes, strict=True):
+        total += 0.0 if impl == "numpy" else COMPILE_S + 2 * rates.bytes_s(wl.input_bytes(s))
+        total += (repeat + 1) * rates.call_s(wl.flops(s), wl.bytes_moved(s))
+    return total
+
+
+def check_sweep(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
+                limit_s: float | None = None, rates: Rates | None = None) -> float:  # fmt: skip
+    """The sweep's estimate in seconds; raises TooLong with the largest size that fits."""
+    limit = _limit(limit_s)
+    rates = rates or machine_rates()
+    est = sweep_seconds(wl, runs, repeat, rates)
+    if est <= limit or not runs:
+        return est
+    step = math.lcm(*{k for _, k, _ in runs})
+    biggest = max(s for _, _, s in runs)
+    fit = _largest_fitting(lambda cap: sweep_seconds(wl, runs, repeat, rates, cap),
+                           step, biggest, step, limit)  # fmt: skip
+    head = (f"This sweep of {len(runs)} measurements x {repeat + 1} calls would take about "
+            f"{est:,.0f} s (estimated from {rates.describe()}); the limit is {limit:.0f} s per "
+            "action.")  # fmt: skip
+    if fit is None:
+        advice = (" Even the smallest size does not fit: choose fewer implementations, device "
+                  "counts or timed runs.")  # fmt: skip
+    else:
+        advice = (f" The largest size that fits with these settings is {fit:,} {wl.unit}; or "
+                  "time fewer sizes, implementations or runs.")  # fmt: skip
+    raise TooLong(head + advice, est, limit)
+
+
+# ---------------------------------------------------------------- training
+def training_step_seconds(cfg, rates: Rates) -> float:
+    from pmapviz.training import CLASSES, FEATURES, HIDDEN
+
+    params = FEATURES + 1 if cfg.model == "linear" else (FEATURES + 1) * HIDDEN + (
+        HIDDEN + 1) * CLASSES  # fmt: skip
+    flops = 2 * 6 * cfg.batch * params  # forward + backward, data-parallel and one device
+    nbytes = 3 * cfg.batch * (FEATURES + 1) * 4  # the batch placed twice, read once
+    return STEP_S + STEP_PER_DEVICE_S * cfg.devices + rates.call_s(flops, nbytes)
+
+
+def check_training(cfg, limit_s: float | None = None, rates: Rates | None = None) -> float:
+    """Estimated seconds for ``train(cfg)``; raises TooLong with the most steps that fit."""
+    limit = _limit(limit_s)
+    rates = rates or machine_rates()
+    per_step = training_step_seconds(cfg, rates)
+    fixed = FIXED_S + 4 * COMPILE_S  # both steps, forward and backward
+    est = fixed + cfg.steps * per_step
+    if est <= limit:
+        return est
+    fit = max(0, int((limit - fixed) / per_step))
+    advice = (f" At most {fit:,} steps fit; or use a smaller batch or fewer devices." if fit
+              else " Even one step does not fit: use a smaller batch.")  # fmt: skip
+    raise TooLong(
+        f"Training {cfg.steps:,} steps would take about {est:,.0f} s ({per_step * 1e3:.1f} ms "
+        f"per step, estimated from {rates.describe()}); the limit is {limit:.0f} s per "
+        f"action.{advice}", est, limit,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- a plan (live run, explorer)
+def plan_cost(plan, program=None) -> tuple[float, float]:
+    """(FLOPs, bytes) of one call of the plan over all devices. FLOPs come from XLA's cost
+    analysis of jit(vmap(f)) when ``program`` is given (no compile: lowering only)."""
+    from pmapviz.programs import estimate_bytes
+
+    nbytes = estimate_bytes(plan) / 3  # inputs and outputs once
+    flops = 0.0
+    if program is not None:
+        import jax
+        import jax.numpy as jnp
+
+        try:
+            fn = jax.vmap(program.build(plan.axis_name), in_axes=plan.in_axes,
+                          out_axes=plan.out_axes, axis_name=plan.axis_name)  # fmt: skip
+            specs = [jax.ShapeDtypeStruct(s, jnp.dtype(d))
+                     for s, d in zip(plan.arg_shapes, plan.dtypes, strict=True)]  # fmt: skip
+            cost = jax.jit(fn).lower(*specs).cost_analysis() or {}
+            flops = float(cost.get("flops", 0.0))
+            nbytes = max(nbytes, float(cost.get("bytes accessed", 0.0)))
+        except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone
+            flops = 0.0
+    return flops, nbytes
+
+
+def plan_seconds(plan, calls: int, compiles: int, rates: Rates, program=None) -> float:
+    from pmapviz.programs import estimate_bytes
+
+    flops, nbytes = plan_cost(plan, program)
+    gen = estimate_bytes(plan) / 3 * GEN_S_PER_BYTE
+    fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.bytes_s(nbytes)
+    return fixed + calls * rates.call_s(flops, nbytes)
+
+
+def check_plan(plan, calls: int, compiles: int, limit_s: float | None = None, program=None,
+               rates: Rates | None = None, what: str = "This run") -> float:  # fmt: skip
+    """Estimated seconds for ``calls`` calls of the plan; TooLong says how much smaller fits."""
+    limit = _limit(limit_s)
+    rates = rates or machine_rates()
+    est = plan_seconds(plan, calls, compiles, rates, program)
+    if est <= limit:
+        return est
+    fixed = FIXED_S + compiles * COMPILE_S + calls * CALL_S
+    share = max(0.0, (limit - fixed) / max(est - fixed, 1e-9))
+    axis = max(range(len(plan.arg_shapes[0])), key=lambda a: plan.arg_shapes[0][a], default=None)
+    example = ""
+    if axis is not None and share > 0:
+        size = plan.arg_shapes[0][axis]
+        example = f" (e.g. the largest axis from {size:,} to at most {int(size * share):,})"
+    advice = (f" Make the inputs about {share:.0%} of their size{example}." if share > 0
+              else " Even tiny inputs do not fit this limit.")  # fmt: skip
+    raise TooLong(
+        f"{what} would take about {est:,.0f} s (estimated from {rates.describe()}); the limit "
+        f"is {limit:.0f} s per action.{advice}", est, limit,
+    )  # fmt: skip
+
+
+def check_live(plan, limit_s: float | None = None, program=None, repeat: int = 5,
+               rates: Rates | None = None) -> float:  # fmt: skip
+    """For the live run (``programs.run_plan``): pmap and jit(vmap) compiled, each called
+    1 + ``repeat`` times, read back and checked. Returns the estimate or raises TooLong."""
+    return check_plan(plan, 2 * (repeat + 1) + 2, 2, limit_s, program, rates, "This live run")

@@ -1,0 +1,175 @@
+"""Turns: one-at-a-time access to a shared resource, with a visible queue that never waits
+forever.
+
+A server process has a few things only one session should use at once: the benchmark (two
+timings at once disturb each other), the local cluster (ports, memory), later the profiler.
+:class:`Turns` hands them out first come, first served. A caller waits in short slices; on each
+slice it learns its place in the queue (1 = next) so a page can show it, and it gives up with
+:class:`WaitTimeout` when its timeout passes or :class:`Cancelled` when ``should_stop()``
+turns true. :meth:`Turns.held_for` says how long the current holder has had its turn::
+
+    with TURNS.acquire(timeout=120, should_stop=stop, on_wait=show):
+        ...  # the resource is ours until the block ends
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+SLICE_S = 0.25  # how often a waiter wakes to report its position and check should_stop
+MAX_TIMEOUT_S = 24 * 3600.0
+
+
+class WaitTimeout(TimeoutError):
+    """The caller's timeout passed before its turn came; the message says what it waited for."""
+
+    def __init__(self, message: str, position: int, waited_s: float):
+        super().__init__(message)
+        self.position, self.waited_s = position, waited_s
+
+
+class Cancelled(RuntimeError):
+    """``should_stop()`` turned true while the caller was waiting."""
+
+    def __init__(self, message: str, position: int, waited_s: float):
+        super().__init__(message)
+        self.position, self.waited_s = position, waited_s
+
+
+class Turn:
+    """The caller's turn: release it (or leave the ``with`` block) when done. Idempotent."""
+
+    def __init__(self, owner: Turns):
+        self._owner = owner
+        self.released = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self._owner._release(self)
+
+    def __enter__(self) -> Turn:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class Turns:
+    """First come, first served access to one resource (see the module doc). Thread-safe."""
+
+    def __init__(self, what: str, slice_s: float = SLICE_S,
+                 clock: Callable[[], float] = time.monotonic):  # fmt: skip
+        self.what = what  # e.g. "benchmark": used in messages
+        self._slice = slice_s
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._queue: deque[object] = deque()  # waiting tickets, oldest first
+        self._holder: Turn | None = None
+        self._since = 0.0
+        self._mine = threading.local()  # the turn ``with turns:`` took, per thread
+
+    # ------------------------------------------------------------------ queries
+    def held_for(self) -> float | None:
+        """Seconds the current holder has had its turn, or None when nobody holds it."""
+        with self._cond:
+            return None if self._holder is None else self._clock() - self._since
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def wait_message(self, position: int, waited_s: float | None = None) -> str:
+        held = self.held_for()
+        ran = f"; it has run for {_secs(held)}" if held is not None else ""
+        ahead = "" if position <= 1 else f" ({position - 1} ahead of you)"
+        waited = f" You have waited {_secs(waited_s)}." if waited_s else ""
+        return (f"Waiting for another session's {self.what}: you are number {position} in the "
+                f"queue{ahead}{ran}.{waited}")  # fmt: skip
+
+    # ------------------------------------------------------------------ taking a turn
+    def acquire(self, timeout: float = 120.0, should_stop: Callable[[], bool] | None = None,
+                on_wait: Callable[[int, float], None] | None = None) -> Turn:  # fmt: skip
+        """Wait for the turn (FIFO) for at most ``timeout`` seconds; see the module doc.
+
+        ``on_wait(position, waited_s)`` is called on every slice while waiting (never while
+        holding the internal lock), so it may update a page or raise to abandon the wait.
+        """
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
+            raise ValueError(f"timeout must be a finite number of seconds, got {timeout!r}")
+        timeout = min(float(timeout), MAX_TIMEOUT_S)
+        ticket = object()
+        start = self._clock()
+        with self._cond:
+            self._queue.append(ticket)
+        try:
+            while True:
+                turn, position = self._try_take(ticket)
+                if turn is not None:
+                    return turn
+                waited = self._clock() - start
+                if should_stop is not None and should_stop():
+                    raise Cancelled(f"Stopped while waiting for another session's {self.what} "
+                                    f"(after {_secs(waited)}).", position, waited)  # fmt: skip
+                if waited >= timeout:
+                    raise WaitTimeout(self._timeout_message(position, waited), position, waited)
+                if on_wait is not None:
+                    on_wait(position, waited)
+                with self._cond:
+                    if self._holder is not None or self._queue[0] is not ticket:
+                        self._cond.wait(min(self._slice, max(0.0, timeout - waited)))
+        finally:
+            with self._cond:
+                if ticket in self._queue:  # gave up (timeout, stop, or on_wait raised)
+                    self._queue.remove(ticket)
+                    self._cond.notify_all()
+
+    def __enter__(self) -> Turn:
+        """``with turns:`` takes a turn with the default timeout."""
+        self._mine.turn = self.acquire()
+        return self._mine.turn
+
+    def __exit__(self, *exc) -> None:
+        self._mine.turn.release()
+
+    def _try_take(self, ticket: object) -> tuple[Turn | None, int]:
+        with self._cond:
+            position = self._queue.index(ticket) + 1
+            if self._holder is None and position == 1:
+                self._queue.popleft()
+                self._holder = Turn(self)
+                self._since = self._clock()
+                return self._holder, 0
+            return None, position
+
+    def _release(self, turn: Turn) -> None:
+        with self._cond:
+            if self._holder is turn:
+                self._holder = None
+                self._cond.notify_all()
+
+    def _timeout_message(self, position: int, waited: float) -> str:
+        held = self.held_for()
+        ran = f" (it has run for {_secs(held)})" if held is not None else ""
+        return (f"Gave up after waiting {_secs(waited)} for another session's {self.what}{ran}; "
+                f"you were number {position} in the queue. Try again in a moment.")  # fmt: skip
+
+
+def _secs(s: float) -> str:
+    return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
+
+
+_REGISTRY: dict[str, Turns] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def resource(name: str, what: str | None = None) -> Turns:
+    """The process-wide :class:`Turns` for ``name`` ("benchmark", "cluster", ...)."""
+    with _REGISTRY_LOCK:
+        if name not in _REGISTRY:
+            _REGISTRY[name] = Turns(what or name)
+        return _REGISTRY[name]

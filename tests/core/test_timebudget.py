@@ -1,0 +1,131 @@
+"""Time budget: estimates from FLOPs and bytes, refusals that say what fits."""
+
+import time
+
+import pytest
+
+from pmapviz import benchmarking as bench
+from pmapviz import catalog, planning, timebudget, training
+from tests.conftest import TEST_DEVICES
+
+RATES = timebudget.Rates(bandwidth_gbs=10.0, flops_per_s=50e9)  # fixed: deterministic tests
+MATMUL = bench.WORKLOADS["matmul"]
+
+
+def test_machine_rates_are_measured_once_per_process():
+    first = timebudget.machine_rates()
+    assert first.bandwidth_gbs > 0.1 and first.flops_per_s > 1e8
+    t = time.perf_counter()
+    assert timebudget.machine_rates() is first  # cached
+    assert time.perf_counter() - t < 0.01
+
+
+def test_estimates_grow_with_flops_bytes_and_runs():
+    runs = bench.plan_sweep(MATMUL, [1024], [1, 2], ["pmap", "numpy"], 2**40)
+    small = timebudget.sweep_seconds(MATMUL, runs, 3, RATES)
+    big = timebudget.sweep_seconds(MATMUL, [(i, k, 2**20) for i, k, _ in runs], 3, RATES)
+    more = timebudget.sweep_seconds(MATMUL, runs, 30, RATES)
+    assert small < more < big
+    # one matmul call of 2**20 rows: 2 * 2**20 * 256 * 256 FLOPs at 50 GFLOP/s = 2.7 s
+    assert RATES.call_s(MATMUL.flops(2**20), 0) == pytest.approx(2.75, rel=0.01)
+
+
+def test_a_sweep_over_the_limit_names_the_largest_size_that_fits():
+    ks = [1, 2, 8]
+    runs = bench.plan_sweep(MATMUL, [2**20], ks, ["pmap", "vmap"], 2**40)
+    with pytest.raises(timebudget.TooLong) as err:
+        timebudget.check_sweep(MATMUL, runs, 7, limit_s=60, rates=RATES)
+    msg = str(err.value)
+    assert "the limit is 60 s per action" in msg and "GFLOP/s" in msg
+    fit = int(msg.split("largest size that fits with these settings is ")[1].split()[0]
+              .replace(",", ""))  # fmt: skip
+    assert fit % 8 == 0 and 8 <= fit < 2**20
+    fits = [(i, k, fit) for i, k, _ in runs]
+    assert timebudget.check_sweep(MATMUL, fits, 7, limit_s=60, rates=RATES) <= 60
+    over = [(i, k, fit + 8) for i, k, _ in runs]
+    with pytest.raises(timebudget.TooLong):
+        timebudget.check_sweep(MATMUL, over, 7, limit_s=60, rates=RATES)
+
+
+def test_even_the_smallest_size_can_be_too_long():
+    runs = [("pmap", 1, 64)] * 400  # 400 compiles alone pass 60 s
+    with pytest.raises(timebudget.TooLong, match="Even the smallest size"):
+        timebudget.check_sweep(MATMUL, runs, 3, limit_s=60, rates=RATES)
+
+
+def test_sweep_and_plan_sweep_refuse_before_running():
+    before = bench.TURNS.held_for()
+    t = time.perf_counter()
+    with pytest.raises(bench.BenchError, match="largest size that fits"):
+        bench.sweep(MATMUL, [2**16], [1, 2], ["pmap", "vmap"], repeat=30, time_limit=5)
+    assert time.perf_counter() - t < 5 and bench.TURNS.held_for() is before is None
+    with pytest.raises(bench.BenchError, match="limit is 5 s"):
+        bench.plan_sweep(MATMUL, [2**16], [1, 2], ["pmap"], 2**40, repeat=30, time_limit=5)
+    # without repeat, plan_sweep checks shapes and memory only (as before)
+    assert bench.plan_sweep(MATMUL, [2**16], [1, 2], ["pmap"], 2**40)
+
+
+def test_default_limit_comes_from_the_settings():
+    from pmapviz import devices
+
+    original = devices.applied_settings()
+    runs = bench.plan_sweep(MATMUL, [2**12], [1], ["pmap"], 2**40)
+    try:
+        devices.apply(devices.Settings(devices=original.devices, platform="cpu", max_seconds=1))
+        with pytest.raises(timebudget.TooLong, match="limit is 1 s"):
+            timebudget.check_sweep(MATMUL, runs * 10, 7, rates=RATES)
+    finally:
+        devices.apply(original)
+    assert timebudget.check_sweep(MATMUL, runs * 10, 7, rates=RATES) < 60
+
+
+def test_training_over_the_limit_says_how_many_steps_fit():
+    cfg = training.Config("mlp", TEST_DEVICES, 65536, 2000)
+    with pytest.raises(timebudget.TooLong) as err:
+        timebudget.check_training(cfg, limit_s=5, rates=RATES)
+    fit = int(str(err.value).split("At most ")[1].split()[0].replace(",", ""))
+    assert 0 < fit < 2000
+    ok = training.Config("mlp", TEST_DEVICES, 65536, fit)
+    assert timebudget.check_training(ok, limit_s=5, rates=RATES) <= 5
+    with pytest.raises(timebudget.TooLong):
+        timebudget.check_training(training.Config("mlp", TEST_DEVICES, 65536, fit + 1), 5,
+                                  rates=RATES)  # fmt: skip
+    with pytest.raises(training.TrainError, match="At most"):  # through validate, as pages do
+        training.validate(cfg, TEST_DEVICES, time_limit=5)
+    training.validate(training.Config(), TEST_DEVICES)  # the defaults fit the default limit
+
+
+def _plan(key, shapes, in_axes):
+    return planning.plan(catalog.get(key), shapes, in_axes=in_axes, n_devices=TEST_DEVICES)
+
+
+def test_live_run_estimate_uses_xla_flops_and_refuses_with_a_smaller_size():
+    small = _plan("matmul", [(TEST_DEVICES, 4, 5), (5, 2)], (0, None))
+    assert timebudget.check_live(small, limit_s=60, program=catalog.get("matmul"),
+                                 rates=RATES) < 5  # fmt: skip
+    big = _plan("matmul", [(TEST_DEVICES, 2**16, 4096), (4096, 4096)], (0, None))
+    flops, _ = timebudget.plan_cost(big, catalog.get("matmul"))
+    assert flops == pytest.approx(2 * TEST_DEVICES * 2**16 * 4096 * 4096, rel=0.01)
+    bytes_only = timebudget.plan_seconds(big, 12, 2, RATES)
+    with pytest.raises(timebudget.TooLong) as err:
+        timebudget.check_live(big, limit_s=60, program=catalog.get("matmul"), rates=RATES)
+    assert err.value.estimate_s > bytes_only and err.value.limit_s == 60
+    assert "This live run would take about" in str(err.value)
+    assert "the largest axis from 65,536 to at most" in str(err.value)
+
+
+def test_measure_plan_refuses_above_the_limit():
+    big = _plan("add", [(TEST_DEVICES, 2**24), (TEST_DEVICES, 2**24)], (0, 0))
+    with pytest.raises(bench.BenchError, match="Timing these settings would take"):
+        bench.measure_plan(catalog.get("add"), big, repeat=7, time_limit=1)
+
+
+def test_estimate_is_the_right_order_of_magnitude():
+    """Loose on purpose (a shared 2-core machine is noisy): within 20x of the real time."""
+    runs = bench.plan_sweep(bench.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"],
+                            2**40)  # fmt: skip
+    est = timebudget.check_sweep(bench.WORKLOADS["elementwise"], runs, 3)
+    t = time.perf_counter()
+    bench.sweep(bench.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"], repeat=3)
+    real = time.perf_counter() - t
+    assert est / 20 < real < est * 20, (est, real)
