@@ -67,8 +67,18 @@ def test_a_sweep_waits_its_turn_then_runs(run_app):
     at.multiselect(key="tl_impls").set_value(["vmap", "numpy"])
     holder = bench.TURNS.acquire(timeout=1)
     seen = []
-    threading.Timer(0.1, lambda: seen.append(bench.TURNS.waiting())).start()
-    threading.Timer(1.0, holder.release).start()
+
+    def release_once_queued():  # robust under load: wait until the page is in the queue
+        import time
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not seen:
+            if bench.TURNS.waiting():
+                seen.append(bench.TURNS.waiting())
+            time.sleep(0.02)
+        holder.release()
+
+    threading.Thread(target=release_once_queued, daemon=True).start()
     at.button(key="tl_go").click().run(timeout=120)
     assert not at.exception, [e.value for e in at.exception]
     assert seen == [1]  # the page's sweep was in the queue
