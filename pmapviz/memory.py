@@ -1,0 +1,127 @@
+"""How many bytes each allocating action really needs at its peak, and refusing actions that
+do not fit the memory budget.
+
+Every estimate is a sum of the arrays that are alive together at the action's worst moment,
+in the dtypes the action really creates (device dtypes, float64 comparison chunks, numpy's
+own result dtypes), plus a fixed ``OVERHEAD`` for the JAX runtime and the chunk buffers.
+``tests/core/test_memory.py`` measures each action's peak RSS in a fresh process and holds
+every estimate to ``measured <= estimate <= 1.5 * measured``; ``benchmarks/memory_model.py``
+prints the table. Pure functions: nothing here allocates or starts JAX work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+CHUNK = 1 << 18  # elements per chunk of host-side work (generation, comparisons)
+MiB = 2**20
+# measured (benchmarks/memory_model.py): the JAX runtime's own growth during an action
+# (executables' first runs, thread-local arenas) plus a few float64 chunk buffers
+OVERHEAD = 24 * MiB
+
+
+class BudgetError(ValueError):
+    """An action that would not fit the memory budget; the message says what fits."""
+
+
+def refuse_over(need: int, budget: int, what: str, fits: str) -> None:
+    """Raise BudgetError when ``need`` > ``budget``; ``fits`` names the largest that fits."""
+    if need > budget:
+        raise BudgetError(
+            f"{what} needs about {need / 1e9:.2f} GB at its peak; the memory budget is "
+            f"{budget / 1e9:.2f} GB. {fits}"
+        )
+
+
+def largest_fitting(need: Callable[[int], int], budget: int, lo: int, hi: int,
+                    step: int = 1) -> int:  # fmt: skip
+    """The largest multiple of ``step`` in [lo, hi] with need(size) <= budget (``need`` grows
+    with size), or ``lo`` - 0 if none: binary search, exact integers."""
+    lo_k, hi_k = -(-lo // step), hi // step
+    if hi_k < lo_k or need(lo_k * step) > budget:
+        return 0
+    while lo_k < hi_k:
+        mid = (lo_k + hi_k + 1) // 2
+        if need(mid * step) <= budget:
+            lo_k = mid
+        else:
+            hi_k = mid - 1
+    return lo_k * step
+
+
+_ALLOCATOR_SET: list[bool] = []
+
+
+def large_arrays_return_to_the_os() -> None:
+    """Make glibc give every allocation of 4 MiB or more its own mapping, returned to the OS
+    the moment it is freed. By default glibc raises that threshold after the first free (up to
+    32 MiB), and XLA's per-device threads then leave freed device buffers in per-thread heaps:
+    measured, a live run of 5 timed calls held 3 outputs' worth of RSS instead of 1. Once per
+    process; a no-op where glibc's ``mallopt`` is not available."""
+    if _ALLOCATOR_SET:
+        return
+    _ALLOCATOR_SET.append(True)
+    import contextlib
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(-3, 4 * MiB)  # M_MMAP_THRESHOLD
+
+
+def device_dtype(name: str) -> np.dtype:
+    """The dtype a device really holds for ``name`` (float64 is float32 unless x64 is on)."""
+    import jax
+    import jax.numpy as jnp
+
+    return np.dtype(jax.dtypes.canonicalize_dtype(jnp.dtype(name)))
+
+
+def nbytes(shape, dtype) -> int:
+    return math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
+
+
+# ---------------------------------------------------------------- live run of a plan
+def _out_leaves(plan) -> list[tuple[tuple, np.dtype]]:
+    import jax
+
+    shapes = jax.tree.leaves(plan.out_shapes, is_leaf=lambda x: isinstance(x, tuple))
+    return [(s, device_dtype(d)) for s, d in zip(shapes, jax.tree.leaves(plan.out_dtypes),
+                                                 strict=True)]  # fmt: skip
+
+
+def _numpy_check_bytes(plan, key: str | None) -> int:
+    """One device's numpy check: its float blocks as float64, numpy's result in numpy's own
+    dtype. Without the program's key: as if it had a numpy version returning 8-byte items."""
+    from pmapviz.catalog import numpy_fn
+
+    f_np = numpy_fn(key) if key is not None else None
+    if plan.out_axes is None or (key is not None and f_np is None):
+        return 0
+    blocks = [np.dtype(np.float64) if device_dtype(d).kind not in "iub" else device_dtype(d)
+              for d in plan.dtypes]  # fmt: skip
+    shapes = plan.per_device_in_shapes
+    ins = sum(nbytes(s, dt) for s, dt in zip(shapes, blocks, strict=True) if dt == np.float64)
+    if f_np is None:
+        out_dt = np.dtype(np.float64)
+    else:
+        probe = [np.ones((1,) * len(s), dt) for s, dt in zip(shapes, blocks, strict=True)]
+        out_dt = np.asarray(f_np(*probe)).dtype
+    out_shape = plan.per_device_out_shapes
+    return ins + nbytes(out_shape if isinstance(out_shape, tuple) else (), out_dt)
+
+
+def live_run_bytes(plan, program_key: str | None = None) -> int:
+    """Peak of ``programs.make_values`` + ``programs.run_plan``, inputs I and outputs O in the
+    devices' dtypes: the host inputs and their placed copy, then the placed inputs, their
+    one-device copy and the reference output (2I + O); the placed inputs, the reference and
+    pmap's output (I + 2O); the reference dropped, one device's numpy check (I + O + check).
+    ``program_key`` (the catalog key) makes the numpy check exact; without it, an upper bound.
+    """
+    i = sum(nbytes(s, device_dtype(d)) for s, d in zip(plan.arg_shapes, plan.dtypes,
+                                                         strict=True))  # fmt: skip
+    o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
+    check = _numpy_check_bytes(plan, program_key)
+    return max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD
