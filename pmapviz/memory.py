@@ -125,3 +125,13 @@ def live_run_bytes(plan, program_key: str | None = None) -> int:
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
     check = _numpy_check_bytes(plan, program_key)
     return max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD
+
+
+# ---------------------------------------------------------------- the seed's dot example
+def dot_bytes(pairs: int, n: int) -> int:
+    """Peak of ``dotproduct.run_dot``: x, y (X bytes each, float32) and the output O. Making
+    the reference's inputs on one device, then pmap's on n: one host array and the two
+    device arrays (3X), with the reference output kept for the comparison (+ O); pmap then
+    adds its own output (2X + 2O). Comparisons are per shard, in chunks."""
+    x, o = pairs * 3 * 4, pairs * 4
+    return max(3 * x + o, 2 * x + 2 * o) + OVERHEAD

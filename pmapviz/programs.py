@@ -231,7 +231,7 @@ def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int 
     host = make_values(plan, kind, seed)
     dev0 = jax.local_devices()[0]
     ref_in = [jax.device_put(a, dev0) for a in host]
-    ref, ref_times = _timed(compiled.reference, ref_in, 1)
+    ref, ref_times = timed_calls(compiled.reference, ref_in, 1)
     del ref_in
     t = time.perf_counter()
     placed = [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
@@ -240,12 +240,12 @@ def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int 
     transfer_s = time.perf_counter() - t
     del host
     gc.collect(0)  # a sharded device_put leaves a young cycle that still holds the host array
-    out, times = _timed(compiled.run, placed, repeat)
+    out, times = timed_calls(compiled.run, placed, repeat)
     want = np.asarray(ref)  # no copy: the one-device result, read in place
     outputs = shards_of(out)
     rtol = _rtol(plan.dtypes)
     atol = rtol * max(1.0, _max_abs(want))
-    max_abs, max_rel, passed = _diff_stats(_out_blocks(outputs, want), rtol, atol)
+    max_abs, max_rel, passed = diff_stats(_out_blocks(outputs, want), rtol, atol)
     reshape, flat_equal = _reshape_back(plan, outputs, want, rtol, atol)
     del want, ref
     inputs = [shards_of(p) for p in placed]
@@ -260,7 +260,7 @@ def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int 
     )  # fmt: skip
 
 
-def _timed(run: Callable, args: list, repeat: int) -> tuple[Any, list[float]]:
+def timed_calls(run: Callable, args: list, repeat: int) -> tuple[Any, list[float]]:
     """A warm-up call, then ``repeat`` timed calls; only the last result is kept, and the
     previous one is released before each call, so one output exists at a time."""
     import time
@@ -307,7 +307,7 @@ def _max_abs(a: np.ndarray) -> float:
     return float(np.max([0.0, *(np.abs(_f64(a, i)).max(initial=0) for i in _chunks(a.shape))]))
 
 
-def _diff_stats(pairs, rtol: float, atol: float) -> tuple[float, float, bool]:
+def diff_stats(pairs, rtol: float, atol: float) -> tuple[float, float, bool]:
     """(max |got - want|, max relative, allclose) over (got, want) block pairs, in float64
     chunks: never a whole-array float64 copy. allclose is np.allclose's rule, per element."""
     abs_, rel, close = [0.0], [0.0], True
@@ -349,7 +349,7 @@ def _reshape_back(plan, outputs: list[Shard], want: np.ndarray, rtol: float, ato
         for sh in outputs
         for k in [_position(sh.index, o)]
     )
-    return (s, flat), _diff_stats(pairs, rtol, atol)[2]
+    return (s, flat), diff_stats(pairs, rtol, atol)[2]
 
 
 def _device_block(shards: list[Shard], ax: int | None, k: int) -> np.ndarray:
@@ -375,7 +375,7 @@ def _numpy_check(key: str, plan, inputs: list[list[Shard]], outputs: list[Shard]
         args = [_device_block(s, ax, k) for s, ax in zip(inputs, plan.in_axes, strict=True)]
         args = [b.astype(np.float64) if b.dtype.kind not in "iub" else b for b in args]
         expect = np.asarray(f_np(*args))
-        worst = np.max([worst, _diff_stats([(sh.data[(*(slice(None),) * o, 0)], expect)], 0, 0)[0]])
+        worst = np.max([worst, diff_stats([(sh.data[(*(slice(None),) * o, 0)], expect)], 0, 0)[0]])
         del args, expect
     return float(worst)
 

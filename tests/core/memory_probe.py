@@ -86,7 +86,16 @@ def live(key: str, dtype: str, n: str, *shapes: str):
     return programs.estimate_bytes(p, prog), measured
 
 
-ACTIONS = {"live": live}
+def dot(pairs: str, n: str):
+    from pmapviz import dotproduct, memory
+
+    dotproduct.run_dot(int(n) * 1000, int(n), repeat=1, limit=10**9)
+    measured, res = peak_during(lambda: dotproduct.run_dot(int(pairs), int(n), limit=10**9))
+    assert res.allclose and res.numpy_max_abs_diff < 1e-4
+    return memory.dot_bytes(int(pairs), int(n)), measured
+
+
+ACTIONS = {"live": live, "dot": dot}
 
 
 def main(argv: list[str]) -> int:

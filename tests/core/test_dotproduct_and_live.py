@@ -36,7 +36,8 @@ def test_dot_refuses_bad_sizes_before_allocating(pairs, words):
 
 def test_max_pairs_is_a_multiple_of_the_device_count():
     assert dotproduct.max_pairs(10**9, 8) % 8 == 0
-    assert dotproduct.max_pairs(10**9, 8) * dotproduct.BYTES_PER_PAIR * 3.5 <= 10**9
+    fit = dotproduct.max_pairs(10**9, 8)
+    assert memory.dot_bytes(fit, 8) <= 10**9 < memory.dot_bytes(fit + 8, 8)
 
 
 @pytest.mark.parametrize(
