@@ -7,8 +7,9 @@ One code path for the Live page and ``python -m pmapviz dot``. Memory is kept lo
 (:func:`pmapviz.memory.dot_bytes` is the model): the reference runs first, from inputs
 generated straight onto one device; the same seeded inputs are then generated again and
 placed on the n devices, one array at a time, the host copy dropped after each; the results
-are compared block by block, per device shard, in float64 chunks. Timings: compile (ahead-of-time lower + compile),
-transfer (host to devices), run (steady state, block_until_ready), each reported separately.
+are compared block by block, per device shard, in float64 chunks. Timings: compile
+(ahead-of-time lower + compile), transfer (host to devices), run (steady state,
+block_until_ready), each reported separately.
 """
 
 from __future__ import annotations
