@@ -122,5 +122,5 @@ def test_cli_cluster_json_and_failure_exit():
 
 def test_budget_refuses_before_starting_processes():
     with pytest.raises(ValueError, match="memory budget"):
-        cluster.check_budget(4, 1 * 2**30)
+        cluster.check_budget(4, 512 * 2**20)
     cluster.check_budget(2, 4 * 2**30)  # fits
