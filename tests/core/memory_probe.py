@@ -95,7 +95,63 @@ def dot(pairs: str, n: str):
     return memory.dot_bytes(int(pairs), int(n)), measured
 
 
-ACTIONS = {"live": live, "dot": dot}
+def sweep(workload: str, size: str, budget: str):
+    from pmapviz import benchmarking as bench
+    from pmapviz import memory
+
+    wl, ks = bench.WORKLOADS[workload], [1, DEVICES]
+    bench.sweep(wl, [DEVICES * 8], ks, list(bench.IMPLS), repeat=1, budget=10**9)
+    bench._BANDWIDTH.clear()  # measured again, inside the action, with a probe sized by budget
+    estimate = memory.sweep_bytes(wl, [int(size)], ks, bench.IMPLS, int(budget))
+    measured, _ = peak_during(
+        lambda: bench.sweep(wl, [int(size)], ks, list(bench.IMPLS), repeat=2, budget=int(budget))
+    )
+    return estimate, measured
+
+
+def timing_plan(key: str, dtype: str, shape: str):
+    from pmapviz import benchmarking as bench
+    from pmapviz import catalog, memory
+    from pmapviz.planning import plan
+
+    prog = catalog.get(key)
+    sh = tuple(int(v) for v in shape.split(","))
+    p = plan(prog, [sh] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
+    small = plan(prog, [(DEVICES, 8)] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
+    bench.measure_plan(prog, small, repeat=1, bandwidth_gbs=10.0)
+    measured, _ = peak_during(lambda: bench.measure_plan(prog, p, repeat=2, bandwidth_gbs=10.0))
+    return memory.plan_timing_bytes(p), measured
+
+
+def train(model: str, batch: str, steps: str):
+    from pmapviz import memory, training
+
+    training.train(training.Config("linear", DEVICES, 8 * DEVICES, 2))  # JAX's first-use costs
+    cfg = training.Config(model, DEVICES, int(batch), int(steps))
+    measured, hist = peak_during(lambda: training.train(cfg))
+    assert hist.replicas_identical
+    return memory.training_bytes(cfg), measured
+
+
+def collective(key: str, m: str):
+    from pmapviz import collectives, memory
+
+    collectives.run("psum", DEVICES, 4)  # JAX's first-use costs
+    measured, _ = peak_during(lambda: collectives.run(key, DEVICES, int(m)))
+    return memory.collective_bytes(DEVICES, int(m)), measured
+
+
+def cluster(processes: str, local: str):
+    """A worker is a process of its own: its peak is its whole RSS, as it reports it."""
+    from pmapviz import cluster as cl
+    from pmapviz import memory
+
+    res = cl.launch(int(processes), int(local), compare_single=False)
+    return memory.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)
+
+
+ACTIONS = {"live": live, "dot": dot, "sweep": sweep, "timing_plan": timing_plan, "train": train,
+           "collective": collective, "cluster": cluster}  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
