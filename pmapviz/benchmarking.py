@@ -82,13 +82,8 @@ class Workload:
             return size * MATMUL_K * 4 * 2 + MATMUL_K * MATMUL_K * 4
         return size * 4 * 2
 
-    def flops(self, size: int) -> int:
-        """Floating-point operations of one call."""
-        if self.key == "dot":
-            return size * 5
-        if self.key == "matmul":
-            return 2 * size * MATMUL_K * MATMUL_K
-        return size * 2
+    def output_bytes(self, size: int) -> int:
+        return size * (MATMUL_K * 4 if self.key == "matmul" else 4)
 
     def input_bytes(self, size: int) -> int:
         if self.key == "dot":
@@ -179,6 +174,23 @@ def measure_bandwidth(nbytes: int = 256 * 2**20, repeat: int = 5,
         np.copyto(dst, src)
         times.append(clock() - t)
     return 2 * nbytes / statistics.median(times) / 1e9
+
+
+_BANDWIDTH: dict[str, float] = {}  # measured once per process
+
+
+def probe_nbytes(budget: int) -> int:
+    """The bandwidth probe's array size: 256 MiB, or a quarter of a smaller budget (its peak is
+    two such arrays), at least 16 MiB so the copy still outlasts the timer's resolution."""
+    return max(16 * 2**20, min(256 * 2**20, budget // 4))
+
+
+def bandwidth(budget: int) -> float:
+    """This process's memory bandwidth (GB/s), measured on the first call with a probe sized
+    by ``budget`` and remembered: sweeps do not allocate the probe again."""
+    if "gbs" not in _BANDWIDTH:
+        _BANDWIDTH["gbs"] = measure_bandwidth(probe_nbytes(budget))
+    return _BANDWIDTH["gbs"]
 
 
 def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
@@ -298,14 +310,16 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
                 f"Size {s:,} does not split evenly over {sorted(set(ks))} devices; use a "
                 f"multiple of {lcm}, e.g. {max(lcm, s - s % lcm):,}."
             )
-    per_size = 3 * wl.input_bytes(1)  # host copy, placed copy, outputs (upper bound)
-    largest = max(sizes)
-    if 3 * wl.input_bytes(largest) > budget:
-        fit = budget // per_size
-        fit -= fit % lcm
+    from pmapviz import memory
+
+    need = memory.sweep_bytes(wl, sizes, ks, impls, budget)
+    if need > budget:
+        fit = memory.largest_fitting(
+            lambda s: memory.sweep_bytes(wl, [s], ks, impls, budget), budget, lcm, max(sizes), lcm
+        )
         raise BenchError(
-            f"Size {largest:,} needs about {per_size * largest / 1e9:.2f} GB; the memory budget "
-            f"is {budget / 1e9:.2f} GB. The largest size allowed is {fit:,}."
+            f"Size {max(sizes):,} needs about {need / 1e9:.2f} GB at the peak; the memory "
+            f"budget is {budget / 1e9:.2f} GB. The largest size allowed is {fit:,}."
         )
     runs = []
     for s in sizes:
@@ -343,15 +357,17 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
     a stop while waiting returns an empty, cancelled report; after ``queue_timeout`` seconds
     of waiting, turns.WaitTimeout is raised."""
     from pmapviz.devices import memory_budget
+    from pmapviz.memory import large_arrays_return_to_the_os
 
-    runs = plan_sweep(wl, sizes, ks, impls, memory_budget() if budget is None else budget,
-                      repeat=repeat, time_limit=time_limit)  # fmt: skip
+    budget = memory_budget() if budget is None else budget
+    runs = plan_sweep(wl, sizes, ks, impls, budget, repeat=repeat, time_limit=time_limit)
+    large_arrays_return_to_the_os()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
     except turns.Cancelled:
         return Report({}, 0.0, wl.key, cancelled=True)
     with turn:
-        bw = measure_bandwidth()
+        bw = bandwidth(budget)
         report = Report(machine_info(), bw, wl.key)
         # inputs are generated once, at the largest size; smaller sizes are views of them
         full = wl.inputs(max(sizes), np.random.default_rng(seed))
@@ -424,9 +440,12 @@ def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
 
     from pmapviz import programs
     from pmapviz.catalog import numpy_fn
+    from pmapviz.devices import memory_budget
     from pmapviz.layout import pmap_sharding
+    from pmapviz.memory import large_arrays_return_to_the_os
 
-    bw = bandwidth_gbs or measure_bandwidth()
+    large_arrays_return_to_the_os()
+    bw = bandwidth_gbs or bandwidth(memory_budget())
     report = Report(machine_info(), bw, f"explorer:{program.key}")
     host = programs.make_values(plan, "random")
     size = int(host[0].size)

@@ -30,14 +30,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pmapviz import turns
+from pmapviz import memory, turns
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
 DEFAULT_TIMEOUT = 45.0
 MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
 QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch
-WORKER_BYTES = 400 * 2**20  # measured: a worker with JAX loaded peaks near 300-350 MB RSS
+WORKER_BYTES = memory.worker_bytes(MAX_LOCAL)  # measured: workers report their own maxrss
 KEEP_LINES, MAX_LINE = 200, 4096  # per worker: the last lines, each cut to this many bytes
 TURNS = turns.resource("cluster", "cluster launch")  # one launch at a time per server
 
@@ -68,14 +68,18 @@ class ClusterResult:
         }  # fmt: skip
 
 
-def check_budget(processes: int, budget: int) -> None:
-    """Each worker is a whole Python + JAX process; refuse a cluster the budget cannot hold."""
-    need = (processes + 1) * WORKER_BYTES  # + the one-process comparison
+def check_budget(processes: int, budget: int, local_devices: int = MAX_LOCAL) -> None:
+    """Each worker is a whole Python + JAX process (:func:`pmapviz.memory.cluster_bytes`);
+    refuse a cluster the budget cannot hold (ClusterError, as every refusal here)."""
+    need = memory.cluster_bytes(processes, local_devices)
     if need > budget:
-        fit = max(0, budget // WORKER_BYTES - 1)
+        fit = max(
+            (p for p in range(1, processes) if memory.cluster_bytes(p, local_devices) <= budget),
+            default=0,
+        )
         raise ClusterError(
-            f"{processes} worker processes need about {need / 2**30:.1f} GiB; the memory budget "
-            f"is {budget / 2**30:.1f} GiB, enough for {fit} (at least {MIN_PROCESSES} needed)."
+            f"{processes} worker processes need about {need / 2**30:.2f} GiB; the memory budget "
+            f"is {budget / 2**30:.2f} GiB, enough for {fit} (at least {MIN_PROCESSES} needed)."
         )
 
 
@@ -276,7 +280,7 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
     validate(processes, local_devices, timeout)
     from pmapviz.devices import memory_budget
 
-    check_budget(processes, memory_budget())
+    check_budget(processes, memory_budget(), local_devices)
     t0 = time.perf_counter()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)

@@ -3,10 +3,13 @@
     x, y: (pairs, 3) -> reshape (n, pairs // n, 3) -> jax.pmap(jax.vmap(jnp.dot))
     -> (n, pairs // n) -> reshape (pairs,) == jit(vmap(dot)) on one device
 
-One code path for the Live page and ``python -m pmapviz dot``. Memory is kept low on purpose:
-inputs are generated once, placed on the devices, and the host copies dropped; the numpy check
-runs block by block on each device's shard. Timings: compile (ahead-of-time lower + compile),
-transfer (host to devices), run (steady state, block_until_ready), each reported separately.
+One code path for the Live page and ``python -m pmapviz dot``. Memory is kept low on purpose
+(:func:`pmapviz.memory.dot_bytes` is the model): the reference runs first, from inputs
+generated straight onto one device; the same seeded inputs are then generated again and
+placed on the n devices, one array at a time, the host copy dropped after each; the results
+are compared block by block, per device shard, in float64 chunks. Timings: compile
+(ahead-of-time lower + compile), transfer (host to devices), run (steady state,
+block_until_ready), each reported separately.
 """
 
 from __future__ import annotations
@@ -65,18 +68,22 @@ def peak_rss_mb() -> float:
 
 
 def max_pairs(budget_bytes: int, n: int) -> int:
-    """The largest multiple of n pairs whose working set (about 3.5x the inputs: inputs on the
-    host and devices, a one-device copy for the reference, outputs) fits in budget_bytes."""
-    fit = int(budget_bytes / (BYTES_PER_PAIR * 3.5))
-    return max(MIN_PAIRS, fit - fit % n)
+    """The largest multiple of n pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits in
+    budget_bytes; MIN_PAIRS if none does (run_dot then refuses with the reason)."""
+    from pmapviz.memory import dot_bytes, largest_fitting
+
+    fit = largest_fitting(lambda p: dot_bytes(p, n), budget_bytes, MIN_PAIRS, 10**10, n)
+    return max(MIN_PAIRS, fit)
 
 
 def check_pairs(pairs: int, n: int, limit: int) -> None:
+    from pmapviz.memory import dot_bytes
+
     if pairs < MIN_PAIRS:
         raise DotError(f"Use at least {MIN_PAIRS:,} pairs.")
     if pairs > limit:
         raise DotError(
-            f"{pairs:,} pairs need about {pairs * BYTES_PER_PAIR * 3.5 / 1e9:.1f} GB here; "
+            f"{pairs:,} pairs need about {dot_bytes(pairs, n) / 1e9:.2f} GB at the peak here; "
             f"the largest that fits this machine's memory budget is {limit:,}."
         )
     if pairs % n:
@@ -113,6 +120,8 @@ def run_dot(
 
     from pmapviz import catalog, planning
     from pmapviz.layout import pmap_sharding
+    from pmapviz.memory import large_arrays_return_to_the_os
+    from pmapviz.programs import timed_calls
 
     n = n or jax.local_device_count()
     if not 1 <= n <= jax.local_device_count():
@@ -126,79 +135,56 @@ def run_dot(
     block = pairs // n
     pmap_dot, vmap_dot, pmap_vdot = programs(n)
 
-    step(f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB)", 0.0)
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n, block, 3), dtype=np.float32)  # already (n, pairs // n, 3)
-    y = rng.standard_normal((n, block, 3), dtype=np.float32)
+    step(f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB) "
+         "onto one device", 0.0)  # fmt: skip
+    large_arrays_return_to_the_os()
+    dev0 = jax.local_devices()[0]
+    x0, y0, vmap_transfer_s = _generate_onto(seed, (n, block, 3), dev0)
 
-    step(f"Placing x and y on {n} devices, one ({block:,}, 3) block each", 0.15)
-    sharding = pmap_sharding(3, 0, n)
+    step("Reference: jit(vmap(dot)) on one device", 0.15)
     t = time.perf_counter()
-    xs, ys = jax.device_put(x, sharding), jax.device_put(y, sharding)
-    xs.block_until_ready()
-    ys.block_until_ready()
-    transfer_s = time.perf_counter() - t
-    del x, y
-    gc.collect()
+    ref_compiled = vmap_dot.lower(x0, y0).compile()
+    vmap_compile_s = time.perf_counter() - t
+    ref, vmap_times = timed_calls(ref_compiled, (x0, y0), 1)
+    del x0, y0
 
-    step("Compiling pmap(vmap(dot)) with XLA", 0.3)
+    step(f"Placing x and y on {n} devices, one ({block:,}, 3) block each", 0.3)
+    xs, ys, transfer_s = _generate_onto(seed, (n, block, 3), pmap_sharding(3, 0, n))
+
+    step("Compiling pmap(vmap(dot)) with XLA", 0.45)
     t = time.perf_counter()
     compiled = pmap_dot.lower(xs, ys).compile()
     compile_s = time.perf_counter() - t
 
-    step(f"Running on {n} devices ({repeat} timed runs after a warm-up)", 0.45)
-    out = compiled(xs, ys)
-    out.block_until_ready()
-    run_all = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = compiled(xs, ys)
-        out.block_until_ready()
-        run_all.append(time.perf_counter() - t)
-
-    step("Reference: jit(vmap(dot)) on one device", 0.6)
-    dev0 = jax.local_devices()[0]
-    t = time.perf_counter()
-    x0, y0 = jax.device_put(xs, dev0), jax.device_put(ys, dev0)
-    x0.block_until_ready()
-    y0.block_until_ready()
-    vmap_transfer_s = time.perf_counter() - t
-    t = time.perf_counter()
-    ref_compiled = vmap_dot.lower(x0, y0).compile()
-    vmap_compile_s = time.perf_counter() - t
-    ref = ref_compiled(x0, y0)
-    ref.block_until_ready()
-    t = time.perf_counter()
-    ref = ref_compiled(x0, y0)
-    ref.block_until_ready()
-    vmap_run_s = time.perf_counter() - t
-    del x0, y0
+    step(f"Running on {n} devices ({repeat} timed runs after a warm-up)", 0.6)
+    out, run_all = timed_calls(compiled, (xs, ys), repeat)
 
     step("Comparing: reshape back, then pmap vs vmap, and numpy block by block", 0.75)
-    flat = np.asarray(out).reshape(-1)  # (n, block) -> (pairs,)
-    ref_np = np.asarray(ref)
-    diff = np.abs(flat - ref_np)
-    max_abs = float(diff.max())
-    max_rel = float((diff / np.maximum(np.abs(ref_np), 1e-30)).max())
-    close = bool(np.allclose(flat, ref_np, rtol=1e-5, atol=1e-6))
-    per_device, np_diff = [], 0.0
-    from pmapviz.programs import shards_of
+    from pmapviz.programs import diff_stats, shards_of
 
-    for sx, sy, so in zip(shards_of(xs), shards_of(ys), shards_of(out), strict=True):
+    ref_np = np.asarray(ref)  # (pairs,), read in place
+    outs = shards_of(out)
+    # reshape back: device k's block is pairs k*block .. (k+1)*block of the flat result
+    pairs_ = [(so.data[0], ref_np[k * block : (k + 1) * block]) for k, so in enumerate(outs)]
+    max_abs, max_rel, _ = diff_stats(pairs_, 0.0, 0.0)
+    close = diff_stats(pairs_, 1e-5, 1e-6)[2]
+    per_device, np_diff = [], 0.0
+    for sx, sy, so in zip(shards_of(xs), shards_of(ys), outs, strict=True):
         expect = np.einsum("ij,ij->i", sx.data[0], sy.data[0])
-        np_diff = max(np_diff, float(np.abs(expect - so.data[0]).max()))
+        np_diff = max(np_diff, diff_stats([(so.data[0], expect)], 0.0, 0.0)[0])
         per_device.append({
             "device": so.device, "x slice": sx.index_text, "out slice": so.index_text,
             "block": f"{block:,} pairs",
             "first values": [round(float(v), 4) for v in so.data[0, :3]],
         })  # fmt: skip
-    sample = [float(v) for v in flat[:5]]
-    del flat, ref_np, diff, ref
+        del expect
+    sample = [float(v) for v in np.concatenate([so.data[0] for so in outs[:5]])[:5]]
+    del pairs_, ref_np, ref
 
     step("The two classic mistakes", 0.9)
     wrong = pmap_vdot(xs, ys)
     wrong.block_until_ready()
-    block_sums = np.asarray(out).sum(axis=1)
+    block_sums = np.array([so.data[0].sum() for so in outs])
     is_block_sums = bool(np.allclose(np.asarray(wrong), block_sums, rtol=1e-3, atol=1e-2))
     forgot = planning.plan(catalog.get("batched_dot"), [(pairs, 3)] * 2, n_devices=n)
     forgot_msg = forgot.problems[0].message if forgot.problems else ""
@@ -208,10 +194,29 @@ def run_dot(
         max_abs_diff=max_abs, max_rel_diff=max_rel, allclose=close, numpy_max_abs_diff=np_diff,
         compile_s=compile_s, transfer_s=transfer_s,
         run_s=statistics.median(run_all), run_s_all=run_all,
-        vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s, vmap_run_s=vmap_run_s,
+        vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s,
+        vmap_run_s=vmap_times[0],
         peak_rss_mb=peak_rss_mb(), sample=sample, per_device=per_device,
         without_vmap_shape=tuple(wrong.shape), without_vmap_is_block_sums=is_block_sums,
         forgot_reshape_message=forgot_msg,
     )  # fmt: skip
     step("Done", 1.0)
     return result
+
+
+def _generate_onto(seed: int, shape: tuple[int, ...], where) -> tuple[object, object, float]:
+    """x, y: seeded standard normals (the same for the same seed), each put on ``where`` and
+    its host copy dropped before the next is made; returns them and the seconds the two
+    transfers took."""
+    import jax
+
+    rng, placed, seconds = np.random.default_rng(seed), [], 0.0
+    for _ in range(2):
+        host = rng.standard_normal(shape, dtype=np.float32)
+        t = time.perf_counter()
+        placed.append(jax.device_put(host, where))
+        placed[-1].block_until_ready()
+        seconds += time.perf_counter() - t
+        del host
+        gc.collect(0)  # a sharded device_put leaves a young cycle that holds the host array
+    return placed[0], placed[1], seconds

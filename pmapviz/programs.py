@@ -6,6 +6,8 @@ device, the slice of the global array it holds (``index``) and the data itself.
 
 from __future__ import annotations
 
+import gc
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -103,38 +105,44 @@ VALUE_KINDS = ("arange", "random", "ones")
 
 
 def make_values(plan, kind: str = "arange", seed: int = 0) -> list[np.ndarray]:
-    """Host inputs of the plan's shapes and dtypes: arange (offset per argument), seeded
-    random, or ones."""
-    import jax.numpy as jnp
+    """Host inputs of the plan's shapes, in the dtypes the devices hold: arange (offset per
+    argument), seeded random, or ones. Generated chunk by chunk straight into the target
+    dtype, so no whole-array int64/float64 temporary ever exists."""
+    from pmapviz.memory import device_dtype
 
     out = []
     rng = np.random.default_rng(seed)
     for k, (shape, dt) in enumerate(zip(plan.arg_shapes, plan.dtypes, strict=True)):
-        dtype = jnp.dtype(dt)
-        size = int(np.prod(shape))
+        a = np.empty(shape, device_dtype(dt))
         if kind == "ones":
-            a = np.ones(shape)
+            a.fill(1)
+        elif kind == "random" and dt.startswith("int"):
+            _fill(a, lambda s, e: rng.integers(-9, 10, size=e - s))
         elif kind == "random":
-            a = rng.integers(-9, 10, size=shape) if dt.startswith("int") else rng.standard_normal(
-                shape)  # fmt: skip
+            _fill(a, lambda s, e: rng.standard_normal(e - s))
         else:
-            a = (np.arange(size) % 1000 + 100 * k).reshape(shape)
-        out.append((a > 0) if dt == "bool" else a.astype(dtype))
+            _fill(a, lambda s, e, k=k: np.arange(s, e) % 1000 + 100 * k)
+        out.append(a)
     return out
 
 
-def estimate_bytes(plan) -> int:
-    """Working set of a live run: every input three times (host, devices, one-device reference
-    copy) and every output three times (devices, reference, host)."""
-    import jax
-    import jax.numpy as jnp
+def _fill(a: np.ndarray, values: Callable[[int, int], np.ndarray]) -> None:
+    """a.flat[s:e] = values(s, e) chunk by chunk; bool takes ``values > 0``."""
+    from pmapviz.memory import CHUNK
 
-    ins = sum(int(np.prod(s)) * jnp.dtype(d).itemsize
-              for s, d in zip(plan.arg_shapes, plan.dtypes, strict=True))  # fmt: skip
-    leaves = jax.tree.leaves(plan.out_shapes, is_leaf=lambda x: isinstance(x, tuple))
-    dts = jax.tree.leaves(plan.out_dtypes)
-    outs = sum(int(np.prod(s)) * jnp.dtype(d).itemsize for s, d in zip(leaves, dts, strict=True))
-    return 3 * ins + 3 * outs
+    flat = a.reshape(-1)  # a view: make_values allocates contiguous arrays
+    for s in range(0, flat.size, CHUNK):
+        e = min(s + CHUNK, flat.size)
+        v = values(s, e)
+        flat[s:e] = (v > 0) if a.dtype == np.bool_ else v.astype(a.dtype)
+
+
+def estimate_bytes(plan, program=None) -> int:
+    """Peak bytes of a live run of ``plan`` (make_values + run_plan), measured-model: see
+    :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term."""
+    from pmapviz.memory import live_run_bytes
+
+    return live_run_bytes(plan, None if program is None else program.key)
 
 
 @dataclass(frozen=True)
@@ -205,80 +213,171 @@ def _rtol(dtypes) -> float:
 def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
              repeat: int = 5) -> LiveResult:  # fmt: skip
     """Run the compiled pmap on real values; read every device's blocks from the shards;
-    check against jit(vmap(f)) on one device, and numpy where it applies."""
-    import statistics
+    check against jit(vmap(f)) on one device, and numpy where it applies.
+
+    Memory (see :func:`pmapviz.memory.live_run_bytes`): the reference runs first and its
+    one-device inputs are dropped before the inputs are placed for pmap; the host inputs are
+    dropped once placed (the shards are read back from the devices); one output exists at a
+    time while timing; results are compared block by block, in float64 chunks."""
     import time
 
     import jax
 
     from pmapviz.layout import pmap_sharding
+    from pmapviz.memory import large_arrays_return_to_the_os
 
     n = plan.devices_used
+    large_arrays_return_to_the_os()
     host = make_values(plan, kind, seed)
+    dev0 = jax.local_devices()[0]
+    ref_in = [jax.device_put(a, dev0) for a in host]
+    ref, ref_times = timed_calls(compiled.reference, ref_in, 1)
+    del ref_in
     t = time.perf_counter()
     placed = [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
               for a, ax in zip(host, plan.in_axes, strict=True)]  # fmt: skip
-    for p in placed:
-        p.block_until_ready()
+    jax.block_until_ready(placed)
     transfer_s = time.perf_counter() - t
-    out = compiled.run(*placed)
-    jax.block_until_ready(out)
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = compiled.run(*placed)
-        jax.block_until_ready(out)
-        times.append(time.perf_counter() - t)
-    dev0 = jax.local_devices()[0]
-    ref_in = [jax.device_put(a, dev0) for a in host]
-    ref = compiled.reference(*ref_in)
-    jax.block_until_ready(ref)
-    t = time.perf_counter()
-    ref = compiled.reference(*ref_in)
-    jax.block_until_ready(ref)
-    ref_s = time.perf_counter() - t
-    got, want = np.asarray(out, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    del host
+    gc.collect(0)  # a sharded device_put leaves a young cycle that still holds the host array
+    out, times = timed_calls(compiled.run, placed, repeat)
+    want = np.asarray(ref)  # no copy: the one-device result, read in place
+    outputs = shards_of(out)
     rtol = _rtol(plan.dtypes)
-    atol = rtol * max(1.0, float(np.abs(want).max(initial=0)))
-    diff = np.abs(got - want)
-    max_abs = float(diff.max(initial=0))
-    max_rel = float((diff / np.maximum(np.abs(want), 1e-30)).max(initial=0))
-    passed = bool(np.allclose(got, want, rtol=rtol, atol=atol))
-    np_diff = _numpy_check(program.key, plan, host, got)
-    reshape, flat_equal = None, None
-    o, s = plan.out_axes, plan.out_shapes
-    if o is not None and isinstance(s, tuple) and len(s) > o + 1:
-        flat = s[:o] + (s[o] * s[o + 1],) + s[o + 2 :]
-        reshape = (s, flat)
-        flat_equal = bool(np.allclose(got.reshape(flat), want.reshape(flat), rtol=rtol, atol=atol))
+    atol = rtol * max(1.0, _max_abs(want))
+    max_abs, max_rel, passed = diff_stats(_out_blocks(outputs, want), rtol, atol)
+    reshape, flat_equal = _reshape_back(plan, outputs, want, rtol, atol)
+    del want, ref
+    inputs = [shards_of(p) for p in placed]
     return LiveResult(
-        inputs=[shards_of(p) for p in placed], outputs=shards_of(out), out_shape=tuple(out.shape),
+        inputs=inputs, outputs=outputs, out_shape=tuple(out.shape),
         max_abs_diff=max_abs, max_rel_diff=max_rel, passed=passed, rtol=rtol,
-        numpy_max_abs_diff=np_diff, compile_s=compiled.compile_s, transfer_s=transfer_s,
-        run_s=statistics.median(times), run_s_all=times, reference_run_s=ref_s,
-        reshape_back=reshape, flat_equal=flat_equal,
+        numpy_max_abs_diff=_numpy_check(program.key, plan, inputs, outputs),
+        compile_s=compiled.compile_s, transfer_s=transfer_s,
+        run_s=statistics.median(times),
+        run_s_all=times, reference_run_s=ref_times[0], reshape_back=reshape,
+        flat_equal=flat_equal,
     )  # fmt: skip
 
 
-def _numpy_check(key: str, plan, host: list[np.ndarray], got: np.ndarray) -> float | None:
-    """Max |numpy - pmap|, running the numpy version device by device; None if none applies."""
+def timed_calls(run: Callable, args: list, repeat: int) -> tuple[Any, list[float]]:
+    """A warm-up call, then ``repeat`` timed calls; only the last result is kept, and the
+    previous one is released before each call, so one output exists at a time."""
+    import time
+
+    import jax
+
+    out, times = run(*args), []
+    for _ in range(repeat):
+        jax.block_until_ready(out)
+        for leaf in jax.tree.leaves(out):
+            leaf.delete()  # freed now, not whenever the runtime gets to it
+        t = time.perf_counter()
+        out = run(*args)
+        jax.block_until_ready(out)
+        times.append(time.perf_counter() - t)
+    return out, times
+
+
+def _chunks(shape: tuple[int, ...], limit: int | None = None):
+    """Index tuples that cover an array of ``shape`` in pieces of at most ``limit`` elements
+    (or one row of the innermost axes, if that is larger), each a basic (view) index."""
+    from pmapviz.memory import CHUNK
+
+    limit = limit or CHUNK
+    k, inner = len(shape), 1
+    while k > 0 and inner * shape[k - 1] <= limit:
+        k -= 1
+        inner *= shape[k]
+    if k == 0:
+        yield ()
+        return
+    axis, step = k - 1, max(1, limit // inner)
+    for lead in np.ndindex(*shape[:axis]):
+        for s in range(0, shape[axis], step):
+            yield (*lead, slice(s, s + step))
+
+
+def _f64(a: np.ndarray, idx: tuple) -> np.ndarray:
+    return np.atleast_1d(np.asarray(a[idx], dtype=np.float64))
+
+
+def _max_abs(a: np.ndarray) -> float:
+    """max |a| in float64, chunk by chunk (NaN propagates, as np.max does)."""
+    return float(np.max([0.0, *(np.abs(_f64(a, i)).max(initial=0) for i in _chunks(a.shape))]))
+
+
+def diff_stats(pairs, rtol: float, atol: float) -> tuple[float, float, bool]:
+    """(max |got - want|, max relative, allclose) over (got, want) block pairs, in float64
+    chunks: never a whole-array float64 copy. allclose is np.allclose's rule, per element."""
+    abs_, rel, close = [0.0], [0.0], True
+    for got, want in pairs:
+        for idx in _chunks(got.shape):
+            g, w = _f64(got, idx), _f64(want, idx)
+            d = np.abs(g - w)
+            aw = np.abs(w)
+            abs_.append(d.max(initial=0))
+            if close:
+                ok = (d <= atol + rtol * aw) & np.isfinite(w) & np.isfinite(g)
+                close = bool((ok | (g == w)).all())
+            np.maximum(aw, 1e-30, out=aw)
+            rel.append((np.divide(d, aw, out=d)).max(initial=0))
+    return float(np.max(abs_)), float(np.max(rel)), close
+
+
+def _out_blocks(outputs: list[Shard], want: np.ndarray):
+    """(pmap block, the same slice of the reference) per distinct output shard (views)."""
+    for s in outputs:
+        if s.replica_id == 0:
+            yield s.data, want[s.index]
+
+
+def _position(index: tuple, axis: int) -> int:
+    return index[axis].start or 0
+
+
+def _reshape_back(plan, outputs: list[Shard], want: np.ndarray, rtol: float, atol: float):
+    """Reshape the reference (n, b) -> (n * b,) at out_axes and check that device k's block
+    lands at rows k*b .. (k+1)*b of it; views only."""
+    o, s = plan.out_axes, plan.out_shapes
+    if o is None or not isinstance(s, tuple) or len(s) <= o + 1:
+        return None, None
+    flat = s[:o] + (s[o] * s[o + 1],) + s[o + 2 :]
+    flat_want, b, lead = want.reshape(flat), s[o + 1], (slice(None),) * o
+    pairs = (
+        (sh.data[(*lead, 0)], flat_want[(*lead, slice(k * b, (k + 1) * b))])
+        for sh in outputs
+        for k in [_position(sh.index, o)]
+    )
+    return (s, flat), diff_stats(pairs, rtol, atol)[2]
+
+
+def _device_block(shards: list[Shard], ax: int | None, k: int) -> np.ndarray:
+    """What device k's f sees of one argument, read from its shard (a view)."""
+    if ax is None:
+        return shards[0].data
+    shard = next(s for s in shards if _position(s.index, ax) == k)
+    return shard.data[(*(slice(None),) * ax, 0)]
+
+
+def _numpy_check(key: str, plan, inputs: list[list[Shard]], outputs: list[Shard]):
+    """Max |numpy - pmap|, running the numpy version device by device (floats in float64);
+    None if none applies. One device's float64 block exists at a time."""
     from pmapviz.catalog import numpy_fn
 
     f_np = numpy_fn(key)
-    if f_np is None or plan.out_axes is None:
+    o = plan.out_axes
+    if f_np is None or o is None:
         return None
-
-    def block(a: np.ndarray, ax: int | None, k: int) -> np.ndarray:
-        b = a if ax is None else np.take(a, k, axis=ax)
-        return b.astype(np.float64) if b.dtype.kind not in "iub" else b
-
-    per = [
-        np.asarray(f_np(*[block(a, ax, k) for a, ax in zip(host, plan.in_axes, strict=True)]),
-                   dtype=np.float64)
-        for k in range(plan.devices_used)
-    ]  # fmt: skip
-    expect = np.stack(per, axis=plan.out_axes)
-    return float(np.abs(expect - got).max(initial=0))
+    worst = 0.0
+    for sh in outputs:
+        k = _position(sh.index, o)
+        args = [_device_block(s, ax, k) for s, ax in zip(inputs, plan.in_axes, strict=True)]
+        args = [b.astype(np.float64) if b.dtype.kind not in "iub" else b for b in args]
+        expect = np.asarray(f_np(*args))
+        worst = np.max([worst, diff_stats([(sh.data[(*(slice(None),) * o, 0)], expect)], 0, 0)[0]])
+        del args, expect
+    return float(worst)
 
 
 def describe_block(data: np.ndarray, limit: int = 12) -> str:

@@ -103,6 +103,26 @@ def validate(cfg: Config, n_available: int, time_limit: float | None = None) -> 
         raise TrainError(str(err)) from err
 
 
+def check_budget(cfg: Config, budget: int | None = None) -> None:
+    """Refuse settings whose peak (:func:`pmapviz.memory.training_bytes`) exceeds the budget."""
+    from pmapviz import memory
+
+    if budget is None:
+        from pmapviz.devices import memory_budget
+
+        budget = memory_budget()
+    need = memory.training_bytes(cfg)
+    if need > budget:
+        fit = memory.largest_fitting(
+            lambda b: memory.training_bytes(Config(cfg.model, cfg.devices, b)), budget,
+            cfg.devices, MAX_BATCH, cfg.devices,
+        )  # fmt: skip
+        raise TrainError(
+            f"Training needs about {need / 1e6:,.0f} MB at its peak; the memory budget is "
+            f"{budget / 1e6:,.0f} MB. The largest global batch that fits is {fit:,}."
+        )
+
+
 def make_data(cfg: Config, n_samples: int = 4096):
     """Synthetic, seeded: a noisy linear target, or three Gaussian blobs for the classifier."""
     rng = np.random.default_rng(cfg.seed)
@@ -211,8 +231,11 @@ def train(
     import jax
 
     from pmapviz.layout import pmap_sharding
+    from pmapviz.memory import large_arrays_return_to_the_os
 
     validate(cfg, jax.local_device_count(), time_limit)
+    check_budget(cfg)
+    large_arrays_return_to_the_os()
     k, lb = cfg.devices, cfg.local_batch
     x_all, y_all = make_data(cfg)
     params0 = init_params(cfg)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import sys
 import time
@@ -106,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         "init_s": init_s,
         "first_call_s": first_s,
         "steady_s": sorted(times)[len(times) // 2],
+        "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # KiB
     }
     print("RESULT " + json.dumps(result), flush=True)
     if not args.single:

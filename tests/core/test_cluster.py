@@ -146,7 +146,7 @@ def test_cli_cluster_json_and_failure_exit():
 
 def test_budget_refuses_before_starting_processes():
     with pytest.raises(cluster.ClusterError, match="memory budget"):
-        cluster.check_budget(4, 1 * 2**30)
+        cluster.check_budget(4, 512 * 2**20)
     cluster.check_budget(2, 4 * 2**30)  # fits
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pmapviz import catalog, dotproduct, programs
+from pmapviz import catalog, dotproduct, memory, programs
 from pmapviz.planning import plan
 from tests.conftest import TEST_DEVICES
 
@@ -36,7 +36,8 @@ def test_dot_refuses_bad_sizes_before_allocating(pairs, words):
 
 def test_max_pairs_is_a_multiple_of_the_device_count():
     assert dotproduct.max_pairs(10**9, 8) % 8 == 0
-    assert dotproduct.max_pairs(10**9, 8) * dotproduct.BYTES_PER_PAIR * 3.5 <= 10**9
+    fit = dotproduct.max_pairs(10**9, 8)
+    assert memory.dot_bytes(fit, 8) <= 10**9 < memory.dot_bytes(fit + 8, 8)
 
 
 @pytest.mark.parametrize(
@@ -67,7 +68,21 @@ def test_make_values_kinds_and_estimate():
     ar = programs.make_values(p, "arange")
     assert ar[0].dtype == np.int32 and ar[1][0, 0] == 100  # offset per argument
     assert (programs.make_values(p, "ones")[1] == 1).all()
-    assert programs.estimate_bytes(p) == 3 * (N * 3 * 4 * 2) + 3 * (N * 3 * 4)
+    i, o = N * 3 * 4 * 2, N * 3 * 4  # inputs (int32 + float32), float32 output
+    check = 3 * 4 + 3 * 8 + 3 * 8  # one device: the int32 block, float64 block and result
+    assert programs.estimate_bytes(p, catalog.get("add")) == (
+        max(2 * i + o, i + 2 * o, i + o + check) + memory.OVERHEAD
+    )
+    assert programs.estimate_bytes(p) >= programs.estimate_bytes(p, catalog.get("add"))
+
+
+def test_make_values_never_builds_a_wide_temporary():
+    p = plan(catalog.get("double"), [(N, 3 * 2**20)], n_devices=N, dtypes=["int8"])
+    for kind in programs.VALUE_KINDS:
+        a = programs.make_values(p, kind, seed=1)[0]
+        assert a.dtype == np.int8 and a.shape == (N, 3 * 2**20)
+    ar = programs.make_values(p, "arange")[0].reshape(-1)
+    np.testing.assert_array_equal(ar[:2000], (np.arange(2000) % 1000).astype(np.int8))
 
 
 def test_describe_block():

@@ -1,0 +1,165 @@
+"""Measure one action's peak memory in this (fresh) process, against pmapviz.memory's estimate.
+
+    python -m tests.core.memory_probe live double float32 4 4,8000000
+    python -m tests.core.memory_probe dot 2000000 4
+
+JAX start-up, device set-up, compilation and a small warm-up run happen first; then the RSS
+high-water mark is reset (``5`` into /proc/self/clear_refs) and the action runs. measured =
+VmHWM after it - VmRSS before it. Where the mark cannot be reset, a thread samples the RSS
+every millisecond instead. Prints one JSON line: action, estimate, measured (bytes).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import threading
+import time
+
+DEVICES = 4
+
+
+def _status(key: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def _reset_mark() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_during(action) -> tuple[int, object]:
+    """(peak RSS during ``action()`` - RSS just before it, its result)."""
+    gc.collect()
+    if _reset_mark():
+        before = _status("VmRSS")
+        result = action()
+        return _status("VmHWM") - before, result
+    import psutil
+
+    proc, peak, done = psutil.Process(), [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.001)
+
+    before = proc.memory_info().rss
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    result = action()
+    done.set()
+    t.join()
+    return max(peak[0], proc.memory_info().rss) - before, result
+
+
+def _setup() -> None:
+    from pmapviz import devices
+
+    devices.apply(devices.Settings(devices=DEVICES, platform="cpu"))
+
+
+def live(key: str, dtype: str, n: str, *shapes: str):
+    from pmapviz import catalog, programs
+    from pmapviz.planning import plan
+
+    prog = catalog.get(key)
+    sh = [tuple(int(v) for v in s.split(",")) for s in shapes]
+    axes = tuple(None if k and key == "matmul" else 0 for k in range(len(sh)))
+    p = plan(prog, sh, in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))
+    assert p.ok, p.problems
+    compiled = programs.compile_plan(prog, p)
+    small = plan(prog, [(int(n),) + s[1:] if a == 0 else s for s, a in zip(sh, axes, strict=True)],
+                 in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))  # fmt: skip
+    programs.run_plan(prog, small, programs.compile_plan(prog, small), repeat=1)
+    measured, res = peak_during(lambda: programs.run_plan(prog, p, compiled))
+    assert res.passed and res.flat_equal in (None, True)
+    return programs.estimate_bytes(p, prog), measured
+
+
+def dot(pairs: str, n: str):
+    from pmapviz import dotproduct, memory
+
+    dotproduct.run_dot(int(n) * 1000, int(n), repeat=1, limit=10**9)
+    measured, res = peak_during(lambda: dotproduct.run_dot(int(pairs), int(n), limit=10**9))
+    assert res.allclose and res.numpy_max_abs_diff < 1e-4
+    return memory.dot_bytes(int(pairs), int(n)), measured
+
+
+def sweep(workload: str, size: str, budget: str):
+    from pmapviz import benchmarking as bench
+    from pmapviz import memory
+
+    wl, ks = bench.WORKLOADS[workload], [1, DEVICES]
+    bench.sweep(wl, [DEVICES * 8], ks, list(bench.IMPLS), repeat=1, budget=10**9)
+    bench._BANDWIDTH.clear()  # measured again, inside the action, with a probe sized by budget
+    estimate = memory.sweep_bytes(wl, [int(size)], ks, bench.IMPLS, int(budget))
+    measured, _ = peak_during(
+        lambda: bench.sweep(wl, [int(size)], ks, list(bench.IMPLS), repeat=2, budget=int(budget))
+    )
+    return estimate, measured
+
+
+def timing_plan(key: str, dtype: str, shape: str):
+    from pmapviz import benchmarking as bench
+    from pmapviz import catalog, memory
+    from pmapviz.planning import plan
+
+    prog = catalog.get(key)
+    sh = tuple(int(v) for v in shape.split(","))
+    p = plan(prog, [sh] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
+    small = plan(prog, [(DEVICES, 8)] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
+    bench.measure_plan(prog, small, repeat=1, bandwidth_gbs=10.0)
+    measured, _ = peak_during(lambda: bench.measure_plan(prog, p, repeat=2, bandwidth_gbs=10.0))
+    return memory.plan_timing_bytes(p), measured
+
+
+def train(model: str, batch: str, steps: str):
+    from pmapviz import memory, training
+
+    training.train(training.Config("linear", DEVICES, 8 * DEVICES, 2))  # JAX's first-use costs
+    cfg = training.Config(model, DEVICES, int(batch), int(steps))
+    measured, hist = peak_during(lambda: training.train(cfg))
+    assert hist.replicas_identical
+    return memory.training_bytes(cfg), measured
+
+
+def collective(key: str, m: str):
+    from pmapviz import collectives, memory
+
+    collectives.run("psum", DEVICES, 4)  # JAX's first-use costs
+    measured, _ = peak_during(lambda: collectives.run(key, DEVICES, int(m)))
+    return memory.collective_bytes(DEVICES, int(m)), measured
+
+
+def cluster(processes: str, local: str):
+    """A worker is a process of its own: its peak is its whole RSS, as it reports it."""
+    from pmapviz import cluster as cl
+    from pmapviz import memory
+
+    res = cl.launch(int(processes), int(local), compare_single=False)
+    return memory.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)
+
+
+ACTIONS = {"live": live, "dot": dot, "sweep": sweep, "timing_plan": timing_plan, "train": train,
+           "collective": collective, "cluster": cluster}  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    _setup()
+    estimate, measured = ACTIONS[argv[0]](*argv[1:])
+    print(json.dumps({"action": " ".join(argv), "estimate": estimate, "measured": measured}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
