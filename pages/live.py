@@ -66,12 +66,12 @@ if plan is not None and not plan.ok:
 if plan is None or not plan.ok:
     st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
 else:
-    need = programs.estimate_bytes(plan)
+    need = programs.estimate_bytes(plan, program)
     budget = devices.memory_budget()
     if need > budget:
         st.error(
-            f"This run needs about {need / 1e9:.2f} GB (inputs on the host, on the devices and "
-            f"on one device for the reference, plus outputs); the budget is "
+            f"This run needs about {need / 1e9:.2f} GB at its peak (inputs and outputs on the "
+            f"devices, the one-device reference, and the checks); the budget is "
             f"{budget / 1e9:.2f} GB. Make the largest axis about {budget / need:.0%} of its "
             "size, or fewer.",
             icon=":material/memory:",

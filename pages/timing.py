@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, devices, programs, settings, timecharts, turns, ui
+from pmapviz import catalog, devices, memory, settings, timecharts, turns, ui
 
 ui.ensure_routed()
 
@@ -109,7 +109,7 @@ with st.expander("Time the explorer's current settings"):
         vs_numpy = " vs numpy" if catalog.numpy_fn(program.key) else ""
         st.markdown(f"f = `{program.body(plan.axis_name)}` on {args}: pmap on "
                     f"{plan.devices_used} device(s) vs jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
-        need = programs.estimate_bytes(plan)
+        need = memory.plan_timing_bytes(plan)
         budget = devices.memory_budget()
         if need > budget:
             st.error(f"These settings need about {need / 1e9:.2f} GB; the budget is "

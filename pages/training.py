@@ -40,6 +40,7 @@ v = ui.parsed(P, schema)
 cfg = training.Config(v["model"], int(v["k"]), v["batch"], v["steps"], v["lr"], v["red"])
 try:
     training.validate(cfg, n)
+    training.check_budget(cfg)
 except training.TrainError as err:
     st.error(str(err), icon=":material/block:")
     st.stop()

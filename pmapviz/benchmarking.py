@@ -85,6 +85,14 @@ class Workload:
     def output_bytes(self, size: int) -> int:
         return size * (MATMUL_K * 4 if self.key == "matmul" else 4)
 
+    def flops(self, size: int) -> int:
+        """Floating-point operations of one call."""
+        if self.key == "dot":
+            return size * 5
+        if self.key == "matmul":
+            return 2 * size * MATMUL_K * MATMUL_K
+        return size * 2
+
     def input_bytes(self, size: int) -> int:
         if self.key == "dot":
             return size * 3 * 4 * 2

@@ -242,6 +242,9 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
     with contextlib.suppress(RuntimeError):  # backend already up: compared below
         jax.config.update("jax_num_cpu_devices", settings.devices)
     notes.extend(_mismatch_notes(settings, jax.devices()))
+    from pmapviz.memory import large_arrays_return_to_the_os
+
+    large_arrays_return_to_the_os()  # freed big arrays go back to the OS (see memory.py)
     _applied = (settings, tuple(notes))
     return _applied[1]
 
