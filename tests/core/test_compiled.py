@@ -3,6 +3,7 @@ training step: the collectives XLA emitted, the ring model beside them, the thre
 and memory for four variants, hidden communication, and the CLI."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -140,10 +141,16 @@ def test_cli_hlo_json():
      (("--collective", "psum", "--groups", "0 1 | 2 3 4 5 6 7"), 0,
       "[[0, 1], [2, 3, 4, 5, 6, 7]]")],
 )  # fmt: skip
-def test_cli_hlo_exit_codes(capsys, args, code, words):
-    from pmapviz import cli
+def test_cli_hlo_exit_codes(capsys, monkeypatch, args, code, words):
+    from pmapviz import cli, devices
 
-    rc = cli.main(["hlo", "--devices", str(N), *args])  # in-process: the same 8 devices
+    monkeypatch.setattr(devices, "_applied", devices._applied)  # restored afterwards
+    saved = dict(os.environ)
+    try:
+        rc = cli.main(["hlo", "--devices", str(N), *args])  # in-process: the same 8 devices
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     out = capsys.readouterr()
     assert rc == code and words in out.out + out.err
     if code == 2:
