@@ -170,6 +170,53 @@ def _print_plan(p, program, axis_name) -> None:
         print(f"  note: {note}")
 
 
+def _hlo_args(p: argparse.ArgumentParser) -> None:
+    from pmapviz import collectives
+
+    _plan_args(p)
+    p.add_argument("--collective", default=None, choices=[c.key for c in collectives.COLLECTIVES],
+                   help="a collective of the playground instead of --fn")  # fmt: skip
+    p.add_argument("--groups", default=None, help="axis_index_groups, e.g. '0 1 | 2 3'")
+    p.add_argument("--perm", default=None, help="ppermute pairs, e.g. '0->1, 1->0' (default: "
+                   "ring right)")  # fmt: skip
+    p.add_argument("--elements", default=None, help="elements per device (default: devices)")
+
+
+def cmd_hlo(args: argparse.Namespace) -> int:
+    from pmapviz import catalog, collectives, compiled, planning
+
+    if args.plan_devices is not None:
+        raise settings.SettingError("hlo compiles for this process's devices: use --devices.")
+    if args.collective is None:
+        program = catalog.get(args.fn)
+        shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+    devices.apply(_settings(args))
+    import jax
+
+    n = jax.local_device_count()
+    if args.collective is None:
+        p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes,
+                          axis_name=axis_name, dtypes=dtypes)  # fmt: skip
+        if not p.ok:
+            _print_plan(p, program, axis_name)
+            return 1
+        analysis = compiled.analyse_plan(program, p)
+    else:
+        m = settings.parse_int(args.elements or str(n), "--elements", 1, MAX_ELEMENTS_HLO)
+        try:
+            groups = collectives.parse_groups(args.groups or "", n)
+            perm = collectives.parse_pairs(args.perm, n) if args.perm else None
+            analysis = compiled.analyse_collective(args.collective, n, m, groups, perm)
+        except collectives.CollectiveError as err:
+            print(f"pmapviz: {err}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps(analysis.to_json(), indent=2))
+    else:
+        print("\n".join(compiled.summary_lines(analysis)))
+    return 0
+
+
 def _dot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", default="10000000", help="number of pairs of 3-vectors (default 10M)")
     p.add_argument("--repeat", default="5", help="timed runs after a warm-up, 1 to 100")
@@ -371,6 +418,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 
 MAX_PLAN_DEVICES = 65_536
+MAX_ELEMENTS_HLO = 2**24
 MAX_PAIRS = 10**9
 MAX_REPEAT = 100
 MAX_SEED = 2**32 - 1
@@ -381,6 +429,7 @@ MAX_CLUSTER_TIMEOUT = 600.0
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
     "devices": (cmd_devices, "show the devices this process gets", None),
     "plan": (cmd_plan, "validate shapes and axes for pmap, and give the result shapes", _plan_args),
+    "hlo": (cmd_hlo, "what XLA compiled: collectives, cost and memory, four variants", _hlo_args),
     "dot": (cmd_dot, "the seed's pmap(vmap(dot)) example, checked against vmap", _dot_args),
     "train": (
         cmd_train,

@@ -1,11 +1,16 @@
 """Collectives inside pmap: run one for real, read every device's value before and after, and
 say what it costs in communication.
 
-Each device i starts with a block of ``m`` numbers. The collective runs under
-``jax.pmap(..., axis_name="i")``; before/after values come from the arrays'
+Each device i starts with a block of ``m`` numbers, all non-zero and distinct. The collective
+runs under ``jax.pmap(..., axis_name="i")``; before/after values come from the arrays'
 ``addressable_shards``. Where a device's result is a copy of another device's block
-(all_gather, ppermute, all_to_all), the source is found by matching the real values against
-the inputs, not assumed.
+(all_gather, ppermute, all_to_all), the source comes from the collective's definition (its
+pairs, its pieces) and is then checked against the real values: a piece whose values do not
+match is reported (``Outcome.warnings``), never shown as a source.
+
+``axis_index_groups`` of unequal sizes are allowed and run: on JAX 0.10 CPU ``psum`` handles
+them, but ``pmean`` silently divides every group by the FIRST group's size, and TPUs reject
+them. ``Outcome.expected`` (numpy) stands beside the real result so the difference shows.
 """
 
 from __future__ import annotations
@@ -141,13 +146,21 @@ def check_groups(groups: list[list[int]], n: int) -> list[list[int]]:
             "Groups must split the devices 0 to "
             f"{n - 1} so that each is in exactly one group ({'; '.join(detail)})."
         )
-    if len({len(g) for g in groups}) > 1:
-        raise CollectiveError(
-            "All groups must have the same size (JAX requires it): "
-            + ", ".join(str(len(g)) for g in groups)
-            + "."
-        )
     return groups
+
+
+def unequal_groups_warning(key: str, groups) -> str | None:
+    """What unequal ``axis_index_groups`` really do (JAX 0.10, CPU), or None if sizes are equal."""
+    sizes = [len(g) for g in groups or []]
+    if len(set(sizes)) <= 1:
+        return None
+    text = (f"The groups have unequal sizes ({', '.join(map(str, sizes))}). JAX runs this on "
+            "CPU, but TPUs reject it; keep groups the same size to be safe.")  # fmt: skip
+    if key == "pmean":
+        text += (f" pmean is wrong here: JAX 0.10 divides every group's sum by the size of "
+                 f"the first group ({sizes[0]}), silently. The correct mean is shown beside "
+                 "it.")  # fmt: skip
+    return text
 
 
 def even_groups(n: int, size: int) -> list[list[int]]:
@@ -169,6 +182,8 @@ class Outcome:
     perm: list[tuple[int, int]] | None
     cost: dict[str, float]  # bytes sent / received per device, and the model
     model: str
+    expected: list[np.ndarray] | None = None  # per device: what numpy says it should hold
+    warnings: tuple[str, ...] = ()  # e.g. pmean over unequal groups, a source that failed
 
 
 def build(c: Collective, groups, perm) -> Callable:
@@ -210,36 +225,61 @@ def check(c: Collective, n: int, m: int, groups) -> None:
         )
 
 
+HLO_KIND = {"reduce": "all-reduce", "normalise": "all-reduce", "gather": "all-gather",
+            "permute": "collective-permute"}  # fmt: skip
+
+
 def comm_cost(c: Collective, n: int, m: int, itemsize: int, groups, perm) -> tuple[dict, str]:
     """Bytes each device sends and receives, under a ring (bandwidth-optimal) model."""
-    b = m * itemsize
-    g = len(groups[0]) if groups else n
-    if c.kind in ("reduce", "normalise"):
-        payload = b if c.kind == "reduce" else itemsize
-        per = 2 * (g - 1) / g * payload
-        model = f"ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block, g={g}"
-        return {"sent": per, "received": per}, model
-    if c.kind == "gather":
-        return {"sent": (n - 1) * b, "received": (n - 1) * b}, (
-            "ring all-gather: each block travels to the n-1 other devices"
+    if c.kind == "index":
+        return {"sent": 0.0, "received": 0.0}, "no communication: each device knows its own index"
+    kind = HLO_KIND.get(c.kind, "reduce-scatter")  # psum_scatter; all_to_all costs the same
+    payload = itemsize if c.kind == "normalise" else m * itemsize
+    return ring_model(kind, payload, groups or [list(range(n))], n, perm)
+
+
+def ring_model(kind: str, block_bytes: float, groups, n: int, pairs=None) -> tuple[dict, str]:
+    """Bytes per device (averaged over the n devices) for one HLO collective of ``kind``
+    ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute") whose
+    operand on each device is ``block_bytes``, over ``groups`` (lists of devices)."""
+    sizes = [len(g) for g in groups] or [n]
+    shown = sizes[0] if len(set(sizes)) == 1 else "/".join(map(str, sizes))
+
+    def avg(per_group) -> float:  # per device, averaged over every device in a group
+        return sum(g * per_group(g) for g in sizes) / max(1, sum(sizes))
+
+    if kind == "all-reduce":
+        per = avg(lambda g: 2 * (g - 1) / g * block_bytes)
+        return {"sent": per, "received": per}, (
+            f"ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block, g={shown}"
         )
-    if c.kind == "scatter":
-        per = (n - 1) / n * b
-        return {"sent": per, "received": per}, "each device keeps 1/n of its block, sends the rest"
-    if c.kind == "permute":
-        senders = {s for s, _ in perm or []}
-        receivers = {d for _, d in perm or []}
-        return {"sent": b * len(senders) / n, "received": b * len(receivers) / n}, (
+    if kind == "all-gather":
+        per = avg(lambda g: (g - 1) * block_bytes)
+        return {"sent": per, "received": per}, (
+            "ring all-gather: each block travels to the g-1 other devices"
+        )
+    if kind in ("reduce-scatter", "all-to-all"):
+        per = avg(lambda g: (g - 1) / g * block_bytes)
+        return {"sent": per, "received": per}, "each device keeps 1/g of its block, sends the rest"
+    if kind == "collective-permute":
+        senders = {s for s, _ in pairs or []}
+        receivers = {d for _, d in pairs or []}
+        return {"sent": block_bytes * len(senders) / n,
+                "received": block_bytes * len(receivers) / n}, (
             "point to point: each pair moves one block (average over devices)"
-        )
-    return {"sent": 0.0, "received": 0.0}, "no communication: each device knows its own index"
+        )  # fmt: skip
+    raise ValueError(f"no ring model for {kind!r}")
 
 
 def make_input(n: int, m: int, kind: str = "arange", seed: int = 0) -> np.ndarray:
-    """(n, m) float32: device i's block is row i. Distinct values, so sources can be traced."""
+    """(n, m) float32: device i's block is row i. Every value non-zero and distinct (so a zero
+    is never mistaken for a copy, and a copy's source is unique): 1, 2, ... or a random draw
+    without repeats from 1 to max(99, n*m)."""
     if kind == "random":
-        return np.random.default_rng(seed).integers(0, 100, size=(n, m)).astype(np.float32)
-    return np.arange(n * m, dtype=np.float32).reshape(n, m)
+        pool = np.arange(1, max(99, n * m) + 1)
+        vals = np.random.default_rng(seed).choice(pool, size=n * m, replace=False)
+        return vals.astype(np.float32).reshape(n, m)
+    return np.arange(1, n * m + 1, dtype=np.float32).reshape(n, m)
 
 
 def run(
@@ -268,10 +308,13 @@ def run(
     before = [s.data.reshape(-1) for s in shards_of(placed)]
     after = [s.data[0] for s in shards_of(out)]  # drop pmap's leading device axis (size 1)
     cost, model = comm_cost(c, n, m, x.itemsize, groups, perm)
-    piece = m // n if c.kind == "scatter" else m
-    sources = [_sources(a, before, piece) for a in after]
+    sources, warnings = checked_sources(c, n, m, perm, before, after)
+    expected = numpy_reference(key, x, groups=groups, perm=perm)
+    note = unequal_groups_warning(key, groups)
+    if note:
+        warnings.insert(0, note)
     return Outcome(c, code_for(c, groups, perm), n, before, after, sources, groups, perm, cost,
-                   model)  # fmt: skip
+                   model, expected, tuple(warnings))  # fmt: skip
 
 
 def _freeze(groups):
@@ -287,23 +330,45 @@ def compile_collective(key: str, n: int, groups, perm) -> Callable:
                     devices=jax.local_devices()[:n])  # fmt: skip
 
 
-def _sources(after: np.ndarray, before: list[np.ndarray], piece: int) -> list[int | None]:
-    """For each length-``piece`` part of a device's result, the device whose input holds exactly
-    those values (at an aligned offset). None when no input does: a sum, or the zeros that
-    ppermute gives a device that receives nothing. Inputs are distinct, so a match is unique."""
-    flat = np.asarray(after).reshape(-1)
-    if piece < 1 or flat.size % piece:
-        return [None] * max(1, flat.size)
-    out = []
-    for k in range(0, flat.size, piece):
-        chunk = flat[k : k + piece]
-        match = None
-        for d, b in enumerate(before):
-            if any(np.array_equal(b[o : o + piece], chunk) for o in range(0, b.size, piece)):
-                match = d
-                break
-        out.append(match)
-    return out
+def defined_sources(c: Collective, n: int, perm) -> list[list[tuple[int, int] | None]]:
+    """By definition: for each device, each piece of its result is a copy of (source device,
+    piece index in the source's block), or None when it is not a copy (a reduction, the zeros
+    a ppermute gives a device that receives nothing, an index)."""
+    if c.kind == "gather":  # piece j of every device: device j's whole block
+        return [[(j, 0) for j in range(n)] for _ in range(n)]
+    if c.key == "all_to_all":  # piece j of device d: piece d of device j
+        return [[(j, d) for j in range(n)] for d in range(n)]
+    if c.kind == "permute":
+        src = {d: s for s, d in perm or []}
+        return [[(src[d], 0)] if d in src else [None] for d in range(n)]
+    return [[None] for _ in range(n)]
+
+
+def checked_sources(c: Collective, n: int, m: int, perm, before, after):
+    """Sources from the definition, each checked against the real values. Returns the
+    sources (a device, or None) and a warning for every piece whose values do not match."""
+    piece = m // n if c.key == "all_to_all" else m
+    sources: list[list[int | None]] = []
+    warnings: list[str] = []
+    for d, defined in enumerate(defined_sources(c, n, perm)):
+        flat = np.asarray(after[d]).reshape(-1)
+        row: list[int | None] = []
+        for k, where in enumerate(defined):
+            if where is None:
+                row.append(None)
+                if c.kind == "permute" and flat.any():
+                    warnings.append(f"Device {d} receives nothing, yet holds non-zero values.")
+                continue
+            src, j = where
+            got, want = flat[k * piece : (k + 1) * piece], before[src][j * piece : (j + 1) * piece]
+            if np.array_equal(got, want):
+                row.append(src)
+            else:
+                row.append(None)
+                warnings.append(f"Device {d}, piece {k}: expected a copy of device {src}'s "
+                                "values, but the values differ.")  # fmt: skip
+        sources.append(row)
+    return sources, warnings
 
 
 def numpy_reference(key: str, x: np.ndarray, groups=None, perm=None) -> list[np.ndarray]:

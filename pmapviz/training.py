@@ -172,8 +172,8 @@ def _global_norm(tree) -> object:
     return jnp.sqrt(sum(jnp.sum(g.astype(jnp.float32) ** 2) for g in jax.tree.leaves(tree)))
 
 
-def build_steps(cfg: Config):
-    """(pmapped data-parallel step, jitted single-device step) for this config."""
+def dp_step_fn(cfg: Config) -> Callable:
+    """The per-device data-parallel step (what pmap maps), with its all-reduce."""
     import jax
     from jax import lax
 
@@ -190,12 +190,21 @@ def build_steps(cfg: Config):
         new = jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads)
         return new, local_loss, local_norm, _global_norm(grads)
 
+    return dp_step
+
+
+def build_steps(cfg: Config):
+    """(pmapped data-parallel step, jitted single-device step) for this config."""
+    import jax
+
+    loss = loss_fn(cfg.model)
+
     def single_step(params, x, y):
         value, grads = jax.value_and_grad(loss)(params, x, y)
         return jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads), value
 
-    pstep = jax.pmap(dp_step, axis_name=AXIS, in_axes=(0, 0, 0),
-                     devices=jax.local_devices()[:k])  # fmt: skip
+    pstep = jax.pmap(dp_step_fn(cfg), axis_name=AXIS, in_axes=(0, 0, 0),
+                     devices=jax.local_devices()[: cfg.devices])  # fmt: skip
     return pstep, jax.jit(single_step)
 
 

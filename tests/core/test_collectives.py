@@ -40,6 +40,45 @@ def test_ppermute_non_receivers_get_zeros_and_sources_are_traced():
     assert out.sources[0] == [None]  # device 0 received nothing
 
 
+def test_a_device_receiving_zeros_is_not_said_to_come_from_device_0():
+    # issue 16: with arange inputs device 0's block used to be [0.], so zeros "came from 0"
+    out = col.run("ppermute", N, 1, perm=[(1, 5)])
+    assert out.sources[5] == [1]
+    assert all(out.sources[d] == [None] for d in range(N) if d != 5)
+    assert not out.warnings
+
+
+@pytest.mark.parametrize("kind", col.VALUE_KINDS)
+def test_inputs_are_non_zero_and_distinct(kind):
+    x = col.make_input(N, 64, kind)
+    assert (x != 0).all() and len(np.unique(x)) == x.size
+
+
+def test_sources_are_checked_against_the_values():
+    c = col.BY_KEY["ppermute"]
+    before = [np.array([1.0]), np.array([2.0])]
+    sources, warnings = col.checked_sources(c, 2, 1, [(0, 1)], before, [np.zeros(1), [9.0]])
+    assert sources == [[None], [None]] and "differ" in warnings[0]
+
+
+def test_unequal_groups_run_and_pmean_is_shown_beside_the_correct_mean():
+    groups = [[4, 6], [0, 1, 2, 3, 5, 7]]
+    s = col.run("psum", N, 2, groups=groups)
+    for d in range(N):
+        np.testing.assert_allclose(s.after[d], s.expected[d], rtol=1e-6)  # psum is right
+    assert "unequal sizes" in s.warnings[0] and "pmean is wrong" not in s.warnings[0]
+    m = col.run("pmean", N, 2, groups=groups)
+    assert "first group (2)" in m.warnings[0]
+    x = col.make_input(N, 2)
+    np.testing.assert_allclose(m.after[0], x[[0, 1, 2, 3, 5, 7]].sum(axis=0) / 2, rtol=1e-6)
+    np.testing.assert_allclose(m.expected[0], x[[0, 1, 2, 3, 5, 7]].mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(m.after[4], m.expected[4], rtol=1e-6)  # the first group is right
+
+
+def test_equal_groups_give_no_warning():
+    assert not col.run("pmean", N, 2, groups=col.even_groups(N, 4)).warnings
+
+
 def test_all_gather_and_all_to_all_sources_come_from_values():
     g = col.run("all_gather", 4, 2)
     assert all(src == [0, 1, 2, 3] for src in g.sources)
@@ -65,7 +104,7 @@ def test_pairs_parse_in_several_spellings():
 
 @pytest.mark.parametrize(
     "text, words",
-    [("0 1 | 2", "missing"), ("0 1 | 1 2 3", "twice"), ("0 1 2 | 3", "same size"),
+    [("0 1 | 2", "missing"), ("0 1 | 1 2 3", "twice"),
      ("[[0,1],[2,9]]", "outside"), ("a b | c d", "not a list")],
 )  # fmt: skip
 def test_bad_groups_are_explained(text, words):
@@ -94,4 +133,8 @@ def test_comm_cost_models():
     assert cost["received"] == 7 * 4000
     cost, _ = col.comm_cost(c["ppermute"], 4, 10, 4, None, [(0, 1)])
     assert cost["sent"] == 10 and cost["received"] == 10  # 40 bytes / 4 devices
+    cost, _ = col.comm_cost(c["psum"], 4, 10, 4, [[0, 1], [2, 3]], None)
+    assert cost["sent"] == pytest.approx(2 * 1 / 2 * 40)
+    cost, model = col.comm_cost(c["psum"], 4, 10, 4, [[0], [1, 2, 3]], None)
+    assert cost["sent"] == pytest.approx(3 / 4 * 2 * 2 / 3 * 40) and "g=1/3" in model
     assert col.comm_cost(c["axis_index"], 8, 10, 4, None, None)[0]["sent"] == 0
