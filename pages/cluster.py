@@ -1,6 +1,5 @@
 """Multi-process: a real jax.distributed cluster on this machine; local versus global devices."""
 
-import numpy as np
 import streamlit as st
 
 from pmapviz import cluster, settings, ui
@@ -79,30 +78,24 @@ if "cl_error" in st.session_state:
 res = st.session_state.get("cl_result")
 if res is not None:
     g = res.global_devices
-    expect_sum = float(sum(range(1, g + 1)))
     st.subheader(f"{res.processes} processes x {res.local_devices} devices = {g} global devices")
     rows = []
     for pp in res.per_process:
         cells = []
         for j, (dev_id, idx) in enumerate(zip(pp["local_device_ids"], pp["axis_index"],
                                               strict=True)):  # fmt: skip
-            label = (f"<b>id {dev_id}</b><br><small>axis_index {idx} · "
-                     f"x={pp['local_inputs'][j]:g}</small>")  # fmt: skip
+            label = ui.titled(f"id {dev_id}", f"axis_index {idx} · x={pp['local_inputs'][j]:g}")
             tip = f"process {pp['process_index']}, local device {j}, global device id {dev_id}"
             cells.append((label, idx, tip))
         rows.append((f"process {pp['process_index']}", cells))
-    st.markdown(ui.block_grid(rows), unsafe_allow_html=True)
+    ui.grid(rows)
     st.caption(
         "Each row is one process and its local devices; the colour is the device's position on "
         "the global axis (its axis_index). Device ids come from JAX: process i's devices are "
         "numbered from i x 2048 on CPU."
     )
 
-    identical = all(pp["psum"] == res.per_process[0]["psum"] and
-                    pp["all_gather"] == res.per_process[0]["all_gather"]
-                    for pp in res.per_process)  # fmt: skip
-    correct = (res.per_process[0]["psum"] == expect_sum and
-               np.allclose(res.per_process[0]["all_gather"], np.arange(1, g + 1)))  # fmt: skip
+    check = cluster.check_result(res)
     table = [
         {"process": pp["process_index"], "local devices": str(pp["local_device_ids"]),
          "sees global devices": pp["global_devices"], "local x": str(pp["local_inputs"]),
@@ -113,15 +106,15 @@ if res is not None:
         for pp in res.per_process
     ]  # fmt: skip
     st.dataframe(table, hide_index=True, width="stretch")
-    (st.success if identical and correct else st.error)(
+    (st.success if check.ok else st.error)(
         f"psum = {res.per_process[0]['psum']:g} and all_gather = 1..{g} in **every** process"
-        + (f", equal to numpy (sum 1..{g} = {expect_sum:g})." if correct else ": WRONG."),
-        icon=":material/check_circle:" if identical and correct else ":material/error:",
-    )
+        + (f", equal to numpy (sum 1..{g} = {check.expect_sum:g})." if check.correct
+           else ": WRONG.") + ("" if check.identical else " The processes DISAGREE."),
+        icon=":material/check_circle:" if check.ok else ":material/error:",
+    )  # fmt: skip
     single = res.single_process
     if single:
-        init = max(pp["init_s"] for pp in res.per_process)
-        steady = float(np.median([pp["steady_s"] for pp in res.per_process]))
+        init, steady = check.init_s, check.steady_s
         st.markdown(
             f"**Timings.** Joining the cluster took {init:.2f} s. A steady call of the same pmap: "
             f"{steady * 1e3:.2f} ms across {res.processes} processes, versus "

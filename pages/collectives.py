@@ -3,7 +3,6 @@
 import streamlit as st
 
 from pmapviz import charts, collectives, settings, ui
-from pmapviz.palette import device_colour, text_colour
 
 ui.ensure_routed()
 
@@ -41,8 +40,9 @@ with st.container(border=True):
         st.text_input(
             "axis_index_groups (optional)", key=P + "g", max_chars=400,
             placeholder="e.g. 0 1 | 2 3   (empty: all devices in one group)",
-            help="Groups of devices that reduce among themselves; they must split all devices "
-            "into groups of equal size.",
+            help="Groups of devices that reduce among themselves; they must split all devices. "
+            "Unequal sizes run on CPU (pmean then divides by the first group's size, wrongly; "
+            "TPUs refuse them).",
         )  # fmt: skip
     if coll.key == "ppermute":
         p1, p2 = st.columns([1, 2])
@@ -75,44 +75,31 @@ except collectives.CollectiveError as err:
 
 st.code(f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})",
         language="python")  # fmt: skip
-
-
-def values(a) -> str:
-    flat = a.reshape(-1)
-    shown = ", ".join(f"{v:.3g}" for v in flat[:16])
-    return shown + (", ..." if flat.size > 16 else "")
-
-
-def provenance(sources: list) -> str:
-    """Chips coloured by the device each piece came from (found by value); '·' for none."""
-    chips = []
-    for s in sources:
-        if s is None:
-            chips.append("<span style='padding:0 4px;color:inherit'>·</span>")
-        else:
-            fill = device_colour(s)
-            chips.append(f"<span style='background:{fill};color:{text_colour(fill)};"
-                         f"border-radius:3px;padding:0 4px;margin:1px'>{s}</span>")  # fmt: skip
-    return "".join(chips)
+show = collectives.show_values
+wrong = collectives.differs_from_numpy(out)
 
 
 rows = [
     ("device", [(labels[d], d, f"{labels[d]}: position {d} on the axis") for d in range(n)]),
-    ("x before", [(values(out.before[d]), d, f"device {d} starts with {values(out.before[d])}")
+    ("x before", [(show(out.before[d]), d, f"device {d} starts with {show(out.before[d])}")
                   for d in range(n)]),
-    ("y after", [(values(out.after[d]), None, f"device {d} ends with {values(out.after[d])}")
+    ("y after", [(show(out.after[d]), None, f"device {d} ends with {show(out.after[d])}")
                  for d in range(n)]),
 ]  # fmt: skip
+if wrong:
+    rows.append(("numpy expects", [(show(out.expected[d]), None, "the mathematically right "
+                                    "result, from numpy") for d in range(n)]))  # fmt: skip
 if coll.kind in ("gather", "permute", "scatter") and coll.key != "psum_scatter":
-    rows.append(("came from", [(provenance(out.sources[d]), None,
-                                "which device each piece came from, found by matching values")
-                               for d in range(n)]))  # fmt: skip
+    tip = "which device each piece came from: the collective's definition, checked by value"
+    rows.append(("came from", [(ui.chips(out.sources[d]), None, tip) for d in range(n)]))
 elif coll.kind in ("reduce", "normalise") or coll.key == "psum_scatter":
     group_of = {d: g for g in (groups or [list(range(n))]) for d in g}
-    rows.append(("combines", [(provenance(group_of[d]), None,
+    rows.append(("combines", [(ui.chips(group_of[d]), None,
                                f"device {d}'s result combines devices {group_of[d]}")
                               for d in range(n)]))  # fmt: skip
-st.markdown(ui.block_grid(rows), unsafe_allow_html=True)
+ui.grid(rows)
+for warning in out.warnings:
+    st.warning(warning, icon=":material/warning:")
 if coll.key == "ppermute":
     st.plotly_chart(
         charts.permutation_figure(labels[:n], out.perm), config={"displayModeBar": False}

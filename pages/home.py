@@ -58,26 +58,7 @@ st.caption(
     "In mesh order, from `jax.devices()`. Each device keeps its colour on every page; "
     "hover a block for details."
 )
-per_row = 8
-st.markdown(
-    ui.block_grid(
-        [
-            (
-                f"{start}-{min(n, start + per_row) - 1}",
-                [
-                    (
-                        f"<b>{d.label}</b><br><small>id {d.id} · process {d.process_index}</small>",
-                        k,
-                        f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}",
-                    )
-                    for k, d in enumerate(report.devices[start : start + per_row], start)
-                ],
-            )
-            for start in range(0, n, per_row)
-        ]
-    ),
-    unsafe_allow_html=True,
-)
+ui.device_set_grid(report)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -97,25 +78,7 @@ with st.spinner("Compiling and running on every device..."):
     hello = programs.run_hello(_hello_program(), n)
 
 
-def _value(s: programs.Shard) -> str:
-    return ", ".join(str(v) for v in s.data.tolist())
-
-
-st.markdown(
-    ui.block_grid(
-        [
-            ("device", [(s.device, s.position, f"{s.device} (id {s.device_id})")
-                        for s in hello.outputs]),
-            ("slice", [(s.index_text, None, f"{s.device} holds y{s.index_text}")
-                       for s in hello.outputs]),
-            ("x", [(_value(s), s.position, f"{s.device} received x{s.index_text}")
-                   for s in hello.inputs]),
-            ("y = x * 2", [(_value(s), s.position, f"{s.device} computed y{s.index_text}")
-                           for s in hello.outputs]),
-        ]
-    ),
-    unsafe_allow_html=True,
-)  # fmt: skip
+ui.grid(programs.hello_rows(hello))
 st.caption(
     f"Every cell is read from the arrays' `addressable_shards` (device, `index`, `data`). "
     f"`y.sharding` is `{hello.sharding}`: pmap's output is an ordinary `jax.Array` split "

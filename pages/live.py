@@ -1,7 +1,6 @@
 """Live outputs: run pmap for the explorer's settings on real values, per device, checked
 against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 
-import numpy as np
 import streamlit as st
 
 from pmapviz import catalog, devices, dotproduct, planning, programs, timebudget, ui
@@ -121,21 +120,7 @@ else:
         )
 
         st.subheader("Per device")
-        rows = []
-        for d in range(plan.devices_used):
-            row = {"device": res.outputs[d].device}
-            for k, name in enumerate(plan.arg_names):
-                shard = res.inputs[k][d]
-                ax = plan.in_axes[k]
-                local = shard.data if ax is None else np.take(shard.data, 0, axis=ax)
-                row[f"{name} slice"] = shard.index_text
-                row[f"{name} block (f sees)"] = programs.describe_block(local)
-            out = res.outputs[d]
-            local_out = (out.data if plan.out_axes is None
-                         else np.take(out.data, 0, axis=plan.out_axes))  # fmt: skip
-            row["out slice"] = out.index_text
-            row["out block (f returns)"] = programs.describe_block(local_out)
-            rows.append(row)
+        rows = programs.device_rows(plan, res)
         st.dataframe(rows, hide_index=True, width="stretch")
 
 # ------------------------------------------------------------------ the seed at full size

@@ -50,10 +50,11 @@ ui.set_url({"w": st.session_state[P + "w"], "r": st.session_state[P + "r"],
             "sizes": ",".join(map(str, sizes)), "ks": ",".join(map(str, ks)),
             "impls": ",".join(impls)})  # fmt: skip
 ui.share_link("timing")
+repeat = ui.parsed(P, schema, ["r"])["r"]
 
 try:
     runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, devices.memory_budget(),
-                            repeat=int(st.session_state[P + "r"]))  # fmt: skip
+                            repeat=repeat)  # fmt: skip
 except bench.BenchError as err:
     st.error(str(err), icon=":material/block:")
     runs = []
@@ -85,7 +86,7 @@ if go and runs:
 
     try:
         result = bench.sweep(
-            wl, sorted(sizes), sorted(ks), impls, repeat=int(st.session_state[P + "r"]),
+            wl, sorted(sizes), sorted(ks), impls, repeat=repeat,
             budget=devices.memory_budget(), progress=_progress, on_wait=on_wait,
         )  # fmt: skip
     except (turns.WaitTimeout, bench.BenchError) as err:
@@ -119,7 +120,7 @@ with st.expander("Time the explorer's current settings"):
             with st.spinner("Timing (waits its turn if another benchmark is running)..."):
                 try:
                     st.session_state["tl_report"] = bench.measure_plan(
-                        program, plan, repeat=int(st.session_state[P + "r"]), on_wait=on_wait
+                        program, plan, repeat=repeat, on_wait=on_wait
                     )
                 except (turns.WaitTimeout, bench.BenchError) as err:
                     st.error(str(err), icon=":material/hourglass_disabled:")

@@ -143,7 +143,7 @@ rows = [
                      f"differ {hist.replica_diffs[last]:.2g}", d,
                      "each replica applies the same update") for d in range(k)]),
 ]  # fmt: skip
-st.markdown(ui.block_grid(rows), unsafe_allow_html=True)
+ui.grid(rows)
 st.caption(
     "Local losses and gradient norms differ per device (different data); after the all-reduce "
     "every device holds the same gradient, so every replica stays identical. The replica "

@@ -303,3 +303,35 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
         global_devices=results[0]["global_devices"], per_process=results,
         seconds=time.perf_counter() - t0, single_process=single, pids=[p.pid for p in procs],
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ResultCheck:
+    """Is the cluster's answer right? Every process must see the same psum and all_gather,
+    equal to numpy's: device g holds g + 1, so psum is 1 + ... + G and all_gather 1..G."""
+
+    identical: bool
+    correct: bool
+    expect_sum: float
+    init_s: float  # the slowest process's join
+    steady_s: float  # median steady call across processes
+
+    @property
+    def ok(self) -> bool:
+        return self.identical and self.correct
+
+
+def check_result(res: ClusterResult) -> ResultCheck:
+    import statistics
+
+    import numpy as np
+
+    g = res.global_devices
+    first = res.per_process[0]
+    identical = all(pp["psum"] == first["psum"] and pp["all_gather"] == first["all_gather"]
+                    for pp in res.per_process)  # fmt: skip
+    expect = float(np.arange(1, g + 1).sum())
+    correct = first["psum"] == expect and np.allclose(first["all_gather"], np.arange(1, g + 1))
+    return ResultCheck(identical, bool(correct), expect,
+                       max(pp["init_s"] for pp in res.per_process),
+                       statistics.median(pp["steady_s"] for pp in res.per_process))  # fmt: skip

@@ -399,3 +399,19 @@ def numpy_reference(key: str, x: np.ndarray, groups=None, perm=None) -> list[np.
     if key == "normalise":
         return [x[d] / x.sum() for d in range(n)]
     raise KeyError(key)
+
+
+def show_values(a, limit: int = 16) -> str:
+    """A device's values, short: the first ``limit`` numbers."""
+    flat = np.asarray(a).reshape(-1)
+    shown = ", ".join(f"{v:.3g}" for v in flat[:limit])
+    return shown + (", ..." if flat.size > limit else "")
+
+
+def differs_from_numpy(out: Outcome) -> list[int]:
+    """Devices whose real result is not what numpy computes (e.g. pmean over unequal groups)."""
+    if out.expected is None:
+        return []
+    return [d for d, (got, want) in enumerate(zip(out.after, out.expected, strict=True))
+            if not np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               rtol=1e-5, atol=1e-6)]  # fmt: skip

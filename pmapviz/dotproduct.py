@@ -160,11 +160,38 @@ def run_dot(
     out, run_all = timed_calls(compiled, (xs, ys), repeat)
 
     step("Comparing: reshape back, then pmap vs vmap, and numpy block by block", 0.75)
+    cmp = _compare(out, ref, xs, ys, block)
+    del ref
+
+    step("The two classic mistakes", 0.9)
+    wrong_shape, is_block_sums = _without_vmap(pmap_vdot, xs, ys, out)
+    forgot = planning.plan(catalog.get("batched_dot"), [(pairs, 3)] * 2, n_devices=n)
+    forgot_msg = forgot.problems[0].message if forgot.problems else ""
+    result = DotResult(
+        pairs=pairs, devices=n, block=block,
+        pmap_out_shape=tuple(out.shape), flat_shape=(pairs,), vmap_out_shape=(pairs,),
+        max_abs_diff=cmp["max_abs"], max_rel_diff=cmp["max_rel"], allclose=cmp["close"],
+        numpy_max_abs_diff=cmp["np_diff"],
+        compile_s=compile_s, transfer_s=transfer_s,
+        run_s=statistics.median(run_all), run_s_all=run_all,
+        vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s,
+        vmap_run_s=vmap_times[0],
+        peak_rss_mb=peak_rss_mb(), sample=cmp["sample"], per_device=cmp["per_device"],
+        without_vmap_shape=wrong_shape, without_vmap_is_block_sums=is_block_sums,
+        forgot_reshape_message=forgot_msg,
+    )  # fmt: skip
+    step("Done", 1.0)
+    return result
+
+
+def _compare(out, ref, xs, ys, block: int) -> dict:
+    """Reshape back and compare with the one-device reference, then numpy, block by block
+    (device k's block is pairs k*block .. (k+1)*block of the flat result): no whole float64
+    copies."""
     from pmapviz.programs import diff_stats, shards_of
 
     ref_np = np.asarray(ref)  # (pairs,), read in place
     outs = shards_of(out)
-    # reshape back: device k's block is pairs k*block .. (k+1)*block of the flat result
     pairs_ = [(so.data[0], ref_np[k * block : (k + 1) * block]) for k, so in enumerate(outs)]
     max_abs, max_rel, _ = diff_stats(pairs_, 0.0, 0.0)
     close = diff_stats(pairs_, 1e-5, 1e-6)[2]
@@ -179,29 +206,19 @@ def run_dot(
         })  # fmt: skip
         del expect
     sample = [float(v) for v in np.concatenate([so.data[0] for so in outs[:5]])[:5]]
-    del pairs_, ref_np, ref
+    return {"max_abs": max_abs, "max_rel": max_rel, "close": close, "np_diff": np_diff,
+            "per_device": per_device, "sample": sample}  # fmt: skip
 
-    step("The two classic mistakes", 0.9)
+
+def _without_vmap(pmap_vdot, xs, ys, out) -> tuple[tuple[int, ...], bool]:
+    """pmap(vdot) without vmap: its shape, and whether it equals each device's block sum."""
+    from pmapviz.programs import shards_of
+
     wrong = pmap_vdot(xs, ys)
     wrong.block_until_ready()
-    block_sums = np.array([so.data[0].sum() for so in outs])
-    is_block_sums = bool(np.allclose(np.asarray(wrong), block_sums, rtol=1e-3, atol=1e-2))
-    forgot = planning.plan(catalog.get("batched_dot"), [(pairs, 3)] * 2, n_devices=n)
-    forgot_msg = forgot.problems[0].message if forgot.problems else ""
-    result = DotResult(
-        pairs=pairs, devices=n, block=block,
-        pmap_out_shape=tuple(out.shape), flat_shape=(pairs,), vmap_out_shape=(pairs,),
-        max_abs_diff=max_abs, max_rel_diff=max_rel, allclose=close, numpy_max_abs_diff=np_diff,
-        compile_s=compile_s, transfer_s=transfer_s,
-        run_s=statistics.median(run_all), run_s_all=run_all,
-        vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s,
-        vmap_run_s=vmap_times[0],
-        peak_rss_mb=peak_rss_mb(), sample=sample, per_device=per_device,
-        without_vmap_shape=tuple(wrong.shape), without_vmap_is_block_sums=is_block_sums,
-        forgot_reshape_message=forgot_msg,
-    )  # fmt: skip
-    step("Done", 1.0)
-    return result
+    block_sums = np.array([so.data[0].sum() for so in shards_of(out)])
+    same = bool(np.allclose(np.asarray(wrong), block_sums, rtol=1e-3, atol=1e-2))
+    return tuple(wrong.shape), same
 
 
 def _generate_onto(seed: int, shape: tuple[int, ...], where) -> tuple[object, object, float]:

@@ -100,6 +100,24 @@ def run_hello(program: Callable, n_devices: int) -> HelloResult:
     )
 
 
+def hello_rows(hello: HelloResult) -> list[tuple[str, list[tuple[str, int | None, str]]]]:
+    """The hello-pmap as device-aligned rows (device, slice, x, y), read from the shards."""
+
+    def value(s: Shard) -> str:
+        return ", ".join(str(v) for v in s.data.tolist())
+
+    return [
+        ("device", [(s.device, s.position, f"{s.device} (id {s.device_id})")
+                    for s in hello.outputs]),
+        ("slice", [(s.index_text, None, f"{s.device} holds y{s.index_text}")
+                   for s in hello.outputs]),
+        ("x", [(value(s), s.position, f"{s.device} received x{s.index_text}")
+               for s in hello.inputs]),
+        ("y = x * 2", [(value(s), s.position, f"{s.device} computed y{s.index_text}")
+                       for s in hello.outputs]),
+    ]  # fmt: skip
+
+
 # ---------------------------------------------------------------- live runs of a plan
 VALUE_KINDS = ("arange", "random", "ones")
 
@@ -426,3 +444,23 @@ def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
         "max_diff_jit": float(np.abs(flat - np.asarray(out_jit)).max()),
         "jit_devices": len(out_jit.sharding.device_set),
     }  # fmt: skip
+
+
+def device_rows(plan, res: LiveResult) -> list[dict]:
+    """One row per device of a live run: each argument's slice and the block f saw, and the
+    output's slice and the block f returned, all read from the shards."""
+    rows = []
+    for d in range(plan.devices_used):
+        row = {"device": res.outputs[d].device}
+        for k, name in enumerate(plan.arg_names):
+            shard, ax = res.inputs[k][d], plan.in_axes[k]
+            local = shard.data if ax is None else np.take(shard.data, 0, axis=ax)
+            row[f"{name} slice"] = shard.index_text
+            row[f"{name} block (f sees)"] = describe_block(local)
+        out = res.outputs[d]
+        o = plan.out_axes
+        row["out slice"] = out.index_text
+        block = out.data if o is None else np.take(out.data, 0, axis=o)
+        row["out block (f returns)"] = describe_block(block)
+        rows.append(row)
+    return rows

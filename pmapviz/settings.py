@@ -407,6 +407,9 @@ def tour() -> Schema:
     return Schema((int_field("step", "Step", 1, TOUR_STEPS, 1),))
 
 
+RUNS = tuple(str(r) for r in range(3, 31))  # timed runs per measurement
+
+
 def timing(n_devices: int, workload: str = "dot") -> Schema:
     """w (workload), r (timed runs), sizes, ks (device counts), impls: lists as text."""
     from pmapviz import benchmarking as bench
@@ -431,7 +434,7 @@ def timing(n_devices: int, workload: str = "dot") -> Schema:
 
     return Schema((
         choice_field("w", "Workload", tuple(bench.WORKLOADS), "dot"),
-        choice_field("r", "Timed runs", tuple(str(r) for r in range(3, 31)), "7"),
+        Field("r", "Timed runs", "7", lambda t, name: int(parse_choice(t, name, RUNS))),
         Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
         Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
         Field("impls", "Implementations", ",".join(bench.IMPLS), impls),

@@ -108,6 +108,40 @@ def block_grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> str
     return "".join(parts)
 
 
+def grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> None:
+    """Draw :func:`block_grid` rows."""
+    st.markdown(block_grid(rows), unsafe_allow_html=True)
+
+
+def device_set_grid(report: devices.DeviceReport, per_row: int = 8) -> None:
+    """Every device in mesh order, rows of ``per_row``, labelled and coloured from JAX."""
+    n = report.count
+    grid([(f"{start}-{min(n, start + per_row) - 1}",
+           [(titled(d.label, f"id {d.id} · process {d.process_index}"), k,
+             f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}")
+            for k, d in enumerate(report.devices[start : start + per_row], start)])
+          for start in range(0, n, per_row)])  # fmt: skip
+
+
+def chips(positions: list[int | None]) -> str:
+    """Small chips coloured by device position, each labelled with its number; '·' for none
+    (for a cell of :func:`block_grid`)."""
+    out = []
+    for s in positions:
+        if s is None:
+            out.append("<span style='padding:0 4px;color:inherit'>·</span>")
+        else:
+            fill = device_colour(s)
+            out.append(f"<span style='background:{fill};color:{text_colour(fill)};"
+                       f"border-radius:3px;padding:0 4px;margin:1px'>{int(s)}</span>")  # fmt: skip
+    return "".join(out)
+
+
+def titled(title: str, detail: str) -> str:
+    """A cell's text for :func:`block_grid`: a bold title over a small detail line (escaped)."""
+    return f"<b>{html.escape(title)}</b><br><small>{html.escape(detail)}</small>"
+
+
 def device_chips(report: devices.DeviceReport) -> str:
     """HTML chips, one per device, in the app's device palette, each labelled (not colour only)."""
     chips = []

@@ -71,3 +71,35 @@ def test_public_api_is_thin_and_lazy():
     assert pmapviz.plan is planning.plan
     with pytest.raises(AttributeError):
         pmapviz.not_there  # noqa: B018
+
+
+PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
+SOURCES = [*CORE, *PAGE_FILES, ROOT / "app.py", *sorted((ROOT / "benchmarks").glob("*.py"))]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[f"{p.parent.name}/{p.name}" for p in SOURCES])
+def test_no_function_over_80_lines(path):
+    long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.end_lineno - n.lineno + 1 > 80]  # fmt: skip
+    assert not long, f"{path.name}: split {long}"
+
+
+@pytest.mark.parametrize("path", PAGE_FILES, ids=[p.name for p in PAGE_FILES])
+def test_pages_only_compose(path):
+    """Pages: widgets -> core call -> display. No JAX or numpy, no inline HTML, no HTML
+    rendering of their own (ui.py draws what needs HTML), no parsing of text."""
+    text = path.read_text()
+    assert not [m for m in _imports(path) if m.split(".")[0] in ("jax", "numpy", "re")]
+    for tag in ("<div", "<span", "<b>", "<br", "<small", "unsafe_allow_html"):
+        assert tag not in text, f"{path.name}: {tag}"
+    for parse in ("int(st.", "float(st.", ".isdigit()", "int(raw", "float(raw"):
+        assert parse not in text, f"{path.name}: {parse}"
+
+
+def test_tests_mirror_the_package():
+    """One test file per core module (tests/core/test_<module>.py)."""
+    missing = [p.name for p in CORE if p.name not in ("__init__.py", "__main__.py")
+               and not (ROOT / "tests" / "core" / f"test_{p.stem}.py").exists()]  # fmt: skip
+    assert not missing, f"no tests/core/test_<module>.py for {missing}"

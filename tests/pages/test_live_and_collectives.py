@@ -109,6 +109,18 @@ def test_psum_values_in_the_grid(run_app):
 def test_unequal_groups_run(run_app):
     at = coll(run_app, c="psum", g="0 1 2 | 3 4 5 6 7")  # allowed since issue 16
     assert not at.error and "y after" in grid(at)
+    assert "numpy expects" not in grid(at)  # psum over unequal groups is right on CPU
+
+
+def test_pmean_over_unequal_groups_shows_the_wrong_mean_beside_numpy(run_app):
+    """JAX 0.10 on CPU divides every group by the FIRST group's size: shown, not refused."""
+    at = coll(run_app, c="pmean", g="0 1 | 2 3 4 5 6 7", n="8", m="1")
+    assert not at.error
+    g = grid(at)
+    assert "numpy expects" in g
+    # inputs are 1..8: the big group's right mean is 5.5; JAX divides its sum 33 by 2: 16.5
+    assert ">16.5<" in g and ">5.5<" in g
+    assert any("first group" in w.value for w in at.warning), [w.value for w in at.warning]
 
 
 def test_ppermute_shows_zeros_for_devices_that_receive_nothing(run_app):

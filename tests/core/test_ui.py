@@ -1,21 +1,8 @@
-"""The shared palette and the HTML block grid."""
+"""Shared widgets that are plain functions: the HTML block grid, chips, titled cells."""
 
 import re
 
 from pmapviz import palette, ui
-
-
-def test_palette_is_distinct_and_cycles():
-    colours = palette.palette(16)
-    assert len(set(colours)) == 16
-    assert palette.device_colour(16) == palette.device_colour(0)
-
-
-def test_text_colour_has_contrast():
-    assert palette.text_colour("#000000") == "#FFFFFF"
-    assert palette.text_colour("#FFFFFF") == "#000000"
-    assert palette.text_colour("#F0E442") == "#000000"  # yellow
-    assert palette.text_colour("#332288") == "#FFFFFF"  # indigo
 
 
 def test_block_grid_aligns_rows_and_labels_every_cell():
@@ -30,3 +17,11 @@ def test_block_grid_aligns_rows_and_labels_every_cell():
 def test_block_grid_escapes_tooltips():
     markup = ui.block_grid([("a", [("x", 0, "it's <b>")])])
     assert "it&#x27;s &lt;b&gt;" in markup
+
+
+def test_chips_and_titled_cells_escape_and_label():
+    chips = ui.chips([0, None, 3])
+    assert chips.count("<span") == 3 and ">0<" in chips and ">3<" in chips and ">·<" in chips
+    assert palette.device_colour(3) in chips
+    cell = ui.titled("<img src=x>", "id 1 & 2")
+    assert "<img" not in cell and "&lt;img src=x&gt;" in cell and "&amp;" in cell
