@@ -8,26 +8,16 @@ Goal (issue #16): a capture of one call at most 2 s on 8 emulated devices.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import common  # noqa: E402  (sets sys.path and the device count)
+
+ROOT = common.ROOT
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--devices", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
-    os.environ["PMAPVIZ_DEVICES"] = str(args.devices)
-    from pmapviz import devices
-
-    devices.apply(devices.Settings(devices=args.devices))
+    args = common.start(__doc__, repeat=5)
     from pmapviz import catalog, compiled, planning, timeline
 
     n = args.devices

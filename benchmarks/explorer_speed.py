@@ -10,26 +10,18 @@ includes its own overhead: an upper bound on the server's time).
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import common  # noqa: E402  (sets sys.path and the device count)
+
+ROOT = common.ROOT
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--devices", type=int, default=8)
-    ap.add_argument("--reruns", type=int, default=30)
-    args = ap.parse_args()
-    os.environ["PMAPVIZ_DEVICES"] = str(args.devices)
-    from pmapviz import catalog, devices
-
-    devices.apply(devices.Settings(devices=args.devices))
+    args = common.start(__doc__, reruns=30)
+    from pmapviz import catalog
     from pmapviz.planning import plan
 
     n = args.devices

@@ -10,27 +10,18 @@
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
 import time
 import timeit
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import common  # noqa: E402  (sets sys.path and the device count)
+
+ROOT = common.ROOT
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--devices", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=30)
-    args = ap.parse_args()
-    os.environ["PMAPVIZ_DEVICES"] = str(args.devices)
-    from pmapviz import devices
-
-    devices.apply(devices.Settings(devices=args.devices))
+    args = common.start(__doc__, repeat=30)
     import jax
     import numpy as np
 
