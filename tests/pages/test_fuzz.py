@@ -2,14 +2,21 @@
 random and hostile values, and assert that no exception element ever appears.
 
 Each page keeps one AppTest session across examples, as a person fiddling with the page would.
-Examples per page: PMAPVIZ_FUZZ_EXAMPLES (default 150; the closing note quotes a 500 run).
+Examples per page: PMAPVIZ_FUZZ_EXAMPLES (default 150, so 8 pages give 1,200 widget examples;
+PMAPVIZ_FUZZ_EXAMPLES=130 is the smallest run of over 1,000). Developer runs draw new cases each
+time; CI (CI=true loads the 'ci' profile of tests/conftest.py) replays a fixed, derandomized set.
 Buttons that start long work (sweeps, training, launching processes, the 10M example) are left
 to their own tests; every other widget is fair game.
+
+Besides "no exception", every run asserts that no value typed or linked came back as markup:
+no Markdown image or link to example.invalid outside code spans, no raw HTML tag from the input
+in an element that renders HTML.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import pytest
@@ -33,15 +40,57 @@ HOSTILE = [
     "\x00", "\n\n", "8", "3, 8", "2", "64", "65", "-3", "1e9", "0.5", "1_000", "0x10", "i",
     "a b", "9" * 30, "-9999", "+2", "3->0", "0 1 2 3 | 4 5 6 7", "4, 0", "0, 3", "1, 1, 1, 1",
 ]  # fmt: skip
+# digits that str.isdigit() accepts but int() does not (superscripts), and other scripts' digits
+NON_ASCII_DIGITS = ["²", "¹", "³", "8²", "²,3", "١", "٣", "５", "８, ３", "2, ¹"]
+BEYOND_INT64 = [str(2**63), str(2**64), str(10**30), str(-(2**63) - 1), str(-(2**64)),
+                f"8, {2**63}", f"{2**63}, 3", f"0->{2**63}", f"0 1 | {2**64} 3"]  # fmt: skip
+# element counts beyond int64 (the output of the first is (8, 2**30, 2**30): XLA aborts)
+OVERFLOW_SHAPES = ["8, 1073741824, 1", "1, 1073741824", f"{2**40}, {2**40}", f"4, {2**62}",
+                   f"8, {2**31}, {2**31}", f"8, 1, {2**31}", f"{2**62}, {2**62}"]  # fmt: skip
+MARKUP = ["![x](http://example.invalid/a.png)", "[click](http://example.invalid)",
+          "<img src=x onerror=alert(1)>", "**bold**", "$x$", "`code`", "# heading",
+          "<a href='http://example.invalid'>a</a>", ":red[red]", "\\", "|a|b|\n|-|-|"]  # fmt: skip
+HOSTILE += NON_ASCII_DIGITS + BEYOND_INT64 + OVERFLOW_SHAPES + MARKUP
+_huge = st.sampled_from([2**30, 2**31, 2**40, 2**62, 2**63, 2**64, 10**30])
+overflow_shapes = st.lists(st.one_of(_huge, st.integers(0, 16)), min_size=1, max_size=4).map(
+    lambda dims: ", ".join(map(str, dims))
+)
 text_values = st.one_of(
     st.sampled_from(HOSTILE),
+    st.sampled_from(NON_ASCII_DIGITS + BEYOND_INT64 + OVERFLOW_SHAPES + MARKUP),
+    overflow_shapes,
+    st.integers(-(2**70), 2**70).map(str),
+    st.text(alphabet=st.characters(categories=["Nd", "No"]), min_size=1, max_size=4),
     st.text(max_size=40),
     st.integers(-(10**12), 10**12).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.lists(st.integers(-3, 12), min_size=0, max_size=6).map(lambda v: ", ".join(map(str, v))),
 )
 QUERY_KEYS = ["fn", "s0", "s1", "d0", "d1", "a0", "a1", "out", "name", "c", "n", "m", "v", "g",
-              "p", "pairs", "w", "r", "model", "k", "batch", "steps", "lr", "red", "d"]  # fmt: skip
+              "p", "pairs", "w", "r", "sizes", "ks", "impls", "model", "k", "batch", "steps", "lr",
+              "red", "d", "step", "present"]  # fmt: skip
+
+_CODE_SPAN = re.compile(r"(`+).*?\1", re.S)
+_MD_LINK = re.compile(r"\]\(\s*<?https?://example\.invalid", re.I)
+_HTML_TAG = re.compile(r"<(img|a|script|iframe)\b[^>]*(example\.invalid|onerror|src=x)", re.I)
+
+
+def markup_injections(at: AppTest) -> list[str]:
+    """Elements whose Markdown (or HTML) would show a hostile input as an image, a link or a
+    tag: an input echoed in a message must be escaped or shown as code, never rendered."""
+    found = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success", "title",
+                 "header", "subheader", "exception"):  # fmt: skip
+        for el in getattr(at, kind):
+            text = str(getattr(el, "value", "") or "")
+            plain = _CODE_SPAN.sub("", text)
+            if _MD_LINK.search(plain):
+                found.append(f"{kind}: markdown image/link from the input: {text[:120]!r}")
+            proto = getattr(el, "proto", None)
+            if getattr(proto, "allow_html", False) and _HTML_TAG.search(text):
+                found.append(f"{kind}: raw HTML from the input: {text[:120]!r}")
+    return found
+
 
 _sessions: dict[str, AppTest] = {}
 
@@ -122,6 +171,7 @@ def test_no_widget_value_produces_a_traceback(info, actions):
         history.append(act(action, kind, w))
         at.run(timeout=120)
         assert not at.exception, (history, [e.value for e in at.exception])
+        assert not markup_injections(at), (history, markup_injections(at))
 
 
 @pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
@@ -136,3 +186,4 @@ def test_crafted_urls_are_validated_like_widgets(info, query):
         at.query_params[k] = v
     at.switch_page(info.path).run()
     assert not at.exception, (query, [e.value for e in at.exception])
+    assert not markup_injections(at), (query, markup_injections(at))

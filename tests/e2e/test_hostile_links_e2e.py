@@ -1,0 +1,529 @@
+"""Hostile share links against a real server: hundreds of crafted URLs over every page and every
+query key a page reads, opened in headless Chromium. After EACH link: the server still answers
+its health check, the page shows no exception or traceback, and nothing from the URL became an
+external image, link, script handler or Markdown/LaTeX markup on the page.
+
+Every failure is collected and reported at the end (one run lists every broken link). A link that
+kills the server is identified by replaying the links that were in flight, one at a time, on a
+restarted server. Links open in a few browser tabs at once: each load costs Chromium about two
+CPU-seconds, so tabs overlap the waits. A summary (links opened, server deaths, exceptions,
+seconds per link) is printed and written to artifacts/hostile-links-*.txt.
+
+Query keys covered (read in pages/*.py): app.py ``present`` (every page); explorer and live:
+``fn out name s0 d0 a0 s1 d1 a1`` (``ui.load_url_settings`` / ``ui.explorer_settings`` with
+``catalog.default_settings``); collectives ``c n m v g p pairs``; timing ``w r sizes ks impls``;
+training ``model k batch steps lr red``; cluster ``p d``; tour ``step``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+import urllib.request
+from collections import deque
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+import pytest
+
+from tests.e2e.harness import ROOT, start_server, stop_server
+
+pytestmark = pytest.mark.e2e
+
+TABS = int(os.environ.get("PMAPVIZ_LINK_TABS", "3"))
+LINK_TIMEOUT_S = 60.0
+QUIET_S = 0.25
+ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_PLATFORM": "", "PMAPVIZ_MAX_BYTES": ""}
+
+# ------------------------------------------------------------------ the links
+
+EXPLORER_KEYS = ["fn", "out", "name", "s0", "d0", "a0", "s1", "d1", "a1"]
+PAGE_KEYS: dict[str, list[str]] = {
+    "": ["present"],  # home; app.py reads ?present on every page
+    "explorer": EXPLORER_KEYS,
+    "live": EXPLORER_KEYS,
+    "collectives": ["c", "n", "m", "v", "g", "p", "pairs"],
+    "timing": ["w", "r", "sizes", "ks", "impls"],
+    "training": ["model", "k", "batch", "steps", "lr", "red"],
+    "cluster": ["p", "d"],
+    "tour": ["step"],
+}
+# the context a key needs before the page reads it at all
+KEY_CONTEXT = {("collectives", "pairs"): {"c": "ppermute", "p": "custom"},
+               ("collectives", "g"): {"c": "psum"}}  # fmt: skip
+
+NON_ASCII_DIGITS = ["¹", "١", "５"]  # plus '²' for every key
+BEYOND_INT64 = [str(2**63), str(10**30), str(-(2**64))]
+MARKUP = [
+    "![x](http://example.invalid/a.png)",
+    "[click](http://example.invalid)",
+    "<img src=x onerror=alert(1)>",
+    "**bold**",
+    "$x$",
+]
+OTHER = ["", "9" * 10_000, "nan", "inf", "-1", " \t 2 \n", "\x00", "2\x00"]
+
+
+@dataclass(frozen=True)
+class Link:
+    path: str  # "/explorer?..."
+    what: str  # a short description for the report
+
+
+def _link(page: str, params: list[tuple[str, str]] | dict[str, str], what: str) -> Link:
+    pairs = list(params.items()) if isinstance(params, dict) else list(params)
+    query = urlencode(pairs, quote_via=quote)
+    return Link(f"/{page}" + (f"?{query}" if query else ""), what)
+
+
+def _short(value: str) -> str:
+    return repr(value) if len(value) <= 40 else f"{value[:12]!r}... ({len(value):,} chars)"
+
+
+def hostile_links(n: int) -> list[Link]:
+    """Deterministic: every key of every page alone with '²', another non-ASCII digit, an
+    integer beyond int64 and a Markdown/HTML or 'other' value (rotating); every page with ALL
+    its keys set to each Markdown/HTML and each 'other' value (empty, 10k chars, nan, inf,
+    negative, whitespace, null bytes); then shapes whose element counts overflow, repeated
+    keys, unknown keys, and every tour step."""
+    links = []
+    i = 0
+    for page, keys in PAGE_KEYS.items():
+        for key in keys:
+            for value in ("²", NON_ASCII_DIGITS[i % 3], BEYOND_INT64[i % 3],
+                          (MARKUP + OTHER)[i % 13]):  # fmt: skip
+                params = {**KEY_CONTEXT.get((page, key), {}), key: value}
+                links.append(_link(page, params, f"{key}={_short(value)}"))
+            i += 1
+    for page, keys in PAGE_KEYS.items():
+        every = [*keys, "present"] if page else keys
+        for value in MARKUP + OTHER:
+            # a URL of 70 KB is refused by the browser or server before the app sees it: the
+            # 10k-character value goes to three keys per link
+            step = 3 if len(value) > 1000 else len(every)
+            for k in range(0, len(every), step):
+                params = {**KEY_CONTEXT.get((page, "g"), {}),
+                          **dict.fromkeys(every[k : k + step], value)}  # fmt: skip
+                links.append(_link(page, params, f"every key={_short(value)}"))
+    overflow = [
+        {"fn": "matmul", "s0": f"{n},1073741824,1", "s1": "1,1073741824", "a0": "0",
+         "a1": "None"},
+        {"fn": "matmul", "s0": f"{n},4294967296,1", "s1": "1,4294967296", "a0": "0",
+         "a1": "None"},
+        {"fn": "double", "s0": f"{2**40},{2**40}", "a0": "0"},
+        {"fn": "double", "s0": f"4,{2**62}", "a0": "0"},
+        {"fn": "add", "s0": f"{n},1,{2**31}", "s1": f"{n},{2**31},1", "a0": "0", "a1": "0"},
+        {"fn": "batched_dot", "s0": f"{n},{2**59},3", "s1": f"{n},{2**59},3"},
+    ]  # fmt: skip
+    for page in ("explorer", "live", "timing"):
+        for params in overflow:
+            links.append(_link(page, params, "overflowing shapes " + params["s0"]))
+    links += [
+        _link("collectives", [("n", "2"), ("n", "²")], "repeated n"),
+        _link("collectives", [("m", "²"), ("m", "3")], "repeated m"),
+        _link("training", [("batch", "64"), ("batch", str(2**63))], "repeated batch"),
+        _link("training", [("steps", str(10**30)), ("steps", str(2**64))], "repeated steps"),
+        _link("tour", [("step", "2"), ("step", "²")], "repeated step"),
+        _link(
+            "explorer",
+            [("fn", "add"), ("fn", "matmul"), ("s0", "2"), ("s0", "²")],
+            "repeated fn, s0",
+        ),  # fmt: skip
+        _link(
+            "timing",
+            [("sizes", "64"), ("sizes", "²"), ("ks", "1"), ("ks", "١")],
+            "repeated sizes, ks",
+        ),  # fmt: skip
+        _link("cluster", [("p", "2"), ("p", str(10**30))], "repeated p"),
+        _link("", {"zzz": "1", "__proto__": "x", "constructor": "y"}, "unknown keys"),
+        _link("explorer", {"s9": "1,2", "a7": "3", "d5": "float32", "fn2": "x"}, "unknown keys"),
+        _link("live", {"s2": f"{n},8", "a2": "0", "d2": "float64"}, "unknown keys"),
+        _link("timing", {"sizes_dot": "64", "impls": "pmap,evil,,"}, "unknown keys"),
+        _link("collectives", {"c": "psum", "unknown": "\x00"}, "unknown keys"),
+        _link("timing", {"sizes": f"64,{2**63},²,-64", "ks": f"1,{10**30},１"}, "list values"),
+        _link("collectives", {"c": "psum", "g": f"0 1 | {2**63} ²"}, "groups beyond int64"),
+        _link(
+            "collectives",
+            {"c": "ppermute", "p": "custom", "pairs": f"0->{2**63}, ²->1"},
+            "pairs beyond int64",
+        ),  # fmt: skip
+    ]
+    links += [_link("tour", {"step": str(s)}, f"step={s}") for s in range(1, 11)]
+    return links
+
+
+def small_server_links(n: int) -> list[Link]:
+    """For a server with few devices and a small budget: every tour step, the overflowing
+    shapes, and the numeric keys that depend on the device count."""
+    kinds = ("step=", "overflowing", "repeated", "list values")
+    picked = [lk for lk in hostile_links(n) if lk.what.startswith(kinds)]
+    picked += [
+        _link("collectives", {"n": str(n), "m": "64"}, "n = devices"),
+        _link("collectives", {"n": str(n + 1)}, "n = devices + 1"),
+        _link("timing", {"ks": ",".join(map(str, range(1, n + 1))), "sizes": "64,1024"},
+              "every device count"),  # fmt: skip
+        _link("training", {"k": str(n), "batch": str(n * 7 + 1)}, "batch not divisible"),
+        _link("live", {"fn": "double", "s0": f"{n},1250000,3"}, "10M elements"),
+        _link("live", {"fn": "batched_dot", "s0": f"{n},{10**7 // n},3",
+                       "s1": f"{n},{10**7 // n},3"}, "10M pairs, over a small budget"),
+    ]  # fmt: skip
+    return picked
+
+
+# ------------------------------------------------------------------ running them
+
+_CHECK = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const text = (app || document.body).innerText || '';
+    const injected = [];
+    for (const el of document.querySelectorAll('*')) {
+        for (const attr of el.getAttributeNames()) {
+            const v = el.getAttribute(attr) || '';
+            const tag = `<${el.tagName} ${attr}=${v.slice(0, 60)}>`;
+            const fetches = /^(src|href|srcset|xlink:href|data|action|formaction|poster|style)$/i;
+            if ((fetches.test(attr) && /example\\.invalid/i.test(v)) || /^on/i.test(attr))
+                injected.push(tag);
+        }
+        if (el.tagName === 'IMG' && el.getAttribute('src') === 'x') injected.push('<img src=x>');
+    }
+    for (const el of document.querySelectorAll('strong, b, em, i')) {
+        if (el.textContent.trim() === 'bold' && !el.closest('[data-testid="stCode"]'))
+            injected.push('**bold** rendered as <' + el.tagName.toLowerCase() + '>');
+    }
+    for (const el of document.querySelectorAll('annotation')) {
+        if (el.textContent.trim() === 'x') injected.push('$x$ rendered as LaTeX');
+    }
+    return {
+        exceptions: document.querySelectorAll('[data-testid="stException"]').length,
+        traceback: text.includes('Traceback') || text.includes('File "/'),
+        injected: [...new Set(injected)],
+        excerpt: [...document.querySelectorAll('[data-testid="stException"]')]
+            .map(e => e.innerText.split('\\n').filter(l => l.trim()).slice(0, 2).join(' | '))
+            .join(' || ').slice(0, 300),
+    };
+}"""
+
+
+# harness._SETTLED, but an exception also counts as finished: a page that raises before its
+# title has no <h1> and would otherwise wait out the whole timeout
+_SETTLED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stException"]')
+        && !document.querySelector('[data-stale="true"]')
+        && !document.querySelector('[data-testid="stMain"] [data-testid="stSkeleton"]')
+        && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+               .every(c => c.querySelector('.main-svg'));
+}"""
+
+
+_STATE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return `script ${app ? app.getAttribute('data-test-script-state') : 'no app'}, `
+        + `h1 ${!!document.querySelector('[data-testid="stMain"] h1')}, `
+        + `stale ${document.querySelectorAll('[data-stale="true"]').length}, `
+        + `url ${location.href.length} chars`;
+}"""
+
+
+@dataclass
+class Failure:
+    link: Link
+    symptom: str
+
+
+@dataclass
+class Report:
+    opened: int = 0
+    deaths: int = 0
+    exceptions: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+class ServerDied(Exception):
+    pass
+
+
+class LinkRunner:
+    """Opens links on a server of its own, restarting it when a link kills it."""
+
+    def __init__(self, browser, server_args: list[str]):
+        self.browser = browser
+        self.args = server_args
+        self.proc, self.url = start_server(server_args, env=ENV)
+        self.report = Report()
+        self.context = browser.new_context(viewport={"width": 1200, "height": 800})
+        self.pages = []
+        self.dialogs: dict[int, list[str]] = {}
+
+    def close(self) -> None:
+        self.context.close()
+        stop_server(self.proc)
+
+    def _page(self, k: int):
+        while len(self.pages) <= k:
+            p = self.context.new_page()
+            idx = len(self.pages)
+            self.dialogs[idx] = []
+
+            def on_dialog(d, idx=idx):
+                self.dialogs[idx].append(f"{d.type}({d.message[:40]!r})")
+                d.dismiss()
+
+            p.on("dialog", on_dialog)
+            self.pages.append(p)
+        return self.pages[k]
+
+    def healthy(self) -> bool:
+        if self.proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(self.url + "/_stcore/health", timeout=10) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def _log_tail(self) -> str:
+        port = self.url.rsplit(":", 1)[1]
+        log = ROOT / "artifacts" / f"server-{port}.log"
+        try:
+            lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return ""
+        for words in (("what()", "overflow", "abort", "fatal"), ("error",)):
+            keep = [ln for ln in lines if any(w in ln.lower() for w in words)]
+            if keep:
+                return keep[-1].strip()[:300]
+        return lines[-1].strip()[:300] if lines else ""
+
+    def _restart(self) -> None:
+        for p in self.pages:
+            with contextlib.suppress(Exception):  # a page of a dead server
+                p.goto("about:blank")
+        stop_server(self.proc)
+        self.proc, self.url = start_server(self.args, env=ENV)
+
+    def _check(self, k: int, link: Link, settled: bool, started: float) -> None:
+        page = self.pages[k]
+        r = self.report
+        r.opened += 1
+        r.seconds.append(time.perf_counter() - started)
+        if not self.healthy():
+            raise ServerDied(link.path)
+        try:
+            got = page.evaluate(_CHECK)
+        except Exception as err:  # noqa: BLE001
+            r.failures.append(Failure(link, f"page could not be inspected: {err}"[:200]))
+            return
+        if not settled:
+            r.failures.append(Failure(link, f"did not finish within {LINK_TIMEOUT_S:.0f} s "
+                                            f"({page.evaluate(_STATE)})"))  # fmt: skip
+        if got["exceptions"] or got["traceback"]:
+            r.exceptions += 1
+            r.failures.append(
+                Failure(link, f"exception on the page: {got['excerpt'] or 'a traceback'}")
+            )
+        if got["injected"]:
+            r.failures.append(Failure(link, "injected from the URL: " + ", ".join(got["injected"])))
+        if self.dialogs[k]:
+            r.failures.append(Failure(link, "a script ran: " + ", ".join(self.dialogs[k])))
+            self.dialogs[k].clear()
+
+    def press(self, link: Link, button: str) -> None:
+        """Open a link alone, press a button on it, and check like any link."""
+        page = self._page(0)
+        started = time.perf_counter()
+        settled = False
+        try:
+            page.goto(self.url + link.path)
+            page.wait_for_function(_SETTLED, timeout=60_000, polling=50)
+            page.get_by_role("button", name=button).first.click(timeout=10_000)
+            page.wait_for_timeout(500)
+            page.wait_for_function(_SETTLED, timeout=90_000, polling=50)
+            page.wait_for_timeout(300)
+            settled = True
+        except Exception as err:  # noqa: BLE001 (reported below)
+            self.report.failures.append(Failure(link, f"could not press: {err}"[:200]))
+        try:
+            self._check(0, link, settled, started)
+        except ServerDied:
+            self.report.deaths += 1
+            self.report.failures.append(Failure(link, f"the server died ({self._log_tail()})"))
+            self._restart()
+
+    def _batch(self, queue: deque, tabs: int) -> list[Link]:
+        """Open the queue's links, `tabs` at a time. Returns [] when done, or the links that were
+        in flight when the server died (the rest stay queued)."""
+        slots: list[dict | None] = [None] * tabs
+        while queue or any(slots):
+            for k in range(tabs):
+                page = self._page(k)
+                s = slots[k]
+                if s is None:
+                    if not queue:
+                        continue
+                    link = queue.popleft()
+                    s = slots[k] = {"link": link, "t0": time.perf_counter(), "since": None}
+                    try:
+                        page.goto(self.url + link.path, wait_until="commit", timeout=30_000)
+                    except Exception as err:  # noqa: BLE001 (checked below, like any other link)
+                        s["t0"] -= LINK_TIMEOUT_S
+                        s["goto"] = str(err).splitlines()[0][:120]
+                    continue
+                now = time.perf_counter()
+                try:
+                    ok = page.evaluate(_SETTLED)
+                except Exception:  # noqa: BLE001 (navigating)
+                    ok = False
+                if ok and s["since"] is None:
+                    s["since"] = now
+                elif not ok:
+                    s["since"] = None
+                done = ok and now - s["since"] >= QUIET_S
+                if done or now - s["t0"] > LINK_TIMEOUT_S:
+                    if "goto" in s:
+                        self.report.failures.append(Failure(s["link"], "not opened: " + s["goto"]))
+                    try:
+                        self._check(k, s["link"], done or "goto" in s, s["t0"])
+                    except ServerDied:
+                        return [x["link"] for x in slots if x is not None]
+                    slots[k] = None
+            if self.proc.poll() is not None:
+                return [x["link"] for x in slots if x is not None]
+            time.sleep(0.02)
+        return []
+
+    def run(self, links: list[Link], tabs: int = TABS) -> Report:
+        queue = deque(links)
+        while queue:
+            suspects = self._batch(queue, tabs)
+            if not suspects:
+                break
+            # replay what was in flight one at a time on a fresh server, to find the killer
+            self._restart()
+            for link in suspects:
+                if self._batch(deque([link]), 1):
+                    self.report.deaths += 1
+                    self.report.failures.append(
+                        Failure(link, f"the server died ({self._log_tail() or 'no log line'})")
+                    )
+                    self._restart()
+        return self.report
+
+
+def summarize(name: str, report: Report, wall: float) -> str:
+    per = sum(report.seconds) / max(1, len(report.seconds))
+    each = wall / max(1, report.opened)
+    head = (f"{name}: {report.opened} links opened in {wall:.0f} s ({each:.2f} s each with "
+            f"{TABS} tabs; {per:.2f} s per link in its tab); server deaths "
+            f"{report.deaths}; links with an exception {report.exceptions}; failures "
+            f"{len(report.failures)}")  # fmt: skip
+    lines = [head] + [
+        f"  {f.link.path[:160]}  [{f.link.what}]: {f.symptom}" for f in report.failures
+    ]
+    text = "\n".join(lines)
+    out = ROOT / "artifacts" / f"hostile-links-{name}.txt"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(text + "\n")
+    print(text)
+    return text
+
+
+def test_link_list_is_large_deterministic_and_covers_every_key():
+    links = hostile_links(8)
+    assert len(links) >= 300
+    assert links == hostile_links(8)
+    for page, keys in PAGE_KEYS.items():
+        for key in keys:
+            has = [lk.path for lk in links if lk.path.startswith(f"/{page}?")]
+            for value in ["²", *MARKUP, *OTHER]:
+                assert any(f"{key}={quote(value, safe='')}" in h for h in has), (page, key, value)
+            assert any(f"{key}={quote(v, safe='')}" in h for v in BEYOND_INT64 for h in has), (
+                page,
+                key,
+            )
+    paths = {lk.path.split("?")[0] for lk in links}
+    assert paths == {"/", "/explorer", "/live", "/collectives", "/timing", "/training", "/cluster",
+                     "/tour"}  # fmt: skip
+
+
+@pytest.mark.timeout(1500)
+def test_hostile_links_never_break_a_page_or_the_server(browser):
+    runner = LinkRunner(browser, ["--devices", "8", "--max-bytes", "1G"])
+    t0 = time.perf_counter()
+    try:
+        report = runner.run(hostile_links(8))
+    finally:
+        runner.close()
+    text = summarize("8-devices", report, time.perf_counter() - t0)
+    assert report.opened >= 300
+    assert not report.failures, text
+
+
+@pytest.mark.timeout(600)
+def test_hostile_links_on_three_devices_and_a_small_budget(browser):
+    """--devices 3 (nothing divides evenly) and the smallest budget; also presses the tour's
+    step 8 (launch two processes) and step 9 (time on 1 and on all devices) buttons."""
+    runner = LinkRunner(browser, ["--devices", "3", "--max-bytes", "64M"])
+    t0 = time.perf_counter()
+    try:
+        report = runner.run(small_server_links(3))
+        for step, button in ((8, "Launch 2 processes"), (9, "Time x * 2 + 1")):
+            runner.press(Link(f"/tour?step={step}", f"tour step {step}, press {button!r}"), button)
+    finally:
+        runner.close()
+    text = summarize("3-devices", report, time.perf_counter() - t0)
+    assert not report.failures, text
+
+
+FORCE_ERROR_APP = """
+import runpy
+import streamlit as st
+
+_title = getattr(st, "_pmapviz_title", st.title)  # the original, on every rerun
+st._pmapviz_title = _title
+
+
+def _title_or_raise(*args, **kwargs):
+    if st.query_params.get("pmapviz_force_error"):
+        raise RuntimeError("forced by the test")
+    return _title(*args, **kwargs)
+
+
+st.title = _title_or_raise
+runpy.run_path({app!r}, run_name="__main__")
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_forced_exception_shows_no_file_paths(browser, tmp_path):
+    """The app as shipped (its .streamlit/config.toml) must not show tracebacks or server paths
+    when a page raises. The exception is forced by a wrapper around the real app.py that makes
+    st.title raise when ?pmapviz_force_error is set; pages and config are the real ones."""
+    for name in ("pages", "pmapviz", ".streamlit"):
+        if (ROOT / name).exists():
+            (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / "app.py").write_text(FORCE_ERROR_APP.format(app=str(ROOT / "app.py")))
+    env = {**ENV, "PYTHONPATH": str(ROOT)}
+    proc, url = start_server(["--devices", "2"], env=env, script="app.py", cwd=tmp_path)
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(url + "/collectives?pmapviz_force_error=1")
+        page.wait_for_function(
+            """() => document.querySelector('[data-testid="stApp"]')
+                ?.getAttribute('data-test-script-state') === 'notRunning'
+                && document.querySelector('[data-testid="stException"]')""",
+            timeout=120_000,
+        )  # fmt: skip
+        text = page.locator('[data-testid="stApp"]').inner_text()
+        leaks = [s for s in ('File "/', "Traceback", str(ROOT), str(tmp_path), "site-packages")
+                 if s in text]  # fmt: skip
+        assert not leaks, f"the error shows {leaks}:\n{text[:1500]}"
+    finally:
+        context.close()
+        stop_server(proc)
+    shutil.rmtree(tmp_path, ignore_errors=True)
