@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import charts, collectives, settings, ui
+from pmapviz import charts, collectives, compiled, settings, ui
 
 ui.ensure_routed()
 
@@ -61,12 +61,15 @@ ui.share_link("collectives")
 values = ui.parsed(P, schema, ["n", "m"])
 n, m = values["n"], values["m"]
 try:
-    groups = collectives.parse_groups(st.session_state[P + "g"], n) if coll.uses_groups else None
-    perm = None
-    if coll.key == "ppermute":
-        mode = st.session_state[P + "p"]
-        perm = (collectives.parse_pairs(st.session_state[P + "pairs"], n) if mode == "custom"
-                else collectives.ring(n, mode.split()[1]))  # fmt: skip
+    choice = collectives.playground_choice(
+        coll.key,
+        n,
+        st.session_state[P + "g"],
+        st.session_state[P + "pairs"],
+        st.session_state[P + "p"],
+    )
+    groups = [list(g) for g in choice.groups] if choice.groups else None
+    perm = [tuple(p) for p in choice.perm] if choice.perm else None
     out = collectives.run(coll.key, n, m, st.session_state[P + "v"], groups=groups, perm=perm,
                           program_cache=_compiled)  # fmt: skip
 except collectives.CollectiveError as err:
@@ -115,3 +118,8 @@ st.markdown(
     f"**{recv:,.0f} bytes** for {n} devices x {m} float32 elements. Model: {out.model}. "
     "Latency and on-device copies are ignored; on emulated CPU devices nothing crosses a wire."
 )
+
+with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):
+    if st.toggle("Compile it and read the HLO", key="co_xla"):
+        ui.show_analysis(compiled.analyse_collective(coll.key, n, m, choice.groups, choice.perm),
+                         labels)  # fmt: skip

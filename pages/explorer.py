@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import catalog, charts, codegen, layout, presets, settings, ui
+from pmapviz import catalog, charts, codegen, compiled, layout, presets, settings, ui
 from pmapviz.scenario import KEYS as scenario_keys
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape
@@ -77,7 +77,7 @@ ui.share_link("explorer")
 st.session_state[ui.EXPLORER_KEY] = scenario.texts()
 
 # ------------------------------------------------------------------ parse what was typed
-_, plan, errors = scenario.plan(n)
+program, plan, errors = scenario.plan(n)
 if ui.show_errors(errors):
     st.stop()
 out_axes, axis_name = plan.out_axes, plan.axis_name
@@ -159,7 +159,9 @@ st.dataframe(rows, hide_index=True, width="stretch")
 
 # ------------------------------------------------------------------ code
 st.subheader("The code")
-tab_pmap, tab_sm = st.tabs(["jax.pmap", "jax.shard_map (today's API)"])
+tab_pmap, tab_sm, tab_xla = st.tabs(
+    ["jax.pmap", "jax.shard_map (today's API)", "What XLA compiles"]
+)
 with tab_pmap:
     st.code(codegen.pmap_script(program, plan), language="python", line_numbers=True)
 with tab_sm:
@@ -171,3 +173,12 @@ with tab_sm:
     )
     st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
 st.caption("Both scripts are tested to give equal results (tests/core/test_codegen.py).")
+with tab_xla:
+    if plan.devices_used > report.count:
+        st.info("Planned for more devices than this server has: compile it on a machine with "
+                f"{plan.devices_used} devices.", icon=":material/info:")  # fmt: skip
+    elif st.toggle("Compile it and show the collectives XLA emits", key="ex_xla"):
+        with st.spinner("Lowering and compiling..."):
+            ui.show_analysis(compiled.analyse_plan(program, plan), report.labels)
+        st.page_link("pages/compiled.py", label="More on the Compiled program page",
+                     icon=":material/memory_alt:")  # fmt: skip

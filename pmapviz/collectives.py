@@ -415,3 +415,31 @@ def differs_from_numpy(out: Outcome) -> list[int]:
     return [d for d, (got, want) in enumerate(zip(out.after, out.expected, strict=True))
             if not np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
                                rtol=1e-5, atol=1e-6)]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A playground setting, parsed: the groups and the permutation a collective runs with
+    (hashable: tuples, so compiled programs can be cached by it)."""
+
+    groups: tuple[tuple[int, ...], ...] | None
+    perm: tuple[tuple[int, int], ...] | None
+
+
+def playground_choice(key: str, n: int, groups_text: str = "", pairs_text: str = "",
+                      mode: str = "custom") -> Choice:  # fmt: skip
+    """Groups (for the reductions) and pairs (for ppermute) from what the user typed; ``mode``
+    'ring right' / 'ring left' picks a ring, 'custom' the typed pairs (a ring right when
+    empty). Raises CollectiveError with the fix."""
+    c = BY_KEY[key]
+    groups = parse_groups(groups_text, n) if c.uses_groups else None
+    perm = None
+    if c.key == "ppermute":
+        if mode in ("ring right", "ring left"):
+            perm = ring(n, mode.split()[1])
+        elif (pairs_text or "").strip():
+            perm = parse_pairs(pairs_text, n)
+        else:
+            perm = ring(n, "right")
+    return Choice(tuple(map(tuple, groups)) if groups else None,
+                  tuple(map(tuple, perm)) if perm else None)  # fmt: skip

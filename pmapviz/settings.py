@@ -441,5 +441,15 @@ def timing(n_devices: int, workload: str = "dot") -> Schema:
     ))  # fmt: skip
 
 
+COMPILED_SOURCES = ("explorer", "collective", "training")
+
+
+def compiled(n_devices: int) -> Schema:
+    """The Compiled program page: what to compile (src) and, for a collective, the
+    playground's own settings (c, n, m, g, p, pairs)."""
+    return Schema((choice_field("src", "Program", COMPILED_SOURCES, "collective"),
+                   *collectives(n_devices).fields))  # fmt: skip
+
+
 def present(query: Mapping[str, str]) -> bool:
     return str(query.get(PRESENT_KEY, "")).strip().lower() in ("1", "true", "yes")

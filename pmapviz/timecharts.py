@@ -151,3 +151,26 @@ def step_time_figure(rows: list[dict]) -> go.Figure:
     fig.update_xaxes(title="devices (same global batch)")
     fig.update_yaxes(title="ms")
     return _timing_layout(fig, 320)
+
+
+def timeline_figure(timeline, labels: list[str]) -> go.Figure:
+    """One lane per device, its HLO ops as bars in time order (from a real profiler trace);
+    collectives in the device's colour and named, everything else grey. One trace per lane."""
+    fig = go.Figure()
+    lanes = sorted(timeline.lanes)
+    for dev in lanes:
+        events = timeline.lanes[dev]
+        name = labels[dev] if dev < len(labels) else str(dev)
+        fig.add_trace(go.Bar(
+            x=[max(e.dur_us, 0.5) for e in events], y=[name] * len(events),
+            base=[e.start_us for e in events], orientation="h", showlegend=False,
+            marker_color=[device_colour(dev) if e.collective else "#BBBBBB" for e in events],
+            text=[e.op if e.collective else "" for e in events], textposition="inside",
+            hovertext=[f"{e.op}{' (' + e.collective + ')' if e.collective else ''}: "
+                       f"{e.dur_us:.1f} us from {e.start_us:.1f} us" for e in events],
+            hoverinfo="text",
+        ))  # fmt: skip
+    fig.update_layout(title="One call, device by device (collectives coloured)", barmode="overlay")
+    fig.update_xaxes(title="microseconds since the call's first op", rangemode="tozero")
+    fig.update_yaxes(autorange="reversed", type="category")
+    return _timing_layout(fig, 120 + 36 * max(1, len(lanes)))

@@ -162,3 +162,13 @@ def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
                                    statistics.median(per) if per else float("nan"), per,
                                    r.model_sent, model_us))  # fmt: skip
     return timeline, rows
+
+
+def time_rows(times: list[CollectiveTime]) -> list[dict]:
+    """Measured collective times beside the ring model, as table rows."""
+    return [{"HLO op": t.op, "collective": t.kind, "measured (us, median of devices)":
+             round(t.measured_us, 1), "per device (us)": ", ".join(f"{x:.0f}" for x in
+                                                                    t.per_device_us),
+             "ring model: bytes sent": round(t.model_bytes),
+             "ring model (us)": None if t.model_us is None else round(t.model_us, 2)}
+            for t in times]  # fmt: skip

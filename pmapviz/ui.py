@@ -39,6 +39,8 @@ PAGES = (
              "training", "Sharded batches, replicated parameters, pmean of gradients."),
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
              "jax.distributed on one machine: local versus global devices."),
+    PageInfo("pages/compiled.py", "Compiled program", ":material/memory_alt:", "compiled",
+             "The collectives XLA really emits, cost and memory, a per-device timeline."),
     PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
              "A step-by-step workshop path through pmap."),
 )  # fmt: skip
@@ -353,3 +355,70 @@ def queue_display(turns, stop_key: str | None = None):
 
 
 # ---------------------------------------------------------------- end of waiting for a turn
+
+
+# ---------------------------------------------------------------- what XLA compiled
+def show_analysis(a, labels: list[str]) -> None:
+    """A compiled pmap program (pmapviz.compiled.Analysis): the collectives XLA emitted beside
+    the ring model, their groups and pairs on the devices, the program at three levels, and
+    cost and memory per variant."""
+    import pandas as pd
+
+    from pmapviz import charts, compiled
+
+    st.caption(f"`{a.target.code}` on {a.target.n} device(s), compiled in "
+               f"{a.compile_s * 1e3:,.0f} ms.")  # fmt: skip
+    if a.unparsed:
+        st.warning("Some collective lines of the HLO could not be read by this version of "
+                   "pmapviz; they are shown as text instead of being guessed.",
+                   icon=":material/help:")  # fmt: skip
+        st.code("\n".join(f"{k}: {t}" for k, t, _ in a.unparsed), language=None)
+    if not a.rows:
+        st.info("XLA emitted no collective: every device computes on its own block.",
+                icon=":material/info:")  # fmt: skip
+    else:
+        st.dataframe(pd.DataFrame(compiled.table_rows(a.rows)), hide_index=True, width="stretch")
+        for r in a.rows:
+            c = r.hlo
+            if c.source_target_pairs:
+                st.markdown(f"**{c.name}** ({c.kind}): source -> target pairs")
+                fig = charts.permutation_figure(labels[: a.target.n], list(c.source_target_pairs))
+                st.plotly_chart(fig, config={"displayModeBar": False}, key=f"perm_{c.name}")
+            elif c.replica_groups and len(c.replica_groups) > 1:
+                st.markdown(f"**{c.name}** ({c.kind}): replica groups")
+                grid(
+                    [
+                        (
+                            f"group {k}",
+                            [(chips([d]), d, labels[d] if d < len(labels) else str(d)) for d in g],
+                        )
+                        for k, g in enumerate(c.replica_groups)
+                    ]
+                )
+    _show_levels(a)
+    _show_variants(a)
+
+
+def _show_levels(a) -> None:
+    lv = a.levels
+    for title, text, lines in (("jaxpr (pmap is jit of shard_map)", lv.jaxpr, lv.jaxpr_lines),
+                               ("StableHLO, as lowered", lv.stablehlo, lv.stablehlo_lines),
+                               ("HLO, as compiled by XLA", lv.hlo, lv.hlo_lines)):  # fmt: skip
+        with st.expander(f"{title}: {len(text.splitlines()):,} lines, collectives on lines "
+                         f"{', '.join(map(str, lines)) or 'none'}"):  # fmt: skip
+            marked = "\n".join(f"{'>>' if k in lines else '  '} {k:>4} {line}"
+                               for k, line in enumerate(text.splitlines(), 1))  # fmt: skip
+            st.code(marked[:200_000], language=None)
+
+
+def _show_variants(a) -> None:
+    import pandas as pd
+
+    from pmapviz import compiled
+
+    st.markdown("**The same computation, four ways** (per device; `bytes accessed` is each "
+                "device's LOCAL memory traffic, not network bytes):")  # fmt: skip
+    rows, notes = compiled.variant_table(a)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for note in notes:
+        st.info(note, icon=":material/info:")

@@ -1,0 +1,110 @@
+"""Compiled program: what XLA made of a pmap. The collectives it emitted (read from the compiled
+HLO) beside the ring model, the program at three levels, cost and memory per device for pmap,
+jit(vmap), jit + NamedSharding and shard_map, hidden communication, and a per-device timeline
+from a real profiler trace."""
+
+import streamlit as st
+
+from pmapviz import collectives, compiled, settings, timecharts, timeline, training, ui
+
+ui.ensure_routed()
+
+report = ui.device_report()
+n_all = report.count
+P = "cp_"
+SOURCE_LABELS = {"explorer": "Explorer's settings", "collective": "A collective",
+                 "training": "Training step"}  # fmt: skip
+
+st.title("Compiled program")
+st.markdown(
+    "`jax.pmap(f)` is compiled by XLA into one program per device. This page reads that "
+    "program back from JAX (`.lower(...)`, `.compile().as_text()`, `cost_analysis()`, "
+    "`memory_analysis()`, `jax.make_jaxpr`, the profiler) and shows **the communication XLA "
+    "really emits**, next to what the ring model on the Collectives page predicts."
+)
+schema = settings.compiled(n_all)
+ui.load_url_settings(P, schema)
+
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    c1.radio(
+        "Program",
+        settings.COMPILED_SOURCES,
+        key=P + "src",
+        horizontal=True,
+        format_func=SOURCE_LABELS.get,
+    )
+    src = st.session_state[P + "src"]
+    if src == "collective":
+        c2.selectbox("Collective", [c.key for c in collectives.COLLECTIVES], key=P + "c",
+                     format_func=lambda k: collectives.BY_KEY[k].label)  # fmt: skip
+        c3.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
+        c4.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
+        if collectives.BY_KEY[st.session_state[P + "c"]].uses_groups:
+            st.text_input("axis_index_groups (optional)", key=P + "g", max_chars=400,
+                          placeholder="e.g. 0 1 | 2 3")  # fmt: skip
+        if st.session_state[P + "c"] == "ppermute":
+            st.text_input("Pairs source->destination (empty: ring right)", key=P + "pairs",
+                          max_chars=400)  # fmt: skip
+scenario = ui.explorer_scenario(n_all)  # read before the URL is rewritten below
+mine = ["src", "c", "n", "m", "g", "pairs"] if src == "collective" else ["src"]
+ui.set_url({**{k: str(st.session_state[P + k]) for k in mine},
+            **(scenario.query() if src == "explorer" else {})})  # fmt: skip
+ui.share_link("compiled")
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _collective(key, n, m, groups, perm):
+    return compiled.analyse_collective(key, n, m, groups, perm)
+
+
+with st.spinner("Lowering and compiling (first time for these settings only)..."):
+    try:
+        if src == "collective":
+            v = ui.parsed(P, schema, ["c", "n", "m"])
+            n = v["n"]
+            target = collectives.playground_choice(v["c"], n, st.session_state[P + "g"],
+                                                   st.session_state[P + "pairs"])  # fmt: skip
+            analysis = _collective(v["c"], n, v["m"], target.groups, target.perm)
+        elif src == "explorer":
+            program, plan, errors = scenario.plan(n_all)
+            if ui.show_errors(errors) or plan is None or not plan.ok:
+                st.info("Fix the explorer's settings first (Shapes & sharding page).",
+                        icon=":material/grid_view:")  # fmt: skip
+                st.stop()
+            analysis = compiled.analyse_plan(program, plan)
+        else:
+            analysis = compiled.analyse_training(training.Config("linear", n_all, 32 * n_all))
+    except collectives.CollectiveError as err:
+        st.error(str(err), icon=":material/block:")
+        st.stop()
+
+st.subheader("The collectives XLA emitted")
+ui.show_analysis(analysis, report.labels)
+
+st.subheader("Hidden communication")
+st.markdown(
+    "Some ordinary-looking lines communicate without saying so. Each is compiled and its "
+    "collectives read from the HLO, then timed beside its fix:"
+)
+if st.button("Compile and time them", key="cp_hidden", icon=":material/visibility:"):
+    with st.spinner("Compiling and timing..."):
+        st.session_state["cp_hidden_rows"] = compiled.hidden_table(n_all)
+if st.session_state.get("cp_hidden_rows"):
+    st.dataframe(st.session_state["cp_hidden_rows"], hide_index=True, width="stretch")
+
+if src == "collective":
+    st.subheader("One call, device by device")
+    st.markdown(
+        "A real profiler trace (`jax.profiler.trace`) of one call: one lane per device, its HLO "
+        "ops as bars, collectives coloured; on emulated CPU devices a collective is a copy "
+        "between threads, so its measured time is mostly waiting for the slowest device."
+    )
+    if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
+        try:
+            tl, times = timeline.collective_timeline(v["c"], n, v["m"], target.groups,
+                                                     target.perm)  # fmt: skip
+            st.plotly_chart(timecharts.timeline_figure(tl, report.labels), key="cp_timeline")
+            st.dataframe(timeline.time_rows(times), hide_index=True, width="stretch")
+        except timeline.ProfilerBusy as err:
+            st.warning(str(err), icon=":material/hourglass_top:")

@@ -1,0 +1,59 @@
+"""AppTest for the Compiled program page: what XLA emitted, read from real compilations."""
+
+import pytest
+
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+PAGE = "pages/compiled.py"
+N = TEST_DEVICES
+
+
+def test_psum_with_groups_shows_the_all_reduce_and_its_groups(run_app):
+    at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "g": "0 1 | 2 3 4 5 6 7"})
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert list(table["collective"]) == ["all-reduce"]
+    assert table["groups / pairs"][0] == "[[0, 1], [2, 3, 4, 5, 6, 7]]"  # as the user asked
+    assert "replica groups" in all_text(at)
+    variants = at.dataframe[1].value
+    assert len(variants) == 4 and "pmap" in variants["variant"][0]
+
+
+def test_ppermute_pairs_are_read_back_and_a_trace_has_one_lane_per_device(run_app):
+    at = run_app(page=PAGE, query={"src": "collective", "c": "ppermute", "pairs": "0->1, 1->5"})
+    assert not at.exception
+    assert at.dataframe[0].value["groups / pairs"][0] == "[[0, 1], [1, 5]]"
+    at.button(key="cp_trace").click().run(timeout=120)
+    assert not at.exception
+    fig = at.get("plotly_chart")[-1].proto.spec
+    assert all(f'"y":["cpu:{d}"' in fig for d in range(N))  # one lane per device
+    assert "collective-permute" in fig
+
+
+def test_explorer_settings_and_the_training_step_compile(run_app):
+    at = run_app(page=PAGE, query={"src": "explorer", "fn": "normalise", "s0": f"{N}, 4",
+                                   "a0": "0", "name": "i"})  # fmt: skip
+    assert not at.exception
+    assert "all-reduce" in list(at.dataframe[0].value["collective"])
+    at = run_app(page=PAGE, query={"src": "training"})
+    assert not at.exception and "all-reduce" in list(at.dataframe[0].value["collective"])
+
+
+@pytest.mark.parametrize("query, words", [({"src": "collective", "c": "psum", "g": "0 1 | 9"},
+                                           "outside"),
+                                          ({"src": "nope"}, "Using the default")])  # fmt: skip
+def test_bad_settings_are_explained(run_app, query, words):
+    at = run_app(page=PAGE, query=query)
+    assert not at.exception
+    assert any(words in m.value for m in [*at.error, *at.warning])
+
+
+def test_explorer_and_collectives_have_a_compiled_view(run_app):
+    at = run_app(page="pages/explorer.py", query={"fn": "normalise", "s0": f"{N}, 4", "a0": "0",
+                                                  "name": "i"})  # fmt: skip
+    at.toggle(key="ex_xla").set_value(True).run()
+    assert not at.exception and "all-reduce" in list(at.dataframe[-2].value["collective"])
+    at = run_app(page="pages/collectives.py", query={"c": "all_gather", "n": "4", "m": "2"})
+    at.toggle(key="co_xla").set_value(True).run()
+    assert not at.exception and "all-gather" in list(at.dataframe[-2].value["collective"])
