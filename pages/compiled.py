@@ -5,7 +5,17 @@ from a real profiler trace."""
 
 import streamlit as st
 
-from pmapviz import collectives, compiled, settings, timecharts, timeline, training, ui
+from pmapviz import (
+    benchmarking,
+    collectives,
+    compiled,
+    devices,
+    settings,
+    timecharts,
+    timeline,
+    training,
+    ui,
+)
 
 ui.ensure_routed()
 
@@ -101,9 +111,12 @@ if src == "collective":
         "between threads, so its measured time is mostly waiting for the slowest device."
     )
     if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
+        on_wait, clear_wait = ui.queue_display(timeline.TURNS, stop_key="cp_trace_stop")
         try:
+            bw = benchmarking.bandwidth(devices.memory_budget())
             tl, times = timeline.collective_timeline(v["c"], n, v["m"], target.groups,
-                                                     target.perm)  # fmt: skip
+                                                     target.perm, bw, on_wait)  # fmt: skip
+            clear_wait()
             st.plotly_chart(timecharts.timeline_figure(tl, report.labels), key="cp_timeline")
             st.dataframe(timeline.time_rows(times), hide_index=True, width="stretch")
         except timeline.ProfilerBusy as err:

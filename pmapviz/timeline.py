@@ -5,7 +5,7 @@ create_perfetto_trace=True)``, reads ``perfetto_trace.json.gz`` (Chrome trace ev
 the events that carry ``args.device_ordinal`` and ``args.hlo_op``: one lane per device, each
 HLO op with its start and duration, collectives marked (their names match the HLO instruction
 names that :mod:`pmapviz.hlo` reads). The last complete call is shown. The temporary folder is
-always removed, and one capture runs at a time in a process (``LOCK``).
+always removed, and one capture runs at a time in a process (``TURNS``, a visible queue).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ import json
 import os
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-LOCK = threading.Lock()  # jax.profiler allows one trace at a time per process
-LOCK_TIMEOUT_S = 10.0
+from pmapviz import turns
+
+TURNS = turns.resource("profiler", "profiler capture")  # one trace at a time per process
+LOCK_TIMEOUT_S = 60.0
 
 
 class ProfilerBusy(RuntimeError):
@@ -102,13 +103,17 @@ def read_trace(folder: str) -> dict:
 
 
 def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
-            module: str | None = None, timeout_s: float = LOCK_TIMEOUT_S) -> Timeline:  # fmt: skip
-    """Trace ``calls`` calls of ``run`` (already compiled and warm; its result is waited for)."""
+            module: str | None = None, timeout_s: float = LOCK_TIMEOUT_S,
+            on_wait=None) -> Timeline:  # fmt: skip
+    """Trace ``calls`` calls of ``run`` (already compiled and warm; its result is waited for),
+    in this process's profiler queue (``TURNS``: ``on_wait(position, waited_s)`` while
+    waiting; ProfilerBusy after ``timeout_s``)."""
     import jax
 
-    if not LOCK.acquire(timeout=timeout_s):
-        raise ProfilerBusy(f"Another profiler capture has run for over {timeout_s:.0f} s in this "
-                           "process; try again when it has finished.")  # fmt: skip
+    try:
+        turn = TURNS.acquire(timeout_s, None, on_wait)
+    except (turns.WaitTimeout, turns.Cancelled) as err:
+        raise ProfilerBusy(str(err)) from err
     try:
         with tempfile.TemporaryDirectory(prefix="pmapviz-trace-") as folder:
             t = time.perf_counter()
@@ -121,7 +126,7 @@ def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
             seconds = time.perf_counter() - t
             trace = read_trace(folder)
     finally:
-        LOCK.release()
+        turn.release()
     lanes, name, seen = lanes_of(device_events(trace), collectives, module)
     return Timeline(lanes, name, seen, seconds)
 
@@ -137,7 +142,8 @@ class CollectiveTime:
 
 
 def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
-                        bandwidth_gbs: float | None = None) -> tuple[Timeline, list]:  # fmt: skip
+                        bandwidth_gbs: float | None = None,
+                        on_wait=None) -> tuple[Timeline, list]:  # fmt: skip
     """A collective of the playground: compiled (pmapviz.compiled), traced, and each collective's
     measured time beside the ring model."""
     import jax
@@ -152,7 +158,7 @@ def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
     x = jax.device_put(col.make_input(n, m), pmap_sharding(2, 0, n))
     jax.block_until_ready(fn(x))  # compile outside the trace
     kinds = {r.hlo.name: r.hlo.kind for r in analysis.rows}
-    timeline = capture(lambda: fn(x), kinds)
+    timeline = capture(lambda: fn(x), kinds, on_wait=on_wait)
     measured = timeline.collective_times()
     rows = []
     for r in analysis.rows:
