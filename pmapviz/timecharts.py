@@ -26,7 +26,7 @@ def _timing_layout(fig: go.Figure, height: int = 380) -> go.Figure:
 
 def breakdown_figure(rows: list[dict]) -> go.Figure:
     """Stacked bars per implementation and device count: compile, transfer, compute, d2h (ms)."""
-    labels = [f"{r['impl']} x{r['devices']}" for r in rows]
+    labels = [f"{r['impl']}<br>x{r['devices']}" for r in rows]  # two short lines: never cut
     fig = go.Figure()
     for phase, key in (("compile", "compile_s"), ("transfer", "transfer_s"),
                        ("compute", "run_s_median"), ("device to host", "d2h_s")):  # fmt: skip
@@ -34,6 +34,7 @@ def breakdown_figure(rows: list[dict]) -> go.Figure:
         fig.add_trace(go.Bar(name=phase, x=labels, y=[r[key] * 1e3 for r in rows],
                              marker_color=PHASE_COLOURS[phase], hovertemplate=tip))  # fmt: skip
     fig.update_layout(barmode="stack", title="Where the time goes (one call, ms)")
+    fig.update_xaxes(tickangle=0)
     fig.update_yaxes(title="ms")
     return _timing_layout(fig)
 

@@ -176,5 +176,5 @@ def time_rows(times: list[CollectiveTime]) -> list[dict]:
              round(t.measured_us, 1), "per device (us)": ", ".join(f"{x:.0f}" for x in
                                                                     t.per_device_us),
              "ring model: bytes sent": round(t.model_bytes),
-             "ring model (us)": None if t.model_us is None else round(t.model_us, 2)}
+             "ring model (us)": None if t.model_us is None else float(f"{t.model_us:.3g}")}
             for t in times]  # fmt: skip
