@@ -102,7 +102,7 @@ def parse_int_list(text: Any, name: str, lo: int, hi: int, max_items: int = 16,
         raise SettingError(f"{name} is empty: give whole numbers separated by commas.")
     if len(parts) > max_items:
         raise SettingError(f"{name} has {len(parts)} values; at most {max_items} are allowed.")
-    values = [parse_int(p, f"{name}:", lo, hi) for p in parts]
+    values = [parse_int(p, f"{name} value", lo, hi) for p in parts]
     if allowed is not None:
         bad = [v for v in values if v not in allowed]
         if bad:

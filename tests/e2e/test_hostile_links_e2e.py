@@ -21,6 +21,7 @@ import contextlib
 import os
 import shutil
 import time
+import urllib.parse
 import urllib.request
 from collections import deque
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
+from tests.e2e import stclient
 from tests.e2e.harness import ROOT, start_server, stop_server
 
 pytestmark = pytest.mark.e2e
@@ -414,6 +416,84 @@ class LinkRunner:
         return self.report
 
 
+# ------------------------------------------------------------------ over the protocol
+MARKUP_SIGNS = ("example.invalid", "**bold**", "$x$", "<img", "onerror")
+TEXT_KINDS = ("markdown", "alert", "heading", "caption", "text", "toast")
+
+
+def protocol_problems(page: stclient.Page, link: Link) -> list[str]:
+    """What a browser would show wrongly for this link, from the elements the server sent:
+    an exception or traceback, or user markup outside inline code (it would render)."""
+    found = []
+    if not page.finished:
+        found.append(f"did not finish within {LINK_TIMEOUT_S:.0f} s")
+    if page.exceptions:
+        found.append("exception on the page: " + page.exceptions[0][:200])
+    for text in page.texts(*TEXT_KINDS):
+        if "Traceback" in text or 'File "/' in text:
+            found.append("a traceback in the text: " + text[:120])
+        loose = stclient.outside_code(text)
+        sent = urllib.parse.unquote(link.path)
+        found += [f"user markup {sign!r} outside code: {text[:120]}"
+                  for sign in MARKUP_SIGNS if sign in loose and sign in sent]  # fmt: skip
+    return found
+
+
+class ProtocolRunner(LinkRunner):
+    """Opens each link as a new session over the browser's own websocket protocol (no
+    rendering): the server, the page's script and every element are real. Checks health after
+    each link and restarts the server if a link kills it."""
+
+    def __init__(self, server_args: list[str]):
+        self.args = server_args
+        self.proc, self.url = start_server(server_args, env=ENV)
+        self.report = Report()
+        self.pages = []
+
+    def close(self) -> None:
+        stop_server(self.proc)
+
+    def _restart(self) -> None:
+        stop_server(self.proc)
+        self.proc, self.url = start_server(self.args, env=ENV)
+
+    def run(self, links: list[Link], tabs: int = 1) -> Report:
+        r = self.report
+        for link in links:
+            t0 = time.perf_counter()
+            try:
+                page = stclient.open_link(self.url, link.path, timeout=LINK_TIMEOUT_S)
+                problems = protocol_problems(page, link)
+            except Exception as err:  # noqa: BLE001  (a dropped connection: checked below)
+                problems = [f"the connection failed: {str(err).splitlines()[0][:120]}"]
+            r.opened += 1
+            r.seconds.append(time.perf_counter() - t0)
+            if not self.healthy():
+                r.deaths += 1
+                r.failures.append(Failure(link, f"the server died ({self._log_tail()})"))
+                self._restart()
+                continue
+            r.exceptions += any(p.startswith("exception") for p in problems)
+            r.failures += [Failure(link, p) for p in problems]
+        return r
+
+
+def browser_subset(links: list[Link]) -> list[Link]:
+    """A few links per page whose every key carries Markdown/HTML: checked in Chromium too,
+    where the DOM itself shows whether anything rendered."""
+    picked, seen = [], set()
+    for lk in links:
+        page = lk.path.split("?")[0]
+        if (
+            lk.what.startswith("every key=")
+            and any(m[:6] in lk.what for m in MARKUP[:3])
+            and (page, lk.what) not in seen
+        ):
+            seen.add((page, lk.what))
+            picked.append(lk)
+    return picked
+
+
 def summarize(name: str, report: Report, wall: float) -> str:
     per = sum(report.seconds) / max(1, len(report.seconds))
     each = wall / max(1, report.opened)
@@ -450,9 +530,11 @@ def test_link_list_is_large_deterministic_and_covers_every_key():
                      "/tour"}  # fmt: skip
 
 
-@pytest.mark.timeout(1500)
-def test_hostile_links_never_break_a_page_or_the_server(browser):
-    runner = LinkRunner(browser, ["--devices", "8", "--max-bytes", "1G"])
+@pytest.mark.timeout(900)
+def test_hostile_links_never_break_a_page_or_the_server():
+    """Over 300 crafted links on a real --devices 8 server, each a new session over the
+    browser's protocol; health and the page's elements checked after every one."""
+    runner = ProtocolRunner(["--devices", "8", "--max-bytes", "1G"])
     t0 = time.perf_counter()
     try:
         report = runner.run(hostile_links(8))
@@ -464,17 +546,40 @@ def test_hostile_links_never_break_a_page_or_the_server(browser):
 
 
 @pytest.mark.timeout(600)
+def test_markup_links_render_as_text_in_chromium(browser):
+    """The same server kind, in the browser: every page with Markdown/HTML in all its keys;
+    the DOM must show no injected image, link, bold text, formula or script."""
+    runner = LinkRunner(browser, ["--devices", "8", "--max-bytes", "1G"])
+    t0 = time.perf_counter()
+    links = browser_subset(hostile_links(8))
+    try:
+        report = runner.run(links)
+    finally:
+        runner.close()
+    text = summarize("browser", report, time.perf_counter() - t0)
+    assert report.opened == len(links) >= 14
+    assert not report.failures, text
+
+
+@pytest.mark.timeout(600)
 def test_hostile_links_on_three_devices_and_a_small_budget(browser):
     """--devices 3 (nothing divides evenly) and the smallest budget; also presses the tour's
     step 8 (launch two processes) and step 9 (time on 1 and on all devices) buttons."""
-    runner = LinkRunner(browser, ["--devices", "3", "--max-bytes", "64M"])
+    runner = ProtocolRunner(["--devices", "3", "--max-bytes", "64M"])
     t0 = time.perf_counter()
     try:
         report = runner.run(small_server_links(3))
-        for step, button in ((8, "Launch 2 processes"), (9, "Time x * 2 + 1")):
-            runner.press(Link(f"/tour?step={step}", f"tour step {step}, press {button!r}"), button)
     finally:
         runner.close()
+    clicker = LinkRunner(browser, ["--devices", "3", "--max-bytes", "64M"])
+    try:
+        for step, button in ((8, "Launch 2 processes"), (9, "Time x * 2 + 1")):
+            clicker.press(Link(f"/tour?step={step}", f"tour step {step}, press {button!r}"),
+                          button)  # fmt: skip
+    finally:
+        clicker.close()
+    report.opened += clicker.report.opened
+    report.failures += clicker.report.failures
     text = summarize("3-devices", report, time.perf_counter() - t0)
     assert not report.failures, text
 
@@ -516,10 +621,12 @@ def test_a_forced_exception_shows_no_file_paths(browser, tmp_path):
         page.wait_for_function(
             """() => document.querySelector('[data-testid="stApp"]')
                 ?.getAttribute('data-test-script-state') === 'notRunning'
-                && document.querySelector('[data-testid="stException"]')""",
+                && document.querySelector('[data-testid="stAlert"]')""",
             timeout=120_000,
         )  # fmt: skip
         text = page.locator('[data-testid="stApp"]').inner_text()
+        assert "unexpected problem" in text  # the router's one clear message
+        assert not page.locator('[data-testid="stException"]').count()
         leaks = [s for s in ('File "/', "Traceback", str(ROOT), str(tmp_path), "site-packages")
                  if s in text]  # fmt: skip
         assert not leaks, f"the error shows {leaks}:\n{text[:1500]}"

@@ -1,0 +1,80 @@
+"""A minimal Streamlit client: open a page with its query string over the same websocket
+protocol the browser uses (protobuf BackMsg/ForwardMsg on /_stcore/stream), and collect every
+element the server sends until the script finishes. It opens a link exactly as a browser's
+first request does (a new session, the URL's page and query string), without rendering, so
+hundreds of links take a minute instead of ten. Browser rendering checks stay in the e2e tests
+that drive Chromium."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.sync.client import connect
+
+DONE = {ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
+        ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR}  # fmt: skip
+
+
+@dataclass
+class Page:
+    """What the server sent for one link: element kinds and their texts."""
+
+    elements: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
+    finished: bool = False
+    seconds: float = 0.0
+
+    def texts(self, *kinds: str) -> list[str]:
+        return [t for k, t in self.elements if not kinds or k in kinds]
+
+    @property
+    def exceptions(self) -> list[str]:
+        return self.texts("exception")
+
+
+def _element_text(el) -> tuple[str, str]:
+    kind = el.WhichOneof("type") or "?"
+    part = getattr(el, kind, None)
+    if kind == "exception":
+        return kind, f"{part.type}: {part.message} {' '.join(part.stack_trace)}"
+    for attr in ("body", "label", "text", "code_text"):
+        value = getattr(part, attr, None)
+        if isinstance(value, str) and value:
+            return kind, value
+    return kind, ""
+
+
+def open_link(base_url: str, link: str, timeout: float = 120.0) -> Page:
+    """Open ``link`` ("/explorer?s0=...") in a new session; wait for the script to finish."""
+    parts = urlsplit(link)
+    ws_url = base_url.replace("http://", "ws://") + "/_stcore/stream"
+    page = Page()
+    t0 = time.monotonic()
+    with connect(ws_url, subprotocols=["streamlit"], max_size=2**27, open_timeout=30) as ws:
+        msg = BackMsg()
+        msg.rerun_script.query_string = parts.query
+        msg.rerun_script.page_name = parts.path.strip("/")
+        ws.send(msg.SerializeToString())
+        while time.monotonic() - t0 < timeout:
+            fwd = ForwardMsg()
+            fwd.ParseFromString(ws.recv(timeout=max(0.1, timeout - (time.monotonic() - t0))))
+            which = fwd.WhichOneof("type")
+            if which == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                page.elements.append(_element_text(fwd.delta.new_element))
+            elif which == "script_finished" and fwd.script_finished in DONE:
+                page.finished = True
+                break
+    page.seconds = time.monotonic() - t0
+    return page
+
+
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def outside_code(text: str) -> str:
+    """Markdown text with its inline code spans removed: what could render as markup."""
+    return _CODE_SPAN.sub("", text)
