@@ -158,11 +158,16 @@ def main() -> int:
                     box.press("Enter")
                     wait_rendered(page, timeout_ms=60_000)
             clicked = []
-            for name, page in zip(names, pages, strict=True):  # all at once
-                page.get_by_role("button", name=plan[name][1]).first.click()
-                clicked.append(time.perf_counter())
-            pending = dict(enumerate(names))
             result: dict[int, dict] = {}
+            for i, (name, page) in enumerate(zip(names, pages, strict=True)):  # all at once
+                try:
+                    page.get_by_role("button", name=plan[name][1]).first.click(timeout=10_000)
+                except Exception as err:  # noqa: BLE001 (reported in the table)
+                    why = f"no {plan[name][1]!r} button: {err}"[:80]
+                    result[i] = {"result": False, "exceptions": 0, "timed_out": False,
+                                 "wait": 0.0, "errors": [why]}  # fmt: skip
+                clicked.append(time.perf_counter())
+            pending = {i: name for i, name in enumerate(names) if i not in result}
             while pending:
                 for i in list(pending):
                     name = pending[i]
