@@ -107,6 +107,11 @@ def _spec(axis: int | None, name: str) -> str:
     return "P(" + ", ".join(["None"] * axis + [repr(name)]) + ")"
 
 
+def one_output(p: Plan) -> bool:
+    """Does f return one array (what the shard_map export and live runs support)?"""
+    return _is_shape(p.out_shapes)
+
+
 def shard_map_script(program: Program, p: Plan) -> str:
     """The same computation with ``jax.shard_map`` (rank-preserving: blocks keep the axis)."""
     if not p.ok:

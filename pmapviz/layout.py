@@ -73,9 +73,11 @@ def pmap_sharding(rank: int, split_axis: int | None, n_used: int, axis_name: str
 
 def pmap_indices(rank: int, split_axis: int | None, n_used: int) -> list[tuple]:
     """The index each of ``n_used`` devices holds, by arithmetic: what ``devices_indices_map``
-    of :func:`pmap_sharding` gives (tested), without needing the devices."""
+    of :func:`pmap_sharding` gives (tested), without needing the devices. One device holds
+    all of the split axis, which JAX writes as a whole slice."""
     whole = slice(None, None, None)
-    return [tuple(slice(k, k + 1, None) if a == split_axis else whole for a in range(rank))
+    split = split_axis if n_used > 1 else None
+    return [tuple(slice(k, k + 1, None) if a == split else whole for a in range(rank))
             for k in range(n_used)]  # fmt: skip
 
 

@@ -54,6 +54,18 @@ def program_for(fn: str, args: str = "", body: str = "") -> catalog.Program:
     return catalog.get(fn)
 
 
+def program_ref(program: catalog.Program) -> tuple[str, str, str]:
+    """``(fn, args, body)`` that rebuild ``program`` with :func:`program_for` (cache keys)."""
+    if isinstance(program, expr.ExprProgram):
+        return EXPR, ", ".join(program.arg_names), program.source
+    return program.key, "", ""
+
+
+def has_numpy_version(program: catalog.Program) -> bool:
+    """Catalog functions mostly have one (for checking results); your own f never does."""
+    return catalog.numpy_fn(program.key) is not None
+
+
 def parse_plan_devices(text: str, n_devices: int) -> int:
     """'' -> this server's ``n_devices``; else a whole number from 1 to MAX_PLAN_DEVICES."""
     from pmapviz import settings
@@ -117,6 +129,14 @@ class Scenario:
         p = catalog.get(self.fn)
         return replace(self, fn=EXPR, args=", ".join(p.arg_names),
                        body=p.body(self.name.strip() or "i"))  # fmt: skip
+
+    def switched(self, fn: str, n_devices: int) -> Scenario:
+        """The settings after choosing ``fn``: your own f starts from the current function's
+        code and shapes; a catalog function loads its example, sized to the planned count."""
+        if fn == EXPR:
+            return self.as_expression()
+        count = self.plans_elsewhere(n_devices) or n_devices
+        return replace(Scenario.defaults(fn, count), pn=self.pn)
 
     def resized(self, new_pn: str, n_devices: int) -> Scenario:
         """``pn`` set to ``new_pn``; each mapped axis whose size was the old device count is

@@ -220,6 +220,22 @@ def fmt_shape(shape: Sequence[int]) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+def is_shape(x: Any) -> bool:
+    return isinstance(x, tuple) and all(isinstance(d, int) for d in x)
+
+
+def fmt_tree(x: Any) -> str:
+    """A shape, or a pytree (tuple, list, dict) of shapes: '(8, 4)', '((8, 4), (8,))'."""
+    if is_shape(x):
+        return fmt_shape(x)
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {fmt_tree(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, (tuple, list)):
+        inner = ", ".join(fmt_tree(v) for v in x) + ("," if len(x) == 1 else "")
+        return f"({inner})" if isinstance(x, tuple) else f"[{inner}]"
+    return str(x)
+
+
 def fmt_axes(axes: Sequence[int | None]) -> str:
     """in_axes as written in a pmap call: a bare value for one argument, else a tuple."""
     return repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
