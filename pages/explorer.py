@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from pmapviz import catalog, charts, codegen, compiled, layout, presets, settings, ui
-from pmapviz.scenario import KEYS as scenario_keys
+from pmapviz import charts, codegen, compiled, layout, presets, scenario, settings, ui
 from pmapviz.scenario import Scenario
-from pmapviz.settings import fmt_shape
+from pmapviz.settings import fmt_shape, fmt_tree
 
 ui.ensure_routed()
 
@@ -29,8 +28,32 @@ def _apply(settings: dict[str, str]) -> None:
         st.session_state[P + name] = value
 
 
+def _current() -> Scenario:
+    """The settings as the widgets hold them (a slot not shown keeps its default)."""
+    return Scenario.from_texts({k: st.session_state[P + k] for k in scenario.KEYS
+                                if P + k in st.session_state}, n)  # fmt: skip
+
+
+def _last() -> Scenario:
+    return Scenario.from_texts(st.session_state.get(ui.EXPLORER_KEY) or {}, n)
+
+
 def _on_fn_change() -> None:
-    _apply(Scenario.defaults(st.session_state[P + "fn"], n).texts(every_slot=True))
+    _apply(_last().switched(st.session_state[P + "fn"], n).texts(every_slot=True))
+
+
+def _on_pn_change() -> None:
+    _apply(_last().resized(st.session_state[P + "pn"], n).texts(every_slot=True))
+
+
+EXPR_HELP = (
+    "One Python expression over your arguments, checked against an allow-list and never run "
+    "as code. Allowed: numbers, operators `+ - * / // % ** @`, one comparison, indexing like "
+    "`x[0, 1:3]`, `jnp.<fn>` (sum, mean, dot, einsum, tanh, where, reshape, ...), `lax` "
+    "collectives (psum, pmean, all_gather, ppermute, ...) with a literal axis name like "
+    "`'i'`, `jax.nn.<fn>`, `jax.vmap` and array methods (`.sum()`, `.reshape(...)`, `.T`). "
+    "Not allowed: lambdas, imports, other names, allocation from sizes (`jnp.zeros`)."
+)
 
 
 # ------------------------------------------------------------------ settings
@@ -42,45 +65,66 @@ for k, preset in enumerate(presets.PRESETS):
                args=(preset.scenario(n).texts(every_slot=True),), width="stretch")  # fmt: skip
 
 with st.container(border=True):
-    c1, c2, c3 = st.columns([3, 1, 1])
-    c1.selectbox(
-        "Function f", list(catalog.BY_KEY), key=P + "fn", on_change=_on_fn_change,
-        format_func=lambda k: catalog.get(k).label,
-    )  # fmt: skip
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    c1.selectbox("Function f", scenario.FUNCTIONS, key=P + "fn", on_change=_on_fn_change,
+                 format_func=scenario.label)  # fmt: skip
     c2.text_input("out_axes", key=P + "out", max_chars=12, help="An integer, or None.")
     c3.text_input("axis_name", key=P + "name", max_chars=32,
                   help="Needed by collectives such as lax.psum; e.g. i.")  # fmt: skip
-    program = catalog.get(st.session_state[P + "fn"])
-    st.caption(program.description)
-    arg_cols = st.columns(program.n_args)
-    for k, (col, arg) in enumerate(zip(arg_cols, program.arg_names, strict=True)):
-        with col:
-            st.markdown(f"**Argument `{arg}`**")
-            a, b, c = st.columns([4, 3, 2])
-            a.text_input(
-                f"shape of {arg}",
-                key=f"{P}s{k}",
-                max_chars=200,
-                help="Sizes separated by commas, e.g. 8, 1250000, 3. () for a scalar.",
-            )
-            b.selectbox(f"dtype of {arg}", settings.DTYPES, key=f"{P}d{k}")
-            c.text_input(
-                "in_axes",
-                key=f"{P}a{k}",
-                max_chars=12,
-                help="The axis to split across devices (0, 1, ...), or None. A negative axis "
-                "works in JAX 0.10's pmap only when it means axis 0.",
-            )
-scenario = Scenario.from_texts({k: st.session_state[P + k] for k in scenario_keys}, n)
-ui.set_url(scenario.query())
+    c4.text_input("Plan for N devices", key=P + "pn", max_chars=8, on_change=_on_pn_change,
+                  placeholder=f"{n} (this server)",
+                  help=f"Empty: this server's {n} devices. Up to {scenario.MAX_PLAN_DEVICES:,}: "
+                  "plan and draw for a bigger machine from the shapes alone (mapped axes of "
+                  "that size are resized). Live outputs and the Timing lab always use this "
+                  "server's devices.")  # fmt: skip
+    if st.session_state[P + "fn"] == scenario.EXPR:
+        e1, e2 = st.columns([1, 3])
+        e1.text_input("Arguments", key=P + "args", max_chars=200,
+                      help="Names separated by commas, e.g. x, w (at most 6).")  # fmt: skip
+        e2.text_input("f(...) = ", key=P + "body", max_chars=500, help=EXPR_HELP)
+        st.caption(
+            "Your own f: one expression, checked and interpreted by pmapviz (hover ? "
+            "for what is allowed); the code below exports it as a plain Python function."
+        )
+    else:
+        st.caption(scenario.program_for(st.session_state[P + "fn"]).description)
+    names = _current().arg_names
+    for row in range(0, len(names), 3):
+        arg_cols = st.columns(3 if len(names) > 2 else len(names))
+        for k, col in zip(range(row, min(row + 3, len(names))), arg_cols, strict=False):
+            with col:
+                st.markdown(f"**Argument `{names[k]}`**")
+                a, b, c = st.columns([4, 3, 2])
+                a.text_input(
+                    f"shape of {names[k]}",
+                    key=f"{P}s{k}",
+                    max_chars=200,
+                    help="Sizes separated by commas, e.g. 8, 1250000, 3. () for a scalar.",
+                )
+                b.selectbox(f"dtype of {names[k]}", settings.DTYPES, key=f"{P}d{k}")
+                c.text_input(
+                    "in_axes",
+                    key=f"{P}a{k}",
+                    max_chars=12,
+                    help="The axis to split across devices (0, 1, ...), or None. A negative "
+                    "axis works in JAX 0.10's pmap only when it means axis 0.",
+                )
+current = _current()
+ui.set_url(current.query())
 ui.share_link("explorer")
-st.session_state[ui.EXPLORER_KEY] = scenario.texts()
+st.session_state[ui.EXPLORER_KEY] = current.texts()
 
 # ------------------------------------------------------------------ parse what was typed
-program, plan, errors = scenario.plan(n)
+program, plan, errors = current.plan(n, use_pn=True)
 if ui.show_errors(errors):
     st.stop()
 out_axes, axis_name = plan.out_axes, plan.axis_name
+N = plan.n_devices
+elsewhere = current.plans_elsewhere(n)
+if elsewhere:
+    st.info(f"Planning for **{N:,} devices** from the shapes alone; this server has {n}. "
+            "Live outputs and the Timing lab run on this server's devices.",
+            icon=":material/dns:")  # fmt: skip
 
 # ------------------------------------------------------------------ verdict
 call = (
@@ -110,10 +154,10 @@ if not plan.ok:
 
 local_args = zip(plan.arg_names, plan.per_device_in_shapes, strict=True)
 st.success(
-    f"Valid. pmap uses **{plan.devices_used} of the {n} devices**; each runs f on "
+    f"Valid. pmap uses **{plan.devices_used:,} of the {N:,} devices**; each runs f on "
     + ", ".join(f"`{a}` {fmt_shape(s)}" for a, s in local_args)
-    + f" and returns {fmt_shape(plan.per_device_out_shapes)}. Result: "
-    f"**{fmt_shape(plan.out_shapes)}** {plan.out_dtypes}.",
+    + f" and returns {fmt_tree(plan.per_device_out_shapes)}. Result: "
+    f"**{fmt_tree(plan.out_shapes)}** {plan.out_dtypes}.",
     icon=":material/check_circle:",
 )  # fmt: skip
 for note in plan.notes:
@@ -127,9 +171,13 @@ inputs, outputs = layout.plan_layouts(plan)
 st.subheader("How the arrays are split")
 st.caption(
     "Blocks are coloured by device (the same colours on every page) and labelled; hover for the "
-    "exact slice. Read from JAX's `NamedSharding.devices_indices_map`, the sharding pmap gives "
-    "its arrays; no array is allocated. Axis lengths are drawn on a log scale."
-)
+    "exact slice. "
+    + ("Computed by index arithmetic for the planned devices (tested against JAX's "
+       "`devices_indices_map` on real ones); more than 32 blocks are drawn as groups."
+       if elsewhere else "Read from JAX's `NamedSharding.devices_indices_map`, the sharding "
+       "pmap gives its arrays; no array is allocated.")
+    + " Axis lengths are drawn on a log scale."
+)  # fmt: skip
 cols = st.columns(len(inputs) + 1)
 for col, lay, ax in zip(cols, [*inputs, outputs[0]], [*plan.in_axes, out_axes], strict=True):
     with col:
@@ -152,7 +200,7 @@ for k in range(plan.devices_used):
     for lay in inputs:
         row[f"{lay.name} slice"] = lay.pieces[k].index_text
     row["f receives"] = ", ".join(fmt_shape(s) for s in plan.per_device_in_shapes)
-    row["f returns"] = fmt_shape(plan.per_device_out_shapes)
+    row["f returns"] = fmt_tree(plan.per_device_out_shapes)
     row[f"{outputs[0].name} slice"] = outputs[0].pieces[k].index_text
     rows.append(row)
 st.dataframe(rows, hide_index=True, width="stretch")
@@ -169,9 +217,13 @@ with tab_sm:
         "`shard_map` is **rank-preserving**: each device's block keeps the mapped axis "
         "(here of size 1), where pmap's per-device view drops it. With shard_map you can also "
         "skip the manual reshape: `in_specs=P('i')` on a `(10_000_000, 3)` array gives each "
-        f"of {n} devices a `({10_000_000 // n:_}, 3)` block directly."
+        f"of {N:,} devices a `({10_000_000 // N:_}, 3)` block directly."
     )
-    st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
+    if codegen.one_output(plan):
+        st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
+    else:
+        st.info("The shard_map export covers an f that returns one array.",
+                icon=":material/info:")  # fmt: skip
 st.caption("Both scripts are tested to give equal results (tests/core/test_codegen.py).")
 with tab_xla:
     if plan.devices_used > report.count:

@@ -3,8 +3,8 @@ against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 
 import streamlit as st
 
-from pmapviz import catalog, devices, dotproduct, planning, programs, timebudget, ui
-from pmapviz.settings import fmt_shape
+from pmapviz import devices, dotproduct, planning, programs, scenario, timebudget, ui
+from pmapviz.settings import fmt_shape, quote
 
 ui.ensure_routed()
 
@@ -21,8 +21,8 @@ st.markdown(
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _compiled(key: str, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, axis_name, n):
-    program = catalog.get(key)
+def _compiled(ref: tuple, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, axis_name, n):
+    program = scenario.program_for(*ref)
     p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                       n_devices=n, dtypes=dtypes)  # fmt: skip
     return programs.compile_plan(program, p)
@@ -37,9 +37,9 @@ def _too_long(plan, program) -> str | None:
     return None
 
 
-scenario = ui.explorer_scenario(n)
-program, plan, errors = scenario.plan(n)
-ui.set_url(scenario.query())  # a link to this page reproduces the run
+current = ui.explorer_scenario(n)
+program, plan, errors = current.plan(n)
+ui.set_url(current.query())  # a link to this page reproduces the run
 ui.share_link("live")
 
 with st.container(border=True):
@@ -47,8 +47,11 @@ with st.container(border=True):
         args = ", ".join(f"`{a}` {fmt_shape(s)} (in_axes {ax}, {d})" for a, s, ax, d in
                          zip(plan.arg_names, plan.arg_shapes, plan.in_axes, plan.dtypes,
                              strict=True))  # fmt: skip
-        st.markdown(f"**f** = `{program.body(plan.axis_name)}` on {args}; "
+        st.markdown(f"**f** = {quote(program.body(plan.axis_name), 200)} on {args}; "
                     f"out_axes {plan.out_axes}, axis_name `{plan.axis_name}`")  # fmt: skip
+    if elsewhere := current.plans_elsewhere(n):
+        st.caption(f"The explorer plans for {elsewhere:,} devices; live runs use this server's "
+                   f"{n} devices.")  # fmt: skip
     st.page_link("pages/explorer.py", label="Change the settings in the explorer",
                  icon=":material/grid_view:")  # fmt: skip
     c1, c2 = st.columns([3, 1])
@@ -64,6 +67,8 @@ if plan is not None and not plan.ok:
         st.error(f"{q.message}\n\n**Fix:** {q.fix}", icon=":material/block:")
 if plan is None or not plan.ok:
     st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
+elif why := programs.not_runnable(plan):
+    st.info(why, icon=":material/info:")
 else:
     need = programs.estimate_bytes(plan, program)
     budget = devices.memory_budget()
@@ -82,8 +87,8 @@ else:
     ):
         st.info("Large inputs: press Run to start.", icon=":material/info:")
     else:
-        key = (program.key, plan.arg_shapes, tuple(plan.dtypes), plan.in_axes, plan.out_axes,
-               plan.axis_name, plan.devices_used)  # fmt: skip
+        key = (scenario.program_ref(program), plan.arg_shapes, tuple(plan.dtypes),
+               plan.in_axes, plan.out_axes, plan.axis_name, plan.devices_used)  # fmt: skip
         with st.spinner("Compiling (first time only), placing inputs, running..."):
             compiled = _compiled(*key)
             res = programs.run_plan(program, plan, compiled, kind, int(seed))
@@ -101,6 +106,8 @@ else:
                   f"{res.max_rel_diff:.3g} ({tol})")  # fmt: skip
         if res.numpy_max_abs_diff is not None:
             detail += f"; max |pmap - numpy| = {res.numpy_max_abs_diff:.3g}"
+        elif not scenario.has_numpy_version(program):
+            detail += "; there is no numpy version of this f, so jit(vmap(f)) is the only check"
         (st.success if res.passed else st.error)(
             f"**{verdict}**: pmap's result matches jit(vmap(f)) on one device. {detail}."
             if res.passed else f"**{verdict}**: pmap and jit(vmap(f)) differ. {detail}.",

@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, devices, memory, settings, timecharts, turns, ui
+from pmapviz import devices, memory, programs, scenario, settings, timecharts, turns, ui
 
 ui.ensure_routed()
 
@@ -100,16 +100,24 @@ if go and runs:
     bar.progress(1.0, text="Done")
 
 with st.expander("Time the explorer's current settings"):
-    program, plan, errors = ui.explorer_scenario(n).plan(n)
+    explored = ui.explorer_scenario(n)
+    program, plan, errors = explored.plan(n)
+    if elsewhere := explored.plans_elsewhere(n):
+        st.caption(f"The explorer plans for {elsewhere:,} devices; timing uses this server's "
+                   f"{n} devices.")  # fmt: skip
     if errors or plan is None or not plan.ok:
         st.warning("The explorer's settings are not valid yet: fix them on the Shapes & "
                    "sharding page first.", icon=":material/grid_view:")  # fmt: skip
+    elif why := programs.not_runnable(plan):
+        st.info(why, icon=":material/info:")
     else:
         args = ", ".join(f"{a} {settings.fmt_shape(s)}"
                          for a, s in zip(plan.arg_names, plan.arg_shapes, strict=True))  # fmt: skip
-        vs_numpy = " vs numpy" if catalog.numpy_fn(program.key) else ""
-        st.markdown(f"f = `{program.body(plan.axis_name)}` on {args}: pmap on "
-                    f"{plan.devices_used} device(s) vs jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
+        vs_numpy = (" vs numpy" if scenario.has_numpy_version(program)
+                    else " (this f has no numpy version)")  # fmt: skip
+        shown = settings.quote(program.body(plan.axis_name), 200)
+        st.markdown(f"f = {shown} on {args}: pmap on {plan.devices_used} device(s) vs "
+                    f"jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
         need = memory.plan_timing_bytes(plan)
         budget = devices.memory_budget()
         if need > budget:

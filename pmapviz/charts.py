@@ -72,17 +72,61 @@ def _block_label(device: str, span_px: float) -> str:
     return short if span_px >= 8 * len(short) + 2 else ""
 
 
-def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float):
-    """(position, device, index text, a, b): each device's span along `axis`, from JAX's index."""
-    size = layout.shape[axis]
-    out = []
-    for p in layout.pieces:
+MAX_BLOCKS = 32  # more devices than this on one axis: drawn as groups of devices
+GROUPS = 8  # how many groups then (each labelled with its device range and count)
+
+
+def _number(device: str) -> str:
+    m = re.search(r"[0-9]+$", device)
+    return m.group(0) if m else device
+
+
+def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float,
+                  label_px: float | None = None):  # fmt: skip
+    """(position, label, hover, a, b): each device's span along `axis`, from JAX's index,
+    labelled to fit in ``label_px`` (default: the span's own length); above MAX_BLOCKS
+    devices, GROUPS runs of neighbouring devices, each labelled with its device range (or
+    its first device and +) and counted in the hover."""
+    size, pieces = layout.shape[axis], layout.pieces
+    local = layout.local_shape
+
+    def bounds(p) -> tuple[int, int]:
         s = p.index[axis]
-        lo = 0 if s.start is None else s.start
-        hi = size if s.stop is None else s.stop
-        out.append((p.position, p.device, p.index_text,
-                    start + length * lo / size, start + length * hi / size))  # fmt: skip
+        return (0 if s.start is None else s.start), (size if s.stop is None else s.stop)
+
+    def span(lo: int, hi: int) -> tuple[float, float]:
+        return start + length * lo / size, start + length * hi / size
+
+    if len(pieces) <= MAX_BLOCKS:
+        out = []
+        for p in pieces:
+            a, b = span(*bounds(p))
+            hover = f"{p.device} holds {layout.name}{p.index_text}<br>local shape {local}"
+            px = (b - a) * PX_PER_UNIT if label_px is None else label_px
+            out.append((p.position, _block_label(p.device, px), hover, a, b))
+        return out
+    per = -(-len(pieces) // GROUPS)
+    out = []
+    for g in range(0, len(pieces), per):
+        run = pieces[g : g + per]
+        lo, hi = bounds(run[0])[0], bounds(run[-1])[1]
+        a, b = span(lo, hi)
+        first, last = run[0].device, run[-1].device
+        hover = (f"{len(run):,} devices, {first} to {last}: one index each of "
+                 f"{layout.name} axis {axis} [{lo:,}:{hi:,}]<br>local shape {local}")  # fmt: skip
+        px = (b - a) * PX_PER_UNIT if label_px is None else label_px
+        texts = [f"{_number(first)}-{_number(last)}", f"{_number(first)}+", ""]
+        text = next(t for t in texts if px >= 7.5 * len(t))
+        out.append((g // per, text, hover, a, b))
     return out
+
+
+def _groups_note(layout: ArrayLayout) -> str:
+    n = len(layout.pieces)
+    if n <= MAX_BLOCKS:
+        return "one index per device"
+    per = -(-n // GROUPS)
+    return f"{n:,} devices, drawn as {-(-n // per)} groups of up to {per:,}"
 
 
 def _finish(fig: go.Figure, x0: float, x1: float, y0: float, y1: float) -> go.Figure:
@@ -104,12 +148,8 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
     shape, ax = layout.shape, layout.split_axis
     n = len(layout.pieces)
     hovers: list = []
-    local = layout.local_shape
     whole = f"every one of the {n} device(s) holds all of {layout.name}"
     fig = _base(100)
-
-    def hover(dev: str, idx: str) -> str:
-        return f"{dev} holds {layout.name}{idx}<br>local shape {local}"
 
     if len(shape) == 0:
         _rect(fig, 0, 3, 0, 1.2, NEUTRAL, "scalar", whole, hovers)
@@ -134,14 +174,14 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
         if ax is None:
             _rect(fig, 0, w, 0, h, NEUTRAL, "all devices", whole, hovers)
         elif ax == col_axis:
-            for pos, dev, idx, a, b in _pieces_along(layout, ax, 0, w):
-                text = _block_label(dev, (b - a) * PX_PER_UNIT)
-                _rect(fig, a, b, 0, h, device_colour(pos), text, hover(dev, idx), hovers)
+            for pos, text, tip, a, b in _pieces_along(layout, ax, 0, w):
+                _rect(fig, a, b, 0, h, device_colour(pos), text, tip, hovers)
         else:  # rows are split: device 0 on top
-            for pos, dev, idx, a, b in _pieces_along(layout, ax, 0, h):
-                text = _block_label(dev, w * PX_PER_UNIT) if (b - a) >= 0.5 else ""
-                _rect(fig, 0, w, h - b, h - a, device_colour(pos), text, hover(dev, idx), hovers)
-        _label(fig, 0, h + 0.45, f"axis {col_axis}: {shape[col_axis]:,}")
+            for pos, text, tip, a, b in _pieces_along(layout, ax, 0, h, w * PX_PER_UNIT):
+                text = text if (b - a) >= 0.5 else ""
+                _rect(fig, 0, w, h - b, h - a, device_colour(pos), text, tip, hovers)
+        split = f", split: {_groups_note(layout)}" if ax is not None and n > MAX_BLOCKS else ""
+        _label(fig, 0, h + 0.45, f"axis {col_axis}: {shape[col_axis]:,}" + split)
         if len(shape) == 2:
             _label(fig, -0.45, h / 2, f"axis 0: {shape[0]:,}", anchor="center", angle=-90)
         _hover_layer(fig, hovers)
@@ -158,10 +198,9 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
         w = LENGTH * lengths[k] / biggest
         if k == ax:
             w = max(w, min(LENGTH, max(5.0, 0.9 * n)))
-            for pos, dev, idx, a, b in _pieces_along(layout, k, 0, w):
-                text = _block_label(dev, (b - a) * PX_PER_UNIT)
-                _rect(fig, a, b, y0, y1, device_colour(pos), text, hover(dev, idx), hovers)
-            note = f"axis {k}: {size:,}, split: one index per device"
+            for pos, text, tip, a, b in _pieces_along(layout, k, 0, w):
+                _rect(fig, a, b, y0, y1, device_colour(pos), text, tip, hovers)
+            note = f"axis {k}: {size:,}, split: {_groups_note(layout)}"
         else:
             w = max(w, 0.6)
             _rect(fig, 0, w, y0, y1, NEUTRAL, "", f"axis {k}: every device holds all {size:,}",

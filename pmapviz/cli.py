@@ -73,10 +73,15 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--fn",
-        default="batched_dot",
+        default=None,
         choices=sorted(catalog.BY_KEY),
-        help="a function from the catalog",
+        help="a function from the catalog (default batched_dot)",
     )
+    p.add_argument("--expr", default=None, metavar="BODY",
+                   help="your own f instead of --fn: one expression, e.g. 'jnp.tanh(x @ w)' "
+                   "(checked against an allow-list, never run as Python)")  # fmt: skip
+    p.add_argument("--args", default=None, metavar="NAMES",
+                   help="the argument names of --expr, e.g. x,w")  # fmt: skip
     p.add_argument(
         "--shape",
         action="append",
@@ -111,13 +116,29 @@ def _plan_json(p) -> dict:
     }
 
 
+def _program(args: argparse.Namespace):
+    """The catalog function (--fn) or the user's expression (--expr with --args)."""
+    from pmapviz import catalog, scenario
+
+    if args.expr is None:
+        if args.args is not None:
+            raise settings.SettingError("--args names the arguments of --expr: give both.")
+        return catalog.get(args.fn or "batched_dot")
+    if args.fn is not None:
+        raise settings.SettingError("give --fn or --expr, not both.")
+    if args.args is None:
+        raise settings.SettingError("--expr needs --args, its argument names, e.g. --args x,w.")
+    return scenario.program_for(scenario.EXPR, args.args, args.expr)
+
+
 def _plan_inputs(args: argparse.Namespace, program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, through the settings layer."""
     shapes = ([settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
               if args.shape else list(program.default_shapes))  # fmt: skip
+    fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     if len(shapes) != program.n_args:
         raise settings.SettingError(
-            f"{args.fn} takes {program.n_args} argument(s) ({', '.join(program.arg_names)}); "
+            f"{fn} takes {program.n_args} argument(s) ({', '.join(program.arg_names)}); "
             f"give --shape once for each (got {len(shapes)})."
         )
     in_axes = tuple(program.default_in_axes)
@@ -129,17 +150,17 @@ def _plan_inputs(args: argparse.Namespace, program) -> tuple:
     dtypes = [settings.parse_choice(d, "--dtype", settings.DTYPES) for d in args.dtype or []]
     if dtypes and len(dtypes) != program.n_args:
         raise settings.SettingError(
-            f"--dtype given {len(dtypes)} time(s); {args.fn} takes {program.n_args} "
+            f"--dtype given {len(dtypes)} time(s); {fn} takes {program.n_args} "
             "argument(s): give it once per argument, or not at all (float32)."
         )
     return shapes, in_axes, out_axes, axis_name, dtypes or None
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from pmapviz import catalog, planning
+    from pmapviz import planning
 
     device_settings = _settings(args)
-    program = catalog.get(args.fn)
+    program = _program(args)
     shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
     n = None
     if args.plan_devices is not None:
@@ -183,12 +204,12 @@ def _hlo_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_hlo(args: argparse.Namespace) -> int:
-    from pmapviz import catalog, collectives, compiled, planning
+    from pmapviz import collectives, compiled, planning
 
     if args.plan_devices is not None:
         raise settings.SettingError("hlo compiles for this process's devices: use --devices.")
     if args.collective is None:
-        program = catalog.get(args.fn)
+        program = _program(args)
         shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
     devices.apply(_settings(args))
     import jax

@@ -1,13 +1,16 @@
 """Code export: complete, runnable scripts for a plan, with ``jax.pmap`` and with
 ``jax.shard_map``. Both define ``out``; tests run them and check they agree.
 
-Everything the user typed reaches the script only as numbers or as ``repr()`` of a validated
-name, never as code.
+Everything the user typed reaches the script only as numbers, as ``repr()`` of a validated
+name, or -- for "your own f" -- as the canonical text of an expression that
+:mod:`pmapviz.expr` parsed and checked against its allow-list (``expr.python_source``); the
+docstring never holds user text.
 """
 
 from __future__ import annotations
 
 from pmapviz.catalog import Program
+from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
 from pmapviz.settings import fmt_int, fmt_shape
 
@@ -43,7 +46,12 @@ def _inputs(p: Plan) -> list[str]:
 
 
 def _fn(program: Program, axis_name: str | None) -> list[str]:
-    return ["", "", program.signature(), f"    return {program.body(axis_name)}"]
+    return ["", "", *python_source(program, axis_name).splitlines()]
+
+
+def _title(program: Program) -> str:
+    """The script's docstring title: never the user's text (it could close the docstring)."""
+    return "your own f (see def f below)" if isinstance(program, ExprProgram) else program.label
 
 
 def _reshape_back(p: Plan) -> list[str]:
@@ -71,7 +79,7 @@ def pmap_script(program: Program, p: Plan) -> str:
     in_axes = "(" + ", ".join(repr(a) for a in typed) + ("," if len(typed) == 1 else "") + ")"
     args = ", ".join(p.arg_names)
     lines = [
-        _HEADER.format(title=f"pmap: {program.label}", n=p.n_devices).rstrip("\n"),
+        _HEADER.format(title=f"pmap: {_title(program)}", n=p.n_devices).rstrip("\n"),
         *_fn(program, p.axis_name),
         *_inputs(p),
         "",
@@ -99,6 +107,11 @@ def _spec(axis: int | None, name: str) -> str:
     return "P(" + ", ".join(["None"] * axis + [repr(name)]) + ")"
 
 
+def one_output(p: Plan) -> bool:
+    """Does f return one array (what the shard_map export and live runs support)?"""
+    return _is_shape(p.out_shapes)
+
+
 def shard_map_script(program: Program, p: Plan) -> str:
     """The same computation with ``jax.shard_map`` (rank-preserving: blocks keep the axis)."""
     if not p.ok:
@@ -119,7 +132,7 @@ def shard_map_script(program: Program, p: Plan) -> str:
     )
     in_specs = ", ".join(_spec(a, name) for a in p.in_axes) + ("," if len(p.in_axes) == 1 else "")
     lines = [
-        _HEADER.format(title=f"shard_map: {program.label}", n=p.n_devices).rstrip("\n"),
+        _HEADER.format(title=f"shard_map: {_title(program)}", n=p.n_devices).rstrip("\n"),
         "from jax.sharding import Mesh, PartitionSpec as P",
         *_fn(program, name),
         "",

@@ -355,10 +355,10 @@ def _analyse_collective(key: str, n: int, m: int, groups, perm) -> Analysis:
 
 
 @functools.lru_cache(maxsize=64)
-def _analyse_plan(program_key: str, shapes, dtypes, in_axes, out_axes, axis_name, n):
-    from pmapviz import catalog, planning
+def _analyse_plan(ref: tuple, shapes, dtypes, in_axes, out_axes, axis_name, n):
+    from pmapviz import planning, scenario
 
-    program = catalog.get(program_key)
+    program = scenario.program_for(*ref)
     plan = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes,
                          axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
     return analyse(plan_target(program, plan))
@@ -368,8 +368,10 @@ def analyse_plan(program, plan) -> Analysis:
     """Cached by the plan's settings."""
     if not plan.ok:
         raise ValueError("only a valid plan can be compiled")
-    return _analyse_plan(program.key, plan.arg_shapes, plan.dtypes, plan.in_axes, plan.out_axes,
-                         plan.axis_name, plan.n_devices)  # fmt: skip
+    from pmapviz import scenario
+
+    return _analyse_plan(scenario.program_ref(program), plan.arg_shapes, plan.dtypes,
+                         plan.in_axes, plan.out_axes, plan.axis_name, plan.n_devices)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=16)

@@ -5,6 +5,12 @@ carry ``NamedSharding(Mesh(devices[:k], axis), P(... axis at out_axes ...))``. T
 builds exactly that sharding and asks it ``devices_indices_map(shape)``, which works on the
 global shape alone: no array is allocated, so a (8, 1_250_000, 3) layout costs nothing.
 Tests check it against the ``addressable_shards`` of real pmap inputs and outputs.
+
+Planning for a bigger machine than this one (more devices than the process has) cannot build a
+real mesh, so there the same placement is computed by index arithmetic (:func:`pmap_indices`:
+device k holds index k of the split axis, everything else whole), with hypothetical devices
+named ``device k``; tests check that arithmetic against ``devices_indices_map`` for every
+count this process can build.
 """
 
 from __future__ import annotations
@@ -65,9 +71,25 @@ def pmap_sharding(rank: int, split_axis: int | None, n_used: int, axis_name: str
     return NamedSharding(mesh, PartitionSpec(*spec))
 
 
+def pmap_indices(rank: int, split_axis: int | None, n_used: int) -> list[tuple]:
+    """The index each of ``n_used`` devices holds, by arithmetic: what ``devices_indices_map``
+    of :func:`pmap_sharding` gives (tested), without needing the devices. One device holds
+    all of the split axis, which JAX writes as a whole slice."""
+    whole = slice(None, None, None)
+    split = split_axis if n_used > 1 else None
+    return [tuple(slice(k, k + 1, None) if a == split else whole for a in range(rank))
+            for k in range(n_used)]  # fmt: skip
+
+
 def array_layout(
     name: str, shape: tuple[int, ...], dtype: str, split_axis: int | None, n_used: int
 ) -> ArrayLayout:
+    import jax
+
+    if n_used > jax.local_device_count():  # a bigger machine than this one: arithmetic
+        where = pmap_indices(len(shape), split_axis, n_used)
+        pieces = tuple(Piece(k, f"device {k}", where[k]) for k in range(n_used))
+        return ArrayLayout(name, tuple(shape), dtype, split_axis, pieces)
     sharding = pmap_sharding(len(shape), split_axis, n_used)
     where = sharding.devices_indices_map(tuple(shape))
     devices = list(sharding.mesh.devices.flat)
@@ -76,15 +98,12 @@ def array_layout(
 
 
 def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
-    """Layouts of every input and output of a valid :class:`pmapviz.planning.Plan`."""
+    """Layouts of every input and output of a valid :class:`pmapviz.planning.Plan` (for
+    more devices than this process has: by index arithmetic, see :func:`pmap_indices`)."""
     import jax
 
     if not p.ok:
         raise ValueError("only a valid plan has a layout")
-    if p.devices_used > jax.local_device_count():
-        raise ValueError(
-            f"the plan uses {p.devices_used} devices; this process has {jax.local_device_count()}"
-        )
     inputs = [
         array_layout(name, shape, dt, ax, p.devices_used)
         for name, shape, dt, ax in zip(p.arg_names, p.arg_shapes, p.dtypes, p.in_axes, strict=True)

@@ -155,6 +155,18 @@ def _fill(a: np.ndarray, values: Callable[[int, int], np.ndarray]) -> None:
         flat[s:e] = (v > 0) if a.dtype == np.bool_ else v.astype(a.dtype)
 
 
+def not_runnable(plan) -> str | None:
+    """Why a valid plan cannot be run live (or timed) here, or None: runs read back one
+    output array, so an f that returns a tuple or dict of arrays is only planned."""
+    from pmapviz.settings import fmt_tree, is_shape
+
+    if plan.out_shapes is None or is_shape(plan.out_shapes):
+        return None
+    return (f"f returns several arrays, {fmt_tree(plan.out_shapes)}; live runs and timing "
+            "read back one output array. Return one array (e.g. jnp.concatenate or a single "
+            "expression) to run it; the explorer still plans and draws it.")  # fmt: skip
+
+
 def estimate_bytes(plan, program=None) -> int:
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), measured-model: see
     :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term."""

@@ -1,9 +1,13 @@
 """A scenario: what the explorer's settings describe, in one type.
 
-A function from the catalog, each argument's shape, dtype and ``in_axes``, ``out_axes`` and the
-``axis_name`` -- all kept as the user typed them, so they travel through widgets and links
-unchanged. One type owns the format (``fn``, ``s0``.., ``d0``.., ``a0``.., ``out``, ``name``):
+A function from the catalog or the user's own expression, each argument's shape, dtype and
+``in_axes``, ``out_axes``, the ``axis_name`` and the device count to plan for -- all kept as
+the user typed them, so they travel through widgets and links unchanged. One type owns the
+format (``fn``, ``args``, ``body``, ``s0``.., ``d0``.., ``a0``.., ``out``, ``name``, ``pn``):
 
+* ``fn="expr"`` is "your own f": ``args`` names the arguments (``x, w``) and ``body`` is the
+  expression (checked and interpreted by :mod:`pmapviz.expr`, never run as Python);
+* ``pn`` is "plan for N devices" (empty: this server's count); only the explorer uses it;
 * ``Scenario.defaults(fn, n)`` / ``Scenario.from_texts(...)`` build one;
 * ``.query()`` is its URL state, ``.url(page)`` a link, ``.key`` a stable cache key;
 * ``.plan(n)`` parses it through :mod:`pmapviz.settings` and runs :func:`pmapviz.planning.plan`.
@@ -14,13 +18,19 @@ Every page, preset, tour link and the CLI go through it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from pmapviz import catalog
+from pmapviz import catalog, expr
 
-MAX_ARGS = catalog.MAX_ARGS
-KEYS = ("fn", "out", "name", *(f"{c}{k}" for k in range(MAX_ARGS) for c in "sda"))
+EXPR = "expr"  # fn value for "your own f"
+EXPR_LABEL = "Your own f: type an expression"
+FUNCTIONS = (*catalog.BY_KEY, EXPR)
+MAX_ARGS = expr.MAX_ARGS
+MAX_PLAN_DEVICES = 4096
+KEYS = ("fn", "args", "body", "out", "name", "pn",
+        *(f"{c}{k}" for k in range(MAX_ARGS) for c in "sda"))  # fmt: skip
+EXPR_DEFAULT = ("x, w", "jnp.tanh(x @ w)")  # the first example of your own f
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -31,6 +41,40 @@ def axis_text(axis: int | None) -> str:
     return "None" if axis is None else str(axis)
 
 
+def label(fn: str) -> str:
+    """What the function choice shows for ``fn``."""
+    return EXPR_LABEL if fn == EXPR else catalog.get(fn).label
+
+
+def program_for(fn: str, args: str = "", body: str = "") -> catalog.Program:
+    """The catalog entry ``fn``, or for ``fn="expr"`` the checked expression (raises
+    :class:`pmapviz.expr.ExprError`, a SettingError, naming the column)."""
+    if fn == EXPR:
+        return expr.program(args, body)
+    return catalog.get(fn)
+
+
+def program_ref(program: catalog.Program) -> tuple[str, str, str]:
+    """``(fn, args, body)`` that rebuild ``program`` with :func:`program_for` (cache keys)."""
+    if isinstance(program, expr.ExprProgram):
+        return EXPR, ", ".join(program.arg_names), program.source
+    return program.key, "", ""
+
+
+def has_numpy_version(program: catalog.Program) -> bool:
+    """Catalog functions mostly have one (for checking results); your own f never does."""
+    return catalog.numpy_fn(program.key) is not None
+
+
+def parse_plan_devices(text: str, n_devices: int) -> int:
+    """'' -> this server's ``n_devices``; else a whole number from 1 to MAX_PLAN_DEVICES."""
+    from pmapviz import settings
+
+    if not str(text).strip():
+        return n_devices
+    return settings.parse_int(text, "Plan for N devices", 1, MAX_PLAN_DEVICES)
+
+
 @dataclass(frozen=True)
 class Scenario:
     fn: str
@@ -39,12 +83,16 @@ class Scenario:
     in_axes: tuple[str, ...]
     out: str = "0"
     name: str = ""
+    args: str = EXPR_DEFAULT[0]  # your own f: argument names, as typed
+    body: str = EXPR_DEFAULT[1]  # your own f: the expression, as typed
+    pn: str = ""  # plan for N devices; empty: this server's count
 
     # ------------------------------------------------------------ building one
     @classmethod
     def defaults(cls, fn: str, n_devices: int) -> Scenario:
         """A function's own example, with its mapped axes sized to ``n_devices``."""
-        p = catalog.get(fn)
+        p = (expr.program(*EXPR_DEFAULT, ((8, 4, 5), (5, 2)), (0, None)) if fn == EXPR
+             else catalog.get(fn))  # fmt: skip
         shapes, axes = [], []
         for k in range(MAX_ARGS):
             shape = p.default_shapes[k] if k < p.n_args else (n_devices, 4)
@@ -60,7 +108,7 @@ class Scenario:
     def from_texts(cls, texts: Mapping[str, str], n_devices: int) -> Scenario:
         """From text keyed like the URL (missing keys: the function's defaults)."""
         fn = texts.get("fn", "batched_dot")
-        base = cls.defaults(fn if fn in catalog.BY_KEY else "batched_dot", n_devices)
+        base = cls.defaults(fn if fn in FUNCTIONS else "batched_dot", n_devices)
         merged = {**base.texts(every_slot=True), **{k: str(v) for k, v in texts.items()
                                                     if k in KEYS}}  # fmt: skip
         return cls(
@@ -68,20 +116,73 @@ class Scenario:
             tuple(merged[f"s{k}"] for k in range(MAX_ARGS)),
             tuple(merged[f"d{k}"] for k in range(MAX_ARGS)),
             tuple(merged[f"a{k}"] for k in range(MAX_ARGS)),
-            merged["out"], merged["name"],
+            merged["out"], merged["name"], merged["args"], merged["body"], merged["pn"],
         )  # fmt: skip
 
     def with_changes(self, changes: Mapping[str, str], n_devices: int) -> Scenario:
         return Scenario.from_texts({**self.texts(every_slot=True), **changes}, n_devices)
 
+    def as_expression(self) -> Scenario:
+        """The same settings as "your own f", starting from this catalog function's code."""
+        if self.fn not in catalog.BY_KEY:
+            return replace(self, fn=EXPR)
+        p = catalog.get(self.fn)
+        return replace(self, fn=EXPR, args=", ".join(p.arg_names),
+                       body=p.body(self.name.strip() or "i"))  # fmt: skip
+
+    def switched(self, fn: str, n_devices: int) -> Scenario:
+        """The settings after choosing ``fn``: your own f starts from the current function's
+        code and shapes; a catalog function loads its example, sized to the planned count."""
+        if fn == EXPR:
+            return self.as_expression()
+        count = self.plans_elsewhere(n_devices) or n_devices
+        return replace(Scenario.defaults(fn, count), pn=self.pn)
+
+    def resized(self, new_pn: str, n_devices: int) -> Scenario:
+        """``pn`` set to ``new_pn``; each mapped axis whose size was the old device count is
+        resized to the new one (text that does not parse is left as it is)."""
+        from pmapviz import settings
+
+        try:
+            old, new = (parse_plan_devices(t, n_devices) for t in (self.pn, new_pn))
+        except settings.SettingError:
+            return replace(self, pn=new_pn)
+        shapes = list(self.shapes)
+        for k in range(self.n_args):
+            try:
+                shape = list(settings.parse_shape(self.shapes[k]))
+                ax = settings.parse_axis(self.in_axes[k])
+            except settings.SettingError:
+                continue
+            if ax is not None and 0 <= ax < len(shape) and shape[ax] == old:
+                shape[ax] = new
+                shapes[k] = shape_text(tuple(shape))
+        return replace(self, shapes=tuple(shapes), pn=new_pn)
+
     # ------------------------------------------------------------ where it goes
     @property
+    def arg_names(self) -> tuple[str, ...]:
+        """The arguments' names (your own f: as typed, or none while they do not parse)."""
+        if self.fn == EXPR:
+            try:
+                return expr.parse_arg_names(self.args)
+            except expr.ExprError:
+                return ()
+        return catalog.get(self.fn).arg_names if self.fn in catalog.BY_KEY else ()
+
+    @property
     def n_args(self) -> int:
-        return catalog.get(self.fn).n_args if self.fn in catalog.BY_KEY else MAX_ARGS
+        return len(self.arg_names) or MAX_ARGS
 
     def texts(self, every_slot: bool = False) -> dict[str, str]:
-        """The URL state: fn, out, name and the used argument slots (all slots if asked)."""
-        out = {"fn": self.fn, "out": self.out, "name": self.name}
+        """The URL state: fn (args and body for your own f), out, name, pn if set, and the
+        used argument slots; every key and slot if asked."""
+        out = {"fn": self.fn}
+        if every_slot or self.fn == EXPR:
+            out |= {"args": self.args, "body": self.body}
+        out |= {"out": self.out, "name": self.name}
+        if every_slot or self.pn.strip():
+            out["pn"] = self.pn
         for k in range(MAX_ARGS if every_slot else self.n_args):
             out[f"s{k}"] = self.shapes[k]
             out[f"d{k}"] = self.dtypes[k]
@@ -99,17 +200,24 @@ class Scenario:
         """A stable key for caches: the canonical query string."""
         return urlencode(sorted(self.query().items()))
 
+    def plans_elsewhere(self, n_devices: int) -> int | None:
+        """The device count the explorer plans for, when it is not this server's."""
+        from pmapviz import settings
+
+        try:
+            pn = parse_plan_devices(self.pn, n_devices)
+        except settings.SettingError:
+            return None
+        return None if pn == n_devices else pn
+
     # ------------------------------------------------------------ planning it
-    def plan(self, n_devices: int):
-        """``(program, plan or None, errors)``: errors are messages about text that is not a
-        function, shape, dtype, axis or name (the plan is None then); otherwise the planner's
-        verdict on these settings."""
+    def plan(self, n_devices: int, use_pn: bool = False):
+        """``(program, plan or None, errors)`` for ``n_devices`` (with ``use_pn``: for the
+        "plan for N devices" setting, default ``n_devices``). Errors are messages about text
+        that is not a function, expression, shape, dtype, axis or name (the plan is None
+        then); otherwise the planner's verdict on these settings."""
         from pmapviz import planning, settings
 
-        if self.fn not in catalog.BY_KEY:
-            return None, None, [f"Unknown function {settings.quote(self.fn)}: choose one from "
-                                "the catalog."]  # fmt: skip
-        program = catalog.get(self.fn)
         errors: list[str] = []
 
         def attempt(parse, *args):
@@ -119,6 +227,14 @@ class Scenario:
                 errors.append(str(err))
                 return None
 
+        if self.fn not in FUNCTIONS:
+            return None, None, [f"Unknown function {settings.quote(self.fn)}: choose one from "
+                                "the catalog."]  # fmt: skip
+        try:
+            program = program_for(self.fn, self.args, self.body)
+        except expr.ExprError as err:
+            return None, None, [f"Your own f: {err}"]
+        n = attempt(parse_plan_devices, self.pn, n_devices) if use_pn else n_devices
         shapes, axes, dtypes = [], [], []
         for k, arg in enumerate(program.arg_names):
             shapes.append(attempt(settings.parse_shape, self.shapes[k], f"shape of {arg}"))
@@ -130,5 +246,5 @@ class Scenario:
         if errors:
             return program, None, errors
         p = planning.plan(program, shapes, in_axes=tuple(axes), out_axes=out_axes,
-                          axis_name=axis_name, n_devices=n_devices, dtypes=dtypes)  # fmt: skip
+                          axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
         return program, p, []

@@ -220,6 +220,22 @@ def fmt_shape(shape: Sequence[int]) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+def is_shape(x: Any) -> bool:
+    return isinstance(x, tuple) and all(isinstance(d, int) for d in x)
+
+
+def fmt_tree(x: Any) -> str:
+    """A shape, or a pytree (tuple, list, dict) of shapes: '(8, 4)', '((8, 4), (8,))'."""
+    if is_shape(x):
+        return fmt_shape(x)
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {fmt_tree(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, (tuple, list)):
+        inner = ", ".join(fmt_tree(v) for v in x) + ("," if len(x) == 1 else "")
+        return f"({inner})" if isinstance(x, tuple) else f"[{inner}]"
+    return str(x)
+
+
 def fmt_axes(axes: Sequence[int | None]) -> str:
     """in_axes as written in a pmap call: a bare value for one argument, else a tuple."""
     return repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
@@ -246,6 +262,7 @@ class Field:
     label: str
     default: str
     parse: Callable[[str, str], Any]
+    max_len: int = MAX_TEXT  # longer text from a link is never kept
 
 
 def int_field(key: str, label: str, lo: int, hi: int, default: int) -> Field:
@@ -262,20 +279,30 @@ def choice_field(key: str, label: str, choices: Sequence[str], default: str) -> 
 
 
 def text_field(key: str, label: str, default: str,
-               check: Callable[[str, str], Any] | None = None) -> Field:  # fmt: skip
+               check: Callable[[str, str], Any] | None = None,
+               max_len: int = MAX_TEXT) -> Field:  # fmt: skip
     """Free text (groups, pairs, shapes): capped in length; ``check`` validates its form."""
 
     def parse(t: str, name: str) -> str:
         raw = str(t if t is not None else "")
-        if len(raw) > MAX_TEXT:
-            raise SettingError(f"{name} is {len(raw):,} characters long; at most {MAX_TEXT}.")
+        if len(raw) > max_len:
+            raise SettingError(f"{name} is {len(raw):,} characters long; at most {max_len}.")
         if any(not ch.isprintable() for ch in raw):
             raise SettingError(f"{name} {quote(raw)} contains control characters.")
         if check is not None:
             check(raw, name)
         return raw
 
-    return Field(key, label, default, parse)
+    return Field(key, label, default, parse, max_len)
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A check over several fields together (e.g. an expression and its argument names):
+    ``check(texts)`` raises SettingError; a link that fails it gets these fields' defaults."""
+
+    keys: tuple[str, ...]
+    check: Callable[[Mapping[str, str]], Any]
 
 
 @dataclass(frozen=True)
@@ -283,6 +310,7 @@ class Schema:
     """A page's settings: ``from_query`` for links, ``parse`` for what the widgets hold."""
 
     fields: tuple[Field, ...]
+    joints: tuple[Joint, ...] = ()
 
     def defaults(self) -> dict[str, str]:
         return {f.key: f.default for f in self.fields}
@@ -301,10 +329,19 @@ class Schema:
                 continue
             try:
                 f.parse(value, f"The link's {f.key}=")
-                texts[f.key] = str(value).strip() if len(str(value)) <= MAX_TEXT else f.default
+                texts[f.key] = str(value).strip() if len(str(value)) <= f.max_len else f.default
             except SettingError as err:
                 notes.append(f"{err} Using the default, {quote(f.default)}.")
                 texts[f.key] = f.default
+        for j in self.joints:
+            if not any(k in query for k in j.keys):
+                continue
+            try:
+                j.check(texts)
+            except SettingError as err:
+                shown = ", ".join(f"{k}={quote(self.field(k).default)}" for k in j.keys)
+                notes.append(f"The link's {'/'.join(j.keys)}: {err} Using the defaults, {shown}.")
+                texts.update({k: self.field(k).default for k in j.keys})
         return texts, notes
 
     def parse(self, texts: Mapping[str, Any], keys: Sequence[str] | None = None
@@ -338,22 +375,43 @@ def _check_axis_name(text: str, name: str) -> None:
     parse_axis_name(text)
 
 
+def _check_args(text: str, name: str) -> None:
+    from pmapviz import expr
+
+    expr.parse_arg_names(text)
+
+
+def _check_expression(texts: Mapping[str, str]) -> None:
+    from pmapviz import expr
+
+    expr.program(texts["args"], texts["body"])
+
+
 def explorer(n_devices: int) -> Schema:
-    """fn, s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out (out_axes), name: as typed."""
-    from pmapviz import catalog
+    """fn, args and body (your own f), s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out
+    (out_axes), name, pn (plan for N devices): as typed."""
+    from pmapviz import expr, scenario
     from pmapviz.scenario import Scenario
 
     defaults = Scenario.defaults("batched_dot", n_devices).texts(every_slot=True)
-    fields = [choice_field("fn", "Function", tuple(catalog.BY_KEY), defaults["fn"]),
+
+    def check_pn(t: str, name: str) -> None:
+        if t.strip():
+            parse_int(t, name, 1, scenario.MAX_PLAN_DEVICES)
+
+    fields = [choice_field("fn", "Function", scenario.FUNCTIONS, defaults["fn"]),
+              text_field("args", "Arguments of f", defaults["args"], _check_args),
+              text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
               text_field("out", "out_axes", defaults["out"], _check_axis),
-              text_field("name", "axis_name", defaults["name"], _check_axis_name)]  # fmt: skip
-    for k in range(catalog.MAX_ARGS):
+              text_field("name", "axis_name", defaults["name"], _check_axis_name),
+              text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
+    for k in range(scenario.MAX_ARGS):
         fields += [
             text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], _check_shape),
             choice_field(f"d{k}", f"dtype {k + 1}", DTYPES, defaults[f"d{k}"]),
             text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], _check_axis),
         ]
-    return Schema(tuple(fields))
+    return Schema(tuple(fields), (Joint(("args", "body"), _check_expression),))
 
 
 COLLECTIVE_MAX_ELEMENTS = 64

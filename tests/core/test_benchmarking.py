@@ -172,3 +172,16 @@ def test_cancel_stops_between_measurements():
     rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1, 2], list(bench.IMPLS),
                       repeat=1, should_stop=stop)  # fmt: skip
     assert rep.cancelled and len(rep.results) == 2
+
+
+def test_your_own_f_is_timed_like_a_catalog_function():
+    from pmapviz.scenario import Scenario
+
+    texts = {"fn": "expr", "args": "x, w", "body": "jnp.tanh(x @ w)", "s0": "4, 16, 8",
+             "s1": "8, 2", "a0": "0", "a1": "None"}  # fmt: skip
+    s = Scenario.from_texts(texts, 8)
+    program, plan, errors = s.plan(8)
+    assert not errors and plan.ok
+    rep = bench.measure_plan(program, plan, repeat=1)
+    assert [m.impl for m in rep.results] == ["pmap", "vmap"]  # no numpy version of your own f
+    assert rep.workload == f"explorer:{program.key}"

@@ -41,3 +41,18 @@ def test_permutation_figure_labels_devices_with_the_names_it_is_given():
     assert "cpu:" not in hover
     arrows = [a for a in fig.layout.annotations if a.showarrow]
     assert [(round(a.ax - 0.5), round(a.x - 0.5)) for a in arrows] == [(0, 1), (1, 2)]
+
+
+@pytest.mark.parametrize("shape, axis", [((4096, 4), 0), ((3, 64), 1), ((256, 2, 3), 0)])
+def test_many_devices_are_drawn_as_labelled_groups_with_counts(shape, axis):
+    n = shape[axis]
+    lay = layout.array_layout("x", shape, "float32", axis, n)
+    fig = charts.array_figure(lay)
+    blocks = [sh for sh in fig.layout.shapes if sh.fillcolor != charts.NEUTRAL]
+    assert len(blocks) == charts.GROUPS  # not one per device
+    per = n // charts.GROUPS
+    hover = " ".join(fig.data[-1].hovertext)
+    assert f"{per:,} devices, {lay.pieces[0].device} to {lay.pieces[per - 1].device}" in hover
+    texts = " ".join(a.text for a in fig.layout.annotations)
+    assert f"{n:,} devices, drawn as {charts.GROUPS} groups of up to {per:,}" in texts
+    assert f"0-{per - 1}" in texts or f"{per}+" in texts  # the groups are labelled

@@ -83,3 +83,35 @@ def test_plan_bad_text_is_one_line_exit_2():
     assert r.returncode == 2 and "empty size" in r.stderr and "Traceback" not in r.stderr
     r = run_cli("plan", "--fn", "double", "--shape", "8,3", "--shape", "8,3")
     assert r.returncode == 2 and "takes 1 argument" in r.stderr
+
+
+def test_plan_your_own_expression_prints_the_same_plan_as_the_app():
+    from pmapviz.scenario import Scenario
+
+    r = run_cli("plan", "--devices", "8", "--expr", "jnp.tanh(x @ w)", "--args", "x,w",
+                "--shape", "8,4,5", "--shape", "5,2", "--in-axes", "0,None", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    _, p, errors = Scenario.from_texts(dict(fn="expr", args="x, w", body="jnp.tanh(x @ w)",
+                                            s0="8, 4, 5", s1="5, 2", a0="0", a1="None"),
+                                       8).plan(8)  # fmt: skip
+    assert not errors and out["ok"] and out["out_shapes"] == list(p.out_shapes) == [8, 4, 2]
+    assert out["arg_names"] == ["x", "w"] and out["in_axes"] == [0, None]
+
+
+def test_plan_expression_problems_and_refusals_exit_codes(capsys):
+    """In-process: a refusal stops before JAX starts; --plan-devices never applies devices."""
+    from pmapviz import cli
+
+    base = ["plan", "--plan-devices", "8", "--args", "x", "--shape", "8,3"]
+    assert cli.main([*base, "--expr", "jnp.sum(x, axis=5)"]) == 1  # f rejects the shapes
+    assert "function_rejects_shapes" in capsys.readouterr().out
+    for body, words in (("x + __import__('os')", "column 5"), ("x +* 2", "column 4"),
+                        ("open('f')", "`open` is not allowed")):  # fmt: skip
+        assert cli.main([*base, "--expr", body]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0] and "Traceback" not in err[0]
+    assert cli.main(["plan", "--expr", "x * 2", "--shape", "8,3"]) == 2
+    assert "needs --args" in capsys.readouterr().err
+    assert cli.main(["plan", "--fn", "double", "--expr", "x", "--args", "x"]) == 2
+    assert "not both" in capsys.readouterr().err

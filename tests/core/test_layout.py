@@ -72,3 +72,23 @@ def test_index_text():
 def test_invalid_plan_has_no_layout():
     with pytest.raises(ValueError):
         layout.plan_layouts(plan(catalog.get("double"), [(80, 2)], n_devices=8))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("shape, axis", [((8, 3), 0), ((3, 8, 2), 1), ((2, 8), None), ((8,), 0)])
+def test_index_arithmetic_is_what_jax_gives(n, shape, axis):
+    """Beyond this process's devices the layout is computed; it must equal JAX's own map."""
+    shape = tuple(n if k == axis else d for k, d in enumerate(shape))
+    sharding = layout.pmap_sharding(len(shape), axis, n)
+    where = sharding.devices_indices_map(shape)
+    real = [tuple(where[d]) for d in sharding.mesh.devices.flat]
+    assert layout.pmap_indices(len(shape), axis, n) == real
+
+
+def test_a_bigger_machine_is_laid_out_by_arithmetic():
+    p = plan(catalog.get("matmul"), [(4096, 4, 5), (5, 2)], in_axes=(0, None), n_devices=4096)
+    (x, w), (out,) = layout.plan_layouts(p)
+    assert len(x.pieces) == len(w.pieces) == len(out.pieces) == 4096
+    assert x.pieces[4095].device == "device 4095"
+    assert x.pieces[17].index == (slice(17, 18), slice(None), slice(None))
+    assert w.pieces[9].index_text == "[:, :]" and out.local_shape == (4, 2)

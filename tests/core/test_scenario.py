@@ -1,36 +1,115 @@
-"""The Scenario type owns the explorer's settings: query round trip, cache key, url, plan."""
+"""The one settings type: links round-trip, expressions plan like catalog functions, and the
+"plan for N devices" setting plans for a bigger machine."""
 
-from urllib.parse import parse_qsl, urlparse
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pmapviz.scenario import KEYS, Scenario
+from pmapviz import catalog, expr, planning
+from pmapviz import settings as settings_layer
+from pmapviz.scenario import EXPR, MAX_ARGS, Scenario
+
+N = 8
+EXPRESSIONS = [
+    ("x, w", "jnp.tanh(x @ w)", ("8, 4, 5", "5, 2"), ("0", "None"), (8, 4, 2)),
+    ("a", "a.sum(axis=0) * 2", ("3, 8",), ("1",), (8,)),
+    ("x, y, z", "jnp.where(x > 0, y, z)", ("8, 2",) * 3, ("0",) * 3, (8, 2)),
+    ("x", "x / lax.psum(jnp.sum(x), 'i')", ("8, 4",), ("0",), (8, 4)),
+]
 
 
-def test_defaults_size_the_mapped_axis_to_the_devices():
-    s = Scenario.defaults("matmul", 4)
-    assert s.shapes[:2] == ("4, 4, 5", "5, 2") and s.in_axes[:2] == ("0", "None")
+def expression(args, body, shapes, axes, **more):
+    texts = {"fn": EXPR, "args": args, "body": body, **more}
+    for k, (s, a) in enumerate(zip(shapes, axes, strict=True)):
+        texts |= {f"s{k}": s, f"a{k}": a}
+    return Scenario.from_texts(texts, N)
 
 
-def test_query_round_trip_and_stable_key():
-    s = Scenario.defaults("add", 8).with_changes({"s0": "3, 8", "a0": "1"}, 8)
+@pytest.mark.parametrize("args, body, shapes, axes, out", EXPRESSIONS)
+def test_an_expression_plans_like_a_catalog_program(args, body, shapes, axes, out):
+    s = expression(args, body, shapes, axes, name="i")
+    program, p, errors = s.plan(N)
+    assert not errors and isinstance(program, expr.ExprProgram) and p.ok, p.problems
+    assert p.out_shapes == out and p.arg_names == expr.parse_arg_names(args)
+    direct = planning.plan(expr.program(args, body),
+                           [settings_layer.parse_shape(t) for t in shapes],
+                           in_axes=tuple(settings_layer.parse_axis(a) for a in axes),
+                           axis_name="i", n_devices=N)  # fmt: skip
+    assert direct == p
+
+
+@pytest.mark.parametrize("args, body, shapes, axes, out", EXPRESSIONS)
+def test_an_expression_round_trips_through_its_link(args, body, shapes, axes, out):
+    s = expression(args, body, shapes, axes, pn="64")
     q = s.query()
-    assert set(q) == {"fn", "out", "name", "s0", "d0", "a0", "s1", "d1", "a1"}
-    assert set(q) <= set(KEYS)
-    assert Scenario.from_texts(q, 8) == s
-    same = Scenario.from_texts(dict(reversed(list(q.items()))), 8)
-    assert same.key == s.key and Scenario.defaults("add", 8).key != s.key
-    url = urlparse(s.url("live"))
-    assert url.path == "/live" and dict(parse_qsl(url.query, keep_blank_values=True)) == q
+    assert q["fn"] == EXPR and q["args"] == args and q["body"] == body and q["pn"] == "64"
+    assert len([k for k in q if k.startswith("s")]) == len(shapes)  # only the used slots
+    assert Scenario.from_texts(q, N) == s and Scenario.from_texts(q, N).key == s.key
+    texts, notes = settings_layer.explorer(N).from_query(q)  # what a link loads
+    assert not notes and Scenario.from_texts(texts, N).query() == q
 
 
-def test_plan_reports_text_errors_then_planner_problems():
-    _, p, errors = Scenario.defaults("double", 8).with_changes({"s0": "8,²"}, 8).plan(8)
-    assert p is None and "not a size" in errors[0]
-    _, p, errors = Scenario.defaults("double", 8).with_changes({"s0": "9, 3"}, 8).plan(8)
-    assert not errors and not p.ok and p.problems[0].code == "mapped_axis_too_large"
-    _, p, errors = Scenario.defaults("double", 8).plan(8)
-    assert p.ok and p.out_shapes == (8, 4)
+_NAME = st.sampled_from(["x", "w", "b", "a1", "y_2"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(names=st.lists(_NAME, min_size=1, max_size=3, unique=True),
+       body=st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+       pn=st.sampled_from(["", "1", "16", "4096"]))  # fmt: skip
+def test_any_typed_text_round_trips(names, body, pn):
+    s = Scenario.from_texts({"fn": EXPR, "args": ", ".join(names), "body": body, "pn": pn}, N)
+    assert Scenario.from_texts(s.query(), N) == s
+    program, p, errors = s.plan(N)  # never raises: a plan or one message
+    assert (p is None) == bool(errors)
+
+
+def test_a_refused_expression_is_one_message_with_its_column():
+    _, p, errors = expression("x", "x + __import__('os')", ("8, 3",), ("0",)).plan(N)
+    assert p is None and len(errors) == 1
+    assert errors[0].startswith("Your own f: column 5:") and "`__import__`" in errors[0]
+    _, _, errors = expression("x, x", "x", ("8, 3",), ("0",)).plan(N)
+    assert errors == ["Your own f: Argument `x` is named twice."]
+
+
+def test_a_bad_link_falls_back_to_the_default_expression_with_a_note():
+    texts, notes = settings_layer.explorer(N).from_query(
+        {"fn": EXPR, "args": "x", "body": "x.__class__", "pn": "0"})  # fmt: skip
+    assert (texts["args"], texts["body"], texts["pn"]) == ("x, w", "jnp.tanh(x @ w)", "")
+    assert len(notes) == 2 and any("column 3" in n for n in notes)
+    assert any("pn=" in n and "from 1 to 4,096" in n for n in notes)
+    long = "x * 1." + "0" * 250  # longer than a text field (200), within an expression (500)
+    texts, notes = settings_layer.explorer(N).from_query({"fn": EXPR, "args": "x", "body": long})
+    assert texts["body"] == long and not notes
+
+
+def test_catalog_links_stay_as_they_were():
+    s = Scenario.defaults("matmul", N)
+    assert set(s.query()) == {"fn", "out", "name", "s0", "d0", "a0", "s1", "d1", "a1"}
+    assert len(s.shapes) == MAX_ARGS == expr.MAX_ARGS
+
+
+def test_switching_to_your_own_f_starts_from_the_function_code():
+    s = Scenario.defaults("normalise", N).switched(EXPR, N)
+    assert (s.fn, s.args, s.body) == (EXPR, "x", "x / lax.psum(jnp.sum(x), 'i')")
+    _, p, _ = s.plan(N)
+    assert p.ok and p.out_shapes == (N, 4)
+    back = s.switched("matmul", N)
+    assert back == Scenario.defaults("matmul", N)
+
+
+def test_plan_for_a_bigger_machine_uses_pn_only_when_asked():
+    s = Scenario.defaults("double", N).resized("4096", N)
+    assert s.shapes[0] == "4_096, 4" and s.pn == "4096" and s.plans_elsewhere(N) == 4096
+    _, p, errors = s.plan(N, use_pn=True)
+    assert not errors and p.ok and p.devices_used == p.n_devices == 4096
+    _, p, _ = s.plan(N)  # live runs and timing: this server's devices
+    assert not p.ok and p.problems[0].code == "mapped_axis_too_large"
+    assert s.resized("", N).shapes[0] == "8, 4" and s.resized("", N).plans_elsewhere(N) is None
+    _, p, errors = s.resized("5000", N).plan(N, use_pn=True)
+    assert p is None and "out of range" in errors[0] and "4,096" in errors[0]
 
 
 def test_unknown_function_is_a_message():
-    program, p, errors = Scenario.from_texts({"fn": "os.system"}, 8).plan(8)
-    assert program is None and p is None and "Unknown function `os.system`" in errors[0]
+    _, p, errors = Scenario.from_texts({"fn": "nope"}, N).plan(N)
+    assert p is None and "Unknown function" in errors[0]
+    assert catalog.BY_KEY  # the catalog is unchanged

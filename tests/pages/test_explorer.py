@@ -164,3 +164,53 @@ def test_a_negative_axis_that_means_axis_0_is_valid_and_shown_as_typed(run_app):
     assert "Valid" in at.success[0].value
     assert "in_axes=-2" in at.code[0].value
     assert "in_axes=(-2,)" in at.code[1].value  # the exported pmap script keeps it too
+
+
+# ---------------------------------------------------------------- your own f
+def test_your_own_f_starts_from_the_current_function_and_plans(run_app):
+    at = explorer(run_app, fn="matmul", s0=f"{N}, 4, 5", s1="5, 2", a1="None")
+    widget(at, "ex_fn").set_value("expr").run()
+    assert not at.exception
+    assert widget(at, "ex_args").value == "x, w" and widget(at, "ex_body").value == "x @ w"
+    widget(at, "ex_body").set_value("jnp.tanh(x @ w) + 1").run()
+    assert not at.exception and "Valid" in at.success[0].value
+    assert f"**({N}, 4, 2)** float32" in at.success[0].value
+    assert at.query_params["fn"] == "expr" and at.query_params["body"] == "jnp.tanh(x @ w) + 1"
+    codes = [c.value for c in at.code]
+    assert any("def f(x, w):\n    return jnp.tanh(x @ w) + 1" in c for c in codes)
+    widget(at, "ex_args").set_value("x, w, b").run()  # a third argument gets its inputs
+    assert widget(at, "ex_s2").label == "shape of b"
+
+
+def test_a_link_with_an_expression_reproduces_the_view(run_app):
+    query = dict(fn="expr", args="a, b", body="jnp.sum(a * b, axis=-1)", s0=f"{N}, 3, 2",
+                 s1=f"{N}, 3, 2", a0="0", a1="0", out="0", d0="float32", d1="float32")  # fmt: skip
+    at = explorer(run_app, **query)
+    for k, v in query.items():
+        assert widget(at, "ex_" + k).value == v
+        assert at.query_params[k] == v
+    assert f"**({N}, 3)** float32" in at.success[0].value
+
+
+def test_a_refused_expression_names_the_column_without_a_traceback(run_app):
+    at = explorer(run_app, fn="expr", args="x", body="x + 1", s0=f"{N}, 3")
+    widget(at, "ex_body").set_value("x + __import__('os')").run()
+    assert not at.exception and not at.success
+    assert "column 5" in at.error[0].value and "`__import__`" in at.error[0].value
+    assert "Traceback" not in all_text(at)
+    at = explorer(run_app, fn="expr", args="x", body="open('/etc/passwd')")  # a crafted link
+    assert any("column 1" in w.value and "Using the defaults" in w.value for w in at.warning)
+    assert widget(at, "ex_body").value == "jnp.tanh(x @ w)"
+
+
+def test_plan_for_4096_devices_draws_grouped_blocks(run_app):
+    at = explorer(run_app, fn="double", s0=f"{N}, 4")
+    widget(at, "ex_pn").set_value("4096").run()
+    assert not at.exception
+    assert widget(at, "ex_s0").value == "4_096, 4"  # the mapped axis follows the count
+    assert "**4,096 of the 4,096 devices**" in at.success[0].value
+    assert any("this server has 8" in i.value for i in at.info)
+    assert at.query_params["pn"] == "4096" and len(at.get("plotly_chart")) == 2
+    assert len(at.dataframe[0].value) == 4096
+    widget(at, "ex_pn").set_value("99999").run()
+    assert not at.exception and "out of range" in at.error[0].value

@@ -44,6 +44,17 @@ def test_live_small_values_are_shown_exactly(run_app):
     assert list(rows["out block (f returns)"])[1] == "[4., 6.]"
 
 
+def test_live_runs_your_own_f_checked_against_jit_vmap(run_app):
+    at = live(run_app, fn="expr", args="x, w", body="jnp.tanh(x @ w) + lax.psum(x, 'i').sum()",
+              s0=f"{N}, 2, 3", s1="3, 2", a0="0", a1="None", name="i", pn="4096")  # fmt: skip
+    assert "PASS" in at.success[0].value
+    assert "no numpy version" in at.success[0].value
+    assert "plans for 4,096 devices; live runs use this server's 8" in all_text(at)
+    assert set(at.dataframe[0].value["w slice"]) == {"[:, :]"}
+    at = live(run_app, fn="expr", args="x", body="(x, x * 2)", s0=f"{N}, 2")  # two outputs
+    assert not at.dataframe and any("several arrays" in i.value for i in at.info)
+
+
 def test_live_invalid_settings_do_not_run(run_app):
     at = live(run_app, fn="batched_dot", s0="10000000, 3", s1="10000000, 3")
     assert "10,000,000 elements" in at.error[0].value

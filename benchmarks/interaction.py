@@ -1,0 +1,188 @@
+"""Interaction speed, side by side with a bare baseline in the same run (issue 17):
+
+1. Explorer: change a shape and press Enter, until the page has settled in Chromium, against a
+   bare Streamlit page with the same widgets and three small Plotly charts (shipped below as
+   BARE_EXPLORER). Also server-side, with AppTest: an explorer rerun against the bare page's.
+2. The seed's 10M example on the Live page: click "Run the example" until the result shows,
+   and the server's peak RSS (psutil, the server's process tree, sampled every 50 ms).
+
+    .venv/bin/python benchmarks/interaction.py [--devices 8] [--edits 12] [--pairs 10000000]
+
+Goals: explorer edit <= 1.5x the bare page in Chromium and <= 3x server side; 10M click to
+result <= 2.5 s with peak RSS <= 800 MB. Run it on a quiet machine: other jobs on the same
+cores make every figure (and mostly the ratios' noise) larger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import common  # noqa: F401  (sys.path)
+
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server, wait_rendered
+
+BARE_EXPLORER = """
+import plotly.graph_objects as go
+import streamlit as st
+
+st.title("bare explorer")
+c1, c2, c3 = st.columns([3, 1, 1])
+c1.selectbox("Function f", ["batched_dot", "double"], key="fn")
+c2.text_input("out_axes", "0", key="out")
+c3.text_input("axis_name", "", key="name")
+cols = st.columns(2)
+for k, col in enumerate(cols):
+    a, b, c = col.columns([4, 3, 2])
+    a.text_input(f"shape of x{k}", "8, 1250000, 3", key=f"s{k}")
+    b.selectbox(f"dtype of x{k}", ["float32", "int32"], key=f"d{k}")
+    c.text_input("in_axes", "0", key=f"a{k}")
+st.success(f"Valid: {st.session_state['s0']}")
+for col in st.columns(3):
+    with col:
+        st.plotly_chart(go.Figure(go.Bar(x=list(range(8)), y=list(range(8)))))
+"""
+
+
+def _edit_times(page, label: str, edits: int) -> list[float]:
+    """Type a new shape and press Enter, ``edits`` times; seconds until the page settled."""
+    box = page.get_by_role("textbox", name=label).first
+    out = []
+    for k in range(edits):
+        value = "8, 1250000, 3" if k % 2 else "8, 625000, 6"
+        box.fill(value)
+        t0 = time.perf_counter()
+        box.press("Enter")
+        page.wait_for_timeout(60)
+        out.append(wait_rendered(page, timeout_ms=120_000, quiet_ms=250) - t0)
+    return out[2:]  # the first two warm caches on both sides
+
+
+def browser_edits(pw, devices: int, edits: int) -> dict:
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "bare.py").write_text(BARE_EXPLORER)
+        for name, script, cwd, path, label in (
+            ("bare", "bare.py", Path(tmp), "/", "shape of x0"),
+            ("explorer", "app.py", common.ROOT, "/explorer?fn=batched_dot", "shape of x"),
+        ):  # fmt: skip
+            args = ["--devices", str(devices)] if name == "explorer" else []
+            proc, url = start_server(args, env={"PMAPVIZ_DEVICES": ""}, script=script, cwd=cwd)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.goto(url + path)
+                wait_rendered(page, timeout_ms=120_000)
+                results[name] = statistics.median(_edit_times(page, label, edits))
+                page.close()
+            finally:
+                stop_server(proc)
+    browser.close()
+    return results
+
+
+def server_reruns(devices: int, reruns: int) -> dict:
+    """AppTest: median rerun after a shape edit, explorer vs the bare page."""
+    import os
+
+    import streamlit.testing.v1.app_test as app_test_module
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.conftest import _RoutedPagesManager
+
+    os.environ["PMAPVIZ_DEVICES"] = str(devices)
+    app_test_module.PagesManager = _RoutedPagesManager
+    sys.argv = ["app.py"]
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = Path(tmp) / "bare.py"
+        bare.write_text(BARE_EXPLORER)
+        for name, key in (("bare", "s0"), ("explorer", "ex_s0")):
+            at = AppTest.from_file(str(bare if name == "bare" else common.ROOT / "app.py"),
+                                   default_timeout=120).run()  # fmt: skip
+            if name == "explorer":
+                at.switch_page("pages/explorer.py").run()
+            times = []
+            for k in range(reruns):
+                at.text_input(key=key).input("8, 1250000, 3" if k % 2 else "8, 625000, 6")
+                t0 = time.perf_counter()
+                at.run()
+                times.append(time.perf_counter() - t0)
+            out[name] = statistics.median(times[2:])
+    return out
+
+
+def dot_click(pw, devices: int, pairs: int) -> dict:
+    import psutil
+
+    proc, url = start_server(["--devices", str(devices), "--max-bytes", "4G"],
+                             env={"PMAPVIZ_DEVICES": ""})  # fmt: skip
+    peak, stop = [0], threading.Event()
+
+    def sample():
+        root = psutil.Process(proc.pid)
+        while not stop.is_set():
+            try:
+                rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+                peak[0] = max(peak[0], rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    threading.Thread(target=sample, daemon=True).start()
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(url + "/live")
+        wait_rendered(page, timeout_ms=120_000)
+        box = page.get_by_role("spinbutton", name="Pairs").first
+        box.fill(str(pairs))
+        box.press("Enter")
+        wait_rendered(page, timeout_ms=120_000)
+        t0 = time.perf_counter()
+        page.get_by_role("button", name="Run the example").click()
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+            ".includes('If you forget the reshape')", timeout=300_000)  # fmt: skip
+        click_s = wait_rendered(page, timeout_ms=300_000, quiet_ms=200) - t0
+    finally:
+        browser.close()
+        stop.set()
+        stop_server(proc)
+    return {"click_to_result_s": click_s, "peak_rss_mb": peak[0] / 1e6}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--devices", type=int, default=8)
+    ap.add_argument("--edits", type=int, default=12)
+    ap.add_argument("--pairs", type=int, default=10_000_000)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = browser_edits(pw, args.devices, args.edits)
+        d = dot_click(pw, args.devices, args.pairs)
+    s = server_reruns(args.devices, args.edits)
+    print(
+        f"explorer edit in Chromium: {b['explorer'] * 1e3:.0f} ms vs bare {b['bare'] * 1e3:.0f}"
+        f" ms: {b['explorer'] / b['bare']:.2f}x (goal <= 1.5x)"
+    )
+    print(
+        f"explorer rerun server side: {s['explorer'] * 1e3:.0f} ms vs bare "
+        f"{s['bare'] * 1e3:.0f} ms: {s['explorer'] / s['bare']:.2f}x (goal <= 3x)"
+    )
+    print(
+        f"10M example, click to result: {d['click_to_result_s']:.2f} s (goal <= 2.5 s); "
+        f"server peak RSS {d['peak_rss_mb']:.0f} MB (goal <= 800 MB)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
