@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from pmapviz import training as tr
@@ -76,3 +77,33 @@ def test_cli_train_json():
     assert len(out["losses"]) == 30 and len(out["single_device_losses"]) == 30
     assert out["replicas_identical"] is True and out["max_param_diff"] <= 1e-5
     assert out["step_s_median"] > 0
+
+
+def replicas(per_device):
+    """A replicated parameter as train() holds it: a leading device axis, one row per device."""
+    import jax
+
+    from pmapviz.layout import pmap_sharding
+
+    a = np.asarray(per_device, np.float32)
+    return jax.device_put(a, pmap_sharding(a.ndim, 0, a.shape[0]))
+
+
+@pytest.mark.parametrize("device", [3, 0, TEST_DEVICES - 1])
+def test_replica_spread_reports_a_skewed_replica(device):
+    same = np.tile(np.arange(1.0, 7.0).reshape(2, 3), (TEST_DEVICES, 1, 1))
+    assert tr.replica_spread({"w": replicas(same)}) == 0.0
+    skewed = same.copy()
+    skewed[device, 1, 2] += 0.25  # one number on one device differs
+    assert tr.replica_spread({"w": replicas(skewed)}) == 0.25
+    skewed[device, 0, 0] -= 0.5  # the largest |difference| wins, whatever its sign
+    assert tr.replica_spread({"w": replicas(skewed)}) == 0.5
+
+
+def test_replica_spread_reads_every_leaf():
+    same = np.ones((TEST_DEVICES, 4))
+    skewed = same.copy()
+    skewed[5] = 3.0
+    params = {"a": replicas(same), "b": replicas(skewed), "c": replicas(same)}
+    assert tr.replica_spread(params) == 2.0
+    assert tr.replica_spread([replicas(skewed[:2] * 0 + 1), replicas(skewed[4:6])]) == 2.0
