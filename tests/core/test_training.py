@@ -107,3 +107,44 @@ def test_replica_spread_reads_every_leaf():
     params = {"a": replicas(same), "b": replicas(skewed), "c": replicas(same)}
     assert tr.replica_spread(params) == 2.0
     assert tr.replica_spread([replicas(skewed[:2] * 0 + 1), replicas(skewed[4:6])]) == 2.0
+
+
+BIG = 1e12  # a time limit nothing reaches: these tests are about the other rules
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [tr.Config(devices=1, batch=1, steps=1), tr.Config(devices=8, batch=8),
+     tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS), tr.Config(lr=100.0),
+     tr.Config(lr=1e-9), tr.Config("mlp", reduction="psum")],
+)  # fmt: skip
+def test_settings_at_the_edges_are_accepted(cfg):
+    tr.validate(cfg, TEST_DEVICES, time_limit=BIG)
+
+
+@pytest.mark.parametrize(
+    "cfg, message",
+    [(tr.Config(reduction="sum"), "Unknown reduction 'sum'; choose pmean, psum."),
+     (tr.Config(model="gpt"), "Unknown model 'gpt'; choose linear, mlp."),
+     (tr.Config(devices=0), "Use 1 to 8 devices (this server has 8)."),
+     (tr.Config(devices=9, batch=72), "Use 1 to 8 devices (this server has 8)."),
+     (tr.Config(steps=tr.MAX_STEPS + 1), "Use 1 to 2,000 steps."),
+     (tr.Config(batch=tr.MAX_BATCH + 8), "The global batch must be from 8 (one example per "
+      "device) to 65,536; got 65,544."),
+     (tr.Config(batch=7), "The global batch must be from 8 (one example per device) to 65,536; "
+      "got 7."),
+     (tr.Config(batch=9), "A global batch of 9 does not split evenly over 8 devices (each device "
+      "must get the same number of examples). Use 8 or 16."),
+     (tr.Config(devices=3, batch=3001), "Use 3,000 or 3,003."),
+     (tr.Config(lr=100.001), "The learning rate must be a number above 0 and at most 100."),
+     (tr.Config(lr=0.0), "above 0"), (tr.Config(lr=float("inf")), "above 0")],
+)  # fmt: skip
+def test_settings_just_past_the_edges_are_refused_with_the_fix(cfg, message):
+    with pytest.raises(tr.TrainError) as err:
+        tr.validate(cfg, TEST_DEVICES, time_limit=BIG)
+    assert message in str(err.value)
+
+
+def test_a_run_over_the_time_limit_is_refused_with_the_steps_that_fit():
+    with pytest.raises(tr.TrainError, match="steps would take about"):
+        tr.validate(tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS), TEST_DEVICES, 1.0)
