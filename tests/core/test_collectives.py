@@ -166,7 +166,13 @@ def test_ring_model_matches_the_hand_formula_for_every_kind_and_grouping(kind, g
     cost, model = col.ring_model(kind, b, groups or [list(range(N))], N)
     want = hand_avg(lambda g: HAND[kind](g, b), groups or [list(range(N))])
     assert cost == {"sent": pytest.approx(want), "received": pytest.approx(want)}
-    assert model
+    assert MODEL_WORDS[kind] in model
+
+
+MODEL_WORDS = {"all-reduce": "ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block",
+               "all-gather": "ring all-gather: each block travels to the g-1 other devices",
+               "reduce-scatter": "each device keeps 1/g of its block, sends the rest",
+               "all-to-all": "each device keeps 1/g of its block, sends the rest"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
