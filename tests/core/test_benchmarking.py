@@ -241,3 +241,17 @@ def test_cancel_stops_between_measurements():
     rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1, 2], list(bench.IMPLS),
                       repeat=1, should_stop=stop)  # fmt: skip
     assert rep.cancelled and len(rep.results) == 2
+
+
+@pytest.mark.parametrize("impl", bench.IMPLS)
+def test_measure_prepares_the_implementation_it_was_asked_for(impl):
+    clock, asked = FakeClock(), []
+    prepare, _ = fake_prepare(clock, [1.0] * 3)
+
+    def recording(*args):
+        asked.append(args[:3])
+        return prepare(*args)
+
+    m = bench.measure(impl, bench.WORKLOADS["elementwise"], 2, 8, [np.ones(8)], 2, 1.0, clock,
+                      prepare=recording)  # fmt: skip
+    assert asked == [(impl, bench.WORKLOADS["elementwise"], 2)] and m.impl == impl
