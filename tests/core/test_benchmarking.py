@@ -13,7 +13,7 @@ from tests.conftest import TEST_DEVICES
 
 class FakeClock:
     def __init__(self):
-        self.now = 0.0
+        self.now = 1000.0  # not 0: "now - start" and "now + start" must differ
 
     def __call__(self):
         return self.now
@@ -255,3 +255,41 @@ def test_measure_prepares_the_implementation_it_was_asked_for(impl):
     m = bench.measure(impl, bench.WORKLOADS["elementwise"], 2, 8, [np.ones(8)], 2, 1.0, clock,
                       prepare=recording)  # fmt: skip
     assert asked == [(impl, bench.WORKLOADS["elementwise"], 2)] and m.impl == impl
+
+
+class Pending:
+    """A fake device value that is ready ``wait`` seconds after dispatch: blocking on it (or
+    copying it to the host) waits that long on the fake clock, once."""
+
+    def __init__(self, clock, wait):
+        self.clock, self.wait, self.ready = clock, wait, False
+
+    def block_until_ready(self):
+        if not self.ready:
+            self.clock.advance(self.wait)
+            self.ready = True
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        self.block_until_ready()
+        self.clock.advance(7.0)  # the copy itself
+        return np.zeros(3)
+
+
+def test_every_phase_waits_for_the_device_before_its_timer_stops():
+    clock = FakeClock()
+
+    def place():  # 5 s to dispatch the transfer, 3 s more until it has landed
+        clock.advance(5.0)
+        return [Pending(clock, 3.0)]
+
+    def run(*placed):  # 1 s to dispatch, 2 s more to compute
+        clock.advance(1.0)
+        return Pending(clock, 2.0)
+
+    m = bench.measure("pmap", bench.WORKLOADS["dot"], 2, 8, [], repeat=2, bandwidth_gbs=1.0,
+                      clock=clock, prepare=lambda *a: ((lambda placed: run), place))  # fmt: skip
+    assert m.transfer_s == 8.0  # the placement was waited for inside the transfer timer
+    assert m.compile_s == 0.0
+    assert m.d2h_s == 7.0  # the warm-up result was ready before the copy timer started
+    assert m.run_s == [3.0, 3.0]  # each timed run waited for its result
