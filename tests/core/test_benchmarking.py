@@ -13,7 +13,7 @@ from tests.conftest import TEST_DEVICES
 
 class FakeClock:
     def __init__(self):
-        self.now = 0.0
+        self.now = 1000.0  # not 0: "now - start" and "now + start" must differ
 
     def __call__(self):
         return self.now
@@ -90,6 +90,62 @@ def test_plan_sweep_runs_one_device_impls_once():
     assert len(runs) == 3 * 3 + 2
 
 
+class HostCopy:
+    """A fake device result whose copy to the host takes 7 s of the fake clock."""
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def __array__(self, dtype=None, copy=None):
+        self.clock.advance(7.0)
+        return np.zeros(3)
+
+
+def test_device_to_host_is_timed_apart_from_the_runs():
+    clock = FakeClock()
+    prepare, _ = fake_prepare(clock, [])
+
+    def run(*args):  # 4 s per call; its result takes 7 s to copy to the host
+        clock.advance(4.0)
+        return HostCopy(clock)
+
+    def prepare_d2h(*a):
+        return (lambda placed: run), prepare(*a)[1]  # compiles in no time, places in 5 s
+
+    m = bench.measure("shard_map", bench.WORKLOADS["elementwise"], 4, 64, [], repeat=2,
+                      bandwidth_gbs=2.0, clock=clock, prepare=prepare_d2h)  # fmt: skip
+    assert m.d2h_s == 7.0 and m.run_s == [4.0, 4.0] and m.transfer_s == 5.0
+    assert m.compile_s == 0.0 and m.devices == 4 and m.size == 64 and m.impl == "shard_map"
+    assert m.bytes_moved == 64 * 8 and m.floor_s == 64 * 8 / 2e9
+
+
+def test_numpy_has_no_compile_transfer_or_copy_back():
+    clock = FakeClock()
+    prepare, calls = fake_prepare(clock, [])
+    m = bench.measure("numpy", bench.WORKLOADS["elementwise"], 1, 3, [], repeat=3,
+                      bandwidth_gbs=1.0, clock=clock, prepare=prepare)  # fmt: skip
+    assert calls == {"run": 0, "compile": 0, "place": 1}  # numpy's own function runs
+    assert m.compile_s == 0.0 and m.transfer_s == 0.0 and m.d2h_s == 0.0
+    assert m.run_s == [0.0, 0.0, 0.0]
+
+
+def test_speedups_baseline_is_vmap_at_the_same_size():
+    ms = [
+        bench.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
+        bench.Measurement("vmap", 1, 20, 0, 0, [9.0, 8.0, 1.0], 0, 1, 1),  # median 8
+        bench.Measurement("numpy", 1, 10, 0, 0, [1.0], 0, 1, 1),
+        bench.Measurement("pmap", 2, 20, 0, 0, [2.0], 0, 1, 1),
+        bench.Measurement("shard_map", 8, 10, 0, 0, [0.5], 0, 1, 1),
+        bench.Measurement("jit_sharded", 4, 30, 0, 0, [1.0], 0, 1, 1),
+    ]  # no vmap at 30
+    rows = bench.speedups(ms)
+    assert rows == [
+        {"impl": "pmap", "devices": 2, "size": 20, "speedup": 4.0, "efficiency": 2.0},
+        {"impl": "shard_map", "devices": 8, "size": 10, "speedup": 8.0, "efficiency": 1.0},
+    ]
+    assert [r["speedup"] for r in bench.speedups(ms, baseline="numpy")] == [2.0]
+
+
 def test_speedups_and_efficiency():
     ms = [bench.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
           bench.Measurement("pmap", 2, 10, 0, 0, [2.0], 0, 1, 1),
@@ -101,17 +157,30 @@ def test_speedups_and_efficiency():
 
 def test_real_small_sweep_every_impl_and_floor():
     ks = [1, 2, TEST_DEVICES]
-    rep = bench.sweep(bench.WORKLOADS["dot"], [1024], ks, list(bench.IMPLS), repeat=3)
-    assert {m.impl for m in rep.results} == set(bench.IMPLS)
-    assert len(rep.results) == 3 * len(ks) + 2
+    wl = bench.WORKLOADS["dot"]
+    rep = bench.sweep(wl, [1024], ks, list(bench.IMPLS), repeat=3)
+    planned = [(i, k, 1024) for i in bench.IMPLS for k in (ks if i not in ("vmap", "numpy")
+                                                            else [1])]  # fmt: skip
+    assert [(m.impl, m.devices, m.size) for m in rep.results] == planned  # one per run, in order
+    assert len(rep.results) == 3 * len(ks) + 2 and not rep.cancelled and rep.workload == "dot"
     assert rep.bandwidth_gbs > 0.1 and rep.machine["device_count"] == TEST_DEVICES
     for m in rep.results:
         assert len(m.run_s) == 3 and all(t > 0 for t in m.run_s)
+        assert m.bytes_moved == 1024 * (2 * 3 * 4 + 4)  # read x and y (float32 3-vectors), write
         assert m.floor_s == pytest.approx(m.bytes_moved / (rep.bandwidth_gbs * 1e9))
         if m.impl == "numpy":
-            assert m.compile_s == 0 and m.transfer_s == 0
-        else:
-            assert m.compile_s > 0
+            assert m.compile_s == 0 and m.transfer_s == 0 and m.d2h_s == 0
+        else:  # compiled ahead of time and placed once, each timed apart from the runs
+            assert m.compile_s > 0 and m.transfer_s > 0 and m.d2h_s > 0
+    vmap = next(m for m in rep.results if m.impl == "vmap")
+    rows = bench.speedups(rep.results)
+    assert [(r["impl"], r["devices"]) for r in rows] == [
+        (m.impl, m.devices) for m in rep.results if m.impl not in ("vmap", "numpy")
+    ]
+    for r, m in zip(rows, [m for m in rep.results if m.impl not in ("vmap", "numpy")],
+                    strict=True):  # fmt: skip
+        assert r["speedup"] == pytest.approx(vmap.run_s_median / m.run_s_median)
+        assert r["efficiency"] == pytest.approx(r["speedup"] / m.devices)
 
 
 @pytest.mark.parametrize("workload", ["matmul", "elementwise"])
@@ -185,3 +254,55 @@ def test_your_own_f_is_timed_like_a_catalog_function():
     rep = bench.measure_plan(program, plan, repeat=1)
     assert [m.impl for m in rep.results] == ["pmap", "vmap"]  # no numpy version of your own f
     assert rep.workload == f"explorer:{program.key}"
+
+
+@pytest.mark.parametrize("impl", bench.IMPLS)
+def test_measure_prepares_the_implementation_it_was_asked_for(impl):
+    clock, asked = FakeClock(), []
+    prepare, _ = fake_prepare(clock, [1.0] * 3)
+
+    def recording(*args):
+        asked.append(args[:3])
+        return prepare(*args)
+
+    m = bench.measure(impl, bench.WORKLOADS["elementwise"], 2, 8, [np.ones(8)], 2, 1.0, clock,
+                      prepare=recording)  # fmt: skip
+    assert asked == [(impl, bench.WORKLOADS["elementwise"], 2)] and m.impl == impl
+
+
+class Pending:
+    """A fake device value that is ready ``wait`` seconds after dispatch: blocking on it (or
+    copying it to the host) waits that long on the fake clock, once."""
+
+    def __init__(self, clock, wait):
+        self.clock, self.wait, self.ready = clock, wait, False
+
+    def block_until_ready(self):
+        if not self.ready:
+            self.clock.advance(self.wait)
+            self.ready = True
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        self.block_until_ready()
+        self.clock.advance(7.0)  # the copy itself
+        return np.zeros(3)
+
+
+def test_every_phase_waits_for_the_device_before_its_timer_stops():
+    clock = FakeClock()
+
+    def place():  # 5 s to dispatch the transfer, 3 s more until it has landed
+        clock.advance(5.0)
+        return [Pending(clock, 3.0)]
+
+    def run(*placed):  # 1 s to dispatch, 2 s more to compute
+        clock.advance(1.0)
+        return Pending(clock, 2.0)
+
+    m = bench.measure("pmap", bench.WORKLOADS["dot"], 2, 8, [], repeat=2, bandwidth_gbs=1.0,
+                      clock=clock, prepare=lambda *a: ((lambda placed: run), place))  # fmt: skip
+    assert m.transfer_s == 8.0  # the placement was waited for inside the transfer timer
+    assert m.compile_s == 0.0
+    assert m.d2h_s == 7.0  # the warm-up result was ready before the copy timer started
+    assert m.run_s == [3.0, 3.0]  # each timed run waited for its result

@@ -1,9 +1,11 @@
-"""Exported scripts run as they are, and pmap and shard_map versions give equal results."""
+"""Exported scripts run as they are; both the pmap and the shard_map version give what numpy,
+written here in the test from the script's own inputs, says they should."""
 
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from pmapviz import catalog, codegen
@@ -15,27 +17,35 @@ import numpy as np
 res = {}
 for key, path in (("pmap", sys.argv[1]), ("shard_map", sys.argv[2])):
     g = runpy.run_path(path)
+    if key == "pmap":  # the inputs the script made, as float64, for the test's own numpy
+        np.savez(sys.argv[4], *[np.asarray(g[a]).astype(np.float32).astype(np.float64)
+                                for a in sys.argv[3].split(",")])
     out = np.asarray(g["out"]).astype(np.float64)
     res[key] = {"shape": list(out.shape), "values": out.ravel()[:4000].tolist(),
                 "flat": list(g["flat"].shape) if "flat" in g else None}
 print(json.dumps(res))
 """
 
+# key, shapes, in_axes, out_axes, axis_name, dtype, and the global result by hand in numpy
 CASES = [
-    ("double", [(8, 4)], (0,), 0, None, "float32"),
-    ("add", [(3, 8), (8, 3)], (1, 0), 1, None, "int32"),
-    ("batched_dot", [(8, 50, 3), (8, 50, 3)], (0, 0), 0, None, "float32"),
-    ("matmul", [(4, 3, 5), (5, 2)], (0, None), 0, None, "float32"),
-    ("normalise", [(8, 6)], (0,), 0, "dev", "float32"),
-    ("global_sum", [(5, 3)], (0,), None, "i", "float32"),
-    ("vdot", [(8, 3), (8, 3)], (0, 0), 0, None, "bfloat16"),
-    ("local_sum", [(2, 7)], (0,), 0, None, "int32"),
-]
+    ("double", [(8, 4)], (0,), 0, None, "float32", lambda x: 2 * x),
+    ("add", [(3, 8), (8, 3)], (1, 0), 1, None, "int32", lambda x, y: x + y.T),
+    ("batched_dot", [(8, 50, 3), (8, 50, 3)], (0, 0), 0, None, "float32",
+     lambda x, y: (x * y).sum(axis=-1)),
+    ("matmul", [(4, 3, 5), (5, 2)], (0, None), 0, None, "float32",
+     lambda x, w: np.einsum("bij,jk->bik", x, w)),
+    ("normalise", [(8, 6)], (0,), 0, "dev", "float32", lambda x: x / x.sum()),
+    ("global_sum", [(5, 3)], (0,), None, "i", "float32", lambda x: x.sum()),
+    ("vdot", [(8, 3), (8, 3)], (0, 0), 0, None, "bfloat16", lambda x, y: (x * y).sum(axis=1)),
+    ("local_sum", [(2, 7)], (0,), 0, None, "int32", lambda x: x.sum(axis=1)),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize("key, shapes, in_axes, out_axes, axis_name, dtype", CASES,
+@pytest.mark.parametrize("key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES,
                          ids=[c[0] for c in CASES])  # fmt: skip
-def test_exported_scripts_run_and_agree(tmp_path, key, shapes, in_axes, out_axes, axis_name, dtype):
+def test_exported_scripts_run_and_agree(
+    tmp_path, key, shapes, in_axes, out_axes, axis_name, dtype, by_hand
+):
     program = catalog.get(key)
     p = plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
              n_devices=8, dtypes=[dtype] * len(shapes))  # fmt: skip
@@ -43,14 +53,25 @@ def test_exported_scripts_run_and_agree(tmp_path, key, shapes, in_axes, out_axes
     pm, sm = tmp_path / "pmap_script.py", tmp_path / "shard_map_script.py"
     pm.write_text(codegen.pmap_script(program, p))
     sm.write_text(codegen.shard_map_script(program, p))
-    r = subprocess.run([sys.executable, "-c", RUNNER, str(pm), str(sm)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=180)  # fmt: skip
+    npz = tmp_path / "inputs.npz"
+    r = subprocess.run([sys.executable, "-c", RUNNER, str(pm), str(sm), ",".join(p.arg_names),
+                        str(npz)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=180)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
-    assert tuple(res["pmap"]["shape"]) == p.out_shapes == tuple(res["shard_map"]["shape"])
+    with np.load(npz) as f:
+        inputs = [f[f"arr_{k}"] for k in range(len(shapes))]
+    assert [a.shape for a in inputs] == [tuple(s) for s in shapes]
+    want = np.asarray(by_hand(*inputs), np.float64)  # independent of pmapviz and of JAX
+    assert tuple(res["pmap"]["shape"]) == want.shape == tuple(res["shard_map"]["shape"])
+    assert want.shape == p.out_shapes
     tol = 2e-2 if dtype == "bfloat16" else 1e-5
-    for a, b in zip(res["pmap"]["values"], res["shard_map"]["values"], strict=True):
-        assert abs(a - b) <= tol * (1 + abs(a))
+    expected = want.ravel()[:4000].tolist()
+    for impl in ("pmap", "shard_map"):
+        got = res[impl]["values"]
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected, strict=True):
+            assert abs(a - b) <= tol * (1 + abs(b)), (impl, a, b)
     assert res["pmap"]["flat"] == res["shard_map"]["flat"]
 
 

@@ -92,3 +92,36 @@ def test_a_bigger_machine_is_laid_out_by_arithmetic():
     assert x.pieces[4095].device == "device 4095"
     assert x.pieces[17].index == (slice(17, 18), slice(None), slice(None))
     assert w.pieces[9].index_text == "[:, :]" and out.local_shape == (4, 2)
+
+
+def test_layouts_carry_names_dtypes_shapes_and_device_positions():
+    p = plan(catalog.get("add"), [(3, 4), (4, 3)], in_axes=(1, 0), out_axes=0, n_devices=8,
+             dtypes=["int32", "int32"])  # fmt: skip
+    (x, y), (out,) = layout.plan_layouts(p)
+    assert (x.name, x.shape, x.dtype, x.split_axis) == ("x", (3, 4), "int32", 1)
+    assert (y.name, y.shape, y.dtype, y.split_axis) == ("y", (4, 3), "int32", 0)
+    assert (out.name, out.shape, out.dtype, out.split_axis) == ("out", (4, 3), "int32", 0)
+    for lay in (x, y, out):
+        assert [pc.position for pc in lay.pieces] == [0, 1, 2, 3]
+        assert [pc.device for pc in lay.pieces] == ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]
+    assert x.pieces[2].index == (slice(None), slice(2, 3)) and x.pieces[2].index_text == "[:, 2:3]"
+
+
+def test_every_leaf_of_a_pytree_output_gets_its_own_layout():
+    p = plan(lambda x, y: (x * 2, y + 1), [(4, 3), (4, 5)], out_axes=1, n_devices=8,
+             dtypes=["float16", "int8"])  # fmt: skip
+    assert p.ok, p.problems
+    _, outs = layout.plan_layouts(p)
+    assert [(o.name, o.shape, o.dtype, o.split_axis) for o in outs] == [
+        ("out[0]", (3, 4), "float16", 1), ("out[1]", (5, 4), "int8", 1)]  # fmt: skip
+
+
+def test_layouts_refuse_an_invalid_plan():
+    with pytest.raises(ValueError, match="^only a valid plan has a layout$"):
+        layout.plan_layouts(plan(catalog.get("double"), [(80, 2)], n_devices=8))
+
+
+def test_index_text_of_integer_and_stepped_indices():
+    assert layout.index_text((2, slice(None))) == "[2, :]"
+    assert layout.index_text((slice(None, 3), slice(1, None))) == "[:3, 1:]"
+    assert layout.index_text(()) == "[]"

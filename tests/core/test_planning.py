@@ -3,13 +3,14 @@ and device counts, the classic cases, every problem code, and the text parsers."
 
 from __future__ import annotations
 
+import math
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
@@ -30,13 +31,22 @@ GENERIC = {
     "psum": (1, lambda x: lax.psum(x, "i")),
     "psum_total": (1, lambda x: lax.psum(jnp.sum(x), "i")),
     "pair": (2, lambda x, y: (x * 2, jnp.sum(y))),  # a pytree output
+    "dict": (2, lambda x, y: {"sum": x + y, "total": lax.psum(jnp.sum(x), "i")}),
 }
+# what the property test draws (float64 needs jax_enable_x64, which the app never turns on)
+DRAWN_DTYPES = ("float32", "int32", "bfloat16", "float16", "int8", "bool")
 
 
-def real_pmap(fn, shapes, in_axes, out_axes, axis_name, n, seen=None):
+def make_args(shapes, dtypes=None):
+    dtypes = dtypes or ["float32"] * len(shapes)
+    return [(np.arange(math.prod(s)).reshape(s) % 5 + 1).astype(jnp.dtype(t))
+            for s, t in zip(shapes, dtypes, strict=True)]  # fmt: skip
+
+
+def real_pmap(fn, shapes, in_axes, out_axes, axis_name, n, seen=None, dtypes=None):
     """Real jax.pmap on the user's RAW settings. ``seen`` (a list) receives the shapes f is
     traced with: the per-device shapes as JAX itself hands them to f."""
-    args = [np.arange(int(np.prod(s)), dtype=np.float32).reshape(s) + 1 for s in shapes]
+    args = make_args(shapes, dtypes)
 
     def recorded(*xs):
         if seen is not None:
@@ -57,15 +67,19 @@ def shape_st(draw):
 @st.composite
 def cases(draw):
     """Mostly plausible settings (so that many examples really run), plus every kind of
-    mistake: out-of-range and negative axes, None everywhere, mismatched and oversized axes."""
+    mistake: out-of-range and negative axes, None everywhere, mismatched and oversized axes,
+    negative out_axes; several dtypes; functions returning a tuple or a dict."""
     name = draw(st.sampled_from(sorted(GENERIC)))
     n_args, fn = GENERIC[name]
     n = draw(st.integers(1, TEST_DEVICES))
     shapes = [list(draw(shape_st())) for _ in range(n_args)]
+    dtypes = [draw(st.sampled_from(DRAWN_DTYPES)) for _ in range(n_args)]
+    if draw(st.integers(0, 2)):  # usually one dtype for all: more examples get to run
+        dtypes = [dtypes[0]] * n_args
     in_axes = []
     for s in shapes:
         kind = draw(st.sampled_from(range(10)))
-        if kind <= 5 and s:
+        if kind <= 6 and s:
             in_axes.append(draw(st.integers(-len(s), len(s) - 1)))
         elif kind <= 7:
             in_axes.append(None)
@@ -76,34 +90,82 @@ def cases(draw):
         for s, a in zip(shapes, in_axes, strict=True):
             if a is not None and -len(s) <= a < len(s):
                 s[a] = m
-    out_axes = draw(st.one_of(st.just(0), st.none(), st.integers(0, 3)))
-    axis_name = "i" if name.startswith("psum") or draw(st.booleans()) else None
-    return name, fn, tuple(map(tuple, shapes)), tuple(in_axes), out_axes, axis_name, n
+    out_axes = draw(st.one_of(st.just(0), st.none(), st.integers(-3, 3)))
+    uses_i = name.startswith("psum") or name == "dict"
+    axis_name = "i" if uses_i or draw(st.booleans()) else None
+    return name, fn, tuple(map(tuple, shapes)), tuple(in_axes), out_axes, axis_name, n, dtypes
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def vmap_says_varies(fn, shapes, in_axes, axis_name, dtypes) -> bool:
+    """JAX's own answer (jax.vmap on the raw in_axes), not the planner's: does any output
+    leaf differ from device to device? vmap refuses out_axes=None exactly then."""
+    try:
+        jax.eval_shape(jax.vmap(fn, in_axes=in_axes, out_axes=None, axis_name=axis_name),
+                       *make_args(shapes, dtypes))  # fmt: skip
+    except ValueError as err:
+        assert "out_axes" in str(err), err
+        return True
+    return False
+
+
+def shard_shapes(out, out_axes):
+    """Per-device output shapes read from the real result's shards (the device axis, of size
+    1 in each shard, removed; with out_axes=None each device holds the whole value)."""
+
+    def one(leaf):
+        shapes = {tuple(s.data.shape) for s in leaf.addressable_shards}
+        assert len(shapes) == 1, shapes
+        (shape,) = shapes
+        if out_axes is None:
+            return shape
+        assert shape[out_axes] == 1, shape
+        return shape[:out_axes] + shape[out_axes + 1 :]
+
+    return jax.tree.map(one, out)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_plan_agrees_with_real_pmap(case):
-    name, fn, shapes, in_axes, out_axes, axis_name, n = case
-    p = plan(fn, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, n_devices=n)
+    name, fn, shapes, in_axes, out_axes, axis_name, n, dtypes = case
+    p = plan(fn, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, n_devices=n,
+             dtypes=dtypes)  # fmt: skip
+    where = f"{name} {shapes} {dtypes} {in_axes}/{out_axes}"
     seen = []
     try:  # the oracle gets the user's raw in_axes, never the planner's normalised ones
-        out = real_pmap(fn, shapes, in_axes, out_axes, axis_name, n, seen)
+        out = real_pmap(fn, shapes, in_axes, out_axes, axis_name, n, seen, dtypes)
     except Exception as err:  # JAX refuses: the plan must have said so
-        assert not p.ok, f"{name} {shapes} {in_axes}/{out_axes}: JAX raised {err!r}"
+        assert not p.ok, f"{where}: JAX raised {err!r}"
         assert p.problems
+        event(f"JAX refused; plan: {p.problems[0].code}")
         return
     real = jax.tree.map(lambda a: tuple(a.shape), out)
     if any(0 in s for s in shapes) and p.problems and p.problems[0].code == "empty_block":
         return  # refused on purpose: JAX is inconsistent on empty blocks (see planning)
-    if out_axes is None and p.out_varies:
+    if out_axes is None and vmap_says_varies(fn, shapes, in_axes, axis_name, dtypes):
         # JAX ran but silently returned device 0's value: the plan must refuse it
-        assert not p.ok and p.problems[0].code == "out_axes_none_varies"
+        assert not p.ok and p.problems[0].code == "out_axes_none_varies", where
+        event("out_axes=None on a varying output, refused")
         return
-    assert p.ok, f"{name} {shapes} {in_axes}/{out_axes}: JAX ran, plan said {p.problems}"
+    if out_axes is not None and out_axes < 0:
+        # what out_axes means (jax.vmap's reading of it) against what pmap really returned
+        meant = jax.eval_shape(
+            jax.vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name),
+            *make_args(shapes, dtypes),
+        )
+        if jax.tree.map(lambda a: tuple(a.shape), meant) != real:  # pmap got it wrong
+            assert not p.ok, f"{where}: pmap misshaped it to {real}, the plan said ok"
+        if not p.ok:  # refusing negative out_axes outright is allowed (the fix is the same)
+            assert p.problems[0].code == "negative_out_axes", (where, p.problems)
+            event("negative out_axes, refused")
+            return
+    assert p.ok, f"{where}: JAX ran, plan said {p.problems}"
     assert p.out_shapes == real
+    assert p.out_dtypes == jax.tree.map(lambda a: str(a.dtype), out)
     assert p.devices_used == len(out_devices(out))
     assert seen and p.per_device_in_shapes == seen[0]  # what JAX really hands f
+    assert p.per_device_out_shapes == shard_shapes(out, out_axes)  # what each device holds
+    event(f"ran: {name}, {'mixed' if len(set(dtypes)) > 1 else dtypes[0]}, out_axes={out_axes}")
 
 
 def out_devices(out):

@@ -92,3 +92,24 @@ def test_describe_block():
     assert programs.describe_block(np.array([1.0, 2.0])) == "[1., 2.]"
     text = programs.describe_block(np.arange(100.0))
     assert text.startswith("shape (100,): min 0, max 99, mean 49.5")
+
+
+def test_shards_of_a_single_device_array():
+    """No mesh (SingleDeviceSharding): the device set gives the order; one whole shard."""
+    x = jax.device_put(np.arange(6.0).reshape(2, 3), jax.devices()[2])
+    (shard,) = programs.shards_of(x)
+    assert (shard.device, shard.device_id, shard.position, shard.replica_id) == ("cpu:2", 2, 0, 0)
+    assert shard.index_text == "[:, :]"
+    np.testing.assert_array_equal(shard.data, np.arange(6.0).reshape(2, 3))
+
+
+def test_shards_of_follows_the_mesh_order_not_the_device_ids():
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    devs = [jax.devices()[k] for k in (5, 1, 7)]
+    x = jax.device_put(np.arange(3.0), NamedSharding(Mesh(np.array(devs), ("i",)),
+                                                     PartitionSpec("i")))  # fmt: skip
+    shards = programs.shards_of(x)
+    assert [s.device for s in shards] == ["cpu:5", "cpu:1", "cpu:7"]
+    assert [s.position for s in shards] == [0, 1, 2]
+    assert [s.data.tolist() for s in shards] == [[0.0], [1.0], [2.0]]

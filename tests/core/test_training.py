@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from pmapviz import training as tr
@@ -76,3 +77,77 @@ def test_cli_train_json():
     assert len(out["losses"]) == 30 and len(out["single_device_losses"]) == 30
     assert out["replicas_identical"] is True and out["max_param_diff"] <= 1e-5
     assert out["step_s_median"] > 0
+
+
+def replicas(per_device):
+    """A replicated parameter as train() holds it: a leading device axis, one row per device."""
+    import jax
+
+    from pmapviz.layout import pmap_sharding
+
+    a = np.asarray(per_device, np.float32)
+    return jax.device_put(a, pmap_sharding(a.ndim, 0, a.shape[0]))
+
+
+@pytest.mark.parametrize("device", [3, 0, TEST_DEVICES - 1])
+def test_replica_spread_reports_a_skewed_replica(device):
+    same = np.tile(np.arange(1.0, 7.0).reshape(2, 3), (TEST_DEVICES, 1, 1))
+    assert tr.replica_spread({"w": replicas(same)}) == 0.0
+    skewed = same.copy()
+    skewed[device, 1, 2] += 0.25  # one number on one device differs
+    assert tr.replica_spread({"w": replicas(skewed)}) == 0.25
+    skewed[device, 0, 0] -= 0.5  # the largest |difference| wins, whatever its sign
+    assert tr.replica_spread({"w": replicas(skewed)}) == 0.5
+
+
+def test_replica_spread_reads_every_leaf():
+    same = np.ones((TEST_DEVICES, 4))
+    skewed = same.copy()
+    skewed[5] = 3.0
+    params = {"a": replicas(same), "b": replicas(skewed), "c": replicas(same)}
+    assert tr.replica_spread(params) == 2.0
+    assert tr.replica_spread([replicas(skewed[:2] * 0 + 1), replicas(skewed[4:6])]) == 2.0
+    assert tr.replica_spread({"empty": replicas(np.zeros((TEST_DEVICES, 0)))}) == 0.0
+
+
+BIG = 1e12  # a time limit nothing reaches: these tests are about the other rules
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [tr.Config(devices=1, batch=1, steps=1), tr.Config(devices=8, batch=8),
+     tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS), tr.Config(lr=100.0),
+     tr.Config(lr=1e-9), tr.Config("mlp", reduction="psum")],
+)  # fmt: skip
+def test_settings_at_the_edges_are_accepted(cfg):
+    tr.validate(cfg, TEST_DEVICES, time_limit=BIG)
+
+
+@pytest.mark.parametrize(
+    "cfg, message",
+    [(tr.Config(reduction="sum"), "Unknown reduction 'sum'; choose pmean, psum."),
+     (tr.Config(model="gpt"), "Unknown model 'gpt'; choose linear, mlp."),
+     (tr.Config(devices=0), "Use 1 to 8 devices (this server has 8)."),
+     (tr.Config(devices=9, batch=72), "Use 1 to 8 devices (this server has 8)."),
+     (tr.Config(steps=tr.MAX_STEPS + 1), "Use 1 to 2,000 steps."),
+     (tr.Config(batch=tr.MAX_BATCH + 8), "The global batch must be from 8 (one example per "
+      "device) to 65,536; got 65,544."),
+     (tr.Config(batch=7), "The global batch must be from 8 (one example per device) to 65,536; "
+      "got 7."),
+     (tr.Config(batch=9), "A global batch of 9 does not split evenly over 8 devices (each device "
+      "must get the same number of examples). Use 8 or 16."),
+     (tr.Config(devices=3, batch=3001), "A global batch of 3,001 does not split evenly over 3 "
+      "devices (each device must get the same number of examples). Use 3,000 or 3,003."),
+     (tr.Config(lr=100.001), "The learning rate must be a number above 0 and at most 100."),
+     (tr.Config(lr=0.0), "The learning rate must be a number above 0 and at most 100."),
+     (tr.Config(lr=float("inf")), "The learning rate must be a number above 0 and at most 100.")],
+)  # fmt: skip
+def test_settings_just_past_the_edges_are_refused_with_the_fix(cfg, message):
+    with pytest.raises(tr.TrainError) as err:
+        tr.validate(cfg, TEST_DEVICES, time_limit=BIG)
+    assert str(err.value) == message
+
+
+def test_a_run_over_the_time_limit_is_refused_with_the_steps_that_fit():
+    with pytest.raises(tr.TrainError, match="steps would take about"):
+        tr.validate(tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS), TEST_DEVICES, 1.0)

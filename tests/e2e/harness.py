@@ -7,10 +7,13 @@ import contextlib
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
 import urllib.request
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,6 +138,37 @@ def screenshot(page, name: str, max_height: int = 6000) -> Path:
     page.screenshot(path=str(path))
     page.set_viewport_size(size)
     return path
+
+
+@dataclass(frozen=True)
+class Png:
+    width: int
+    height: int
+    distinct_rows: int  # of the image's scanlines (as filtered): 1 or 2 for a blank page
+
+
+def read_png(path: Path) -> Png:
+    """Decode a screenshot's structure with the standard library only: the signature, every
+    chunk's CRC, the IHDR size, and the zlib-compressed scanlines (exactly one per row, each
+    a filter byte and width * bytes-per-pixel). Raises if anything is off."""
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, chunks = 8, []
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, f"bad CRC in {kind!r}"
+        chunks.append((kind, body))
+        pos += 12 + length
+    assert chunks[0][0] == b"IHDR" and chunks[-1][0] == b"IEND"
+    width, height, depth, colour = struct.unpack(">IIBB", chunks[0][1][:10])
+    assert depth == 8 and colour in (2, 6), (depth, colour)  # 8-bit RGB or RGBA
+    raw = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    stride = 1 + width * (3 if colour == 2 else 4)
+    assert len(raw) == height * stride, "the pixel data does not fill width x height"
+    rows = {raw[k : k + stride] for k in range(0, len(raw), stride)}
+    return Png(width, height, len(rows))
 
 
 def main_text(page) -> str:

@@ -3,7 +3,14 @@
 import pytest
 
 from pmapviz.ui import PAGES
-from tests.e2e.harness import E2E_DEVICES, fresh_server, main_text, screenshot, wait_rendered
+from tests.e2e.harness import (
+    E2E_DEVICES,
+    fresh_server,
+    main_text,
+    read_png,
+    screenshot,
+    wait_rendered,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +26,10 @@ def test_page_renders_with_device_count(server, page, info):
     assert info.title in page.locator('[data-testid="stMain"] h1').first.inner_text() or (
         info.url_path == "home"
     )
-    assert screenshot(page, info.url_path).stat().st_size > 10_000
+    png = read_png(screenshot(page, info.url_path))  # a whole, valid PNG of the whole page
+    assert png.width == page.viewport_size["width"] == 1400
+    assert page.viewport_size["height"] <= png.height <= 6000  # grown to the content
+    assert png.distinct_rows >= 50, png  # drawn: a blank page has one or two distinct rows
 
 
 def grid_row(page, label: str, n: int) -> list[str]:
