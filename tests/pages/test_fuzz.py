@@ -191,3 +191,40 @@ def test_crafted_urls_are_validated_like_widgets(info, query):
     at.switch_page(info.path).run()
     assert not at.exception, (query, [e.value for e in at.exception])
     assert not markup_injections(at), (query, markup_injections(at))
+
+
+ISSUE_CLASSES = NON_ASCII_DIGITS + BEYOND_INT64 + OVERFLOW_SHAPES + MARKUP
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
+def test_every_text_input_takes_every_hostile_class(info):
+    """Deterministic complement to the random search: every text input of the page gets every
+    value of the issue's classes (non-ASCII digits, beyond int64, overflowing shapes, Markdown
+    and HTML), one at a time; all failures are collected and reported together."""
+    app_test_module.PagesManager = _RoutedPagesManager
+    sys.argv = ["app.py"]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page(info.path).run()
+    keys = [w.key for w in at.text_input if w.key and not getattr(w, "disabled", False)]
+    failures = []
+    for key in keys:
+        original = at.text_input(key=key).value
+        for value in ISSUE_CLASSES:  # each replaces the last: one hostile field at a time
+            at.text_input(key=key).set_value(value)
+            at.run(timeout=120)
+            problems = [f"{type(e).__name__}: {str(e.value)[:100]}" for e in at.exception]
+            problems += markup_injections(at)
+            if problems:
+                failures.append(f"{key} <- {value!r}: {problems[0]}")
+            if at.exception or not any(w.key == key for w in at.text_input):
+                at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+                at.switch_page(info.path).run()
+            if not any(w.key == key for w in at.text_input):
+                break
+        if any(w.key == key for w in at.text_input):
+            at.text_input(key=key).set_value(original)
+            at.run(timeout=120)
+    assert not failures, f"{len(failures)} of {len(keys) * len(ISSUE_CLASSES)}:\n" + "\n".join(
+        failures
+    )
