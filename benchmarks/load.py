@@ -118,6 +118,86 @@ STATE = """(marker) => {
 }"""
 
 
+def _open(browser, names, plan, url) -> list:
+    """One browser context per session, each on its page; the dot session at its largest size."""
+    pages = []
+    for name in names:
+        ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+        page = ctx.new_page()
+        page.goto(url + plan[name][0], wait_until="commit")
+        pages.append(page)
+    for name, page in zip(names, pages, strict=True):
+        wait_rendered(page, timeout_ms=180_000)
+        if name == "dot":  # the largest number of pairs the budget allows
+            box = page.locator('[data-testid="stNumberInput"] input[aria-label^="Pairs"]')
+            label = box.get_attribute("aria-label")
+            limit = int(label.split(" to ")[1].split(", a multiple")[0].replace(",", ""))
+            box.fill(str(limit))
+            box.press("Enter")
+            wait_rendered(page, timeout_ms=60_000)
+    return pages
+
+
+def _click_all(names, pages, plan) -> tuple[list[float], dict[int, dict]]:
+    clicked, result = [], {}
+    for i, (name, page) in enumerate(zip(names, pages, strict=True)):  # all at once
+        try:
+            page.get_by_role("button", name=plan[name][1]).first.click(timeout=10_000)
+        except Exception as err:  # noqa: BLE001 (reported in the table)
+            why = f"no {plan[name][1]!r} button: {err}"[:80]
+            result[i] = {"result": False, "exceptions": 0, "timed_out": False,
+                         "wait": 0.0, "errors": [why]}  # fmt: skip
+        clicked.append(time.perf_counter())
+    return clicked, result
+
+
+def _wait_all(names, pages, plan, clicked, result, timeout, proc) -> dict[int, dict]:
+    pending = {i: name for i, name in enumerate(names) if i not in result}
+    while pending:
+        for i in list(pending):
+            name = pending[i]
+            waited = time.perf_counter() - clicked[i]
+            try:
+                st = pages[i].evaluate(STATE, plan[name][2])
+            except Exception as err:  # noqa: BLE001
+                st = {"running": True, "result": False, "exceptions": 0,
+                      "errors": [str(err)[:80]]}  # fmt: skip
+            done = (st["result"] or st["exceptions"] or st["errors"]) and not st["running"]
+            if done or waited > timeout or proc.poll() is not None:
+                result[i] = {**st, "wait": waited, "timed_out": not done}
+                del pending[i]
+        time.sleep(0.1)
+    return result
+
+
+def _rows(names, result) -> list[tuple]:
+    rows = []
+    for i, name in enumerate(names):
+        r = result[i]
+        outcome = ("result" if r["result"] else "TIMED OUT" if r["timed_out"]
+                   else "error: " + "; ".join(r["errors"])[:80])  # fmt: skip
+        if r["exceptions"]:
+            outcome = f"EXCEPTION ({r['exceptions']})"
+        rows.append((i, name, r["wait"], outcome))
+    return rows
+
+
+def _print(args, n, budget, wall, rows, sampler, alive) -> None:
+    print(f"{args.sessions} sessions, --devices {n} --max-bytes {args.max_bytes} "
+          f"(budget {budget / 2**30:.2f} GiB per action), {wall:.0f} s in all")  # fmt: skip
+    print(f"{'#':>2}  {'action':<9} {'click->result':>14}  outcome")
+    for i, name, wait, outcome in rows:
+        print(f"{i:>2}  {name:<9} {wait:>12.1f} s  {outcome}")
+    peak = sampler.peak
+    cap = f"; STOPPED at the {args.kill_above_gib} GiB cap" if sampler.killed else ""
+    print(f"peak server RSS (process tree, 100 ms samples): {peak / 2**30:.2f} GiB = "
+          f"{peak / budget:.1f}x the per-action budget{cap}")  # fmt: skip
+    print(f"longest wait: {max((w for _, _, w, _ in rows), default=0):.1f} s; server "
+          f"{'alive and healthy' if alive else 'DIED'}; exceptions: "
+          f"{sum(o.startswith('EXCEPTION') for *_, o in rows)}; timeouts: "
+          f"{sum(o == 'TIMED OUT' for *_, o in rows)}")  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--devices", type=int, default=8)
@@ -137,79 +217,22 @@ def main() -> int:
                              env={"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": ""})  # fmt: skip
     sampler = Sampler(proc, int(args.kill_above_gib * 2**30))
     sampler.start()
-    rows = []
     t_start = time.perf_counter()
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            pages = []
-            for name in names:
-                ctx = browser.new_context(viewport={"width": 1300, "height": 900})
-                page = ctx.new_page()
-                page.goto(url + plan[name][0], wait_until="commit")
-                pages.append(page)
-            for name, page in zip(names, pages, strict=True):
-                wait_rendered(page, timeout_ms=180_000)
-                if name == "dot":  # the largest number of pairs the budget allows
-                    box = page.locator('[data-testid="stNumberInput"] input[aria-label^="Pairs"]')
-                    label = box.get_attribute("aria-label")
-                    limit = int(label.split(" to ")[1].split(", a multiple")[0].replace(",", ""))
-                    box.fill(str(limit))
-                    box.press("Enter")
-                    wait_rendered(page, timeout_ms=60_000)
-            clicked = []
-            result: dict[int, dict] = {}
-            for i, (name, page) in enumerate(zip(names, pages, strict=True)):  # all at once
-                try:
-                    page.get_by_role("button", name=plan[name][1]).first.click(timeout=10_000)
-                except Exception as err:  # noqa: BLE001 (reported in the table)
-                    why = f"no {plan[name][1]!r} button: {err}"[:80]
-                    result[i] = {"result": False, "exceptions": 0, "timed_out": False,
-                                 "wait": 0.0, "errors": [why]}  # fmt: skip
-                clicked.append(time.perf_counter())
-            pending = {i: name for i, name in enumerate(names) if i not in result}
-            while pending:
-                for i in list(pending):
-                    name = pending[i]
-                    waited = time.perf_counter() - clicked[i]
-                    try:
-                        st = pages[i].evaluate(STATE, plan[name][2])
-                    except Exception as err:  # noqa: BLE001
-                        st = {"running": True, "result": False, "exceptions": 0,
-                              "errors": [str(err)[:80]]}  # fmt: skip
-                    done = (st["result"] or st["exceptions"] or st["errors"]) and not st["running"]
-                    if done or waited > args.timeout or proc.poll() is not None:
-                        result[i] = {**st, "wait": waited, "timed_out": not done}
-                        del pending[i]
-                time.sleep(0.1)
+            pages = _open(browser, names, plan, url)
+            clicked, result = _click_all(names, pages, plan)
+            result = _wait_all(names, pages, plan, clicked, result, args.timeout, proc)
             alive = proc.poll() is None and healthy(url)
-            for i, name in enumerate(names):
-                r = result[i]
-                outcome = ("result" if r["result"] else "TIMED OUT" if r["timed_out"]
-                           else "error: " + "; ".join(r["errors"])[:80])  # fmt: skip
-                if r["exceptions"]:
-                    outcome = f"EXCEPTION ({r['exceptions']})"
-                rows.append((i, name, r["wait"], outcome))
+            rows = _rows(names, result)
             browser.close()
     finally:
         sampler.stop.set()
         sampler.join(timeout=2)
         alive_end = proc.poll() is None
         stop_server(proc)
-    wall = time.perf_counter() - t_start
-    print(f"{args.sessions} sessions, --devices {n} --max-bytes {args.max_bytes} "
-          f"(budget {budget / 2**30:.2f} GiB per action), {wall:.0f} s in all")  # fmt: skip
-    print(f"{'#':>2}  {'action':<9} {'click->result':>14}  outcome")
-    for i, name, wait, outcome in rows:
-        print(f"{i:>2}  {name:<9} {wait:>12.1f} s  {outcome}")
-    peak = sampler.peak
-    cap = f"; STOPPED at the {args.kill_above_gib} GiB cap" if sampler.killed else ""
-    print(f"peak server RSS (process tree, 100 ms samples): {peak / 2**30:.2f} GiB = "
-          f"{peak / budget:.1f}x the per-action budget{cap}")  # fmt: skip
-    print(f"longest wait: {max((w for _, _, w, _ in rows), default=0):.1f} s; server "
-          f"{'alive and healthy' if alive and alive_end else 'DIED'}; exceptions: "
-          f"{sum(o.startswith('EXCEPTION') for *_, o in rows)}; timeouts: "
-          f"{sum(o == 'TIMED OUT' for *_, o in rows)}")  # fmt: skip
+    _print(args, n, budget, time.perf_counter() - t_start, rows, sampler, alive and alive_end)
     return 0
 
 
