@@ -42,7 +42,7 @@ with st.container(border=True):
         settings.COMPILED_SOURCES,
         key=P + "src",
         horizontal=True,
-        format_func=SOURCE_LABELS.get,
+        format_func=lambda s: SOURCE_LABELS.get(s, s),
     )
     src = st.session_state[P + "src"]
     if src == "collective":

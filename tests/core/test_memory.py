@@ -78,7 +78,7 @@ def test_refusals_name_what_fits():
         training.check_budget(training.Config("mlp", 8, 65536), 60 * 2**20)
     with pytest.raises(benchmarking.BenchError, match="largest size allowed is 17,"):
         benchmarking.plan_sweep(benchmarking.WORKLOADS["dot"], [10**8], [1, 2], ["pmap"], 10**9)
-    with pytest.raises(ValueError, match="enough for 1"):
+    with pytest.raises(cluster.ClusterError, match="enough for 1"):
         cluster.check_budget(3, 300 * 2**20, 2)
 
 

@@ -60,7 +60,7 @@ def test_share_link_reproduces_the_view(server, browser, name):
         if name == "tour":
             assert "6. axis_name and collectives" in main
         if name == "live":
-            assert "PASS" in main and f"{N},3" in main
+            assert "PASS" in main and f"({N}, 3)" in main  # shapes shown as parsed
         if name == "timing":
             chips = page.locator('[data-testid="stMultiSelect"]').all_inner_texts()
             assert "64" in chips[0] and "1,024" in chips[0] and "vmap" in chips[2]
