@@ -7,6 +7,7 @@ for the whole server process, so it is applied here, before any page imports JAX
 import os
 import sys
 
+import pandas  # noqa: F401  (imported once, early: concurrent first sessions raced on it)
 import streamlit as st
 
 from pmapviz import devices  # imports no JAX
