@@ -22,12 +22,11 @@ import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
+import common  # noqa: F401  (the repository on sys.path)
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+ROOT = common.ROOT
 
 from pmapviz import devices  # noqa: E402  (imports no JAX)
 from pmapviz.training import MAX_BATCH  # noqa: E402
