@@ -86,10 +86,13 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
         "--shape",
         action="append",
         metavar="SHAPE",
-        help="one per argument, e.g. --shape 8,1250000,3 (default: the fn's example)",
+        help="one per argument, e.g. --shape 8,1250000,3, or a dict / tuple of shapes for a "
+        "pytree argument, e.g. --shape \"{'w': (5, 2), 'b': (2,)}\" (default: the fn's example)",
     )
-    p.add_argument("--in-axes", help="comma-separated, one per argument, e.g. 0,None")
-    p.add_argument("--out-axes", default=None, help="an integer or None (default: the fn's)")
+    p.add_argument("--in-axes", help="comma-separated, one per argument, e.g. 0,None; or a "
+                   "tuple with pytree prefixes, e.g. \"(0, {'w': None, 'b': 0})\"")  # fmt: skip
+    p.add_argument("--out-axes", default=None,
+                   help="an integer, None or a pytree prefix (default: the fn's)")  # fmt: skip
     p.add_argument("--axis-name", default=None, help="e.g. i")
     p.add_argument("--dtype", action="append", help="one per argument (default float32)")
     p.add_argument("--plan-devices", default=None,
@@ -103,7 +106,11 @@ def _plan_json(p) -> dict:
         "problems": [{"code": q.code, "message": q.message, "fix": q.fix} for q in p.problems],
         "devices_used": p.devices_used,
         "n_devices": p.n_devices,
-        "arg_names": list(p.arg_names),
+        "arg_names": list(p.arg_names),  # per leaf: x, params['b'], params['w'], ...
+        "arguments": [
+            {"name": n, "shape": t, "in_axes": a}
+            for n, t, a in zip(p.given_names, p.arg_trees, p.in_axes_given, strict=True)
+        ],  # fmt: skip
         "arg_shapes": [list(s) for s in p.arg_shapes],
         "in_axes": list(p.in_axes),
         "out_axes": p.out_axes,
@@ -133,7 +140,7 @@ def _program(args: argparse.Namespace):
 
 def _plan_inputs(args: argparse.Namespace, program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, through the settings layer."""
-    shapes = ([settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
+    shapes = ([settings.parse_shape_tree(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
               if args.shape else list(program.default_shapes))  # fmt: skip
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     if len(shapes) != program.n_args:
@@ -143,9 +150,9 @@ def _plan_inputs(args: argparse.Namespace, program) -> tuple:
         )
     in_axes = tuple(program.default_in_axes)
     if args.in_axes is not None:
-        in_axes = tuple(settings.parse_axis(a, "--in-axes") for a in args.in_axes.split(","))
+        in_axes = _parse_in_axes(args.in_axes)
     out_axes = (program.default_out_axes if args.out_axes is None
-                else settings.parse_axis(args.out_axes, "--out-axes"))  # fmt: skip
+                else settings.parse_axis_tree(args.out_axes, "--out-axes"))  # fmt: skip
     axis_name = settings.parse_axis_name(args.axis_name)
     dtypes = [settings.parse_choice(d, "--dtype", settings.DTYPES) for d in args.dtype or []]
     if dtypes and len(dtypes) != program.n_args:
@@ -154,6 +161,18 @@ def _plan_inputs(args: argparse.Namespace, program) -> tuple:
             "argument(s): give it once per argument, or not at all (float32)."
         )
     return shapes, in_axes, out_axes, axis_name, dtypes or None
+
+
+def _parse_in_axes(text: str) -> tuple:
+    """'0,None' -> (0, None); with brackets, one tuple of per-argument prefixes:
+    "(0, {'w': None, 'b': 0})"."""
+    if not any(ch in text for ch in "([{"):
+        return tuple(settings.parse_axis(a, "--in-axes") for a in text.split(","))
+    axes = settings.parse_axis_tree(text, "--in-axes")
+    if not isinstance(axes, tuple):
+        raise settings.SettingError("--in-axes with brackets is one tuple, an entry per "
+                                    "argument, e.g. \"(0, {'w': None, 'b': 0})\".")  # fmt: skip
+    return axes
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ docstring never holds user text.
 
 from __future__ import annotations
 
+from pmapviz import pytrees
 from pmapviz.catalog import Program
 from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
@@ -29,20 +30,60 @@ from jax import lax
 '''
 
 
+def _per_argument(p: Plan, leaf_texts: list[str]) -> list[tuple[str, str]]:
+    """``(argument name, source)``: each argument's leaves' texts put back into its tree
+    (a plain array argument is its one leaf's text)."""
+    out = []
+    for k, (name, skel) in enumerate(zip(_names(p), p.skeletons, strict=True)):
+        mine = [t for t, owner in zip(leaf_texts, p.leaf_args, strict=True) if owner == k]
+        out.append((name, pytrees.render(skel, mine)))
+    return out
+
+
+def _names(p: Plan) -> tuple[str, ...]:
+    return p.given_names or p.arg_names
+
+
+def _random(shape: tuple[int, ...], dt: str) -> str:
+    shp = fmt_shape(shape)
+    if dt.startswith("int"):
+        return f"rng.integers(-9, 10, size={shp}).astype(np.{dt})"
+    if dt == "bool":
+        return f"rng.random({shp}) > 0.5"
+    if dt == "bfloat16":
+        return f"rng.standard_normal({shp}).astype(jnp.bfloat16)"
+    return f"rng.standard_normal({shp}).astype(np.{dt})"
+
+
 def _inputs(p: Plan) -> list[str]:
-    lines = ["", "rng = np.random.default_rng(0)"]
-    for name, shape, dt in zip(p.arg_names, p.arg_shapes, p.dtypes, strict=True):
-        shp = fmt_shape(shape)
-        if dt.startswith("int"):
-            expr = f"rng.integers(-9, 10, size={shp}).astype(np.{dt})"
-        elif dt == "bool":
-            expr = f"rng.random({shp}) > 0.5"
-        elif dt == "bfloat16":
-            expr = f"rng.standard_normal({shp}).astype(jnp.bfloat16)"
-        else:
-            expr = f"rng.standard_normal({shp}).astype(np.{dt})"
-        lines.append(f"{name} = {expr}")
-    return lines
+    """One random input per leaf, in the plan's leaf order (so both scripts draw the same
+    numbers), put together into each argument's tree."""
+    texts = [_random(s, dt) for s, dt in zip(p.arg_shapes, p.dtypes, strict=True)]
+    return ["", "rng = np.random.default_rng(0)",
+            *(f"{name} = {src}" for name, src in _per_argument(p, texts))]  # fmt: skip
+
+
+def _in_axes_text(p: Plan) -> str:
+    """in_axes as the user wrote them: per argument, an axis or a pytree prefix."""
+    typed = (p.in_axes_given if p.has_trees else p.in_axes_typed) or p.in_axes
+    return (
+        "("
+        + ", ".join(pytrees.fmt_prefix(a) for a in typed)
+        + ("," if len(typed) == 1 else "")
+        + ")"
+    )
+
+
+def pmap_call(p: Plan) -> str:
+    """``jax.pmap(f, in_axes=..., out_axes=..., axis_name=...)`` as the user would write it."""
+    return (f"jax.pmap(f, in_axes={_in_axes_text(p)}, out_axes={pytrees.fmt_prefix(p.out_axes)}, "
+            f"axis_name={p.axis_name!r})")  # fmt: skip
+
+
+def _print_out(p: Plan) -> str:
+    if _is_shape(p.out_shapes):
+        return f"print(out.shape, out.dtype)  # {fmt_shape(p.out_shapes)}"
+    return f"print(jax.tree.map(lambda a: a.shape, out))  # {p.out_shapes}"
 
 
 def _fn(program: Program, axis_name: str | None) -> list[str]:
@@ -56,7 +97,7 @@ def _title(program: Program) -> str:
 
 def _reshape_back(p: Plan) -> list[str]:
     per = p.per_device_out_shapes
-    if p.out_axes is None:
+    if p.out_axes is None or not pytrees.is_axis(p.out_axes):
         return []
     o = p.out_axes
     if not _is_shape(per) or o + 1 >= len(p.out_shapes):
@@ -75,9 +116,7 @@ def pmap_script(program: Program, p: Plan) -> str:
     """The settings of ``p`` as a runnable ``jax.pmap`` script."""
     if not p.ok:
         raise ValueError("export needs a valid plan")
-    typed = p.in_axes_typed or p.in_axes  # the user's own axes, as they would write them
-    in_axes = "(" + ", ".join(repr(a) for a in typed) + ("," if len(typed) == 1 else "") + ")"
-    args = ", ".join(p.arg_names)
+    args = ", ".join(_names(p))
     lines = [
         _HEADER.format(title=f"pmap: {_title(program)}", n=p.n_devices).rstrip("\n"),
         *_fn(program, p.axis_name),
@@ -85,16 +124,11 @@ def pmap_script(program: Program, p: Plan) -> str:
         "",
         f"# pmap compiles f once, runs one copy per device on the first {p.devices_used} "
         "device(s), and stacks the results.",
-        f"out = jax.pmap(f, in_axes={in_axes}, out_axes={p.out_axes!r}, "
-        f"axis_name={p.axis_name!r})({args})",
-        f"print(out.shape, out.dtype)  # {_shape_comment(p.out_shapes)}",
+        f"out = {pmap_call(p)}({args})",  # the user's own axes, as they would write them
+        _print_out(p),
         *_reshape_back(p),
     ]
     return "\n".join(lines) + "\n"
-
-
-def _shape_comment(shapes) -> str:
-    return fmt_shape(shapes) if _is_shape(shapes) else str(shapes)
 
 
 def _is_shape(x) -> bool:
@@ -119,18 +153,21 @@ def shard_map_script(program: Program, p: Plan) -> str:
     if not _is_shape(p.out_shapes):
         raise ValueError("shard_map export supports one output array")
     name = p.axis_name or "i"
-    args = ", ".join(p.arg_names)
+    args = ", ".join(_names(p))
+    dropped = [n if a is None else f"{n}.squeeze({a})"
+               for n, a in zip(p.arg_names, p.in_axes, strict=True)]  # fmt: skip
     squeeze = [
-        f"    {n} = {n}.squeeze({a})  # this device's block keeps axis {a} (size 1); drop it"
-        for n, a in zip(p.arg_names, p.in_axes, strict=True)
-        if a is not None
+        f"    {n} = {src}  # this device's block keeps the mapped axis (size 1); drop it"
+        for n, src in _per_argument(p, dropped)
+        if src != n
     ]
     result = (
         f"    return jnp.expand_dims(f({args}), {p.out_axes})  # put the device axis back"
         if p.out_axes is not None
         else f"    return f({args})  # the same on every device: out_specs=P()"
     )
-    in_specs = ", ".join(_spec(a, name) for a in p.in_axes) + ("," if len(p.in_axes) == 1 else "")
+    specs = _per_argument(p, [_spec(a, name) for a in p.in_axes])
+    in_specs = ", ".join(src for _, src in specs) + ("," if len(specs) == 1 else "")
     lines = [
         _HEADER.format(title=f"shard_map: {_title(program)}", n=p.n_devices).rstrip("\n"),
         "from jax.sharding import Mesh, PartitionSpec as P",

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pmapviz import pytrees
 from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
 
@@ -231,12 +232,14 @@ def _shard_mapped(target: Target):
         args = [b if ax is None else jax.tree.map(lambda v, ax=ax: jnp.squeeze(v, ax), b)
                 for b, ax in zip(blocks, target.in_axes, strict=True)]  # fmt: skip
         out = target.fn(*args)
-        if target.out_axes is None:
-            return out
-        return jax.tree.map(lambda o: jnp.expand_dims(o, target.out_axes), out)
+        # out_axes may be a prefix of the output (one axis per subtree): spread it per leaf
+        axes = jax.tree.broadcast(target.out_axes, out, is_leaf=lambda x: x is None)
+        return jax.tree.map(lambda o, ax: o if ax is None else jnp.expand_dims(o, ax), out, axes,
+                            is_leaf=lambda x: x is None)  # fmt: skip
 
+    out_specs = jax.tree.map(spec, target.out_axes, is_leaf=lambda x: x is None)
     sm = jax.shard_map(per_block, mesh=mesh, in_specs=tuple(spec(a) for a in target.in_axes),
-                       out_specs=spec(target.out_axes))  # fmt: skip
+                       out_specs=out_specs)  # fmt: skip
     return jax.jit(sm), _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n, name))
 
 
@@ -317,9 +320,12 @@ def plan_target(program, plan) -> Target:
                          f"{jax.local_device_count()}")  # fmt: skip
     args = tuple(jax.ShapeDtypeStruct(tuple(s), jnp.dtype(d))
                  for s, d in zip(plan.arg_shapes, plan.dtypes, strict=True))  # fmt: skip
-    code = (f"jax.pmap(f, in_axes={plan.in_axes}, out_axes={plan.out_axes}, "
+    given = plan.in_axes_given if plan.has_trees else plan.in_axes
+    code = (f"jax.pmap(f, in_axes={pytrees.fmt_prefix(tuple(given))}, "
+            f"out_axes={pytrees.fmt_prefix(plan.out_axes)}, "
             f"axis_name={plan.axis_name!r})  # f: {program.body(plan.axis_name)}")  # fmt: skip
-    return Target(program.label, code, program.build(plan.axis_name), args, tuple(plan.in_axes),
+    return Target(program.label, code, plan.leaf_fn(program.build(plan.axis_name)), args,
+                  tuple(plan.in_axes),
                   plan.out_axes, plan.axis_name, plan.devices_used)  # fmt: skip
 
 
@@ -359,6 +365,7 @@ def _analyse_plan(ref: tuple, shapes, dtypes, in_axes, out_axes, axis_name, n):
     from pmapviz import planning, scenario
 
     program = scenario.program_for(*ref)
+    shapes, in_axes, out_axes = _thawed(shapes), _thawed(in_axes), _thawed(out_axes)
     plan = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes,
                          axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
     return analyse(plan_target(program, plan))
@@ -370,8 +377,34 @@ def analyse_plan(program, plan) -> Analysis:
         raise ValueError("only a valid plan can be compiled")
     from pmapviz import scenario
 
-    return _analyse_plan(scenario.program_ref(program), plan.arg_shapes, plan.dtypes,
-                         plan.in_axes, plan.out_axes, plan.axis_name, plan.n_devices)  # fmt: skip
+    return _analyse_plan(scenario.program_ref(program), _frozen(plan.arg_trees),
+                         _top_dtypes(plan), _frozen(plan.in_axes_given), _frozen(plan.out_axes),
+                         plan.axis_name, plan.n_devices)  # fmt: skip
+
+
+def _frozen(tree):
+    """A hashable form of a tree of shapes / axes (dicts as sorted item tuples, marked)."""
+    if isinstance(tree, dict):
+        return ("__dict__", tuple((k, _frozen(v)) for k, v in sorted(tree.items())))
+    if isinstance(tree, (tuple, list)):
+        return tuple(_frozen(v) for v in tree)
+    return tree
+
+
+def _thawed(tree):
+    if isinstance(tree, tuple) and tree[:1] == ("__dict__",):
+        return {k: _thawed(v) for k, v in tree[1]}
+    if isinstance(tree, tuple):
+        return tuple(_thawed(v) for v in tree)
+    return tree
+
+
+def _top_dtypes(plan) -> tuple[str, ...]:
+    """One dtype per argument (every leaf of an argument shares its dtype)."""
+    first = {}
+    for dt, k in zip(plan.dtypes, plan.leaf_args, strict=True):
+        first.setdefault(k, dt)
+    return tuple(first[k] for k in range(len(plan.arg_trees)))
 
 
 @functools.lru_cache(maxsize=16)

@@ -635,7 +635,10 @@ def _dict(node: ast.Dict, ctx: _Ctx, depth: int) -> _Node:
     return _Node("value", lambda env: {k: r(env) for k, r in zip(keys, values, strict=True)})
 
 
-_INDEX_TEXT = "literal ints, slices like `1:3` or `::2`, None and `...`"
+_INDEX_TEXT = (
+    "literal ints, slices like `1:3` or `::2`, None, `...` and, for a dict "
+    "argument, a quoted key like `'w'`"
+)
 
 
 def _index_item(node: ast.AST, ctx: _Ctx, depth: int) -> Any:
@@ -644,11 +647,11 @@ def _index_item(node: ast.AST, ctx: _Ctx, depth: int) -> Any:
     if isinstance(node, ast.Slice):
         parts = [None if p is None else _index_item(p, ctx, depth)
                  for p in (node.lower, node.upper, node.step)]  # fmt: skip
-        if any(p is Ellipsis or isinstance(p, slice) for p in parts):
+        if any(p is Ellipsis or isinstance(p, (slice, str)) for p in parts):
             raise _refuse(ctx, node, "is not a valid slice", _INDEX_TEXT)
         return slice(*parts)
     out = _compile(node, ctx, depth)
-    if out.is_literal and (out.literal is None or type(out.literal) is int):
+    if out.is_literal and (out.literal is None or type(out.literal) in (int, str)):
         return out.literal
     raise _refuse(ctx, node, "is not allowed as an index", _INDEX_TEXT)
 
@@ -663,8 +666,18 @@ def _subscript(node: ast.Subscript, ctx: _Ctx, depth: int) -> _Node:
     index = tuple(items) if isinstance(s, ast.Tuple) else items[0]
     run = base.run
 
+    if isinstance(index, tuple) and any(type(i) is str for i in index):
+        raise _refuse(ctx, s, "mixes a key with other indices", _INDEX_TEXT)
+
     def get(env):
         value = run(env)
+        if type(index) is str:
+            if not isinstance(value, dict):
+                what = "an array" if hasattr(value, "shape") else f"a {type(value).__name__}"
+                raise ExprError(f"[{index!r}] needs a dict argument, not {what}.")
+            if index not in value:
+                raise ExprError(f"[{index!r}]: the dict has keys {', '.join(map(repr, value))}.")
+            return value[index]
         if not isinstance(value, (tuple, list, *_array_types())):
             raise ExprError(f"[...] needs an array or a tuple, not a {type(value).__name__}.")
         return value[index]
@@ -807,9 +820,10 @@ def _build(arg_names: tuple[str, ...], source: str, axis_name: str | None) -> Ca
     def f(*args):
         if len(args) != n:
             raise TypeError(f"f takes {n} argument(s) ({', '.join(arg_names)}), got {len(args)}")
+        import jax
         import jax.numpy as jnp
 
-        return run({k: jnp.asarray(a) for k, a in zip(arg_names, args, strict=True)})
+        return run({k: jax.tree.map(jnp.asarray, a) for k, a in zip(arg_names, args, strict=True)})
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     f.__signature__ = inspect.Signature([inspect.Parameter(a, kind) for a in arg_names])

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pmapviz import pytrees
+
 
 def index_text(index: tuple) -> str:
     """(slice(0, 2), slice(None)) -> '[0:2, :]', as you would index the global array."""
@@ -108,12 +110,11 @@ def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
         array_layout(name, shape, dt, ax, p.devices_used)
         for name, shape, dt, ax in zip(p.arg_names, p.arg_shapes, p.dtypes, p.in_axes, strict=True)
     ]
-    out_leaves = jax.tree.leaves(p.out_shapes, is_leaf=lambda x: isinstance(x, tuple) and all(
-        isinstance(d, int) for d in x))  # fmt: skip
+    named = pytrees.leaves(p.out_shapes, "out")  # out, or out[0], out['b'], ...
     dt_leaves = jax.tree.leaves(p.out_dtypes)
-    names = ["out"] if len(out_leaves) == 1 else [f"out[{k}]" for k in range(len(out_leaves))]
+    axes = p.out_leaf_axes or (p.out_axes,) * len(named)
     outputs = [
-        array_layout(name, shape, dt, p.out_axes, p.devices_used)
-        for name, shape, dt in zip(names, out_leaves, dt_leaves, strict=True)
+        array_layout(name, shape, dt, ax, p.devices_used)
+        for (name, shape), dt, ax in zip(named, dt_leaves, axes, strict=True)
     ]
     return inputs, outputs

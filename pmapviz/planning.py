@@ -20,10 +20,11 @@ import inspect
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pmapviz.settings import DTYPES, MAX_ELEMENTS, fmt_count, fmt_int, fmt_shape, quote
+from pmapviz import pytrees
+from pmapviz.settings import DTYPES, MAX_ELEMENTS, fmt_count, fmt_int, fmt_shape, is_shape, quote
 
 # ---------------------------------------------------------------- the plan
 
@@ -58,6 +59,33 @@ class Plan:
     out_dtypes: Any = None
     out_varies: bool | None = None  # does the output differ from device to device?
     notes: tuple[str, ...] = field(default=())
+    # pytree arguments: arg_names / arg_shapes / in_axes above are per LEAF (one array each);
+    # these describe the arguments as given (see pmapviz.pytrees)
+    arg_trees: tuple = ()  # per argument: its shape, or its tree of shapes
+    given_names: tuple[str, ...] = ()  # per argument: its name (arg_names are per leaf)
+    leaf_args: tuple[int, ...] = ()  # per leaf: which argument it belongs to
+    in_axes_given: tuple = ()  # per argument: its in_axes as given (an axis or a prefix)
+    out_leaf_axes: tuple = ()  # per output leaf: its out_axes (out_axes may be a prefix)
+
+    @property
+    def has_trees(self) -> bool:
+        """Is any argument a dict or tuple of arrays?"""
+        return any(not is_shape(t) for t in self.arg_trees)
+
+    @property
+    def skeletons(self) -> tuple:
+        """Per argument: its structure (:func:`pmapviz.pytrees.skeleton`)."""
+        from pmapviz import pytrees
+
+        return tuple(pytrees.skeleton(t) for t in self.arg_trees)
+
+    def leaf_fn(self, fn: Callable) -> Callable:
+        """``fn`` taking one array per leaf (``fn`` itself when no argument is a tree)."""
+        from pmapviz import pytrees
+
+        if not self.has_trees:
+            return fn
+        return pytrees.flat_function(fn, self.skeletons)
 
 
 def _arg_names(fn: Any, n: int) -> tuple[str, ...]:
@@ -138,6 +166,16 @@ class Draft:
     treedef: Any = None
     varies: bool | None = None
     out_dtypes: Any = None
+    # the arguments as given (trees of shapes, names, in_axes prefixes); rule_trees flattens
+    # them into the per-leaf fields above
+    trees: tuple = ()
+    top_names: tuple[str, ...] = ()
+    top_dtypes: tuple[str, ...] = ()
+    top_axes: tuple = ()
+    leaf_args: tuple[int, ...] = ()
+    traced: Any = None  # (flat fn, abstract inputs) once traced
+    out_names: list = field(default_factory=list)
+    out_leaf_axes: list = field(default_factory=list)
 
     @property
     def mapped(self) -> list[tuple[int, int]]:
@@ -155,15 +193,41 @@ def _as_list(found) -> list[Problem]:
 
 # ---------------------------------------------------------------- rules on the inputs
 def rule_in_axes_length(d: Draft) -> Problem | None:
-    n_args = len(d.shapes)
+    n_args = len(d.trees)
     if len(d.axes) == n_args:
         return None
     return Problem(
         "in_axes_length",
         f"in_axes has {len(d.axes)} entr{'y' if len(d.axes) == 1 else 'ies'} but f takes "
-        f"{n_args} argument{'' if n_args == 1 else 's'} ({', '.join(d.names)}).",
+        f"{n_args} argument{'' if n_args == 1 else 's'} ({', '.join(d.top_names)}).",
         f"Give one entry per argument, e.g. in_axes={tuple([0] * n_args)}.",
     )
+
+
+def rule_trees(d: Draft) -> list[Problem]:
+    """Flatten pytree arguments into one entry per leaf (an array), each named like
+    ``params['b']``, with its in_axes from the argument's prefix; say where a prefix does not
+    fit its argument (JAX: "in_axes specification must be a tree prefix")."""
+    found, shapes, names, axes, dtypes, owners = [], [], [], [], [], []
+    for k, (tree, prefix) in enumerate(zip(d.trees, d.axes, strict=True)):
+        pairs = pytrees.leaves(tree, d.top_names[k])
+        try:
+            leaf_axes = pytrees.broadcast(prefix, pytrees.skeleton(tree), d.top_names[k])
+        except pytrees.TreeError as err:
+            found.append(Problem("in_axes_structure", str(err), "Give the argument one in_axes "
+                                 "(e.g. 0 or None) or a dict / tuple with exactly its keys.",
+                                 arg=k))  # fmt: skip
+            continue
+        names += [n for n, _ in pairs]
+        shapes += [s for _, s in pairs]
+        axes += leaf_axes
+        dtypes += [d.top_dtypes[k]] * len(pairs)
+        owners += [k] * len(pairs)
+    if not found:
+        d.shapes, d.names, d.axes = tuple(shapes), tuple(names), tuple(axes)
+        d.dtypes = tuple(dtypes)
+        d.leaf_args, d.in_axes = tuple(owners), (None,) * len(shapes)
+    return found
 
 
 def rule_dtypes(d: Draft) -> list[Problem]:
@@ -315,7 +379,7 @@ def rule_axis_name_given(d: Draft) -> Problem | None:
 
 
 INPUT_RULES: tuple[Rule, ...] = (
-    rule_in_axes_length, rule_dtypes, rule_sizes_fit, rule_axes_in_range,
+    rule_in_axes_length, rule_trees, rule_dtypes, rule_sizes_fit, rule_axes_in_range,
     rule_some_axis_mapped, rule_mapped_sizes_equal, rule_mapped_axis_not_empty,
     rule_mapped_axis_fits, rule_no_empty_blocks, rule_negative_in_axes, rule_axis_name_given,
 )  # fmt: skip
@@ -332,8 +396,11 @@ def trace_output(d: Draft) -> Problem | None:
     from pmapviz.catalog import Program
 
     fn = d.fn.build(d.axis_name) if isinstance(d.fn, Program) else d.fn
+    if any(not is_shape(t) for t in d.trees):
+        fn = pytrees.flat_function(fn, tuple(pytrees.skeleton(t) for t in d.trees))
     structs = tuple(jax.ShapeDtypeStruct(s, jnp.dtype(t))
                     for s, t in zip(d.shapes, d.dtypes, strict=True))  # fmt: skip
+    d.traced = (fn, structs)
     try:
         out, d.varies = _trace(fn, structs, d.in_axes, d.axis_name)
     except NameError as err:
@@ -354,16 +421,66 @@ def trace_output(d: Draft) -> Problem | None:
     leaves, d.treedef = jax.tree.flatten(out)  # shapes are pytrees too: work on flat leaves
     d.out_leaves = [tuple(leaf.shape[1:]) for leaf in leaves]
     d.out_dtypes = d.treedef.unflatten([str(leaf.dtype) for leaf in leaves])
+    return _out_axes_per_leaf(d, out)
+
+
+def _out_axes_per_leaf(d: Draft, out: Any) -> Problem | None:
+    """Spread out_axes (an axis, or a prefix of f's output) over the output's leaves."""
+
+    def is_leaf(x):
+        return hasattr(x, "shape")
+
+    d.out_names = [n for n, _ in pytrees.leaves(out, "out", is_leaf)]
+    try:
+        d.out_leaf_axes = pytrees.broadcast(d.out_axes, pytrees.skeleton(out, is_leaf),
+                                            "f's output", "out_axes")  # fmt: skip
+    except (pytrees.TreeError, TypeError) as err:
+        return Problem("out_axes_structure", str(err).split(": an out_axes")[0] + ".",
+                       "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
+                       "structure of f's output.")  # fmt: skip
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _leaf_varies(fn: Callable, structs: tuple, in_axes: tuple, axis_name: str | None,
+                 leaf: int) -> bool:  # fmt: skip
+    """Does output leaf ``leaf`` differ from device to device? (vmap refuses out_axes=None
+    for it then.)"""
+    import jax
+
+    def one(*xs):
+        return jax.tree.leaves(fn(*xs))[leaf]
+
+    try:
+        jax.eval_shape(jax.vmap(one, in_axes=in_axes, out_axes=None, axis_name=axis_name), *structs)
+    except ValueError as err:
+        if "out_axes" not in str(err):
+            raise
+        return True
+    return False
+
+
 # ---------------------------------------------------------------- rules on the output
+def _varying_none_leaves(d: Draft) -> list[str]:
+    """The output leaves given out_axes=None that differ from device to device."""
+    if d.out_axes is None:
+        return ["f's output"] if d.varies else []
+    if not d.varies:
+        return []
+    fn, structs = d.traced
+    return [name for i, (name, o) in enumerate(zip(d.out_names, d.out_leaf_axes, strict=True))
+            if o is None and _leaf_varies(fn, structs, d.in_axes, d.axis_name, i)]  # fmt: skip
+
+
 def rule_out_axes_none_varies(d: Draft) -> Problem | None:
-    if d.out_axes is not None or not d.varies:
+    varying = _varying_none_leaves(d)
+    if not varying:
         return None
+    what = "f's output differs" if varying == ["f's output"] else (
+        f"{', '.join(varying)} differ{'s' if len(varying) == 1 else ''}")  # fmt: skip
     return Problem(
         "out_axes_none_varies",
-        "out_axes=None says every device returns the same value, but f's output differs from "
+        f"out_axes=None says every device returns the same value, but {what} from "
         "device to device. JAX 0.10 does not raise here: it silently returns device 0's value "
         "(jit(vmap(f)) would raise).",
         "Use out_axes=0 to stack every device's result, or make the output equal on every "
@@ -371,41 +488,53 @@ def rule_out_axes_none_varies(d: Draft) -> Problem | None:
     )
 
 
+def _for_leaf(d: Draft, i: int) -> str:
+    """' for out['b']' when out_axes is a prefix (several leaves), else ''."""
+    return "" if pytrees.is_axis(d.out_axes) else f" for {d.out_names[i]}"
+
+
 def rule_negative_out_axes(d: Draft) -> Problem | None:
-    if d.out_axes is None or d.out_axes >= 0:
+    bad = [(i, o) for i, o in enumerate(d.out_leaf_axes) if o is not None and o < 0]
+    if not bad:
         return None
-    rank = len(d.out_leaves[0]) if d.out_leaves else 0
+    i, o = bad[0]
+    rank = len(d.out_leaves[i])
     return Problem(
         "negative_out_axes",
-        f"out_axes={d.out_axes} is negative; pmap in JAX 0.10 does not support it and returns "
-        "a wrongly shaped result instead of raising.",
-        f"Use the non-negative axis, e.g. out_axes={d.out_axes % (rank + 1)}.",
+        f"out_axes={o}{_for_leaf(d, i)} is negative; pmap in JAX 0.10 does not support it and "
+        "returns a wrongly shaped result instead of raising.",
+        f"Use the non-negative axis, e.g. out_axes={o % (rank + 1)}{_for_leaf(d, i)}.",
     )
 
 
 def rule_out_axes_in_range(d: Draft) -> Problem | None:
-    if d.out_axes is None or d.out_axes < 0 or all(d.out_axes <= len(x) for x in d.out_leaves):
+    bad = [i for i, o in enumerate(d.out_leaf_axes)
+           if o is not None and o >= 0 and o > len(d.out_leaves[i])]  # fmt: skip
+    if not bad:
         return None
-    worst = min(len(x) for x in d.out_leaves)
+    i = bad[0]
+    o, worst = d.out_leaf_axes[i], len(d.out_leaves[i])
     per_out = d.treedef.unflatten(d.out_leaves)
     shown = fmt_shape(d.out_leaves[0]) if len(d.out_leaves) == 1 else str(per_out)
     return Problem(
         "out_axes_out_of_range",
-        f"out_axes={d.out_axes}, but each device returns shape {shown}: the stacked result has "
-        f"rank {worst + 1}, so out_axes can be 0 to {worst}.",
-        f"Use out_axes between 0 and {worst}.",
+        f"out_axes={o}{_for_leaf(d, i)}, but each device returns shape {shown}: the stacked "
+        f"result has rank {worst + 1}, so out_axes can be 0 to {worst}{_for_leaf(d, i)}.",
+        f"Use out_axes between 0 and {worst}{_for_leaf(d, i)}.",
     )
 
 
 def rule_output_fits(d: Draft) -> Problem | None:
-    copies = 1 if d.out_axes is None else d.size
-    huge = [leaf for leaf in d.out_leaves if math.prod(leaf) * copies > MAX_ELEMENTS]
+    sized = [(leaf, 1 if o is None else d.size)
+             for leaf, o in zip(d.out_leaves, d.out_leaf_axes, strict=True)]  # fmt: skip
+    huge = [(leaf, c) for leaf, c in sized if math.prod(leaf) * c > MAX_ELEMENTS]
     if not huge:
         return None
+    leaf, copies = huge[0]
     return Problem(
         "output_too_large",
-        f"f's result would have {fmt_count(math.prod(huge[0]) * copies)} elements (each device "
-        f"returns {fmt_shape(huge[0])}, on {d.size} devices); pmapviz refuses outputs above "
+        f"f's result would have {fmt_count(math.prod(leaf) * copies)} elements (each device "
+        f"returns {fmt_shape(leaf)}, on {d.size} devices); pmapviz refuses outputs above "
         f"{MAX_ELEMENTS:,} (2**40) elements, far below what XLA can index.",
         "Use smaller sizes: check which axes f combines (e.g. x @ w multiplies the rows of x by "
         "the columns of w).",
@@ -419,10 +548,12 @@ OUTPUT_RULES: tuple[Rule, ...] = (
 
 
 def _global_out(d: Draft) -> Any:
-    if d.out_axes is None:
-        return d.treedef.unflatten(d.out_leaves)
-    o = d.out_axes
-    return d.treedef.unflatten([leaf[:o] + (d.size,) + leaf[o:] for leaf in d.out_leaves])
+    return d.treedef.unflatten(
+        [
+            leaf if o is None else leaf[:o] + (d.size,) + leaf[o:]
+            for leaf, o in zip(d.out_leaves, d.out_leaf_axes, strict=True)
+        ]
+    )
 
 
 # ---------------------------------------------------------------- plan()
@@ -454,8 +585,24 @@ def plan(
     return _finish(d, problems, traced=True)
 
 
+def _as_tree(x: Any) -> Any:
+    """A shape (any sequence of ints) as a tuple; a dict / tuple / list of them as a tree."""
+    if isinstance(x, dict):
+        return {str(k): _as_tree(v) for k, v in x.items()}
+    items = list(x)
+    if all(isinstance(v, (int, np_integer())) for v in items):
+        return tuple(int(v) for v in items)
+    return tuple(_as_tree(v) for v in items)
+
+
+def np_integer() -> type:
+    import numpy as np
+
+    return np.integer
+
+
 def _draft(fn, arg_shapes, in_axes, out_axes, axis_name, n_devices, dtypes) -> Draft:
-    shapes = tuple(tuple(int(x) for x in s) for s in arg_shapes)
+    shapes = tuple(_as_tree(s) for s in arg_shapes)
     n_args = len(shapes)
     if n_devices is None:
         import jax
@@ -468,9 +615,29 @@ def _draft(fn, arg_shapes, in_axes, out_axes, axis_name, n_devices, dtypes) -> D
     if len(dts) != n_args:
         raise ValueError(f"dtypes has {len(dts)} entries for {n_args} arguments")
     axes = tuple(in_axes) if isinstance(in_axes, (list, tuple)) else (in_axes,) * n_args
-    return Draft(fn=fn, shapes=shapes, names=_arg_names(fn, n_args), dtypes=dts,
+    names = _arg_names(fn, n_args)
+    return Draft(fn=fn, shapes=shapes, names=names, dtypes=dts,
                  raw_in_axes=in_axes, axes=axes, out_axes=out_axes, axis_name=axis_name,
-                 n_devices=n_devices, in_axes=tuple([None] * n_args))  # fmt: skip
+                 n_devices=n_devices, in_axes=tuple([None] * n_args), trees=shapes,
+                 top_names=names, top_dtypes=dts, top_axes=axes)  # fmt: skip
+
+
+def _about_argument(d: Draft, q: Problem) -> Problem:
+    """A problem found on a leaf, told about its argument: ``arg`` becomes the argument's
+    index, and an automatic fix survives only where the argument is one plain array."""
+    if not d.leaf_args or q.arg is None:
+        return q
+
+    def plain(k):
+        return is_shape(d.trees[d.leaf_args[k]])
+
+    def moved(fixes):
+        if not fixes or not all(plain(k) for k in fixes):
+            return None
+        return {d.leaf_args[k]: v for k, v in fixes.items()}
+
+    return replace(q, arg=d.leaf_args[q.arg], new_shapes=moved(q.new_shapes),
+                   new_axes=moved(q.new_axes))  # fmt: skip
 
 
 def _finish(d: Draft, problems: list[Problem], traced: bool = False) -> Plan:
@@ -482,6 +649,7 @@ def _finish(d: Draft, problems: list[Problem], traced: bool = False) -> Plan:
         )
     bad_output = any(q.code in ("negative_out_axes", "out_axes_out_of_range", "output_too_large")
                      for q in problems)  # fmt: skip
+    problems = [_about_argument(d, q) for q in problems]
     return Plan(
         ok=not problems, problems=tuple(problems), n_devices=d.n_devices,
         arg_names=d.names, arg_shapes=d.shapes, dtypes=d.dtypes, out_axes=d.out_axes,
@@ -491,5 +659,8 @@ def _finish(d: Draft, problems: list[Problem], traced: bool = False) -> Plan:
         out_shapes=_global_out(d) if traced and not bad_output else None,
         per_device_out_shapes=d.treedef.unflatten(d.out_leaves) if traced else None,
         out_dtypes=d.out_dtypes if traced else None,
-        out_varies=d.varies, notes=tuple(notes),
+        out_varies=d.varies, notes=tuple(notes), arg_trees=d.trees,
+        leaf_args=d.leaf_args or tuple(range(len(d.trees))), in_axes_given=d.top_axes,
+        given_names=d.top_names,
+        out_leaf_axes=tuple(d.out_leaf_axes) if traced else (),
     )  # fmt: skip

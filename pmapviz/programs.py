@@ -193,7 +193,7 @@ def compile_plan(program, plan) -> Compiled:
 
     from pmapviz.layout import pmap_sharding
 
-    fn = program.build(plan.axis_name)
+    fn = plan.leaf_fn(program.build(plan.axis_name))  # one array per leaf of a pytree argument
     n = plan.devices_used
     specs = [
         jax.ShapeDtypeStruct(s, jnp.dtype(d), sharding=pmap_sharding(len(s), a, n))

@@ -237,11 +237,11 @@ class Scenario:
         n = attempt(parse_plan_devices, self.pn, n_devices) if use_pn else n_devices
         shapes, axes, dtypes = [], [], []
         for k, arg in enumerate(program.arg_names):
-            shapes.append(attempt(settings.parse_shape, self.shapes[k], f"shape of {arg}"))
-            axes.append(attempt(settings.parse_axis, self.in_axes[k], f"in_axes of {arg}"))
+            shapes.append(attempt(settings.parse_shape_tree, self.shapes[k], f"shape of {arg}"))
+            axes.append(attempt(settings.parse_axis_tree, self.in_axes[k], f"in_axes of {arg}"))
             dtypes.append(attempt(settings.parse_choice, self.dtypes[k], f"dtype of {arg}",
                                   settings.DTYPES))  # fmt: skip
-        out_axes = attempt(settings.parse_axis, self.out, "out_axes")
+        out_axes = attempt(settings.parse_axis_tree, self.out, "out_axes")
         axis_name = attempt(settings.parse_axis_name, self.name)
         if errors:
             return program, None, errors

@@ -189,7 +189,7 @@ def plan_cost(plan, program=None) -> tuple[float, float]:
         import jax.numpy as jnp
 
         try:
-            fn = jax.vmap(program.build(plan.axis_name), in_axes=plan.in_axes,
+            fn = jax.vmap(plan.leaf_fn(program.build(plan.axis_name)), in_axes=plan.in_axes,
                           out_axes=plan.out_axes, axis_name=plan.axis_name)  # fmt: skip
             specs = [jax.ShapeDtypeStruct(s, jnp.dtype(d))
                      for s, d in zip(plan.arg_shapes, plan.dtypes, strict=True)]  # fmt: skip

@@ -422,3 +422,28 @@ def _show_variants(a) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     for note in notes:
         st.info(note, icon=":material/info:")
+
+
+def array_cards(cards: list[tuple], per_row: int = 4) -> None:
+    """One card per array (every leaf of a pytree argument, every output leaf): its name,
+    shape, dtype, how it is split, and its block diagram; rows of ``per_row``.
+    ``cards``: ``(layout, axis, is_output)``."""
+    from pmapviz import charts
+
+    for start in range(0, len(cards), per_row):
+        row = cards[start : start + per_row]
+        for col, (lay, ax, is_out) in zip(st.columns(per_row), row, strict=False):
+            with col:
+                if ax is None:
+                    how = (
+                        "the same on every device" if is_out else "broadcast: every device gets all"
+                    )
+                else:
+                    how = ("device axis at out_axes=" if is_out else "split along in_axes=") + str(
+                        ax
+                    )
+                st.markdown(f"**{'output' if is_out else 'input'} `{lay.name}`** "
+                            f"{settings.fmt_shape(lay.shape)} `{lay.dtype}`  \n{how}")  # fmt: skip
+                st.plotly_chart(charts.array_figure(lay), config={"displayModeBar": False},
+                                key=f"chart_{lay.name}")  # fmt: skip
+                st.caption(f"each device: {settings.fmt_shape(lay.local_shape)}")

@@ -267,7 +267,8 @@ HOSTILE = [f"{b}.{d}" for b in _BASES for d in _DUNDERS] + [
     "(yield x)", "(yield from x)", "await x", "x if x else x", "x and x", "x or x", "not x",
     # operators, comparisons, indexing, methods
     "~x", "x << 2", "x >> 2", "x & x", "x | x", "x ^ x", "0 < x < 1", "x in x", "x is x",
-    "x is not x", "x not in x", "{1, 2}", "x[x]", "x['a']", "x[1:2:x]", "x[jnp.sum(x)]",
+    "x is not x", "x not in x", "{1, 2}", "x[x]", "x['a', 0]", "x['a':]", "x[1:2:x]",
+    "x[jnp.sum(x)]",
     "x[1, 2, 3, 4, 5, 6, 7, 8, 9]", "x[...:2]", "x[True]", "x.foo", "x.at[0].set(1)",
     "x.item()", "x.tolist()", "x.tobytes()", "x.addressable_shards", "x.device",
     "x.devices()", "x.block_until_ready()", "x.dtype", "x.astype('object')",
@@ -301,10 +302,13 @@ def test_hostile_list_is_long_and_distinct():
 
 @pytest.mark.parametrize("text", HOSTILE, ids=[ascii(t[:40]) for t in HOSTILE])
 def test_hostile_expressions_are_refused_fast(text):
-    t = time.process_time()  # CPU time: other processes on the machine do not count
-    with pytest.raises(ExprError) as info:
-        expr.program("x", text)
-    elapsed = time.process_time() - t
+    times = []
+    for _ in range(3):  # best of 3: a garbage-collector pause is not the refusal's cost
+        t = time.process_time()  # CPU time: other processes on the machine do not count
+        with pytest.raises(ExprError) as info:
+            expr.program("x", text)
+        times.append(time.process_time() - t)
+    elapsed = min(times)
     assert elapsed < 0.05, f"{elapsed * 1000:.1f} ms"
     message = str(info.value)
     assert isinstance(info.value, SettingError)

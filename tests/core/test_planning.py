@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
-from pmapviz import catalog
+from pmapviz import catalog, expr
 from pmapviz.planning import plan
+from pmapviz.pytrees import is_shape
 from pmapviz.settings import SettingError as InputError
 from pmapviz.settings import fmt_shape, parse_axis, parse_shape
 from tests.conftest import TEST_DEVICES
@@ -380,3 +381,168 @@ def test_negative_in_axes_match_real_pmap_as_typed(shape, axis, works):
         assert q.code == "negative_in_axes" and q.new_axes == {0: axis % len(shape)}
         assert f"in_axes={axis % len(shape)}" in q.fix
     assert p.in_axes_typed == (axis,)
+
+
+# ------------------------------------------------------------------ your own f, pytree arguments
+LEAF_KEYS = ("a", "b", "w")
+
+
+@st.composite
+def tree_arg(draw, n):
+    """An argument: one array, a dict or a tuple of arrays; returns (shape tree, leaf paths)."""
+    kind = draw(st.sampled_from(["array", "dict", "tuple"]))
+    if kind == "array":
+        return draw(shape_st()), [""]
+    count = draw(st.integers(1, 3))
+    shapes = [draw(shape_st()) for _ in range(count)]
+    if kind == "dict":
+        keys = draw(st.permutations(LEAF_KEYS))[:count]
+        return dict(zip(keys, shapes, strict=True)), [f"[{k!r}]" for k in sorted(keys)]
+    return tuple(shapes), [f"[{i}]" for i in range(count)]
+
+
+@st.composite
+def prefix_for(draw, tree, n):
+    """An in_axes entry for ``tree``: one axis for all of it, or its structure (sometimes a
+    wrong one: a missing key, a tuple for a dict), with random axes (negative included)."""
+
+    def axis():
+        return draw(st.one_of(st.none(), st.integers(-3, 3), st.just(0), st.just(0)))
+
+    if isinstance(tree, dict) and draw(st.integers(0, 2)):
+        if draw(st.integers(0, 5)) == 0:  # not its structure
+            return draw(
+                st.sampled_from(
+                    [{k: 0 for k in list(tree)[:-1]} or {"zz": 0}, tuple(0 for _ in tree)]
+                )
+            )
+        return {k: axis() for k in tree}
+    if isinstance(tree, tuple) and not is_shape(tree) and draw(st.integers(0, 2)):
+        return tuple(axis() for _ in tree)
+    return axis()
+
+
+def _leaf_paths(name, paths):
+    return [name + p for p in paths]
+
+
+@st.composite
+def expr_body(draw, leaves):
+    """A random composition from the allow-list over the leaves (``x``, ``p['w']``, ...):
+    elementwise maths, reductions, matmul, indexing, transposes, collectives, and tuple or
+    dict results."""
+
+    def term(depth=0):
+        if depth > 1 or draw(st.integers(0, 2)) == 0:
+            return draw(st.sampled_from(leaves))
+        a, b = term(depth + 1), term(depth + 1)
+        return draw(st.sampled_from([
+            f"jnp.tanh({a})", f"({a} + {b})", f"({a} * 2)", f"jnp.sum({a})", f"({a} @ {b})",
+            f"{a}.T", f"jnp.mean({a}, axis=0)", f"{a}[0]", f"lax.psum({a}, 'i')",
+            f"lax.all_gather({a}, 'i').mean(0)", f"jnp.maximum({a}, {b})", f"{a}.reshape(-1)",
+        ]))  # fmt: skip
+
+    shape = draw(st.sampled_from(["one", "one", "tuple", "dict"]))
+    if shape == "tuple":
+        return f"({term()}, {term()})"
+    if shape == "dict":
+        return f"{{'s': {term()}, 't': {term()}}}"
+    return term()
+
+
+@st.composite
+def out_prefix(draw, body):
+    axis = st.one_of(st.just(0), st.none(), st.integers(-2, 2))
+    if body.startswith("(") and draw(st.booleans()):
+        return (draw(axis), draw(axis))
+    if body.startswith("{'s'") and draw(st.booleans()):
+        return {"s": draw(axis), "t": draw(axis)}
+    return draw(axis)
+
+
+@st.composite
+def tree_cases(draw):
+    n = draw(st.integers(1, TEST_DEVICES))
+    (x_shape, _), (p_tree, p_paths) = draw(tree_arg(n)), draw(tree_arg(n))
+    x_shape = draw(shape_st())
+    axes = (draw(prefix_for(x_shape, n)), draw(prefix_for(p_tree, n)))
+    if draw(st.integers(0, 3)):  # usually one mapped size pmap can take
+        m = draw(st.integers(1, n))
+        x_shape, p_tree = _resize(x_shape, axes[0], m), _resize(p_tree, axes[1], m)
+    body = draw(expr_body(["x", *_leaf_paths("p", p_paths)]))
+    return n, x_shape, p_tree, axes, body, draw(out_prefix(body))
+
+
+def _resize(tree, prefix, m):
+    """Set each leaf's mapped axis (per ``prefix``) to size m, where the axis exists."""
+    if is_shape(tree):
+        if prefix is None or not isinstance(prefix, int) or not -len(tree) <= prefix < len(tree):
+            return tree
+        s = list(tree)
+        s[prefix] = m
+        return tuple(s)
+    keys = sorted(tree) if isinstance(tree, dict) else range(len(tree))
+    subs = {k: prefix if isinstance(prefix, (int, type(None))) else _sub(prefix, k) for k in keys}
+    if subs and any(v is _MISSING for v in subs.values()):
+        return tree
+    new = {k: _resize(tree[k], subs[k], m) for k in keys}
+    return new if isinstance(tree, dict) else tuple(new[k] for k in keys)
+
+
+_MISSING = object()
+
+
+def _sub(prefix, k):
+    try:
+        return prefix[k]
+    except (KeyError, IndexError, TypeError):
+        return _MISSING
+
+
+def _tree_values(tree):
+    if is_shape(tree):
+        return make_args([tree])[0]
+    if isinstance(tree, dict):
+        return {k: _tree_values(v) for k, v in tree.items()}
+    return tuple(_tree_values(v) for v in tree)
+
+
+def _has_negative(prefix) -> bool:
+    return any(isinstance(a, int) and a < 0 for a in jax.tree.leaves(prefix))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree_cases())
+def test_expressions_with_pytree_arguments_plan_like_real_pmap(case):
+    """Random expressions from the allow-list over random pytree arguments with random
+    in_axes / out_axes prefixes: the oracle is real jax.pmap on the user's RAW trees."""
+    n, x_shape, p_tree, in_axes, body, out_axes = case
+    prog = expr.program("x, p", body)
+    p = plan(prog, [x_shape, p_tree], in_axes=in_axes, out_axes=out_axes, axis_name="i",
+             n_devices=n)  # fmt: skip
+    where = f"f(x, p) = {body}; x {x_shape}, p {p_tree}, in_axes={in_axes}, out_axes={out_axes}"
+    fn, args = prog.build("i"), (_tree_values(x_shape), _tree_values(p_tree))
+    try:
+        out = jax.pmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name="i",
+                       devices=jax.devices()[:n])(*args)  # fmt: skip
+    except Exception as err:  # JAX refuses: the plan must have said so
+        assert not p.ok and p.problems, f"{where}: JAX raised {err!r}"
+        event(f"JAX refused; plan: {p.problems[0].code}")
+        return
+    real = jax.tree.map(lambda a: tuple(a.shape), out)
+    if p.problems and p.problems[0].code == "empty_block":
+        return  # refused on purpose (see planning)
+    try:
+        meant = jax.eval_shape(jax.vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name="i"),
+                               *args)  # fmt: skip
+    except ValueError as err:  # vmap refuses out_axes=None on a leaf that varies
+        assert "out_axes" in str(err), err
+        assert not p.ok and p.problems[0].code == "out_axes_none_varies", (where, p.problems)
+        event("out_axes=None on a varying leaf, refused")
+        return
+    if _has_negative(out_axes) and not p.ok:
+        assert p.problems[0].code == "negative_out_axes", (where, p.problems)
+        return
+    assert p.ok, f"{where}: JAX ran, plan said {p.problems}"
+    assert p.out_shapes == real == jax.tree.map(lambda a: tuple(a.shape), meant), where
+    event(f"ran: {type(p_tree).__name__} p, out_axes {type(out_axes).__name__}")
