@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import charts, codegen, compiled, layout, presets, scenario, settings, ui
+from pmapviz import codegen, compiled, layout, presets, scenario, settings, ui
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape, fmt_tree
 
@@ -99,15 +99,18 @@ with st.container(border=True):
                     f"shape of {names[k]}",
                     key=f"{P}s{k}",
                     max_chars=200,
-                    help="Sizes separated by commas, e.g. 8, 1250000, 3. () for a scalar.",
+                    help="Sizes separated by commas, e.g. 8, 1250000, 3. () for a scalar. A "
+                    "pytree argument: a dict or tuple of shapes, e.g. {'w': (5, 2), 'b': (2,)}.",
                 )
                 b.selectbox(f"dtype of {names[k]}", settings.DTYPES, key=f"{P}d{k}")
                 c.text_input(
                     "in_axes",
                     key=f"{P}a{k}",
-                    max_chars=12,
+                    max_chars=200,
                     help="The axis to split across devices (0, 1, ...), or None. A negative "
-                    "axis works in JAX 0.10's pmap only when it means axis 0.",
+                    "axis works in JAX 0.10's pmap only when it means axis 0. For a dict or "
+                    "tuple argument: one axis for all of it, or a prefix like "
+                    "{'w': None, 'b': 0}.",
                 )
 current = _current()
 ui.set_url(current.query())
@@ -127,11 +130,7 @@ if elsewhere:
             icon=":material/dns:")  # fmt: skip
 
 # ------------------------------------------------------------------ verdict
-call = (
-    f"jax.pmap(f, in_axes={settings.fmt_axes(plan.in_axes_typed or plan.in_axes)}, "
-    f"out_axes={out_axes!r}, axis_name={axis_name!r})"
-)
-st.code(call, language="python")
+st.code(codegen.pmap_call(plan), language="python")
 for problem in plan.problems:
     with st.container(border=True):
         st.error(problem.message, icon=":material/block:")
@@ -178,20 +177,9 @@ st.caption(
        "pmap gives its arrays; no array is allocated.")
     + " Axis lengths are drawn on a log scale."
 )  # fmt: skip
-cols = st.columns(len(inputs) + 1)
-for col, lay, ax in zip(cols, [*inputs, outputs[0]], [*plan.in_axes, out_axes], strict=True):
-    with col:
-        is_out = lay is outputs[0]
-        how = (
-            ("device axis at out_axes=" if is_out else "split along in_axes=") + str(ax)
-            if ax is not None
-            else ("the same on every device" if is_out else "broadcast: every device gets all")
-        )
-        st.markdown(f"**{'output' if is_out else 'input'} `{lay.name}`** {fmt_shape(lay.shape)} "
-                    f"`{lay.dtype}`  \n{how}")  # fmt: skip
-        st.plotly_chart(charts.array_figure(lay), config={"displayModeBar": False},
-                        key=f"chart_{lay.name}")  # fmt: skip
-        st.caption(f"each device: {fmt_shape(lay.local_shape)}")
+ui.array_cards([*((lay, ax, False) for lay, ax in zip(inputs, plan.in_axes, strict=True)),
+                *((lay, ax, True) for lay, ax in zip(outputs, plan.out_leaf_axes, strict=True))],
+               per_row=min(4, len(inputs) + len(outputs)))  # fmt: skip
 
 st.subheader("What each device holds and computes")
 rows = []
@@ -201,7 +189,8 @@ for k in range(plan.devices_used):
         row[f"{lay.name} slice"] = lay.pieces[k].index_text
     row["f receives"] = ", ".join(fmt_shape(s) for s in plan.per_device_in_shapes)
     row["f returns"] = fmt_tree(plan.per_device_out_shapes)
-    row[f"{outputs[0].name} slice"] = outputs[0].pieces[k].index_text
+    for lay in outputs:
+        row[f"{lay.name} slice"] = lay.pieces[k].index_text
     rows.append(row)
 st.dataframe(rows, hide_index=True, width="stretch")
 
