@@ -130,7 +130,7 @@ if elsewhere:
             icon=":material/dns:")  # fmt: skip
 
 # ------------------------------------------------------------------ verdict
-st.code(codegen.pmap_call(plan), language="python")
+st.code(codegen.pmap_call(plan, compact=True), language="python")
 for problem in plan.problems:
     with st.container(border=True):
         st.error(problem.message, icon=":material/block:")
@@ -208,11 +208,7 @@ with tab_sm:
         "skip the manual reshape: `in_specs=P('i')` on a `(10_000_000, 3)` array gives each "
         f"of {N:,} devices a `({10_000_000 // N:_}, 3)` block directly."
     )
-    if codegen.one_output(plan):
-        st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
-    else:
-        st.info("The shard_map export covers an f that returns one array.",
-                icon=":material/info:")  # fmt: skip
+    st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
 st.caption("Both scripts are tested to give equal results (tests/core/test_codegen.py).")
 with tab_xla:
     if plan.devices_used > report.count:

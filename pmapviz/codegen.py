@@ -63,9 +63,12 @@ def _inputs(p: Plan) -> list[str]:
             *(f"{name} = {src}" for name, src in _per_argument(p, texts))]  # fmt: skip
 
 
-def _in_axes_text(p: Plan) -> str:
-    """in_axes as the user wrote them: per argument, an axis or a pytree prefix."""
+def _in_axes_text(p: Plan, compact: bool = False) -> str:
+    """in_axes as the user wrote them: per argument, an axis or a pytree prefix (with
+    ``compact``, one argument's plain axis bare, as in ``in_axes=-1``)."""
     typed = (p.in_axes_given if p.has_trees else p.in_axes_typed) or p.in_axes
+    if compact and len(typed) == 1 and pytrees.is_axis(typed[0]):
+        return repr(typed[0])
     return (
         "("
         + ", ".join(pytrees.fmt_prefix(a) for a in typed)
@@ -74,10 +77,10 @@ def _in_axes_text(p: Plan) -> str:
     )
 
 
-def pmap_call(p: Plan) -> str:
+def pmap_call(p: Plan, compact: bool = False) -> str:
     """``jax.pmap(f, in_axes=..., out_axes=..., axis_name=...)`` as the user would write it."""
-    return (f"jax.pmap(f, in_axes={_in_axes_text(p)}, out_axes={pytrees.fmt_prefix(p.out_axes)}, "
-            f"axis_name={p.axis_name!r})")  # fmt: skip
+    return (f"jax.pmap(f, in_axes={_in_axes_text(p, compact)}, "
+            f"out_axes={pytrees.fmt_prefix(p.out_axes)}, axis_name={p.axis_name!r})")  # fmt: skip
 
 
 def _print_out(p: Plan) -> str:
@@ -93,6 +96,32 @@ def _fn(program: Program, axis_name: str | None) -> list[str]:
 def _title(program: Program) -> str:
     """The script's docstring title: never the user's text (it could close the docstring)."""
     return "your own f (see def f below)" if isinstance(program, ExprProgram) else program.label
+
+
+def _out_leaf_axes(p: Plan) -> list:
+    return list(p.out_leaf_axes) or [p.out_axes]
+
+
+def _block_result(p: Plan, args: str) -> list[str]:
+    """f_block's return: each output leaf gets its device axis back (a leaf with
+    out_axes=None is the same on every device: its out_spec is P())."""
+    if _is_shape(p.out_shapes):
+        if p.out_axes is None:
+            return [f"    return f({args})  # the same on every device: out_specs=P()"]
+        return [f"    return jnp.expand_dims(f({args}), {p.out_axes})  # put the device axis back"]
+    skel = pytrees.skeleton(p.out_shapes)
+    names = [n for n, _ in pytrees.leaves(p.out_shapes, "o")]
+    back = [n if a is None else f"jnp.expand_dims({n}, {a})"
+            for n, a in zip(names, _out_leaf_axes(p), strict=True)]  # fmt: skip
+    return [f"    o = f({args})",
+            f"    return {pytrees.render(skel, back)}  # each leaf gets its device axis back"]  # fmt: skip
+
+
+def _out_specs(p: Plan, name: str) -> str:
+    if _is_shape(p.out_shapes):
+        return _spec(p.out_axes, name)
+    specs = [_spec(a, name) for a in _out_leaf_axes(p)]
+    return pytrees.render(pytrees.skeleton(p.out_shapes), specs)
 
 
 def _reshape_back(p: Plan) -> list[str]:
@@ -141,17 +170,10 @@ def _spec(axis: int | None, name: str) -> str:
     return "P(" + ", ".join(["None"] * axis + [repr(name)]) + ")"
 
 
-def one_output(p: Plan) -> bool:
-    """Does f return one array (what the shard_map export and live runs support)?"""
-    return _is_shape(p.out_shapes)
-
-
 def shard_map_script(program: Program, p: Plan) -> str:
     """The same computation with ``jax.shard_map`` (rank-preserving: blocks keep the axis)."""
     if not p.ok:
         raise ValueError("export needs a valid plan")
-    if not _is_shape(p.out_shapes):
-        raise ValueError("shard_map export supports one output array")
     name = p.axis_name or "i"
     args = ", ".join(_names(p))
     dropped = [n if a is None else f"{n}.squeeze({a})"
@@ -161,11 +183,6 @@ def shard_map_script(program: Program, p: Plan) -> str:
         for n, src in _per_argument(p, dropped)
         if src != n
     ]
-    result = (
-        f"    return jnp.expand_dims(f({args}), {p.out_axes})  # put the device axis back"
-        if p.out_axes is not None
-        else f"    return f({args})  # the same on every device: out_specs=P()"
-    )
     specs = _per_argument(p, [_spec(a, name) for a in p.in_axes])
     in_specs = ", ".join(src for _, src in specs) + ("," if len(specs) == 1 else "")
     lines = [
@@ -178,14 +195,14 @@ def shard_map_script(program: Program, p: Plan) -> str:
         "# (size 1 here), where pmap removes it. So squeeze it off, call f, put it back.",
         f"def f_block({args}):",
         *squeeze,
-        result,
+        *_block_result(p, args),
         *_inputs(p),
         "",
         f"mesh = Mesh(np.array(jax.devices()[:{p.devices_used}]), ({name!r},))",
         "out = jax.jit(jax.shard_map(",
-        f"    f_block, mesh=mesh, in_specs=({in_specs}), out_specs={_spec(p.out_axes, name)},",
+        f"    f_block, mesh=mesh, in_specs=({in_specs}), out_specs={_out_specs(p, name)},",
         f"))({args})",
-        f"print(out.shape, out.dtype)  # {fmt_shape(p.out_shapes)}, as with pmap",
+        _print_out(p) + ", as with pmap",
         *_reshape_back(p),
     ]
     return "\n".join(lines) + "\n"

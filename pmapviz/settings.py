@@ -262,11 +262,6 @@ def fmt_tree(x: Any) -> str:
     return str(x)
 
 
-def fmt_axes(axes: Sequence[int | None]) -> str:
-    """in_axes as written in a pmap call: a bare value for one argument, else a tuple."""
-    return repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
-
-
 def fmt_count(n: int) -> str:
     """An exact count, shortened for huge values without going through float: 2**60 ->
     '1,152,921,504,606,846,976' up to 24 digits, else '1.2e+30'-style from the digits."""
