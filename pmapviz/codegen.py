@@ -113,8 +113,10 @@ def _block_result(p: Plan, args: str) -> list[str]:
     names = [n for n, _ in pytrees.leaves(p.out_shapes, "o")]
     back = [n if a is None else f"jnp.expand_dims({n}, {a})"
             for n, a in zip(names, _out_leaf_axes(p), strict=True)]  # fmt: skip
-    return [f"    o = f({args})",
-            f"    return {pytrees.render(skel, back)}  # each leaf gets its device axis back"]  # fmt: skip
+    return [
+        f"    o = f({args})",
+        f"    return {pytrees.render(skel, back)}  # each leaf gets its device axis back",
+    ]
 
 
 def _out_specs(p: Plan, name: str) -> str:
