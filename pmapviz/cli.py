@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 
-from pmapviz import devices, settings
+from pmapviz import devices, pytrees, settings
 
 
 def _device_args(p: argparse.ArgumentParser) -> None:
@@ -195,12 +195,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0 if p.ok else 1
 
 
-def _print_plan(p, program, axis_name) -> None:
+def _argument_lines(p) -> list[str]:
+    """One line per leaf, or per argument as typed where a tree could not be flattened."""
     fmt = settings.fmt_shape
+    if all(pytrees.is_shape(s) for s in p.arg_shapes):
+        return [
+            f"{name}: {fmt(shape)} in_axes={ax}"
+            for name, shape, ax in zip(p.arg_names, p.arg_shapes, p.in_axes, strict=True)
+        ]
+    return [
+        f"{name}: {tree} in_axes={pytrees.fmt_prefix(ax)}"
+        for name, tree, ax in zip(p.given_names, p.arg_trees, p.in_axes_given, strict=True)
+    ]
+
+
+def _print_plan(p, program, axis_name) -> None:
     print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
           f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
-    for name, shape, ax in zip(p.arg_names, p.arg_shapes, p.in_axes, strict=True):
-        print(f"  {name}: {fmt(shape)} in_axes={ax}")
+    for line in _argument_lines(p):
+        print(f"  {line}")
     if p.ok:
         print(f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
               f"result {p.out_shapes}")  # fmt: skip

@@ -79,7 +79,7 @@ class _Reader:
             raise TreeError(f"{name} is {len(text):,} characters long; at most {MAX_TREE_TEXT} "
                             "are allowed.")  # fmt: skip
         self.toks, self.k, self.n_leaves = _tokens(text, name), 0, 0
-        self.name, self.leaf = name, leaf
+        self.name, self.leaf, self.length = name, leaf, len(text)
 
     def peek(self) -> tuple[str, str, int]:
         return self.toks[self.k] if self.k < len(self.toks) else ("end", "", 0)
@@ -92,7 +92,8 @@ class _Reader:
         return tok
 
     def fail(self, tok, what: str):
-        where = f"column {tok[2]}: {tok[1]!r}" if tok[0] != "end" else "the end of the text"
+        where = (f"column {tok[2]}: {tok[1]!r}" if tok[0] != "end"
+                 else f"the end of the text (column {self.length + 1})")  # fmt: skip
         raise TreeError(f"{self.name}: {what}, found {where}.")
 
     def separator(self, close: str):

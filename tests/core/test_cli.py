@@ -115,3 +115,33 @@ def test_plan_expression_problems_and_refusals_exit_codes(capsys):
     assert "needs --args" in capsys.readouterr().err
     assert cli.main(["plan", "--fn", "double", "--expr", "x", "--args", "x"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_plan_with_a_dict_argument_and_a_prefix(capsys):
+    """Pytree arguments from the command line: the JSON names every leaf and keeps each
+    argument's tree and prefix as typed; a leaf that cannot be mapped is named; bad tree text
+    is one line, exit 2."""
+    from pmapviz import cli
+    from pmapviz.scenario import Scenario
+
+    body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
+    base = ["plan", "--plan-devices", "8", "--expr", body, "--args", "x,p",
+            "--shape", "8,4,5", "--shape", params]  # fmt: skip
+    assert cli.main([*base, "--in-axes", "(0, {'w': None, 'b': None})", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    _, p, errors = Scenario.from_texts(dict(fn="expr", args="x, p", body=body, s0="8, 4, 5",
+                                            s1=params, a0="0", a1="None"), 8).plan(8)  # fmt: skip
+    assert not errors and p.ok
+    assert out["out_shapes"] == list(p.out_shapes) == [8, 4, 2]
+    assert out["arg_names"] == ["x", "p['b']", "p['w']"] == list(p.arg_names)
+    assert out["arguments"][1] == {"name": "p", "shape": {"w": [5, 2], "b": [2]},
+                                   "in_axes": {"w": None, "b": None}}  # fmt: skip
+    assert cli.main([*base, "--in-axes", "(0, 0)"]) == 1
+    said = capsys.readouterr().out
+    assert "mapped_sizes_differ" in said and "p['b'] axis 0 has 2" in said
+    assert cli.main([*base, "--in-axes", "(0, {'w': None})"]) == 1
+    assert "dict with keys 'w', but p is a dict with keys 'b', 'w'" in capsys.readouterr().out
+    bad = [*base[:-1], "{'w': (5, 2), 'b': (2,)", "--in-axes", "0,None"]
+    assert cli.main(bad) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "column 24" in err[0], err

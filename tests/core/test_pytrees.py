@@ -115,7 +115,7 @@ def test_any_shape_tree_round_trips_through_its_python_text(tree):
     "text, column, words",
     [
         ("{'w': (5, 2), 'b': (2,))", 24, "expected ',' or '}'"),
-        ("(5, 2", None, "expected ',' or ')', found the end"),
+        ("(5, 2", 6, "expected ',' or ')', found the end of the text (column 6)"),
         ("{w: (5, 2)}", 2, "quoted key"),
         ("{'w': (5, 2), 'w': (2,)}", 15, "given twice"),
         ("(5, x)", 5, "not allowed"),

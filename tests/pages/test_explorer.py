@@ -214,3 +214,65 @@ def test_plan_for_4096_devices_draws_grouped_blocks(run_app):
     assert len(at.dataframe[0].value) == 4096
     widget(at, "ex_pn").set_value("99999").run()
     assert not at.exception and "out of range" in at.error[0].value
+
+
+# ---------------------------------------------------------------- pytree arguments
+PARAMS = dict(fn="expr", args="x, params", body="jnp.tanh(x @ params['w'] + params['b'])",
+              s0=f"{N}, 4, 5", s1="{'w': (5, 2), 'b': (2,)}", out="0")  # fmt: skip
+
+
+def test_a_dict_argument_replicated_with_none_draws_every_leaf(run_app):
+    """jax-ml/jax#9933: a parameter dict replicated with in_axes None. Every leaf gets a card,
+    the table a row per device, and the link reproduces the view."""
+    at = explorer(run_app, **PARAMS, a0="0", a1="None")
+    assert "Valid" in at.success[0].value, [e.value for e in at.error]
+    assert f"**({N}, 4, 2)** float32" in at.success[0].value
+    assert len(at.get("plotly_chart")) == 4  # x, params['b'], params['w'] and out
+    text = all_text(at)
+    assert "params['b']" in text and "params['w']" in text
+    codes = [c.value for c in at.code]
+    assert any("in_axes=(0, None)" in c for c in codes)
+    assert any("params = {'b': rng.standard_normal((2,))" in c for c in codes), codes[1]
+    assert any("def f(x, params):" in c for c in codes)
+    assert at.query_params["s1"] == PARAMS["s1"] and at.query_params["a1"] == "None"
+
+
+def test_a_dict_prefix_maps_one_leaf_and_replicates_the_other(run_app):
+    query = {
+        **PARAMS,
+        "body": "x @ params['w'] + params['b']",
+        "s1": f"{{'w': (5, 2), 'b': ({N}, 2)}}",
+        "a0": "0",
+        "a1": "{'w': None, 'b': 0}",
+    }
+    at = explorer(run_app, **query)
+    assert "Valid" in at.success[0].value, [e.value for e in at.error]
+    assert any("in_axes=(0, {'w': None, 'b': 0})" in c.value for c in at.code)
+
+
+def test_a_wrong_leaf_is_named_in_the_error(run_app):
+    at = explorer(run_app, **PARAMS, a0="0", a1="0")  # maps params['b'] (2,) over 8 devices
+    assert not at.success and not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "params['b']" in errors, errors
+    assert "Traceback" not in all_text(at)
+
+
+def test_a_prefix_that_does_not_fit_the_dict_says_both_structures(run_app):
+    at = explorer(run_app, **PARAMS, a0="0", a1="{'w': None}")
+    assert not at.success and not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "dict with keys 'w'" in errors and "'b', 'w'" in errors, errors
+
+
+@pytest.mark.parametrize(
+    "s1, words",
+    [("{'w': (5, 2), 'b': (2,)", "the end of the text (column 24)"),
+     ("{'w': (5, -2)}", "sizes are whole numbers"), ("(" * 30, "nest at most"),
+     ("{'w': x}", "column 7")],
+)  # fmt: skip
+def test_bad_tree_text_in_a_link_is_a_clear_message(run_app, s1, words):
+    at = explorer(run_app, **{**PARAMS, "s1": s1}, a0="0", a1="None")
+    said = " ".join(m.value for m in [*at.warning, *at.error])
+    assert words in said, said
+    assert "Traceback" not in all_text(at)
