@@ -21,11 +21,9 @@ st.markdown(
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _compiled(ref: tuple, shapes: tuple, dtypes: tuple, in_axes: tuple, out_axes, axis_name, n):
+def _compiled(ref: tuple, key: tuple):
     program = scenario.program_for(*ref)
-    p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                      n_devices=n, dtypes=dtypes)  # fmt: skip
-    return programs.compile_plan(program, p)
+    return programs.compile_plan(program, planning.replan(program, key))
 
 
 def _too_long(plan, program) -> str | None:
@@ -87,10 +85,8 @@ else:
     ):
         st.info("Large inputs: press Run to start.", icon=":material/info:")
     else:
-        key = (scenario.program_ref(program), plan.arg_shapes, tuple(plan.dtypes),
-               plan.in_axes, plan.out_axes, plan.axis_name, plan.devices_used)  # fmt: skip
         with st.spinner("Compiling (first time only), placing inputs, running..."):
-            compiled = _compiled(*key)
+            compiled = _compiled(scenario.program_ref(program), plan.key)
             res = programs.run_plan(program, plan, compiled, kind, int(seed))
         verdict = "PASS" if res.passed else "FAIL"
         st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")

@@ -361,14 +361,11 @@ def _analyse_collective(key: str, n: int, m: int, groups, perm) -> Analysis:
 
 
 @functools.lru_cache(maxsize=64)
-def _analyse_plan(ref: tuple, shapes, dtypes, in_axes, out_axes, axis_name, n):
+def _analyse_plan(ref: tuple, key: tuple) -> Analysis:
     from pmapviz import planning, scenario
 
     program = scenario.program_for(*ref)
-    shapes, in_axes, out_axes = _thawed(shapes), _thawed(in_axes), _thawed(out_axes)
-    plan = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes,
-                         axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
-    return analyse(plan_target(program, plan))
+    return analyse(plan_target(program, planning.replan(program, key)))
 
 
 def analyse_plan(program, plan) -> Analysis:
@@ -377,34 +374,7 @@ def analyse_plan(program, plan) -> Analysis:
         raise ValueError("only a valid plan can be compiled")
     from pmapviz import scenario
 
-    return _analyse_plan(scenario.program_ref(program), _frozen(plan.arg_trees),
-                         _top_dtypes(plan), _frozen(plan.in_axes_given), _frozen(plan.out_axes),
-                         plan.axis_name, plan.n_devices)  # fmt: skip
-
-
-def _frozen(tree):
-    """A hashable form of a tree of shapes / axes (dicts as sorted item tuples, marked)."""
-    if isinstance(tree, dict):
-        return ("__dict__", tuple((k, _frozen(v)) for k, v in sorted(tree.items())))
-    if isinstance(tree, (tuple, list)):
-        return tuple(_frozen(v) for v in tree)
-    return tree
-
-
-def _thawed(tree):
-    if isinstance(tree, tuple) and tree[:1] == ("__dict__",):
-        return {k: _thawed(v) for k, v in tree[1]}
-    if isinstance(tree, tuple):
-        return tuple(_thawed(v) for v in tree)
-    return tree
-
-
-def _top_dtypes(plan) -> tuple[str, ...]:
-    """One dtype per argument (every leaf of an argument shares its dtype)."""
-    first = {}
-    for dt, k in zip(plan.dtypes, plan.leaf_args, strict=True):
-        first.setdefault(k, dt)
-    return tuple(first[k] for k in range(len(plan.arg_trees)))
+    return _analyse_plan(scenario.program_ref(program), plan.key)
 
 
 @functools.lru_cache(maxsize=16)

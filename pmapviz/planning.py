@@ -79,6 +79,20 @@ class Plan:
 
         return tuple(pytrees.skeleton(t) for t in self.arg_trees)
 
+    @property
+    def key(self) -> tuple:
+        """The settings as given, hashable (a cache key): argument trees, one dtype per
+        argument, in_axes and out_axes as given, axis name, device count. :func:`replan`
+        turns it back into this plan."""
+        from pmapviz.pytrees import freeze
+
+        first: dict[int, str] = {}
+        for dt, k in zip(self.dtypes, self.leaf_args, strict=True):
+            first.setdefault(k, dt)
+        dtypes = tuple(first[k] for k in range(len(self.arg_trees)))
+        return (freeze(self.arg_trees), dtypes, freeze(self.in_axes_given),
+                freeze(self.out_axes), self.axis_name, self.n_devices)  # fmt: skip
+
     def leaf_fn(self, fn: Callable) -> Callable:
         """``fn`` taking one array per leaf (``fn`` itself when no argument is a tree)."""
         from pmapviz import pytrees
@@ -557,6 +571,15 @@ def _global_out(d: Draft) -> Any:
 
 
 # ---------------------------------------------------------------- plan()
+def replan(fn: Callable, key: tuple) -> Plan:
+    """The plan of ``fn`` for a :attr:`Plan.key` (how caches rebuild a plan from its key)."""
+    from pmapviz.pytrees import thaw
+
+    trees, dtypes, in_axes, out_axes, axis_name, n = key
+    return plan(fn, list(thaw(trees)), in_axes=thaw(in_axes), out_axes=thaw(out_axes),
+                axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
+
+
 def plan(
     fn: Callable,
     arg_shapes: Sequence[Sequence[int]],

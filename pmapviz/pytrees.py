@@ -285,6 +285,24 @@ def broadcast(prefix: Any, skel: Any, name: str, what: str = "in_axes") -> list[
     return out
 
 
+def freeze(tree: Any) -> Any:
+    """A hashable form of a tree of shapes or axes (a dict as its sorted items, marked), for
+    cache keys; :func:`thaw` gives the tree back."""
+    if isinstance(tree, dict):
+        return ("__dict__", tuple((k, freeze(v)) for k, v in sorted(tree.items())))
+    if isinstance(tree, (tuple, list)):
+        return tuple(freeze(v) for v in tree)
+    return tree
+
+
+def thaw(frozen: Any) -> Any:
+    if isinstance(frozen, tuple) and frozen[:1] == ("__dict__",):
+        return {k: thaw(v) for k, v in frozen[1]}
+    if isinstance(frozen, tuple):
+        return tuple(thaw(v) for v in frozen)
+    return frozen
+
+
 def fmt_prefix(prefix: Any) -> str:
     """An axis prefix as Python: ``{'b': 0, 'w': None}``, ``(0, None)``."""
     if isinstance(prefix, dict):

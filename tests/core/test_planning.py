@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
-from pmapviz import catalog, expr
+from pmapviz import catalog, expr, planning
 from pmapviz.planning import plan
 from pmapviz.pytrees import is_shape
 from pmapviz.settings import SettingError as InputError
@@ -546,3 +546,23 @@ def test_expressions_with_pytree_arguments_plan_like_real_pmap(case):
     assert p.ok, f"{where}: JAX ran, plan said {p.problems}"
     assert p.out_shapes == real == jax.tree.map(lambda a: tuple(a.shape), meant), where
     event(f"ran: {type(p_tree).__name__} p, out_axes {type(out_axes).__name__}")
+
+
+@pytest.mark.parametrize(
+    "shapes, in_axes, out_axes, dtypes",
+    [([(8, 3), {"w": (3, 2), "b": (2,)}], (0, {"w": None, "b": None}), 0, ["float32", "int32"]),
+     ([(3, 8)], (1,), None, ["bfloat16"]),
+     ([(8, 3), ((8,), (3,))], (0, (0, None)), (0, 0), ["float32", "float32"])],
+)  # fmt: skip
+def test_a_plans_key_rebuilds_the_same_plan(shapes, in_axes, out_axes, dtypes):
+    from pmapviz import expr
+
+    body = {1: "x * 2", 2: "(x + p[0][:, None].sum(), x * p[1])"}[len(shapes)]
+    if isinstance(shapes[-1], dict):
+        body = "(x @ p['w'] + p['b'], x)"
+    prog = expr.program("x, p" if len(shapes) == 2 else "x", body)
+    p = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, n_devices=8, dtypes=dtypes)
+    hash(p.key)
+    assert planning.replan(prog, p.key) == p
+    other = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, n_devices=4, dtypes=dtypes)
+    assert other.key != p.key

@@ -328,3 +328,13 @@ def test_flat_function_hands_fn_the_trees_jax_would():
     assert set(seen[0]) == {"w", "b"} and seen[0]["w"] is w
     vm = jax.vmap(flat)(np.ones((3, 2)), np.zeros((3, 2)), np.ones((3, 2)))
     np.testing.assert_array_equal(vm, np.ones((3, 2)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(trees(shapes), trees(axes)))
+def test_freeze_is_hashable_and_thaws_back(tree):
+    frozen = pytrees.freeze(tree)
+    hash(frozen)
+    assert pytrees.thaw(frozen) == tree
+    if isinstance(tree, dict):  # key order does not matter, as in JAX
+        assert pytrees.freeze(dict(reversed(list(tree.items())))) == frozen

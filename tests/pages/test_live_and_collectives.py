@@ -211,3 +211,23 @@ def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
     assert any("This live run would take about" in e and "the limit is" in e and
                "Make the inputs about" in e for e in errors), errors  # fmt: skip
     assert not at.success  # nothing ran
+
+
+def test_live_runs_a_dict_argument_leaf_by_leaf(run_app):
+    """A parameter dict replicated with in_axes None, and one with a per-leaf prefix: the run
+    passes the jit(vmap) check, and every leaf has its own slice column."""
+    at = live(run_app, fn="expr", args="x, params", body="jnp.tanh(x @ params['w'] + params['b'])",
+              s0=f"{N}, 4, 5", s1="{'w': (5, 2), 'b': (2,)}", a0="0", a1="None")  # fmt: skip
+    assert "PASS" in at.success[0].value, [e.value for e in at.error]
+    rows = at.dataframe[0].value
+    assert set(rows["params['w'] slice"]) == {"[:, :]"} and set(rows["params['b'] slice"]) == {
+        "[:]"
+    }
+    assert list(rows["x slice"]) == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
+    assert "`params['w']` (5, 2) (in_axes None" in all_text(at)
+    at = live(run_app, fn="expr", args="x, params", body="x * params['s'] + params['t']",
+              s0=f"{N}, 3", s1=f"{{'s': (3,), 't': ({N}, 3)}}", a0="0",
+              a1="{'s': None, 't': 0}")  # fmt: skip
+    assert "PASS" in at.success[0].value, [e.value for e in at.error]
+    rows = at.dataframe[0].value
+    assert list(rows["params['t'] slice"]) == [f"[{k}:{k + 1}, :]" for k in range(N)]
