@@ -57,24 +57,28 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def report(chosen: list[str]) -> None:
+    """Score = killed / checked, where checked counts every mutant that ran or had no test
+    reaching it ("no tests" is a survivor the suite cannot even see); "not checked" is left
+    out (an interrupted run)."""
     status = statuses()
     rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for n in chosen:
-        rows[module_of(n)][status.get(n, "missing")] += 1
+        rows[module_of(n)][status.get(n, "not checked")] += 1
     killed = total = 0
-    print(f"{'module':14} {'killed':>7} {'survived':>9} {'other':>6}  score")
+    print(f"{'module':14} {'killed':>7} {'survived':>9} {'no tests':>9} {'unrun':>6}  score")
     for m in sorted(rows):
         r = rows[m]
-        k, s = r.get("killed", 0), r.get("survived", 0)
-        other = sum(v for key, v in r.items() if key not in ("killed", "survived"))
-        print(f"{m:14} {k:7} {s:9} {other:6}  {k / max(1, k + s):.1%}")
-        killed, total = killed + k, total + k + s
+        k, s, nt, unrun = (r.get(key, 0) for key in ("killed", "survived", "no tests",
+                                                      "not checked"))  # fmt: skip
+        checked = sum(r.values()) - unrun
+        print(f"{m:14} {k:7} {s:9} {nt:9} {unrun:6}  {k / max(1, checked):.1%}")
+        killed, total = killed + k, total + checked
     lo, hi = wilson(killed, total)
     print(f"pooled: {killed}/{total} = {killed / max(1, total):.1%} (95% interval {lo:.1%} to "
           f"{hi:.1%})")  # fmt: skip
     for n in chosen:
-        if status.get(n) not in ("killed", None):
-            print(f"  {status.get(n)}: {n}")
+        if status.get(n, "not checked") not in ("killed", "not checked"):
+            print(f"  {status[n]}: {n}")
 
 
 def main() -> int:

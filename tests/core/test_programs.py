@@ -113,3 +113,63 @@ def test_shards_of_follows_the_mesh_order_not_the_device_ids():
     assert [s.device for s in shards] == ["cpu:5", "cpu:1", "cpu:7"]
     assert [s.position for s in shards] == [0, 1, 2]
     assert [s.data.tolist() for s in shards] == [[0.0], [1.0], [2.0]]
+
+
+def test_describe_block_prints_every_value_up_to_the_limit():
+    twelve = np.arange(12.0).reshape(3, 4)
+    assert programs.describe_block(twelve) == np.array2string(twelve, precision=4, separator=", ")
+    assert "..." not in programs.describe_block(np.arange(12.0))  # exactly the limit: all shown
+    assert programs.describe_block(np.arange(13.0)).startswith("shape (13,): min 0, max 12")
+    assert programs.describe_block(np.arange(5.0), limit=4).startswith("shape (5,)")
+    assert programs.describe_block(np.array([0.123456789])) == "[0.1235]"  # 4 significant
+
+
+@pytest.mark.parametrize("n", [1, 3, N])
+def test_three_ways_agree_with_numpy_and_report_their_views(n):
+    """pmap, shard_map and jit over a NamedSharding: shapes from the three real outputs, and
+    zero difference; numpy (here) says what the dot products are."""
+    got = programs.three_ways(n, block=7, seed=5)
+    assert got["pmap_shape"] == (n, 7)  # per-device view, rank-reducing
+    assert got["shard_map_shape"] == got["jit_shape"] == (n * 7,)
+    assert got["max_diff_shard_map"] == 0.0 and got["max_diff_jit"] == 0.0
+    assert got["jit_devices"] == n
+    if n > 1:  # one device: JAX simplifies the spec to P()
+        assert "'i'" in got["shard_map_sharding"] and "'i'" in got["jit_sharding"]
+
+
+def test_device_rows_read_each_devices_slice_and_block_from_the_shards():
+    """Rows against numpy on the same host inputs: device d's x block is x[d] (in_axes 0),
+    w is whole on every device (None), and its out block is x[d] @ w."""
+    prog = catalog.get("matmul")
+    p = plan(prog, [(N, 2, 3), (3, 2)], in_axes=(0, None), n_devices=N)
+    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "arange", seed=0)
+    rows = programs.device_rows(p, res)
+    x, w = programs.make_values(p, "arange", 0)
+    assert [r["device"] for r in rows] == [str(d) for d in jax.local_devices()[:N]]
+    for d, row in enumerate(rows):
+        assert row["x slice"] == f"[{d}:{d + 1}, :, :]" and row["w slice"] == "[:, :]"
+        assert row["x block (f sees)"] == programs.describe_block(x[d])
+        assert row["w block (f sees)"] == programs.describe_block(w)
+        assert row["out slice"] == f"[{d}:{d + 1}, :, :]"
+        assert row["out block (f returns)"] == programs.describe_block(x[d] @ w)
+    p = plan(catalog.get("add"), [(3, N), (N, 3)], in_axes=(1, 0), out_axes=1, n_devices=N)
+    res = programs.run_plan(catalog.get("add"), p, programs.compile_plan(catalog.get("add"), p))
+    x, y = programs.make_values(p, "arange", 0)
+    for d, row in enumerate(programs.device_rows(p, res)):  # mapped axis 1 in and out
+        assert row["x slice"] == f"[:, {d}:{d + 1}]"
+        assert row["x block (f sees)"] == programs.describe_block(x[:, d])
+        assert row["out block (f returns)"] == programs.describe_block(x[:, d] + y[d])
+
+
+def test_hello_rows_align_devices_slices_and_values():
+    hello = programs.run_hello(programs.hello_program(), 3)
+    rows = dict(programs.hello_rows(hello))
+    assert list(rows) == ["device", "slice", "x", "y = x * 2"]
+    devs = [str(d) for d in jax.local_devices()[:3]]
+    assert [c[0] for c in rows["device"]] == devs and [c[1] for c in rows["device"]] == [0, 1, 2]
+    assert [c[0] for c in rows["slice"]] == ["[0:1]", "[1:2]", "[2:3]"]
+    assert [c[0] for c in rows["x"]] == ["0", "1", "2"]
+    assert [c[0] for c in rows["y = x * 2"]] == ["0", "2", "4"]
+    assert rows["y = x * 2"][2][2] == f"{devs[2]} computed y[2:3]"
+    assert rows["x"][1][2] == f"{devs[1]} received x[1:2]"
+    assert rows["device"][0][2] == f"{devs[0]} (id {jax.local_devices()[0].id})"

@@ -186,3 +186,52 @@ def test_explorer_schema_refuses_what_the_planner_would_and_keeps_what_it_accept
 
 def test_present_flag():
     assert settings.present({"present": "1"}) and not settings.present({"present": "²"})
+
+
+# ---------------------------------------------------------------- each page schema's bounds
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_training_offers_exactly_this_servers_device_counts(n):
+    schema = settings.training(n)
+    k = schema.field("k")
+    assert schema.defaults()["k"] == str(n)
+    assert k.parse(str(n), "Devices") == str(n)
+    for bad in ("0", str(n + 1)):
+        with pytest.raises(settings.SettingError):
+            k.parse(bad, "Devices")
+    assert int(schema.defaults()["batch"]) % n == 0  # the default batch splits evenly
+
+
+@pytest.mark.parametrize("n, m", [(1, 4), (8, 8), (63, 63), (64, 64), (65, 64), (512, 64)])
+def test_collectives_elements_default_and_cap(n, m):
+    schema = settings.collectives(n)
+    assert schema.defaults()["m"] == str(m) and schema.defaults()["n"] == str(n)
+    values, errors = schema.parse({**schema.defaults(), "m": "64", "n": str(n)})
+    assert not errors and values["m"] == 64 and values["n"] == n
+    _, errors = schema.parse({**schema.defaults(), "m": "65"})
+    assert len(errors) == 1 and "Elements per device" in errors[0]
+    _, errors = schema.parse({**schema.defaults(), "n": str(n + 1)})
+    assert len(errors) == 1 and "Devices" in errors[0]
+
+
+def test_timing_keys_and_runs_bounds():
+    schema = settings.timing(8, "dot")
+    assert [f.key for f in schema.fields] == ["w", "r", "sizes", "ks", "impls"]
+    r = schema.field("r")
+    assert r.parse("3", "Timed runs") == 3 and r.parse("30", "Timed runs") == 30
+    for bad in ("2", "31"):
+        with pytest.raises(settings.SettingError, match="Timed runs"):
+            r.parse(bad, "Timed runs")
+    texts, notes = schema.from_query({"r": "12"})
+    assert texts["r"] == "12" and not notes
+
+
+def test_explorer_labels_arguments_by_position_and_bounds_links():
+    schema = settings.explorer(8)
+    labels = {f.key: f.label for f in schema.fields}
+    assert [labels[f"s{k}"] for k in range(3)] == ["shape 1", "shape 2", "shape 3"]
+    assert [labels[f"a{k}"] for k in range(3)] == ["in_axes 1", "in_axes 2", "in_axes 3"]
+    texts, notes = schema.from_query({"s1": "8, y", "pn": "4097"})
+    assert texts["s1"] == schema.defaults()["s1"] and texts["pn"] == ""
+    assert len(notes) == 2 and "4,096" in notes[0] and "s1=" in notes[1], notes
+    texts, notes = schema.from_query({"pn": "4096", "s1": "{'w': (5, 2)}"})
+    assert texts["pn"] == "4096" and texts["s1"] == "{'w': (5, 2)}" and not notes

@@ -41,7 +41,7 @@ ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_PLATFORM": "", "PMAPVIZ_MAX_BYTES": ""}
 
 # ------------------------------------------------------------------ the links
 
-EXPLORER_KEYS = ["fn", "out", "name", "s0", "d0", "a0", "s1", "d1", "a1"]
+EXPLORER_KEYS = ["fn", "out", "name", "pn", "args", "body", "s0", "d0", "a0", "s1", "d1", "a1"]
 PAGE_KEYS: dict[str, list[str]] = {
     "": ["present"],  # home; app.py reads ?present on every page
     "explorer": EXPLORER_KEYS,
@@ -54,7 +54,9 @@ PAGE_KEYS: dict[str, list[str]] = {
 }
 # the context a key needs before the page reads it at all
 KEY_CONTEXT = {("collectives", "pairs"): {"c": "ppermute", "p": "custom"},
-               ("collectives", "g"): {"c": "psum"}}  # fmt: skip
+               ("collectives", "g"): {"c": "psum"},
+               **{(page, key): {"fn": "expr"} for page in ("explorer", "live")
+                  for key in ("args", "body")}}  # fmt: skip
 
 NON_ASCII_DIGITS = ["¹", "١", "５"]  # plus '²' for every key
 BEYOND_INT64 = [str(2**63), str(10**30), str(-(2**64))]
@@ -153,7 +155,33 @@ def hostile_links(n: int) -> list[Link]:
         ),  # fmt: skip
     ]
     links += [_link("tour", {"step": str(s)}, f"step={s}") for s in range(1, 11)]
-    return links
+    return links + tree_links(n)
+
+
+def tree_links(n: int) -> list[Link]:
+    """Your own f with dict / tuple arguments: prefixes that do not fit, leaves too large,
+    trees too deep or too long, hostile expressions, and all of it planned for 4,096."""
+    f = {"fn": "expr", "args": "x, p", "body": "jnp.tanh(x @ p['w'] + p['b'])", "s0": f"{n},4,5"}
+    trees = [
+        ({"s1": "{'w': (5, 2), 'b': (2,)}", "a1": "None"}, "replicated dict"),
+        ({"s1": "{'w': (5, 2), 'b': (2,)}", "a1": "{'w': None}"}, "prefix missing a key"),
+        ({"s1": "{'w': (5, 2), 'b': (2,)}", "a1": "{'w': None, 'b': 0}"}, "leaf too small"),
+        ({"s1": f"{{'w': (5, {2**62}), 'b': ({2**62},)}}", "a1": "None"}, "leaves overflow"),
+        ({"s1": f"{{'w': (5, 2), 'b': ({2**63},)}}", "a1": "None"}, "leaf beyond int64"),
+        ({"s1": "(" * 40 + "2" + ")" * 40, "a1": "None"}, "deep tree"),
+        ({"s1": "{" * 300, "a1": "{" * 300}, "unclosed braces"),
+        ({"s1": "{'w': (5, 2), 'b': (2,)}", "a1": "(" + "0, " * 200 + ")"}, "long prefix"),
+        ({"s1": "{'__class__': (5, 2)}", "a1": "None", "body": "p['__class__']"},
+         "dunder key"),
+        ({"s1": "{'w': (5, 2)}", "a1": "None", "body": "x.__class__.__bases__"}, "escape"),
+        ({"s1": "{'w': (5, 2)}", "a1": "None", "body": "x ** 10**100"}, "huge power"),
+        ({"s1": "((5, 2), (2,))", "a1": "(None, 0)", "body": "x @ p[0] + p[1]"}, "tuple arg"),
+        ({"s1": "{'w': (5, 2), 'b': (2,)}", "a1": "None", "out": "{'s': 0}"},
+         "out_axes prefix of an array"),
+        ({"s1": "{'w': (5, 2), 'b': (2,)}", "a1": "None", "pn": "4096"}, "4,096 devices"),
+    ]  # fmt: skip
+    return [_link(page, {**f, **params}, f"tree: {what}") for page in ("explorer", "live")
+            for params, what in trees]  # fmt: skip
 
 
 def small_server_links(n: int) -> list[Link]:
