@@ -43,9 +43,9 @@ for k, col in enumerate(cols):
     b.selectbox(f"dtype of x{k}", ["float32", "int32"], key=f"d{k}")
     c.text_input("in_axes", "0", key=f"a{k}")
 st.success(f"Valid: {st.session_state['s0']}")
-for col in st.columns(3):
-    with col:
-        st.plotly_chart(go.Figure(go.Bar(x=list(range(8)), y=list(range(8)))))
+for k, col in enumerate(st.columns(3)):
+    with col:  # keyed: three identical figures would share one element id and raise
+        st.plotly_chart(go.Figure(go.Bar(x=list(range(8)), y=list(range(8)))), key=f"chart{k}")
 """
 
 
@@ -60,6 +60,8 @@ def _edit_times(page, label: str, edits: int) -> list[float]:
         box.press("Enter")
         page.wait_for_timeout(60)
         out.append(wait_rendered(page, timeout_ms=120_000, quiet_ms=250) - t0)
+        if page.locator('[data-testid="stException"]').count():
+            raise RuntimeError(f"the page behind {label!r} shows an exception: not timed")
     return out[2:]  # the first two warm caches on both sides
 
 
@@ -113,6 +115,8 @@ def server_reruns(devices: int, reruns: int) -> dict:
                 t0 = time.perf_counter()
                 at.run()
                 times.append(time.perf_counter() - t0)
+                if at.exception:  # a failing page is cheap: never time one as the baseline
+                    raise RuntimeError(f"{name} page raised: {at.exception[0].value}")
             out[name] = statistics.median(times[2:])
     return out
 

@@ -21,42 +21,47 @@ def _extent(n: int) -> float:
     return 1.0 + math.log2(max(n, 1) + 1)
 
 
-def _base(height: int) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(
-        height=height,
-        margin=dict(l=8, r=8, t=8, b=8),
-        font=FONT,
-        plot_bgcolor="rgba(0,0,0,0)",
-        paper_bgcolor="rgba(0,0,0,0)",
-        showlegend=False,
-        hoverlabel=dict(font=FONT),
-        xaxis=dict(visible=False, fixedrange=True),
-        yaxis=dict(visible=False, fixedrange=True),
-    )
-    return fig
+class _Canvas:
+    """Shapes, annotations and hover points collected as plain dicts, made into ONE figure at
+    the end: plotly validates the whole layout once, where ``add_shape`` per block re-set and
+    re-validated every earlier shape (quadratic: seconds for a few hundred blocks)."""
 
+    def __init__(self, height: int):
+        self.height, self.shapes, self.notes, self.hovers = height, [], [], []
 
-def _rect(fig, x0, x1, y0, y1, fill, text, hover, hovers):
-    fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, fillcolor=fill,
-                  line=dict(color="#FFFFFF", width=1.5), layer="below")  # fmt: skip
-    if text:
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False,
-                           font=dict(size=12, color=text_colour(fill)))  # fmt: skip
-    hovers.append(((x0 + x1) / 2, (y0 + y1) / 2, hover))
-
-
-def _hover_layer(fig, hovers):
-    if hovers:
-        fig.add_trace(go.Scatter(
-            x=[h[0] for h in hovers], y=[h[1] for h in hovers], mode="markers",
-            marker=dict(size=22, opacity=0), hovertext=[h[2] for h in hovers], hoverinfo="text",
+    def figure(self, x_range: list[float], y_range: list[float], height: int) -> go.Figure:
+        traces = []
+        if self.hovers:
+            traces.append(go.Scatter(
+                x=[h[0] for h in self.hovers], y=[h[1] for h in self.hovers], mode="markers",
+                marker=dict(size=22, opacity=0), hovertext=[h[2] for h in self.hovers],
+                hoverinfo="text",
+            ))  # fmt: skip
+        return go.Figure(data=traces, layout=dict(
+            height=height, margin=dict(l=8, r=8, t=8, b=8), font=FONT,
+            plot_bgcolor="rgba(0,0,0,0)", paper_bgcolor="rgba(0,0,0,0)", showlegend=False,
+            hoverlabel=dict(font=FONT), shapes=self.shapes, annotations=self.notes,
+            xaxis=dict(visible=False, fixedrange=True, range=x_range),
+            yaxis=dict(visible=False, fixedrange=True, range=y_range),
         ))  # fmt: skip
 
 
-def _label(fig, x, y, text, anchor="left", size=12, colour="#444444", angle=0):
-    fig.add_annotation(x=x, y=y, text=text, showarrow=False, xanchor=anchor, textangle=angle,
-                       font=dict(size=size, color=colour))  # fmt: skip
+def _base(height: int) -> _Canvas:
+    return _Canvas(height)
+
+
+def _rect(fig: _Canvas, x0, x1, y0, y1, fill, text, hover, hovers):
+    fig.shapes.append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, fillcolor=fill,
+                           line=dict(color="#FFFFFF", width=1.5), layer="below"))  # fmt: skip
+    if text:
+        fig.notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False,
+                              font=dict(size=12, color=text_colour(fill))))  # fmt: skip
+    hovers.append(((x0 + x1) / 2, (y0 + y1) / 2, hover))
+
+
+def _label(fig: _Canvas, x, y, text, anchor="left", size=12, colour="#444444", angle=0):
+    fig.notes.append(dict(x=x, y=y, text=text, showarrow=False, xanchor=anchor, textangle=angle,
+                          font=dict(size=size, color=colour)))  # fmt: skip
 
 
 PX_PER_UNIT = 32  # a column is ~400 px wide, the drawing ~12 units: ~32 px per unit
@@ -129,12 +134,9 @@ def _groups_note(layout: ArrayLayout) -> str:
     return f"{n:,} devices, drawn as {-(-n // per)} groups of up to {per:,}"
 
 
-def _finish(fig: go.Figure, x0: float, x1: float, y0: float, y1: float) -> go.Figure:
-    fig.update_xaxes(range=[x0, x1])
-    fig.update_yaxes(range=[y0, y1])
+def _finish(fig: _Canvas, x0: float, x1: float, y0: float, y1: float) -> go.Figure:
     # free aspect: drawing units are not data units, so let the width follow the column
-    fig.update_layout(height=int(16 + (y1 - y0) * PX_PER_UNIT))
-    return fig
+    return fig.figure([x0, x1], [y0, y1], int(16 + (y1 - y0) * PX_PER_UNIT))
 
 
 def array_figure(layout: ArrayLayout) -> go.Figure:
@@ -147,13 +149,12 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
     """
     shape, ax = layout.shape, layout.split_axis
     n = len(layout.pieces)
-    hovers: list = []
     whole = f"every one of the {n} device(s) holds all of {layout.name}"
     fig = _base(100)
+    hovers = fig.hovers
 
     if len(shape) == 0:
         _rect(fig, 0, 3, 0, 1.2, NEUTRAL, "scalar", whole, hovers)
-        _hover_layer(fig, hovers)
         return _finish(fig, -0.5, 12, -0.3, 1.5)
 
     if len(shape) <= 2:
@@ -184,7 +185,6 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
         _label(fig, 0, h + 0.45, f"axis {col_axis}: {shape[col_axis]:,}" + split)
         if len(shape) == 2:
             _label(fig, -0.45, h / 2, f"axis 0: {shape[0]:,}", anchor="center", angle=-90)
-        _hover_layer(fig, hovers)
         return _finish(fig, -1.0, LENGTH + 0.3, -0.3, h + 0.9)
 
     # rank >= 3: one strip per axis, only the split one cut into device blocks
@@ -207,7 +207,6 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
                   hovers)  # fmt: skip
             note = f"axis {k}: {size:,}, whole on every device"
         _label(fig, 0, y1 + 0.32, note)
-    _hover_layer(fig, hovers)
     return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1)
 
 
@@ -216,7 +215,7 @@ def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Fig
     that receive nothing are grey (they get zeros). ``labels``: the devices' names, from JAX."""
     n = len(labels)
     fig = _base(200)
-    hovers: list = []
+    hovers = fig.hovers
     for d in range(n):
         fill = device_colour(d)
         _rect(fig, d + 0.1, d + 0.9, 1.6, 2.2, fill, _block_label(labels[d], 0.8 * 40),
@@ -229,13 +228,10 @@ def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Fig
               f"{labels[d]} receives {labels[got]}'s block" if got is not None
               else f"{labels[d]} receives nothing: zeros", hovers)  # fmt: skip
     for s, t in perm:
-        fig.add_annotation(x=t + 0.5, y=0.62, ax=s + 0.5, ay=1.58, xref="x", yref="y",
-                           axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
-                           arrowsize=1.2, arrowwidth=2, arrowcolor=device_colour(s))  # fmt: skip
+        arrow = dict(x=t + 0.5, y=0.62, ax=s + 0.5, ay=1.58, xref="x", yref="y", axref="x",
+                     ayref="y", text="", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,
+                     arrowcolor=device_colour(s))  # fmt: skip
+        fig.notes.append(arrow)
     _label(fig, -0.05, 1.9, "before", anchor="right")
     _label(fig, -0.05, 0.3, "after", anchor="right")
-    _hover_layer(fig, hovers)
-    fig.update_layout(height=200)
-    fig.update_xaxes(range=[-0.9, n + 0.1])
-    fig.update_yaxes(range=[-0.2, 2.4])
-    return fig
+    return fig.figure([-0.9, n + 0.1], [-0.2, 2.4], 200)

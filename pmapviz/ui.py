@@ -424,12 +424,19 @@ def _show_variants(a) -> None:
         st.info(note, icon=":material/info:")
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _array_figure(text: str, _lay):
+    """One figure per layout (keyed by its full text: slices are unhashable), built once and
+    reused by every rerun that draws the same layout; figures are only read after this."""
+    from pmapviz import charts
+
+    return charts.array_figure(_lay)
+
+
 def array_cards(cards: list[tuple], per_row: int = 4) -> None:
     """One card per array (every leaf of a pytree argument, every output leaf): its name,
     shape, dtype, how it is split, and its block diagram; rows of ``per_row``.
     ``cards``: ``(layout, axis, is_output)``."""
-    from pmapviz import charts
-
     for start in range(0, len(cards), per_row):
         row = cards[start : start + per_row]
         for col, (lay, ax, is_out) in zip(st.columns(per_row), row, strict=False):
@@ -444,6 +451,6 @@ def array_cards(cards: list[tuple], per_row: int = 4) -> None:
                     )
                 st.markdown(f"**{'output' if is_out else 'input'} `{lay.name}`** "
                             f"{settings.fmt_shape(lay.shape)} `{lay.dtype}`  \n{how}")  # fmt: skip
-                st.plotly_chart(charts.array_figure(lay), config={"displayModeBar": False},
+                st.plotly_chart(_array_figure(repr(lay), lay), config={"displayModeBar": False},
                                 key=f"chart_{lay.name}")  # fmt: skip
                 st.caption(f"each device: {settings.fmt_shape(lay.local_shape)}")
