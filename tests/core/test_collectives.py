@@ -266,3 +266,25 @@ def test_run_reports_the_cost_of_what_it_ran():
     out = col.run("psum", 4, 8, groups=[[0, 1], [2, 3]])
     assert out.cost == {"sent": 32.0, "received": 32.0}  # 2 * 1/2 * 8 * 4 bytes
     assert "g=2" in out.model
+
+
+def test_playground_choice_reads_modes_pairs_and_groups():
+    """What the Collectives page hands the runner, from the widgets' text: rings from numpy-free
+    arithmetic here (device k sends to k+1 or k-1), typed pairs as typed, groups only for the
+    collectives that take them."""
+    from pmapviz.collectives import playground_choice
+
+    n = 4
+    right = tuple((k, (k + 1) % n) for k in range(n))
+    left = tuple((k, (k - 1) % n) for k in range(n))
+    assert playground_choice("ppermute", n, mode="ring right").perm == right
+    assert playground_choice("ppermute", n, mode="ring left").perm == left
+    assert playground_choice("ppermute", n, pairs_text="0->3, 3->0").perm == ((0, 3), (3, 0))
+    assert playground_choice("ppermute", n, pairs_text="  ").perm == right  # empty: a ring
+    assert playground_choice("ppermute", n, mode="ring left", pairs_text="0->1").perm == left
+    with pytest.raises(col.CollectiveError):
+        playground_choice("ppermute", n, pairs_text="0->4")  # beyond this n
+    got = playground_choice("psum", n, groups_text="0 1 | 2 3")
+    assert got.groups == ((0, 1), (2, 3)) and got.perm is None
+    assert playground_choice("psum", n).groups is None
+    assert playground_choice("ppermute", n, groups_text="0 1 | 2 3").groups is None

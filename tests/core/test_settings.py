@@ -235,3 +235,20 @@ def test_explorer_labels_arguments_by_position_and_bounds_links():
     assert len(notes) == 2 and "4,096" in notes[0] and "s1=" in notes[1], notes
     texts, notes = schema.from_query({"pn": "4096", "s1": "{'w': (5, 2)}"})
     assert texts["pn"] == "4096" and texts["s1"] == "{'w': (5, 2)}" and not notes
+
+
+def test_fmt_tree_writes_shapes_tuples_lists_and_dicts():
+    assert settings.fmt_tree((8, 1_000)) == "(8, 1_000)"
+    assert settings.fmt_tree(((8, 4), (8,))) == "((8, 4), (8,))"
+    assert settings.fmt_tree(((8, 4),)) == "((8, 4),)"  # a one-tuple keeps its comma
+    assert settings.fmt_tree([(2,), (3,)]) == "[(2,), (3,)]"
+    assert settings.fmt_tree({"w": (5, 2), "b": ()}) == "{'w': (5, 2), 'b': ()}"
+
+
+def test_explorer_links_with_a_refused_expression_fall_back_together():
+    schema = settings.explorer(8)
+    texts, notes = schema.from_query({"fn": "expr", "args": "x", "body": "x.__class__"})
+    assert (texts["args"], texts["body"]) == (schema.defaults()["args"], schema.defaults()["body"])
+    assert len(notes) == 1 and notes[0].startswith("The link's args/body:"), notes
+    texts, notes = schema.from_query({"fn": "expr", "args": "x, p", "body": "x + p['w']"})
+    assert texts["body"] == "x + p['w']" and not notes
