@@ -94,7 +94,11 @@ with st.container(border=True):
         for k, col in zip(range(row, min(row + 3, len(names))), arg_cols, strict=False):
             with col:
                 st.markdown(f"**Argument `{names[k]}`**")
-                a, b, c = st.columns([4, 3, 2])
+                a, b, c = st.columns(
+                    ui.argument_widths(
+                        st.session_state.get(f"{P}s{k}"), st.session_state.get(f"{P}a{k}")
+                    )
+                )
                 a.text_input(
                     f"shape of {names[k]}",
                     key=f"{P}s{k}",

@@ -424,6 +424,15 @@ def _show_variants(a) -> None:
         st.info(note, icon=":material/info:")
 
 
+def argument_widths(shape_text, axes_text) -> list[int]:
+    """Column widths for one argument's shape, dtype and in_axes boxes: a pytree argument
+    gets a wider in_axes box (its prefix is a dict or tuple too)."""
+    from pmapviz.pytrees import is_tree_text
+
+    tree = is_tree_text(shape_text) or is_tree_text(axes_text)
+    return [4, 2, 4] if tree else [4, 3, 2]
+
+
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _array_figure(text: str, _lay):
     """One figure per layout (keyed by its full text: slices are unhashable), built once and

@@ -25,3 +25,13 @@ def test_chips_and_titled_cells_escape_and_label():
     assert palette.device_colour(3) in chips
     cell = ui.titled("<img src=x>", "id 1 & 2")
     assert "<img" not in cell and "&lt;img src=x&gt;" in cell and "&amp;" in cell
+
+
+def test_argument_widths_widen_in_axes_for_a_pytree_argument():
+    from pmapviz import ui
+
+    plain = ui.argument_widths("8, 4", "0")
+    assert ui.argument_widths("{'w': (5, 2)}", "None")[2] > plain[2]
+    assert ui.argument_widths("8, 4", "{'w': None}")[2] > plain[2]
+    assert ui.argument_widths(None, None) == plain
+    assert sum(plain) == sum(ui.argument_widths("((2,), (3,))", "0"))
