@@ -25,18 +25,26 @@ def _timing_layout(fig: go.Figure, height: int = 380) -> go.Figure:
 
 
 def breakdown_figure(rows: list[dict]) -> go.Figure:
-    """Stacked bars per implementation and device count: compile, transfer, compute, d2h (ms)."""
-    labels = [f"{r['impl']}<br>x{r['devices']}" for r in rows]  # two short lines: never cut
+    """Stacked bars per implementation and device count: compile, transfer, compute, d2h (ms).
+    The x axis has two levels (implementation, then "x<devices>" under it), so labels never
+    overlap however many bars a sweep has."""
+    x = [[r["impl"] for r in rows], [f"x{r['devices']}" for r in rows]]
+    names = [f"{r['impl']} on {r['devices']} device(s)" for r in rows]
     fig = go.Figure()
     for phase, key in (("compile", "compile_s"), ("transfer", "transfer_s"),
                        ("compute", "run_s_median"), ("device to host", "d2h_s")):  # fmt: skip
-        tip = "%{x}<br>" + phase + ": %{y:.2f} ms<extra></extra>"
-        fig.add_trace(go.Bar(name=phase, x=labels, y=[r[key] * 1e3 for r in rows],
+        tip = "%{customdata}<br>" + phase + ": %{y:.2f} ms<extra></extra>"
+        fig.add_trace(go.Bar(name=phase, x=x, y=[r[key] * 1e3 for r in rows], customdata=names,
                              marker_color=PHASE_COLOURS[phase], hovertemplate=tip))  # fmt: skip
     fig.update_layout(barmode="stack", title="Where the time goes (one call, ms)")
     fig.update_xaxes(tickangle=0)
     fig.update_yaxes(title="ms")
-    return _timing_layout(fig)
+    _timing_layout(fig, 420)
+    # the legend below the axis's second level (the implementation names), clear of the
+    # modebar that covers the top right on hover
+    fig.update_layout(legend=dict(orientation="h", y=-0.22, yanchor="top", x=0),
+                      margin=dict(b=70))  # fmt: skip
+    return fig
 
 
 def speedup_figure(rows: list[dict]) -> go.Figure:

@@ -1,5 +1,7 @@
 """Figures of measurements: every curve inside its axes, speed-up and efficiency apart."""
 
+import pytest
+
 from pmapviz import timecharts
 
 
@@ -28,3 +30,16 @@ def test_loss_figure_names_devices_from_the_labels_given():
                                  ["cuda:0", "cuda:1"])  # fmt: skip
     assert fig.data[0].name == "cuda:0 local loss"
     assert all("cpu:" not in (t.name or "") for t in fig.data)
+
+
+def test_breakdown_has_a_two_level_axis_and_names_each_bar_in_its_tooltip():
+    rows = [{"impl": impl, "devices": k, "compile_s": 0.01 * k, "transfer_s": 0.002,
+             "run_s_median": 0.003 * k, "d2h_s": 0.001}
+            for impl in ("pmap", "shard_map") for k in (1, 2, 4)]  # fmt: skip
+    fig = timecharts.breakdown_figure(rows)
+    assert [t.name for t in fig.data] == ["compile", "transfer", "compute", "device to host"]
+    impls, counts = fig.data[0].x
+    assert list(impls) == ["pmap"] * 3 + ["shard_map"] * 3
+    assert list(counts) == ["x1", "x2", "x4"] * 2
+    assert list(fig.data[2].y) == pytest.approx([r["run_s_median"] * 1e3 for r in rows])
+    assert fig.data[0].customdata[4] == "shard_map on 2 device(s)"
