@@ -677,7 +677,7 @@ def _finish(d: Draft, problems: list[Problem], traced: bool = False) -> Plan:
         ok=not problems, problems=tuple(problems), n_devices=d.n_devices,
         arg_names=d.names, arg_shapes=d.shapes, dtypes=d.dtypes, out_axes=d.out_axes,
         axis_name=d.axis_name, in_axes=d.in_axes, devices_used=d.size,
-        in_axes_typed=d.axes if len(d.axes) == len(d.shapes) else d.in_axes,
+        in_axes_typed=tuple(d.axes),  # as typed, even when their count is wrong
         per_device_in_shapes=d.per_in,
         out_shapes=_global_out(d) if traced and not bad_output else None,
         per_device_out_shapes=d.treedef.unflatten(d.out_leaves) if traced else None,

@@ -306,3 +306,54 @@ def test_every_phase_waits_for_the_device_before_its_timer_stops():
     assert m.compile_s == 0.0
     assert m.d2h_s == 7.0  # the warm-up result was ready before the copy timer started
     assert m.run_s == [3.0, 3.0]  # each timed run waited for its result
+
+
+def test_sweep_reports_progress_as_done_of_total_and_table_rows_per_measurement():
+    seen = []
+    rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1, 2], ["pmap", "vmap"], repeat=2,
+                      progress=lambda m, done, n: seen.append((m.impl, done, n)))  # fmt: skip
+    assert seen == [("pmap", 1, 3), ("pmap", 2, 3), ("vmap", 3, 3)]
+    rows = bench.rows_for_table(rep)
+    assert [(r["impl"], r["devices"], r["size"], r["runs"]) for r in rows] == [
+        ("pmap", 1, 64, 2), ("pmap", 2, 64, 2), ("vmap", 1, 64, 2)]  # fmt: skip
+    for r, m in zip(rows, rep.results, strict=True):
+        assert r["run_s_min"] == min(m.run_s) <= r["run_s_median"] <= r["run_s_max"] == max(m.run_s)
+        assert (r["compile_s"], r["transfer_s"], r["d2h_s"]) == (m.compile_s, m.transfer_s, m.d2h_s)
+
+
+def test_machine_info_names_the_platform_from_jax():
+    import jax
+
+    info = bench.machine_info()
+    d = jax.local_devices()[0]
+    assert (info["platform"], info["device_kind"]) == (d.platform, d.device_kind)
+    assert (
+        info["device_count"] == jax.local_device_count() and info["jax_version"] == jax.__version__
+    )
+
+
+def test_vmap_is_compiled_for_one_device_and_pmap_for_k():
+    """prepare_impl: the vmap baseline places every input on device 0 only; pmap splits the
+    leading axis over k devices."""
+    import jax
+
+    wl = bench.WORKLOADS["elementwise"]
+    host = wl.inputs(64, np.random.default_rng(0))
+    compile_vmap, place_vmap = bench.prepare_impl("vmap", wl, 2, host)
+    placed = place_vmap()
+    assert all(a.sharding.device_set == {jax.local_devices()[0]} for a in placed)
+    compile_pmap, place_pmap = bench.prepare_impl("pmap", wl, 2, host)
+    placed = place_pmap()
+    assert all(len(a.sharding.device_set) == 2 for a in placed)
+    assert placed[0].shape == (2, 32) + host[0].shape[1:]
+    assert compile_vmap(place_vmap()) is not None and compile_pmap(placed) is not None
+
+
+def test_measure_plan_times_numpy_per_device_block():
+    """A catalog function with a numpy version is timed in numpy too, one call per device
+    block (functions without one: see test_your_own_f_is_timed_like_a_catalog_function)."""
+    plan = planning.plan(catalog.get("double"), [(2, 8)], n_devices=2)
+    rep = bench.measure_plan(catalog.get("double"), plan, repeat=2)
+    assert [m.impl for m in rep.results] == ["pmap", "vmap", "numpy"]
+    numpy_m = rep.results[2]
+    assert len(numpy_m.run_s) == 2 and all(t > 0 for t in numpy_m.run_s)

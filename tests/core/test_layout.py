@@ -125,3 +125,11 @@ def test_index_text_of_integer_and_stepped_indices():
     assert layout.index_text((2, slice(None))) == "[2, :]"
     assert layout.index_text((slice(None, 3), slice(1, None))) == "[:3, 1:]"
     assert layout.index_text(()) == "[]"
+
+
+@pytest.mark.parametrize("n_used", [2, 4096])  # this machine, and a bigger one (arithmetic)
+def test_array_layout_keeps_the_arrays_name_shape_and_dtype(n_used):
+    lay = layout.array_layout("params['w']", (n_used, 3), "bfloat16", 0, n_used)
+    assert (lay.name, lay.shape, lay.dtype, lay.split_axis) == ("params['w']", (n_used, 3),
+                                                                "bfloat16", 0)  # fmt: skip
+    assert len(lay.pieces) == n_used and lay.local_shape == (3,)

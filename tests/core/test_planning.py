@@ -566,3 +566,12 @@ def test_a_plans_key_rebuilds_the_same_plan(shapes, in_axes, out_axes, dtypes):
     assert planning.replan(prog, p.key) == p
     other = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, n_devices=4, dtypes=dtypes)
     assert other.key != p.key
+
+
+def test_in_axes_are_kept_as_typed_even_when_their_count_is_wrong():
+    from pmapviz import codegen
+
+    p = plan(catalog.get("double"), [(8, 3)], in_axes=(0, -1), n_devices=8)
+    assert not p.ok and p.problems[0].code == "in_axes_length"
+    assert p.in_axes_typed == (0, -1)
+    assert "in_axes=(0, -1)" in codegen.pmap_call(p, compact=True)  # what the user wrote

@@ -252,3 +252,41 @@ def test_explorer_links_with_a_refused_expression_fall_back_together():
     assert len(notes) == 1 and notes[0].startswith("The link's args/body:"), notes
     texts, notes = schema.from_query({"fn": "expr", "args": "x, p", "body": "x + p['w']"})
     assert texts["body"] == "x + p['w']" and not notes
+
+
+def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
+    """Keys are the links' vocabulary (a renamed key breaks every shared link); labels name
+    the field in every message about it."""
+    want = {
+        settings.collectives(8): [("c", "Collective"), ("n", "Devices"),
+                                  ("m", "Elements per device"), ("v", "Values"),
+                                  ("g", "axis_index_groups"), ("p", "Permutation"),
+                                  ("pairs", "Pairs")],
+        settings.training(8): [("model", "Model"), ("k", "Devices"), ("batch", "Global batch"),
+                               ("steps", "Steps"), ("lr", "Learning rate"),
+                               ("red", "Reduction")],
+        settings.timing(8): [("w", "Workload"), ("r", "Timed runs"), ("sizes", "Sizes"),
+                             ("ks", "Device counts"), ("impls", "Implementations")],
+    }  # fmt: skip
+    for schema, fields in want.items():
+        assert [(f.key, f.label) for f in schema.fields] == fields
+    explorer = {f.key: f.label for f in settings.explorer(8).fields}
+    assert {k: explorer[k] for k in ("fn", "args", "body", "out", "name", "pn")} == {
+        "fn": "Function", "args": "Arguments of f", "body": "Body of f", "out": "out_axes",
+        "name": "axis_name", "pn": "Plan for N devices"}  # fmt: skip
+    _, errors = settings.training(8).parse({"k": "9"}, ["k"])
+    assert errors and errors[0].startswith("Devices")
+
+
+def test_size_messages_quote_the_users_text():
+    with pytest.raises(settings.SettingError) as err:
+        settings.parse_shape("8, 3y")
+    assert str(err.value) == (
+        "shape: `3y` in `8, 3y` is not a size. Sizes are whole numbers >= 0 (digits 0-9), "
+        "separated by commas, like 8, 1250000, 3."
+    )
+    with pytest.raises(settings.SettingError) as err:
+        settings.parse_shape("8, " + "9" * 20, "shape of x")
+    assert str(err.value).startswith("shape of x: the size `" + "9" * 17)
+    with pytest.raises(settings.SettingError, match="^shape: "):
+        settings.parse_shape_tree("{'w': (5, x)}")
