@@ -575,3 +575,74 @@ def test_in_axes_are_kept_as_typed_even_when_their_count_is_wrong():
     assert not p.ok and p.problems[0].code == "in_axes_length"
     assert p.in_axes_typed == (0, -1)
     assert "in_axes=(0, -1)" in codegen.pmap_call(p, compact=True)  # what the user wrote
+
+
+# ---------------------------------------------------------------- each rule's exact words
+def _p(body_or_key, shapes, **kw):
+    prog = catalog.get(body_or_key) if "(" not in body_or_key and " " not in body_or_key else (
+        expr.program("x, p" if len(shapes) == 2 else "x", body_or_key))  # fmt: skip
+    return plan(prog, shapes, n_devices=8, **kw)
+
+
+RULE_CASES = [
+    (("normalise", [(8, 3)]), {},
+     ("needs_axis_name", "x / lax.psum(jnp.sum(x), 'axis_name') uses a collective (lax.psum), "
+      "which needs to know which mapped axis to reduce over, but axis_name is empty.",
+      "Set axis_name, e.g. 'i' (pmap(f, axis_name='i')); the collective then names the same "
+      "axis.", None)),
+    (("double", [(8, 3)]), {"dtypes": ["complex64"]},
+     ("dtype", "x: dtype `complex64` is not supported here.",
+      "Choose one of float32, int32, bfloat16, float16, float64, int8, bool.", 0)),
+    (("double", [(8, 3)]), {"in_axes": (0, 0)},
+     ("in_axes_length", "in_axes has 2 entries but f takes 1 argument (x).",
+      "Give one entry per argument, e.g. in_axes=(0,).", None)),
+    (("add", [(8, 3), (8, 3)]), {"in_axes": (0,)},
+     ("in_axes_length", "in_axes has 1 entry but f takes 2 arguments (x, y).",
+      "Give one entry per argument, e.g. in_axes=(0, 0).", None)),
+    (("double", [(8, 3)]), {"out_axes": -1},
+     ("negative_out_axes", "out_axes=-1 is negative; pmap in JAX 0.10 does not support it and "
+      "returns a wrongly shaped result instead of raising.",
+      "Use the non-negative axis, e.g. out_axes=1.", None)),
+    (("double", [(8, 2**38)]), {},
+     ("too_large", "x (8, 274_877_906_944) has 2,199,023,255,552 elements; pmapviz plans arrays "
+      "of at most 1,099,511,627,776 (2**40) elements.", "Use smaller sizes.", 0)),
+    (("x * p['w'].sum()", [(8, 3), {"w": (2**41,), "b": (2,)}]), {"in_axes": (0, None)},
+     ("too_large", "p['w'] (2_199_023_255_552,) has 2,199,023,255,552 elements; pmapviz plans "
+      "arrays of at most 1,099,511,627,776 (2**40) elements.", "Use smaller sizes.", 1)),
+    (("add", [(8, 3), (4, 3)]), {},
+     ("mapped_sizes_differ", "The mapped axes differ in size: x axis 0 has 8, y axis 0 has 4. "
+      "pmap gives each device one slice of every mapped axis, so they must all have the same "
+      "size.", "Make them equal (e.g. 8 like x), or set in_axes to None for an argument every "
+      "device should get whole.", None)),
+    (("x * p['w']", [(8, 3), {"w": (3,)}]), {"in_axes": (0, (0, 1))},
+     ("in_axes_structure", "in_axes for p is a tuple of 2, but p is a dict with keys 'w': an "
+      "in_axes entry must be one axis (or None) for the whole of it, or have exactly its "
+      "structure.", "Give the argument one in_axes (e.g. 0 or None) or a dict / tuple with "
+      "exactly its keys.", 1)),
+    (("x * 2", [(8, 3)]), {"out_axes": {"s": 0}},
+     ("out_axes_structure", "out_axes for f's output is a dict with keys 's', but f's output is "
+      "one array.", "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
+      "structure of f's output.", None)),
+    (("double", [(8, 3)]), {"out_axes": None},
+     ("out_axes_none_varies", "out_axes=None says every device returns the same value, but f's "
+      "output differs from device to device. JAX 0.10 does not raise here: it silently returns "
+      "device 0's value (jit(vmap(f)) would raise).", "Use out_axes=0 to stack every device's "
+      "result, or make the output equal on every device with a collective such as lax.psum or "
+      "lax.all_gather.", None)),
+    (("x[:, None] * x[None, :]", [(8, 2**20)]), {},
+     ("output_too_large", "f's result would have 8,796,093,022,208 elements (each device "
+      "returns (1_048_576, 1_048_576), on 8 devices); pmapviz refuses outputs above "
+      "1,099,511,627,776 (2**40) elements, far below what XLA can index.", "Use smaller sizes: "
+      "check which axes f combines (e.g. x @ w multiplies the rows of x by the columns of w).",
+      None)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args, kw, want", RULE_CASES, ids=[c[2][0] for c in RULE_CASES])
+def test_each_rule_says_exactly_what_is_wrong_and_the_fix(args, kw, want):
+    """The problem a person reads: its code, message (in their shapes), fix, and the argument
+    it is about (an argument index, also for a leaf of a pytree argument)."""
+    p = _p(*args, **kw)
+    assert not p.ok
+    q = p.problems[0]
+    assert (q.code, q.message, q.fix, q.arg) == want
