@@ -288,3 +288,15 @@ def test_playground_choice_reads_modes_pairs_and_groups():
     assert got.groups == ((0, 1), (2, 3)) and got.perm is None
     assert playground_choice("psum", n).groups is None
     assert playground_choice("ppermute", n, groups_text="0 1 | 2 3").groups is None
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_groups_naming_device_n_or_leaving_one_out_are_refused_in_words(n):
+    with pytest.raises(col.CollectiveError) as err:
+        col.check_groups([list(range(n))[:-1] + [n]], n)  # device n does not exist
+    assert str(err.value) == f"Groups name a device outside 0 to {n - 1}."
+    with pytest.raises(col.CollectiveError) as err:
+        col.check_groups([list(range(n - 1))], n)
+    assert str(err.value) == (f"Groups must split the devices 0 to {n - 1} so that each is in "
+                              f"exactly one group (missing [{n - 1}]).")  # fmt: skip
+    assert col.check_groups([[d] for d in range(n)], n) == [[d] for d in range(n)]

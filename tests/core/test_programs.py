@@ -183,3 +183,47 @@ def test_compile_plan_times_both_compiles_apart():
     took = __import__("time").perf_counter() - t0
     assert 0 < c.compile_s < took and 0 < c.reference_compile_s < took
     assert c.compile_s + c.reference_compile_s <= took
+
+
+def test_chunks_cover_every_element_once_and_max_abs_of_zeros_is_zero():
+    shape = (3, 5, 7)
+    seen = np.zeros(shape, int)
+    for idx in programs._chunks(shape, limit=6):
+        seen[idx] += 1
+    assert (seen == 1).all()
+    assert programs._max_abs(np.zeros((4, 4), np.float32)) == 0.0
+    assert programs._max_abs(np.array([-0.25, 0.125], np.float32)) == 0.25
+
+
+def test_int_values_are_small_and_centred_on_zero():
+    p = plan(catalog.get("double"), [(N, 4000)], n_devices=N, dtypes=["int32"])
+    (a,) = programs.make_values(p, "random", seed=1)
+    assert a.dtype == np.int32 and a.min() == -9 and a.max() == 9  # every value in -9..9 drawn
+
+
+def test_timed_calls_measure_each_call_not_the_clock():
+    import time
+
+    calls = []
+
+    def run(x):
+        calls.append(1)
+        time.sleep(0.01)
+        return jax.numpy.asarray(x) + 1
+
+    out, times = programs.timed_calls(run, [np.ones(2)], 3)
+    assert len(calls) == 4 and len(times) == 3  # a warm-up, then three timed calls
+    assert all(0.009 < t < 1.0 for t in times), times
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0])
+
+
+def test_device_rows_with_out_axes_none_show_the_one_shared_result():
+    from pmapviz import expr
+
+    prog = expr.program("x", "lax.psum(x, 'i')")
+    p = plan(prog, [(N, 3)], out_axes=None, axis_name="i", n_devices=N)
+    assert p.ok, p.problems
+    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "ones")
+    rows = programs.device_rows(p, res)
+    whole = programs.describe_block(np.full(3, N, np.float32))  # all of it, on every device
+    assert [r["out block (f returns)"] for r in rows] == [whole] * N

@@ -338,3 +338,19 @@ def test_freeze_is_hashable_and_thaws_back(tree):
     assert pytrees.thaw(frozen) == tree
     if isinstance(tree, dict):  # key order does not matter, as in JAX
         assert pytrees.freeze(dict(reversed(list(tree.items())))) == frozen
+
+
+def test_messages_quote_the_character_and_token_at_their_column():
+    with pytest.raises(TreeError) as err:
+        parse_tree("(5, $)", "p", "shape")
+    assert str(err.value).startswith("p: column 5: `$` is not allowed here")
+    with pytest.raises(TreeError) as err:
+        parse_tree("{'w': 'b'}", "in_axes", "axis")
+    assert "found column 7: \"'b'\"" in str(err.value)
+    with pytest.raises(TreeError) as err:
+        parse_tree("(" + "1, " * 200 + ")", "p", "shape")
+    assert (
+        str(err.value) == f"p is 602 characters long; at most {pytrees.MAX_TREE_TEXT} are allowed."
+    )
+    with pytest.raises(TreeError, match="expected an axis"):
+        parse_tree(None, "in_axes", "axis")  # nothing typed: not the text 'None'

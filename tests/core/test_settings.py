@@ -290,3 +290,43 @@ def test_size_messages_quote_the_users_text():
     assert str(err.value).startswith("shape of x: the size `" + "9" * 17)
     with pytest.raises(settings.SettingError, match="^shape: "):
         settings.parse_shape_tree("{'w': (5, x)}")
+
+
+def test_axis_and_axis_name_words():
+    for none in ("None", "none", "null", "", "  "):
+        assert settings.parse_axis(none) is None
+    assert settings.parse_axis_tree("null") is None
+    with pytest.raises(settings.SettingError, match="^in_axes 2 `x` is not an axis"):
+        settings.parse_axis_tree("x", "in_axes 2")
+    assert settings.parse_axis_name("batch_1") == "batch_1"
+    for bad in ("1i", "a-b", "x" * 33, "é"):
+        with pytest.raises(settings.SettingError):
+            settings.parse_axis_name(bad)
+
+
+def test_fmt_count_switches_to_short_form_after_24_digits():
+    assert settings.fmt_count(10**23) == f"{10**23:,}"  # 24 digits: exact
+    assert settings.fmt_count(10**24) == "1.00e+24"  # 25 digits
+
+
+def test_choice_messages_list_at_most_twelve_choices():
+    twelve = tuple(str(k) for k in range(12))
+    with pytest.raises(settings.SettingError) as err:
+        settings.parse_choice("x", "Pick", twelve)
+    assert ", ..." not in str(err.value) and "0, 1, 2" in str(err.value)
+    with pytest.raises(settings.SettingError) as err:
+        settings.parse_choice("x", "Pick", (*twelve, "12"))
+    assert (
+        ", ..." in str(err.value)
+        and "12" not in str(err.value).split("Pick")[1].split(", ...")[0][-4:]
+    )
+
+
+def test_float_and_link_messages_quote_what_was_typed():
+    with pytest.raises(settings.SettingError, match="`500` is out of range"):
+        settings.parse_float("500", "Learning rate", 1e-6, 100.0)
+    texts, notes = settings.explorer(8).from_query({"out": "x", "pn": "0"})
+    assert texts["out"] == "0" and texts["pn"] == ""
+    assert len(notes) == 2 and "out=" in notes[0] and "pn=" in notes[1], notes
+    texts, notes = settings.tour().from_query({"step": "3"})
+    assert texts["step"] == "3" and not notes
