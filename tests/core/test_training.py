@@ -151,3 +151,25 @@ def test_settings_just_past_the_edges_are_refused_with_the_fix(cfg, message):
 def test_a_run_over_the_time_limit_is_refused_with_the_steps_that_fit():
     with pytest.raises(tr.TrainError, match="steps would take about"):
         tr.validate(tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS), TEST_DEVICES, 1.0)
+
+
+@pytest.mark.parametrize("reduction", ["pmean", "psum"])
+def test_gradient_norms_before_and_after_the_all_reduce_match_numpy(reduction):
+    """Step 0 of the linear model from zero parameters, by hand in numpy: each device's
+    gradient of its own shard, and the all-reduced one (the full batch's gradient)."""
+    k, batch = 4, 64
+    cfg = tr.Config("linear", k, batch, 1, 0.05, reduction)
+    h = tr.train(cfg)
+    x, y = (np.asarray(a, np.float64)[:batch] for a in tr.make_data(cfg))
+
+    def grad_norm(xs, ys):  # d/dw, d/db of mean((x @ w + b - y)**2) at w = 0, b = 0
+        gw, gb = -2 * xs.T @ ys / len(ys), -2 * ys.mean()
+        return float(np.sqrt(gw @ gw + gb * gb))
+
+    lb = batch // k  # device d holds rows d*lb .. (d+1)*lb of the batch
+    local = [grad_norm(x[d * lb : (d + 1) * lb], y[d * lb : (d + 1) * lb]) for d in range(k)]
+    assert h.local_grad_norms[0] == pytest.approx(local, rel=1e-4)
+    assert h.reduced_grad_norm[0] == pytest.approx(grad_norm(x, y), rel=1e-4)
+    js = h.to_json()
+    assert js["replicas_identical"] is h.replicas_identical is True
+    assert js["reduced_grad_norm"] == h.reduced_grad_norm
