@@ -223,8 +223,9 @@ def _skel_values(skel: Any) -> list[Any]:
     return [v for _, v in items] if kind == "dict" else list(items)
 
 
-def unflatten(skel: Any, values: list[Any]) -> Any:
-    """The tree of ``skel`` with its leaves taken from ``values`` in order."""
+def _rebuild(skel: Any, values: list[Any], make_dict: Callable, make_tuple: Callable) -> Any:
+    """Walk ``skel`` in leaf order, taking each leaf from ``values``, and build each container
+    with ``make_dict([(key, built)])`` or ``make_tuple([built])``."""
     it = iter(values)
 
     def build(s):
@@ -232,27 +233,26 @@ def unflatten(skel: Any, values: list[Any]) -> Any:
             return next(it)
         kind, items = s
         if kind == "dict":
-            return {k: build(v) for k, v in items}
-        return tuple(build(v) for v in items)
+            return make_dict([(k, build(v)) for k, v in items])
+        return make_tuple([build(v) for v in items])
 
     return build(skel)
+
+
+def unflatten(skel: Any, values: list[Any]) -> Any:
+    """The tree of ``skel`` with its leaves taken from ``values`` in order."""
+    return _rebuild(skel, values, dict, tuple)
 
 
 def render(skel: Any, texts: list[str]) -> str:
     """Python source of the tree ``skel`` whose leaves are the source texts ``texts``:
     ``render(skel, ["b0", "w0"])`` -> ``"{'b': b0, 'w': w0}"``."""
-    it = iter(texts)
 
-    def text(s):
-        if s == LEAF:
-            return next(it)
-        kind, items = s
-        if kind == "dict":
-            return "{" + ", ".join(f"{k!r}: {text(v)}" for k, v in items) + "}"
-        inner = ", ".join(text(v) for v in items)
-        return f"({inner},)" if len(items) == 1 else f"({inner})"
+    def as_tuple(parts: list[str]) -> str:
+        return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
-    return text(skel)
+    return _rebuild(skel, texts, lambda kv: "{" + ", ".join(f"{k!r}: {v}" for k, v in kv) + "}",
+                    as_tuple)  # fmt: skip
 
 
 # ---------------------------------------------------------------- prefixes
