@@ -357,3 +357,17 @@ def test_measure_plan_times_numpy_per_device_block():
     assert [m.impl for m in rep.results] == ["pmap", "vmap", "numpy"]
     numpy_m = rep.results[2]
     assert len(numpy_m.run_s) == 2 and all(t > 0 for t in numpy_m.run_s)
+
+
+def test_matmul_traffic_and_report_json_by_hand():
+    k = bench.MATMUL_K
+    wl = bench.WORKLOADS["matmul"]
+    # read x (size, K) float32, write out (size, K) float32, read w (K, K) float32
+    assert wl.bytes_moved(1000) == 1000 * k * 4 + 1000 * k * 4 + k * k * 4
+    rep = bench.Report({"platform": "cpu"}, 12.5, "dot", cancelled=True)
+    want = {"machine": {"platform": "cpu"}, "bandwidth_gbs": 12.5, "workload": "dot",
+            "cancelled": True, "results": []}  # fmt: skip
+    assert rep.to_json() == want
+    plan = planning.plan(catalog.get("double"), [(2, 8)], n_devices=2)
+    numpy_m = bench.measure_plan(catalog.get("double"), plan, repeat=1).results[2]
+    assert (numpy_m.impl, numpy_m.devices) == ("numpy", 1)

@@ -300,3 +300,11 @@ def test_groups_naming_device_n_or_leaving_one_out_are_refused_in_words(n):
     assert str(err.value) == (f"Groups must split the devices 0 to {n - 1} so that each is in "
                               f"exactly one group (missing [{n - 1}]).")  # fmt: skip
     assert col.check_groups([[d] for d in range(n)], n) == [[d] for d in range(n)]
+
+
+def test_pairs_text_up_to_2000_characters_is_read():
+    assert col.parse_pairs("0->1, 1->0" + " " * 1990, 2) == [(0, 1), (1, 0)]  # strip first
+    assert col.parse_pairs("0->1," + " " * 1990 + "1->0", 2) == [(0, 1), (1, 0)]  # 1999
+    assert col.parse_pairs("0->1," + " " * 1991 + "1->0", 2) == [(0, 1), (1, 0)]  # 2000
+    with pytest.raises(col.CollectiveError, match="too long"):
+        col.parse_pairs("0->1," + " " * 1992 + "1->0", 2)  # 2001

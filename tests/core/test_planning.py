@@ -646,3 +646,21 @@ def test_each_rule_says_exactly_what_is_wrong_and_the_fix(args, kw, want):
     assert not p.ok
     q = p.problems[0]
     assert (q.code, q.message, q.fix, q.arg) == want
+
+
+def test_rejected_shapes_quote_jaxs_first_line_and_oversized_axes_name_their_argument():
+    p = plan(expr.program("x", "jnp.sum(x, axis=5)"), [(8, 3)], n_devices=8)
+    assert p.problems[0].message == (
+        "Each device would call f with x (3,), and f cannot take that: axis 5 is out of bounds "
+        "for array of dimension 1"
+    )
+    p = plan(catalog.get("double"), [(16, 3)], n_devices=8)
+    assert (p.problems[0].code, p.problems[0].arg) == ("mapped_axis_too_large", 0)
+
+
+def test_a_prefix_out_axes_is_kept_per_output_leaf_and_replan_keeps_the_device_count():
+    prog = expr.program("x", "(x * 2, lax.psum(x, 'i'))")
+    p = plan(prog, [(4, 3)], out_axes=(0, None), axis_name="i", n_devices=4)
+    assert p.ok and p.out_leaf_axes == (0, None)
+    assert p.out_shapes == ((4, 3), (3,))
+    assert planning.replan(prog, p.key) == p and planning.replan(prog, p.key).n_devices == 4

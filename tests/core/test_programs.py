@@ -227,3 +227,17 @@ def test_device_rows_with_out_axes_none_show_the_one_shared_result():
     rows = programs.device_rows(p, res)
     whole = programs.describe_block(np.full(3, N, np.float32))  # all of it, on every device
     assert [r["out block (f returns)"] for r in rows] == [whole] * N
+
+
+def test_run_plan_reshape_back_and_why_a_tuple_is_not_run():
+    from pmapviz import expr
+
+    prog = catalog.get("batched_dot")
+    p = plan(prog, [(N, 50, 3)] * 2, n_devices=N)
+    res = programs.run_plan(prog, p, programs.compile_plan(prog, p))
+    assert res.reshape_back == ((N, 50), (N * 50,)) and res.flat_equal is True
+    p = plan(expr.program("x", "(x, x)"), [(N, 2)], n_devices=N)
+    assert programs.not_runnable(p) == (
+        f"f returns several arrays, (({N}, 2), ({N}, 2)); live runs and timing read back one "
+        "output array. Return one array (e.g. jnp.concatenate or a single expression) to run "
+        "it; the explorer still plans and draws it.")  # fmt: skip

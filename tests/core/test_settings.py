@@ -274,6 +274,10 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     assert {k: explorer[k] for k in ("fn", "args", "body", "out", "name", "pn")} == {
         "fn": "Function", "args": "Arguments of f", "body": "Body of f", "out": "out_axes",
         "name": "axis_name", "pn": "Plan for N devices"}  # fmt: skip
+    assert [f.label for f in settings.explorer(8).fields if f.key in ("d0", "d1")] == [
+        "dtype 1", "dtype 2"]  # fmt: skip
+    assert [(f.key, f.label) for f in settings.cluster().fields] == [
+        ("p", "Processes"), ("d", "CPU devices per process")]  # fmt: skip
     _, errors = settings.training(8).parse({"k": "9"}, ["k"])
     assert errors and errors[0].startswith("Devices")
 

@@ -173,3 +173,13 @@ def test_gradient_norms_before_and_after_the_all_reduce_match_numpy(reduction):
     js = h.to_json()
     assert js["replicas_identical"] is h.replicas_identical is True
     assert js["reduced_grad_norm"] == h.reduced_grad_norm
+
+
+def test_linear_data_has_its_stated_noise():
+    """y = x @ w + 0.5 + noise of standard deviation 0.1, per sample: a least-squares fit
+    leaves residuals of about that size (a noise shared by all samples would leave none)."""
+    x, y = tr.make_data(tr.Config("linear", 1, 64))
+    a = np.hstack([x, np.ones((len(x), 1), np.float32)]).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(a, y.astype(np.float64), rcond=None)
+    assert 0.08 < float(np.std(y - a @ coef)) < 0.12
+    assert coef[-1] == pytest.approx(0.5, abs=0.02)
