@@ -599,6 +599,11 @@ RULE_CASES = [
     (("add", [(8, 3), (8, 3)]), {"in_axes": (0,)},
      ("in_axes_length", "in_axes has 1 entry but f takes 2 arguments (x, y).",
       "Give one entry per argument, e.g. in_axes=(0, 0).", None)),
+    (("double", [(3, 8)]), {"in_axes": -1},
+     ("negative_in_axes", "in_axes=-1 for x (3, 8) means axis 1, but pmap in JAX 0.10 does not "
+      "normalise negative in_axes: it shards the wrong axis and fails with a misleading "
+      "IndivisibleError or 'cannot select an axis to squeeze out' (only a negative axis that "
+      "means axis 0 works).", "Write the axis as a non-negative number: in_axes=1 for x.", 0)),
     (("double", [(8, 3)]), {"out_axes": -1},
      ("negative_out_axes", "out_axes=-1 is negative; pmap in JAX 0.10 does not support it and "
       "returns a wrongly shaped result instead of raising.",

@@ -183,3 +183,9 @@ def test_linear_data_has_its_stated_noise():
     coef, *_ = np.linalg.lstsq(a, y.astype(np.float64), rcond=None)
     assert 0.08 < float(np.std(y - a @ coef)) < 0.12
     assert coef[-1] == pytest.approx(0.5, abs=0.02)
+
+
+def test_time_per_step_skips_only_the_counts_that_do_not_divide_the_batch():
+    rows = tr.time_per_step(tr.Config("linear", 1, 6, 3, 0.05), [1, 4, 2], steps=3)
+    assert [r["devices"] for r in rows] == [1, 2]  # 4 does not divide 6; 2 after it still runs
+    assert all(r["step_s_median"] > 0 for r in rows)
