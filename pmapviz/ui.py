@@ -430,7 +430,7 @@ def argument_widths(shape_text, axes_text) -> list[int]:
     from pmapviz.pytrees import is_tree_text
 
     tree = is_tree_text(shape_text) or is_tree_text(axes_text)
-    return [4, 2, 3] if tree else [4, 3, 2]
+    return [4, 3, 3] if tree else [4, 3, 2]
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -53,3 +53,26 @@ def test_share_link_reproduces_settings(server, page, browser):
     assert field(other, "in_axes").nth(1).input_value() == "None"
     assert f"({N}, 4, 2)" in other.locator('[data-testid="stMain"]').inner_text()
     other.context.close()
+
+
+def test_a_parameter_dict_with_an_in_axes_prefix(server, page):
+    """jax-ml/jax#9933 in the browser: a dict argument, one leaf split and one replicated;
+    every leaf is drawn, and a prefix that does not fit is explained, never a traceback."""
+    from urllib.parse import urlencode
+
+    query = {"fn": "expr", "args": "x, params", "body": "jnp.tanh(x @ params['w'] + params['b'])",
+             "s0": f"{N}, 4, 5", "s1": f"{{'w': (5, 2), 'b': ({N}, 2)}}", "a0": "0",
+             "a1": "{'w': None, 'b': 0}", "out": "0"}  # fmt: skip
+    page.goto(f"{server}/explorer?{urlencode(query)}")
+    wait_rendered(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"uses {N} of the {N} devices" in main and "params['b']" in main
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 4  # x, two leaves, out
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "explorer-pytree")
+    wrong = urlencode({**query, "a1": "{'w': None}"})
+    page.goto(f"{server}/explorer?{wrong}")
+    wait_rendered(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "in_axes for params is a dict with keys 'w', but params is a dict with keys" in main
+    assert page.locator('[data-testid="stException"]').count() == 0
