@@ -112,7 +112,7 @@ def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
     ]
     named = pytrees.leaves(p.out_shapes, "out")  # out, or out[0], out['b'], ...
     dt_leaves = jax.tree.leaves(p.out_dtypes)
-    axes = p.out_leaf_axes or (p.out_axes,) * len(named)
+    axes = p.out_leaf_axes  # one per output leaf (a valid plan was traced)
     outputs = [
         array_layout(name, shape, dt, ax, p.devices_used)
         for (name, shape), dt, ax in zip(named, dt_leaves, axes, strict=True)

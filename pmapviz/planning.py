@@ -75,8 +75,6 @@ class Plan:
     @property
     def skeletons(self) -> tuple:
         """Per argument: its structure (:func:`pmapviz.pytrees.skeleton`)."""
-        from pmapviz import pytrees
-
         return tuple(pytrees.skeleton(t) for t in self.arg_trees)
 
     @property
@@ -84,19 +82,15 @@ class Plan:
         """The settings as given, hashable (a cache key): argument trees, one dtype per
         argument, in_axes and out_axes as given, axis name, device count. :func:`replan`
         turns it back into this plan."""
-        from pmapviz.pytrees import freeze
-
         first: dict[int, str] = {}
         for dt, k in zip(self.dtypes, self.leaf_args, strict=True):
             first.setdefault(k, dt)
         dtypes = tuple(first[k] for k in range(len(self.arg_trees)))
-        return (freeze(self.arg_trees), dtypes, freeze(self.in_axes_given),
-                freeze(self.out_axes), self.axis_name, self.n_devices)  # fmt: skip
+        return (pytrees.freeze(self.arg_trees), dtypes, pytrees.freeze(self.in_axes_given),
+                pytrees.freeze(self.out_axes), self.axis_name, self.n_devices)  # fmt: skip
 
     def leaf_fn(self, fn: Callable) -> Callable:
         """``fn`` taking one array per leaf (``fn`` itself when no argument is a tree)."""
-        from pmapviz import pytrees
-
         if not self.has_trees:
             return fn
         return pytrees.flat_function(fn, self.skeletons)
@@ -573,9 +567,8 @@ def _global_out(d: Draft) -> Any:
 # ---------------------------------------------------------------- plan()
 def replan(fn: Callable, key: tuple) -> Plan:
     """The plan of ``fn`` for a :attr:`Plan.key` (how caches rebuild a plan from its key)."""
-    from pmapviz.pytrees import thaw
-
     trees, dtypes, in_axes, out_axes, axis_name, n = key
+    thaw = pytrees.thaw
     return plan(fn, list(thaw(trees)), in_axes=thaw(in_axes), out_axes=thaw(out_axes),
                 axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
 
@@ -613,15 +606,9 @@ def _as_tree(x: Any) -> Any:
     if isinstance(x, dict):
         return {str(k): _as_tree(v) for k, v in x.items()}
     items = list(x)
-    if all(isinstance(v, (int, np_integer())) for v in items):
+    if not any(isinstance(v, (dict, list, tuple)) for v in items):  # sizes: int, np.int64, ...
         return tuple(int(v) for v in items)
     return tuple(_as_tree(v) for v in items)
-
-
-def np_integer() -> type:
-    import numpy as np
-
-    return np.integer
 
 
 def _draft(fn, arg_shapes, in_axes, out_axes, axis_name, n_devices, dtypes) -> Draft:

@@ -384,14 +384,6 @@ DTYPES = ("float32", "int32", "bfloat16", "float16", "float64", "int8", "bool")
 PRESENT_KEY = "present"
 
 
-def _check_shape(text: str, name: str) -> None:
-    parse_shape_tree(text, name)
-
-
-def _check_axis(text: str, name: str) -> None:
-    parse_axis_tree(text, name)
-
-
 def _check_axis_name(text: str, name: str) -> None:
     parse_axis_name(text)
 
@@ -423,14 +415,14 @@ def explorer(n_devices: int) -> Schema:
     fields = [choice_field("fn", "Function", scenario.FUNCTIONS, defaults["fn"]),
               text_field("args", "Arguments of f", defaults["args"], _check_args),
               text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
-              text_field("out", "out_axes", defaults["out"], _check_axis),
+              text_field("out", "out_axes", defaults["out"], parse_axis_tree),
               text_field("name", "axis_name", defaults["name"], _check_axis_name),
               text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
     for k in range(scenario.MAX_ARGS):
         fields += [
-            text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], _check_shape),
+            text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], parse_shape_tree),
             choice_field(f"d{k}", f"dtype {k + 1}", DTYPES, defaults[f"d{k}"]),
-            text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], _check_axis),
+            text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], parse_axis_tree),
         ]
     return Schema(tuple(fields), (Joint(("args", "body"), _check_expression),))
 
