@@ -137,60 +137,33 @@ gives ({n}, pairs / {n}); **reshaping back** gives one dot product per pair, equ
 `jit(vmap(dot))` on one device.
 """
 )
-limit = dotproduct.max_pairs(devices.memory_budget(), n)
-c1, c2 = st.columns([2, 1])
-pairs = c1.number_input(
-    f"Pairs (1,000 to {limit:,}, a multiple of {n})", min_value=dotproduct.MIN_PAIRS,
-    max_value=limit, value=min(dotproduct.DEFAULT_PAIRS - dotproduct.DEFAULT_PAIRS % n, limit),
-    step=n * 125_000, key="dot_pairs",
-)  # fmt: skip
-c2.write("")
-go = c2.button("Run the example", type="primary", icon=":material/play_arrow:", key="dot_run")
-if go:
-    bar = st.progress(0.0, text="Starting")
-    try:
-        st.session_state["dot_result"] = dotproduct.run_dot(
-            int(pairs), n, progress=lambda text, frac: bar.progress(frac, text=text), limit=limit
-        )
-    except dotproduct.DotError as err:
-        st.session_state.pop("dot_result", None)
-        st.error(str(err), icon=":material/error:")
-res = st.session_state.get("dot_result")
-if res is not None:
-    st.markdown(f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
-                f"{fmt_shape(res.flat_shape)}")  # fmt: skip
-    cols = st.columns(4)
-    cols[0].metric("max |pmap - vmap|", f"{res.max_abs_diff:.2g}",
-                   "equal" if res.allclose else "DIFFERENT", delta_color="off")  # fmt: skip
-    cols[1].metric("Compute (median)", f"{res.run_s * 1e3:,.1f} ms")
-    cols[2].metric("jit(vmap) on 1 device", f"{res.vmap_run_s * 1e3:,.1f} ms")
-    cols[3].metric("Server peak memory (RSS)", f"{res.peak_rss_mb:,.0f} MB")
-    st.markdown(
-        f"{res.pairs:,} pairs: compile {res.compile_s * 1e3:,.0f} ms, transfer to {res.devices} "
-        f"devices {res.transfer_s * 1e3:,.0f} ms, compute {res.run_s * 1e3:,.1f} ms (median of "
-        f"{len(res.run_s_all)}). Reshape ({res.devices}, {res.block:,}) -> ({res.pairs:,},): "
-        + ("**the values equal jit(vmap(dot))**" if res.allclose else "**values differ**")
-        + f" (max |diff| {res.max_abs_diff:.2g}); numpy per block: max |diff| "
-        f"{res.numpy_max_abs_diff:.2g}."
-    )
-    st.dataframe(res.per_device, hide_index=True, width="stretch")
-    with st.expander("If you forget the reshape", expanded=True):
-        st.error(res.forgot_reshape_message, icon=":material/block:")
-        st.markdown(
-            f"pmap maps over axis 0, which would have {res.pairs:,} entries: one per device. "
-            f"JAX itself reports this with a cryptic error at the first call; pmapviz catches it "
-            f"from the shapes alone. Reshape to ({res.devices}, {res.block:,}, 3) first."
-        )
-    with st.expander("If you pmap `dot` without `vmap`", expanded=True):
-        st.warning(
-            f"`jax.pmap(jnp.vdot)(x, y)` runs, but gives shape "
-            f"{fmt_shape(res.without_vmap_shape)}: one number per device, the dot product of the "
-            f"whole ({res.block:,}, 3) blocks flattened, i.e. the **sum** of that device's "
-            f"{res.block:,} dot products"
-            + (" (checked: it equals the block sums)." if res.without_vmap_is_block_sums else ".")
-            + " Each device gets a block of pairs, so it needs `vmap` to compute one dot "
-            "product per pair.",
-            icon=":material/warning:",
-        )
-    st.caption(f"The same code path: `python -m pmapviz dot --pairs {res.pairs} --devices "
-               f"{res.devices} --json`.")  # fmt: skip
+
+
+@st.fragment  # pressing Run reruns this section only, not the live run above
+def _seed_example() -> None:
+    limit = dotproduct.max_pairs(devices.memory_budget(), n)
+    c1, c2 = st.columns([2, 1])
+    pairs = c1.number_input(
+        f"Pairs (1,000 to {limit:,}, a multiple of {n})", min_value=dotproduct.MIN_PAIRS,
+        max_value=limit, value=min(dotproduct.DEFAULT_PAIRS - dotproduct.DEFAULT_PAIRS % n, limit),
+        step=n * 125_000, key="dot_pairs",
+    )  # fmt: skip
+    c2.write("")
+    go = c2.button("Run the example", type="primary", icon=":material/play_arrow:", key="dot_run")
+    if go:
+        bar = st.progress(0.0, text="Starting")
+        try:
+            st.session_state["dot_result"] = dotproduct.run_dot(
+                int(pairs),
+                n,
+                progress=lambda text, frac: bar.progress(frac, text=text),
+                limit=limit,
+            )
+        except dotproduct.DotError as err:
+            st.session_state.pop("dot_result", None)
+            st.error(str(err), icon=":material/error:")
+    if (res := st.session_state.get("dot_result")) is not None:
+        ui.show_dot_result(res)
+
+
+_seed_example()

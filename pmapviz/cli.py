@@ -272,7 +272,7 @@ def cmd_hlo(args: argparse.Namespace) -> int:
 
 def _dot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", default="10000000", help="number of pairs of 3-vectors (default 10M)")
-    p.add_argument("--repeat", default="5", help="timed runs after a warm-up, 1 to 100")
+    p.add_argument("--repeat", default="3", help="timed runs after a warm-up, 1 to 100")
     p.add_argument("--seed", default="0", help=f"0 to {MAX_SEED:,}")
 
 

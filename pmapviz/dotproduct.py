@@ -4,18 +4,21 @@
     -> (n, pairs // n) -> reshape (pairs,) == jit(vmap(dot)) on one device
 
 One code path for the Live page and ``python -m pmapviz dot``. Memory is kept low on purpose
-(:func:`pmapviz.memory.dot_bytes` is the model): the reference runs first, from inputs
-generated straight onto one device; the same seeded inputs are then generated again and
-placed on the n devices, one array at a time, the host copy dropped after each; the results
-are compared block by block, per device shard, in float64 chunks. Timings: compile
-(ahead-of-time lower + compile), transfer (host to devices), run (steady state,
-block_until_ready), each reported separately.
+(:func:`pmapviz.memory.dot_bytes` is the model): the seeded inputs are generated once, on the
+host, into page-aligned buffers, then put on one device for the reference and on the n
+devices for pmap. On CPU, JAX shares an aligned host buffer instead of copying it (checked and
+reported as ``zero_copy``); elsewhere the puts are real host-to-device copies. The results are
+compared block by block, per device shard, in float64 chunks. Timings: compile (ahead-of-time
+lower + compile), transfer (host to devices), run (steady state, block_until_ready), each
+reported separately.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import math
+import mmap
 import resource
 import statistics
 import time
@@ -58,6 +61,8 @@ class DotResult:
     without_vmap_shape: tuple[int, ...] = ()
     without_vmap_is_block_sums: bool = False
     forgot_reshape_message: str = ""
+    zero_copy: bool = False  # the devices' buffers are the host arrays' memory (CPU)
+    platform: str = ""  # of the devices, from JAX
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -68,29 +73,35 @@ def peak_rss_mb() -> float:
 
 
 def max_pairs(budget_bytes: int, n: int) -> int:
-    """The largest multiple of n pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits in
-    budget_bytes; MIN_PAIRS if none does (run_dot then refuses with the reason)."""
+    """The largest number of pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits in
+    budget_bytes: a multiple of 16 n, so every device's block is shared with the host on CPU
+    (any larger size needs more); MIN_PAIRS if none fits (run_dot then refuses with the
+    reason)."""
     from pmapviz.memory import dot_bytes, largest_fitting
 
-    fit = largest_fitting(lambda p: dot_bytes(p, n), budget_bytes, MIN_PAIRS, 10**10, n)
+    fit = largest_fitting(lambda p: dot_bytes(p, n), budget_bytes, MIN_PAIRS, 10**10, 16 * n)
     return max(MIN_PAIRS, fit)
 
 
 def check_pairs(pairs: int, n: int, limit: int) -> None:
-    from pmapviz.memory import dot_bytes
+    from pmapviz.memory import dot_blocks_shared, dot_bytes
 
     if pairs < MIN_PAIRS:
         raise DotError(f"Use at least {MIN_PAIRS:,} pairs.")
-    if pairs > limit:
-        raise DotError(
-            f"{pairs:,} pairs need about {dot_bytes(pairs, n) / 1e9:.2f} GB at the peak here; "
-            f"the largest that fits this machine's memory budget is {limit:,}."
-        )
     if pairs % n:
         lower, upper = pairs - pairs % n, pairs - pairs % n + n
         raise DotError(
             f"{pairs:,} pairs do not split evenly over {n} devices (pmap gives every device "
             f"the same block). Use {lower:,} or {upper:,}."
+        )
+    if pairs > limit or dot_bytes(pairs, n) > dot_bytes(limit, n):
+        why = "" if dot_blocks_shared(pairs, n) else (
+            f" (blocks of {pairs // n:,} pairs do not start on 64-byte boundaries, so the "
+            f"devices get copies; a multiple of {16 * n:,} pairs shares the host's memory)"
+        )  # fmt: skip
+        raise DotError(
+            f"{pairs:,} pairs need about {dot_bytes(pairs, n) / 1e9:.2f} GB at the peak here"
+            f"{why}; the largest that fits this machine's memory budget is {limit:,}."
         )
 
 
@@ -111,7 +122,7 @@ def run_dot(
     pairs: int = DEFAULT_PAIRS,
     n: int | None = None,
     seed: int = 0,
-    repeat: int = 5,
+    repeat: int = 3,
     progress: Callable[[str, float], None] | None = None,
     limit: int | None = None,
     programs: Callable[[int], tuple] = _programs,
@@ -136,12 +147,12 @@ def run_dot(
     pmap_dot, vmap_dot, pmap_vdot = programs(n)
 
     step(f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB) "
-         "onto one device", 0.0)  # fmt: skip
+         "on the host", 0.0)  # fmt: skip
     large_arrays_return_to_the_os()
-    dev0 = jax.local_devices()[0]
-    x0, y0, vmap_transfer_s = _generate_onto(seed, (n, block, 3), dev0)
+    host = _generate(seed, (n, block, 3))
 
     step("Reference: jit(vmap(dot)) on one device", 0.15)
+    (x0, y0), vmap_transfer_s = _put(host, jax.local_devices()[0])
     t = time.perf_counter()
     ref_compiled = vmap_dot.lower(x0, y0).compile()
     vmap_compile_s = time.perf_counter() - t
@@ -149,7 +160,9 @@ def run_dot(
     del x0, y0
 
     step(f"Placing x and y on {n} devices, one ({block:,}, 3) block each", 0.3)
-    xs, ys, transfer_s = _generate_onto(seed, (n, block, 3), pmap_sharding(3, 0, n))
+    (xs, ys), transfer_s = _put(host, pmap_sharding(3, 0, n))
+    zero_copy = _shares_memory(xs, host[0])
+    del host  # on CPU the device arrays keep the shared buffers alive
 
     step("Compiling pmap(vmap(dot)) with XLA", 0.45)
     t = time.perf_counter()
@@ -178,7 +191,8 @@ def run_dot(
         vmap_run_s=vmap_times[0],
         peak_rss_mb=peak_rss_mb(), sample=cmp["sample"], per_device=cmp["per_device"],
         without_vmap_shape=wrong_shape, without_vmap_is_block_sums=is_block_sums,
-        forgot_reshape_message=forgot_msg,
+        forgot_reshape_message=forgot_msg, zero_copy=zero_copy,
+        platform=xs.addressable_shards[0].device.platform,
     )  # fmt: skip
     step("Done", 1.0)
     return result
@@ -193,8 +207,7 @@ def _compare(out, ref, xs, ys, block: int) -> dict:
     ref_np = np.asarray(ref)  # (pairs,), read in place
     outs = shards_of(out)
     pairs_ = [(so.data[0], ref_np[k * block : (k + 1) * block]) for k, so in enumerate(outs)]
-    max_abs, max_rel, _ = diff_stats(pairs_, 0.0, 0.0)
-    close = diff_stats(pairs_, 1e-5, 1e-6)[2]
+    max_abs, max_rel, close = diff_stats(pairs_, 1e-5, 1e-6)
     per_device, np_diff = [], 0.0
     for sx, sy, so in zip(shards_of(xs), shards_of(ys), outs, strict=True):
         expect = np.einsum("ij,ij->i", sx.data[0], sy.data[0])
@@ -221,22 +234,41 @@ def _without_vmap(pmap_vdot, xs, ys, out) -> tuple[tuple[int, ...], bool]:
     return tuple(wrong.shape), same
 
 
-def _generate_onto(seed: int, shape: tuple[int, ...], where) -> tuple[object, object, float]:
+def _generate(seed: int, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """x, y: seeded uniform values in [-1, 1) (the same for the same seed; numpy's uniform
-    float32 generator is about twice as fast as its normal one), each put on ``where`` and
-    its host copy dropped before the next is made; returns them and the seconds the two
-    transfers took."""
-    import jax
+    float32 generator is about twice as fast as its normal one), drawn on two threads from two
+    streams of the seed, each into its own anonymous mapping (page-aligned, so JAX on CPU can
+    share it instead of copying; returned to the OS when the last array using it goes)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    rng, placed, seconds = np.random.default_rng(seed), [], 0.0
-    for _ in range(2):
-        host = rng.random(shape, dtype=np.float32)
+    def draw(rng: np.random.Generator) -> np.ndarray:
+        host = np.frombuffer(mmap.mmap(-1, math.prod(shape) * 4), np.float32).reshape(shape)
+        rng.random(out=host.reshape(-1), dtype=np.float32)  # numpy drops the GIL while drawing
         host *= 2  # in place: no second array
         host -= 1
-        t = time.perf_counter()
-        placed.append(jax.device_put(host, where))
-        placed[-1].block_until_ready()
-        seconds += time.perf_counter() - t
-        del host
-        gc.collect(0)  # a sharded device_put leaves a young cycle that holds the host array
-    return placed[0], placed[1], seconds
+        return host
+
+    with ThreadPoolExecutor(2) as pool:
+        x, y = pool.map(draw, np.random.default_rng(seed).spawn(2))
+    return x, y
+
+
+def _put(host: tuple[np.ndarray, np.ndarray], where) -> tuple[tuple, float]:
+    """Both arrays put on ``where`` (a device or a sharding), and the seconds that took."""
+    import jax
+
+    t = time.perf_counter()
+    placed = tuple(jax.device_put(h, where) for h in host)
+    jax.block_until_ready(placed)
+    seconds = time.perf_counter() - t
+    gc.collect(0)  # a sharded device_put leaves a young cycle that holds the host array
+    return placed, seconds
+
+
+def _shares_memory(placed, host: np.ndarray) -> bool:
+    """Whether every shard of ``placed`` lies inside ``host``'s memory (JAX's zero-copy put)."""
+    lo, hi = host.ctypes.data, host.ctypes.data + host.nbytes
+    try:
+        return all(lo <= s.data.unsafe_buffer_pointer() < hi for s in placed.addressable_shards)
+    except Exception:  # noqa: BLE001 - a platform without raw pointers: copies, as far as we know
+        return False

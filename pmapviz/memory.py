@@ -131,12 +131,21 @@ def live_run_bytes(plan, program_key: str | None = None) -> int:
 
 # ---------------------------------------------------------------- the seed's dot example
 def dot_bytes(pairs: int, n: int) -> int:
-    """Peak of ``dotproduct.run_dot``: x, y (X bytes each, float32) and the output O. Making
-    the reference's inputs on one device, then pmap's on n: one host array and the two
-    device arrays (3X), with the reference output kept for the comparison (+ O); pmap then
-    adds its own output (2X + 2O). Comparisons are per shard, in chunks."""
+    """Peak of ``dotproduct.run_dot``: x and y (X bytes each, float32) generated once on the
+    host, the reference output kept for the comparison and pmap's own output (O each). On CPU
+    JAX shares a host buffer that starts on a 64-byte boundary instead of copying it: the
+    one-device reference always shares x and y, the n devices only when every device's block
+    does (:func:`dot_blocks_shared`), else they get copies (2X more). Comparisons are per
+    shard, in chunks."""
     x, o = pairs * 3 * 4, pairs * 4
-    return max(3 * x + o, 2 * x + 2 * o) + OVERHEAD
+    copies = 0 if dot_blocks_shared(pairs, n) else 2 * x
+    return 2 * x + 2 * o + copies + OVERHEAD
+
+
+def dot_blocks_shared(pairs: int, n: int) -> bool:
+    """Whether every device's (pairs // n, 3) float32 block starts on a 64-byte boundary of a
+    page-aligned array: a block of a multiple of 16 pairs."""
+    return (pairs // n) * 3 * 4 % 64 == 0
 
 
 # ---------------------------------------------------------------- timing

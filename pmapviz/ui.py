@@ -463,3 +463,62 @@ def array_cards(cards: list[tuple], per_row: int = 4) -> None:
                 st.plotly_chart(_array_figure(repr(lay), lay), config={"displayModeBar": False},
                                 key=f"chart_{lay.name}")  # fmt: skip
                 st.caption(f"each device: {settings.fmt_shape(lay.local_shape)}")
+
+
+def show_dot_result(res) -> None:
+    """The seed's example at full size (a ``dotproduct.DotResult``): shapes, the checks, the
+    timings, each device's block and the two classic mistakes."""
+    fmt_shape = settings.fmt_shape
+    st.markdown(f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
+                f"{fmt_shape(res.flat_shape)}")  # fmt: skip
+    cols = st.columns(4)
+    cols[0].metric("max |pmap - vmap|", f"{res.max_abs_diff:.2g}",
+                   "equal" if res.allclose else "DIFFERENT", delta_color="off")  # fmt: skip
+    cols[1].metric("Compute (median)", f"{res.run_s * 1e3:,.1f} ms")
+    cols[2].metric("jit(vmap) on 1 device", f"{res.vmap_run_s * 1e3:,.1f} ms")
+    cols[3].metric("Server peak memory (RSS)", f"{res.peak_rss_mb:,.0f} MB")
+    st.markdown(
+        f"{res.pairs:,} pairs: compile {res.compile_s * 1e3:,.0f} ms, transfer to {res.devices} "
+        f"devices {res.transfer_s * 1e3:,.1f} ms, compute {res.run_s * 1e3:,.1f} ms (median of "
+        f"{len(res.run_s_all)}). Reshape ({res.devices}, {res.block:,}) -> ({res.pairs:,},): "
+        + ("**the values equal jit(vmap(dot))**" if res.allclose else "**values differ**")
+        + f" (max |diff| {res.max_abs_diff:.2g}); numpy per block: max |diff| "
+        f"{res.numpy_max_abs_diff:.2g}."
+    )
+    if res.zero_copy:
+        st.caption(
+            "Transfer is near zero here: on CPU, `jax.device_put` of a numpy array whose data "
+            "starts on a 64-byte boundary shares that memory instead of copying it (checked: "
+            "every device's buffer lies inside the host array). pmapviz draws its inputs into "
+            "page-aligned buffers; a numpy array that starts off such a boundary (large "
+            "arrays usually start 16 bytes past one) is copied. On a GPU or TPU the transfer "
+            "is always a real host-to-device copy."
+        )
+    elif res.platform == "cpu":
+        st.caption(
+            f"Transfer copied the inputs: blocks of {res.block:,} pairs ({res.block * 12:,} "
+            "bytes) do not start on 64-byte boundaries, so JAX on CPU cannot share the host's "
+            f"memory with the devices. A multiple of {16 * res.devices:,} pairs would be "
+            "shared (no copy, less memory)."
+        )
+    st.table(res.per_device)
+    with st.expander("If you forget the reshape", expanded=True):
+        st.error(res.forgot_reshape_message, icon=":material/block:")
+        st.markdown(
+            f"pmap maps over axis 0, which would have {res.pairs:,} entries: one per device. "
+            f"JAX itself reports this with a cryptic error at the first call; pmapviz catches it "
+            f"from the shapes alone. Reshape to ({res.devices}, {res.block:,}, 3) first."
+        )
+    with st.expander("If you pmap `dot` without `vmap`", expanded=True):
+        st.warning(
+            f"`jax.pmap(jnp.vdot)(x, y)` runs, but gives shape "
+            f"{fmt_shape(res.without_vmap_shape)}: one number per device, the dot product of the "
+            f"whole ({res.block:,}, 3) blocks flattened, i.e. the **sum** of that device's "
+            f"{res.block:,} dot products"
+            + (" (checked: it equals the block sums)." if res.without_vmap_is_block_sums else ".")
+            + " Each device gets a block of pairs, so it needs `vmap` to compute one dot "
+            "product per pair.",
+            icon=":material/warning:",
+        )
+    st.caption(f"The same code path: `python -m pmapviz dot --pairs {res.pairs} --devices "
+               f"{res.devices} --json`.")  # fmt: skip

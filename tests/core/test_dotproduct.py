@@ -1,5 +1,7 @@
 """The seed's example at a small size (full size is benchmarks/dot_full.py)."""
 
+import jax
+import numpy as np
 import pytest
 
 from pmapviz import dotproduct, memory
@@ -17,6 +19,9 @@ def test_dot_small_size_end_to_end():
     assert "4,000 elements" in r.forgot_reshape_message
     assert steps[0] == 0.0 and steps[-1] == 1.0 and steps == sorted(steps)
     assert r.compile_s > 0 and r.transfer_s > 0 and len(r.run_s_all) == 2
+    assert not r.zero_copy and r.platform == "cpu"  # blocks of 500 pairs: 6,000-byte offsets
+    shared = dotproduct.run_dot(16 * 64 * N, N, repeat=1, limit=10**6)
+    assert shared.zero_copy and shared.allclose  # the devices' buffers are the host's memory
     assert [d["device"] for d in r.per_device] == [f"cpu:{k}" for k in range(N)]
     js = r.to_json()
     for key in ("pmap_out_shape", "flat_shape", "max_abs_diff", "allclose", "compile_s",
@@ -32,7 +37,42 @@ def test_dot_refuses_bad_sizes_before_allocating(pairs, words):
         dotproduct.run_dot(pairs, N, limit=10**6)
 
 
-def test_max_pairs_is_a_multiple_of_the_device_count():
-    assert dotproduct.max_pairs(10**9, 8) % 8 == 0
+def test_max_pairs_is_the_largest_size_that_fits():
     fit = dotproduct.max_pairs(10**9, 8)
+    assert fit % (16 * 8) == 0 and memory.dot_blocks_shared(fit, 8)
     assert memory.dot_bytes(fit, 8) <= 10**9 < memory.dot_bytes(fit + 8, 8)
+    assert memory.dot_bytes(fit + 16 * 8, 8) > 10**9  # the next shared size does not fit
+    # a size under the limit whose blocks are not shared can need more than the budget
+    with pytest.raises(dotproduct.DotError, match="do not start on 64-byte boundaries"):
+        dotproduct.check_pairs(fit - 8, 8, fit)
+    dotproduct.check_pairs(fit // 2, 8, fit)  # shared or not, half the limit fits
+
+
+def test_inputs_are_seeded_uniform_and_page_aligned():
+    x, y = dotproduct._generate(3, (N, 500, 3))
+    again = dotproduct._generate(3, (N, 500, 3))
+    assert np.array_equal(x, again[0]) and np.array_equal(y, again[1])
+    assert not np.array_equal(x, y) and not np.array_equal(x, dotproduct._generate(4, x.shape)[0])
+    assert x.dtype == np.float32 and -1 <= x.min() < -0.9 and 0.9 < x.max() < 1
+    assert x.ctypes.data % 4096 == 0 and y.ctypes.data % 4096 == 0
+
+
+def test_cpu_shares_aligned_host_memory_and_copies_misaligned(monkeypatch):
+    """The Live page's caption: an array on a 64-byte boundary is shared, one 16 bytes past a
+    boundary (where numpy's large arrays usually start) is copied."""
+    from pmapviz.layout import pmap_sharding
+
+    base = dotproduct._generate(0, (2, N, 1000))[0].reshape(-1)  # page-aligned
+    aligned = base[: N * 960].reshape(N, 320, 3)  # blocks of 3,840 bytes
+    off = base[4 : 4 + N * 960].reshape(N, 320, 3)  # 16 bytes past the boundary
+    (shared, _), _ = dotproduct._put((aligned, aligned), pmap_sharding(3, 0, N))
+    (copied, _), _ = dotproduct._put((off, off), pmap_sharding(3, 0, N))
+    assert dotproduct._shares_memory(shared, aligned)
+    assert not dotproduct._shares_memory(copied, off)
+    np.testing.assert_array_equal(np.asarray(shared), aligned)
+    np.testing.assert_array_equal(np.asarray(copied), off)
+    one = jax.device_put(aligned, jax.local_devices()[0])
+    assert one.unsafe_buffer_pointer() == aligned.ctypes.data
+    monkeypatch.setattr(type(shared.addressable_shards[0].data), "unsafe_buffer_pointer",
+                        lambda self: 1 / 0)  # fmt: skip
+    assert not dotproduct._shares_memory(shared, aligned)  # no raw pointers: say copied

@@ -22,6 +22,7 @@ CASES = [
     ("live", "add", "float32", "4", "4,3000000", "4,3000000"),
     ("live", "matmul", "float32", "4", "4,500000,8", "8,4"),
     ("dot", "4000000", "4"),
+    ("dot", "4000004", "4"),  # blocks of 1,000,001 pairs: not shared, the devices get copies
     ("sweep", "elementwise", "16000000", "300000000"),  # data and the probe (75 MiB x 2)
     ("timing_plan", "double", "float32", "4,4000000"),
     ("train", "mlp", "65536", "20"),

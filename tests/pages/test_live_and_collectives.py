@@ -74,14 +74,21 @@ def test_live_over_the_budget_is_refused_before_allocating(run_app):
 
 def test_seed_example_runs_at_a_small_size(run_app):
     at = live(run_app, fn="double", s0=f"{N}, 2")
-    at.number_input(key="dot_pairs").set_value(8000)
+    at.number_input(key="dot_pairs").set_value(8192)
     at.button(key="dot_run").click().run()
     assert not at.exception
     text = all_text(at)
-    assert f"({N}, {8000 // N:_}) -> reshape -> (8_000,)" in text
+    assert f"({N}, {8192 // N:_}) -> reshape -> (8_192,)" in text
     assert "the values equal jit(vmap(dot))" in text
     assert "but gives shape" in text and "(checked: it equals the block sums)" in text
-    assert "10,000,000" not in at.error[0].value and "8,000 elements" in at.error[0].value
+    assert "10,000,000" not in at.error[0].value and "8,192 elements" in at.error[0].value
+    assert any("shares that memory instead of copying" in c.value for c in at.caption)
+    rows = at.table[-1].value
+    assert len(rows) == N and list(rows["block"]) == [f"{8192 // N:,} pairs"] * N
+    at.number_input(key="dot_pairs").set_value(8000)  # blocks of 8000 / N pairs: copies
+    at.button(key="dot_run").click().run()
+    assert any("Transfer copied the inputs" in c.value for c in at.caption)
+    assert not any("shares that memory" in c.value for c in at.caption)
 
 
 def test_seed_example_refuses_uneven_pairs(run_app):
