@@ -201,25 +201,29 @@ st.dataframe(rows, hide_index=True, width="stretch")
 # ------------------------------------------------------------------ code
 st.subheader("The code")
 tab_pmap, tab_sm, tab_xla = st.tabs(
-    ["jax.pmap", "jax.shard_map (today's API)", "What XLA compiles"]
-)
-with tab_pmap:
-    st.code(codegen.pmap_script(program, plan), language="python", line_numbers=True)
-with tab_sm:
-    st.markdown(
-        "`shard_map` is **rank-preserving**: each device's block keeps the mapped axis "
-        "(here of size 1), where pmap's per-device view drops it. With shard_map you can also "
-        "skip the manual reshape: `in_specs=P('i')` on a `(10_000_000, 3)` array gives each "
-        f"of {N:,} devices a `({10_000_000 // N:_}, 3)` block directly."
-    )
-    st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
+    ["jax.pmap", "jax.shard_map (today's API)", "What XLA compiles"], key="ex_code",
+    on_change="rerun",  # lazy: only the open tab is drawn on each edit
+)  # fmt: skip
+if tab_pmap.open:
+    with tab_pmap:
+        st.code(codegen.pmap_script(program, plan), language="python", line_numbers=True)
+if tab_sm.open:
+    with tab_sm:
+        st.markdown(
+            "`shard_map` is **rank-preserving**: each device's block keeps the mapped axis "
+            "(here of size 1), where pmap's per-device view drops it. With shard_map you can "
+            "also skip the manual reshape: `in_specs=P('i')` on a `(10_000_000, 3)` array gives "
+            f"each of {N:,} devices a `({10_000_000 // N:_}, 3)` block directly."
+        )
+        st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
+if tab_xla.open:
+    with tab_xla:
+        if plan.devices_used > report.count:
+            st.info("Planned for more devices than this server has: compile it on a machine "
+                    f"with {plan.devices_used} devices.", icon=":material/info:")  # fmt: skip
+        elif st.toggle("Compile it and show the collectives XLA emits", key="ex_xla"):
+            with st.spinner("Lowering and compiling..."):
+                ui.show_analysis(compiled.analyse_plan(program, plan), report.labels)
+            st.page_link("pages/compiled.py", label="More on the Compiled program page",
+                         icon=":material/memory_alt:")  # fmt: skip
 st.caption("Both scripts are tested to give equal results (tests/core/test_codegen.py).")
-with tab_xla:
-    if plan.devices_used > report.count:
-        st.info("Planned for more devices than this server has: compile it on a machine with "
-                f"{plan.devices_used} devices.", icon=":material/info:")  # fmt: skip
-    elif st.toggle("Compile it and show the collectives XLA emits", key="ex_xla"):
-        with st.spinner("Lowering and compiling..."):
-            ui.show_analysis(compiled.analyse_plan(program, plan), report.labels)
-        st.page_link("pages/compiled.py", label="More on the Compiled program page",
-                     icon=":material/memory_alt:")  # fmt: skip

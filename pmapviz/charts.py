@@ -1,9 +1,15 @@
-"""Plotly figures of arrays split over devices: layouts and ppermute arrows. Each function draws
-what the core read from JAX and returns a ``plotly.graph_objects.Figure``; nothing here decides
-which device holds what. (Figures of measurements live in :mod:`pmapviz.timecharts`.)"""
+"""Diagrams of arrays split over devices (HTML) and ppermute arrows (Plotly). Each function
+draws what the core read from JAX; nothing here decides which device holds what. (Figures of
+measurements live in :mod:`pmapviz.timecharts`.)
+
+Array diagrams are positioned HTML boxes: they are redrawn on every edit in the explorer, and a
+Plotly chart costs the browser tens of milliseconds per redraw where plain boxes cost almost
+nothing (``benchmarks/interaction.py``). Each block keeps its hover (a ``title``).
+"""
 
 from __future__ import annotations
 
+import html
 import math
 import re
 
@@ -22,41 +28,86 @@ def _extent(n: int) -> float:
 
 
 class _Canvas:
-    """Shapes, annotations and hover points collected as plain dicts, made into ONE figure at
-    the end: plotly validates the whole layout once, where ``add_shape`` per block re-set and
-    re-validated every earlier shape (quadratic: seconds for a few hundred blocks)."""
+    """Blocks (filled rectangles, each with a label and a hover) and free notes (labels,
+    arrows), collected as plain dicts and drawn at the end: as ONE Plotly figure (plotly
+    validates the whole layout once, where ``add_shape`` per block re-set and re-validated every
+    earlier shape: quadratic, seconds for a few hundred blocks), or as HTML."""
 
-    def __init__(self, height: int):
-        self.height, self.shapes, self.notes, self.hovers = height, [], [], []
+    def __init__(self):
+        self.blocks: list[dict] = []
+        self.notes: list[dict] = []
 
     def figure(self, x_range: list[float], y_range: list[float], height: int) -> go.Figure:
-        traces = []
-        if self.hovers:
-            traces.append(go.Scatter(
-                x=[h[0] for h in self.hovers], y=[h[1] for h in self.hovers], mode="markers",
-                marker=dict(size=22, opacity=0), hovertext=[h[2] for h in self.hovers],
-                hoverinfo="text",
-            ))  # fmt: skip
+        bs = self.blocks
+        shapes = [dict(type="rect", x0=b["x0"], x1=b["x1"], y0=b["y0"], y1=b["y1"],
+                       fillcolor=b["fill"], line=dict(color="#FFFFFF", width=1.5), layer="below")
+                  for b in bs]  # fmt: skip
+        labels = [dict(x=(b["x0"] + b["x1"]) / 2, y=(b["y0"] + b["y1"]) / 2, text=b["text"],
+                       showarrow=False, font=dict(size=12, color=text_colour(b["fill"])))
+                  for b in bs if b["text"]]  # fmt: skip
+        traces = [go.Scatter(
+            x=[(b["x0"] + b["x1"]) / 2 for b in bs], y=[(b["y0"] + b["y1"]) / 2 for b in bs],
+            mode="markers", marker=dict(size=22, opacity=0), hoverinfo="text",
+            hovertext=[b["hover"] for b in bs],
+        )] if bs else []  # fmt: skip
         return go.Figure(data=traces, layout=dict(
             height=height, margin=dict(l=8, r=8, t=8, b=8), font=FONT,
             plot_bgcolor="rgba(0,0,0,0)", paper_bgcolor="rgba(0,0,0,0)", showlegend=False,
-            hoverlabel=dict(font=FONT), shapes=self.shapes, annotations=self.notes,
+            hoverlabel=dict(font=FONT), shapes=shapes, annotations=labels + self.notes,
             xaxis=dict(visible=False, fixedrange=True, range=x_range),
             yaxis=dict(visible=False, fixedrange=True, range=y_range),
         ))  # fmt: skip
 
+    def html(self, x_range: list[float], y_range: list[float], height: int, label: str) -> str:
+        """The same drawing as HTML: positioned boxes, x in percent of the width (the width
+        follows the column, as the figure's does), y in pixels; each block carries its hover
+        as a ``title`` and its label inside it (clipped if the column is narrower than
+        planned); notes let the pointer through. (HTML, not SVG: ``st.html`` sanitises with
+        DOMPurify's HTML profile, which drops SVG.)"""
+        (x0, x1), (y0, y1) = x_range, y_range
+        inner = height - 2 * MARGIN
 
-def _base(height: int) -> _Canvas:
-    return _Canvas(height)
+        def sx(x: float) -> float:
+            return (x - x0) / (x1 - x0) * 100
+
+        def sy(y: float) -> float:
+            return MARGIN + (y1 - y) / (y1 - y0) * inner
+
+        parts = [
+            f'<div role="img" aria-label="{html.escape(label)}" style="position:relative;'
+            f'width:100%;height:{height}px;font-size:0.75rem;line-height:1.2">'
+        ]
+        for b in self.blocks:
+            left, top = sx(b["x0"]), sy(b["y1"])
+            width, tall = sx(b["x1"]) - left, sy(b["y0"]) - top
+            tip = html.escape(b["hover"].replace("<br>", "\n"))
+            parts.append(
+                f'<div title="{tip}" style="position:absolute;left:{left:.3f}%;top:{top:.1f}px;'
+                f"width:{width:.3f}%;height:{tall:.1f}px;background:{b['fill']};"
+                "border:1.5px solid #FFFFFF;box-sizing:border-box;display:flex;"
+                "align-items:center;justify-content:center;overflow:hidden;white-space:nowrap;"
+                f'color:{text_colour(b["fill"])}">{html.escape(b["text"])}</div>'
+            )
+        parts += [_html_text(note, sx(note["x"]), sy(note["y"])) for note in self.notes]
+        return "".join(parts) + "</div>"
 
 
-def _rect(fig: _Canvas, x0, x1, y0, y1, fill, text, hover, hovers):
-    fig.shapes.append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, fillcolor=fill,
-                           line=dict(color="#FFFFFF", width=1.5), layer="below"))  # fmt: skip
-    if text:
-        fig.notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False,
-                              font=dict(size=12, color=text_colour(fill))))  # fmt: skip
-    hovers.append(((x0 + x1) / 2, (y0 + y1) / 2, hover))
+MARGIN = 8  # px above and below, as the figures' margins
+_SHIFT = {"left": "0", "center": "-50%", "right": "-100%"}
+
+
+def _html_text(note: dict, x: float, y: float) -> str:
+    font = note.get("font", {})
+    turn = f" rotate({note['textangle']}deg)" if note.get("textangle") else ""
+    shift = "-50%" if turn else _SHIFT[note.get("xanchor", "center")]
+    return (f'<div style="position:absolute;left:{x:.3f}%;top:{y:.1f}px;white-space:nowrap;'
+            f"transform:translate({shift},-50%){turn};color:{font.get('color', '#444444')};"
+            f'font-size:{font.get("size", 12) / 16:g}rem;pointer-events:none">'
+            f"{html.escape(note['text'])}</div>")  # fmt: skip
+
+
+def _rect(fig: _Canvas, x0, x1, y0, y1, fill, text, hover):
+    fig.blocks.append(dict(x0=x0, x1=x1, y0=y0, y1=y1, fill=fill, text=text, hover=hover))
 
 
 def _label(fig: _Canvas, x, y, text, anchor="left", size=12, colour="#444444", angle=0):
@@ -64,7 +115,7 @@ def _label(fig: _Canvas, x, y, text, anchor="left", size=12, colour="#444444", a
                           font=dict(size=size, color=colour)))  # fmt: skip
 
 
-PX_PER_UNIT = 32  # a column is ~400 px wide, the drawing ~12 units: ~32 px per unit
+PX_PER_UNIT = 32  # vertically; horizontally the drawing (~11.3 units) spans its column
 
 
 def _block_label(device: str, span_px: float) -> str:
@@ -86,10 +137,11 @@ def _number(device: str) -> str:
     return m.group(0) if m else device
 
 
-def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float,
+def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float, unit_px: float,
                   label_px: float | None = None):  # fmt: skip
     """(position, label, hover, a, b): each device's span along `axis`, from JAX's index,
-    labelled to fit in ``label_px`` (default: the span's own length); above MAX_BLOCKS
+    labelled to fit in ``label_px`` (default: the span's own length at ``unit_px`` pixels per
+    drawing unit); above MAX_BLOCKS
     devices, GROUPS runs of neighbouring devices, each labelled with its device range (or
     its first device and +) and counted in the hover."""
     size, pieces = layout.shape[axis], layout.pieces
@@ -107,7 +159,7 @@ def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float,
         for p in pieces:
             a, b = span(*bounds(p))
             hover = f"{p.device} holds {layout.name}{p.index_text}<br>local shape {local}"
-            px = (b - a) * PX_PER_UNIT if label_px is None else label_px
+            px = (b - a) * unit_px if label_px is None else label_px
             out.append((p.position, _block_label(p.device, px), hover, a, b))
         return out
     per = -(-len(pieces) // GROUPS)
@@ -119,7 +171,7 @@ def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float,
         first, last = run[0].device, run[-1].device
         hover = (f"{len(run):,} devices, {first} to {last}: one index each of "
                  f"{layout.name} axis {axis} [{lo:,}:{hi:,}]<br>local shape {local}")  # fmt: skip
-        px = (b - a) * PX_PER_UNIT if label_px is None else label_px
+        px = (b - a) * unit_px if label_px is None else label_px
         texts = [f"{_number(first)}-{_number(last)}", f"{_number(first)}+", ""]
         text = next(t for t in texts if px >= 7.5 * len(t))
         out.append((g // per, text, hover, a, b))
@@ -134,28 +186,33 @@ def _groups_note(layout: ArrayLayout) -> str:
     return f"{n:,} devices, drawn as {-(-n // per)} groups of up to {per:,}"
 
 
-def _finish(fig: _Canvas, x0: float, x1: float, y0: float, y1: float) -> go.Figure:
+def _finish(fig: _Canvas, x0: float, x1: float, y0: float, y1: float, label: str) -> str:
     # free aspect: drawing units are not data units, so let the width follow the column
-    return fig.figure([x0, x1], [y0, y1], int(16 + (y1 - y0) * PX_PER_UNIT))
+    return fig.html([x0, x1], [y0, y1], int(2 * MARGIN + (y1 - y0) * PX_PER_UNIT), label)
 
 
-def array_figure(layout: ArrayLayout) -> go.Figure:
-    """Draw one array: its split axis cut into blocks coloured by device (labelled, hoverable).
+def array_html(layout: ArrayLayout, width_px: int = 360) -> str:
+    """Draw one array as HTML: its split axis cut into blocks coloured by device (labelled,
+    hoverable).
 
     Rank 1 and 2 are drawn directly; higher ranks as one strip per axis (only the split axis
     is cut); a scalar as one block. An array that is not split is drawn whole in grey: every
     device holds all of it. Lengths grow with log2(size), and a split axis is drawn long
-    enough for every device's block to be seen and labelled.
+    enough for every device's block to be seen and labelled. ``width_px``: about how wide the
+    column will be, to choose labels that fit (a device's name, its number, or none: the hover
+    always has it).
     """
     shape, ax = layout.shape, layout.split_axis
     n = len(layout.pieces)
     whole = f"every one of the {n} device(s) holds all of {layout.name}"
-    fig = _base(100)
-    hovers = fig.hovers
+    fig, unit = _Canvas(), width_px / (LENGTH + 1.3)
+    label = f"{layout.name}, shape {shape}, " + (
+        "not split" if ax is None else f"split along axis {ax} over {n} devices"
+    )
 
     if len(shape) == 0:
-        _rect(fig, 0, 3, 0, 1.2, NEUTRAL, "scalar", whole, hovers)
-        return _finish(fig, -0.5, 12, -0.3, 1.5)
+        _rect(fig, 0, 3, 0, 1.2, NEUTRAL, "scalar", whole)
+        return _finish(fig, -0.5, 12, -0.3, 1.5, label)
 
     if len(shape) <= 2:
         rows, cols = (1, shape[0]) if len(shape) == 1 else shape
@@ -173,19 +230,19 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
             h = min(h, 6.0)  # only split rows need the height
         w, h = max(w, 2.0), max(h, 1.2)
         if ax is None:
-            _rect(fig, 0, w, 0, h, NEUTRAL, "all devices", whole, hovers)
+            _rect(fig, 0, w, 0, h, NEUTRAL, "all devices", whole)
         elif ax == col_axis:
-            for pos, text, tip, a, b in _pieces_along(layout, ax, 0, w):
-                _rect(fig, a, b, 0, h, device_colour(pos), text, tip, hovers)
+            for pos, text, tip, a, b in _pieces_along(layout, ax, 0, w, unit):
+                _rect(fig, a, b, 0, h, device_colour(pos), text, tip)
         else:  # rows are split: device 0 on top
-            for pos, text, tip, a, b in _pieces_along(layout, ax, 0, h, w * PX_PER_UNIT):
+            for pos, text, tip, a, b in _pieces_along(layout, ax, 0, h, unit, w * unit):
                 text = text if (b - a) >= 0.5 else ""
-                _rect(fig, 0, w, h - b, h - a, device_colour(pos), text, tip, hovers)
+                _rect(fig, 0, w, h - b, h - a, device_colour(pos), text, tip)
         split = f", split: {_groups_note(layout)}" if ax is not None and n > MAX_BLOCKS else ""
         _label(fig, 0, h + 0.45, f"axis {col_axis}: {shape[col_axis]:,}" + split)
         if len(shape) == 2:
             _label(fig, -0.45, h / 2, f"axis 0: {shape[0]:,}", anchor="center", angle=-90)
-        return _finish(fig, -1.0, LENGTH + 0.3, -0.3, h + 0.9)
+        return _finish(fig, -1.0, LENGTH + 0.3, -0.3, h + 0.9, label)
 
     # rank >= 3: one strip per axis, only the split one cut into device blocks
     strip_h, gap = 0.9, 0.75
@@ -198,35 +255,33 @@ def array_figure(layout: ArrayLayout) -> go.Figure:
         w = LENGTH * lengths[k] / biggest
         if k == ax:
             w = max(w, min(LENGTH, max(5.0, 0.9 * n)))
-            for pos, text, tip, a, b in _pieces_along(layout, k, 0, w):
-                _rect(fig, a, b, y0, y1, device_colour(pos), text, tip, hovers)
+            for pos, text, tip, a, b in _pieces_along(layout, k, 0, w, unit):
+                _rect(fig, a, b, y0, y1, device_colour(pos), text, tip)
             note = f"axis {k}: {size:,}, split: {_groups_note(layout)}"
         else:
             w = max(w, 0.6)
-            _rect(fig, 0, w, y0, y1, NEUTRAL, "", f"axis {k}: every device holds all {size:,}",
-                  hovers)  # fmt: skip
+            _rect(fig, 0, w, y0, y1, NEUTRAL, "", f"axis {k}: every device holds all {size:,}")
             note = f"axis {k}: {size:,}, whole on every device"
         _label(fig, 0, y1 + 0.32, note)
-    return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1)
+    return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1, label)
 
 
 def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Figure:
     """ppermute as arrows from each source (top row) to its destination (bottom row); devices
     that receive nothing are grey (they get zeros). ``labels``: the devices' names, from JAX."""
     n = len(labels)
-    fig = _base(200)
-    hovers = fig.hovers
+    fig = _Canvas()
     for d in range(n):
         fill = device_colour(d)
         _rect(fig, d + 0.1, d + 0.9, 1.6, 2.2, fill, _block_label(labels[d], 0.8 * 40),
               f"{labels[d]} sends its block" if any(s == d for s, _ in perm)
-              else f"{labels[d]} sends nothing", hovers)  # fmt: skip
+              else f"{labels[d]} sends nothing")  # fmt: skip
         got = next((s for s, t in perm if t == d), None)
         rfill = device_colour(got) if got is not None else NEUTRAL
         _rect(fig, d + 0.1, d + 0.9, 0, 0.6, rfill,
               f"from {got}" if got is not None else "zeros",
               f"{labels[d]} receives {labels[got]}'s block" if got is not None
-              else f"{labels[d]} receives nothing: zeros", hovers)  # fmt: skip
+              else f"{labels[d]} receives nothing: zeros")  # fmt: skip
     for s, t in perm:
         arrow = dict(x=t + 0.5, y=0.62, ax=s + 0.5, ay=1.58, xref="x", yref="y", axref="x",
                      ayref="y", text="", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,

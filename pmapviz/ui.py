@@ -433,13 +433,16 @@ def argument_widths(shape_text, axes_text) -> list[int]:
     return [4, 3, 3] if tree else [4, 3, 2]
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _array_figure(text: str, _lay):
-    """One figure per layout (keyed by its full text: slices are unhashable), built once and
-    reused by every rerun that draws the same layout; figures are only read after this."""
+@st.cache_data(max_entries=256, show_spinner=False)
+def _array_html(text: str, width_px: int, _lay) -> str:
+    """One diagram per layout and column width (keyed by the layout's full text: slices are
+    unhashable), drawn once and reused by every rerun that shows the same layout."""
     from pmapviz import charts
 
-    return charts.array_figure(_lay)
+    return charts.array_html(_lay, width_px)
+
+
+MAIN_WIDTH_PX = 820  # the wide main column beside the sidebar on a 1280-pixel screen
 
 
 def array_cards(cards: list[tuple], per_row: int = 4) -> None:
@@ -460,8 +463,7 @@ def array_cards(cards: list[tuple], per_row: int = 4) -> None:
                     )
                 st.markdown(f"**{'output' if is_out else 'input'} `{lay.name}`** "
                             f"{settings.fmt_shape(lay.shape)} `{lay.dtype}`  \n{how}")  # fmt: skip
-                st.plotly_chart(_array_figure(repr(lay), lay), config={"displayModeBar": False},
-                                key=f"chart_{lay.name}")  # fmt: skip
+                st.html(_array_html(repr(lay), MAIN_WIDTH_PX // per_row - 16, lay))
                 st.caption(f"each device: {settings.fmt_shape(lay.local_shape)}")
 
 

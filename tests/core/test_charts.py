@@ -1,8 +1,43 @@
-"""Figures of arrays split over devices: one labelled block per device, ppermute arrows."""
+"""Diagrams of arrays split over devices: one labelled block per device, ppermute arrows."""
+
+import re
+from html.parser import HTMLParser
 
 import pytest
 
 from pmapviz import charts, layout
+
+
+class Drawing(HTMLParser):
+    """An array diagram read back: its blocks (hover, fill, label, left and width in %), its
+    other texts, and its accessible label."""
+
+    def __init__(self, markup: str):
+        super().__init__()
+        self.blocks, self.texts, self.label, self._open = [], [], None, None
+        self.feed(markup)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.label = self.label or a.get("aria-label")
+        style = dict(p.split(":", 1) for p in (a.get("style") or "").split(";") if ":" in p)
+        if "title" in a:
+            self._open = dict(
+                hover=a["title"],
+                fill=style["background"],
+                text="",
+                left=float(style["left"][:-1]),
+                width=float(style["width"][:-1]),
+            )
+            self.blocks.append(self._open)  # fmt: skip
+        else:
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open["text"] += data
+        else:
+            self.texts.append(data)
 
 
 @pytest.mark.parametrize(
@@ -17,18 +52,41 @@ from pmapviz import charts, layout
         ((2, 3, 4, 5), 2),
     ],
 )
-def test_array_figure_draws_one_block_per_device_and_labels_them(shape, axis):
+def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
     n = 1 if axis is None else shape[axis]
     lay = layout.array_layout("x", shape, "float32", axis, n)
-    fig = charts.array_figure(lay)
-    hover = " ".join(fig.data[-1].hovertext)
+    d = Drawing(charts.array_html(lay))
+    hover = " ".join(b["hover"] for b in d.blocks)
+    assert d.label.startswith(f"x, shape {shape}, ")
     if axis is None:
-        assert "every" in hover
+        assert "every" in hover and "not split" in d.label
     else:
         for piece in lay.pieces:
-            assert f"{piece.device} holds x{piece.index_text}" in hover
-        fills = {sh.fillcolor for sh in fig.layout.shapes}
+            assert f"{piece.device} holds x{piece.index_text}\nlocal shape" in hover
+        fills = {b["fill"] for b in d.blocks}
         assert len(fills - {charts.NEUTRAL}) == n  # one colour per device
+        split = [b for b in d.blocks if b["fill"] != charts.NEUTRAL]
+        for left, right in zip(split, split[1:], strict=False):  # side by side, not overlapping
+            assert left["left"] + left["width"] <= right["left"] + 0.002 or len(shape) == 2
+        assert all(b["left"] >= 0 and b["left"] + b["width"] <= 100.002 for b in d.blocks)
+
+
+def test_block_labels_fit_the_column_they_are_drawn_for():
+    """A device's full name where the column is wide enough, its number where only that fits;
+    the hover always has the full name."""
+    lay = layout.array_layout("x", (8, 1_250_000, 3), "float32", 0, 8)
+    wide, narrow = Drawing(charts.array_html(lay, 900)), Drawing(charts.array_html(lay, 180))
+    names = [p.device for p in lay.pieces]
+    assert [b["text"] for b in wide.blocks if b["fill"] != charts.NEUTRAL] == names
+    numbers = [re.search(r"[0-9]+$", name).group(0) for name in names]
+    assert [b["text"] for b in narrow.blocks if b["fill"] != charts.NEUTRAL] == numbers
+    assert all(name in b["hover"] for name, b in zip(names, narrow.blocks, strict=False))
+
+
+def test_user_text_in_a_diagram_is_escaped():
+    lay = layout.array_layout("<b>x</b>", (4,), "float32", 0, 4)
+    markup = charts.array_html(lay)
+    assert "<b>" not in markup and "&lt;b&gt;x&lt;/b&gt;" in markup
 
 
 def test_permutation_figure_labels_devices_with_the_names_it_is_given():
@@ -47,12 +105,12 @@ def test_permutation_figure_labels_devices_with_the_names_it_is_given():
 def test_many_devices_are_drawn_as_labelled_groups_with_counts(shape, axis):
     n = shape[axis]
     lay = layout.array_layout("x", shape, "float32", axis, n)
-    fig = charts.array_figure(lay)
-    blocks = [sh for sh in fig.layout.shapes if sh.fillcolor != charts.NEUTRAL]
+    d = Drawing(charts.array_html(lay))
+    blocks = [b for b in d.blocks if b["fill"] != charts.NEUTRAL]
     assert len(blocks) == charts.GROUPS  # not one per device
     per = n // charts.GROUPS
-    hover = " ".join(fig.data[-1].hovertext)
+    hover = " ".join(b["hover"] for b in d.blocks)
     assert f"{per:,} devices, {lay.pieces[0].device} to {lay.pieces[per - 1].device}" in hover
-    texts = " ".join(a.text for a in fig.layout.annotations)
+    texts = " ".join(d.texts + [b["text"] for b in blocks])
     assert f"{n:,} devices, drawn as {charts.GROUPS} groups of up to {per:,}" in texts
     assert f"0-{per - 1}" in texts or f"{per}+" in texts  # the groups are labelled

@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("PMAPVIZ_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 CHROMIUM = os.environ.get("PMAPVIZ_CHROMIUM", "/usr/bin/chromium")
+DIAGRAMS = '[data-testid="stHtml"] [role="img"]'  # array diagrams (charts.array_html)
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+from tests.e2e.harness import DIAGRAMS, E2E_DEVICES, screenshot, wait_rendered
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -19,7 +19,7 @@ def test_seed_setting_screenshot(server, page):
     main = page.locator('[data-testid="stMain"]').inner_text()
     assert f"uses {N} of the {N} devices" in main
     assert f"({N}, {BLOCK})" in main
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
+    assert page.locator(DIAGRAMS).count() == 3
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "explorer-seed")
 
@@ -67,7 +67,7 @@ def test_a_parameter_dict_with_an_in_axes_prefix(server, page):
     wait_rendered(page)
     main = page.locator('[data-testid="stMain"]').inner_text()
     assert f"uses {N} of the {N} devices" in main and "params['b']" in main
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 4  # x, two leaves, out
+    assert page.locator(DIAGRAMS).count() == 4  # x, two leaves, out
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "explorer-pytree")
     wrong = urlencode({**query, "a1": "{'w': None}"})

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.e2e.harness import E2E_DEVICES, screenshot, wait_rendered
+from tests.e2e.harness import DIAGRAMS, E2E_DEVICES, screenshot, wait_rendered
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -79,12 +79,12 @@ def test_presenter_mode_at_1280x720(server, browser):
         assert page.locator('[data-testid="stHeader"]').is_hidden()
         root_px = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")
         assert float(root_px.rstrip("px")) >= 20
-        # nothing overflows the window: charts and grids fit at 1280 px
+        # nothing overflows the window: diagrams, their blocks and grids fit at 1280 px
         overflow = page.evaluate(
-            "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            "() => [...document.querySelectorAll('[data-testid=\"stHtml\"] div')]"
             ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
         )
-        assert not overflow
+        assert not overflow and page.locator(DIAGRAMS).count() == 3
         assert "present=1" in page.url
         page.screenshot(path=str(screenshot.__globals__["ARTIFACTS"] / "presenter-explorer.png"))
         page.goto(server + "/collectives?present=1&c=ppermute")

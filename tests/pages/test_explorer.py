@@ -1,5 +1,9 @@
 """AppTest for the Shapes & sharding explorer: verdicts, every message, fixes, URL state."""
 
+import html
+import re
+from dataclasses import dataclass
+
 import pytest
 
 from pmapviz import presets
@@ -20,18 +24,42 @@ def widget(at, key):
     return next(w for w in [*at.text_input, *at.selectbox] if w.key == key)
 
 
+@dataclass
+class Diagram:
+    label: str
+    body: str
+
+
+def diagrams(at) -> list[Diagram]:
+    """The array diagrams on the page (``st.html`` blocks drawn by ``charts.array_html``)."""
+    out = []
+    for h in at.get("html"):
+        m = re.match(r'<div role="img" aria-label="([^"]*)"', h.proto.body)
+        if m:
+            out.append(Diagram(html.unescape(m.group(1)), h.proto.body))
+    return out
+
+
 def test_default_is_the_seed_dot_product(run_app):
     at = explorer(run_app)
     assert "Valid" in at.success[0].value and f"{N} of the {N} devices" in at.success[0].value
     assert f"**({N}, 1_250_000)** float32" in at.success[0].value
-    assert len(at.get("plotly_chart")) == 3  # x, y and out
+    assert [d.label for d in diagrams(at)][:1] == [
+        f"x, shape (8, 1250000, 3), split along axis 0 over {N} devices"
+    ]
+    assert len(diagrams(at)) == 3  # x, y and out
     table = at.dataframe[0].value
     assert list(table["device"]) == [f"cpu:{k}" for k in range(N)]
     assert list(table["x slice"]) == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
     assert list(table["out slice"]) == [f"[{k}:{k + 1}, :]" for k in range(N)]
     codes = [c.value for c in at.code]
     assert any("jax.pmap(f, in_axes=(0, 0)" in c for c in codes)
-    assert any("jax.shard_map(" in c for c in codes)
+    assert not any("jax.shard_map(" in c for c in codes)  # lazy tabs: only the open one drawn
+    at.session_state["ex_code"] = "jax.shard_map (today's API)"
+    at.run()
+    codes = [c.value for c in at.code]
+    assert any("jax.shard_map(" in c for c in codes) and not any("jax.pmap(f, in_axes=(0, 0)" in c
+                                                                  for c in codes[1:])  # fmt: skip
     assert at.query_params["fn"] == "batched_dot"
     assert at.query_params["s0"] == f"{N}, 1_250_000, 3"
 
@@ -66,7 +94,7 @@ def test_each_mistake_gets_a_message_and_a_fix(run_app, query, words):
     assert at.error, all_text(at)
     assert words in at.error[0].value
     assert "**Fix:**" in all_text(at)
-    assert not at.success and not at.get("plotly_chart")
+    assert not at.success and not diagrams(at)
 
 
 @pytest.mark.parametrize(
@@ -210,7 +238,7 @@ def test_plan_for_4096_devices_draws_grouped_blocks(run_app):
     assert widget(at, "ex_s0").value == "4_096, 4"  # the mapped axis follows the count
     assert "**4,096 of the 4,096 devices**" in at.success[0].value
     assert any("this server has 8" in i.value for i in at.info)
-    assert at.query_params["pn"] == "4096" and len(at.get("plotly_chart")) == 2
+    assert at.query_params["pn"] == "4096" and len(diagrams(at)) == 2
     assert len(at.dataframe[0].value) == 4096
     widget(at, "ex_pn").set_value("99999").run()
     assert not at.exception and "out of range" in at.error[0].value
@@ -227,7 +255,7 @@ def test_a_dict_argument_replicated_with_none_draws_every_leaf(run_app):
     at = explorer(run_app, **PARAMS, a0="0", a1="None")
     assert "Valid" in at.success[0].value, [e.value for e in at.error]
     assert f"**({N}, 4, 2)** float32" in at.success[0].value
-    assert len(at.get("plotly_chart")) == 4  # x, params['b'], params['w'] and out
+    assert len(diagrams(at)) == 4  # x, params['b'], params['w'] and out
     text = all_text(at)
     assert "params['b']" in text and "params['w']" in text
     codes = [c.value for c in at.code]
