@@ -1,8 +1,11 @@
 """Interaction speed, side by side with a bare baseline in the same run (issue 17):
 
-1. Explorer: change a shape and press Enter, until the page has settled in Chromium, against a
-   bare Streamlit page with the same widgets and three small Plotly charts (shipped below as
-   BARE_EXPLORER). Also server-side, with AppTest: an explorer rerun against the bare page's.
+1. Explorer: change a shape and press Enter, until the page shows the new shape and has settled
+   in Chromium, against a bare Streamlit page with the same widgets and three small Plotly
+   charts (shipped below as BARE_EXPLORER). Two explorer cases: both shapes valid (the whole
+   page redrawn), and the issue's original alternation between a valid and a mismatched pair.
+   Also server-side, with AppTest kept in a real server's steady state (scripts compiled once):
+   an explorer rerun against the bare page's.
 2. The seed's 10M example on the Live page: click "Run the example" until the result shows,
    and the server's peak RSS (psutil, the server's process tree, sampled every 50 ms).
 
