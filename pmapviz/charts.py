@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from pmapviz.layout import ArrayLayout
 from pmapviz.palette import FONT, device_colour, text_colour
+from pmapviz.settings import fmt_shape
 
 NEUTRAL = "#D9D9D9"
 LENGTH = 10.0  # drawing units for the longest side
@@ -145,7 +146,7 @@ def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float, u
     devices, GROUPS runs of neighbouring devices, each labelled with its device range (or
     its first device and +) and counted in the hover."""
     size, pieces = layout.shape[axis], layout.pieces
-    local = layout.local_shape
+    local = fmt_shape(layout.local_shape)  # as every page writes shapes: (1_250_000, 3)
 
     def bounds(p) -> tuple[int, int]:
         s = p.index[axis]

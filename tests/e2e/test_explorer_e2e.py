@@ -20,6 +20,9 @@ def test_seed_setting_screenshot(server, page):
     assert f"uses {N} of the {N} devices" in main
     assert f"({N}, {BLOCK})" in main
     assert page.locator(DIAGRAMS).count() == 3
+    # the hover survives Streamlit's HTML sanitiser: device 0's block names its exact slice
+    tip = page.locator(DIAGRAMS).first.locator("[title]").first.get_attribute("title")
+    assert "holds x[0:1, :, :]" in tip and f"local shape ({BLOCK}, 3)" in tip
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "explorer-seed")
 
