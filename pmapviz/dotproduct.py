@@ -77,14 +77,15 @@ def max_pairs(budget_bytes: int, n: int) -> int:
     budget_bytes: a multiple of 16 n, so every device's block is shared with the host on CPU
     (any larger size needs more); MIN_PAIRS if none fits (run_dot then refuses with the
     reason)."""
-    from pmapviz.memory import dot_bytes, largest_fitting
+    from pmapviz.memory import dot_bytes, dot_shared_step, largest_fitting
 
-    fit = largest_fitting(lambda p: dot_bytes(p, n), budget_bytes, MIN_PAIRS, 10**10, 16 * n)
+    step = dot_shared_step(n)
+    fit = largest_fitting(lambda p: dot_bytes(p, n), budget_bytes, MIN_PAIRS, 10**10, step)
     return max(MIN_PAIRS, fit)
 
 
 def check_pairs(pairs: int, n: int, limit: int) -> None:
-    from pmapviz.memory import dot_blocks_shared, dot_bytes
+    from pmapviz.memory import dot_blocks_shared, dot_bytes, dot_shared_step
 
     if pairs < MIN_PAIRS:
         raise DotError(f"Use at least {MIN_PAIRS:,} pairs.")
@@ -97,7 +98,8 @@ def check_pairs(pairs: int, n: int, limit: int) -> None:
     if pairs > limit or dot_bytes(pairs, n) > dot_bytes(limit, n):
         why = "" if dot_blocks_shared(pairs, n) else (
             f" (blocks of {pairs // n:,} pairs do not start on 64-byte boundaries, so the "
-            f"devices get copies; a multiple of {16 * n:,} pairs shares the host's memory)"
+            f"devices get copies; a multiple of {dot_shared_step(n):,} pairs shares the host's "
+            "memory)"
         )  # fmt: skip
         raise DotError(
             f"{pairs:,} pairs need about {dot_bytes(pairs, n) / 1e9:.2f} GB at the peak here"

@@ -142,10 +142,20 @@ def dot_bytes(pairs: int, n: int) -> int:
     return 2 * x + 2 * o + copies + OVERHEAD
 
 
+SHARE_ALIGN = 64  # bytes: JAX on CPU shares a host buffer that starts on such a boundary
+
+
+def dot_shared_step(n: int) -> int:
+    """The pair counts whose every device block is shared are the multiples of this: blocks of
+    a multiple of 16 pairs (16 x 12 bytes is the least multiple of 64)."""
+    pair = 3 * 4
+    return n * (SHARE_ALIGN // math.gcd(SHARE_ALIGN, pair))
+
+
 def dot_blocks_shared(pairs: int, n: int) -> bool:
     """Whether every device's (pairs // n, 3) float32 block starts on a 64-byte boundary of a
-    page-aligned array: a block of a multiple of 16 pairs."""
-    return (pairs // n) * 3 * 4 % 64 == 0
+    page-aligned array."""
+    return pairs % dot_shared_step(n) == 0
 
 
 # ---------------------------------------------------------------- timing

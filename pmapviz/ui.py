@@ -470,6 +470,8 @@ def array_cards(cards: list[tuple], per_row: int = 4) -> None:
 def show_dot_result(res) -> None:
     """The seed's example at full size (a ``dotproduct.DotResult``): shapes, the checks, the
     timings, each device's block and the two classic mistakes."""
+    from pmapviz.memory import dot_shared_step
+
     fmt_shape = settings.fmt_shape
     st.markdown(f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
                 f"{fmt_shape(res.flat_shape)}")  # fmt: skip
@@ -500,8 +502,8 @@ def show_dot_result(res) -> None:
         st.caption(
             f"Transfer copied the inputs: blocks of {res.block:,} pairs ({res.block * 12:,} "
             "bytes) do not start on 64-byte boundaries, so JAX on CPU cannot share the host's "
-            f"memory with the devices. A multiple of {16 * res.devices:,} pairs would be "
-            "shared (no copy, less memory)."
+            f"memory with the devices. A multiple of {dot_shared_step(res.devices):,} pairs "
+            "would be shared (no copy, less memory)."
         )
     st.table(res.per_device)
     with st.expander("If you forget the reshape", expanded=True):

@@ -38,6 +38,9 @@ def test_dot_refuses_bad_sizes_before_allocating(pairs, words):
 
 
 def test_max_pairs_is_the_largest_size_that_fits():
+    # blocks of 16 pairs are 192 bytes, the least multiple of 64; 15 pairs (180 bytes) are not
+    assert memory.dot_shared_step(8) == 16 * 8 and memory.dot_blocks_shared(16 * 8, 8)
+    assert not memory.dot_blocks_shared(15 * 8, 8)
     fit = dotproduct.max_pairs(10**9, 8)
     assert fit % (16 * 8) == 0 and memory.dot_blocks_shared(fit, 8)
     assert memory.dot_bytes(fit, 8) <= 10**9 < memory.dot_bytes(fit + 8, 8)
