@@ -9,7 +9,7 @@
 2. The seed's 10M example on the Live page: click "Run the example" until the result shows,
    and the server's peak RSS (psutil, the server's process tree, sampled every 50 ms).
 
-    .venv/bin/python benchmarks/interaction.py [--devices 8] [--edits 12] [--pairs 10000000]
+    .venv/bin/python benchmarks/interaction.py [--devices 8] [--edits 24] [--pairs 10000000]
 
 Goals: explorer edit <= 1.5x the bare page in Chromium and <= 3x server side; 10M click to
 result <= 2.5 s with peak RSS <= 800 MB. Run it on a quiet machine: other jobs on the same
@@ -58,27 +58,25 @@ for k, col in enumerate(st.columns(3)):
 """
 
 
-def _edit_times(page, label: str, values: tuple[str, str], expect: tuple[str, str],
-                edits: int) -> list[float]:  # fmt: skip
-    """Type a new shape and press Enter, ``edits`` times, alternating ``values``; seconds from
-    Enter until the page shows ``expect`` (the new shape as the page writes it) and has
-    settled. (Waiting for the new text, not for Streamlit's script state: a check made before
-    the server starts the run, 60-300 ms after Enter, would see the old page as settled, and
-    a fragment's rerun does not change the script state at all.)"""
+def _edit(page, label: str, value: str, expect: str) -> float:
+    """Type a new shape and press Enter; seconds from Enter until the page shows ``expect``
+    (the new shape as the page writes it) and has settled. (Waiting for the new text, not for
+    Streamlit's script state: a check made before the server starts the run, 60-300 ms after
+    Enter, would see the old page as settled, and a fragment's rerun does not change the
+    script state at all. And ``textContent``, not ``innerText``: innerText lays the page out
+    on every 10 ms poll, a cost the benchmark itself would add, and more to a bigger page.)"""
     box = page.get_by_role("textbox", name=label).first
-    out = []
-    for k in range(edits):
-        box.fill(values[k % 2])
-        t0 = time.perf_counter()
-        box.press("Enter")
-        page.wait_for_function(
-            "t => document.querySelector('[data-testid=\"stMain\"]').innerText.includes(t)",
-            arg=expect[k % 2], timeout=120_000, polling=10,
-        )  # fmt: skip
-        out.append(wait_rendered(page, timeout_ms=120_000, quiet_ms=250) - t0)
-        if page.locator('[data-testid="stException"]').count():
-            raise RuntimeError(f"the page behind {label!r} shows an exception: not timed")
-    return out[2:]  # the first two warm caches on both sides
+    box.fill(value)
+    t0 = time.perf_counter()
+    box.press("Enter")
+    page.wait_for_function(
+        "t => document.querySelector('[data-testid=\"stMain\"]').textContent.includes(t)",
+        arg=expect, timeout=120_000, polling=10,
+    )  # fmt: skip
+    took = wait_rendered(page, timeout_ms=120_000, quiet_ms=250) - t0
+    if page.locator('[data-testid="stException"]').count():
+        raise RuntimeError(f"the page behind {label!r} shows an exception: not timed")
+    return took
 
 
 SHAPES = ("8, 625000, 6", "8, 1250000, 3")
@@ -98,26 +96,34 @@ EDIT_CASES = (  # name, script, page, label of the shape box
 
 
 def browser_edits(pw, devices: int, edits: int) -> dict:
+    """Median edit time per case. Every case's server and page are up at once and the cases
+    take turns, two edits each (one to each shape), so a slow spell of the machine falls on
+    all of them alike instead of on whichever case ran then."""
     browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    results = {}
+    cases, times = {}, {name: [] for name, *_ in EDIT_CASES}
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "bare.py").write_text(BARE_EXPLORER)
-        for name, script, path, label in EDIT_CASES:
-            bare = script == "bare.py"
-            args = [] if bare else ["--devices", str(devices)]
-            proc, url = start_server(args, env={"PMAPVIZ_DEVICES": ""}, script=script,
-                                     cwd=Path(tmp) if bare else common.ROOT)  # fmt: skip
-            try:
+        try:
+            for name, script, path, label in EDIT_CASES:
+                bare = script == "bare.py"
+                args = [] if bare else ["--devices", str(devices)]
+                proc, url = start_server(args, env={"PMAPVIZ_DEVICES": ""}, script=script,
+                                         cwd=Path(tmp) if bare else common.ROOT)  # fmt: skip
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
+                cases[name] = (proc, page, label)
                 page.goto(url + path)
                 wait_rendered(page, timeout_ms=120_000)
-                times = _edit_times(page, label, SHAPES, SHOWN[name], edits)
-                results[name] = statistics.median(times)
-                page.close()
-            finally:
+                for k in range(4):  # warm both sides' caches: not timed
+                    _edit(page, label, SHAPES[k % 2], SHOWN[name][k % 2])
+            for _ in range(-(-edits // 2)):
+                for name, (_, page, label) in cases.items():
+                    page.bring_to_front()
+                    times[name] += [_edit(page, label, SHAPES[k], SHOWN[name][k]) for k in (0, 1)]
+        finally:
+            for proc, _page, _ in cases.values():
                 stop_server(proc)
     browser.close()
-    return results
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def server_reruns(devices: int, reruns: int) -> dict:
@@ -197,7 +203,7 @@ def dot_click(pw, devices: int, pairs: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--devices", type=int, default=8)
-    ap.add_argument("--edits", type=int, default=12)
+    ap.add_argument("--edits", type=int, default=24)
     ap.add_argument("--pairs", type=int, default=10_000_000)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright

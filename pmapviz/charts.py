@@ -267,6 +267,94 @@ def array_html(layout: ArrayLayout, width_px: int = 360) -> str:
     return _finish(fig, -0.3, LENGTH + 0.3, -0.2, total + 0.1, label)
 
 
+CODE_STYLE = (
+    "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.875em;"
+    "background:rgba(128,128,128,0.12);border-radius:4px;padding:0.05em 0.3em"
+)
+CAPTION_STYLE = "color:rgba(49,51,63,0.6);font-size:0.875rem"
+
+
+def _code(text: str) -> str:
+    return _code_raw(html.escape(text))
+
+
+HEADING_STYLE = "font-size:1.75rem;font-weight:600;line-height:1.2;padding:0.75rem 0 1rem;margin:0"
+
+
+def _inline(text: str) -> str:
+    """Plain text with `backtick` spans, as escaped HTML with those spans as code."""
+    parts = html.escape(text, quote=False).split("`")
+    return "".join(_code_raw(p) if k % 2 else p for k, p in enumerate(parts))
+
+
+def _code_raw(escaped: str) -> str:
+    return f'<code style="{CODE_STYLE}">{escaped}</code>'
+
+
+def section_html(title: str, body: str, intro: str = "") -> str:
+    """A section as one block of HTML: a heading like the page's subheaders, an optional intro
+    line (plain text; `backticks` mark code), and ``body`` (HTML)."""
+    lead = f'<div style="{CAPTION_STYLE};margin-bottom:0.75rem">{_inline(intro)}</div>'
+    return f'<h3 style="{HEADING_STYLE}">{html.escape(title)}</h3>{lead if intro else ""}{body}'
+
+
+def _how_split(axis, is_output: bool) -> str:
+    if axis is None:
+        return "the same on every device" if is_output else "broadcast: every device gets all"
+    return ("device axis at out_axes=" if is_output else "split along in_axes=") + str(axis)
+
+
+def array_card_html(layout: ArrayLayout, axis, is_output: bool, width_px: int) -> str:
+    """One array's card: input or output, its name, shape and dtype, how pmap splits it, its
+    diagram (:func:`array_html`), and the block each device holds."""
+    kind = "output" if is_output else "input"
+    return (
+        f'<div style="min-width:0"><div style="line-height:1.5;margin-bottom:0.25rem">'
+        f"<b>{kind} {_code(layout.name)}</b> {html.escape(fmt_shape(layout.shape))} "
+        f"{_code(str(layout.dtype))}<br>{html.escape(_how_split(axis, is_output))}</div>"
+        f"{array_html(layout, width_px)}"
+        f'<div style="{CAPTION_STYLE}">each device: '
+        f"{html.escape(fmt_shape(layout.local_shape))}</div></div>"
+    )
+
+
+def cards_html(cards: list[tuple], per_row: int, width_px: int) -> str:
+    """Every array's card (``(layout, axis, is_output)``) in one grid of ``per_row`` columns,
+    each about ``width_px`` wide: one block of HTML, so an edit redraws one element where a
+    card of separate elements per array cost the browser a few milliseconds each."""
+    return (
+        f'<div style="display:grid;grid-template-columns:repeat({per_row},minmax(0,1fr));'
+        f'gap:1rem">' + "".join(array_card_html(*card, width_px) for card in cards) + "</div>"
+    )
+
+
+def _swatch(position: int) -> str:
+    return (f'<span style="display:inline-block;width:0.8em;height:0.8em;border-radius:2px;'
+            f'margin-right:0.4em;vertical-align:-0.05em;background:{device_colour(position)}">'
+            "</span>")  # fmt: skip
+
+
+_CELL = "padding:0.25rem 0.6rem;border-bottom:1px solid rgba(49,51,63,0.1);text-align:left"
+
+
+def table_html(rows: list[dict[str, str]], label: str, positions: list[int]) -> str:
+    """A static table of a few dozen rows, one per device: the first column names the device
+    and carries its colour (the device at mesh position ``positions[k]``, the same colour on
+    every page). Cells are text, escaped here."""
+    head = "".join(f'<th style="{_CELL};font-weight:600">{html.escape(k)}</th>' for k in rows[0])
+    body = []
+    for k, row in enumerate(rows):
+        cells = list(row.values())
+        name = f"{_swatch(positions[k])}{html.escape(cells[0])}"
+        first = f'<td style="{_CELL};white-space:nowrap">{name}</td>'
+        rest = "".join(f'<td style="{_CELL};font-family:ui-monospace,Menlo,Consolas,monospace;'
+                       f'font-size:0.875em">{html.escape(c)}</td>' for c in cells[1:])  # fmt: skip
+        body.append(f"<tr>{first}{rest}</tr>")
+    return (f'<div style="overflow-x:auto"><table aria-label="{html.escape(label)}" '
+            f'style="border-collapse:collapse;width:100%"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")  # fmt: skip
+
+
 def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Figure:
     """ppermute as arrows from each source (top row) to its destination (bottom row); devices
     that receive nothing are grey (they get zeros). ``labels``: the devices' names, from JAX."""

@@ -118,3 +118,21 @@ def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
         for (name, shape), dt, ax in zip(named, dt_leaves, axes, strict=True)
     ]
     return inputs, outputs
+
+
+def device_rows(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> list[dict[str, str]]:
+    """What each device of a valid plan holds and computes, one row per used device in mesh
+    order: its name, its slice of every input and output (from the layouts, i.e. from JAX's
+    shardings), and the shapes f receives and returns there."""
+    from pmapviz.settings import fmt_shape, fmt_tree
+
+    receives = ", ".join(fmt_shape(s) for s in p.per_device_in_shapes)
+    returns = fmt_tree(p.per_device_out_shapes)
+    rows = []
+    for k in range(p.devices_used):
+        row = {"device": (inputs or outputs)[0].pieces[k].device}
+        row.update({f"{lay.name} slice": lay.pieces[k].index_text for lay in inputs})
+        row.update({"f receives": receives, "f returns": returns})
+        row.update({f"{lay.name} slice": lay.pieces[k].index_text for lay in outputs})
+        rows.append(row)
+    return rows

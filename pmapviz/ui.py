@@ -321,14 +321,22 @@ def presenter_mode() -> bool:
 
 
 def share_link(url_path: str) -> None:
-    """A copyable link to exactly this view (the page and its settings), in the sidebar."""
+    """A "Share this view" button in the sidebar that opens a copyable link to exactly this
+    view, the page and its settings. Lazy: the link is drawn only while it is open (opening it
+    reruns the page), so an edit pays nothing for it, and a page whose edits rerun only a
+    fragment (which may not write to the sidebar) still gets a link with its latest settings:
+    the fragment keeps the URL's query up to date."""
     from urllib.parse import urlencode
 
+    box = st.sidebar.popover("Share this view", icon=":material/link:", on_change="rerun",
+                        key=f"share_{url_path}")  # fmt: skip
+    if not box.open:
+        return
     host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
     scheme = "https" if str(st.context.url or "").startswith("https") else "http"
     path = "" if url_path == "home" else url_path
     query = urlencode(dict(st.query_params))
-    with st.sidebar.expander("Share this view", icon=":material/link:"):
+    with box:
         st.code(f"{scheme}://{host}/{path}" + (f"?{query}" if query else ""), language=None,
                 wrap_lines=True)  # fmt: skip
         st.caption("Opening the link reproduces these settings.")
@@ -433,38 +441,39 @@ def argument_widths(shape_text, axes_text) -> list[int]:
     return [4, 3, 3] if tree else [4, 3, 2]
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _array_html(text: str, width_px: int, _lay) -> str:
-    """One diagram per layout and column width (keyed by the layout's full text: slices are
-    unhashable), drawn once and reused by every rerun that shows the same layout."""
-    from pmapviz import charts
-
-    return charts.array_html(_lay, width_px)
-
-
 MAIN_WIDTH_PX = 820  # the wide main column beside the sidebar on a 1280-pixel screen
 
 
-def array_cards(cards: list[tuple], per_row: int = 4) -> None:
-    """One card per array (every leaf of a pytree argument, every output leaf): its name,
-    shape, dtype, how it is split, and its block diagram; rows of ``per_row``.
-    ``cards``: ``(layout, axis, is_output)``."""
-    for start in range(0, len(cards), per_row):
-        row = cards[start : start + per_row]
-        for col, (lay, ax, is_out) in zip(st.columns(per_row), row, strict=False):
-            with col:
-                if ax is None:
-                    how = (
-                        "the same on every device" if is_out else "broadcast: every device gets all"
-                    )
-                else:
-                    how = ("device axis at out_axes=" if is_out else "split along in_axes=") + str(
-                        ax
-                    )
-                st.markdown(f"**{'output' if is_out else 'input'} `{lay.name}`** "
-                            f"{settings.fmt_shape(lay.shape)} `{lay.dtype}`  \n{how}")  # fmt: skip
-                st.html(_array_html(repr(lay), MAIN_WIDTH_PX // per_row - 16, lay))
-                st.caption(f"each device: {settings.fmt_shape(lay.local_shape)}")
+def array_cards(cards: list[tuple], per_row: int, title: str, intro: str) -> None:
+    """A section with one card per array (every leaf of a pytree argument, every output leaf):
+    its name, shape, dtype, how it is split, and its block diagram; rows of ``per_row``. The
+    heading, the ``intro`` line and every card are ONE ``st.html`` element (an edit redraws
+    them all; each separate element costs the browser milliseconds). ``cards``: ``(layout,
+    axis, is_output)``. Not cached: drawing them takes well under a millisecond, less than
+    hashing them for a cache would."""
+    from pmapviz import charts
+
+    cards_html = charts.cards_html(cards, per_row, MAIN_WIDTH_PX // per_row - 16)
+    st.html(charts.section_html(title, cards_html, intro))
+
+
+HTML_TABLE_ROWS = 64  # up to this many rows: a static HTML table (one light element per edit)
+
+
+def device_table(plan, inputs: list, outputs: list, title: str) -> None:
+    """A section with one row per device of a valid plan (``layout.device_rows``). Up to
+    ``HTML_TABLE_ROWS`` rows: its heading and a static HTML table as one element, each device
+    marked with its colour (a dataframe, redrawn on an edit, cost the browser ~35 ms); more
+    (a plan for a bigger machine): a heading and a scrollable, sortable dataframe."""
+    from pmapviz import charts, layout
+
+    rows = layout.device_rows(plan, inputs, outputs)
+    positions = [p.position for p in (inputs or outputs)[0].pieces[: plan.devices_used]]
+    if len(rows) <= HTML_TABLE_ROWS:
+        st.html(charts.section_html(title, charts.table_html(rows, title, positions)))
+    else:
+        st.subheader(title)
+        st.dataframe(rows, hide_index=True, width="stretch")
 
 
 def show_dot_result(res) -> None:

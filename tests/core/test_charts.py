@@ -115,3 +115,36 @@ def test_many_devices_are_drawn_as_labelled_groups_with_counts(shape, axis):
     texts = " ".join(d.texts + [b["text"] for b in blocks])
     assert f"{n:,} devices, drawn as {charts.GROUPS} groups of up to {per:,}" in texts
     assert f"0-{per - 1}" in texts or f"{per}+" in texts  # the groups are labelled
+
+
+def test_cards_put_every_array_in_one_grid_with_its_shape_split_and_block():
+    x = layout.array_layout("params['w']", (8, 5), "float32", 0, 8)
+    w = layout.array_layout("w", (5, 2), "int32", None, 8)
+    out = layout.array_layout("out", (4, 8), "float32", 1, 8)
+    markup = charts.cards_html([(x, 0, False), (w, None, False), (out, 1, True)], 3, 260)
+    assert markup.startswith('<div style="display:grid;grid-template-columns:repeat(3,')
+    d = Drawing(markup)
+    assert d.label == "params['w'], shape (8, 5), split along axis 0 over 8 devices"
+    assert markup.count('role="img"') == 3  # one diagram per card
+    text = " ".join(d.texts)
+    assert "input" in text and "split along in_axes=0" in text and "(8, 5)" in text
+    assert "broadcast: every device gets all" in text and "int32" in text
+    assert "output" in text and "device axis at out_axes=1" in text
+    # each card says what one device holds: pmap drops the split axis
+    assert "each device: (5,)" in text and "each device: (5, 2)" in text
+    assert "each device: (4,)" in text
+    assert "params[&#x27;w&#x27;]" in markup and "params['w']</code>" not in markup  # escaped
+
+
+def test_table_html_marks_each_device_with_its_colour_and_escapes_cells():
+    from pmapviz.palette import device_colour
+
+    rows = [{"device": f"cpu:{k}", "x slice": f"[{k}:{k + 1}, :]", "note": "<b>"} for k in (0, 1)]
+    markup = charts.table_html(rows, "Per device", [3, 1])
+    assert 'aria-label="Per device"' in markup
+    assert [m for m in re.findall(r"<th[^>]*>([^<]*)</th>", markup)] == ["device", "x slice",
+                                                                          "note"]  # fmt: skip
+    assert re.findall(r"<td[^>]*>(?:<span[^>]*></span>)?([^<]*)</td>", markup) == [
+        "cpu:0", "[0:1, :]", "&lt;b&gt;", "cpu:1", "[1:2, :]", "&lt;b&gt;"]  # fmt: skip
+    swatches = re.findall(r"background:(#[0-9A-F]{6})\"></span>", markup)
+    assert swatches == [device_colour(3), device_colour(1)]  # the device's position, not k

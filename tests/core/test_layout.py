@@ -133,3 +133,24 @@ def test_array_layout_keeps_the_arrays_name_shape_and_dtype(n_used):
     assert (lay.name, lay.shape, lay.dtype, lay.split_axis) == ("params['w']", (n_used, 3),
                                                                 "bfloat16", 0)  # fmt: skip
     assert len(lay.pieces) == n_used and lay.local_shape == (3,)
+
+
+def test_device_rows_name_each_devices_real_slices_and_block_shapes():
+    """The explorer's per-device table: each row is what that device really holds (the shards
+    of a real pmap output) and the shapes f really receives there (a traced pmap)."""
+    p = plan(catalog.get("add"), [(4, 6), (4, 6)], in_axes=(0, 0), out_axes=1, n_devices=8)
+    inputs, outputs = layout.plan_layouts(p)
+    rows = layout.device_rows(p, inputs, outputs)
+    assert [r["device"] for r in rows] == [str(d) for d in jax.devices()[:4]]
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    seen = []
+    y = jax.pmap(lambda a, b: (seen.append(a.shape), a + b)[1], out_axes=1,
+                 devices=jax.devices()[:4])(x, x)  # fmt: skip
+    truth = real_indices(y)
+    for r in rows:
+        assert r["out slice"] == layout.index_text(truth[r["device"]])
+        assert r["x slice"] == r["y slice"]
+        assert r["f receives"] == ", ".join([str(seen[0])] * 2)
+        assert r["f returns"] == str(seen[0])
+    assert list(rows[0]) == ["device", "x slice", "y slice", "f receives", "f returns",
+                             "out slice"]  # fmt: skip

@@ -64,9 +64,12 @@ def test_share_link_reproduces_the_view(server, browser, name):
         if name == "timing":
             chips = page.locator('[data-testid="stMultiSelect"]').all_inner_texts()
             assert "64" in chips[0] and "1,024" in chips[0] and "vmap" in chips[2]
-        # the share control shows a link to exactly this view
-        page.get_by_text("Share this view").click()
-        link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').last.inner_text()
+        # the share control (a lazy popover: its link is drawn when it opens) shows a link to
+        # exactly this view
+        page.get_by_role("button", name="Share this view").click()
+        link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
+        link.wait_for(timeout=30_000)
+        link = link.inner_text()
         assert f"/{name}?" in link
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:

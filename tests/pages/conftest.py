@@ -1,6 +1,7 @@
 """AppTest helpers: run app.py (the router) in-process, optionally with command-line args."""
 
 import sys
+from html.parser import HTMLParser
 
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
@@ -64,3 +65,37 @@ def all_text(at: AppTest) -> str:
     parts += [t.value for t in at.title] + [h.value for h in at.subheader]
     parts += [h.value for h in at.header] + [c.value for c in at.code]
     return "\n".join(str(p) for p in parts)
+
+
+class _TableParser(HTMLParser):
+    """Rows of the first ``<table>`` in an HTML string: header cells, then data rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_table(at: AppTest, label: str) -> list[dict[str, str]]:
+    """The rows of the ``st.html`` table labelled ``label`` (``charts.table_html``), as dicts
+    keyed by its header, read from the HTML the browser would get."""
+    body = next(h.proto.body for h in at.get("html") if f'aria-label="{label}"' in h.proto.body)
+    parser = _TableParser()
+    parser.feed(body)
+    head, *rows = parser.rows
+    return [dict(zip(head, row, strict=True)) for row in rows]

@@ -52,7 +52,8 @@ def test_bad_settings_are_explained(run_app, query, words):
 def test_explorer_and_collectives_have_a_compiled_view(run_app):
     at = run_app(page="pages/explorer.py", query={"fn": "normalise", "s0": f"{N}, 4", "a0": "0",
                                                   "name": "i"})  # fmt: skip
-    assert "ex_xla" not in [t.key for t in at.toggle]  # lazy tabs: drawn when its tab opens
+    assert "ex_xla" not in [t.key for t in at.toggle]  # lazy: drawn when its tab opens
+    at.session_state["ex_code_open"] = True
     at.session_state["ex_code"] = "What XLA compiles"
     at.run()
     at.toggle(key="ex_xla").set_value(True).run()

@@ -8,7 +8,7 @@ import pytest
 
 from pmapviz import presets
 from tests.conftest import TEST_DEVICES
-from tests.pages.conftest import all_text
+from tests.pages.conftest import all_text, html_table
 
 PAGE = "pages/explorer.py"
 N = TEST_DEVICES
@@ -31,13 +31,31 @@ class Diagram:
 
 
 def diagrams(at) -> list[Diagram]:
-    """The array diagrams on the page (``st.html`` blocks drawn by ``charts.array_html``)."""
+    """The array diagrams on the page (drawn by ``charts.array_html``, every card in one
+    ``st.html`` block), each with its own HTML."""
     out = []
     for h in at.get("html"):
-        m = re.match(r'<div role="img" aria-label="([^"]*)"', h.proto.body)
-        if m:
-            out.append(Diagram(html.unescape(m.group(1)), h.proto.body))
+        starts = [m.start() for m in re.finditer('<div role="img"', h.proto.body)]
+        for a, b in zip(starts, [*starts[1:], None][: len(starts)], strict=True):
+            body = h.proto.body[a:b]
+            label = re.match(r'<div role="img" aria-label="([^"]*)"', body).group(1)
+            out.append(Diagram(html.unescape(label), body))
     return out
+
+
+TABLE = "What each device holds and computes"
+
+
+def table(at) -> list[dict[str, str]]:
+    return html_table(at, TABLE)
+
+
+def open_code(at, tab: str | None = None):
+    """Open the (lazy) code section, and a tab of it."""
+    at.session_state["ex_code_open"] = True
+    if tab:
+        at.session_state["ex_code"] = tab
+    return at.run()
 
 
 def test_default_is_the_seed_dot_product(run_app):
@@ -48,16 +66,18 @@ def test_default_is_the_seed_dot_product(run_app):
         f"x, shape (8, 1250000, 3), split along axis 0 over {N} devices"
     ]
     assert len(diagrams(at)) == 3  # x, y and out
-    table = at.dataframe[0].value
-    assert list(table["device"]) == [f"cpu:{k}" for k in range(N)]
-    assert list(table["x slice"]) == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
-    assert list(table["out slice"]) == [f"[{k}:{k + 1}, :]" for k in range(N)]
+    rows = table(at)
+    assert [r["device"] for r in rows] == [f"cpu:{k}" for k in range(N)]
+    assert [r["x slice"] for r in rows] == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
+    assert [r["out slice"] for r in rows] == [f"[{k}:{k + 1}, :]" for k in range(N)]
+    assert {r["f receives"] for r in rows} == {"(1_250_000, 3), (1_250_000, 3)"}
     codes = [c.value for c in at.code]
-    assert any("jax.pmap(f, in_axes=(0, 0)" in c for c in codes)
+    assert "jax.pmap(f, in_axes=(0, 0), out_axes=0, axis_name=None)" in codes  # the call
+    assert not any("def f(" in c for c in codes)  # the code section is closed: not drawn
+    codes = [c.value for c in open_code(at).code]
+    assert any("jax.pmap(f, in_axes=(0, 0)" in c and "def f(" in c for c in codes)
     assert not any("jax.shard_map(" in c for c in codes)  # lazy tabs: only the open one drawn
-    at.session_state["ex_code"] = "jax.shard_map (today's API)"
-    at.run()
-    codes = [c.value for c in at.code]
+    codes = [c.value for c in open_code(at, "jax.shard_map (today's API)").code]
     assert any("jax.shard_map(" in c for c in codes) and not any("jax.pmap(f, in_axes=(0, 0)" in c
                                                                   for c in codes[1:])  # fmt: skip
     assert at.query_params["fn"] == "batched_dot"
@@ -114,7 +134,7 @@ def test_fewer_elements_than_devices_says_how_many_are_used(run_app):
     at = explorer(run_app, fn="double", s0="3, 5")
     assert "uses **3 of the" in at.success[0].value
     assert any("first 3 of the" in i.value for i in at.info)
-    assert len(at.dataframe[0].value) == 3
+    assert len(table(at)) == 3
 
 
 def test_out_axes_none_is_accepted_when_every_device_agrees(run_app):
@@ -191,7 +211,8 @@ def test_a_negative_axis_that_means_axis_0_is_valid_and_shown_as_typed(run_app):
     at = explorer(run_app, fn="double", s0=f"{N}, 3", a0="-2", out="0")
     assert "Valid" in at.success[0].value
     assert "in_axes=-2" in at.code[0].value
-    assert "in_axes=(-2,)" in at.code[1].value  # the exported pmap script keeps it too
+    codes = [c.value for c in open_code(at).code]
+    assert any("in_axes=(-2,)" in c and "def f(" in c for c in codes)  # the script keeps it
 
 
 # ---------------------------------------------------------------- your own f
@@ -204,7 +225,7 @@ def test_your_own_f_starts_from_the_current_function_and_plans(run_app):
     assert not at.exception and "Valid" in at.success[0].value
     assert f"**({N}, 4, 2)** float32" in at.success[0].value
     assert at.query_params["fn"] == "expr" and at.query_params["body"] == "jnp.tanh(x @ w) + 1"
-    codes = [c.value for c in at.code]
+    codes = [c.value for c in open_code(at).code]
     assert any("def f(x, w):\n    return jnp.tanh(x @ w) + 1" in c for c in codes)
     widget(at, "ex_args").set_value("x, w, b").run()  # a third argument gets its inputs
     assert widget(at, "ex_s2").label == "shape of b"
@@ -256,9 +277,9 @@ def test_a_dict_argument_replicated_with_none_draws_every_leaf(run_app):
     assert "Valid" in at.success[0].value, [e.value for e in at.error]
     assert f"**({N}, 4, 2)** float32" in at.success[0].value
     assert len(diagrams(at)) == 4  # x, params['b'], params['w'] and out
-    text = all_text(at)
-    assert "params['b']" in text and "params['w']" in text
-    codes = [c.value for c in at.code]
+    cards = "".join(h.proto.body for h in at.get("html"))
+    assert "params[&#x27;b&#x27;]" in cards and "params[&#x27;w&#x27;]" in cards
+    codes = [c.value for c in open_code(at).code]
     assert any("in_axes=(0, None)" in c for c in codes)
     assert any("params = {'b': rng.standard_normal((2,))" in c for c in codes), codes[1]
     assert any("def f(x, params):" in c for c in codes)
@@ -304,3 +325,35 @@ def test_bad_tree_text_in_a_link_is_a_clear_message(run_app, s1, words):
     said = " ".join(m.value for m in [*at.warning, *at.error])
     assert words in said, said
     assert "Traceback" not in all_text(at)
+
+
+def test_share_link_is_drawn_only_when_opened_and_names_this_view(run_app):
+    """The share control is lazy: an edit draws no link until someone opens it."""
+    at = explorer(run_app, fn="double", s0=f"{N}, 3")
+    assert not any("/explorer" in c.value for c in at.code)
+    at.session_state["share_explorer"] = True
+    at.run()
+    link = next(c.value for c in at.code if "/explorer?" in c.value)
+    assert "fn=double" in link and f"s0={N}%2C+3" in link
+
+
+def test_per_device_table_is_html_up_to_64_rows_and_a_dataframe_beyond(run_app):
+    at = explorer(run_app, fn="double", s0="64, 3", pn="64")
+    assert len(table(at)) == 64 and not at.dataframe
+    widget(at, "ex_pn").set_value("65").run()
+    assert len(at.dataframe[0].value) == 65 and not any(TABLE in h.proto.body
+                                                        for h in at.get("html"))  # fmt: skip
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+@pytest.mark.parametrize("args", ["x", "x, y", "a, b, c, d"])
+def test_argument_boxes_lay_out_any_number_of_arguments(run_app, args, present):
+    """Three arguments per row (one per row in presenter mode), each box naming its
+    argument; a short last row keeps the columns aligned."""
+    names = [a.strip() for a in args.split(",")]
+    body = " + ".join(f"{a}.sum()" for a in names)
+    at = explorer(run_app, fn="expr", args=args, body=body, present=present,
+                  **{f"s{k}": f"{N}, 3" for k in range(len(names))})  # fmt: skip
+    labels = [w.label for w in at.text_input if re.fullmatch(r"ex_[sa][0-9]", w.key or "")]
+    assert labels == [lab for a in names for lab in (f"shape of {a}", f"in_axes of {a}")]
+    assert "Valid" in at.success[0].value
