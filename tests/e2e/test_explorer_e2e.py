@@ -58,6 +58,32 @@ def test_share_link_reproduces_settings(server, page, browser):
     other.context.close()
 
 
+def test_an_edit_redraws_only_the_settings_and_the_results(server, page):
+    """What the server sends the browser for one edit, read off the websocket: elements of
+    the explorer's fragment only (the new shape among them), nothing for the sidebar, the
+    title or the preset buttons."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    frames = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
+    page.goto(f"{server}/explorer?fn=double")
+    wait_rendered(page)
+    frames.clear()
+    box = field(page, "shape of x")
+    box.fill(f"{N}, 5")
+    box.press("Enter")
+    page.wait_for_function(f"() => document.body.textContent.includes('({N}, 5)')")
+    wait_rendered(page)
+    msgs = [ForwardMsg.FromString(f) for f in frames if isinstance(f, bytes)]
+    deltas = [m for m in msgs if m.WhichOneof("type") == "delta"]
+    elements = [m.delta.new_element for m in deltas if m.delta.WhichOneof("type") == "new_element"]
+    texts = " ".join(str(e) for e in elements)
+    assert f"({N}, 5)" in texts and "text_input" in texts  # the settings and the new results
+    assert {m.metadata.delta_path[0] for m in deltas} == {0}  # main only: the sidebar (1) rests
+    assert "Shapes & sharding" not in texts and "Start from an example" not in texts
+    assert not any(e.WhichOneof("type") == "button" for e in elements)  # the presets rest
+
+
 def test_the_share_link_follows_edits_made_in_the_pages_fragment(server, page):
     """An edit reruns only the explorer's fragment, which cannot write to the sidebar; the
     sidebar's share link, drawn when opened, still has the edited settings."""
