@@ -132,7 +132,7 @@ def _argument_boxes(names: list[str]) -> None:
                          help=IN_AXES_HELP)  # fmt: skip
 
 
-@st.fragment
+@ui.fragment
 def _explorer() -> None:
     """Everything an edit changes: the settings, the verdict, the diagrams, the table and the
     code. An edit reruns only this fragment, not the title, the presets or the sidebar."""
@@ -146,8 +146,9 @@ def _explorer() -> None:
         _results(program, plan, elsewhere)
 
 
-def _problem(program, problem) -> None:
-    """One thing pmap would reject, its fix, and a button that applies the fix."""
+def _problem(program, problem, key: str) -> None:
+    """One thing pmap would reject, its fix, and a button (``key``: the same problem can come
+    twice, e.g. a negative in_axes for x and for y) that applies the fix."""
     with st.container(border=True):
         st.error(problem.message, icon=":material/block:")
         st.markdown(f"**Fix:** {problem.fix}")
@@ -155,15 +156,16 @@ def _problem(program, problem) -> None:
             new = {f"a{k}": str(a) for k, a in problem.new_axes.items()}
             label = "; ".join(f"in_axes={a} for {program.arg_names[k]}"
                               for k, a in problem.new_axes.items())  # fmt: skip
-            st.button(f"Apply: {label}", key=f"fix_{problem.code}", on_click=_apply,
+            st.button(f"Apply: {label}", key=key, on_click=_apply,
                       args=(new,), type="primary", icon=":material/auto_fix_high:")  # fmt: skip
         if problem.new_shapes:
             new = {f"s{k}": ", ".join(f"{d:_}" for d in s) for k, s in problem.new_shapes.items()}
             label = "; ".join(
                 f"{program.arg_names[k]} -> {fmt_shape(s)}" for k, s in problem.new_shapes.items()
             )
-            st.button(f"Apply: reshape {label}", key=f"fix_{problem.code}", on_click=_apply,
-                      args=(new,), type="primary", icon=":material/auto_fix_high:")  # fmt: skip
+            st.button(f"Apply: reshape {label}", key=key + "_shape" * bool(problem.new_axes),
+                      on_click=_apply, args=(new,), type="primary",
+                      icon=":material/auto_fix_high:")  # fmt: skip
 
 
 def _verdict(program, plan, elsewhere: bool) -> bool:
@@ -174,8 +176,10 @@ def _verdict(program, plan, elsewhere: bool) -> bool:
                 "Live outputs and the Timing lab run on this server's devices.",
                 icon=":material/dns:")  # fmt: skip
     st.code(codegen.pmap_call(plan, compact=True), language="python")
-    for problem in plan.problems:
-        _problem(program, problem)
+    codes = [p.code for p in plan.problems]
+    for k, problem in enumerate(plan.problems):
+        again = codes[:k].count(problem.code)  # the same problem for a second argument
+        _problem(program, problem, key=f"fix_{problem.code}" + (f"_{again}" if again else ""))
     if not plan.ok:
         return False
     local_args = zip(plan.arg_names, plan.per_device_in_shapes, strict=True)

@@ -139,7 +139,7 @@ gives ({n}, pairs / {n}); **reshaping back** gives one dot product per pair, equ
 )
 
 
-@st.fragment  # pressing Run reruns this section only, not the live run above
+@ui.fragment  # pressing Run reruns this section only, not the live run above
 def _seed_example() -> None:
     limit = dotproduct.max_pairs(devices.memory_budget(), n)
     c1, c2 = st.columns([2, 1])

@@ -281,6 +281,22 @@ def page_failed(err: BaseException) -> None:
         st.code(type(err).__name__, language=None)
 
 
+def fragment(body):
+    """``st.fragment`` with app.py's last resort inside it: an error raised in a fragment is
+    shown by Streamlit's fragment runner (a traceback) before app.py's ``try`` around the page
+    could catch it, so the fragment gets the same one clear message itself."""
+    import functools
+
+    @functools.wraps(body)
+    def guarded(*args, **kwargs):
+        try:
+            return body(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001  (as in app.py)
+            page_failed(err)
+
+    return st.fragment(guarded)
+
+
 def save_url_settings(prefix: str, names: list[str]) -> None:
     """Mirror the current settings into the URL, so that a copied link reproduces the view."""
     set_url({n: str(st.session_state[prefix + n]) for n in names if prefix + n in st.session_state})

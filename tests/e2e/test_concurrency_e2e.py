@@ -36,8 +36,10 @@ def test_eight_sessions_at_once(server, browser):
             assert must2.format(n=N) in text, (path, text[:500])
             assert page.locator('[data-testid="stException"]').count() == 0
         # no session sees another's settings: each explorer kept its own function
-        assert "x + y" in pages[0].locator('[data-testid="stMain"]').inner_text()
-        assert "x @ w" in pages[1].locator('[data-testid="stMain"]').inner_text()
+        main = pages[0].locator('[data-testid="stMain"]').inner_text()
+        assert "Each device adds its blocks of x and y" in main  # fn=add's own description
+        main = pages[1].locator('[data-testid="stMain"]').inner_text()
+        assert "Each device multiplies its block of x by w" in main  # fn=matmul's own
     finally:
         for ctx in contexts:
             ctx.close()

@@ -357,3 +357,29 @@ def test_argument_boxes_lay_out_any_number_of_arguments(run_app, args, present):
     labels = [w.label for w in at.text_input if re.fullmatch(r"ex_[sa][0-9]", w.key or "")]
     assert labels == [lab for a in names for lab in (f"shape of {a}", f"in_axes of {a}")]
     assert "Valid" in at.success[0].value
+
+
+def test_the_same_problem_for_two_arguments_gets_a_fix_button_for_each(run_app):
+    """A share link with in_axes -1 for x and for y (found by the hostile-link test): two
+    negative-axis problems, each with its own button; both applied give a valid plan."""
+    at = explorer(run_app, fn="batched_dot", a0="-1", a1="-1")
+    fixes = [b for b in at.button if b.key.startswith("fix_negative_in_axes")]
+    assert [b.key for b in fixes] == ["fix_negative_in_axes", "fix_negative_in_axes_1"]
+    assert [b.label for b in fixes] == ["Apply: in_axes=2 for x", "Apply: in_axes=2 for y"]
+    fixes[0].click().run()
+    next(b for b in at.button if b.key.startswith("fix_negative_in_axes")).click().run()
+    assert not at.exception and "Valid" in at.success[0].value
+
+
+def test_an_unforeseen_error_in_the_fragment_is_one_clear_message(run_app, monkeypatch):
+    """app.py's last resort cannot catch what a fragment raises (Streamlit's fragment runner
+    shows it first), so the explorer's fragment carries the same net (``ui.fragment``)."""
+    from pmapviz import codegen
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("/secret/path")
+
+    monkeypatch.setattr(codegen, "pmap_call", broken)
+    at = explorer(run_app)
+    assert any("ran into an unexpected problem" in e.value for e in at.error)
+    assert "/secret/path" not in all_text(at) and "RuntimeError" in all_text(at)
