@@ -272,23 +272,21 @@ CODE_STYLE = (
     "background:rgba(128,128,128,0.12);border-radius:4px;padding:0.05em 0.3em"
 )
 CAPTION_STYLE = "color:rgba(49,51,63,0.6);font-size:0.875rem"
+HEADING_STYLE = "font-size:1.75rem;font-weight:600;line-height:1.2;padding:0.75rem 0 1rem;margin:0"
+
+
+def _code_raw(escaped: str) -> str:
+    return f'<code style="{CODE_STYLE}">{escaped}</code>'
 
 
 def _code(text: str) -> str:
     return _code_raw(html.escape(text))
 
 
-HEADING_STYLE = "font-size:1.75rem;font-weight:600;line-height:1.2;padding:0.75rem 0 1rem;margin:0"
-
-
 def _inline(text: str) -> str:
     """Plain text with `backtick` spans, as escaped HTML with those spans as code."""
     parts = html.escape(text, quote=False).split("`")
     return "".join(_code_raw(p) if k % 2 else p for k, p in enumerate(parts))
-
-
-def _code_raw(escaped: str) -> str:
-    return f'<code style="{CODE_STYLE}">{escaped}</code>'
 
 
 def section_html(title: str, body: str, intro: str = "") -> str:

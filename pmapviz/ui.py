@@ -345,7 +345,7 @@ def share_link(url_path: str) -> None:
     from urllib.parse import urlencode
 
     box = st.sidebar.popover("Share this view", icon=":material/link:", on_change="rerun",
-                        key=f"share_{url_path}")  # fmt: skip
+                             key=f"share_{url_path}")  # fmt: skip
     if not box.open:
         return
     host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"

@@ -148,3 +148,13 @@ def test_table_html_marks_each_device_with_its_colour_and_escapes_cells():
         "cpu:0", "[0:1, :]", "&lt;b&gt;", "cpu:1", "[1:2, :]", "&lt;b&gt;"]  # fmt: skip
     swatches = re.findall(r"background:(#[0-9A-F]{6})\"></span>", markup)
     assert swatches == [device_colour(3), device_colour(1)]  # the device's position, not k
+
+
+def test_a_section_is_a_heading_an_intro_with_code_spans_and_its_body():
+    markup = charts.section_html("How <it> splits", "<p>body</p>", intro="Read `a<b>` here")
+    assert re.fullmatch(
+        r'<h3 style="[^"]*">How &lt;it&gt; splits</h3><div style="[^"]*">Read '
+        r'<code style="[^"]*">a&lt;b&gt;</code> here</div><p>body</p>',
+        markup,
+    )
+    assert charts.section_html("T", "<i>b</i>").endswith("</h3><i>b</i>")  # no intro: none drawn
