@@ -16,7 +16,7 @@ import re
 import plotly.graph_objects as go
 
 from pmapviz.layout import ArrayLayout
-from pmapviz.palette import FONT, device_colour, text_colour
+from pmapviz.palette import FONT, MONO_CSS, device_colour, text_colour
 from pmapviz.settings import fmt_shape
 
 NEUTRAL = "#D9D9D9"
@@ -268,8 +268,8 @@ def array_html(layout: ArrayLayout, width_px: int = 360) -> str:
 
 
 CODE_STYLE = (
-    "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.875em;"
-    "background:rgba(128,128,128,0.12);border-radius:4px;padding:0.05em 0.3em"
+    f"{MONO_CSS};font-size:0.875em;background:rgba(128,128,128,0.12);border-radius:4px;"
+    "padding:0.05em 0.3em"
 )
 CAPTION_STYLE = "color:rgba(49,51,63,0.6);font-size:0.875rem"
 HEADING_STYLE = "font-size:1.75rem;font-weight:600;line-height:1.2;padding:0.75rem 0 1rem;margin:0"
@@ -345,8 +345,8 @@ def table_html(rows: list[dict[str, str]], label: str, positions: list[int]) -> 
         cells = list(row.values())
         name = f"{_swatch(positions[k])}{html.escape(cells[0])}"
         first = f'<td style="{_CELL};white-space:nowrap">{name}</td>'
-        rest = "".join(f'<td style="{_CELL};font-family:ui-monospace,Menlo,Consolas,monospace;'
-                       f'font-size:0.875em">{html.escape(c)}</td>' for c in cells[1:])  # fmt: skip
+        rest = "".join(f'<td style="{_CELL};{MONO_CSS};font-size:0.875em">{html.escape(c)}</td>'
+                       for c in cells[1:])  # fmt: skip
         body.append(f"<tr>{first}{rest}</tr>")
     return (f'<div style="overflow-x:auto"><table aria-label="{html.escape(label)}" '
             f'style="border-collapse:collapse;width:100%"><thead><tr>{head}</tr></thead>'

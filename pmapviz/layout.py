@@ -120,6 +120,12 @@ def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
     return inputs, outputs
 
 
+def used_pieces(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> tuple[Piece, ...]:
+    """The devices a valid plan uses, in mesh order (as the first array's pieces: its device's
+    name and position)."""
+    return (inputs or outputs)[0].pieces[: p.devices_used]
+
+
 def device_rows(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> list[dict[str, str]]:
     """What each device of a valid plan holds and computes, one row per used device in mesh
     order: its name, its slice of every input and output (from the layouts, i.e. from JAX's
@@ -129,8 +135,8 @@ def device_rows(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> lis
     receives = ", ".join(fmt_shape(s) for s in p.per_device_in_shapes)
     returns = fmt_tree(p.per_device_out_shapes)
     rows = []
-    for k in range(p.devices_used):
-        row = {"device": (inputs or outputs)[0].pieces[k].device}
+    for k, piece in enumerate(used_pieces(p, inputs, outputs)):
+        row = {"device": piece.device}
         row.update({f"{lay.name} slice": lay.pieces[k].index_text for lay in inputs})
         row.update({"f receives": receives, "f returns": returns})
         row.update({f"{lay.name} slice": lay.pieces[k].index_text for lay in outputs})

@@ -30,3 +30,4 @@ def palette(n: int) -> list[str]:
 
 
 FONT = dict(family="Source Sans Pro, Segoe UI, Helvetica, Arial, sans-serif", size=14)
+MONO_CSS = "font-family:ui-monospace,Menlo,Consolas,monospace"  # code, slices and shapes in HTML

@@ -5,13 +5,14 @@ This is the only module of ``pmapviz`` that imports Streamlit; everything else i
 
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
 
 import streamlit as st
 
 from pmapviz import devices, settings
-from pmapviz.palette import device_colour, text_colour
+from pmapviz.palette import MONO_CSS, device_colour, text_colour
 from pmapviz.scenario import Scenario
 
 
@@ -79,7 +80,7 @@ def device_report() -> devices.DeviceReport:
 
 def _cell(text: str, position: int | None, tooltip: str = "", mono: bool = True) -> str:
     fill = "#EEEEEE" if position is None else device_colour(position)
-    font = "font-family:ui-monospace,Menlo,Consolas,monospace;" if mono else ""
+    font = MONO_CSS + ";" if mono else ""
     return (
         f"<div title='{html.escape(tooltip or text, quote=True)}' style='background:{fill};"
         f"color:{text_colour(fill)};border-radius:6px;padding:8px 4px;text-align:center;"
@@ -285,7 +286,6 @@ def fragment(body):
     """``st.fragment`` with app.py's last resort inside it: an error raised in a fragment is
     shown by Streamlit's fragment runner (a traceback) before app.py's ``try`` around the page
     could catch it, so the fragment gets the same one clear message itself."""
-    import functools
 
     @functools.wraps(body)
     def guarded(*args, **kwargs):
@@ -484,7 +484,7 @@ def device_table(plan, inputs: list, outputs: list, title: str) -> None:
     from pmapviz import charts, layout
 
     rows = layout.device_rows(plan, inputs, outputs)
-    positions = [p.position for p in (inputs or outputs)[0].pieces[: plan.devices_used]]
+    positions = [p.position for p in layout.used_pieces(plan, inputs, outputs)]
     if len(rows) <= HTML_TABLE_ROWS:
         st.html(charts.section_html(title, charts.table_html(rows, title, positions)))
     else:
