@@ -7,10 +7,9 @@ for the whole server process, so it is applied here, before any page imports JAX
 import os
 import sys
 
-import pandas  # noqa: F401  (imported once, early: concurrent first sessions raced on it)
 import streamlit as st
 
-from pmapviz import devices  # imports no JAX
+from pmapviz import devices, warmup  # import no JAX
 
 st.set_page_config(page_title="pmapviz", page_icon=":material/grid_view:", layout="wide")
 st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.toml
@@ -52,3 +51,4 @@ try:
     page.run()
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     ui.page_failed(err)
+warmup.start()  # pandas, for tables, once per process: after this page, not before it

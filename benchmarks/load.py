@@ -152,6 +152,7 @@ def _click_all(names, pages, plan) -> tuple[list[float], dict[int, dict]]:
 
 def _wait_all(names, pages, plan, clicked, result, timeout, proc) -> dict[int, dict]:
     pending = {i: name for i, name in enumerate(names) if i not in result}
+    erred_at: dict[int, float] = {}  # when each session's page first showed an error only
     while pending:
         for i in list(pending):
             name = pending[i]
@@ -161,7 +162,15 @@ def _wait_all(names, pages, plan, clicked, result, timeout, proc) -> dict[int, d
             except Exception as err:  # noqa: BLE001
                 st = {"running": True, "result": False, "exceptions": 0,
                       "errors": [str(err)[:80]]}  # fmt: skip
-            done = (st["result"] or st["exceptions"] or st["errors"]) and not st["running"]
+            # An error alone is an outcome once it has stood for 2 s: a result can show an
+            # error of its own (the 10M example's "If you forget the reshape") a moment before
+            # the element that says it is a result has loaded its code in the browser.
+            only_error = st["errors"] and not (st["result"] or st["exceptions"] or st["running"])
+            erred = erred_at.setdefault(i, time.perf_counter()) if only_error else None
+            if not only_error:
+                erred_at.pop(i, None)
+            settled_error = erred is not None and time.perf_counter() - erred > 2.0
+            done = ((st["result"] or st["exceptions"]) and not st["running"]) or settled_error
             if done or waited > timeout or proc.poll() is not None:
                 result[i] = {**st, "wait": waited, "timed_out": not done}
                 del pending[i]

@@ -105,7 +105,7 @@ if res is not None:
          "steady call (ms)": round(pp["steady_s"] * 1e3, 3)}
         for pp in res.per_process
     ]  # fmt: skip
-    st.dataframe(table, hide_index=True, width="stretch")
+    ui.dataframe(table)
     (st.success if check.ok else st.error)(
         f"psum = {res.per_process[0]['psum']:g} and all_gather = 1..{g} in **every** process"
         + (f", equal to numpy (sum 1..{g} = {check.expect_sum:g})." if check.correct

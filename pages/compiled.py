@@ -101,7 +101,7 @@ if st.button("Compile and time them", key="cp_hidden", icon=":material/visibilit
     with st.spinner("Compiling and timing..."):
         st.session_state["cp_hidden_rows"] = compiled.hidden_table(n_all)
 if st.session_state.get("cp_hidden_rows"):
-    st.dataframe(st.session_state["cp_hidden_rows"], hide_index=True, width="stretch")
+    ui.dataframe(st.session_state["cp_hidden_rows"])
 
 if src == "collective":
     st.subheader("One call, device by device")
@@ -118,6 +118,6 @@ if src == "collective":
                                                      target.perm, bw, on_wait)  # fmt: skip
             clear_wait()
             st.plotly_chart(timecharts.timeline_figure(tl, report.labels), key="cp_timeline")
-            st.dataframe(timeline.time_rows(times), hide_index=True, width="stretch")
+            ui.dataframe(timeline.time_rows(times))
         except timeline.ProfilerBusy as err:
             st.warning(str(err), icon=":material/hourglass_top:")

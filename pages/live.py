@@ -124,7 +124,7 @@ else:
 
         st.subheader("Per device")
         rows = programs.device_rows(plan, res)
-        st.dataframe(rows, hide_index=True, width="stretch")
+        ui.dataframe(rows)
 
 # ------------------------------------------------------------------ the seed at full size
 st.divider()

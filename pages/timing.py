@@ -173,7 +173,7 @@ st.markdown(
     f"{best['run_s_median'] * 1e3:.2f} ms, {best['run_s_median'] / floor:.1f}x the memory floor "
     f"of {floor * 1e3:.2f} ms."
 )
-st.dataframe(rows, hide_index=True, width="stretch")
+ui.dataframe(rows)
 
 buf = io.StringIO()
 writer = csv.DictWriter(buf, fieldnames=list(rows[0]))

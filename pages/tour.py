@@ -54,7 +54,7 @@ if step == 8 and st.button("Launch 2 processes", key="tour_cluster",
     try:
         rows = tour.launch_two_processes(on_wait=on_wait)
         clear_wait()
-        st.dataframe(rows, hide_index=True)
+        ui.dataframe(rows)
     except (cluster.ClusterError, OSError) as err:
         clear_wait()
         st.error(str(err), icon=":material/error:")
@@ -64,7 +64,7 @@ if step == 9 and st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_t
     try:
         rows = tour.time_one_and_all(n, on_wait=on_wait)
         clear_wait()
-        st.dataframe(rows, hide_index=True)
+        ui.dataframe(rows)
     except (benchmarking.BenchError, turns.WaitTimeout, turns.Cancelled) as err:
         clear_wait()
         st.error(str(err), icon=":material/block:")

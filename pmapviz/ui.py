@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import devices, settings
+from pmapviz import devices, settings, warmup
 from pmapviz.palette import MONO_CSS, device_colour, text_colour
 from pmapviz.scenario import Scenario
 
@@ -251,7 +251,7 @@ def render_blocks(blocks: list, report: devices.DeviceReport) -> None:
             getattr(st, b.kind)(b.body, icon=":material/block:" if b.kind == "error"
                                 else ":material/info:")  # fmt: skip
         elif b.kind == "table":
-            st.dataframe(b.body, hide_index=True, width="stretch")
+            dataframe(b.body)
         elif b.kind == "grid":
             st.markdown(block_grid(b.body), unsafe_allow_html=True)
         elif b.kind == "chips":
@@ -268,6 +268,19 @@ def parsed(prefix: str, schema: settings.Schema, keys: list[str] | None = None) 
     if show_errors(errors):
         st.stop()
     return values
+
+
+def dataframe(data) -> None:
+    """``st.dataframe`` without the index, full width, once pandas is fully imported: Streamlit
+    imports it inside, and two sessions importing it at once raced (pmapviz.warmup)."""
+    warmup.pandas()
+    st.dataframe(data, hide_index=True, width="stretch")
+
+
+def table(data) -> None:
+    """``st.table``, once pandas is fully imported (as :func:`dataframe`)."""
+    warmup.pandas()
+    st.table(data)
 
 
 def page_failed(err: BaseException) -> None:
@@ -386,8 +399,6 @@ def show_analysis(a, labels: list[str]) -> None:
     """A compiled pmap program (pmapviz.compiled.Analysis): the collectives XLA emitted beside
     the ring model, their groups and pairs on the devices, the program at three levels, and
     cost and memory per variant."""
-    import pandas as pd
-
     from pmapviz import charts, compiled
 
     st.caption(f"`{a.target.code}` on {a.target.n} device(s), compiled in "
@@ -401,7 +412,7 @@ def show_analysis(a, labels: list[str]) -> None:
         st.info("XLA emitted no collective: every device computes on its own block.",
                 icon=":material/info:")  # fmt: skip
     else:
-        st.dataframe(pd.DataFrame(compiled.table_rows(a.rows)), hide_index=True, width="stretch")
+        dataframe(warmup.pandas().DataFrame(compiled.table_rows(a.rows)))
         for r in a.rows:
             c = r.hlo
             if c.source_target_pairs:
@@ -436,14 +447,12 @@ def _show_levels(a) -> None:
 
 
 def _show_variants(a) -> None:
-    import pandas as pd
-
     from pmapviz import compiled
 
     st.markdown("**The same computation, four ways** (per device; `bytes accessed` is each "
                 "device's LOCAL memory traffic, not network bytes):")  # fmt: skip
     rows, notes = compiled.variant_table(a)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    dataframe(warmup.pandas().DataFrame(rows))
     for note in notes:
         st.info(note, icon=":material/info:")
 
@@ -489,7 +498,7 @@ def device_table(plan, inputs: list, outputs: list, title: str) -> None:
         st.html(charts.section_html(title, charts.table_html(rows, title, positions)))
     else:
         st.subheader(title)
-        st.dataframe(rows, hide_index=True, width="stretch")
+        dataframe(rows)
 
 
 def show_dot_result(res) -> None:
@@ -530,7 +539,7 @@ def show_dot_result(res) -> None:
             f"memory with the devices. A multiple of {dot_shared_step(res.devices):,} pairs "
             "would be shared (no copy, less memory)."
         )
-    st.table(res.per_device)
+    table(res.per_device)
     with st.expander("If you forget the reshape", expanded=True):
         st.error(res.forgot_reshape_message, icon=":material/block:")
         st.markdown(

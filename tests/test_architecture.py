@@ -103,3 +103,20 @@ def test_tests_mirror_the_package():
     missing = [p.name for p in CORE if p.name not in ("__init__.py", "__main__.py")
                and not (ROOT / "tests" / "core" / f"test_{p.stem}.py").exists()]  # fmt: skip
     assert not missing, f"no tests/core/test_<module>.py for {missing}"
+
+
+def _st_calls(path, names):
+    for node in ast.walk(ast.parse(path.read_text())):
+        func = getattr(node, "func", None)
+        st_call = isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "st"
+        if st_call and func.attr in names:
+            yield f"{path.name}:{node.lineno}: st.{func.attr}"
+
+
+def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
+    """st.dataframe and st.table import pandas inside Streamlit; two sessions doing that at
+    once raced. ui.dataframe and ui.table take pmapviz.warmup's lock first."""
+    sources = [p for p in [*CORE, *PAGE_FILES, ROOT / "app.py"] if p.name != "ui.py"]
+    assert not [c for p in sources for c in _st_calls(p, ("dataframe", "table"))]
+    imports = [p.name for p in sources if "pandas" in set(_imports(p))]
+    assert imports == [], "import pandas through warmup.pandas()"

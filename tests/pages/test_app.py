@@ -147,3 +147,28 @@ def test_collectives_grid_uses_the_reported_labels(run_app, monkeypatch):
     at = run_app(page="pages/collectives.py", query={"c": "psum", "n": "4", "m": "1"})
     grid = " ".join(m.value for m in at.markdown if "grid" in m.value)
     assert all(f">TPU_{d}<" in grid for d in range(4)) and "cpu:" not in grid
+
+
+def test_the_first_page_is_drawn_without_importing_pandas():
+    """Cold start (issue 17): pandas (~0.3 s) is imported by pmapviz.warmup after the first
+    page, not on its way. Here the warm-up is switched off, so pandas in sys.modules after the
+    home page means something on the home page's path imported it."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import os, sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "from pmapviz import warmup\n"
+        "warmup.start = lambda *a, **k: None\n"
+        f"os.environ['PMAPVIZ_DEVICES'] = '{TEST_DEVICES}'\n"
+        "sys.argv = ['app.py']\n"
+        "at = AppTest.from_file(os.path.abspath('app.py'), default_timeout=120).run()\n"
+        "print(len(at.exception), at.title[0].value.split(':')[0], 'pandas' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-3:] == ["0", "pmapviz", "False"]

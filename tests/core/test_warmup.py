@@ -1,0 +1,64 @@
+"""pmapviz.warmup: pandas imported once, in the background or on demand, never twice at once.
+Each test runs in a fresh interpreter: this one has imported pandas long ago."""
+
+import subprocess
+import sys
+import textwrap
+
+from tests.conftest import ROOT
+
+
+def _fresh(code: str) -> str:
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_importing_warmup_imports_no_pandas():
+    assert _fresh("import sys, pmapviz.warmup; print('pandas' in sys.modules)") == "False"
+
+
+def test_many_threads_asking_at_once_all_get_the_whole_module():
+    out = _fresh("""
+        import threading
+        from pmapviz import warmup
+        got, errors = [], []
+        def ask():
+            try:
+                got.append(warmup.pandas().DataFrame({"a": [1, 2]}).shape)
+            except Exception as err:
+                errors.append(repr(err))
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(sorted(set(got)), len(got), errors)
+    """)
+    assert out == "[(2, 1)] 8 []"
+
+
+def test_start_imports_pandas_in_the_background_once_per_process():
+    out = _fresh("""
+        import sys
+        from pmapviz import warmup
+        first = warmup.start(delay_s=0.2)
+        before = "pandas" in sys.modules  # still waiting out the delay
+        again = warmup.start()
+        first.join(60)
+        print(before, again, first.daemon, first.name, hasattr(sys.modules["pandas"], "DataFrame"))
+    """)
+    assert out == "False None True pmapviz-warmup True"
+
+
+def test_a_caller_during_the_background_import_waits_for_it():
+    """The race the lock prevents: a table drawn while the warm-up thread is mid-import must
+    get the finished module, not a partially initialised one."""
+    out = _fresh("""
+        import time
+        from pmapviz import warmup
+        thread = warmup.start()
+        time.sleep(0.01)  # the warm-up thread is importing now
+        pd = warmup.pandas()
+        print(thread.is_alive(), pd.DataFrame([{"x": 1}]).to_dict("records"))
+    """)
+    assert out == "False [{'x': 1}]"
