@@ -51,4 +51,4 @@ try:
     page.run()
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     ui.page_failed(err)
-warmup.start()  # pandas, for tables, once per process: after this page, not before it
+warmup.start()  # once per process, after this page: pandas for tables, and gc.freeze()
