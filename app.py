@@ -48,7 +48,8 @@ page = st.navigation(
     ]
 )
 try:
-    page.run()
+    with ui.routing():
+        page.run()
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     ui.page_failed(err)
 warmup.start()  # once per process, after this page: pandas for tables, and gc.freeze()

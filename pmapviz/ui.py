@@ -5,8 +5,10 @@ This is the only module of ``pmapviz`` that imports Streamlit; everything else i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
+import threading
 from dataclasses import dataclass
 
 import streamlit as st
@@ -47,21 +49,39 @@ PAGES = (
 )  # fmt: skip
 
 
+_ROUTER = threading.local()  # per script thread: is app.py's router running this page?
+
+
+@contextlib.contextmanager
+def routing():
+    """app.py runs the chosen page inside this, so :func:`ensure_routed` can tell."""
+    _ROUTER.active = True
+    try:
+        yield
+    finally:
+        _ROUTER.active = False
+
+
 def ensure_routed() -> None:
     """First line of every page: make sure the page runs inside app.py's router.
 
     A folder named ``pages/`` next to the main script makes Streamlit start each new server
     process in its legacy multipage mode, where ``/explorer`` runs ``pages/explorer.py``
-    directly, skipping app.py (device set-up, panel, navigation) until someone opens ``/``.
-    That happens to the first share link opened on a fresh server. When it does, switch the
-    process to ``st.navigation`` mode, which app.py uses, and rerun: the same URL then goes
-    through app.py. (Relies on Streamlit's PagesManager; tested by the e2e deep-link test.)
+    directly, skipping app.py (device set-up, panel, navigation). That happens to share links
+    opened on a fresh server. When it does, switch the process to ``st.navigation`` mode, which
+    app.py uses, and rerun: the same URL then goes through app.py.
+
+    The test is this run's own (:func:`routing`), not Streamlit's process-wide flag: with two
+    such links opened at once, the first page to get here clears the flag, and the second,
+    started in the legacy mode too, used to read the cleared flag and run outside app.py
+    (before app.py had set up the devices: JAX then started with the default count).
     """
+    if getattr(_ROUTER, "active", False):
+        return
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 
 def page_info(path: str) -> PageInfo:

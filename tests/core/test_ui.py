@@ -37,3 +37,43 @@ def test_argument_widths_widen_in_axes_for_a_pytree_argument():
     tree = ui.argument_widths("((2,), (3,))", "0")
     assert tree[1] == plain[1]  # the dtype box keeps its width: "float32" stays readable
     assert tree[2] / sum(tree) > plain[2] / sum(plain)
+
+
+class _Rerun(Exception):
+    pass
+
+
+def _rerun():
+    raise _Rerun
+
+
+def test_a_page_outside_app_py_reruns_whatever_streamlits_flag_says(monkeypatch):
+    """Two share links opened at once on a fresh server both start in Streamlit's legacy pages/
+    mode; the first clears the process-wide flag, so the second must not trust it."""
+    import threading
+
+    import pytest
+    from streamlit.runtime.pages_manager import PagesManager
+
+    monkeypatch.setattr(ui.st, "rerun", _rerun)
+    for flag in (True, False, None):  # False: another session's page already cleared it
+        monkeypatch.setattr(PagesManager, "uses_pages_directory", flag)
+        with pytest.raises(_Rerun):
+            ui.ensure_routed()
+        assert PagesManager.uses_pages_directory is False  # the rerun goes through app.py
+    with ui.routing():
+        ui.ensure_routed()  # app.py's router is running this page: no rerun
+        seen = []
+
+        def elsewhere():
+            try:
+                ui.ensure_routed()
+            except _Rerun:
+                seen.append("rerun")
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        other.join()
+        assert seen == ["rerun"]  # another session's thread is not routed by this one
+    with pytest.raises(_Rerun):
+        ui.ensure_routed()  # the mark ends with the page

@@ -71,6 +71,21 @@ def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
         assert "Timing lab" in p.locator('[data-testid="stMain"] h1').first.inner_text()
 
 
+def test_share_links_opened_at_once_on_a_fresh_server_all_go_through_app_py(browser):
+    """Three links as the server's very first requests, at once: each page must run inside
+    app.py (its device count, not JAX's default; no "Asked for" warning). Before the fix, the
+    second page started in Streamlit's legacy mode ran outside app.py in ~1 start of 3."""
+    with fresh_server(["--devices", "3"], browser) as (url, first):
+        pages = [first, *(first.context.new_page() for _ in range(2))]
+        for p, path in zip(pages, ("/tour?step=3", "/compiled", "/"), strict=True):
+            p.goto(url + path, wait_until="commit")
+        for p in pages:
+            wait_rendered(p, timeout_ms=180_000)
+            sidebar = p.locator('[data-testid="stSidebar"]').inner_text()
+            assert "3 devices" in sidebar and "Asked for" not in sidebar, sidebar[:300]
+            assert p.locator('[data-testid="stException"]').count() == 0
+
+
 def test_restart_command_updates_and_panel_survives_reruns(server, page):
     page.goto(server + "/explorer")
     wait_rendered(page)
