@@ -157,7 +157,9 @@ def parse_shape(text: Any, name: str = "shape") -> tuple[int, ...]:
         raise SettingError(f"{name} is empty: type its sizes like 8, 128 (or () for a scalar).")
     if re.search(r",\s*,", body):
         raise SettingError(f"{name} {quote(raw)} has an empty size between two commas.")
-    dims = [_dim(p, raw, name) for p in re.split(r"[,\sx×]+", body) if p != ""]
+    # "8x128" and "8 × 128" are two sizes; an x that joins no two sizes ("4, x, 3") is a typo
+    body = re.sub(r"(?<=[0-9_])\s*[x×]\s*(?=[0-9])", ",", body)
+    dims = [_dim(p, raw, name) for p in re.split(r"[,\s]+", body) if p != ""]
     if len(dims) > MAX_RANK:
         raise SettingError(f"{name} has {len(dims)} axes; at most {MAX_RANK} are supported.")
     check_elements(dims, name)

@@ -317,6 +317,7 @@ def test_pytree_outputs():
         ("8,", (8,)),
         ("()", ()),
         ("8x3", (8, 3)),
+        ("8 x 1_250_000 × 3", (8, 1250000, 3)),
         ("0, 3", (0, 3)),
     ],
 )
@@ -333,6 +334,9 @@ def test_parse_shape_is_tolerant(text, shape):
         ("1e309", "`1e309`"),
         ("nan", "`nan`"),
         ("8, 3.5", "`3.5`"),
+        ("4, x, 3", "`x` in `4, x, 3` is not a size"),  # not (4, 3): an x joins two sizes
+        ("x8", "`x8`"),
+        ("8x", "`8x`"),
         ("8, ²", "not a size"),
         ("8, ١", "not a size"),
         ("ünïcode", "not a size"),
