@@ -166,10 +166,12 @@ def _wait_all(names, pages, plan, clicked, result, timeout, proc) -> dict[int, d
             # error of its own (the 10M example's "If you forget the reshape") a moment before
             # the element that says it is a result has loaded its code in the browser.
             only_error = st["errors"] and not (st["result"] or st["exceptions"] or st["running"])
-            erred = erred_at.setdefault(i, time.perf_counter()) if only_error else None
-            if not only_error:
+            now = time.perf_counter()
+            if only_error:
+                erred_at.setdefault(i, now)
+            else:
                 erred_at.pop(i, None)
-            settled_error = erred is not None and time.perf_counter() - erred > 2.0
+            settled_error = only_error and now - erred_at[i] > 2.0
             done = ((st["result"] or st["exceptions"]) and not st["running"]) or settled_error
             if done or waited > timeout or proc.poll() is not None:
                 result[i] = {**st, "wait": waited, "timed_out": not done}

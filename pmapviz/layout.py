@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmapviz import pytrees
+from pmapviz.settings import fmt_shape, fmt_tree
 
 
 def index_text(index: tuple) -> str:
@@ -130,8 +131,6 @@ def device_rows(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> lis
     """What each device of a valid plan holds and computes, one row per used device in mesh
     order: its name, its slice of every input and output (from the layouts, i.e. from JAX's
     shardings), and the shapes f receives and returns there."""
-    from pmapviz.settings import fmt_shape, fmt_tree
-
     receives = ", ".join(fmt_shape(s) for s in p.per_device_in_shapes)
     returns = fmt_tree(p.per_device_out_shapes)
     rows = []
