@@ -16,11 +16,18 @@ st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.to
 
 try:
     _settings = devices.parse_settings(sys.argv[1:], os.environ)
+    devices.apply(_settings)  # before anything else touches JAX
 except devices.SettingsError as err:
 
-    def _cannot_start(message: str = str(err)) -> None:
+    def _cannot_start(message: str = str(err), missing: bool = isinstance(
+            err, devices.PlatformUnavailable)) -> None:  # fmt: skip
         st.title("pmapviz could not start")
         st.error(message, icon=":material/error:")
+        if missing:
+            st.markdown("Install the accelerator build of the pinned JAX into this "
+                        "environment, then restart; or use emulated CPU devices:")  # fmt: skip
+            st.code(devices.install_commands(), language="bash")
+            return
         st.markdown(
             f"Start it like this (any count from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}):"
         )
@@ -34,8 +41,6 @@ except devices.SettingsError as err:
         [st.Page(_cannot_start, title="pmapviz could not start")], position="hidden"
     ).run()
     st.stop()
-
-devices.apply(_settings)  # before anything else touches JAX
 
 from pmapviz import ui  # noqa: E402  (after the device count is fixed)
 

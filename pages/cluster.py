@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import cluster, settings, ui
+from pmapviz import cluster, devicefacts, settings, ui
 
 ui.ensure_routed()
 
@@ -15,6 +15,8 @@ st.markdown(
     "its local devices, and `psum`, `all_gather` and `axis_index` span all of them (CPU "
     "collectives go through gloo)."
 )
+if note := devicefacts.workers_note(ui.device_report().facts):
+    st.info(note, icon=":material/info:")
 
 schema = settings.cluster()
 ui.load_url_settings(P, schema)
@@ -30,17 +32,7 @@ ui.save_url_settings(P, ["p", "d"])
 ui.share_link("cluster")
 v = ui.parsed(P, schema)
 procs, local = int(v["p"]), int(v["d"])
-st.code(
-    "# in each of the processes i = 0.." + str(procs - 1) + "\n"
-    f'jax.config.update("jax_num_cpu_devices", {local})\n'
-    "jax.distributed.initialize(coordinator_address='127.0.0.1:PORT',\n"
-    f"                           num_processes={procs}, process_id=i)\n"
-    "x = local_values                    # one per LOCAL device\n"
-    "psum, gathered, idx = jax.pmap(\n"
-    "    lambda v: (lax.psum(v, 'i'), lax.all_gather(v, 'i'), lax.axis_index('i')),\n"
-    "    axis_name='i')(x)                # the axis spans ALL processes' devices",
-    language="python",
-)
+st.code(cluster.worker_code(procs, local), language="python")
 
 
 def _kill_worker_1(workers):

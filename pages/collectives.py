@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import charts, collectives, compiled, settings, ui
+from pmapviz import charts, collectives, compiled, devicefacts, settings, ui
 
 ui.ensure_routed()
 
@@ -116,7 +116,7 @@ sent, recv = out.cost["sent"], out.cost["received"]
 st.markdown(
     f"**Communication**: each device sends about **{sent:,.0f} bytes** and receives about "
     f"**{recv:,.0f} bytes** for {n} devices x {m} float32 elements. Model: {out.model}. "
-    "Latency and on-device copies are ignored; on emulated CPU devices nothing crosses a wire."
+    + devicefacts.wire_note(report.facts)
 )
 
 with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):

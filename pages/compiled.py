@@ -9,9 +9,9 @@ from pmapviz import (
     benchmarking,
     collectives,
     compiled,
-    devices,
+    devicefacts,
+    memory,
     settings,
-    timecharts,
     timeline,
     training,
     ui,
@@ -107,17 +107,34 @@ if src == "collective":
     st.subheader("One call, device by device")
     st.markdown(
         "A real profiler trace (`jax.profiler.trace`) of one call: one lane per device, its HLO "
-        "ops as bars, collectives coloured; on emulated CPU devices a collective is a copy "
-        "between threads, so its measured time is mostly waiting for the slowest device."
+        "ops as bars, collectives coloured; " + devicefacts.trace_note(report.facts)
     )
     if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
         on_wait, clear_wait = ui.queue_display(timeline.TURNS, stop_key="cp_trace_stop")
         try:
-            bw = benchmarking.bandwidth(devices.memory_budget())
+            bw = benchmarking.bandwidth(memory.budget()).bandwidth_gbs
             tl, times = timeline.collective_timeline(v["c"], n, v["m"], target.groups,
                                                      target.perm, bw, on_wait)  # fmt: skip
             clear_wait()
-            st.plotly_chart(timecharts.timeline_figure(tl, report.labels), key="cp_timeline")
+            ui.show_timeline(tl, "cp_timeline")
             ui.dataframe(timeline.time_rows(times))
         except timeline.ProfilerBusy as err:
             st.warning(str(err), icon=":material/hourglass_top:")
+
+st.subheader("A trace from any machine")
+st.markdown(
+    "Load the `perfetto_trace.json.gz` that `jax.profiler.trace(folder, "
+    "create_perfetto_trace=True)` wrote on any machine, a GPU box or a TPU pod: one lane per "
+    "device (CPU, GPU and TPU traces name their devices differently; pmapviz reads all three), "
+    "the last call that reached every device. From a terminal: "
+    "`python -m pmapviz trace PATH [--json]`."
+)
+upload = st.file_uploader("Trace file (.json.gz or .json)", type=["gz", "json"], key="cp_upload")
+if upload is not None:
+    try:
+        limit = timeline.trace_limit(memory.budget().host)
+        loaded = timeline.from_trace(timeline.parse_trace(upload.getvalue(), upload.name, limit))
+        ui.show_timeline(loaded, "cp_loaded")
+        ui.dataframe(timeline.lane_rows(loaded))
+    except timeline.TraceError as err:
+        st.error(str(err), icon=":material/block:")

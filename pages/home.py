@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import programs, ui
+from pmapviz import devicefacts, programs, ui
 
 ui.ensure_routed()
 
@@ -48,9 +48,8 @@ with right:
   maintenance mode. Write per-device code with **`jax.shard_map`**, or global-view code with
   **`jax.jit` + `NamedSharding`**. Pages here show the same computation in all three.
 - **Nested pmap is gone;** `pmap(vmap(f))`, `jit(pmap(f))` and `grad` inside pmap still work.
-- **Honesty about speed:** emulated CPU devices share this machine's cores, so they show the
-  *mechanics* of pmap, not a speed-up. Real accelerators do speed up.
 """
+        + f"- **Honesty about speed:** {devicefacts.honesty_line(report.facts)}"
     )
 
 st.subheader("Your device set")

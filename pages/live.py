@@ -3,7 +3,17 @@ against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 
 import streamlit as st
 
-from pmapviz import devices, dotproduct, planning, programs, scenario, timebudget, ui
+from pmapviz import (
+    devicefacts,
+    devices,
+    dotproduct,
+    memory,
+    planning,
+    programs,
+    scenario,
+    timebudget,
+    ui,
+)
 from pmapviz.settings import fmt_shape, quote
 
 ui.ensure_routed()
@@ -69,19 +79,18 @@ elif why := programs.not_runnable(plan):
     st.info(why, icon=":material/info:")
 else:
     need = programs.estimate_bytes(plan, program)
-    budget = devices.memory_budget()
-    if need > budget:
+    budget = memory.budget()
+    if too_big := budget.problem(need):
         st.error(
-            f"This run needs about {need / 1e9:.2f} GB at its peak (inputs and outputs on the "
-            f"devices, the one-device reference, and the checks); the budget is "
-            f"{budget / 1e9:.2f} GB. Make the largest axis about {budget / need:.0%} of its "
+            f"This run (inputs and outputs on the devices, the one-device reference, and the "
+            f"checks) {too_big}. Make the largest axis about {budget.share_of(need):.0%} of its "
             "size, or fewer.",
             icon=":material/memory:",
         )
     elif too_long := _too_long(plan, program):  # the time limit (timebudget.check_live)
         st.error(too_long, icon=":material/timer_off:")
-    elif need > AUTO_RUN_BYTES and not st.button(
-        f"Run ({need / 1e6:,.0f} MB working set)", type="primary", icon=":material/play_arrow:"
+    elif budget.bytes_of(need) > AUTO_RUN_BYTES and not st.button(
+        f"Run ({budget.words(need)} working set)", type="primary", icon=":material/play_arrow:"
     ):
         st.info("Large inputs: press Run to start.", icon=":material/info:")
     else:
@@ -117,9 +126,8 @@ else:
                         f"{same}.")  # fmt: skip
         st.caption(
             "Compile and transfer are measured once; compute is the median of 5 runs with "
-            "inputs already placed, after a warm-up, timed with block_until_ready. On "
-            f"{report.physical_cores} CPU core(s) shared by {n} emulated devices, expect no "
-            "speed-up over one device (see the Timing lab)."
+            "inputs already placed, after a warm-up, timed with block_until_ready. "
+            + devicefacts.speed_caveat(report.facts, plan.devices_used)
         )
 
         st.subheader("Per device")
@@ -141,7 +149,7 @@ gives ({n}, pairs / {n}); **reshaping back** gives one dot product per pair, equ
 
 @ui.fragment  # pressing Run reruns this section only, not the live run above
 def _seed_example() -> None:
-    limit = dotproduct.max_pairs(devices.memory_budget(), n)
+    limit = dotproduct.max_pairs(memory.budget(), n)
     c1, c2 = st.columns([2, 1])
     pairs = c1.number_input(
         f"Pairs (1,000 to {limit:,}, a multiple of {n})", min_value=dotproduct.MIN_PAIRS,

@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import devices, memory, programs, scenario, settings, timecharts, turns, ui
+from pmapviz import devicefacts, memory, programs, scenario, settings, timecharts, turns, ui
 
 ui.ensure_routed()
 
@@ -17,14 +17,9 @@ n = report.count
 P = "tl_"
 
 st.title("Timing lab")
-st.markdown(
-    f"**This machine: {report.physical_cores} physical CPU core(s), {n} emulated "
-    f"{report.platform} device(s).** Emulated devices share those cores, and `jit` on a single "
-    "device already uses all of them, so on a CPU more devices do **not** make the work faster: "
-    "they add per-call overhead and, for collectives, copies. On real GPUs or TPUs each device "
-    "has its own compute and memory, and pmap does speed up (sub-linearly, once communication "
-    "offsets the gain). Everything below is measured, not modelled."
-)
+st.markdown(devicefacts.speed_story(report.facts, n) + " Everything below is measured, not "
+            "modelled.")  # fmt: skip
+budget = memory.budget()
 
 ks_all = bench.device_counts(n)
 schema = settings.timing(n, st.query_params.get("w", "dot"))
@@ -53,8 +48,7 @@ ui.share_link("timing")
 repeat = ui.parsed(P, schema, ["r"])["r"]
 
 try:
-    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, devices.memory_budget(),
-                            repeat=repeat)  # fmt: skip
+    runs = bench.plan_sweep(wl, sorted(sizes), sorted(ks), impls, budget, repeat=repeat)
 except bench.BenchError as err:
     st.error(str(err), icon=":material/block:")
     runs = []
@@ -87,7 +81,7 @@ if go and runs:
     try:
         result = bench.sweep(
             wl, sorted(sizes), sorted(ks), impls, repeat=repeat,
-            budget=devices.memory_budget(), progress=_progress, on_wait=on_wait,
+            budget=budget, progress=_progress, on_wait=on_wait,
         )  # fmt: skip
     except (turns.WaitTimeout, bench.BenchError) as err:
         result = None
@@ -118,11 +112,8 @@ with st.expander("Time the explorer's current settings"):
         shown = settings.quote(program.body(plan.axis_name), 200)
         st.markdown(f"f = {shown} on {args}: pmap on {plan.devices_used} device(s) vs "
                     f"jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
-        need = memory.plan_timing_bytes(plan)
-        budget = devices.memory_budget()
-        if need > budget:
-            st.error(f"These settings need about {need / 1e9:.2f} GB; the budget is "
-                     f"{budget / 1e9:.2f} GB.", icon=":material/memory:")  # fmt: skip
+        if too_big := budget.problem(memory.plan_timing_bytes(plan)):
+            st.error(f"Timing these settings {too_big}.", icon=":material/memory:")
         elif st.button("Time the explorer's settings", key="tl_explorer"):
             on_wait, clear_wait = ui.queue_display(bench.TURNS, stop_key="tl_explorer_stop")
             with st.spinner("Timing (waits its turn if another benchmark is running)..."):
@@ -147,12 +138,7 @@ rows = bench.rows_for_table(rep)
 wl_done = bench.WORKLOADS.get(rep.workload, bench.PLAN_WORKLOAD)
 largest = max(r["size"] for r in rows)
 st.subheader(f"Results: {wl_done.label}")
-st.caption(
-    f"Memory bandwidth of this machine, measured by a 256 MB copy: **{rep.bandwidth_gbs:.1f} "
-    "GB/s** (bytes read + written). The floor for a call is the bytes it must move divided by "
-    "that bandwidth: no implementation on this machine can beat it."
-    + (" (Sweep cancelled: partial results.)" if rep.cancelled else "")
-)
+st.caption(bench.floor_caption(rep))
 at_largest = [r for r in rows if r["size"] == largest]
 st.plotly_chart(timecharts.breakdown_figure(at_largest), key="tl_breakdown")
 sp = [r for r in bench.speedups(rep.results) if r["size"] == largest]

@@ -10,6 +10,7 @@ ui.ensure_routed()
 report = ui.device_report()
 n = report.count
 STEPS = tour.STEPS
+TITLES = tour.titles(report.facts)
 
 if st.session_state.get("tour_step") is None:
     texts, notes = settings.tour().from_query(dict(st.query_params))
@@ -27,17 +28,17 @@ ui.set_url({"step": str(step)})
 ui.share_link("tour")
 
 st.title("Guided tour")
-st.progress(step / len(STEPS), text=f"Step {step} of {len(STEPS)}: {STEPS[step - 1].title}")
+st.progress(step / len(STEPS), text=f"Step {step} of {len(STEPS)}: {TITLES[step - 1]}")
 nav = st.columns([1, 4, 1])
 nav[0].button("Previous", on_click=_go, args=(step - 1,), disabled=step == 1,
               icon=":material/arrow_back:", key="tour_prev", width="stretch")  # fmt: skip
 nav[1].selectbox("Jump to step", list(range(1, len(STEPS) + 1)), index=step - 1,
-                 format_func=lambda k: f"{k}. {STEPS[k - 1].title}", key="tour_jump",
+                 format_func=lambda k: f"{k}. {TITLES[k - 1]}", key="tour_jump",
                  on_change=lambda: _go(st.session_state["tour_jump"]),
                  label_visibility="collapsed")  # fmt: skip
 nav[2].button("Next", on_click=_go, args=(step + 1,), disabled=step == len(STEPS),
               icon=":material/arrow_forward:", key="tour_next", width="stretch")  # fmt: skip
-st.header(f"{step}. {STEPS[step - 1].title}")
+st.header(f"{step}. {TITLES[step - 1]}")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -45,7 +46,7 @@ def _demo(step: int, ctx: tour.Context) -> list[tour.Block]:
     return STEPS[step - 1].demo(ctx)
 
 
-ctx = tour.Context(n, tuple(report.labels), report.physical_cores, report.restart_command(4))
+ctx = tour.Context(n, tuple(report.labels), report.facts, report.cpu_restart_command(4))
 ui.render_blocks(_demo(step, ctx), report)
 
 if step == 8 and st.button("Launch 2 processes", key="tour_cluster",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import benchmarking, settings, timecharts, training, ui
+from pmapviz import benchmarking, devicefacts, settings, timecharts, training, ui
 
 ui.ensure_routed()
 
@@ -151,12 +151,7 @@ st.caption(
 )
 
 st.subheader("Time per step versus devices")
-st.markdown(
-    f"The same global batch of {hc.batch:,} split over 1, 2, 4, ... devices. On this machine's "
-    f"{report.physical_cores} CPU core(s) the emulated devices share the cores, so more devices "
-    "add all-reduce and dispatch overhead rather than speed; on real accelerators the step "
-    "time falls until communication dominates."
-)
+st.markdown(devicefacts.step_time_story(report.facts, hc.batch))
 if st.button("Measure time per step", key="tr_time", icon=":material/timer:"):
     ks = [x for x in benchmarking.device_counts(n) if hc.batch % x == 0]
     with st.spinner(f"Timing {len(ks)} device counts..."):

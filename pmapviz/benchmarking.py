@@ -1,11 +1,16 @@
 """Benchmarking: pmap versus jit(vmap), jit + NamedSharding, jit(shard_map) and numpy, with
 compile, host-to-device transfer, steady-state compute and device-to-host measured separately,
-and this machine's memory bandwidth as the physical floor.
+and the device's own memory bandwidth (measured by XLA on the device, see
+:func:`pmapviz.devicefacts.rates`) as the physical floor.
 
 Rules the harness keeps (and tests check with a fake clock):
 - every implementation is compiled ahead of time (lower + compile) once per device count and
   size, and that time is reported as compile, never mixed into compute;
 - inputs are placed once (transfer), then reused by every timed run: no repeated transfers;
+- before the first implementation at each size, the largest input is copied to a device once,
+  untimed (:func:`pmapviz.devicefacts.warm_transfer`): on a GPU the first copy at a new size
+  paid ~0.43 ms per MB more, which made whichever implementation came first (pmap) look 7.7x
+  slower to transfer;
 - one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
 - one benchmark runs at a time per process (``TURNS``, a first-come-first-served queue that
   never waits forever: see :mod:`pmapviz.turns`), so sessions do not disturb each other;
@@ -16,7 +21,6 @@ Rules the harness keeps (and tests check with a fake clock):
 from __future__ import annotations
 
 import math
-import os
 import platform
 import statistics
 import time
@@ -25,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import turns
+from pmapviz import devicefacts, memory, turns
 
 IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
 TURNS = turns.resource("benchmark")  # one benchmark at a time in this process
@@ -145,60 +149,34 @@ class Report:
     workload: str
     results: list[Measurement] = field(default_factory=list)
     cancelled: bool = False
+    floor_method: str = ""  # how the bandwidth was measured, and on which device
+    first_transfer_s: dict[int, float] = field(default_factory=dict)  # size -> untimed copy
 
     def to_json(self) -> dict:
         return {
             "machine": self.machine, "bandwidth_gbs": self.bandwidth_gbs,
-            "workload": self.workload, "cancelled": self.cancelled,
+            "floor_method": self.floor_method, "workload": self.workload,
+            "cancelled": self.cancelled,
+            "first_transfer_s": {str(k): v for k, v in self.first_transfer_s.items()},
             "results": [m.to_json() for m in self.results],
         }  # fmt: skip
 
 
 def machine_info() -> dict:
-    import jax
-
-    from pmapviz.devices import physical_cores
-
-    d = jax.local_devices()
+    f = devicefacts.facts()
     return {
-        "platform": d[0].platform, "device_kind": d[0].device_kind,
-        "device_count": len(d), "physical_cores": physical_cores(),
-        "logical_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-        else os.cpu_count(),
-        "jax_version": jax.__version__, "numpy_version": np.__version__,
+        "platform": f.platform, "device_kind": f.device_kind, "emulated": f.emulated,
+        "device_count": f.local_count, "physical_cores": f.physical_cores,
+        "logical_cpus": f.logical_cpus, "startup_s": f.startup_s,
+        "jax_version": f.jax_version, "numpy_version": np.__version__,
         "python": platform.python_version(), "machine": platform.machine(),
     }  # fmt: skip
 
 
-def measure_bandwidth(nbytes: int = 256 * 2**20, repeat: int = 5,
-                      clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
-    """GB/s of a large host copy, counting bytes read plus bytes written (median of runs)."""
-    src = np.ones(nbytes // 4, np.float32)
-    dst = np.empty_like(src)
-    np.copyto(dst, src)  # touch the pages first
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        np.copyto(dst, src)
-        times.append(clock() - t)
-    return 2 * nbytes / statistics.median(times) / 1e9
-
-
-_BANDWIDTH: dict[str, float] = {}  # measured once per process
-
-
-def probe_nbytes(budget: int) -> int:
-    """The bandwidth probe's array size: 256 MiB, or a quarter of a smaller budget (its peak is
-    two such arrays), at least 16 MiB so the copy still outlasts the timer's resolution."""
-    return max(16 * 2**20, min(256 * 2**20, budget // 4))
-
-
-def bandwidth(budget: int) -> float:
-    """This process's memory bandwidth (GB/s), measured on the first call with a probe sized
-    by ``budget`` and remembered: sweeps do not allocate the probe again."""
-    if "gbs" not in _BANDWIDTH:
-        _BANDWIDTH["gbs"] = measure_bandwidth(probe_nbytes(budget))
-    return _BANDWIDTH["gbs"]
+def bandwidth(budget: int | memory.Budget) -> devicefacts.Rates:
+    """The device's measured rates (bandwidth: the floor), measured on the first call with a
+    probe sized by ``budget`` and remembered: sweeps do not allocate the probe again."""
+    return devicefacts.rates(memory.Budget.of(budget).probe_pool())
 
 
 def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
@@ -235,7 +213,8 @@ def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
 def measure(impl: str, wl: Workload, k: int, size: int, host: list[np.ndarray], repeat: int,
             bandwidth_gbs: float, clock: Callable[[], float] = time.perf_counter,
             prepare=prepare_impl) -> Measurement:  # fmt: skip
-    """One implementation at one device count and size. ``host`` is reused across calls."""
+    """One implementation at one device count and size. ``host`` is reused across calls; the
+    caller has made the first copy at this size already (:func:`devicefacts.warm_transfer`)."""
     import jax
 
     compile_fn, place = prepare(impl, wl, k, host)
@@ -300,14 +279,16 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
     count, working set within the memory budget and, when ``repeat`` is given, estimated time
     within ``time_limit`` (default: the operator's, see devices.time_limit). Raises BenchError
     with the fix."""
-    import jax
-
-    n = jax.local_device_count()
+    facts = devicefacts.facts()
+    n = facts.local_count
     if not sizes or not ks or not impls:
         raise BenchError("Choose at least one size, one device count and one implementation.")
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
-        raise BenchError(f"Device counts must be 1 to {n}; got {bad}.")
+        more = ("" if facts.emulated else " To compare more devices than the machine has, "
+                "start with --platform cpu --devices N (emulated CPU devices).")  # fmt: skip
+        raise BenchError(f"This process has {facts.devices_phrase()}: device counts must be 1 "
+                         f"to {n}; got {bad}.{more}")  # fmt: skip
     unknown = [i for i in impls if i not in IMPLS]
     if unknown:
         raise BenchError(f"Unknown implementation(s) {unknown}; choose from {', '.join(IMPLS)}.")
@@ -318,35 +299,33 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
                 f"Size {s:,} does not split evenly over {sorted(set(ks))} devices; use a "
                 f"multiple of {lcm}, e.g. {max(lcm, s - s % lcm):,}."
             )
-    from pmapviz import memory
-
-    need = memory.sweep_bytes(wl, sizes, ks, impls, budget)
-    if need > budget:
+    budget = memory.Budget.of(budget)
+    why = budget.problem(memory.sweep_bytes(wl, sizes, ks, impls, budget))
+    if why:
         fit = memory.largest_fitting(
             lambda s: memory.sweep_bytes(wl, [s], ks, impls, budget), budget, lcm, max(sizes), lcm
         )
-        raise BenchError(
-            f"Size {max(sizes):,} needs about {need / 1e9:.2f} GB at the peak; the memory "
-            f"budget is {budget / 1e9:.2f} GB. The largest size allowed is {fit:,}."
-        )
+        raise BenchError(f"Size {max(sizes):,} {why}. The largest size allowed is {fit:,}.")
     runs = []
     for s in sizes:
         for impl in impls:
             for k in ks if impl not in ("vmap", "numpy") else [1]:
                 runs.append((impl, k, s))
     if repeat is not None:
-        check_time(wl, runs, repeat, time_limit)
+        check_time(wl, runs, repeat, time_limit, budget)
     return runs
 
 
 def check_time(wl: Workload, runs: Sequence[tuple[str, int, int]], repeat: int,
-               time_limit: float | None = None) -> float:  # fmt: skip
+               time_limit: float | None = None, budget: int | memory.Budget | None = None
+               ) -> float:  # fmt: skip
     """Estimated seconds of the runs; BenchError (with the largest size that fits) above the
-    limit."""
+    limit. The rates are measured (once) with the probe the sweep's budget allows."""
     from pmapviz import timebudget
 
+    rates = None if budget is None else bandwidth(budget)
     try:
-        return timebudget.check_sweep(wl, runs, repeat, time_limit)
+        return timebudget.check_sweep(wl, runs, repeat, time_limit, rates)
     except timebudget.TooLong as err:
         raise BenchError(str(err)) from err
 
@@ -364,19 +343,17 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
     another sweep runs, ``on_wait(position, waited_s)`` is called every fraction of a second;
     a stop while waiting returns an empty, cancelled report; after ``queue_timeout`` seconds
     of waiting, turns.WaitTimeout is raised."""
-    from pmapviz.devices import memory_budget
-    from pmapviz.memory import large_arrays_return_to_the_os
-
-    budget = memory_budget() if budget is None else budget
+    budget = memory.budget() if budget is None else memory.Budget.of(budget)
     runs = plan_sweep(wl, sizes, ks, impls, budget, repeat=repeat, time_limit=time_limit)
-    large_arrays_return_to_the_os()
+    memory.large_arrays_return_to_the_os()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
     except turns.Cancelled:
         return Report({}, 0.0, wl.key, cancelled=True)
     with turn:
-        bw = bandwidth(budget)
-        report = Report(machine_info(), bw, wl.key)
+        rates = bandwidth(budget)
+        bw = rates.bandwidth_gbs
+        report = Report(machine_info(), bw, wl.key, floor_method=rates.floor_words())
         # inputs are generated once, at the largest size; smaller sizes are views of them
         full = wl.inputs(max(sizes), np.random.default_rng(seed))
         for i, (impl, k, s) in enumerate(runs):
@@ -384,11 +361,27 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
                 report.cancelled = True
                 break
             host = [a[:s] if split else a for a, split in zip(full, wl.split, strict=True)]
+            if s not in report.first_transfer_s and impl != "numpy":
+                report.first_transfer_s[s] = devicefacts.warm_transfer(host[0])
             m = measure(impl, wl, k, s, host, repeat, bw)
             report.results.append(m)
             if progress:
                 progress(m, i + 1, len(runs))
         return report
+
+
+def floor_caption(report: Report) -> str:
+    """Where the floor comes from and what the untimed first copies were (the Timing lab)."""
+    text = (f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "
+            "The floor for a call is the bytes it must move divided by that bandwidth: no "
+            "implementation on this device can beat it.")  # fmt: skip
+    if report.first_transfer_s:
+        firsts = ", ".join(f"{t * 1e3:,.1f} ms at {s:,}"
+                           for s, t in sorted(report.first_transfer_s.items()))  # fmt: skip
+        text += (" Transfers are timed after one untimed copy of the largest input at each size "
+                 f"({firsts}): on a GPU the first copy at a new size is slower, whoever makes "
+                 "it.")  # fmt: skip
+    return text + (" (Sweep cancelled: partial results.)" if report.cancelled else "")
 
 
 def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dict]:
@@ -448,14 +441,19 @@ def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
 
     from pmapviz import programs
     from pmapviz.catalog import numpy_fn
-    from pmapviz.devices import memory_budget
     from pmapviz.layout import pmap_sharding
-    from pmapviz.memory import large_arrays_return_to_the_os
 
-    large_arrays_return_to_the_os()
-    bw = bandwidth_gbs or bandwidth(memory_budget())
-    report = Report(machine_info(), bw, f"explorer:{program.key}")
+    memory.large_arrays_return_to_the_os()
+    rates = None if bandwidth_gbs else bandwidth(memory.budget())
+    bw = bandwidth_gbs or rates.bandwidth_gbs
+    report = Report(
+        machine_info(),
+        bw,
+        f"explorer:{program.key}",
+        floor_method=rates.floor_words() if rates else f"given: {bw:.1f} GB/s",
+    )
     host = programs.make_values(plan, "random")
+    report.first_transfer_s[int(host[0].size)] = devicefacts.warm_transfer(host[0])
     size = int(host[0].size)
     moved = sum(a.nbytes for a in host)
     compiled = programs.compile_plan(program, plan)

@@ -13,18 +13,22 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 
-from pmapviz import devices, pytrees, settings
+from pmapviz import devicefacts, devices, pytrees, settings
 
 
 def _device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--devices",
         help=f"emulated CPU devices, {devices.MIN_DEVICES}-"
-        f"{devices.MAX_DEVICES} (default: $PMAPVIZ_DEVICES or {devices.DEFAULT_DEVICES})",
+        f"{devices.MAX_DEVICES} (default: $PMAPVIZ_DEVICES or {devices.DEFAULT_DEVICES}); GPUs "
+        "and TPUs are used as the machine has them",
     )
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
-    p.add_argument("--max-bytes", help="memory budget per action, e.g. 4G (default: a quarter "
-                   "of the available memory)")  # fmt: skip
+    p.add_argument("--max-bytes", help="host memory budget per action, e.g. 4G (default: a "
+                   "quarter of the available memory)")  # fmt: skip
+    p.add_argument("--max-device-bytes", help="device memory budget per action on GPUs and "
+                   "TPUs, e.g. 16G (default: a quarter of the fullest device's free "
+                   "memory)")  # fmt: skip
     _max_seconds_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -37,6 +41,8 @@ def _settings(args: argparse.Namespace) -> devices.Settings:
         argv += ["--platform", args.platform]
     if getattr(args, "max_bytes", None) is not None:
         argv += ["--max-bytes", args.max_bytes]
+    if getattr(args, "max_device_bytes", None) is not None:
+        argv += ["--max-device-bytes", args.max_device_bytes]
     return devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
 
 
@@ -51,19 +57,27 @@ def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
+    from pmapviz import memory
+
     report = devices.describe(_settings(args))
+    facts, budget = report.facts, memory.budget()
+    stats = devicefacts.device_memory()
     if args.json:
-        out = asdict(report)
-        out["count"] = report.count
+        out = {"requested": asdict(report.requested), **devicefacts.facts_json(facts),
+               "notes": list(report.notes),
+               "device_memory": None if stats is None else [asdict(m) for m in stats],
+               "budget": asdict(budget)}  # fmt: skip
         print(json.dumps(out, indent=2))
         return 0
-    print(
-        f"{report.count} {report.platform} device(s), kind {report.device_kind!r}, "
-        f"JAX {report.jax_version}, {report.physical_cores} physical core(s)"
-    )
+    print(f"{devicefacts.summary(facts)}: platform {facts.platform}, kind {facts.device_kind!r}, "
+          f"JAX {facts.jax_version}, {facts.physical_cores} physical core(s)")  # fmt: skip
     for d in report.devices:
         print(f"  {d.label:>8}  id {d.id:<3} process {d.process_index}")
-    for note in report.notes:
+    for line in memory.budget_lines(budget, stats):
+        print(line.replace("**", "").replace("`", ""))
+    if facts.startup_s is not None:
+        print(f"backend start-up (first device_put): {facts.startup_s:.2f} s")
+    for note in (*report.notes, *facts.hints):
         print(f"note: {note}")
     return 0
 
@@ -310,8 +324,9 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", default="dot", choices=sorted(benchmarking.WORKLOADS))
     p.add_argument("--size", default="1048576", help="comma-separated sizes, e.g. 65536,1048576")
     p.add_argument("--devices", default=None,
-                   help="device counts to compare, e.g. 1,2,4,8; the process gets the largest "
-                   "(default: 1, 2, 4, ... up to $PMAPVIZ_DEVICES or 8)")  # fmt: skip
+                   help="device counts to compare, e.g. 1,2,4,8; on CPU the process gets the "
+                   "largest (default: 1, 2, 4, ... up to the devices the process has: "
+                   "$PMAPVIZ_DEVICES or 8 on CPU, the machine's GPUs or TPUs)")  # fmt: skip
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
     p.add_argument("--repeat", default="7", help="timed runs per measurement, 1 to 100")
@@ -353,7 +368,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     device_settings, ks, sizes, impls, repeat = _bench_inputs(args, bench)
     devices.apply(device_settings)
-    ks = ks or bench.device_counts(device_settings.devices)
+    ks = ks or bench.device_counts(devicefacts.facts().local_count)  # the devices it has
     try:
         report = bench.sweep(bench.WORKLOADS[args.workload], sizes, ks, impls,
                              repeat=repeat, progress=None if args.json == "-" else (
@@ -371,7 +386,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
                 json.dump(data, f, indent=2)
-        print(f"memory bandwidth {report.bandwidth_gbs:.1f} GB/s; {len(report.results)} "
+        print(f"memory bandwidth (the floor) {report.floor_method}; {len(report.results)} "
               f"results" + (f", written to {args.json}" if args.json else ""))  # fmt: skip
     return 0
 
@@ -471,6 +486,41 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trace_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="a perfetto_trace.json.gz (or .json), or the folder that "
+                   "jax.profiler.trace(folder, create_perfetto_trace=True) wrote")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """One lane per device of a profiler trace from any machine (CPU, GPU or TPU); no JAX."""
+    from pmapviz import timeline
+
+    try:
+        tl = timeline.from_trace(timeline.read_trace(args.path))
+    except (timeline.TraceError, OSError) as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(tl.to_json(), indent=2))
+    else:
+        print("\n".join(timeline.summary_lines(tl)))
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Every command and every page on the devices present; a report (see pmapviz.doctor)."""
+    from pmapviz import doctor
+
+    devices.apply(_settings(args))
+    report = doctor.run(_settings(args), progress=None if args.json else print)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print("\n".join(doctor.report_lines(report)))
+    return 0 if report["ok"] else 1
+
+
 MAX_PLAN_DEVICES = 65_536
 MAX_ELEMENTS_HLO = 2**24
 MAX_PAIRS = 10**9
@@ -496,6 +546,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
         _cluster_args,
     ),
     "bench": (cmd_bench, "time pmap, vmap, jit+NamedSharding, shard_map and numpy", _bench_args),
+    "trace": (cmd_trace, "one lane per device of a profiler trace from any machine", _trace_args),
+    "doctor": (cmd_doctor, "run every command and page on the devices here; a report", None),
 }
 
 
@@ -504,7 +556,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (func, help_text, extra) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        if name not in ("bench", "cluster"):  # they set device counts their own way
+        if name not in ("bench", "cluster", "trace"):  # their own device flags, or none
             _device_args(p)
         if extra:
             extra(p)

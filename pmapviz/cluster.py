@@ -68,18 +68,21 @@ class ClusterResult:
         }  # fmt: skip
 
 
-def check_budget(processes: int, budget: int, local_devices: int = MAX_LOCAL) -> None:
-    """Each worker is a whole Python + JAX process (:func:`pmapviz.memory.cluster_bytes`);
-    refuse a cluster the budget cannot hold (ClusterError, as every refusal here)."""
-    need = memory.cluster_bytes(processes, local_devices)
-    if need > budget:
+def check_budget(processes: int, budget: int | memory.Budget,
+                 local_devices: int = MAX_LOCAL) -> None:  # fmt: skip
+    """Each worker is a whole Python + JAX process (:func:`pmapviz.memory.cluster_bytes`), on
+    the host; refuse a cluster the budget cannot hold (ClusterError, as every refusal here)."""
+    host = memory.Budget.of(budget).host
+    need = memory.cluster_bytes(processes, local_devices).host
+    if need > host:
         fit = max(
-            (p for p in range(1, processes) if memory.cluster_bytes(p, local_devices) <= budget),
+            (p for p in range(1, processes) if memory.cluster_bytes(p, local_devices).host <= host),
             default=0,
         )
         raise ClusterError(
-            f"{processes} worker processes need about {need / 2**30:.2f} GiB; the memory budget "
-            f"is {budget / 2**30:.2f} GiB, enough for {fit} (at least {MIN_PROCESSES} needed)."
+            f"{processes} worker processes need about {need / 2**30:.2f} GiB of host memory; "
+            f"the host memory budget is {host / 2**30:.2f} GiB, enough for {fit} (at least "
+            f"{MIN_PROCESSES} needed)."
         )
 
 
@@ -109,6 +112,20 @@ def parse_timeout(text: str) -> float:
             f"{MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f}, e.g. --timeout 45."
         )
     return check_timeout(float(text))
+
+
+def worker_code(processes: int, local_devices: int) -> str:
+    """What each worker runs, as a user would write it (the page shows it)."""
+    return (
+        "# in each of the processes i = 0.." + str(processes - 1) + "\n"
+        f'jax.config.update("jax_num_cpu_devices", {local_devices})  # CPU devices per process\n'
+        "jax.distributed.initialize(coordinator_address='127.0.0.1:PORT',\n"
+        f"                           num_processes={processes}, process_id=i)\n"
+        "x = local_values                    # one per LOCAL device\n"
+        "psum, gathered, idx = jax.pmap(\n"
+        "    lambda v: (lax.psum(v, 'i'), lax.all_gather(v, 'i'), lax.axis_index('i')),\n"
+        "    axis_name='i')(x)                # the axis spans ALL processes' devices"
+    )
 
 
 def free_port() -> int:
@@ -278,9 +295,7 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
     ended without a turn, or any worker failing.
     """
     validate(processes, local_devices, timeout)
-    from pmapviz.devices import memory_budget
-
-    check_budget(processes, memory_budget(), local_devices)
+    check_budget(processes, memory.budget(), local_devices)
     t0 = time.perf_counter()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)

@@ -9,7 +9,7 @@ docstring never holds user text.
 
 from __future__ import annotations
 
-from pmapviz import pytrees
+from pmapviz import devicefacts, pytrees
 from pmapviz.catalog import Program
 from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
@@ -17,17 +17,24 @@ from pmapviz.settings import fmt_int, fmt_shape
 
 _HEADER = '''"""{title}
 
-Exported by pmapviz for JAX 0.10: {n} emulated CPU device(s).
-On GPUs or TPUs, delete the jax.config line to use the real devices.
+{about}
 """
 import jax
 
-jax.config.update("jax_num_cpu_devices", {n})  # before any other JAX call
+{setup}
 
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 '''
+
+
+def _header(title: str, n: int, facts: devicefacts.Facts | None) -> str:
+    """The script's docstring and device set-up, for the platform it was exported on: on CPU
+    it emulates ``n`` devices; on GPUs or TPUs it uses the real ones (the emulation line is
+    there, commented out, for a machine with fewer)."""
+    about, setup = devicefacts.export_header(facts or devicefacts.facts(), n)
+    return _HEADER.format(title=title, about=about, setup=setup).rstrip("\n")
 
 
 def _per_argument(p: Plan, leaf_texts: list[str]) -> list[tuple[str, str]]:
@@ -143,13 +150,14 @@ def _reshape_back(p: Plan) -> list[str]:
     ]
 
 
-def pmap_script(program: Program, p: Plan) -> str:
-    """The settings of ``p`` as a runnable ``jax.pmap`` script."""
+def pmap_script(program: Program, p: Plan, facts: devicefacts.Facts | None = None) -> str:
+    """The settings of ``p`` as a runnable ``jax.pmap`` script (for this server's platform,
+    or ``facts``'s)."""
     if not p.ok:
         raise ValueError("export needs a valid plan")
     args = ", ".join(_names(p))
     lines = [
-        _HEADER.format(title=f"pmap: {_title(program)}", n=p.n_devices).rstrip("\n"),
+        _header(f"pmap: {_title(program)}", p.n_devices, facts),
         *_fn(program, p.axis_name),
         *_inputs(p),
         "",
@@ -172,7 +180,7 @@ def _spec(axis: int | None, name: str) -> str:
     return "P(" + ", ".join(["None"] * axis + [repr(name)]) + ")"
 
 
-def shard_map_script(program: Program, p: Plan) -> str:
+def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None = None) -> str:
     """The same computation with ``jax.shard_map`` (rank-preserving: blocks keep the axis)."""
     if not p.ok:
         raise ValueError("export needs a valid plan")
@@ -188,7 +196,7 @@ def shard_map_script(program: Program, p: Plan) -> str:
     specs = _per_argument(p, [_spec(a, name) for a in p.in_axes])
     in_specs = ", ".join(src for _, src in specs) + ("," if len(specs) == 1 else "")
     lines = [
-        _HEADER.format(title=f"shard_map: {_title(program)}", n=p.n_devices).rstrip("\n"),
+        _header(f"shard_map: {_title(program)}", p.n_devices, facts),
         "from jax.sharding import Mesh, PartitionSpec as P",
         *_fn(program, name),
         "",

@@ -4,8 +4,10 @@ JAX fixes its device count when its backend starts, so the count is a property o
 server process. This module:
 
 * parses the settings from command-line arguments and the environment (pure, no JAX);
-* applies them *before* JAX starts (environment variables plus ``jax_num_cpu_devices``);
-* describes the devices JAX actually gave us, and says so when that differs from what was asked.
+* applies them *before* JAX starts (environment variables plus ``jax_num_cpu_devices``), and
+  says clearly when the platform asked for cannot start here;
+* describes the devices JAX actually gave us (:mod:`pmapviz.devicefacts` knows what they are),
+  and says so when that differs from what was asked.
 
 Only :func:`apply` and :func:`describe` import JAX, and only when called.
 """
@@ -18,8 +20,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from pmapviz import devicefacts
+from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  (re-exported)
 from pmapviz.settings import SettingError as SettingsError  # one error type for every setting
-from pmapviz.settings import parse_bytes  # noqa: F401  (re-exported)
+from pmapviz.settings import parse_bytes
 
 MIN_DEVICES = 1
 MAX_DEVICES = 64
@@ -28,6 +32,7 @@ PLATFORMS = ("auto", "cpu", "gpu", "tpu")
 ENV_DEVICES = "PMAPVIZ_DEVICES"
 ENV_PLATFORM = "PMAPVIZ_PLATFORM"
 ENV_MAX_BYTES = "PMAPVIZ_MAX_BYTES"
+ENV_MAX_DEVICE_BYTES = "PMAPVIZ_MAX_DEVICE_BYTES"
 ENV_MAX_SECONDS = "PMAPVIZ_MAX_SECONDS"
 MIN_SECONDS, MAX_SECONDS, DEFAULT_MAX_SECONDS = 1, 3600, 60
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
@@ -38,8 +43,23 @@ class Settings:
     devices: int = DEFAULT_DEVICES
     platform: str = "auto"
     devices_source: str = "default"  # "flag", "env" or "default"
-    max_bytes: int | None = None  # memory budget per action; None: a share of what is free
+    max_bytes: int | None = None  # host memory budget per action; None: a share of what is free
     max_seconds: int | None = None  # time limit per action; None: DEFAULT_MAX_SECONDS
+    max_device_bytes: int | None = None  # device memory budget (GPU, TPU); None: a share
+
+
+class PlatformUnavailable(SettingsError):
+    """The platform asked for cannot start here; the message says how to install it."""
+
+
+def install_commands() -> str:
+    """The commands that give this environment a GPU or TPU backend, or start on CPU."""
+    return "\n".join([
+        "# an NVIDIA GPU:", *devicefacts.install_commands("gpu"),
+        "# a Google TPU:", *devicefacts.install_commands("tpu"),
+        "# or, on this machine as it is, emulated CPU devices:",
+        "streamlit run app.py -- --platform cpu --devices 8",
+    ])  # fmt: skip
 
 
 def _parse_count(text: str, where: str) -> int:
@@ -82,11 +102,11 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
     while i < len(argv):
         arg = argv[i]
         name, eq, value = arg.partition("=")
-        if name not in ("--devices", "--platform", "--max-bytes", "--max-seconds"):
+        if name not in OPTIONS:
             raise SettingsError(
                 f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
-                f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE and --max-seconds N, e.g. "
-                "streamlit run app.py -- --devices 4"
+                f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE, --max-device-bytes SIZE and "
+                "--max-seconds N, e.g. streamlit run app.py -- --devices 4"
             )
         if not eq:
             if i + 1 >= len(argv):
@@ -111,13 +131,23 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         platform = _parse_platform(env[ENV_PLATFORM], f"{ENV_PLATFORM}=")
     else:
         platform = "auto"
-    max_bytes = None
-    if "--max-bytes" in flags:
-        max_bytes = parse_bytes(flags["--max-bytes"], "--max-bytes")
-    elif env.get(ENV_MAX_BYTES, "").strip():
-        max_bytes = parse_bytes(env[ENV_MAX_BYTES], f"{ENV_MAX_BYTES}=")
     return Settings(devices=devices, platform=platform, devices_source=source,
-                    max_bytes=max_bytes, max_seconds=_max_seconds(flags, env))  # fmt: skip
+                    max_bytes=_bytes(flags, env, "--max-bytes", ENV_MAX_BYTES),
+                    max_seconds=_max_seconds(flags, env),
+                    max_device_bytes=_bytes(flags, env, "--max-device-bytes",
+                                            ENV_MAX_DEVICE_BYTES))  # fmt: skip
+
+
+OPTIONS = ("--devices", "--platform", "--max-bytes", "--max-device-bytes", "--max-seconds")
+
+
+def _bytes(flags: dict[str, str], env, flag: str, variable: str) -> int | None:
+    """A memory budget from its flag, else its variable, else None (a share of what is free)."""
+    if flag in flags:
+        return parse_bytes(flags[flag], flag)
+    if env.get(variable, "").strip():
+        return parse_bytes(env[variable], f"{variable}=")
+    return None
 
 
 # ---------------------------------------------------------------- time limit per action
@@ -172,48 +202,49 @@ def environment_for(settings: Settings, env: dict[str, str] | os._Environ) -> di
 
 
 @dataclass(frozen=True)
-class DeviceInfo:
-    id: int
-    process_index: int
-    platform: str
-    kind: str
-    label: str  # str(device), e.g. "cpu:3"
-
-
-@dataclass(frozen=True)
 class DeviceReport:
     """What JAX really gave this process, next to what was asked."""
 
     requested: Settings
-    platform: str
-    device_kind: str
-    devices: tuple[DeviceInfo, ...]
-    process_count: int
-    jax_version: str
-    physical_cores: int
-    logical_cpus: int
+    facts: devicefacts.Facts
     notes: tuple[str, ...] = field(default=())
+
+    platform = property(lambda self: self.facts.platform)
+    device_kind = property(lambda self: self.facts.device_kind)
+    devices = property(lambda self: self.facts.devices)
+    process_count = property(lambda self: self.facts.process_count)
+    jax_version = property(lambda self: self.facts.jax_version)
+    physical_cores = property(lambda self: self.facts.physical_cores)
+    logical_cpus = property(lambda self: self.facts.logical_cpus)
 
     @property
     def count(self) -> int:
-        return len(self.devices)
+        return len(self.facts.devices)
 
     @property
     def labels(self) -> list[str]:
         """Each device's name as JAX prints it (``str(device)``: cpu:0, cuda:0, TPU_0 ...)."""
-        return [d.label for d in self.devices]
+        return self.facts.labels
 
     @property
     def matches_request(self) -> bool:
         return not self.notes
 
-    def restart_command(self, n: int | None = None) -> str:
+    def cpu_restart_command(self, n: int) -> str:
+        """The command that restarts this server with ``n`` CPU devices (with --platform cpu
+        where the devices are GPUs or TPUs)."""
+        return self.restart_command(n, None if self.facts.emulated else "cpu")
+
+    def restart_command(self, n: int | None = None, platform: str | None = None) -> str:
+        """The command that restarts this server with ``n`` devices (on ``platform``: e.g.
+        "cpu" for emulated devices on an accelerator machine)."""
         n = self.requested.devices if n is None else n
-        extra = (
-            f" --platform {self.requested.platform}" if self.requested.platform != "auto" else ""
-        )
+        platform = platform or self.requested.platform
+        extra = f" --platform {platform}" if platform != "auto" else ""
         if self.requested.max_bytes:
             extra += f" --max-bytes {self.requested.max_bytes}"
+        if self.requested.max_device_bytes:
+            extra += f" --max-device-bytes {self.requested.max_device_bytes}"
         if self.requested.max_seconds:
             extra += f" --max-seconds {self.requested.max_seconds}"
         return f"streamlit run app.py -- --devices {n}{extra}"
@@ -227,6 +258,9 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
 
     Idempotent per process. Returns notes for the user when JAX had already been started
     with a different configuration (then the request cannot take effect in this process).
+    Raises :class:`PlatformUnavailable` when JAX cannot start the platform asked for (no GPU
+    backend, no libtpu), with how to install it. Starts the backend and times its first
+    ``device_put`` (:func:`devicefacts.start_backend`), so no later timing counts it.
     """
     global _applied
     if _applied is not None and _applied[0] == settings:
@@ -241,12 +275,35 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
         jax.config.update("jax_platforms", settings.platform)
     with contextlib.suppress(RuntimeError):  # backend already up: compared below
         jax.config.update("jax_num_cpu_devices", settings.devices)
-    notes.extend(_mismatch_notes(settings, jax.devices()))
-    from pmapviz.memory import large_arrays_return_to_the_os
-
-    large_arrays_return_to_the_os()  # freed big arrays go back to the OS (see memory.py)
+    try:
+        devs = jax.devices()
+    except RuntimeError as err:  # "Unable to initialize backend 'rocm' ...", "libtpu.so" ...
+        raise PlatformUnavailable(devicefacts.unavailable_message(settings.platform, err)) from err
+    notes.extend(_mismatch_notes(settings, devs))
+    large_arrays_return_to_the_os()  # freed big arrays go back to the OS
+    devicefacts.start_backend()
     _applied = (settings, tuple(notes))
     return _applied[1]
+
+
+_ALLOCATOR_SET: list[bool] = []
+
+
+def large_arrays_return_to_the_os() -> None:
+    """Make glibc give every allocation of 1 MiB or more its own mapping, returned to the OS
+    the moment it is freed. By default glibc raises that threshold after the first free (up to
+    32 MiB), and XLA's per-device threads then leave freed device buffers in per-thread heaps:
+    measured, a live run of 5 timed calls held 3 outputs' worth of RSS instead of 1, and
+    training's peak drifted with the number of steps (mlp: 104 MB at 5, 154 MB at 40). Chunks
+    of host-side work stay below the threshold (``memory.CHUNK`` float64 = 512 KiB). Once per
+    process; a no-op where glibc's ``mallopt`` is not available."""
+    if _ALLOCATOR_SET:
+        return
+    _ALLOCATOR_SET.append(True)
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(-3, 2**20)  # M_MMAP_THRESHOLD
 
 
 def applied_settings() -> Settings:
@@ -280,85 +337,7 @@ def _mismatch_notes(settings: Settings, devs: list) -> list[str]:
     return notes
 
 
-def physical_cores() -> int:
-    """Physical CPU cores available to this process (not hyper-threads), best effort."""
-    try:
-        allowed = os.sched_getaffinity(0)
-    except AttributeError:  # not Linux
-        allowed = set(range(os.cpu_count() or 1))
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            text = f.read()
-    except OSError:
-        return len(allowed)
-    cores, proc = set(), None
-    phys = core = None
-    for line in text.splitlines() + [""]:
-        key, _, value = line.partition(":")
-        key, value = key.strip(), value.strip()
-        if key == "processor":
-            proc = int(value)
-        elif key == "physical id":
-            phys = value
-        elif key == "core id":
-            core = value
-        elif not line.strip() and proc is not None:
-            if proc in allowed:
-                cores.add((phys, core) if core is not None else ("p", proc))
-            proc = phys = core = None
-    return len(cores) or len(allowed)
-
-
 def describe(settings: Settings) -> DeviceReport:
     """Describe the devices JAX gave this process (applies ``settings`` first if needed)."""
     notes = apply(settings)
-    import jax
-
-    devs = jax.devices()
-    local = [d for d in devs if d.process_index == jax.process_index()]
-    try:
-        logical = len(os.sched_getaffinity(0))
-    except AttributeError:
-        logical = os.cpu_count() or 1
-    return DeviceReport(
-        requested=settings,
-        platform=local[0].platform,
-        device_kind=local[0].device_kind,
-        devices=tuple(
-            DeviceInfo(d.id, d.process_index, d.platform, d.device_kind, str(d)) for d in devs
-        ),
-        process_count=jax.process_count(),
-        jax_version=jax.__version__,
-        physical_cores=physical_cores(),
-        logical_cpus=logical,
-        notes=notes,
-    )
-
-
-def available_bytes() -> int:
-    """Memory the OS says is available now (MemAvailable), best effort."""
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 4 * 1024**3
-
-
-def memory_budget() -> int:
-    """Bytes one action may allocate: --max-bytes / PMAPVIZ_MAX_BYTES when set, else a fair
-    share (a quarter) of the memory available now, so a room of sessions cannot take the
-    server down."""
-    settings = _applied[0] if _applied is not None else None
-    if settings is not None and settings.max_bytes:
-        return settings.max_bytes
-    return available_bytes() // 4
-
-
-def budget_source() -> str:
-    settings = _applied[0] if _applied is not None else None
-    if settings is not None and settings.max_bytes:
-        return "set with --max-bytes / PMAPVIZ_MAX_BYTES"
-    return "a quarter of the memory available now; set with --max-bytes"
+    return DeviceReport(requested=settings, facts=devicefacts.facts(), notes=notes)

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from pmapviz import devicefacts, memory
+
 MIN_PAIRS = 1_000
 DEFAULT_PAIRS = 10_000_000
 BYTES_PER_PAIR = 2 * 3 * 4  # two float32 3-vectors
@@ -62,31 +64,66 @@ class DotResult:
     without_vmap_is_block_sums: bool = False
     forgot_reshape_message: str = ""
     zero_copy: bool = False  # the devices' buffers are the host arrays' memory (CPU)
-    platform: str = ""  # of the devices, from JAX
+    platform: str = ""  # of the devices (devicefacts)
+    first_transfer_s: float = 0.0  # the untimed first host-to-device copy at this size
+    device_peak_bytes: int | None = None  # memory_stats' peak over the devices, if reported
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def transfer_note(res: DotResult) -> str:
+    """What the transfer time means on these devices: a real host-to-device copy on an
+    accelerator (with the untimed first copy at this size said apart), shared host memory on
+    CPU, or a copy on CPU."""
+    if res.platform != "cpu":
+        mb = res.pairs * BYTES_PER_PAIR / 1e6
+        return (
+            f"Transfer is a real host-to-device copy of {mb:,.0f} MB: "
+            f"{mb / 1e3 / max(res.transfer_s, 1e-9):,.1f} GB/s to {res.devices} device(s), "
+            f"{mb / 1e3 / max(res.vmap_transfer_s, 1e-9):,.1f} GB/s to one. Before both, one "
+            f"untimed copy of x to one device took {res.first_transfer_s * 1e3:,.0f} ms: the "
+            "first copy at a new size is slower on an accelerator, and whichever "
+            "implementation went first would pay for it. The backend's start-up is in the "
+            "sidebar, not here."
+        )
+    if res.zero_copy:
+        return (
+            "Transfer is near zero here: on CPU, `jax.device_put` of a numpy array whose data "
+            "starts on a 64-byte boundary shares that memory instead of copying it (checked: "
+            "every device's buffer lies inside the host array). pmapviz draws its inputs into "
+            "page-aligned buffers; a numpy array that starts off such a boundary (large arrays "
+            "usually start 16 bytes past one) is copied. On a GPU or TPU the transfer is always "
+            "a real host-to-device copy."
+        )
+    return (
+        f"Transfer copied the inputs: blocks of {res.block:,} pairs ({res.block * 12:,} "
+        "bytes) do not start on 64-byte boundaries, so JAX on CPU cannot share the host's "
+        f"memory with the devices. A multiple of {memory.dot_shared_step(res.devices):,} "
+        "pairs would be shared (no copy, less memory)."
+    )
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def max_pairs(budget_bytes: int, n: int) -> int:
-    """The largest number of pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits in
-    budget_bytes: a multiple of 16 n, so every device's block is shared with the host on CPU
-    (any larger size needs more); MIN_PAIRS if none fits (run_dot then refuses with the
-    reason)."""
-    from pmapviz.memory import dot_bytes, dot_shared_step, largest_fitting
-
-    step = dot_shared_step(n)
-    fit = largest_fitting(lambda p: dot_bytes(p, n), budget_bytes, MIN_PAIRS, 10**10, step)
+def max_pairs(budget: int | memory.Budget, n: int) -> int:
+    """The largest number of pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits the
+    budget: a multiple of 16 n, so every device's block is shared with the host on CPU (any
+    larger size needs more); MIN_PAIRS if none fits (run_dot then refuses with the reason)."""
+    step = memory.dot_shared_step(n)
+    fit = memory.largest_fitting(lambda p: memory.dot_bytes(p, n), budget, MIN_PAIRS, 10**10,
+                                 step)  # fmt: skip
     return max(MIN_PAIRS, fit)
 
 
 def check_pairs(pairs: int, n: int, limit: int) -> None:
-    from pmapviz.memory import dot_blocks_shared, dot_bytes, dot_shared_step
-
+    """Refuse a size that is too small, does not split evenly, or passes ``limit`` (the largest
+    that fits, :func:`max_pairs`); where the devices share the host's memory (CPU), also a
+    smaller size whose blocks cannot be shared and so need copies beyond the budget."""
+    dot_bytes, dot_shared_step = memory.dot_bytes, memory.dot_shared_step
+    shared = devicefacts.facts().shares_host_memory
     if pairs < MIN_PAIRS:
         raise DotError(f"Use at least {MIN_PAIRS:,} pairs.")
     if pairs % n:
@@ -95,15 +132,16 @@ def check_pairs(pairs: int, n: int, limit: int) -> None:
             f"{pairs:,} pairs do not split evenly over {n} devices (pmap gives every device "
             f"the same block). Use {lower:,} or {upper:,}."
         )
-    if pairs > limit or dot_bytes(pairs, n) > dot_bytes(limit, n):
-        why = "" if dot_blocks_shared(pairs, n) else (
+    if pairs > limit or (shared and dot_bytes(pairs, n).total > dot_bytes(limit, n).total):
+        why = "" if memory.dot_blocks_shared(pairs, n) or not shared else (
             f" (blocks of {pairs // n:,} pairs do not start on 64-byte boundaries, so the "
             f"devices get copies; a multiple of {dot_shared_step(n):,} pairs shares the host's "
             "memory)"
         )  # fmt: skip
+        words = dot_bytes(pairs, n).words(shared)
         raise DotError(
-            f"{pairs:,} pairs need about {dot_bytes(pairs, n) / 1e9:.2f} GB at the peak here"
-            f"{why}; the largest that fits this machine's memory budget is {limit:,}."
+            f"{pairs:,} pairs need about {words} at the peak here{why}; the largest that fits "
+            f"this machine's memory budget is {limit:,}."
         )
 
 
@@ -133,16 +171,13 @@ def run_dot(
 
     from pmapviz import catalog, planning
     from pmapviz.layout import pmap_sharding
-    from pmapviz.memory import large_arrays_return_to_the_os
     from pmapviz.programs import timed_calls
 
     n = n or jax.local_device_count()
     if not 1 <= n <= jax.local_device_count():
         raise DotError(f"Use 1 to {jax.local_device_count()} devices.")
     if limit is None:
-        from pmapviz.devices import memory_budget
-
-        limit = max_pairs(memory_budget(), n)
+        limit = max_pairs(memory.budget(), n)
     check_pairs(pairs, n, limit)
     step = progress or (lambda text, frac: None)
     block = pairs // n
@@ -150,8 +185,10 @@ def run_dot(
 
     step(f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB) "
          "on the host", 0.0)  # fmt: skip
-    large_arrays_return_to_the_os()
+    memory.large_arrays_return_to_the_os()
+    devicefacts.start_backend()  # a GPU's start-up (seconds) is not anybody's transfer
     host = _generate(seed, (n, block, 3))
+    warm_s = devicefacts.warm_transfer(host[0])
 
     step("Reference: jit(vmap(dot)) on one device", 0.15)
     ref, vmap_transfer_s, vmap_compile_s, vmap_run_s = _reference(vmap_dot, host)
@@ -189,7 +226,8 @@ def run_dot(
         peak_rss_mb=peak_rss_mb(), sample=cmp["sample"], per_device=cmp["per_device"],
         without_vmap_shape=wrong_shape, without_vmap_is_block_sums=is_block_sums,
         forgot_reshape_message=forgot_msg, zero_copy=zero_copy,
-        platform=xs.addressable_shards[0].device.platform,
+        platform=devicefacts.facts().platform, first_transfer_s=warm_s,
+        device_peak_bytes=devicefacts.peak_device_bytes(),
     )  # fmt: skip
     step("Done", 1.0)
     return result

@@ -4,17 +4,34 @@ do not fit the memory budget.
 Every estimate is a sum of the arrays that are alive together at the action's worst moment,
 in the dtypes the action really creates (device dtypes, float64 comparison chunks, numpy's
 own result dtypes), plus a fixed ``OVERHEAD`` for the JAX runtime and the chunk buffers.
-``tests/core/test_memory.py`` measures each action's peak RSS in a fresh process and holds
-every estimate to ``measured <= estimate <= 1.5 * measured``; ``benchmarks/memory_model.py``
-prints the table. Pure functions: nothing here allocates or starts JAX work.
+
+An estimate is a :class:`Need`, two views of the same moments:
+
+* ``total``: the process's RSS when the devices use the host's memory (CPU devices). This is
+  the measured model: ``tests/core/test_memory.py`` measures each action's peak RSS in a fresh
+  process and holds it to ``measured <= total <= 1.5 * measured``;
+  ``benchmarks/memory_model.py`` prints the table.
+* ``host`` and ``device``: the same arrays split by where they live when the devices have
+  their own memory (GPU, TPU): host-side work (generated inputs, comparisons, read-backs)
+  against the host, the placed arrays (all devices together, as if on one: the one-device
+  reference holds them whole) against the devices.
+
+A :class:`Budget` knows which view applies (``devicefacts.Facts.shares_host_memory``) and
+says, in the user's numbers, which memory an action would overrun. Pure functions: nothing
+here allocates or starts JAX work.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+
+from pmapviz import devicefacts, devices
+from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
+from pmapviz.settings import fmt_bytes
 
 CHUNK = 1 << 16  # elements per chunk of host-side work (generation, comparisons)
 MiB = 2**20
@@ -27,50 +44,153 @@ class BudgetError(ValueError):
     """An action that would not fit the memory budget; the message says what fits."""
 
 
-def refuse_over(need: int, budget: int, what: str, fits: str) -> None:
-    """Raise BudgetError when ``need`` > ``budget``; ``fits`` names the largest that fits."""
-    if need > budget:
-        raise BudgetError(
-            f"{what} needs about {need / 1e9:.2f} GB at its peak; the memory budget is "
-            f"{budget / 1e9:.2f} GB. {fits}"
-        )
+@dataclass(frozen=True)
+class Need:
+    """What one action needs at its peak, in bytes."""
+
+    total: int  # host RSS when the devices are the host's memory (CPU): the measured model
+    host: int  # host memory alone, when the devices have their own (GPU, TPU)
+    device: int = 0  # device memory then, all devices together
+
+    @classmethod
+    def host_only(cls, nbytes: int) -> Need:
+        """Work that happens on the host only (worker processes, host copies)."""
+        return cls(nbytes, nbytes, 0)
+
+    def words(self, shared: bool) -> str:
+        """'1.23 GB' (one pool), or '1.23 GB on the devices and 400 MB on the host'."""
+        if shared:
+            return fmt_bytes(self.total)
+        return f"{fmt_bytes(self.device)} on the devices and {fmt_bytes(self.host)} on the host"
 
 
-def largest_fitting(need: Callable[[int], int], budget: int, lo: int, hi: int,
+@dataclass(frozen=True)
+class Budget:
+    """Bytes one action may use: host memory and, where the devices have their own, device
+    memory (``device`` None: the devices use the host's memory, one budget for both)."""
+
+    host: int
+    device: int | None = None
+    host_source: str = ""
+    device_source: str = ""
+
+    @classmethod
+    def of(cls, value: int | Budget) -> Budget:
+        """A plain number of bytes is one pool, shared by the host and its devices (CPU)."""
+        return value if isinstance(value, Budget) else cls(int(value))
+
+    @property
+    def shared(self) -> bool:
+        return self.device is None
+
+    def fits(self, need: Need) -> bool:
+        if self.device is None:
+            return need.total <= self.host
+        return need.host <= self.host and need.device <= self.device
+
+    def problem(self, need: Need) -> str | None:
+        """Which memory ``need`` overruns, in the user's numbers; None when it fits."""
+        if self.device is None:
+            if need.total <= self.host:
+                return None
+            return (f"needs about {fmt_bytes(need.total)} at its peak; the memory budget is "
+                    f"{fmt_bytes(self.host)}")  # fmt: skip
+        if need.device > self.device:
+            return (f"needs about {fmt_bytes(need.device)} of device memory at its peak; the "
+                    f"device memory budget is {fmt_bytes(self.device)}")  # fmt: skip
+        if need.host > self.host:
+            return (f"needs about {fmt_bytes(need.host)} of host memory at its peak; the host "
+                    f"memory budget is {fmt_bytes(self.host)}")  # fmt: skip
+        return None
+
+    def words(self, need: Need) -> str:
+        return need.words(self.shared)
+
+    def bytes_of(self, need: Need) -> int:
+        """The bytes an action will allocate, wherever they live (for "a large run" cut-offs)."""
+        return need.total if self.device is None else need.host + need.device
+
+    def share_of(self, need: Need) -> float:
+        """How much of ``need`` fits (1.0 or more: all of it), for "make it N% of its size"."""
+        if self.device is None:
+            return self.host / max(need.total, 1)
+        return min(self.host / max(need.host, 1), self.device / max(need.device, 1))
+
+    def probe_pool(self) -> int:
+        """The budget the bandwidth probe (two arrays on one device) is sized by."""
+        return self.host if self.device is None else self.device
+
+
+def refuse_over(need: Need, budget: int | Budget, what: str, fits: str) -> None:
+    """Raise BudgetError when ``need`` does not fit; ``fits`` names the largest that does."""
+    why = Budget.of(budget).problem(need)
+    if why:
+        raise BudgetError(f"{what} {why}. {fits}")
+
+
+def largest_fitting(need: Callable[[int], Need], budget: int | Budget, lo: int, hi: int,
                     step: int = 1) -> int:  # fmt: skip
-    """The largest multiple of ``step`` in [lo, hi] with need(size) <= budget (``need`` grows
+    """The largest multiple of ``step`` in [lo, hi] whose need fits ``budget`` (needs grow
     with size), or 0 if none: binary search, exact integers."""
+    fits = Budget.of(budget).fits
     lo_k, hi_k = -(-lo // step), hi // step
-    if hi_k < lo_k or need(lo_k * step) > budget:
+    if hi_k < lo_k or not fits(need(lo_k * step)):
         return 0
     while lo_k < hi_k:
         mid = (lo_k + hi_k + 1) // 2
-        if need(mid * step) <= budget:
+        if fits(need(mid * step)):
             lo_k = mid
         else:
             hi_k = mid - 1
     return lo_k * step
 
 
-_ALLOCATOR_SET: list[bool] = []
+# ---------------------------------------------------------------- this server's budget
+def budget() -> Budget:
+    """Bytes one action may use here: the host's (``--max-bytes``, else a quarter of the host
+    memory available now) and, where the devices have their own memory, the devices'
+    (``--max-device-bytes``, else a quarter of the free memory of the fullest device)."""
+    settings = devices.applied_settings()
+    if settings.max_bytes:
+        host, host_source = settings.max_bytes, "set with --max-bytes"
+    else:
+        host = devicefacts.host_memory().available // 4
+        host_source = "a quarter of the host memory available now; set with --max-bytes"
+    if devicefacts.facts().shares_host_memory:
+        return Budget(host, None, host_source, "the devices use the host's memory")
+    device, device_source = _device_budget(settings.max_device_bytes, host)
+    return Budget(host, device, host_source, device_source)
 
 
-def large_arrays_return_to_the_os() -> None:
-    """Make glibc give every allocation of 1 MiB or more its own mapping, returned to the OS
-    the moment it is freed. By default glibc raises that threshold after the first free (up to
-    32 MiB), and XLA's per-device threads then leave freed device buffers in per-thread heaps:
-    measured, a live run of 5 timed calls held 3 outputs' worth of RSS instead of 1, and
-    training's peak drifted with the number of steps (mlp: 104 MB at 5, 154 MB at 40). Chunks
-    of host-side work stay below the threshold (``CHUNK`` float64 = 512 KiB). Once per
-    process; a no-op where glibc's ``mallopt`` is not available."""
-    if _ALLOCATOR_SET:
-        return
-    _ALLOCATOR_SET.append(True)
-    import contextlib
-    import ctypes
+def _device_budget(max_device_bytes: int | None, host: int) -> tuple[int, str]:
+    if max_device_bytes:
+        return max_device_bytes, "set with --max-device-bytes"
+    free = [m.free for m in devicefacts.device_memory() or [] if m.free is not None]
+    if not free:
+        return host, ("this backend reports no device memory limit, so the host's budget is "
+                      "used; set one with --max-device-bytes")  # fmt: skip
+    return min(free) // 4, ("a quarter of the free memory of the fullest device "
+                            "(memory_stats: bytes_limit - bytes_in_use); set with "
+                            "--max-device-bytes")  # fmt: skip
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).mallopt(-3, 1 * MiB)  # M_MMAP_THRESHOLD
+
+def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None) -> list[str]:
+    """The sidebar's memory lines, each saying which memory it is: the budget per action
+    (host, and device where the devices have their own), and each device's bytes in use and
+    at peak as its backend reports them (memory_stats)."""
+    gib = 2**30
+    if budget.shared:
+        return [f"Memory budget per action: **{budget.host / gib:.1f} GiB** of host memory, "
+                f"which the devices share ({budget.host_source})."]  # fmt: skip
+    lines = [f"Host memory budget per action: **{budget.host / gib:.1f} GiB** "
+             f"({budget.host_source}).",
+             f"Device memory budget per action: **{(budget.device or 0) / gib:.1f} GiB** "
+             f"({budget.device_source})."]  # fmt: skip
+    for m in stats or []:
+        limit = "no limit reported" if m.limit is None else f"of {m.limit / gib:,.1f} GiB"
+        lines.append(f"`{m.device}` device memory: {m.in_use / gib:,.2f} GiB in use {limit}, "
+                     f"peak {m.peak / gib:,.2f} GiB.")  # fmt: skip
+    return lines
 
 
 def device_dtype(name: str) -> np.dtype:
@@ -115,31 +235,37 @@ def _numpy_check_bytes(plan, key: str | None) -> int:
     return ins + nbytes(out_shape if isinstance(out_shape, tuple) else (), out_dt)
 
 
-def live_run_bytes(plan, program_key: str | None = None) -> int:
+def live_run_bytes(plan, program_key: str | None = None) -> Need:
     """Peak of ``programs.make_values`` + ``programs.run_plan``, inputs I and outputs O in the
     devices' dtypes: the host inputs and their placed copy, then the placed inputs, their
     one-device copy and the reference output (2I + O); the placed inputs, the reference and
     pmap's output (I + 2O); the reference dropped, one device's numpy check (I + O + check).
     ``program_key`` (the catalog key) makes the numpy check exact; without it, an upper bound.
+    With devices of their own: I + 2O on them (the one-device inputs are dropped before pmap's
+    are placed); on the host the inputs, then every shard read back (I + O), the reference's
+    output (O) and the check.
     """
     i = sum(nbytes(s, device_dtype(d)) for s, d in zip(plan.arg_shapes, plan.dtypes,
                                                          strict=True))  # fmt: skip
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
     check = _numpy_check_bytes(plan, program_key)
-    return max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD
+    return Need(max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD,
+                i + 2 * o + check + OVERHEAD, i + 2 * o)  # fmt: skip
 
 
 # ---------------------------------------------------------------- the seed's dot example
-def dot_bytes(pairs: int, n: int) -> int:
+def dot_bytes(pairs: int, n: int) -> Need:
     """Peak of ``dotproduct.run_dot``: x and y (X bytes each, float32) generated once on the
     host, the reference output kept for the comparison and pmap's own output (O each). On CPU
     JAX shares a host buffer that starts on a 64-byte boundary instead of copying it: the
     one-device reference always shares x and y, the n devices only when every device's block
     does (:func:`dot_blocks_shared`), else they get copies (2X more). Comparisons are per
-    shard, in chunks."""
+    shard, in chunks. With devices of their own: the one-device inputs and output, then
+    pmap's inputs beside both outputs (2X + 2O); on the host the inputs, then the shards read
+    back for the comparisons (2X + 2O)."""
     x, o = pairs * 3 * 4, pairs * 4
     copies = 0 if dot_blocks_shared(pairs, n) else 2 * x
-    return 2 * x + 2 * o + copies + OVERHEAD
+    return Need(2 * x + 2 * o + copies + OVERHEAD, 2 * x + 2 * o + OVERHEAD, 2 * x + 2 * o)
 
 
 SHARE_ALIGN = 64  # bytes: JAX on CPU shares a host buffer that starts on such a boundary
@@ -159,31 +285,31 @@ def dot_blocks_shared(pairs: int, n: int) -> bool:
 
 
 # ---------------------------------------------------------------- timing
-def sweep_bytes(workload, sizes, ks, impls, budget: int | None = None) -> int:
+def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) -> Need:
     """Peak of ``benchmarking.sweep``: the host inputs at the largest size (smaller sizes are
     views of them), plus, for the run at size s, the placed inputs, the output and its
     device-to-host copy (numpy: its output only). With ``budget``, the bandwidth probe (two
-    arrays of ``benchmarking.probe_nbytes(budget)``) too, unless this process measured it."""
-    from pmapviz import benchmarking
-
+    arrays of ``devicefacts.probe_nbytes``, on one device) too, unless this process has
+    measured it."""
     largest = max(sizes)
     on_device = any(i != "numpy" for i in impls)
-    run = max(
-        (workload.input_bytes(s) if on_device else 0) + 2 * workload.output_bytes(s) for s in sizes
-    )
+    placed = max((workload.input_bytes(s) if on_device else 0) + workload.output_bytes(s)
+                 for s in sizes)  # fmt: skip
+    back = max(workload.output_bytes(s) for s in sizes)
     probe = 0
-    if budget is not None and "gbs" not in benchmarking._BANDWIDTH:
-        probe = 2 * benchmarking.probe_nbytes(budget)
-    return max(probe, workload.input_bytes(largest) + run) + OVERHEAD
+    if budget is not None and not devicefacts.rates_measured():
+        probe = 2 * devicefacts.probe_nbytes(Budget.of(budget).probe_pool())
+    host = workload.input_bytes(largest) + back
+    return Need(max(probe, host + placed) + OVERHEAD, host + OVERHEAD, max(probe, placed))
 
 
-def plan_timing_bytes(plan) -> int:
+def plan_timing_bytes(plan) -> Need:
     """Peak of ``benchmarking.measure_plan`` (bandwidth already measured): the host inputs,
     one implementation's placed copy, its output and that output's copy to the host."""
     i = sum(nbytes(s, device_dtype(d)) for s, d in zip(plan.arg_shapes, plan.dtypes,
                                                          strict=True))  # fmt: skip
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
-    return 2 * i + 2 * o + OVERHEAD
+    return Need(2 * i + 2 * o + OVERHEAD, i + o + OVERHEAD, i + o)
 
 
 # ---------------------------------------------------------------- small actions
@@ -198,15 +324,19 @@ TRAIN_BASE = {"linear": 12 * MiB, "mlp": 46 * MiB}
 TRAIN_PER_EXAMPLE = {"linear": 190, "mlp": 460}
 
 
-def training_bytes(cfg) -> int:
-    """Peak of ``training.train`` (and of each run of ``training.time_per_step``)."""
-    return TRAIN_BASE[cfg.model] + TRAIN_PER_EXAMPLE[cfg.model] * cfg.batch
+def training_bytes(cfg) -> Need:
+    """Peak of ``training.train`` (and of each run of ``training.time_per_step``); with devices
+    of their own, the per-example part on them (and, read back and compiled, on the host)."""
+    data = TRAIN_PER_EXAMPLE[cfg.model] * cfg.batch
+    return Need(TRAIN_BASE[cfg.model] + data, TRAIN_BASE[cfg.model] + data, data)
 
 
-def collective_bytes(n: int, m: int) -> int:
+def collective_bytes(n: int, m: int) -> Need:
     """Peak of ``collectives.run`` on a program not compiled yet: the input (n, m) and the
-    largest output (all_gather: n copies of it), float32, on top of compiling it."""
-    return COLLECTIVE_BYTES + (n * m + n * n * m) * 4
+    largest output (all_gather: n copies of it), float32, on top of compiling it (on the
+    devices, and read back to the host)."""
+    data = (n * m + n * n * m) * 4
+    return Need(COLLECTIVE_BYTES + data, COLLECTIVE_BYTES + data, data)
 
 
 # ---------------------------------------------------------------- cluster
@@ -220,7 +350,9 @@ def worker_bytes(local_devices: int) -> int:
     return WORKER_BASE + WORKER_PER_DEVICE * local_devices
 
 
-def cluster_bytes(processes: int, local_devices: int) -> int:
+def cluster_bytes(processes: int, local_devices: int) -> Need:
     """Peak of ``cluster.launch``: P workers at once, then the one-process comparison with all
-    P * D devices (after the workers have exited, so the larger of the two)."""
-    return max(processes * worker_bytes(local_devices), worker_bytes(processes * local_devices))
+    P * D devices (after the workers have exited, so the larger of the two). Host only: the
+    workers run on CPU devices."""
+    return Need.host_only(max(processes * worker_bytes(local_devices),
+                              worker_bytes(processes * local_devices)))  # fmt: skip

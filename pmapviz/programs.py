@@ -167,8 +167,8 @@ def not_runnable(plan) -> str | None:
             "expression) to run it; the explorer still plans and draws it.")  # fmt: skip
 
 
-def estimate_bytes(plan, program=None) -> int:
-    """Peak bytes of a live run of ``plan`` (make_values + run_plan), measured-model: see
+def estimate_bytes(plan, program=None):
+    """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memory.Need``: see
     :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term."""
     from pmapviz.memory import live_run_bytes
 

@@ -264,6 +264,16 @@ def fmt_tree(x: Any) -> str:
     return str(x)
 
 
+def fmt_bytes(n: float) -> str:
+    """Decimal units, as the memory messages use them: 950_000 -> '0.95 MB',
+    71_000_000 -> '71 MB', 1_234_000_000 -> '1.23 GB', 112_583_507_968 -> '112.6 GB'."""
+    if n < 1e7:
+        return f"{n / 1e6:,.2f} MB"
+    if n < 1e9:
+        return f"{n / 1e6:,.0f} MB"
+    return f"{n / 1e9:,.2f} GB" if n < 1e11 else f"{n / 1e9:,.1f} GB"
+
+
 def fmt_count(n: int) -> str:
     """An exact count, shortened for huge values without going through float: 2**60 ->
     '1,152,921,504,606,846,976' up to 24 digits, else '1.2e+30'-style from the digits."""

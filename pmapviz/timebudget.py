@@ -2,12 +2,10 @@
 
 A run that fits the memory budget can still take minutes (a large matmul is FLOP-bound), and
 while it runs it holds its turn (:mod:`pmapviz.turns`). So every long action is estimated first,
-from its FLOPs and bytes against this machine's measured rates:
-
-- memory bandwidth, from :func:`pmapviz.benchmarking.measure_bandwidth` (once per process);
-- a FLOP rate, from a small jitted matmul (once per process);
-- fixed costs measured on a 2-core CPU: one ahead-of-time compile, one call's dispatch, one
-  training step's bookkeeping.
+from its FLOPs and bytes against the device's own measured rates
+(:func:`pmapviz.devicefacts.rates`, once per process: memory bandwidth, FLOP rate and
+host-to-device transfer rate), plus fixed costs measured on a 2-core CPU: one ahead-of-time
+compile, one call's dispatch, one training step's bookkeeping.
 
 An action whose estimate passes the operator's limit (``--max-seconds``, default 60 s, see
 :func:`pmapviz.devices.time_limit`) is refused with :class:`TooLong`, whose message says the
@@ -18,11 +16,10 @@ to stop the ten-minute run, not to predict the two-second one.
 from __future__ import annotations
 
 import math
-import statistics
-import threading
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+from pmapviz import devicefacts, devices, memory
+from pmapviz.devicefacts import Rates
 
 COMPILE_S = 0.25  # one lower + compile of a small program
 CALL_S = 0.5e-3  # dispatch of one call, pmap on 8 emulated devices ~0.25 ms
@@ -39,60 +36,15 @@ class TooLong(ValueError):
         self.estimate_s, self.limit_s = estimate_s, limit_s
 
 
-@dataclass(frozen=True)
-class Rates:
-    bandwidth_gbs: float  # bytes read + written per second / 1e9
-    flops_per_s: float
-
-    def call_s(self, flops: float, nbytes: float) -> float:
-        """One call moving ``nbytes`` and doing ``flops``: both costs, plus dispatch."""
-        return flops / self.flops_per_s + nbytes / (self.bandwidth_gbs * 1e9) + CALL_S
-
-    def bytes_s(self, nbytes: float) -> float:
-        return nbytes / (self.bandwidth_gbs * 1e9)
-
-    def describe(self) -> str:
-        return (f"this machine's measured {self.bandwidth_gbs:.1f} GB/s and "
-                f"{self.flops_per_s / 1e9:.1f} GFLOP/s")  # fmt: skip
-
-
-_rates: Rates | None = None
-_rates_lock = threading.Lock()
-
-
-def measure_flops(n: int = 512, repeat: int = 5,
-                  clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
-    """FLOP/s of an (n, n) @ (n, n) float32 matmul, jitted on the first device (median)."""
-    import jax
-    import jax.numpy as jnp
-
-    a = jax.device_put(jnp.ones((n, n), jnp.float32), jax.local_devices()[0])
-    mm = jax.jit(lambda x: x @ x).lower(a).compile()
-    mm(a).block_until_ready()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        mm(a).block_until_ready()
-        times.append(clock() - t)
-    return 2 * n**3 / max(statistics.median(times), 1e-9)
-
-
 def machine_rates() -> Rates:
-    """This process's bandwidth and FLOP rate, measured on first use and cached."""
-    global _rates
-    with _rates_lock:
-        if _rates is None:
-            from pmapviz.benchmarking import measure_bandwidth
-
-            _rates = Rates(measure_bandwidth(64 * 2**20, repeat=5), measure_flops())
-        return _rates
+    """The device's rates, measured on first use (a probe sized by the memory budget) and
+    shared with the Timing lab's floor."""
+    return devicefacts.rates(memory.budget().probe_pool())
 
 
 def _limit(limit_s: float | None) -> float:
     if limit_s is None:
-        from pmapviz.devices import time_limit
-
-        return float(time_limit())
+        return float(devices.time_limit())
     return float(limit_s)
 
 
@@ -117,8 +69,8 @@ def sweep_seconds(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
     if sizes:
         total += max(sizes) * wl.input_bytes(1) * GEN_S_PER_BYTE
     for (impl, _k, _s), s in zip(runs, sizes, strict=True):
-        total += 0.0 if impl == "numpy" else COMPILE_S + 2 * rates.bytes_s(wl.input_bytes(s))
-        total += (repeat + 1) * rates.call_s(wl.flops(s), wl.bytes_moved(s))
+        total += 0.0 if impl == "numpy" else COMPILE_S + 2 * rates.transfer_s(wl.input_bytes(s))
+        total += (repeat + 1) * rates.call_s(wl.flops(s), wl.bytes_moved(s), CALL_S)
     return total
 
 
@@ -154,7 +106,7 @@ def training_step_seconds(cfg, rates: Rates) -> float:
         HIDDEN + 1) * CLASSES  # fmt: skip
     flops = 2 * 6 * cfg.batch * params  # forward + backward, data-parallel and one device
     nbytes = 3 * cfg.batch * (FEATURES + 1) * 4  # the batch placed twice, read once
-    return STEP_S + STEP_PER_DEVICE_S * cfg.devices + rates.call_s(flops, nbytes)
+    return STEP_S + STEP_PER_DEVICE_S * cfg.devices + rates.call_s(flops, nbytes, CALL_S)
 
 
 def check_training(cfg, limit_s: float | None = None, rates: Rates | None = None) -> float:
@@ -180,9 +132,7 @@ def check_training(cfg, limit_s: float | None = None, rates: Rates | None = None
 def plan_cost(plan, program=None) -> tuple[float, float]:
     """(FLOPs, bytes) of one call of the plan over all devices. FLOPs come from XLA's cost
     analysis of jit(vmap(f)) when ``program`` is given (no compile: lowering only)."""
-    from pmapviz.programs import estimate_bytes
-
-    nbytes = estimate_bytes(plan) / 3  # inputs and outputs once
+    nbytes = memory.live_run_bytes(plan).total / 3  # inputs and outputs once
     flops = 0.0
     if program is not None:
         import jax
@@ -202,12 +152,10 @@ def plan_cost(plan, program=None) -> tuple[float, float]:
 
 
 def plan_seconds(plan, calls: int, compiles: int, rates: Rates, program=None) -> float:
-    from pmapviz.programs import estimate_bytes
-
     flops, nbytes = plan_cost(plan, program)
-    gen = estimate_bytes(plan) / 3 * GEN_S_PER_BYTE
-    fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.bytes_s(nbytes)
-    return fixed + calls * rates.call_s(flops, nbytes)
+    gen = memory.live_run_bytes(plan).total / 3 * GEN_S_PER_BYTE
+    fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.transfer_s(nbytes)
+    return fixed + calls * rates.call_s(flops, nbytes, CALL_S)
 
 
 def check_plan(plan, calls: int, compiles: int, limit_s: float | None = None, program=None,

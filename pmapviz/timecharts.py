@@ -162,18 +162,19 @@ def step_time_figure(rows: list[dict]) -> go.Figure:
     return _timing_layout(fig, 320)
 
 
-def timeline_figure(timeline, labels: list[str]) -> go.Figure:
+def timeline_figure(timeline, labels: list[str] | None = None) -> go.Figure:
     """One lane per device, its HLO ops as bars in time order (from a real profiler trace);
-    collectives in the device's colour and named, everything else grey. One trace per lane."""
+    collectives in the device's colour and named, everything else grey. One trace per lane.
+    Lanes are named as the trace names them (cpu:3, gpu:0, tpu:1); ``labels`` (JAX's device
+    names) are not needed: a trace may come from another machine."""
     fig = go.Figure()
-    lanes = sorted(timeline.lanes)
-    for dev in lanes:
-        events = timeline.lanes[dev]
-        name = labels[dev] if dev < len(labels) else str(dev)
+    for lane, events in timeline.lanes.items():
+        number = lane.rpartition(":")[2]
+        colour = device_colour(int(number)) if number.isdigit() else device_colour(0)
         fig.add_trace(go.Bar(
-            x=[max(e.dur_us, 0.5) for e in events], y=[name] * len(events),
+            x=[max(e.dur_us, 0.5) for e in events], y=[lane] * len(events),
             base=[e.start_us for e in events], orientation="h", showlegend=False,
-            marker_color=[device_colour(dev) if e.collective else "#BBBBBB" for e in events],
+            marker_color=[colour if e.collective else "#BBBBBB" for e in events],
             text=[e.op if e.collective else "" for e in events], textposition="inside",
             hovertext=[f"{e.op}{' (' + e.collective + ')' if e.collective else ''}: "
                        f"{e.dur_us:.1f} us from {e.start_us:.1f} us" for e in events],
@@ -182,4 +183,4 @@ def timeline_figure(timeline, labels: list[str]) -> go.Figure:
     fig.update_layout(title="One call, device by device (collectives coloured)", barmode="overlay")
     fig.update_xaxes(title="microseconds since the call's first op", rangemode="tozero")
     fig.update_yaxes(autorange="reversed", type="category")
-    return _timing_layout(fig, 120 + 36 * max(1, len(lanes)))
+    return _timing_layout(fig, 120 + 36 * max(1, len(timeline.lanes)))

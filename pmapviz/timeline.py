@@ -1,19 +1,25 @@
-"""A per-device timeline of one call, from a real profiler trace.
+"""A per-device timeline of one call, from a real profiler trace, captured here or anywhere.
 
 ``capture`` runs a function a couple of times inside ``jax.profiler.trace(tmp,
-create_perfetto_trace=True)``, reads ``perfetto_trace.json.gz`` (Chrome trace events) and keeps
-the events that carry ``args.device_ordinal`` and ``args.hlo_op``: one lane per device, each
-HLO op with its start and duration, collectives marked (their names match the HLO instruction
-names that :mod:`pmapviz.hlo` reads). The last complete call is shown. The temporary folder is
-always removed, and one capture runs at a time in a process (``TURNS``, a visible queue).
+create_perfetto_trace=True)`` and reads ``perfetto_trace.json.gz`` (Chrome trace events);
+:func:`read_trace` reads such a file (or the folder the profiler wrote) captured on any
+machine: a user's GPU box or TPU pod. Which event belongs to which device is a platform fact
+(:func:`pmapviz.devicefacts.event_lane`): ``args.device_ordinal`` on CPU, a ``/device:GPU:N``
+or ``/device:TPU:N`` process on accelerators. One lane per device, each HLO op with its start
+and duration, collectives marked (from the compiled HLO when it is known, else by the op's
+name). The last call that reached every device is shown. The temporary folder is always
+removed, and one capture runs at a time in a process (``TURNS``, a visible queue).
 """
 
 from __future__ import annotations
 
+import bisect
 import glob
 import gzip
+import io
 import json
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -21,31 +27,40 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import turns
+from pmapviz import devicefacts, turns
+from pmapviz.hlo import KINDS
 
 TURNS = turns.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
+MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~10x that)
 
 
 class ProfilerBusy(RuntimeError):
     """Another capture holds the profiler; the message says to try again."""
 
 
+class TraceError(ValueError):
+    """A trace file that cannot be read; the message says why and what to load instead."""
+
+
 @dataclass(frozen=True)
 class Event:
-    device: int  # args.device_ordinal
-    op: str  # HLO instruction name, e.g. "psum.7"
+    device: str  # its lane: "cpu:3", "gpu:0", "tpu:1"
+    op: str  # HLO instruction name, e.g. "all-reduce.7"
     start_us: float  # from the call's first event
     dur_us: float
     collective: str | None  # its HLO kind when it is a collective
 
 
+Lanes = dict[str, tuple[Event, ...]]
+
+
 @dataclass(frozen=True)
 class Timeline:
-    lanes: dict[int, tuple[Event, ...]]  # device -> its ops in time order
+    lanes: Lanes  # device lane -> its ops in time order (lanes in device order)
     module: str | None  # the HLO module the call ran
     calls_seen: int
-    capture_s: float  # wall time of the traced calls and the trace's writing
+    capture_s: float  # wall time of the traced calls and the trace's writing (0: loaded)
 
     def collective_times(self) -> dict[str, list[float]]:
         """HLO op name -> its duration (us) on each device, for the collectives."""
@@ -56,50 +71,172 @@ class Timeline:
                     out.setdefault(e.op, []).append(e.dur_us)
         return out
 
+    def to_json(self) -> dict:
+        """``{"module", "calls_seen", "lanes": [{"device", "events": [{"op", "start_us",
+        "dur_us", "collective"}]}]}``."""
+        return {"module": self.module, "calls_seen": self.calls_seen,
+                "lanes": [{"device": lane, "events": [
+                    {"op": e.op, "start_us": e.start_us, "dur_us": e.dur_us,
+                     "collective": e.collective} for e in events]}
+                    for lane, events in self.lanes.items()]}  # fmt: skip
 
-def device_events(trace: dict | list) -> list[dict]:
-    """The trace's complete events ("X") that ran an HLO op on a device."""
+
+@dataclass(frozen=True)
+class OpEvent:
+    """One HLO op that ran on a device, as read from a trace."""
+
+    lane: str
+    op: str
+    ts: float
+    dur: float
+    module: str | None
+    run: str  # the call it belongs to ("" when the trace does not say)
+
+
+_SUFFIX = re.compile(r"(-start|-done)?(\.[0-9]+)?$")
+# JAX names a collective's HLO instruction after its primitive (CPU traces: "psum.7")
+_BY_PRIMITIVE = {"psum": "all-reduce", "pmean": "all-reduce", "pmax": "all-reduce",
+                 "pmin": "all-reduce", "all_gather": "all-gather",
+                 "ppermute": "collective-permute", "psum_scatter": "reduce-scatter",
+                 "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all"}  # fmt: skip
+
+
+def collective_kind(op: str) -> str | None:
+    """The collective an HLO op is, by its name alone (for a trace loaded without its HLO):
+    XLA's kinds ('all-reduce-start.3' -> 'all-reduce') and the JAX primitives instructions are
+    named after ('psum.7' -> 'all-reduce')."""
+    base = _SUFFIX.sub("", op)
+    return base if base in KINDS else _BY_PRIMITIVE.get(base)
+
+
+def device_events(trace: dict | list) -> list[OpEvent]:
+    """The trace's complete events that ran an HLO op on a device, on CPU, GPU or TPU, each
+    with the call it belongs to (see :func:`_runs`)."""
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    return [e for e in events if e.get("ph") == "X" and "device_ordinal" in e.get("args", {})
-            and "hlo_op" in e.get("args", {})]  # fmt: skip
-
-
-Lanes = dict[int, tuple[Event, ...]]
-
-
-def lanes_of(events: Sequence[dict], collectives: dict[str, str],
-             module: str | None = None) -> tuple[Lanes, str | None, int]:  # fmt: skip
-    """One lane per device for the last call (run_id) that reached every device seen; times
-    relative to that call's first event. ``collectives``: HLO op name -> kind."""
-    if module is not None:
-        events = [e for e in events if e["args"].get("hlo_module") == module]
-    devices = {int(e["args"]["device_ordinal"]) for e in events}
-    runs: dict[str, list[dict]] = {}
+    events = [e for e in events if isinstance(e, dict)]
+    planes, threads = devicefacts.trace_planes(events)
+    runs = _runs(events, planes)
+    out = []
     for e in events:
-        runs.setdefault(str(e["args"].get("run_id", "")), []).append(e)
-    complete = [r for r, evs in runs.items()
-                if {int(e["args"]["device_ordinal"]) for e in evs} == devices]  # fmt: skip
+        where = devicefacts.event_lane(e, planes, threads)
+        if where is None:
+            continue
+        args = e.get("args") or {}
+        module = args.get("hlo_module")
+        out.append(OpEvent(where[0], where[1], float(e.get("ts", 0.0)), float(e.get("dur", 0.0)),
+                           None if module is None else str(module), runs(e)))  # fmt: skip
+    return out
+
+
+def _runs(events: Sequence[dict], planes: dict) -> Callable[[dict], str]:
+    """Which call a device event belongs to. The CPU backend writes ``args.run_id`` on each
+    op. A GPU op has none: its ``correlation_id`` names the host's launch event, which lies
+    inside the host's ``Execute`` event that carries the run_id; without a correlation, the
+    last ``Execute`` that started before the op is its call."""
+    executes = sorted((float(e.get("ts", 0.0)), float(e.get("dur", 0.0)), str(e["args"]["run_id"]))
+                      for e in events if e.get("ph") == "X" and e.get("pid") not in planes
+                      and "run_id" in (e.get("args") or {}))  # fmt: skip
+    launches = {str(e["args"]["correlation_id"]): float(e.get("ts", 0.0)) for e in events
+                if e.get("ph") == "X" and e.get("pid") not in planes
+                and "correlation_id" in (e.get("args") or {})}  # fmt: skip
+    starts = [x[0] for x in executes]
+
+    def run_of(e: dict) -> str:
+        args = e.get("args") or {}
+        if "run_id" in args:
+            return str(args["run_id"])
+        at = launches.get(str(args.get("correlation_id")), float(e.get("ts", 0.0)))
+        k = bisect.bisect_right(starts, at) - 1
+        return executes[k][2] if k >= 0 else ""
+
+    return run_of
+
+
+def lanes_of(events: Sequence[OpEvent], collectives: dict[str, str] | None = None,
+             module: str | None = None) -> tuple[Lanes, str | None, int]:  # fmt: skip
+    """One lane per device for the last call that reached every device seen; times relative
+    to that call's first event. ``collectives``: HLO op name -> kind (from the compiled HLO);
+    an op not in it is classified by its name (:func:`collective_kind`)."""
+    known = collectives or {}
+    if module is not None:
+        events = [e for e in events if e.module == module]
+    lanes_seen = {e.lane for e in events}
+    runs: dict[str, list[OpEvent]] = {}
+    for e in events:
+        runs.setdefault(e.run, []).append(e)
+    complete = [r for r, evs in runs.items() if {e.lane for e in evs} == lanes_seen]
     if not complete:
         return {}, module, len(runs)
-    chosen = runs[max(complete, key=lambda r: min(float(e["ts"]) for e in runs[r]))]
-    t0 = min(float(e["ts"]) for e in chosen)
-    lanes: dict[int, list[Event]] = {d: [] for d in sorted(devices)}
-    for e in sorted(chosen, key=lambda e: float(e["ts"])):
-        op = e["args"]["hlo_op"]
-        lanes[int(e["args"]["device_ordinal"])].append(Event(
-            int(e["args"]["device_ordinal"]), op, float(e["ts"]) - t0, float(e.get("dur", 0.0)),
-            collectives.get(op),
-        ))  # fmt: skip
-    name = module or (chosen[0]["args"].get("hlo_module") if chosen else None)
+    chosen = runs[max(complete, key=lambda r: min(e.ts for e in runs[r]))]
+    t0 = min(e.ts for e in chosen)
+    lanes: dict[str, list[Event]] = {d: [] for d in sorted(lanes_seen, key=devicefacts.lane_order)}
+    for e in sorted(chosen, key=lambda e: e.ts):
+        kind = known.get(e.op) or collective_kind(e.op)
+        lanes[e.lane].append(Event(e.lane, e.op, e.ts - t0, e.dur, kind))
+    name = module or next((e.module for e in chosen if e.module), None)
     return {d: tuple(v) for d, v in lanes.items()}, name, len(runs)
 
 
-def read_trace(folder: str) -> dict:
-    paths = glob.glob(os.path.join(folder, "**", "perfetto_trace.json.gz"), recursive=True)
-    if not paths:
-        raise RuntimeError("the profiler wrote no perfetto_trace.json.gz")
-    with gzip.open(max(paths, key=os.path.getmtime), "rt", encoding="utf-8") as f:
-        return json.load(f)
+def find_trace(path: str) -> str:
+    """The trace file at ``path``: the file itself, or the newest ``perfetto_trace.json.gz``
+    (else ``*.trace.json.gz``) under a folder the profiler wrote."""
+    if os.path.isfile(path):
+        return path
+    if not os.path.isdir(path):
+        raise TraceError(f"{path} is neither a file nor a folder.")
+    for pattern in ("perfetto_trace.json.gz", "*.trace.json.gz"):
+        paths = glob.glob(os.path.join(path, "**", pattern), recursive=True)
+        if paths:
+            return max(paths, key=os.path.getmtime)
+    raise TraceError(f"No perfetto_trace.json.gz under {path}: capture with "
+                     "jax.profiler.trace(folder, create_perfetto_trace=True).")  # fmt: skip
+
+
+def parse_trace(data: bytes, name: str = "trace", limit: int = MAX_TRACE_BYTES) -> dict | list:
+    """Chrome trace JSON from ``data``, gzipped or not, at most ``limit`` bytes of JSON (a
+    gzip that inflates beyond it is refused, not inflated)."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+                text = f.read(limit + 1)
+        except (OSError, EOFError) as err:
+            raise TraceError(f"{name} is not a readable gzip file ({err}).") from err
+    else:
+        text = data[: limit + 1]
+    if len(text) > limit:
+        raise TraceError(f"{name} holds more than {limit / 2**20:,.0f} MiB of JSON; trace fewer "
+                         "calls (two are enough for a timeline).")  # fmt: skip
+    try:
+        trace = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise TraceError(f"{name} is not trace JSON ({type(err).__name__}: "
+                         f"{str(err)[:80]}).") from err  # fmt: skip
+    if not isinstance(trace, dict | list):
+        raise TraceError(f"{name} is JSON but not a trace: expected traceEvents.")
+    return trace
+
+
+def read_trace(path: str, limit: int = MAX_TRACE_BYTES) -> dict | list:
+    """The trace at ``path`` (a file, or a folder the profiler wrote), parsed."""
+    found = find_trace(path)
+    size = os.path.getsize(found)
+    if size > limit:
+        raise TraceError(f"{found} is {size / 2**20:,.0f} MiB; at most {limit / 2**20:,.0f} MiB "
+                         "is read. Trace fewer calls.")  # fmt: skip
+    with open(found, "rb") as f:
+        return parse_trace(f.read(), os.path.basename(found), limit)
+
+
+def from_trace(trace: dict | list, module: str | None = None) -> Timeline:
+    """The last complete call of a parsed trace, one lane per device; TraceError when the trace
+    has no HLO op on any device."""
+    events = device_events(trace)
+    if not events:
+        raise TraceError("The trace has no HLO ops on a device: it holds host events only. "
+                         "Trace a jitted or pmapped call, and wait for its result inside the "
+                         "trace (block_until_ready).")  # fmt: skip
+    lanes, name, seen = lanes_of(events, None, module)
+    return Timeline(lanes, name, seen, 0.0)
 
 
 def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
@@ -129,6 +266,38 @@ def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
         turn.release()
     lanes, name, seen = lanes_of(device_events(trace), collectives, module)
     return Timeline(lanes, name, seen, seconds)
+
+
+def trace_limit(host_budget: int) -> int:
+    """The JSON a trace may hold here: parsing it costs about ten times its size in Python
+    objects, so a tenth of the host budget, at most :data:`MAX_TRACE_BYTES`."""
+    return max(2**20, min(MAX_TRACE_BYTES, host_budget // 10))
+
+
+def lane_rows(tl: Timeline) -> list[dict]:
+    """One row per device lane: its ops, busy time, span and collectives (a table)."""
+    rows = []
+    for lane, events in tl.lanes.items():
+        end = max((e.start_us + e.dur_us for e in events), default=0.0)
+        start = min((e.start_us for e in events), default=0.0)
+        rows.append({"device": lane, "HLO ops": len(events),
+                     "busy (us)": round(sum(e.dur_us for e in events), 1),
+                     "span (us)": round(end - start, 1),
+                     "collectives": ", ".join(e.op for e in events if e.collective)
+                     or "none"})  # fmt: skip
+    return rows
+
+
+def summary_lines(tl: Timeline) -> list[str]:
+    """The timeline as text, one line per op, grouped by lane (the CLI)."""
+    lines = [f"module {tl.module or '(unknown)'}: {len(tl.lanes)} device lane(s), "
+             f"{tl.calls_seen} call(s) in the trace, the last complete one shown"]  # fmt: skip
+    for lane, events in tl.lanes.items():
+        busy = sum(e.dur_us for e in events)
+        lines.append(f"{lane}: {len(events)} op(s), {busy:,.1f} us busy")
+        lines.extend(f"  {e.start_us:10.1f} us  +{e.dur_us:9.1f} us  {e.op}"
+                     + (f"  [{e.collective}]" if e.collective else "") for e in events)  # fmt: skip
+    return lines
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from pmapviz import devicefacts
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape
 
@@ -33,8 +34,8 @@ class Context:
 
     n: int  # devices
     labels: tuple[str, ...]  # device names from JAX
-    physical_cores: int
-    restart_command: str  # for 4 devices
+    facts: devicefacts.Facts  # what the devices are (every platform statement comes from it)
+    restart_command: str  # for 4 devices (emulated CPU devices when these are real ones)
 
 
 def page_url(page: str, **params: Any) -> str:
@@ -51,15 +52,10 @@ def _link(label: str, url: str) -> Block:
 def step_devices(ctx: Context) -> list[Block]:
     n = ctx.n
     return [
-        Block("markdown", f"JAX can pretend one CPU is several devices. This server asked for "
-              f"**{n}**, before JAX started, with `jax.config.update(\"jax_num_cpu_devices\", "
-              f"{n})` (or `XLA_FLAGS=--xla_force_host_platform_device_count={n}`). After JAX's "
-              "first operation the count cannot change: it is fixed for the whole process. To "
-              "show another count, restart the server:"),
+        Block("markdown", devicefacts.devices_story(ctx.facts, n)),
         Block("code", ctx.restart_command, "bash"),
         Block("chips", None),
-        Block("info", f"These {n} devices share {ctx.physical_cores} physical core(s): they "
-              "show how pmap works, not how fast it is."),
+        Block("info", devicefacts.devices_info(ctx.facts, n)),
         _link("Home: the device set", page_url("home")),
     ]  # fmt: skip
 
@@ -220,9 +216,7 @@ def step_processes(ctx: Context) -> list[Block]:
 
 def step_scaling(ctx: Context) -> list[Block]:
     return [
-        Block("markdown", f"More devices speed things up only when each has its own compute, "
-              f"and only until communication eats the gain: scaling is sublinear. Here the "
-              f"{ctx.n} devices share {ctx.physical_cores} core(s), so expect no gain at all:"),
+        Block("markdown", devicefacts.scaling_story(ctx.facts, ctx.n)),
         _link("Timing lab", page_url("timing")),
     ]  # fmt: skip
 
@@ -258,6 +252,12 @@ def step_today(ctx: Context) -> list[Block]:
 class Step:
     title: str
     demo: Callable[[Context], list[Block]]
+
+
+def titles(facts: devicefacts.Facts) -> list[str]:
+    """The steps' titles on these devices (step 1 names what the devices are)."""
+    return [devicefacts.devices_title(facts) if s.demo is step_devices else s.title
+            for s in STEPS]  # fmt: skip
 
 
 STEPS: tuple[Step, ...] = (

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from pmapviz import memory
+
 MODELS = ("linear", "mlp")
 REDUCTIONS = ("pmean", "psum")
 MAX_STEPS = 2000
@@ -103,24 +105,16 @@ def validate(cfg: Config, n_available: int, time_limit: float | None = None) -> 
         raise TrainError(str(err)) from err
 
 
-def check_budget(cfg: Config, budget: int | None = None) -> None:
+def check_budget(cfg: Config, budget: int | memory.Budget | None = None) -> None:
     """Refuse settings whose peak (:func:`pmapviz.memory.training_bytes`) exceeds the budget."""
-    from pmapviz import memory
-
-    if budget is None:
-        from pmapviz.devices import memory_budget
-
-        budget = memory_budget()
-    need = memory.training_bytes(cfg)
-    if need > budget:
+    budget = memory.budget() if budget is None else memory.Budget.of(budget)
+    why = budget.problem(memory.training_bytes(cfg))
+    if why:
         fit = memory.largest_fitting(
             lambda b: memory.training_bytes(Config(cfg.model, cfg.devices, b)), budget,
             cfg.devices, MAX_BATCH, cfg.devices,
         )  # fmt: skip
-        raise TrainError(
-            f"Training needs about {need / 1e6:,.0f} MB at its peak; the memory budget is "
-            f"{budget / 1e6:,.0f} MB. The largest global batch that fits is {fit:,}."
-        )
+        raise TrainError(f"Training {why}. The largest global batch that fits is {fit:,}.")
 
 
 def make_data(cfg: Config, n_samples: int = 4096):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import devices, settings, warmup
+from pmapviz import devicefacts, devices, memory, settings, warmup
 from pmapviz.palette import MONO_CSS, device_colour, text_colour
 from pmapviz.scenario import Scenario
 
@@ -88,14 +88,10 @@ def page_info(path: str) -> PageInfo:
     return next(p for p in PAGES if p.path == path)
 
 
-@st.cache_resource(show_spinner=False)
-def _report(settings: devices.Settings) -> devices.DeviceReport:
-    return devices.describe(settings)
-
-
 def device_report() -> devices.DeviceReport:
-    """The devices of this server process (configured once, by app.py, before JAX started)."""
-    return _report(devices.applied_settings())
+    """The devices of this server process (configured once, by app.py, before JAX started;
+    what they are is read once, by :mod:`pmapviz.devicefacts`)."""
+    return devices.describe(devices.applied_settings())
 
 
 def _cell(text: str, position: int | None, tooltip: str = "", mono: bool = True) -> str:
@@ -179,29 +175,28 @@ def device_chips(report: devices.DeviceReport) -> str:
 
 
 def device_panel(report: devices.DeviceReport) -> None:
-    """The sidebar panel shown on every page."""
+    """The sidebar panel shown on every page: the devices and what they are, the memory
+    budgets (host, and device where the devices have their own), start-up, restart."""
+    facts = report.facts
     with st.sidebar:
         st.markdown(f"### :material/memory: {report.count} devices")
+        real = "emulated" if facts.emulated else "real"
         st.markdown(
-            f"**Platform** `{report.platform}` · **kind** `{report.device_kind}`  \n"
+            f"**Platform** `{report.platform}` ({real}) · **kind** `{report.device_kind}`  \n"
             f"**JAX** `{report.jax_version}` · **processes** {report.process_count}  \n"
-            f"**CPU** {report.physical_cores} physical core(s), {report.logical_cpus} logical"
+            f"**Host CPU** {report.physical_cores} physical core(s), {report.logical_cpus} logical"
         )
         st.markdown(device_chips(report), unsafe_allow_html=True)
-        st.caption(
-            f"Memory budget per action: **{devices.memory_budget() / 2**30:.1f} GiB** "
-            f"({devices.budget_source()})."
-        )
         st.caption("Each chip: device name · process index.")
-        for note in report.notes:
+        for line in memory.budget_lines(memory.budget(), devicefacts.device_memory()):
+            st.caption(line)
+        if facts.startup_s is not None and not facts.emulated:
+            st.caption(f"Backend start-up (the first `device_put`): {facts.startup_s:.2f} s, "
+                       "measured once and kept out of every timing.")  # fmt: skip
+        for note in (*report.notes, *facts.hints):
             st.warning(note, icon=":material/warning:")
-        if report.platform == "cpu" and report.count > report.physical_cores:
-            st.info(
-                f"These {report.count} devices are emulated on {report.physical_cores} CPU "
-                "core(s). They share the cores, so more devices give no speed-up here; on real "
-                "GPUs or TPUs they would.",
-                icon=":material/info:",
-            )
+        if note := devicefacts.devices_note(facts):
+            st.info(note, icon=":material/info:")
         st.markdown(
             "The device count is **fixed for this server process**: JAX sets it when it "
             "starts. To use another count, stop the server and restart it:"
@@ -521,20 +516,39 @@ def device_table(plan, inputs: list, outputs: list, title: str) -> None:
         dataframe(rows)
 
 
+def show_timeline(tl, key: str) -> None:
+    """A per-device timeline (``timeline.Timeline``), or why there is none."""
+    from pmapviz import timecharts
+
+    if not tl.lanes:
+        st.warning(f"The trace holds {tl.calls_seen} call(s), but none reached every device "
+                   "it mentions; trace the call again.", icon=":material/timeline:")  # fmt: skip
+        return
+    st.caption(f"Module `{tl.module or 'unknown'}`: {len(tl.lanes)} device lane(s), "
+               f"{tl.calls_seen} call(s) in the trace, the last complete one shown.")  # fmt: skip
+    st.plotly_chart(timecharts.timeline_figure(tl), key=key)
+
+
 def show_dot_result(res) -> None:
     """The seed's example at full size (a ``dotproduct.DotResult``): shapes, the checks, the
     timings, each device's block and the two classic mistakes."""
-    from pmapviz.memory import dot_shared_step
+    from pmapviz import dotproduct
 
     fmt_shape = settings.fmt_shape
     st.markdown(f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
                 f"{fmt_shape(res.flat_shape)}")  # fmt: skip
-    cols = st.columns(4)
+    cols = st.columns(4 if res.device_peak_bytes is None else 5)
     cols[0].metric("max |pmap - vmap|", f"{res.max_abs_diff:.2g}",
                    "equal" if res.allclose else "DIFFERENT", delta_color="off")  # fmt: skip
     cols[1].metric("Compute (median)", f"{res.run_s * 1e3:,.1f} ms")
     cols[2].metric("jit(vmap) on 1 device", f"{res.vmap_run_s * 1e3:,.1f} ms")
-    cols[3].metric("Server peak memory (RSS)", f"{res.peak_rss_mb:,.0f} MB")
+    cols[3].metric("Host peak RSS (server)", f"{res.peak_rss_mb:,.0f} MB",
+                   help="The server process's peak resident memory on the host since it "
+                   "started (getrusage), not this run's alone.")  # fmt: skip
+    if res.device_peak_bytes is not None:
+        cols[4].metric("Device peak (memory_stats)", f"{res.device_peak_bytes / 1e6:,.0f} MB",
+                       help="The highest peak_bytes_in_use of the devices since the server "
+                       "started, as the backend reports it.")  # fmt: skip
     st.markdown(
         f"{res.pairs:,} pairs: compile {res.compile_s * 1e3:,.0f} ms, transfer to {res.devices} "
         f"devices {res.transfer_s * 1e3:,.1f} ms, compute {res.run_s * 1e3:,.1f} ms (median of "
@@ -543,22 +557,7 @@ def show_dot_result(res) -> None:
         + f" (max |diff| {res.max_abs_diff:.2g}); numpy per block: max |diff| "
         f"{res.numpy_max_abs_diff:.2g}."
     )
-    if res.zero_copy:
-        st.caption(
-            "Transfer is near zero here: on CPU, `jax.device_put` of a numpy array whose data "
-            "starts on a 64-byte boundary shares that memory instead of copying it (checked: "
-            "every device's buffer lies inside the host array). pmapviz draws its inputs into "
-            "page-aligned buffers; a numpy array that starts off such a boundary (large "
-            "arrays usually start 16 bytes past one) is copied. On a GPU or TPU the transfer "
-            "is always a real host-to-device copy."
-        )
-    elif res.platform == "cpu":
-        st.caption(
-            f"Transfer copied the inputs: blocks of {res.block:,} pairs ({res.block * 12:,} "
-            "bytes) do not start on 64-byte boundaries, so JAX on CPU cannot share the host's "
-            f"memory with the devices. A multiple of {dot_shared_step(res.devices):,} pairs "
-            "would be shared (no copy, less memory)."
-        )
+    st.caption(dotproduct.transfer_note(res))
     table(res.per_device)
     with st.expander("If you forget the reshape", expanded=True):
         st.error(res.forgot_reshape_message, icon=":material/block:")

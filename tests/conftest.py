@@ -27,3 +27,15 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 _hypothesis_settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     _hypothesis_settings.load_profile("ci")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture()
+def fake_devices():
+    """``with fake_devices("gpu"):`` describes fake H200s (or "tpu": v5e chips) instead of
+    the CPU devices the tests run on (tests/fakes.py)."""
+    from tests import fakes
+
+    return fakes.fake_devices

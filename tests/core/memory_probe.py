@@ -83,7 +83,7 @@ def live(key: str, dtype: str, n: str, *shapes: str):
     programs.run_plan(prog, small, programs.compile_plan(prog, small), repeat=1)
     measured, res = peak_during(lambda: programs.run_plan(prog, p, compiled))
     assert res.passed and res.flat_equal in (None, True)
-    return programs.estimate_bytes(p, prog), measured
+    return programs.estimate_bytes(p, prog).total, measured
 
 
 def dot(pairs: str, n: str):
@@ -92,7 +92,7 @@ def dot(pairs: str, n: str):
     dotproduct.run_dot(int(n) * 1000, int(n), repeat=1, limit=10**9)
     measured, res = peak_during(lambda: dotproduct.run_dot(int(pairs), int(n), limit=10**9))
     assert res.allclose and res.numpy_max_abs_diff < 1e-4
-    return memory.dot_bytes(int(pairs), int(n)), measured
+    return memory.dot_bytes(int(pairs), int(n)).total, measured
 
 
 def sweep(workload: str, size: str, budget: str):
@@ -101,8 +101,10 @@ def sweep(workload: str, size: str, budget: str):
 
     wl, ks = bench.WORKLOADS[workload], [1, DEVICES]
     bench.sweep(wl, [DEVICES * 8], ks, list(bench.IMPLS), repeat=1, budget=10**9)
-    bench._BANDWIDTH.clear()  # measured again, inside the action, with a probe sized by budget
-    estimate = memory.sweep_bytes(wl, [int(size)], ks, bench.IMPLS, int(budget))
+    from pmapviz import devicefacts
+
+    devicefacts.set_rates(None)  # measured again, inside the action, with a probe sized by budget
+    estimate = memory.sweep_bytes(wl, [int(size)], ks, bench.IMPLS, int(budget)).total
     measured, _ = peak_during(
         lambda: bench.sweep(wl, [int(size)], ks, list(bench.IMPLS), repeat=2, budget=int(budget))
     )
@@ -120,7 +122,7 @@ def timing_plan(key: str, dtype: str, shape: str):
     small = plan(prog, [(DEVICES, 8)] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
     bench.measure_plan(prog, small, repeat=1, bandwidth_gbs=10.0)
     measured, _ = peak_during(lambda: bench.measure_plan(prog, p, repeat=2, bandwidth_gbs=10.0))
-    return memory.plan_timing_bytes(p), measured
+    return memory.plan_timing_bytes(p).total, measured
 
 
 def train(model: str, batch: str, steps: str):
@@ -130,7 +132,7 @@ def train(model: str, batch: str, steps: str):
     cfg = training.Config(model, DEVICES, int(batch), int(steps))
     measured, hist = peak_during(lambda: training.train(cfg))
     assert hist.replicas_identical
-    return memory.training_bytes(cfg), measured
+    return memory.training_bytes(cfg).total, measured
 
 
 def collective(key: str, m: str):
@@ -138,7 +140,7 @@ def collective(key: str, m: str):
 
     collectives.run("psum", DEVICES, 4)  # JAX's first-use costs
     measured, _ = peak_during(lambda: collectives.run(key, DEVICES, int(m)))
-    return memory.collective_bytes(DEVICES, int(m)), measured
+    return memory.collective_bytes(DEVICES, int(m)).total, measured
 
 
 def cluster(processes: str, local: str):

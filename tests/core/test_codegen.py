@@ -238,3 +238,17 @@ def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tmp_
         assert jax.tree.structure(saved[impl]) == jax.tree.structure(want), impl
         for got, exp in zip(jax.tree.leaves(saved[impl]), jax.tree.leaves(want), strict=True):
             np.testing.assert_allclose(got, np.asarray(exp), rtol=1e-5, atol=1e-5, err_msg=impl)
+
+
+def test_scripts_exported_on_a_gpu_server_use_its_gpus(fake_devices):
+    """Exported on GPUs, the script claims no emulated devices and sets no CPU count; it
+    checks it has the devices it needs and says how to emulate them elsewhere."""
+    program = catalog.get("batched_dot")
+    p = plan(program, [(8, 1000, 3)] * 2, n_devices=8)
+    with fake_devices("gpu"):
+        pm, sm = codegen.pmap_script(program, p), codegen.shard_map_script(program, p)
+    for text in (pm, sm):
+        assert "emulated" not in text and "jax.config.update" not in text
+        assert "GPU server (NVIDIA H200)" in text and "assert jax.device_count() >= 8" in text
+        compile(text, "script.py", "exec")
+    assert '"jax_num_cpu_devices", 8' in codegen.pmap_script(program, p)  # on CPU, as before

@@ -170,16 +170,33 @@ def test_bad_max_bytes(text, words):
 
 
 def test_budget_follows_the_setting_and_restart_command_keeps_it():
+    from pmapviz import memory
+
     original = devices.applied_settings()
     try:
-        s = devices.Settings(devices=original.devices, platform="cpu", max_bytes=2**30)
+        s = devices.Settings(devices=original.devices, platform="cpu", max_bytes=2**30,
+                             max_device_bytes=2**31)  # fmt: skip
         devices.apply(s)
-        assert devices.memory_budget() == 2**30
+        budget = memory.budget()
+        assert budget.host == 2**30 and budget.device is None  # CPU devices use host memory
         report = devices.describe(s)
-        assert report.restart_command(4).endswith("--max-bytes 1073741824")
+        assert report.restart_command(4).endswith(
+            "--max-bytes 1073741824 --max-device-bytes 2147483648"
+        )
+        assert report.restart_command(4, "cpu").startswith("streamlit run app.py -- --devices 4 "
+                                                           "--platform cpu")  # fmt: skip
     finally:
         devices.apply(original)
-    assert devices.memory_budget() != 2**30
+    assert memory.budget().host != 2**30
+
+
+@pytest.mark.parametrize("text, value", [("16G", 16 * 2**30), ("512MiB", 512 * 2**20)])
+def test_max_device_bytes_flag_and_env(text, value):
+    assert parse_settings(["--max-device-bytes", text], {}).max_device_bytes == value
+    assert parse_settings([], {"PMAPVIZ_MAX_DEVICE_BYTES": text}).max_device_bytes == value
+    assert parse_settings([], {}).max_device_bytes is None
+    with pytest.raises(SettingsError, match="--max-device-bytes"):
+        parse_settings(["--max-device-bytes", "lots"], {})
 
 
 @pytest.mark.parametrize("text, value", [("60", 60), ("1", 1), ("3600", 3600), (" 90 ", 90)])

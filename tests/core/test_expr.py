@@ -362,9 +362,9 @@ def _outcome(args: str, text: str):
 @given(st.text(max_size=600) | st.text(alphabet="xyjnplax.,()[]{}:'\"_*+-/@<>=!~ 019eJ",
                                        max_size=60))  # fmt: skip
 def test_random_text_is_refused_or_accepted_never_crashes(text):
-    t = time.process_time()
+    t = time.thread_time()
     _outcome("x, y", text)
-    assert time.process_time() - t < 0.05
+    assert time.thread_time() - t < 0.05
     _outcome(text, "x")
 
 
@@ -407,9 +407,9 @@ def _random_expr(draw, depth=0):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_random_expr())
 def test_random_expressions_are_refused_or_planned(text):
-    t = time.process_time()
+    t = time.thread_time()  # this thread's CPU only: JAX's own threads may be busy
     prog = _outcome("x, y", text)
-    assert time.process_time() - t < 0.05
+    assert time.thread_time() - t < 0.05
     if prog is not None:  # accepted: planning never raises, whatever JAX thinks of it
         p = plan(prog, [(2, 3, 4), (2, 3, 4)], axis_name="i", n_devices=2)
         assert isinstance(p, Plan)
@@ -485,9 +485,9 @@ def test_random_syntax_trees_are_refused_or_accepted_never_crash(tree):
         text = ast.unparse(ast.Expression(tree))
     except Exception:  # a tree Python itself cannot print: nothing to type
         return
-    t = time.process_time()
+    t = time.thread_time()  # this thread's CPU only: JAX's own threads may be busy
     prog = _outcome("x, y", text)
-    assert time.process_time() - t < 0.05
+    assert time.thread_time() - t < 0.05
     if prog is not None:
         assert isinstance(plan(prog, [(2, 3), (2, 3)], axis_name="i", n_devices=2), Plan)
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pmapviz import benchmarking, catalog, cluster, dotproduct, memory, training
+from pmapviz import benchmarking, catalog, cluster, devicefacts, dotproduct, memory, training
 from pmapviz.planning import plan
 from tests.conftest import ROOT
 
@@ -61,20 +61,24 @@ def test_estimate_covers_the_measured_peak_within_half(rows, case):
     assert _within(row), f"{case}: {mib}, ratio {row['estimate'] / row['measured']:.2f}"
 
 
+def _need(total: int) -> memory.Need:
+    return memory.Need(total, total, 0)
+
+
 def test_largest_fitting_is_exact():
-    need = lambda s: 10 * s + 7  # noqa: E731
+    need = lambda s: _need(10 * s + 7)  # noqa: E731
     assert memory.largest_fitting(need, 1007, 1, 10**6, 4) == 100
     assert memory.largest_fitting(need, 5, 1, 10**6) == 0
-    assert memory.largest_fitting(lambda s: s * 2**40, 2**62, 1, 2**40) == 2**22
+    assert memory.largest_fitting(lambda s: _need(s * 2**40), 2**62, 1, 2**40) == 2**22
 
 
 def test_refusals_name_what_fits():
     with pytest.raises(memory.BudgetError, match="largest"):
-        memory.refuse_over(10, 5, "This", "The largest that fits is 5.")
-    memory.refuse_over(5, 5, "This", "")
+        memory.refuse_over(_need(10), 5, "This", "The largest that fits is 5.")
+    memory.refuse_over(_need(5), 5, "This", "")
     n = 8
     fit = dotproduct.max_pairs(2 * 10**8, n)
-    assert fit % n == 0 and memory.dot_bytes(fit, n) <= 2 * 10**8
+    assert fit % n == 0 and memory.dot_bytes(fit, n).total <= 2 * 10**8
     with pytest.raises(training.TrainError, match="largest global batch"):
         training.check_budget(training.Config("mlp", 8, 65536), 60 * 2**20)
     with pytest.raises(benchmarking.BenchError, match="largest size allowed is 17,"):
@@ -83,22 +87,80 @@ def test_refusals_name_what_fits():
         cluster.check_budget(3, 300 * 2**20, 2)
 
 
+def test_a_budget_with_device_memory_checks_each_memory_and_names_it():
+    """On a GPU or TPU the devices have their own memory: device arrays are weighed against
+    the device budget, host work against the host's, and the message says which ran out."""
+    need = memory.Need(total=10 * 2**30, host=1 * 2**30, device=9 * 2**30)
+    shared = memory.Budget(4 * 2**30)
+    assert not shared.fits(need) and "memory budget is 4.29 GB" in shared.problem(need)
+    gpu = memory.Budget(host=4 * 2**30, device=100 * 2**30)
+    assert gpu.fits(need) and gpu.problem(need) is None
+    small = memory.Budget(host=4 * 2**30, device=8 * 2**30)
+    assert "9.66 GB of device memory" in small.problem(need)
+    assert "device memory budget is 8.59 GB" in small.problem(need)
+    host_short = memory.Budget(host=2**29, device=100 * 2**30)
+    assert "of host memory" in host_short.problem(need)
+    assert gpu.words(need) == "9.66 GB on the devices and 1.07 GB on the host"
+    assert shared.share_of(need) == pytest.approx(0.4)
+    # the dot example is held by whichever memory runs out first, each in its own budget
+    step = memory.dot_shared_step(8)
+    for host, device, which in ((28 * 10**9, 7 * 10**9, "device"), (7 * 10**9, 28 * 10**9, "host")):
+        fit = dotproduct.max_pairs(memory.Budget(host=host, device=device), 8)
+        limit = {"host": host, "device": device}[which]
+        assert getattr(memory.dot_bytes(fit, 8), which) <= limit
+        assert getattr(memory.dot_bytes(fit + step, 8), which) > limit
+
+
+def test_the_server_budget_reads_device_memory_on_an_accelerator(fake_devices):
+    """With fake H200s (memory_stats from the fixture): a quarter of the free device memory."""
+    with fake_devices("gpu"):
+        b = memory.budget()
+        assert b.device == (112_583_507_968 - 4_194_304) // 4
+        assert "bytes_limit - bytes_in_use" in b.device_source
+        lines = memory.budget_lines(b, devicefacts.device_memory())
+        assert lines[0].startswith("Host memory budget per action")
+        assert lines[1].startswith("Device memory budget per action")
+        assert "device memory: 0.00 GiB in use of 104.9 GiB, peak 0.01 GiB" in lines[2]
+    assert memory.budget().device is None  # back on CPU devices: one pool
+
+
 def test_live_estimate_counts_device_dtypes_and_the_numpy_result():
     p32 = plan(catalog.get("double"), [(8, 1000)], n_devices=8, dtypes="float32")
     p64 = plan(catalog.get("double"), [(8, 1000)], n_devices=8, dtypes="float64")
     pb = plan(catalog.get("double"), [(8, 1000)], n_devices=8, dtypes="bool")
-    est = [memory.live_run_bytes(p, "double") - memory.OVERHEAD for p in (p32, p64, pb)]
+    est = [memory.live_run_bytes(p, "double").total - memory.OVERHEAD for p in (p32, p64, pb)]
     assert est[0] == est[1] == 3 * 32000  # float64 is float32 on the devices (x64 off)
     assert est[2] == 8000 + 2 * 32000  # bool in, int32 out (JAX: bool * 2), two outputs held
+    assert memory.live_run_bytes(p32, "double").device == 32000 + 2 * 32000
     no_numpy = plan(catalog.get("normalise"), [(1, 1000)], axis_name="i", n_devices=1)
-    assert memory.live_run_bytes(no_numpy, "normalise") < memory.live_run_bytes(no_numpy)
+    assert (memory.live_run_bytes(no_numpy, "normalise").total
+            < memory.live_run_bytes(no_numpy).total)  # fmt: skip
 
 
 def test_sweep_probe_is_sized_by_the_budget_and_measured_once(monkeypatch):
-    assert benchmarking.probe_nbytes(10**12) == 256 * 2**20
-    assert benchmarking.probe_nbytes(400 * 2**20) == 100 * 2**20
+    assert devicefacts.probe_nbytes(10**12) == 256 * 2**20
+    assert devicefacts.probe_nbytes(400 * 2**20) == 100 * 2**20
     calls = []
-    monkeypatch.setattr(benchmarking, "_BANDWIDTH", {})
-    monkeypatch.setattr(benchmarking, "measure_bandwidth", lambda n: calls.append(n) or 9.0)
-    assert benchmarking.bandwidth(400 * 2**20) == benchmarking.bandwidth(10**12) == 9.0
-    assert calls == [100 * 2**20]
+    saved = devicefacts._RATES.get("rates")
+    devicefacts.set_rates(None)
+    monkeypatch.setattr(devicefacts, "measure_bandwidth", lambda n: calls.append(n) or (9.0, "x"))
+    monkeypatch.setattr(devicefacts, "measure_flops", lambda: 1e9)
+    monkeypatch.setattr(devicefacts, "measure_transfer", lambda: 1.0)
+    try:
+        assert (
+            memory.sweep_bytes(
+                benchmarking.WORKLOADS["dot"], [64], [1], ["pmap"], 400 * 2**20
+            ).total
+            >= 200 * 2**20
+        )  # the probe, not yet measured
+        first = benchmarking.bandwidth(400 * 2**20)
+        assert first.bandwidth_gbs == 9.0 and benchmarking.bandwidth(10**12) is first
+        assert calls == [100 * 2**20]
+        assert (
+            memory.sweep_bytes(
+                benchmarking.WORKLOADS["dot"], [64], [1], ["pmap"], 400 * 2**20
+            ).total
+            < 100 * 2**20
+        )  # measured: no probe
+    finally:
+        devicefacts.set_rates(saved)

@@ -5,11 +5,13 @@ from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
-from pmapviz import settings, tour
+from pmapviz import devicefacts, settings, tour
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
-CTX = tour.Context(N, tuple(f"cpu:{d}" for d in range(N)), 2, "streamlit run app.py -- --devices 4")
+FACTS = devicefacts.facts()
+CTX = tour.Context(N, tuple(f"cpu:{d}" for d in range(N)), FACTS,
+                   "streamlit run app.py -- --devices 4")  # fmt: skip
 SCHEMAS = {"explorer": settings.explorer(N), "collectives": settings.collectives(N),
            "training": settings.training(N), "cluster": settings.cluster(),
            "timing": settings.timing(N), "live": settings.explorer(N)}  # fmt: skip
@@ -48,7 +50,7 @@ def test_step_5_results_come_from_the_planner():
 
 
 def test_step_9_times_a_size_that_any_count_divides():
-    ctx3 = tour.Context(3, ("cpu:0", "cpu:1", "cpu:2"), 2, "")
+    ctx3 = tour.Context(3, ("cpu:0", "cpu:1", "cpu:2"), FACTS, "")
     rows = tour.time_one_and_all(ctx3.n)  # 2**20 does not split over 3 devices; this does
     assert {(r["impl"], r["devices"]) for r in rows} == {("pmap", 1), ("pmap", 3), ("vmap", 1)}
     assert all(r["compute (ms, median)"] > 0 for r in rows)

@@ -4,37 +4,19 @@ import sys
 from html.parser import HTMLParser
 
 import pytest
-import streamlit.testing.v1.app_test as app_test_module
-import streamlit.testing.v1.local_script_runner as local_runner_module
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
+from pmapviz import doctor
 from tests.conftest import ROOT
-
-
-class _RoutedPagesManager(PagesManager):
-    """AppTest resets Streamlit's legacy ``pages/`` flag before every run, so every run would
-    look like the first request of a fresh server (see ``ui.ensure_routed``). A real server
-    leaves that mode after its first request; model that steady state here. The fresh-server
-    path itself is covered by the e2e deep-link test."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-
-_SCRIPTS = ScriptCache()  # one per process, as a real server keeps one
 
 
 def steady_state_server(monkeypatch) -> None:
     """Make AppTest behave like a server after its first request: the legacy ``pages/`` mode
-    left (see ``_RoutedPagesManager``), and scripts compiled once and reused (AppTest makes a
-    new ``ScriptCache`` for every run, recompiling app.py and the page each time: ~25 ms of a
-    60 ms explorer rerun)."""
-    monkeypatch.setattr(app_test_module, "PagesManager", _RoutedPagesManager)
-    for module in (app_test_module, local_runner_module):
-        monkeypatch.setattr(module, "ScriptCache", lambda: _SCRIPTS)
+    left, and scripts compiled once and reused (see ``doctor.steady_server_patches``, which
+    the accelerator check applies the same way; the fresh-server path itself is covered by
+    the e2e deep-link test)."""
+    for module, name, value in doctor.steady_server_patches():
+        monkeypatch.setattr(module, name, value)
 
 
 @pytest.fixture()

@@ -116,37 +116,54 @@ def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkey
     assert f"{TEST_DEVICES} devices" in "\n".join(m.value for m in at.sidebar.markdown)
 
 
-def _fake_tpu_report(real: devices.DeviceReport) -> devices.DeviceReport:
-    import dataclasses
+CPU_STORY = (
+    "emulated",
+    "share the cores",
+    "CPU core(s) shared",
+    "jax_num_cpu_devices",
+    "nothing crosses a wire",
+    "copy between threads",
+    "no speed-up",
+)
 
-    fake = tuple(devices.DeviceInfo(d.id, d.process_index, "tpu", "TPU v5 lite", f"TPU_{d.id}")
-                 for d in real.devices)  # fmt: skip
-    return dataclasses.replace(real, platform="tpu", device_kind="TPU v5 lite", devices=fake)
 
-
+@pytest.mark.parametrize("platform", ["gpu", "tpu"])
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
-def test_every_page_takes_device_labels_from_the_device_objects(run_app, monkeypatch, info):
-    """Labels, platforms and kinds come from JAX's device objects, never from "cpu:..."
-    strings written by hand: with fake TPU descriptions every page still renders, and what
-    it draws from the device report says TPU."""
-    from pmapviz import ui
-
-    real = ui.device_report()
-    monkeypatch.setattr(ui, "device_report", lambda: _fake_tpu_report(real))
-    at = run_app(page=info.path)
+def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
+        run_app, fake_devices, info, platform):  # fmt: skip
+    """Rendered as a GPU server (fake H200s) and as a TPU server (fake v5e chips): labels,
+    platform, kind and memory come from the device objects, both budgets are in the sidebar,
+    and no page claims emulated devices, shared cores or CPU-only advice. A page that
+    hard-codes the CPU story fails here."""
+    with fake_devices(platform) as devs:
+        at = run_app(page=info.path)
     assert not at.exception, [e.value for e in at.exception]
     sidebar = "\n".join(m.value for m in at.sidebar.markdown)
-    assert "TPU_0" in sidebar and "`tpu`" in sidebar and "cpu:" not in sidebar
+    assert str(devs[0]) in sidebar and f"`{platform}` (real)" in sidebar and "cpu:" not in sidebar
+    captions = "\n".join(c.value for c in at.sidebar.caption)
+    assert "Device memory budget per action" in captions and "Host memory budget" in captions
+    main = all_text(at).replace(sidebar, "")
+    allowed = {"jax_num_cpu_devices"} if info.url_path == "cluster" else set()  # workers' code
+    said = [w for w in CPU_STORY if w in main and w not in allowed]
+    assert not said, said
 
 
-def test_collectives_grid_uses_the_reported_labels(run_app, monkeypatch):
-    from pmapviz import ui
+def test_the_gpu_story_reaches_the_words_that_matter(run_app, fake_devices):
+    """The Timing lab's story, the tour's first step and the exported script on GPUs."""
+    with fake_devices("gpu"):
+        timing = run_app(page="pages/timing.py")
+        tour = run_app(page="pages/tour.py", query={"step": "1"})
+    assert "8 NVIDIA H200 GPUs, real devices" in all_text(timing)
+    assert "should speed it up" in all_text(timing)
+    assert tour.header[0].value == "1. Your GPU devices"
+    assert "--platform cpu" in " ".join(c.value for c in tour.code)
 
-    real = ui.device_report()
-    monkeypatch.setattr(ui, "device_report", lambda: _fake_tpu_report(real))
-    at = run_app(page="pages/collectives.py", query={"c": "psum", "n": "4", "m": "1"})
+
+def test_collectives_grid_uses_the_reported_labels(run_app, fake_devices):
+    with fake_devices("tpu"):
+        at = run_app(page="pages/collectives.py", query={"c": "psum", "n": "4", "m": "1"})
     grid = " ".join(m.value for m in at.markdown if "grid" in m.value)
-    assert all(f">TPU_{d}<" in grid for d in range(4)) and "cpu:" not in grid
+    assert all(f">TPU_{d}(" in grid for d in range(4)) and "cpu:" not in grid
 
 
 def test_the_first_page_is_drawn_without_importing_pandas():

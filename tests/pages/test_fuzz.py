@@ -20,14 +20,13 @@ import re
 import sys
 
 import pytest
-import streamlit.testing.v1.app_test as app_test_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
+from pmapviz import doctor
 from pmapviz.ui import PAGES
 from tests.conftest import ROOT
-from tests.pages.conftest import _RoutedPagesManager
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
 HEAVY_KEYS = {"tl_go", "tl_explorer", "cl_go", "dot_run", "tr_go", "tr_time", "tl_cancel",
@@ -99,9 +98,15 @@ def markup_injections(at: AppTest) -> list[str]:
 _sessions: dict[str, AppTest] = {}
 
 
+def _steady() -> None:
+    """AppTest as a server after its first request (doctor.steady_server_patches), for good."""
+    for module, name, value in doctor.steady_server_patches():
+        setattr(module, name, value)
+
+
 def session(path: str) -> AppTest:
     if path not in _sessions:
-        app_test_module.PagesManager = _RoutedPagesManager
+        _steady()
         sys.argv = ["app.py"]
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
         at.switch_page(path).run()
@@ -183,7 +188,7 @@ def test_no_widget_value_produces_a_traceback(info, actions):
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(query=st.dictionaries(st.sampled_from(QUERY_KEYS), text_values, max_size=6))
 def test_crafted_urls_are_validated_like_widgets(info, query):
-    app_test_module.PagesManager = _RoutedPagesManager
+    _steady()
     sys.argv = ["app.py"]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     for k, v in query.items():
@@ -202,7 +207,7 @@ def test_every_text_input_takes_every_hostile_class(info):
     """Deterministic complement to the random search: every text input of the page gets every
     value of the issue's classes (non-ASCII digits, beyond int64, overflowing shapes, Markdown
     and HTML), one at a time; all failures are collected and reported together."""
-    app_test_module.PagesManager = _RoutedPagesManager
+    _steady()
     sys.argv = ["app.py"]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.switch_page(info.path).run()

@@ -69,7 +69,7 @@ def test_live_large_settings_wait_for_the_button(run_app):
 
 def test_live_over_the_budget_is_refused_before_allocating(run_app):
     at = live(run_app, fn="double", s0=f"{N}, 100000000000")
-    assert any("the budget is" in e.value for e in at.error)
+    assert any("at its peak; the memory budget is" in e.value for e in at.error)
 
 
 def test_seed_example_runs_at_a_small_size(run_app):

@@ -1,0 +1,733 @@
+"""Device facts: the one place that knows platforms.
+
+Every statement pmapviz makes about the machine comes from here, read from JAX or measured on
+the device itself, never assumed:
+
+* **what the devices are** (:func:`facts`): the platform (cpu, gpu, tpu), the kind, each
+  device's name as JAX prints it, whether the devices are emulated (CPU devices are thread
+  pools that share the host's cores and memory) or real accelerators with their own;
+* **memory** (:func:`device_memory`, :func:`host_memory`): each device's limit, bytes in use
+  and peak from ``Device.memory_stats()`` (``None`` where a backend reports none, as on CPU),
+  and the host's total and available memory;
+* **measured rates** (:func:`rates`): the device's memory bandwidth, the faster of a jitted
+  copy (bytes read + written) and a jitted sum (bytes read) on one device, its FLOP rate from
+  a jitted matmul, and the host-to-device transfer rate; all warm, with
+  ``block_until_ready``, once per process;
+* **start-up** (:func:`start_backend`): the backend's first ``device_put`` (CUDA takes about
+  2 s), timed once and kept out of every other timing;
+* **profiler traces** (:func:`trace_planes`, :func:`event_lane`): which events belong to which
+  device on CPU (``args.device_ordinal``), GPU (a ``/device:GPU:N`` process) and TPU
+  (``/device:TPU:N``);
+* **the words** for all of it (:func:`speed_story` and friends), so no page, command, budget
+  or exported script tells the CPU story on a GPU.
+
+JAX is imported inside the functions that need it; importing this module starts nothing.
+Tests swap the device list for fake GPU or TPU devices with :func:`override`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import importlib.util
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+PLATFORM_NAMES = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
+MiB = 2**20
+
+
+# ---------------------------------------------------------------- what the devices are
+@dataclass(frozen=True)
+class DeviceInfo:
+    id: int
+    process_index: int
+    platform: str
+    kind: str
+    label: str  # str(device), e.g. "cpu:3", "cuda:0"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The devices of this process, as JAX reports them, and the host they run on."""
+
+    platform: str  # "cpu", "gpu", "tpu" (the platform of this process's devices)
+    device_kind: str  # e.g. "cpu", "NVIDIA H200", "TPU v5 lite"
+    devices: tuple[DeviceInfo, ...]  # every global device, in jax.devices() order
+    local_count: int  # this process's devices
+    process_count: int
+    jax_version: str
+    physical_cores: int
+    logical_cpus: int
+    startup_s: float | None = None  # the backend's first device_put, measured once
+    hints: tuple[str, ...] = ()  # what the machine has that JAX does not use
+
+    @property
+    def emulated(self) -> bool:
+        """CPU devices are thread pools on the host: they share its cores and its memory."""
+        return self.platform == "cpu"
+
+    @property
+    def shares_host_memory(self) -> bool:
+        """Device arrays live in the host's RAM (one memory budget for both)."""
+        return self.platform == "cpu"
+
+    @property
+    def name(self) -> str:
+        """The platform's name: CPU, GPU, TPU (or its own name, upper-cased)."""
+        return PLATFORM_NAMES.get(self.platform, self.platform.upper())
+
+    @property
+    def labels(self) -> list[str]:
+        return [d.label for d in self.devices]
+
+    def devices_phrase(self, n: int | None = None) -> str:
+        """'8 emulated CPU devices', '1 NVIDIA H200 GPU', '8 TPU v5 lite devices'."""
+        n = self.local_count if n is None else n
+        s = "s" if n != 1 else ""
+        if self.emulated:
+            return f"{n} emulated CPU device{s}"
+        kind = self.device_kind if self.device_kind.lower() not in (self.platform, "") else ""
+        if self.platform == "gpu":
+            return f"{n} {kind} GPU{s}" if kind else f"{n} GPU{s}"
+        return f"{n} {kind} device{s}" if kind else f"{n} {self.name} device{s}"
+
+
+_OVERRIDE: list[Callable[[], list]] = []  # tests: a fake device list (see override)
+_FACTS: dict[str, Facts] = {}
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def override(devices: Sequence) -> Iterator[None]:
+    """For tests: describe ``devices`` (objects with ``id``, ``process_index``, ``platform``,
+    ``device_kind``, ``memory_stats()`` and a ``str``) instead of JAX's. Programs still run
+    on JAX's real devices; every fact, budget and word comes from the fakes."""
+    with _LOCK:
+        _OVERRIDE.append(lambda: list(devices))
+        _FACTS.clear()
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _OVERRIDE.pop()
+            _FACTS.clear()
+
+
+def jax_devices() -> list:
+    """Every global device (or the test override's)."""
+    if _OVERRIDE:
+        return _OVERRIDE[-1]()
+    import jax
+
+    return jax.devices()
+
+
+def local_devices() -> list:
+    """This process's devices (or the test override's)."""
+    if _OVERRIDE:
+        return _OVERRIDE[-1]()
+    import jax
+
+    return jax.local_devices()
+
+
+def facts() -> Facts:
+    """This process's devices (read once; JAX fixes them when its backend starts)."""
+    with _LOCK:
+        if "facts" not in _FACTS:
+            _FACTS["facts"] = _read_facts()
+        return _FACTS["facts"]
+
+
+def _read_facts() -> Facts:
+    import jax
+
+    devs = jax_devices()
+    local = local_devices()
+    first = local[0]
+    return Facts(
+        platform=first.platform, device_kind=first.device_kind,
+        devices=tuple(DeviceInfo(d.id, d.process_index, d.platform, d.device_kind, str(d))
+                      for d in devs),
+        local_count=len(local), process_count=1 + max(d.process_index for d in devs),
+        jax_version=jax.__version__, physical_cores=physical_cores(),
+        logical_cpus=logical_cpus(), startup_s=_STARTUP.get("s"),
+        hints=tuple(accelerator_hints(first.platform)),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- the host
+def logical_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def physical_cores() -> int:
+    """Physical CPU cores available to this process (not hyper-threads), best effort."""
+    try:
+        allowed = os.sched_getaffinity(0)
+    except AttributeError:  # not Linux
+        allowed = set(range(os.cpu_count() or 1))
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return len(allowed)
+    cores, proc = set(), None
+    phys = core = None
+    for line in text.splitlines() + [""]:
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "processor":
+            proc = int(value)
+        elif key == "physical id":
+            phys = value
+        elif key == "core id":
+            core = value
+        elif not line.strip() and proc is not None:
+            if proc in allowed:
+                cores.add((phys, core) if core is not None else ("p", proc))
+            proc = phys = core = None
+    return len(cores) or len(allowed)
+
+
+@dataclass(frozen=True)
+class HostMemory:
+    total: int
+    available: int  # what the OS says is available now (MemAvailable)
+
+
+def host_memory() -> HostMemory:
+    """The host's RAM: total and available now, from /proc/meminfo (4 GiB if unreadable)."""
+    found: dict[str, int] = {}
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("MemTotal", "MemAvailable"):
+                    found[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    fallback = 4 * 1024**3
+    return HostMemory(found.get("MemTotal", fallback), found.get("MemAvailable", fallback))
+
+
+# ---------------------------------------------------------------- device memory
+@dataclass(frozen=True)
+class DeviceMemory:
+    """One device's memory as its backend reports it (``Device.memory_stats()``)."""
+
+    device: str  # its label
+    limit: int | None  # bytes_limit: what JAX may use on it
+    in_use: int  # bytes_in_use now
+    peak: int  # peak_bytes_in_use since the process started
+
+    @property
+    def free(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.in_use)
+
+
+def device_memory() -> list[DeviceMemory] | None:
+    """Each local device's memory now; None where the backend reports none (CPU: the devices
+    use the host's memory, see :func:`host_memory`)."""
+    out = []
+    for d in local_devices():
+        try:
+            stats = d.memory_stats()
+        except Exception:  # noqa: BLE001 - a backend without memory statistics
+            stats = None
+        if not stats:
+            return None
+        limit = stats.get("bytes_limit")
+        out.append(DeviceMemory(str(d), None if limit is None else int(limit),
+                                int(stats.get("bytes_in_use", 0)),
+                                int(stats.get("peak_bytes_in_use", 0))))  # fmt: skip
+    return out
+
+
+def peak_device_bytes() -> int | None:
+    """The highest ``peak_bytes_in_use`` of the local devices since the process started, or
+    None where the backend reports no memory statistics (CPU)."""
+    stats = device_memory()
+    return None if stats is None else max(m.peak for m in stats)
+
+
+# ---------------------------------------------------------------- start-up
+_STARTUP: dict[str, float] = {}
+
+
+def start_backend() -> float:
+    """Start the backend and make its first ``device_put`` (CUDA starts its context there:
+    1.85 s on an H200), once per process, so that no timing counts it. Returns the seconds
+    it took the first time."""
+    with _LOCK:
+        if "s" not in _STARTUP:
+            import jax
+            import numpy as np
+
+            t = time.perf_counter()
+            jax.block_until_ready(jax.device_put(np.zeros(1, np.float32), jax.local_devices()[0]))
+            _STARTUP["s"] = time.perf_counter() - t
+            _FACTS.clear()  # facts now carry it
+        return _STARTUP["s"]
+
+
+def warm_transfer(host) -> float:
+    """Copy ``host`` (a numpy array) to the first device once, untimed by the caller, and
+    free it: returns the seconds it took. The first host-to-device copy at a new size is slow
+    on a GPU (measured on an H200: about 0.43 ms per MB more, for whichever copy went first:
+    ``../shared/fixtures/gpu-h200``, pmap's 199 ms against 26 ms), so timed transfers come
+    after this one and every implementation is measured in the same conditions."""
+    import jax
+
+    t = time.perf_counter()
+    placed = jax.device_put(host, local_devices_for_work()[0])
+    jax.block_until_ready(placed)
+    seconds = time.perf_counter() - t
+    placed.delete()
+    return seconds
+
+
+# ---------------------------------------------------------------- what JAX could use but does not
+_PLUGINS = {"gpu": ("jax_cuda13_plugin", "jax_cuda12_plugin", "jax_rocm7_plugin"),
+            "tpu": ("libtpu",)}  # fmt: skip
+
+
+def backends_installed() -> list[str]:
+    """The platforms this JAX installation can start: cpu always, gpu or tpu when their
+    plugin is installed (found without importing it)."""
+    have = ["cpu"]
+    for platform, modules in _PLUGINS.items():
+        if any(importlib.util.find_spec(m) is not None for m in modules):
+            have.append(platform)
+    return have
+
+
+def accelerators_present() -> list[str]:
+    """Accelerators the machine itself shows (device files), whatever JAX can use."""
+    found = []
+    if glob.glob("/dev/nvidia[0-9]*"):
+        found.append("gpu")
+    if glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*"):
+        found.append("tpu")
+    return found
+
+
+def install_commands(platform: str) -> list[str]:
+    """The pip commands that install the accelerator build of the pinned JAX."""
+    import importlib.metadata
+
+    try:
+        version = importlib.metadata.version("jax")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0.10.2"
+    if platform == "tpu":
+        return [f".venv/bin/pip install 'jax[tpu]=={version}'"]
+    return [f".venv/bin/pip install 'jax[cuda12]=={version}'  # CUDA 12 driver",
+            f".venv/bin/pip install 'jax[cuda13]=={version}'  # CUDA 13 driver"]  # fmt: skip
+
+
+def install_advice(platform: str) -> str:
+    """How to install the accelerator build of the pinned JAX, in one sentence."""
+    return " or ".join(c.split("  #")[0] for c in install_commands(platform))
+
+
+def accelerator_hints(platform: str) -> list[str]:
+    """A line per accelerator the machine has but this process does not use."""
+    if platform != "cpu":
+        return []
+    hints = []
+    installed = backends_installed()
+    for acc in accelerators_present():
+        name = PLATFORM_NAMES[acc]
+        if acc in installed:
+            hints.append(
+                f"This machine has a {name} and JAX can use it, but this server runs "
+                f"on CPU devices (--platform cpu). Restart without it to use the {name}."
+            )
+        else:
+            hints.append(
+                f"This machine has a {name}, but this JAX is the CPU-only build. "
+                f"Install the accelerator build: {install_advice(acc)}, then restart."
+            )
+    return hints  # fmt: skip
+
+
+def unavailable_message(platform: str, error: BaseException | None = None) -> str:
+    """One clear paragraph for a platform JAX cannot start here."""
+    name = PLATFORM_NAMES.get(platform, platform)
+    have = ", ".join(backends_installed())
+    seen = accelerators_present()
+    files = "/dev/nvidia*" if platform == "gpu" else "/dev/accel*"
+    machine = (f"This machine does show a {name} ({files})." if platform in seen
+               else f"This machine shows no {name} device files ({files}) either.")  # fmt: skip
+    said = re.sub(r"\s*\(set JAX_PLATFORMS.*$", "", str(error).splitlines()[0]) if error else ""
+    why = f" (JAX said: {said[:200]})" if said else ""
+    return (
+        f"JAX cannot start the {platform} platform here{why}. Backends this JAX installation "
+        f"has: {have}. {machine} For a {name}, install the accelerator build of the pinned "
+        f"JAX: {install_advice(platform)}; or start with --platform cpu (emulated CPU devices)."
+    )
+
+
+# ---------------------------------------------------------------- measured rates
+@dataclass(frozen=True)
+class Rates:
+    """What the device itself was measured to do (warm, ``block_until_ready``)."""
+
+    bandwidth_gbs: float  # memory bandwidth: bytes moved per second / 1e9
+    flops_per_s: float
+    transfer_gbs: float = 0.0  # host to device (one device_put); 0: not measured
+    device: str = ""  # the device measured
+    probe_bytes: int = 0
+    method: str = ""  # which probe gave the bandwidth, in words
+
+    def call_s(self, flops: float, nbytes: float, dispatch_s: float = 0.0) -> float:
+        """One call moving ``nbytes`` and doing ``flops``: both costs, plus dispatch."""
+        return flops / self.flops_per_s + nbytes / (self.bandwidth_gbs * 1e9) + dispatch_s
+
+    def bytes_s(self, nbytes: float) -> float:
+        return nbytes / (self.bandwidth_gbs * 1e9)
+
+    def transfer_s(self, nbytes: float) -> float:
+        """Host to device; the memory bandwidth where the transfer rate was not measured."""
+        return nbytes / ((self.transfer_gbs or self.bandwidth_gbs) * 1e9)
+
+    def describe(self) -> str:
+        return (f"{self.device}'s measured {self.bandwidth_gbs:,.1f} GB/s and "
+                f"{self.flops_per_s / 1e9:,.1f} GFLOP/s")  # fmt: skip
+
+    def floor_words(self) -> str:
+        """How the floor was measured, for the page."""
+        return (f"{self.bandwidth_gbs:,.1f} GB/s, measured on {self.device} with XLA: "
+                f"{self.method} of {self.probe_bytes / MiB:,.0f} MiB, warm, timed with "
+                "block_until_ready")  # fmt: skip
+
+
+def best_time(run: Callable[[], object], repeat: int,
+              clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """The fastest of ``repeat`` warm calls of ``run`` (its result waited for)."""
+    import jax
+
+    jax.block_until_ready(run())  # warm-up
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        jax.block_until_ready(run())
+        times.append(clock() - t)
+    return max(min(times), 1e-9)
+
+
+def measure_bandwidth(
+    nbytes: int, repeat: int = 5, clock: Callable[[], float] = time.perf_counter
+) -> tuple[float, str]:
+    """GB/s of the first device's memory and the probe that gave it: the faster of a jitted
+    copy (x + 1: bytes read + written) and a jitted sum (bytes read) of ``nbytes``. Both,
+    because on a CPU XLA's copy is slower than its reads (measured on 2 cores: 9 GB/s copying,
+    34 GB/s reading 256 MiB), and a floor must be below every real run."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    dev = local_devices_for_work()[0]
+    x = jax.device_put(np.ones(nbytes // 4, np.float32), dev)
+    copy = jax.jit(lambda v: v + 1.0).lower(x).compile()
+    read = jax.jit(jnp.sum).lower(x).compile()
+    copy_gbs = 2 * nbytes / best_time(lambda: copy(x), repeat, clock) / 1e9
+    read_gbs = nbytes / best_time(lambda: read(x), repeat, clock) / 1e9
+    if copy_gbs >= read_gbs:
+        return copy_gbs, "a jitted copy (2 x bytes / time; a jitted sum read more slowly)"
+    return read_gbs, "a jitted sum (bytes read / time; a jitted copy moved fewer)"
+
+
+def measure_flops(n: int = 512, repeat: int = 5,
+                  clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """FLOP/s of an (n, n) @ (n, n) float32 matmul, jitted on the first device."""
+    import jax
+    import jax.numpy as jnp
+
+    a = jax.device_put(jnp.ones((n, n), jnp.float32), local_devices_for_work()[0])
+    mm = jax.jit(lambda x: x @ x).lower(a).compile()
+    return 2 * n**3 / best_time(lambda: mm(a), repeat, clock)
+
+
+def measure_transfer(nbytes: int = 16 * MiB, repeat: int = 3,
+                     clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """GB/s of a host-to-device copy (``device_put`` of a numpy array) to the first device."""
+    import jax
+    import numpy as np
+
+    host = np.ones(nbytes // 4 + 1, np.float32)[1:]  # off the 64-byte boundary: a real copy
+    dev = local_devices_for_work()[0]
+    return nbytes / best_time(lambda: jax.device_put(host, dev), repeat, clock) / 1e9
+
+
+def local_devices_for_work() -> list:
+    """The devices programs really run on (JAX's own, even under a test override)."""
+    import jax
+
+    return jax.local_devices()
+
+
+_RATES: dict[str, Rates] = {}
+_RATES_LOCK = threading.Lock()
+
+
+def probe_nbytes(budget: int) -> int:
+    """The bandwidth probe's array: 256 MiB, or a quarter of a smaller budget (its peak is
+    two such arrays), at least 16 MiB so that the copy outlasts the timer's resolution."""
+    return max(16 * MiB, min(256 * MiB, budget // 4))
+
+
+def rates(budget: int | None = None) -> Rates:
+    """This process's measured rates, measured on the first call (with a probe sized by
+    ``budget``, see :func:`probe_nbytes`) and then remembered."""
+    with _RATES_LOCK:
+        if "rates" not in _RATES:
+            start_backend()
+            nbytes = probe_nbytes(budget if budget is not None else 1024 * MiB)
+            gbs, method = measure_bandwidth(nbytes)
+            _RATES["rates"] = Rates(gbs, measure_flops(), measure_transfer(),
+                                    str(local_devices()[0]), nbytes, method)  # fmt: skip
+        return _RATES["rates"]
+
+
+def rates_measured() -> bool:
+    """Whether this process has measured its rates (their probe costs memory once)."""
+    return "rates" in _RATES
+
+
+def set_rates(value: Rates | None) -> None:
+    """Replace (or forget, with None) the measured rates: for tests and benchmarks."""
+    with _RATES_LOCK:
+        _RATES.clear()
+        if value is not None:
+            _RATES["rates"] = value
+
+
+# ---------------------------------------------------------------- profiler traces
+_PLANE = re.compile(r"^/device:(GPU|TPU):([0-9]+)$")
+OPS_THREAD = "XLA Ops"  # the line of a TPU plane that holds one event per HLO op
+
+
+def trace_planes(events: Sequence[dict]) -> tuple[dict[int, str], dict[tuple[int, int], str]]:
+    """(pid -> lane label, (pid, tid) -> thread name) from a trace's metadata events. A GPU
+    plane is a process named ``/device:GPU:N`` (N: the local CUDA ordinal, not JAX's global
+    id), a TPU one ``/device:TPU:N``; SparseCore planes (``/device:TPU:N SparseCore M``) and
+    the host (``/host:CPU``) are not device lanes."""
+    planes, threads = {}, {}
+    for e in events:
+        if e.get("ph") != "M":
+            continue
+        name = str(e.get("args", {}).get("name", ""))
+        if e.get("name") == "process_name" and (m := _PLANE.match(name)):
+            planes[e.get("pid")] = f"{m.group(1).lower()}:{int(m.group(2))}"
+        elif e.get("name") == "thread_name":
+            threads[(e.get("pid"), e.get("tid"))] = name
+    return planes, threads
+
+
+def event_lane(event: dict, planes: dict[int, str],
+               threads: dict[tuple[int, int], str]) -> tuple[str, str] | None:  # fmt: skip
+    """(lane label, HLO op) of a complete event that ran an HLO op on a device, else None.
+    CPU: any event with ``args.device_ordinal`` and ``args.hlo_op`` (lane ``cpu:N``). GPU and
+    TPU: an event under a device plane with ``args.hlo_op``, or (TPU) on its "XLA Ops" line."""
+    if event.get("ph") != "X":
+        return None
+    args = event.get("args") or {}
+    lane = planes.get(event.get("pid"))
+    if lane is None:
+        if "device_ordinal" in args and "hlo_op" in args:
+            return f"cpu:{int(args['device_ordinal'])}", str(args["hlo_op"])
+        return None
+    if "hlo_op" in args:
+        return lane, str(args["hlo_op"])
+    if threads.get((event.get("pid"), event.get("tid"))) == OPS_THREAD:
+        return lane, str(event.get("name", ""))
+    return None
+
+
+def lane_order(label: str) -> tuple[str, int]:
+    """Sort key of a lane label: platform, then its number (cpu:2 before cpu:10)."""
+    platform, _, number = label.partition(":")
+    return platform, int(number) if number.isdigit() else 0
+
+
+# ---------------------------------------------------------------- the words
+def summary(f: Facts) -> str:
+    """One line: what the devices are."""
+    share = f", sharing {f.physical_cores} physical CPU core(s)" if f.emulated else ""
+    return f"{f.devices_phrase()}{share}"
+
+
+def speed_story(f: Facts, n: int | None = None) -> str:
+    """Why more devices do or do not make things faster here (Timing lab, tour)."""
+    n = f.local_count if n is None else n
+    if f.emulated:
+        return (
+            f"**This machine: {f.physical_cores} physical CPU core(s), {f.devices_phrase(n)}.** "
+            "Emulated devices share those cores, and `jit` on a single device already uses all "
+            "of them, so on a CPU more devices do **not** make the work faster: they add "
+            "per-call overhead and, for collectives, copies. On real GPUs or TPUs each device "
+            "has its own compute and memory, and pmap does speed up (sub-linearly, once "
+            "communication offsets the gain)."
+        )
+    if n == 1:
+        return (
+            f"**This machine: {f.devices_phrase(n)}, a real accelerator.** With one device "
+            "there is nothing to split: pmap, `jit` + `NamedSharding` and `shard_map` all run "
+            "on the same chip, so the comparison shows each API's own overhead and the transfer "
+            "from the host. A speed-up needs more devices, each with its own compute and memory."
+        )
+    return (
+        f"**This machine: {f.devices_phrase(n)}, real devices.** Each has its own compute and "
+        "memory, so splitting the work **should speed it up**, limited by communication: "
+        "collectives cross the interconnect, and a small problem is dominated by per-call "
+        "overhead. The ideal line (k devices, k times faster) is a real target here."
+    )
+
+
+def speed_caveat(f: Facts, n: int) -> str:
+    """A sentence on what a timing on n devices can show here (Live, Training)."""
+    if f.emulated:
+        return (f"On {f.physical_cores} CPU core(s) shared by {f.devices_phrase(n)}, expect no "
+                "speed-up over one device (see the Timing lab).")  # fmt: skip
+    if n == 1:
+        return (f"On {f.devices_phrase(1)} there is nothing to split; the Timing lab compares the "
+                "APIs' overheads.")  # fmt: skip
+    return (f"On {f.devices_phrase(n)} each device has its own compute: expect a speed-up, "
+            "limited by communication (see the Timing lab).")  # fmt: skip
+
+
+def step_time_story(f: Facts, batch: int) -> str:
+    """What time per training step versus devices should show here."""
+    head = f"The same global batch of {batch:,} split over 1, 2, 4, ... devices. "
+    if f.emulated:
+        return head + (f"On this machine's {f.physical_cores} CPU core(s) the emulated devices "
+                       "share the cores, so more devices add all-reduce and dispatch overhead "
+                       "rather than speed; on real accelerators the step time falls until "
+                       "communication dominates.")  # fmt: skip
+    return head + (f"These are {f.devices_phrase()}: each has its own compute, so the step "
+                   "time should fall with more devices until the gradient all-reduce "
+                   "dominates.")  # fmt: skip
+
+
+def devices_note(f: Facts) -> str | None:
+    """The sidebar's note on what the devices are, when it matters."""
+    if f.emulated and f.local_count > 1:
+        return (f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s). "
+                "They share the cores, so more devices give no speed-up here; on real GPUs or "
+                "TPUs they would.")  # fmt: skip
+    if not f.emulated:
+        return (f"{f.devices_phrase()}: real devices, each with its own memory and compute. "
+                "Arrays on them are copied from the host (transfer), and collectives cross "
+                "the interconnect.")  # fmt: skip
+    return None
+
+
+def honesty_line(f: Facts) -> str:
+    """Home page: what speed the devices can show."""
+    if f.emulated:
+        return ("emulated CPU devices share this machine's cores, so they show the *mechanics* "
+                "of pmap, not a speed-up. Real accelerators do speed up.")  # fmt: skip
+    return (f"this server runs on {f.devices_phrase()}: real devices with their own compute, "
+            "so the Timing lab shows real speed-ups and real communication costs.")  # fmt: skip
+
+
+def wire_note(f: Facts) -> str:
+    """Collectives: what crosses a wire here."""
+    if f.emulated:
+        return ("Latency and on-device copies are ignored; on emulated CPU devices nothing "
+                "crosses a wire.")  # fmt: skip
+    return (f"Latency and on-device copies are ignored; on these {f.name}s the bytes cross the "
+            "interconnect between devices.")  # fmt: skip
+
+
+def trace_note(f: Facts) -> str:
+    """Compiled page: what a collective's bar in a trace means here."""
+    if f.emulated:
+        return ("on emulated CPU devices a collective is a copy between threads, so its "
+                "measured time is mostly waiting for the slowest device.")  # fmt: skip
+    return (f"on {f.name}s a collective is a kernel that moves data over the interconnect; "
+            "its time includes waiting for the other devices to arrive.")  # fmt: skip
+
+
+def devices_story(f: Facts, n: int) -> str:
+    """Tour step 1: where the devices come from."""
+    if f.emulated:
+        return (f"JAX can pretend one CPU is several devices. This server asked for **{n}**, "
+                f"before JAX started, with `jax.config.update(\"jax_num_cpu_devices\", {n})` "
+                f"(or `XLA_FLAGS=--xla_force_host_platform_device_count={n}`). After JAX's first "
+                "operation the count cannot change: it is fixed for the whole process. To show "
+                "another count, restart the server:")  # fmt: skip
+    return (f"This server runs on **{f.devices_phrase(n)}**, the real devices JAX found when "
+            "its backend started; the set is fixed for the whole process. To teach with more "
+            "devices than the machine has, restart on CPU devices (up to 64):")  # fmt: skip
+
+
+def devices_info(f: Facts, n: int) -> str:
+    """Tour step 1's closing line."""
+    if f.emulated:
+        return (f"These {n} devices share {f.physical_cores} physical core(s): they show how "
+                "pmap works, not how fast it is.")  # fmt: skip
+    return (f"These are real {f.name}s: each has its own memory and compute, so they show how "
+            "pmap works and how fast it is.")  # fmt: skip
+
+
+def devices_title(f: Facts) -> str:
+    """Tour step 1's title."""
+    return "Emulating devices on a CPU" if f.emulated else f"Your {f.name} devices"
+
+
+def scaling_story(f: Facts, n: int) -> str:
+    """Tour step 9."""
+    head = ("More devices speed things up only when each has its own compute, and only until "
+            "communication eats the gain: scaling is sublinear. ")  # fmt: skip
+    if f.emulated:
+        return head + (f"Here the {n} devices share {f.physical_cores} core(s), so expect no "
+                       "gain at all:")  # fmt: skip
+    if n == 1:
+        return head + f"Here there is {f.devices_phrase(1)}: nothing to split, only overhead:"
+    return head + f"Here the {f.devices_phrase(n)} each have their own compute: expect a gain:"
+
+
+def workers_note(f: Facts) -> str | None:
+    """Multi-process page: the local cluster's workers are CPU processes, whatever this is."""
+    if f.emulated:
+        return None
+    return (f"This server runs on {f.devices_phrase()}, but the workers launched here are CPU "
+            "processes (JAX_PLATFORMS=cpu), so that several of them can share one machine; on a "
+            f"real cluster each process would drive its own {f.name}s.")  # fmt: skip
+
+
+def export_header(f: Facts, n: int) -> tuple[str, str]:
+    """(docstring lines, device set-up code) of an exported script that needs ``n`` devices."""
+    if f.emulated:
+        return (f"Exported by pmapviz for JAX {f.jax_version}: {n} emulated CPU device(s).\n"
+                "On GPUs or TPUs, delete the jax.config line to use the real devices.",
+                f'jax.config.update("jax_num_cpu_devices", {n})'
+                "  # before any other JAX call")  # fmt: skip
+    return (
+        f"Exported by pmapviz for JAX {f.jax_version} on a {f.name} server "
+        f"({f.device_kind}); it runs on {n} of the machine's {f.name}s.\n"
+        f"Without {n} of them, emulate them on the CPU: run it with JAX_PLATFORMS=cpu and "
+        f"XLA_FLAGS=--xla_force_host_platform_device_count={n}.",
+        f'assert jax.device_count() >= {n}, f"needs {n} devices, found {{jax.devices()}}"',
+    )
+
+
+def facts_json(f: Facts) -> dict:
+    """The facts as plain JSON (the CLI, doctor)."""
+    from dataclasses import asdict
+
+    out = asdict(f)
+    out["emulated"] = f.emulated
+    out["count"] = len(f.devices)
+    return out

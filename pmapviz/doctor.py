@@ -1,0 +1,356 @@
+"""``python -m pmapviz doctor``: the project's own accelerator check.
+
+Run it whenever a machine with a GPU or TPU is at hand (it also runs on a laptop). On whatever
+devices this process has, it:
+
+* reads the device facts (platform, kind, real or emulated, memory, start-up) and the budgets;
+* measures the floor (:func:`pmapviz.devicefacts.rates`) and runs a small Timing-lab sweep,
+  checking that the floor is below every implementation's fastest run (within 10 %);
+* times the host-to-device copies of one size in both orders (pmap's layout first, then
+  vmap's, and the reverse, each at a fresh size), which says whether a slow first transfer
+  belongs to pmap or to whichever copy goes first;
+* captures a profiler trace of a ``psum`` and counts its device lanes;
+* runs every CLI command in a subprocess, and every page through Streamlit's AppTest with its
+  main buttons pressed (where Streamlit is installed), and lists any exception, error box,
+  or CPU-only claim ("emulated") on a GPU or TPU.
+
+It prints a report (or JSON) and exits 1 when a check failed. Nothing in CI needs a GPU: the
+tests run it on CPU devices, and with fake GPU and TPU devices for the words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from pmapviz import devicefacts, devices, memory
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR_SLACK = 1.1  # the floor may exceed the fastest run by at most 10 % (timer noise)
+Progress = Callable[[str], None] | None
+
+# (page, query, buttons pressed in order): each page's main actions, small enough to be quick
+PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = (
+    ("pages/home.py", {}, ()),
+    ("pages/explorer.py", {}, ()),
+    ("pages/live.py", {}, ("dot_run",)),
+    ("pages/collectives.py", {}, ()),
+    ("pages/timing.py", {"sizes": "64,16384", "r": "3"}, ("tl_go",)),
+    ("pages/training.py", {"steps": "20"}, ("tr_go", "tr_time")),
+    ("pages/cluster.py", {"p": "2", "d": "1"}, ("cl_go",)),
+    ("pages/compiled.py", {"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),
+    ("pages/tour.py", {"step": "1"}, ()),
+    ("pages/tour.py", {"step": "9"}, ("tour_time",)),
+)
+
+
+def _say(progress: Progress, text: str) -> None:
+    if progress:
+        progress(text)
+
+
+def facts_section() -> dict:
+    f = devicefacts.facts()
+    stats = devicefacts.device_memory()
+    return {**devicefacts.facts_json(f), "summary": devicefacts.summary(f),
+            "device_memory": None if stats is None else [asdict(m) for m in stats],
+            "budget": asdict(memory.budget()),
+            "budget_lines": memory.budget_lines(memory.budget(), stats)}  # fmt: skip
+
+
+def floor_section(sizes: tuple[int, ...] = (2**16, 2**20, 2**22)) -> dict:
+    """A dot sweep at a few sizes: the floor against each size's fastest run."""
+    from pmapviz import benchmarking as bench
+
+    n = devicefacts.facts().local_count
+    rep = bench.sweep(bench.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(bench.IMPLS),
+                      repeat=5)  # fmt: skip
+    rows = []
+    for s in sizes:
+        at = [m for m in rep.results if m.size == s]
+        best = min(at, key=lambda m: min(m.run_s))
+        floor = at[0].floor_s
+        rows.append({"size": s, "floor_ms": floor * 1e3, "fastest": best.impl,
+                     "fastest_devices": best.devices, "fastest_ms": min(best.run_s) * 1e3,
+                     "floor_over_fastest": floor / min(best.run_s),
+                     "pmap_transfer_ms": _transfer(at, "pmap"),
+                     "vmap_transfer_ms": _transfer(at, "vmap"),
+                     "first_transfer_ms": rep.first_transfer_s.get(s, 0.0) * 1e3})  # fmt: skip
+    return {"bandwidth_gbs": rep.bandwidth_gbs, "method": rep.floor_method, "rows": rows,
+            "ok": all(r["floor_over_fastest"] <= FLOOR_SLACK for r in rows)}  # fmt: skip
+
+
+def _transfer(results, impl: str) -> float | None:
+    found = [m.transfer_s for m in results if m.impl == impl and m.devices == 1]
+    return found[0] * 1e3 if found else None
+
+
+def transfer_order_section(pairs: int = 2**22) -> dict:
+    """The point-7 experiment: at a fresh size each time, copy the dot's inputs in pmap's
+    layout then vmap's, and in the reverse order. If the first copy is the slow one in both
+    orders, the cost belongs to the first copy at a size, not to pmap."""
+    import jax
+    import numpy as np
+
+    from pmapviz.layout import pmap_sharding
+
+    dev0 = devicefacts.local_devices_for_work()[0]
+
+    def put(host, layout) -> float:
+        t = time.perf_counter()
+        placed = [
+            jax.device_put(h, dev0 if layout == "vmap" else pmap_sharding(3, 0, 1))
+            for h in (host if layout == "vmap" else [h.reshape(1, *h.shape) for h in host])
+        ]
+        jax.block_until_ready(placed)
+        seconds = time.perf_counter() - t
+        for p in placed:
+            p.delete()
+        return seconds * 1e3
+
+    out = {}
+    for k, order in enumerate((("pmap", "vmap"), ("vmap", "pmap"))):
+        rng = np.random.default_rng(k)
+        host = [rng.random((pairs + 16 * (k + 1), 3), dtype=np.float32) for _ in range(2)]
+        out[" then ".join(order)] = {layout: put(host, layout) for layout in order}
+        del host
+    return {"pairs": pairs, "ms": out}
+
+
+def timeline_section() -> dict:
+    from pmapviz import timeline
+
+    n = devicefacts.facts().local_count
+    tl, rows = timeline.collective_timeline("psum", n, 1024)
+    return {"lanes": list(tl.lanes), "module": tl.module, "calls_seen": tl.calls_seen,
+            "collectives": [r.op for r in rows], "ok": len(tl.lanes) == n}  # fmt: skip
+
+
+def _device_flags(settings: devices.Settings) -> list[str]:
+    """The flags that give a subprocess or the app exactly these settings (what came from the
+    environment comes again from the environment)."""
+    flags = ["--devices", str(settings.devices)] if settings.devices_source == "flag" else []
+    if settings.platform != "auto":
+        flags += ["--platform", settings.platform]
+    for flag, value in (("--max-bytes", settings.max_bytes),
+                        ("--max-device-bytes", settings.max_device_bytes),
+                        ("--max-seconds", settings.max_seconds)):  # fmt: skip
+        if value:
+            flags += [flag, str(value)]
+    return flags
+
+
+def command_lines(settings: devices.Settings, trace_path: str | None) -> list[list[str]]:
+    """Every CLI command, small."""
+    d = _device_flags(settings)
+    n = str(devicefacts.facts().local_count)
+    cmds = [["devices", *d, "--json"],
+            ["plan", *d, "--fn", "batched_dot", "--shape", f"{n},1000,3", "--shape",
+             f"{n},1000,3", "--json"],
+            ["hlo", *d, "--collective", "psum", "--json"],
+            ["dot", *d, "--pairs", str(int(n) * 100_000), "--repeat", "3", "--json"],
+            ["train", *d, "--steps", "20", "--batch", str(int(n) * 32), "--json"],
+            ["bench", "--workload", "elementwise", "--size", str(int(n) * 4096), "--devices",
+             n, "--platform", settings.platform, "--repeat", "3", "--json", "-"],
+            ["cluster", "--processes", "2", "--local-devices", "1", "--json"]]  # fmt: skip
+    if trace_path:
+        cmds.append(["trace", trace_path, "--json"])
+    return cmds
+
+
+def commands_section(settings: devices.Settings, progress: Progress = None) -> list[dict]:
+    with tempfile.TemporaryDirectory(prefix="pmapviz-doctor-") as folder:
+        trace_path = _write_trace(folder)
+        rows = []
+        for cmd in command_lines(settings, trace_path):
+            _say(progress, f"  python -m pmapviz {' '.join(cmd)}")
+            t = time.perf_counter()
+            r = subprocess.run([sys.executable, "-m", "pmapviz", *cmd], cwd=ROOT, text=True,
+                               capture_output=True, timeout=300)  # fmt: skip
+            err = r.stderr.strip().splitlines()
+            rows.append({"command": cmd[0], "rc": r.returncode, "seconds": time.perf_counter() - t,
+                         "stderr": err[-1][:300] if err else "",
+                         "traceback": "Traceback" in r.stderr})  # fmt: skip
+    return rows
+
+
+def _write_trace(folder: str) -> str | None:
+    """A real trace of a jitted call on this machine's devices, for the trace command."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jax.device_put(jnp.ones((1024,)), devicefacts.local_devices_for_work()[0])
+    f = jax.jit(lambda v: jnp.sin(v) * 2)
+    jax.block_until_ready(f(x))
+    try:
+        with jax.profiler.trace(folder, create_perfetto_trace=True):
+            for _ in range(2):
+                jax.block_until_ready(f(x))
+    except RuntimeError:
+        return None
+    return folder
+
+
+CPU_ONLY_WORDS = ("emulated", "jax_num_cpu_devices", "share the cores", "CPU core(s) shared")
+
+
+def steady_server_patches() -> list[tuple[object, str, object]]:
+    """(module, attribute, value) that make Streamlit's AppTest behave like a server after its
+    first request. AppTest resets Streamlit's legacy ``pages/`` flag before every run, so each
+    run would look like a fresh server's first request and be rerouted (``ui.ensure_routed``),
+    losing a button's click; and it compiles app.py and the page anew on every run. The tests
+    apply the same patches (tests/pages/conftest.py)."""
+    import streamlit.testing.v1.app_test as app_test_module
+    import streamlit.testing.v1.local_script_runner as local_runner_module
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    class RoutedPagesManager(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    scripts = _SCRIPTS.setdefault("cache", ScriptCache())  # one per process, as a server's
+    return [
+        (app_test_module, "PagesManager", RoutedPagesManager),
+        *((m, "ScriptCache", lambda: scripts) for m in (app_test_module, local_runner_module)),
+    ]
+
+
+_SCRIPTS: dict = {}
+
+
+@contextlib.contextmanager
+def _patched(patches: list[tuple[object, str, object]]):
+    saved = [(m, name, getattr(m, name)) for m, name, _ in patches]
+    for m, name, value in patches:
+        setattr(m, name, value)
+    try:
+        yield
+    finally:
+        for m, name, value in saved:
+            setattr(m, name, value)
+
+
+def pages_section(settings: devices.Settings, progress: Progress = None) -> list[dict] | str:
+    """Every page through AppTest with its main buttons pressed; or why it could not run."""
+    if importlib.util.find_spec("streamlit") is None:
+        return (
+            "Streamlit is not installed here: pages not checked (pip install -r requirements.txt)"
+        )
+    from streamlit.testing.v1 import AppTest
+
+    facts = devicefacts.facts()
+    argv = _device_flags(settings)
+    rows = []
+    for page, query, buttons in PAGE_ACTIONS:
+        _say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
+        sys_argv, sys.argv = sys.argv, ["app.py", *argv]
+        try:
+            with _patched(steady_server_patches()):
+                at, pressed = _page_run(AppTest, page, query, buttons)
+            rows.append({**_page_row(page, query, at, facts), "pressed": pressed})
+        except Exception as err:  # noqa: BLE001 - a report, not a crash
+            rows.append({"page": page, "query": query, "exceptions": [f"{type(err).__name__}: "
+                         f"{str(err)[:200]}"], "errors": [], "cpu_words": []})  # fmt: skip
+        finally:
+            sys.argv = sys_argv
+    return rows
+
+
+def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
+    """The app, switched to ``page`` with ``query``, and the buttons of ``buttons`` that it
+    shows pressed in turn; returns it and the buttons pressed."""
+    at = app_test.from_file(str(ROOT / "app.py"), default_timeout=240).run()
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.switch_page(page).run()
+    pressed = []
+    for key in buttons:
+        found = [b for b in at.button if b.key == key and not b.disabled]
+        if found:
+            found[0].click().run()
+            pressed.append(key)
+    return at, pressed
+
+
+def _page_row(page: str, query: dict, at, facts: devicefacts.Facts) -> dict:
+    texts = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "success",
+                                       "error", "title", "header", "subheader", "code")
+             for e in getattr(at, kind)]  # fmt: skip
+    cpu_words = ([w for w in CPU_ONLY_WORDS if any(w in t for t in texts)]
+                 if not facts.emulated else [])  # fmt: skip
+    return {"page": page, "query": query,
+            "exceptions": [str(e.value)[:300] for e in at.exception],
+            "errors": [str(e.value)[:300] for e in at.error], "cpu_words": cpu_words}  # fmt: skip
+
+
+def run(settings: devices.Settings, progress: Progress = print, pages: bool = True) -> dict:
+    """Every check; ``report["ok"]`` is False when any failed."""
+    devices.apply(settings)
+    t0 = time.perf_counter()
+    _say(progress, "device facts, budgets")
+    report: dict = {"facts": facts_section()}
+    _say(progress, "floor and a small sweep")
+    report["floor"] = floor_section()
+    _say(progress, "transfers in both orders")
+    report["transfer_order"] = transfer_order_section()
+    _say(progress, "a profiler trace of psum")
+    report["timeline"] = timeline_section()
+    _say(progress, "every CLI command")
+    report["commands"] = commands_section(settings, progress)
+    _say(progress, "every page (AppTest)")
+    report["pages"] = pages_section(settings, progress) if pages else "skipped"
+    report["seconds"] = time.perf_counter() - t0
+    report["ok"] = _all_ok(report)
+    return report
+
+
+def _all_ok(report: dict) -> bool:
+    commands_ok = all(r["rc"] == 0 and not r["traceback"] for r in report["commands"])
+    pages = report["pages"] if isinstance(report["pages"], list) else []
+    pages_ok = all(not r["exceptions"] and not r["cpu_words"] for r in pages)
+    return bool(report["floor"]["ok"] and report["timeline"]["ok"] and commands_ok and pages_ok)
+
+
+def report_lines(report: dict) -> list[str]:
+    """The report as text."""
+    f, fl, tl = report["facts"], report["floor"], report["timeline"]
+    lines = [f"pmapviz doctor: {'OK' if report['ok'] else 'PROBLEMS FOUND'} "
+             f"({report['seconds']:.0f} s)",
+             f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
+             f"JAX {f['jax_version']}, start-up {f['startup_s'] or 0:.2f} s",
+             *(f"  {line}".replace("**", "").replace("`", "") for line in f["budget_lines"]),
+             f"floor: {fl['method']}"]  # fmt: skip
+    for r in fl["rows"]:
+        lines.append(f"  size {r['size']:>9,}: floor {r['floor_ms']:.3f} ms, fastest "
+                     f"{r['fastest']} x{r['fastest_devices']} {r['fastest_ms']:.3f} ms "
+                     f"(floor/fastest {r['floor_over_fastest']:.2f}); transfer pmap "
+                     f"{r['pmap_transfer_ms'] or 0:.2f} ms, vmap {r['vmap_transfer_ms'] or 0:.2f}"
+                     f" ms, untimed first copy {r['first_transfer_ms']:.2f} ms")  # fmt: skip
+    for order, ms in report["transfer_order"]["ms"].items():
+        lines.append(f"transfers, {order} ({report['transfer_order']['pairs']:,} pairs): "
+                     + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items()))  # fmt: skip
+    lines.append(f"timeline: {len(tl['lanes'])} lane(s) {tl['lanes']}, collectives "
+                 f"{tl['collectives']}")  # fmt: skip
+    for r in report["commands"]:
+        lines.append(f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
+                     + (f"  {r['stderr']}" if r["rc"] else ""))  # fmt: skip
+    if isinstance(report["pages"], str):
+        lines.append(f"pages: {report['pages']}")
+    else:
+        for r in report["pages"]:
+            bad = r["exceptions"] + [f"says {w!r}" for w in r["cpu_words"]]
+            pressed = f" (pressed {', '.join(r['pressed'])})" if r.get("pressed") else ""
+            lines.append(f"page {r['page']} {r['query'] or ''}{pressed}: "
+                         + ("; ".join(bad) if bad else "ok")
+                         + (f" ({len(r['errors'])} error box(es): {r['errors'][0][:120]})"
+                            if r["errors"] else ""))  # fmt: skip
+    return lines

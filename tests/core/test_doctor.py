@@ -1,0 +1,93 @@
+"""The accelerator check, on this machine's CPU devices: each section on its own (the whole
+run, every command and page, is what `python -m pmapviz doctor` does on a GPU box)."""
+
+from pmapviz import devices, doctor
+
+
+def test_facts_and_floor_sections_hold_on_this_machine():
+    facts = doctor.facts_section()
+    assert facts["platform"] == "cpu" and facts["emulated"] and facts["device_memory"] is None
+    assert facts["budget_lines"][0].startswith("Memory budget per action")
+    floor = doctor.floor_section(sizes=(2**10, 2**16))
+    assert floor["ok"] and "with XLA" in floor["method"]
+    assert [r["size"] for r in floor["rows"]] == [2**10, 2**16]
+    assert all(r["floor_over_fastest"] <= doctor.FLOOR_SLACK for r in floor["rows"])
+
+
+def test_transfer_order_and_timeline_sections():
+    order = doctor.transfer_order_section(pairs=2**12)
+    assert set(order["ms"]) == {"pmap then vmap", "vmap then pmap"}
+    assert all(v >= 0 for ms in order["ms"].values() for v in ms.values())
+    tl = doctor.timeline_section()
+    assert tl["ok"] and tl["lanes"][0] == "cpu:0" and tl["collectives"]
+
+
+def test_commands_cover_every_cli_command():
+    from pmapviz import cli
+
+    settings = devices.applied_settings()
+    names = {c[0] for c in doctor.command_lines(settings, "/tmp/trace")}
+    assert names == set(cli.COMMANDS) - {"doctor"}
+    flags = doctor._device_flags(
+        devices.Settings(devices=4, platform="cpu", devices_source="flag", max_bytes=2**30)
+    )
+    assert flags == ["--devices", "4", "--platform", "cpu", "--max-bytes", str(2**30)]
+    assert doctor._device_flags(devices.Settings()) == []  # from the environment, as given
+
+
+def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
+    """The page check presses buttons and reads what a page says; a page that tells the CPU
+    story on a GPU is listed. Here the Timing lab's words are put back to the CPU story."""
+    from pmapviz import devicefacts
+
+    monkeypatch.setattr(doctor, "PAGE_ACTIONS", (("pages/timing.py", {}, ()),
+                                                 ("pages/home.py", {}, ())))  # fmt: skip
+    cpu_story = devicefacts.speed_story(devicefacts.facts())
+    settings = devices.applied_settings()
+    with fake_devices("gpu"):
+        clean = doctor.pages_section(settings)
+        monkeypatch.setattr(devicefacts, "speed_story", lambda f, n=None: cpu_story)
+        flagged = doctor.pages_section(settings)
+    assert [r["cpu_words"] for r in clean] == [[], []]
+    assert "emulated" in flagged[0]["cpu_words"] and not flagged[1]["cpu_words"]
+    assert not any(r["exceptions"] for r in clean + flagged)
+
+
+def test_the_report_reads_as_text_and_fails_on_any_problem():
+    report = {
+        "seconds": 12.0, "ok": True,
+        "facts": {"summary": "1 NVIDIA H200 GPU", "platform": "gpu", "device_kind": "H200",
+                  "jax_version": "0.11.2", "startup_s": 1.85, "budget_lines": ["**Host** x"]},
+        "floor": {"ok": True, "method": "3,900 GB/s, measured on cuda:0", "rows": [
+            {"size": 2**20, "floor_ms": 0.01, "fastest": "vmap", "fastest_devices": 1,
+             "fastest_ms": 0.09, "floor_over_fastest": 0.11, "pmap_transfer_ms": 3.0,
+             "vmap_transfer_ms": 2.9, "first_transfer_ms": 14.0}]},
+        "transfer_order": {"pairs": 4, "ms": {"pmap then vmap": {"pmap": 9.0, "vmap": 1.0}}},
+        "timeline": {"ok": True, "lanes": ["gpu:0"], "collectives": []},
+        "commands": [{"command": "dot", "rc": 0, "seconds": 3.0, "stderr": "",
+                      "traceback": False}],
+        "pages": [{"page": "pages/home.py", "query": {}, "exceptions": [], "errors": [],
+                   "cpu_words": []}],
+    }  # fmt: skip
+    text = "\n".join(doctor.report_lines(report))
+    assert "pmapviz doctor: OK" in text and "1 NVIDIA H200 GPU" in text and "**" not in text
+    assert "transfers, pmap then vmap (4 pairs): pmap 9.00 ms, vmap 1.00 ms" in text
+    assert doctor._all_ok(report)
+    report["pages"][0]["cpu_words"] = ["emulated"]
+    assert not doctor._all_ok(report)
+    report["pages"][0]["cpu_words"] = []
+    report["commands"][0]["rc"] = 1
+    assert not doctor._all_ok(report)
+
+
+def test_without_streamlit_the_pages_are_skipped_with_a_reason(monkeypatch):
+    """The device machine has JAX but no Streamlit: doctor checks the rest and says so."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def no_streamlit(name, *args):
+        return None if name == "streamlit" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", no_streamlit)
+    assert "Streamlit is not installed" in doctor.pages_section(devices.applied_settings())

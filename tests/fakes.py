@@ -1,0 +1,62 @@
+"""Fake accelerators: device objects that claim to be GPUs or TPUs, with memory_stats, for
+``devicefacts.override``. Programs still run on the test process's CPU devices; every fact,
+budget and word pmapviz shows comes from these, so a page can be rendered as a GPU server and
+as a TPU server and checked for the CPU story.
+
+The GPU is the H200 of ``tests/core/fixtures/gpu-h200`` (its kind, its ``str``, its
+``memory_stats()`` after one call); the TPU is an 8-chip v5e slice as JAX names it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pmapviz import devicefacts
+
+FIXTURES = Path(__file__).resolve().parent / "core" / "fixtures" / "gpu-h200"
+H200 = json.loads((FIXTURES / "gpu_device_info.json").read_text())
+
+
+@dataclass(frozen=True)
+class FakeDevice:
+    id: int
+    platform: str
+    device_kind: str
+    label: str
+    stats: tuple[tuple[str, int], ...] | None
+    process_index: int = 0
+
+    def memory_stats(self) -> dict | None:
+        return None if self.stats is None else dict(self.stats)
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def gpu(n: int) -> list[FakeDevice]:
+    stats = tuple(H200["memory_stats_after"].items())
+    return [FakeDevice(i, "gpu", H200["device_kind"], f"cuda:{i}", stats) for i in range(n)]
+
+
+TPU_LIMIT = 16_909_336_576  # what JAX reports as bytes_limit on a v5e chip (16 GiB HBM)
+
+
+def tpu(n: int) -> list[FakeDevice]:
+    stats = (("bytes_in_use", 0), ("peak_bytes_in_use", 0), ("bytes_limit", TPU_LIMIT))
+    return [FakeDevice(i, "tpu", "TPU v5 lite", f"TPU_{i}(process=0,({i % 4},{i // 4},0,0))",
+                       stats) for i in range(n)]  # fmt: skip
+
+
+@contextlib.contextmanager
+def fake_devices(platform: str, n: int | None = None) -> Iterator[list[FakeDevice]]:
+    """Describe ``n`` fake ``platform`` devices (default: as many as the real ones)."""
+    import jax
+
+    n = jax.local_device_count() if n is None else n
+    devs = {"gpu": gpu, "tpu": tpu}[platform](n)
+    with devicefacts.override(devs):
+        yield devs
