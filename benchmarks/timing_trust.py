@@ -28,8 +28,9 @@ def main() -> int:
     from pmapviz import benchmarking as bench
 
     wl = bench.WORKLOADS["dot"]
-    bw = bench.measure_bandwidth()
-    print(f"bandwidth {bw:.1f} GB/s")
+    rates = bench.bandwidth(2**30)
+    bw = rates.bandwidth_gbs
+    print(f"bandwidth (the floor) {rates.floor_words()}")
 
     print("1. fidelity: harness median vs timeit on the same compiled call and placed inputs")
     worst = 0.0

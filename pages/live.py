@@ -90,7 +90,7 @@ else:
     elif too_long := _too_long(plan, program):  # the time limit (timebudget.check_live)
         st.error(too_long, icon=":material/timer_off:")
     elif budget.bytes_of(need) > AUTO_RUN_BYTES and not st.button(
-        f"Run ({budget.words(need)} working set)", type="primary", icon=":material/play_arrow:"
+        f"Run ({budget.words(need)} at the peak)", type="primary", icon=":material/play_arrow:"
     ):
         st.info("Large inputs: press Run to start.", icon=":material/info:")
     else:

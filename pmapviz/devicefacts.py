@@ -619,6 +619,15 @@ def step_time_story(f: Facts, batch: int) -> str:
                    "dominates.")  # fmt: skip
 
 
+def restart_note(f: Facts) -> str:
+    """The sidebar's words above the restart command."""
+    if f.emulated:
+        return ("The device count is **fixed for this server process**: JAX sets it when it "
+                "starts. To use another count, stop the server and restart it:")  # fmt: skip
+    return (f"The devices are **fixed for this server process**: JAX found these {f.name}s when "
+            "it started. To show another count, restart on CPU devices instead:")  # fmt: skip
+
+
 def devices_note(f: Facts) -> str | None:
     """The sidebar's note on what the devices are, when it matters."""
     if f.emulated and f.local_count > 1:

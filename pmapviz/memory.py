@@ -186,10 +186,14 @@ def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None) -
              f"({budget.host_source}).",
              f"Device memory budget per action: **{(budget.device or 0) / gib:.1f} GiB** "
              f"({budget.device_source})."]  # fmt: skip
-    for m in stats or []:
-        limit = "no limit reported" if m.limit is None else f"of {m.limit / gib:,.1f} GiB"
-        lines.append(f"`{m.device}` device memory: {m.in_use / gib:,.2f} GiB in use {limit}, "
-                     f"peak {m.peak / gib:,.2f} GiB.")  # fmt: skip
+    if stats:
+        fullest = max(stats, key=lambda m: (m.in_use, m.peak))
+        known = [m.limit for m in stats if m.limit is not None]
+        limit = f"of {min(known) / gib:,.1f} GiB" if known else "no limit reported"
+        which = f"`{fullest.device}`" if len(stats) == 1 else f"the fullest, `{fullest.device}`"
+        peak = max(m.peak for m in stats) / gib
+        lines.append(f"Device memory now (memory_stats, {which}): {fullest.in_use / gib:,.2f} "
+                     f"GiB in use {limit}, peak {peak:,.2f} GiB.")  # fmt: skip
     return lines
 
 

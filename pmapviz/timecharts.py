@@ -164,7 +164,8 @@ def step_time_figure(rows: list[dict]) -> go.Figure:
 
 def timeline_figure(timeline, labels: list[str] | None = None) -> go.Figure:
     """One lane per device, its HLO ops as bars in time order (from a real profiler trace);
-    collectives in the device's colour and named, everything else grey. One trace per lane.
+    collectives in the device's colour and named, everything else grey (named too when a
+    lane has few ops). One trace per lane.
     Lanes are named as the trace names them (cpu:3, gpu:0, tpu:1); ``labels`` (JAX's device
     names) are not needed: a trace may come from another machine."""
     fig = go.Figure()
@@ -175,7 +176,8 @@ def timeline_figure(timeline, labels: list[str] | None = None) -> go.Figure:
             x=[max(e.dur_us, 0.5) for e in events], y=[lane] * len(events),
             base=[e.start_us for e in events], orientation="h", showlegend=False,
             marker_color=[colour if e.collective else "#BBBBBB" for e in events],
-            text=[e.op if e.collective else "" for e in events], textposition="inside",
+            text=[e.op if e.collective or len(events) <= 8 else "" for e in events],
+            textposition="inside",
             hovertext=[f"{e.op}{' (' + e.collective + ')' if e.collective else ''}: "
                        f"{e.dur_us:.1f} us from {e.start_us:.1f} us" for e in events],
             hoverinfo="text",

@@ -197,10 +197,7 @@ def device_panel(report: devices.DeviceReport) -> None:
             st.warning(note, icon=":material/warning:")
         if note := devicefacts.devices_note(facts):
             st.info(note, icon=":material/info:")
-        st.markdown(
-            "The device count is **fixed for this server process**: JAX sets it when it "
-            "starts. To use another count, stop the server and restart it:"
-        )
+        st.markdown(devicefacts.restart_note(facts))
         n = st.number_input(
             "Devices for the restart command",
             min_value=devices.MIN_DEVICES,
@@ -209,7 +206,7 @@ def device_panel(report: devices.DeviceReport) -> None:
             step=1,
             key="restart_devices",
         )
-        st.code(report.restart_command(int(n)), language="bash", wrap_lines=True)
+        st.code(report.cpu_restart_command(int(n)), language="bash", wrap_lines=True)
 
 
 def load_url_settings(prefix: str, schema: settings.Schema) -> None:
@@ -546,9 +543,9 @@ def show_dot_result(res) -> None:
                    help="The server process's peak resident memory on the host since it "
                    "started (getrusage), not this run's alone.")  # fmt: skip
     if res.device_peak_bytes is not None:
-        cols[4].metric("Device peak (memory_stats)", f"{res.device_peak_bytes / 1e6:,.0f} MB",
+        cols[4].metric("Device peak", f"{res.device_peak_bytes / 1e6:,.0f} MB",
                        help="The highest peak_bytes_in_use of the devices since the server "
-                       "started, as the backend reports it.")  # fmt: skip
+                       "started, as the backend reports it (memory_stats).")  # fmt: skip
     st.markdown(
         f"{res.pairs:,} pairs: compile {res.compile_s * 1e3:,.0f} ms, transfer to {res.devices} "
         f"devices {res.transfer_s * 1e3:,.1f} ms, compute {res.run_s * 1e3:,.1f} ms (median of "

@@ -165,6 +165,7 @@ STORIES = [
     lambda f: devicefacts.speed_caveat(f, 4),
     lambda f: devicefacts.step_time_story(f, 256),
     lambda f: devicefacts.devices_note(f) or "",
+    lambda f: devicefacts.restart_note(f),
     lambda f: devicefacts.honesty_line(f),
     lambda f: devicefacts.wire_note(f),
     lambda f: devicefacts.trace_note(f),

@@ -120,7 +120,8 @@ def test_the_server_budget_reads_device_memory_on_an_accelerator(fake_devices):
         lines = memory.budget_lines(b, devicefacts.device_memory())
         assert lines[0].startswith("Host memory budget per action")
         assert lines[1].startswith("Device memory budget per action")
-        assert "device memory: 0.00 GiB in use of 104.9 GiB, peak 0.01 GiB" in lines[2]
+        assert lines[2] == ("Device memory now (memory_stats, the fullest, `cuda:0`): 0.00 GiB "
+                            "in use of 104.9 GiB, peak 0.01 GiB.")  # fmt: skip
     assert memory.budget().device is None  # back on CPU devices: one pool
 
 

@@ -118,3 +118,26 @@ def test_tour_step_screenshot(server, page):
     wait_rendered(page)
     assert "three ways" in page.locator('[data-testid="stMain"]').inner_text()
     screenshot(page, "tour")
+
+
+def test_a_gpu_trace_loaded_on_the_compiled_page_draws_its_gpu_lane(server, page):
+    """The H200's profiler trace, uploaded through the browser: one lane, gpu:0, named as
+    the trace names it (the old reader found no device events in a GPU trace)."""
+    from tests.fakes import FIXTURES
+
+    page.goto(server + "/compiled")
+    wait_rendered(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        str(FIXTURES / "pmap_psum_gpu.perfetto_trace.json.gz")
+    )
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+        ".includes('1 device lane(s)')", timeout=60_000,
+    )  # fmt: skip
+    wait_rendered(page)
+    text = main_text(page)
+    assert "Module jit__fun: 1 device lane(s), 2 call(s) in the trace" in text
+    ticks = page.locator('[data-testid="stPlotlyChart"] .ytick text').all_text_contents()
+    assert "gpu:0" in ticks
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "compiled-gpu-trace")
