@@ -116,7 +116,7 @@ sent, recv = out.cost["sent"], out.cost["received"]
 st.markdown(
     f"**Communication**: each device sends about **{sent:,.0f} bytes** and receives about "
     f"**{recv:,.0f} bytes** for {n} devices x {m} float32 elements. Model: {out.model}. "
-    + devicefacts.wire_note(report.facts)
+    + devicefacts.say(report.facts, "wire")
 )
 
 with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):

@@ -107,7 +107,7 @@ if src == "collective":
     st.subheader("One call, device by device")
     st.markdown(
         "A real profiler trace (`jax.profiler.trace`) of one call: one lane per device, its HLO "
-        "ops as bars, collectives coloured; " + devicefacts.trace_note(report.facts)
+        "ops as bars, collectives coloured; " + devicefacts.say(report.facts, "trace")
     )
     if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
         on_wait, clear_wait = ui.queue_display(timeline.TURNS, stop_key="cp_trace_stop")

@@ -49,7 +49,7 @@ with right:
   **`jax.jit` + `NamedSharding`**. Pages here show the same computation in all three.
 - **Nested pmap is gone;** `pmap(vmap(f))`, `jit(pmap(f))` and `grad` inside pmap still work.
 """
-        + f"- **Honesty about speed:** {devicefacts.honesty_line(report.facts)}"
+        + f"- **Honesty about speed:** {devicefacts.say(report.facts, 'honesty')}"
     )
 
 st.subheader("Your device set")

@@ -82,6 +82,11 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print(as_json: bool, data: dict, lines: list[str]) -> None:
+    """A command's result: one JSON object, or its lines of text."""
+    print(json.dumps(data, indent=2) if as_json else "\n".join(lines))
+
+
 def _plan_args(p: argparse.ArgumentParser) -> None:
     from pmapviz import catalog
 
@@ -277,10 +282,7 @@ def cmd_hlo(args: argparse.Namespace) -> int:
         except collectives.CollectiveError as err:
             print(f"pmapviz: {err}", file=sys.stderr)
             return 2
-    if args.json:
-        print(json.dumps(analysis.to_json(), indent=2))
-    else:
-        print("\n".join(compiled.summary_lines(analysis)))
+    _print(args.json, analysis.to_json(), compiled.summary_lines(analysis))
     return 0
 
 
@@ -501,10 +503,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     except (timeline.TraceError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(tl.to_json(), indent=2))
-    else:
-        print("\n".join(timeline.summary_lines(tl)))
+    _print(args.json, tl.to_json(), timeline.summary_lines(tl))
     return 0
 
 
@@ -512,12 +511,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """Every command and every page on the devices present; a report (see pmapviz.doctor)."""
     from pmapviz import doctor
 
-    devices.apply(_settings(args))
     report = doctor.run(_settings(args), progress=None if args.json else print)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print("\n".join(doctor.report_lines(report)))
+    _print(args.json, report, [] if args.json else doctor.report_lines(report))
     return 0 if report["ok"] else 1
 
 

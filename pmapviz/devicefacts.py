@@ -619,13 +619,44 @@ def step_time_story(f: Facts, batch: int) -> str:
                    "dominates.")  # fmt: skip
 
 
-def restart_note(f: Facts) -> str:
-    """The sidebar's words above the restart command."""
-    if f.emulated:
-        return ("The device count is **fixed for this server process**: JAX sets it when it "
-                "starts. To use another count, stop the server and restart it:")  # fmt: skip
-    return (f"The devices are **fixed for this server process**: JAX found these {f.name}s when "
-            "it started. To show another count, restart on CPU devices instead:")  # fmt: skip
+# Two-way sentences: (on emulated CPU devices, on real GPUs or TPUs). Fields: {n} devices,
+# {cores} physical cores, {name} GPU or TPU, {phrase} the devices in words.
+WORDS: dict[str, tuple[str, str]] = {
+    "honesty": (  # the home page: what speed the devices can show
+        "emulated CPU devices share this machine's cores, so they show the *mechanics* of "
+        "pmap, not a speed-up. Real accelerators do speed up.",
+        "this server runs on {phrase}: real devices with their own compute, so the Timing lab "
+        "shows real speed-ups and real communication costs."),
+    "wire": (  # Collectives: what crosses a wire
+        "Latency and on-device copies are ignored; on emulated CPU devices nothing crosses a "
+        "wire.",
+        "Latency and on-device copies are ignored; on these {name}s the bytes cross the "
+        "interconnect between devices."),
+    "trace": (  # Compiled: what a collective's bar means
+        "on emulated CPU devices a collective is a copy between threads, so its measured time "
+        "is mostly waiting for the slowest device.",
+        "on {name}s a collective is a kernel that moves data over the interconnect; its time "
+        "includes waiting for the other devices to arrive."),
+    "devices info": (  # tour step 1's closing line
+        "These {n} devices share {cores} physical core(s): they show how pmap works, not how "
+        "fast it is.",
+        "These are real {name}s: each has its own memory and compute, so they show how pmap "
+        "works and how fast it is."),
+    "devices title": ("Emulating devices on a CPU", "Your {name} devices"),  # tour step 1
+    "restart": (  # the sidebar, above the restart command
+        "The device count is **fixed for this server process**: JAX sets it when it starts. "
+        "To use another count, stop the server and restart it:",
+        "The devices are **fixed for this server process**: JAX found these {name}s when it "
+        "started. To show another count, restart on CPU devices instead:"),
+}  # fmt: skip
+
+
+def say(f: Facts, key: str, n: int | None = None) -> str:
+    """The sentence ``key`` of :data:`WORDS` for these devices (``n``: how many are meant)."""
+    cpu, real = WORDS[key]
+    n = f.local_count if n is None else n
+    return (cpu if f.emulated else real).format(n=n, cores=f.physical_cores, name=f.name,
+                                                phrase=f.devices_phrase(n))  # fmt: skip
 
 
 def devices_note(f: Facts) -> str | None:
@@ -641,33 +672,6 @@ def devices_note(f: Facts) -> str | None:
     return None
 
 
-def honesty_line(f: Facts) -> str:
-    """Home page: what speed the devices can show."""
-    if f.emulated:
-        return ("emulated CPU devices share this machine's cores, so they show the *mechanics* "
-                "of pmap, not a speed-up. Real accelerators do speed up.")  # fmt: skip
-    return (f"this server runs on {f.devices_phrase()}: real devices with their own compute, "
-            "so the Timing lab shows real speed-ups and real communication costs.")  # fmt: skip
-
-
-def wire_note(f: Facts) -> str:
-    """Collectives: what crosses a wire here."""
-    if f.emulated:
-        return ("Latency and on-device copies are ignored; on emulated CPU devices nothing "
-                "crosses a wire.")  # fmt: skip
-    return (f"Latency and on-device copies are ignored; on these {f.name}s the bytes cross the "
-            "interconnect between devices.")  # fmt: skip
-
-
-def trace_note(f: Facts) -> str:
-    """Compiled page: what a collective's bar in a trace means here."""
-    if f.emulated:
-        return ("on emulated CPU devices a collective is a copy between threads, so its "
-                "measured time is mostly waiting for the slowest device.")  # fmt: skip
-    return (f"on {f.name}s a collective is a kernel that moves data over the interconnect; "
-            "its time includes waiting for the other devices to arrive.")  # fmt: skip
-
-
 def devices_story(f: Facts, n: int) -> str:
     """Tour step 1: where the devices come from."""
     if f.emulated:
@@ -679,20 +683,6 @@ def devices_story(f: Facts, n: int) -> str:
     return (f"This server runs on **{f.devices_phrase(n)}**, the real devices JAX found when "
             "its backend started; the set is fixed for the whole process. To teach with more "
             "devices than the machine has, restart on CPU devices (up to 64):")  # fmt: skip
-
-
-def devices_info(f: Facts, n: int) -> str:
-    """Tour step 1's closing line."""
-    if f.emulated:
-        return (f"These {n} devices share {f.physical_cores} physical core(s): they show how "
-                "pmap works, not how fast it is.")  # fmt: skip
-    return (f"These are real {f.name}s: each has its own memory and compute, so they show how "
-            "pmap works and how fast it is.")  # fmt: skip
-
-
-def devices_title(f: Facts) -> str:
-    """Tour step 1's title."""
-    return "Emulating devices on a CPU" if f.emulated else f"Your {f.name} devices"
 
 
 def scaling_story(f: Facts, n: int) -> str:

@@ -55,7 +55,7 @@ def step_devices(ctx: Context) -> list[Block]:
         Block("markdown", devicefacts.devices_story(ctx.facts, n)),
         Block("code", ctx.restart_command, "bash"),
         Block("chips", None),
-        Block("info", devicefacts.devices_info(ctx.facts, n)),
+        Block("info", devicefacts.say(ctx.facts, "devices info", n)),
         _link("Home: the device set", page_url("home")),
     ]  # fmt: skip
 
@@ -256,7 +256,7 @@ class Step:
 
 def titles(facts: devicefacts.Facts) -> list[str]:
     """The steps' titles on these devices (step 1 names what the devices are)."""
-    return [devicefacts.devices_title(facts) if s.demo is step_devices else s.title
+    return [devicefacts.say(facts, "devices title") if s.demo is step_devices else s.title
             for s in STEPS]  # fmt: skip
 
 

@@ -197,7 +197,7 @@ def device_panel(report: devices.DeviceReport) -> None:
             st.warning(note, icon=":material/warning:")
         if note := devicefacts.devices_note(facts):
             st.info(note, icon=":material/info:")
-        st.markdown(devicefacts.restart_note(facts))
+        st.markdown(devicefacts.say(facts, "restart"))
         n = st.number_input(
             "Devices for the restart command",
             min_value=devices.MIN_DEVICES,
