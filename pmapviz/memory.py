@@ -292,8 +292,8 @@ def dot_blocks_shared(pairs: int, n: int) -> bool:
 def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) -> Need:
     """Peak of ``benchmarking.sweep``: the host inputs at the largest size (smaller sizes are
     views of them), plus, for the run at size s, the placed inputs, the output and its
-    device-to-host copy (numpy: its output only). With ``budget``, the bandwidth probe (two
-    arrays of ``devicefacts.probe_nbytes``, on one device) too, unless this process has
+    device-to-host copy (numpy: its output only). With ``budget``, the bandwidth probe (one
+    array of ``devicefacts.probe_nbytes``, on one device) too, unless this process has
     measured it."""
     largest = max(sizes)
     on_device = any(i != "numpy" for i in impls)
@@ -302,7 +302,7 @@ def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) 
     back = max(workload.output_bytes(s) for s in sizes)
     probe = 0
     if budget is not None and not devicefacts.rates_measured():
-        probe = 2 * devicefacts.probe_nbytes(Budget.of(budget).probe_pool())
+        probe = devicefacts.probe_nbytes(Budget.of(budget).probe_pool())
     host = workload.input_bytes(largest) + back
     return Need(max(probe, host + placed) + OVERHEAD, host + OVERHEAD, max(probe, placed))
 
