@@ -293,27 +293,40 @@ def _page_row(page: str, query: dict, at, facts: devicefacts.Facts) -> dict:
 
 
 def run(settings: devices.Settings, progress: Progress = print, pages: bool = True) -> dict:
-    """Every check; ``report["ok"]`` is False when any failed."""
+    """Every check; ``report["ok"]`` is False when any failed. A check that raises is
+    reported (its error's type and first line) and the others still run."""
     devices.apply(settings)
     t0 = time.perf_counter()
-    _say(progress, "device facts, budgets")
-    report: dict = {"facts": facts_section()}
-    _say(progress, "floor and a small sweep")
-    report["floor"] = floor_section()
-    _say(progress, "transfers in both orders")
-    report["transfer_order"] = transfer_order_section()
-    _say(progress, "a profiler trace of psum")
-    report["timeline"] = timeline_section()
-    _say(progress, "every CLI command")
-    report["commands"] = commands_section(settings, progress)
-    _say(progress, "every page (AppTest)")
-    report["pages"] = pages_section(settings, progress) if pages else "skipped"
+    sections = (
+        ("facts", "device facts, budgets", facts_section),
+        ("floor", "floor and a small sweep", floor_section),
+        ("transfer_order", "transfers in both orders", transfer_order_section),
+        ("timeline", "a profiler trace of psum", timeline_section),
+        ("commands", "every CLI command", lambda: commands_section(settings, progress)),
+        ("pages", "every page (AppTest)",
+         lambda: pages_section(settings, progress) if pages else "skipped"),
+    )  # fmt: skip
+    report: dict = {}
+    for key, label, check in sections:
+        _say(progress, label)
+        try:
+            report[key] = check()
+        except Exception as err:  # noqa: BLE001 - one failed check must not hide the others
+            report[key] = {"failed": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
+                           if str(err) else type(err).__name__}  # fmt: skip
     report["seconds"] = time.perf_counter() - t0
     report["ok"] = _all_ok(report)
     return report
 
 
+def _failed(section) -> str | None:
+    return section.get("failed") if isinstance(section, dict) else None
+
+
 def _all_ok(report: dict) -> bool:
+    keys = ("facts", "floor", "transfer_order", "timeline", "commands", "pages")
+    if any(_failed(report.get(k)) for k in keys):
+        return False
     commands_ok = all(r["rc"] == 0 and not r["traceback"] for r in report["commands"])
     pages = report["pages"] if isinstance(report["pages"], list) else []
     pages_ok = all(not r["exceptions"] and not r["cpu_words"] for r in pages)
@@ -321,36 +334,59 @@ def _all_ok(report: dict) -> bool:
 
 
 def report_lines(report: dict) -> list[str]:
-    """The report as text."""
-    f, fl, tl = report["facts"], report["floor"], report["timeline"]
+    """The report as text (a failed check as one line with its error)."""
     lines = [f"pmapviz doctor: {'OK' if report['ok'] else 'PROBLEMS FOUND'} "
-             f"({report['seconds']:.0f} s)",
-             f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
-             f"JAX {f['jax_version']}, start-up {f['startup_s'] or 0:.2f} s",
-             *(f"  {line}".replace("**", "").replace("`", "") for line in f["budget_lines"]),
-             f"floor: {fl['method']}"]  # fmt: skip
+             f"({report['seconds']:.0f} s)"]  # fmt: skip
+    for key, write in (("facts", _facts_lines), ("floor", _floor_lines),
+                       ("transfer_order", _order_lines), ("timeline", _timeline_lines),
+                       ("commands", _command_lines), ("pages", _page_lines)):  # fmt: skip
+        why = _failed(report[key])
+        lines.extend([f"{key}: FAILED {why}"] if why else write(report[key]))
+    return lines
+
+
+def _facts_lines(f: dict) -> list[str]:
+    plain = [f"  {line}".replace("**", "").replace("`", "") for line in f["budget_lines"]]
+    return [f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
+            f"JAX {f['jax_version']}, start-up {f['startup_s'] or 0:.2f} s", *plain]  # fmt: skip
+
+
+def _floor_lines(fl: dict) -> list[str]:
+    lines = [f"floor: {fl['method']}"]
     for r in fl["rows"]:
         lines.append(f"  size {r['size']:>9,}: floor {r['floor_ms']:.3f} ms, fastest "
                      f"{r['fastest']} x{r['fastest_devices']} {r['fastest_ms']:.3f} ms "
                      f"(floor/fastest {r['floor_over_fastest']:.2f}); transfer pmap "
                      f"{r['pmap_transfer_ms'] or 0:.2f} ms, vmap {r['vmap_transfer_ms'] or 0:.2f}"
                      f" ms, untimed first copy {r['first_transfer_ms']:.2f} ms")  # fmt: skip
-    for order, ms in report["transfer_order"]["ms"].items():
-        lines.append(f"transfers, {order} ({report['transfer_order']['pairs']:,} pairs): "
-                     + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items()))  # fmt: skip
-    lines.append(f"timeline: {len(tl['lanes'])} lane(s) {tl['lanes']}, collectives "
-                 f"{tl['collectives']}")  # fmt: skip
-    for r in report["commands"]:
-        lines.append(f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
-                     + (f"  {r['stderr']}" if r["rc"] else ""))  # fmt: skip
-    if isinstance(report["pages"], str):
-        lines.append(f"pages: {report['pages']}")
-    else:
-        for r in report["pages"]:
-            bad = r["exceptions"] + [f"says {w!r}" for w in r["cpu_words"]]
-            pressed = f" (pressed {', '.join(r['pressed'])})" if r.get("pressed") else ""
-            lines.append(f"page {r['page']} {r['query'] or ''}{pressed}: "
-                         + ("; ".join(bad) if bad else "ok")
-                         + (f" ({len(r['errors'])} error box(es): {r['errors'][0][:120]})"
-                            if r["errors"] else ""))  # fmt: skip
+    return lines
+
+
+def _order_lines(order: dict) -> list[str]:
+    return [f"transfers, {name} ({order['pairs']:,} pairs): "
+            + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
+            for name, ms in order["ms"].items()]  # fmt: skip
+
+
+def _timeline_lines(tl: dict) -> list[str]:
+    return [f"timeline: {len(tl['lanes'])} lane(s) {tl['lanes']}, collectives "
+            f"{tl['collectives']}"]  # fmt: skip
+
+
+def _command_lines(commands: list[dict]) -> list[str]:
+    return [f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
+            + (f"  {r['stderr']}" if r["rc"] else "") for r in commands]  # fmt: skip
+
+
+def _page_lines(pages) -> list[str]:
+    if isinstance(pages, str):
+        return [f"pages: {pages}"]
+    lines = []
+    for r in pages:
+        bad = r["exceptions"] + [f"says {w!r}" for w in r["cpu_words"]]
+        pressed = f" (pressed {', '.join(r['pressed'])})" if r.get("pressed") else ""
+        lines.append(f"page {r['page']} {r['query'] or ''}{pressed}: "
+                     + ("; ".join(bad) if bad else "ok")
+                     + (f" ({len(r['errors'])} error box(es): {r['errors'][0][:120]})"
+                        if r["errors"] else ""))  # fmt: skip
     return lines

@@ -78,6 +78,23 @@ def test_the_report_reads_as_text_and_fails_on_any_problem():
     report["pages"][0]["cpu_words"] = []
     report["commands"][0]["rc"] = 1
     assert not doctor._all_ok(report)
+    report["commands"][0]["rc"] = 0
+    report["timeline"] = {"failed": "RuntimeError: no profiler here"}
+    assert not doctor._all_ok(report)
+    assert "timeline: FAILED RuntimeError: no profiler here" in doctor.report_lines(report)
+
+
+def test_a_check_that_raises_is_reported_and_the_others_still_run(monkeypatch):
+    def broken():
+        raise RuntimeError("the profiler is missing\nsecond line")
+
+    monkeypatch.setattr(doctor, "timeline_section", broken)
+    monkeypatch.setattr(doctor, "floor_section", lambda: {"ok": True, "method": "m", "rows": []})
+    monkeypatch.setattr(doctor, "transfer_order_section", lambda: {"pairs": 1, "ms": {}})
+    monkeypatch.setattr(doctor, "commands_section", lambda settings, progress: [])
+    report = doctor.run(devices.applied_settings(), progress=None, pages=False)
+    assert report["timeline"] == {"failed": "RuntimeError: the profiler is missing"}
+    assert not report["ok"] and report["pages"] == "skipped" and report["facts"]["platform"]
 
 
 def test_without_streamlit_the_pages_are_skipped_with_a_reason(monkeypatch):
