@@ -7,10 +7,10 @@ Rules the harness keeps (and tests check with a fake clock):
 - every implementation is compiled ahead of time (lower + compile) once per device count and
   size, and that time is reported as compile, never mixed into compute;
 - inputs are placed once (transfer), then reused by every timed run: no repeated transfers;
-- before the first implementation at each size, the largest input is copied to a device once,
-  untimed (:func:`pmapviz.devicefacts.warm_transfer`): on a GPU the first copy at a new size
-  paid ~0.43 ms per MB more, which made whichever implementation came first (pmap) look 7.7x
-  slower to transfer;
+- before the first implementation at each size, the inputs are copied to a device once,
+  untimed (:func:`pmapviz.devicefacts.warm_transfer`): on a GPU the first placement at a new
+  size paid ~0.4 ms per MB more (the runtime growing its staging memory), which made
+  whichever implementation came first (pmap) look 7.7x slower to transfer;
 - one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
 - one benchmark runs at a time per process (``TURNS``, a first-come-first-served queue that
   never waits forever: see :mod:`pmapviz.turns`), so sessions do not disturb each other;
@@ -362,7 +362,7 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
                 break
             host = [a[:s] if split else a for a, split in zip(full, wl.split, strict=True)]
             if s not in report.first_transfer_s and impl != "numpy":
-                report.first_transfer_s[s] = devicefacts.warm_transfer(host[0])
+                report.first_transfer_s[s] = devicefacts.warm_transfer(host)
             m = measure(impl, wl, k, s, host, repeat, bw)
             report.results.append(m)
             if progress:
@@ -378,7 +378,7 @@ def floor_caption(report: Report) -> str:
     if report.first_transfer_s:
         firsts = ", ".join(f"{t * 1e3:,.1f} ms at {s:,}"
                            for s, t in sorted(report.first_transfer_s.items()))  # fmt: skip
-        text += (" Transfers are timed after one untimed copy of the largest input at each size "
+        text += (" Transfers are timed after one untimed copy of the inputs at each size "
                  f"({firsts}): on a GPU the first copy at a new size is slower, whoever makes "
                  "it.")  # fmt: skip
     return text + (" (Sweep cancelled: partial results.)" if report.cancelled else "")
@@ -453,7 +453,7 @@ def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
         floor_method=rates.floor_words() if rates else f"given: {bw:.1f} GB/s",
     )
     host = programs.make_values(plan, "random")
-    report.first_transfer_s[int(host[0].size)] = devicefacts.warm_transfer(host[0])
+    report.first_transfer_s[int(host[0].size)] = devicefacts.warm_transfer(host)
     size = int(host[0].size)
     moved = sum(a.nbytes for a in host)
     compiled = programs.compile_plan(program, plan)

@@ -279,19 +279,23 @@ def start_backend() -> float:
         return _STARTUP["s"]
 
 
-def warm_transfer(host) -> float:
-    """Copy ``host`` (a numpy array) to the first device once, untimed by the caller, and
-    free it: returns the seconds it took. The first host-to-device copy at a new size is slow
-    on a GPU (measured on an H200: about 0.43 ms per MB more, for whichever copy went first:
-    ``../shared/fixtures/gpu-h200``, pmap's 199 ms against 26 ms), so timed transfers come
-    after this one and every implementation is measured in the same conditions."""
+def warm_transfer(hosts: Sequence) -> float:
+    """Copy every array of ``hosts`` (numpy) to the first device at once, as an
+    implementation's placement does, and free them: the seconds it took. On a GPU the runtime
+    grows its host staging memory on demand, one piece per copy in flight, so the first
+    placement of a new size paid for that: about 0.4 ms per MB on an H200, for whichever
+    implementation went first (pmap's 199 ms against vmap's 26 ms in the old sweep; with only
+    the first input warmed, pmap still took 39 ms against 11). Timed transfers come after this
+    one, so every implementation is measured in the same conditions."""
     import jax
 
+    dev = local_devices_for_work()[0]
     t = time.perf_counter()
-    placed = jax.device_put(host, local_devices_for_work()[0])
+    placed = [jax.device_put(h, dev) for h in hosts]
     jax.block_until_ready(placed)
     seconds = time.perf_counter() - t
-    placed.delete()
+    for p in placed:
+        p.delete()
     return seconds
 
 
@@ -487,11 +491,13 @@ _RATES: dict[str, Rates] = {}
 _RATES_LOCK = threading.Lock()
 
 
-def probe_nbytes(budget: int) -> int:
-    """The bandwidth probe's array (its peak: one such array): 128 MiB, or a quarter of a
-    smaller budget, at least 16 MiB so that the copy outlasts the timer's resolution. 128 MiB
-    is beyond a CPU's caches and a few times a GPU kernel's launch."""
-    return max(16 * MiB, min(128 * MiB, budget // 4))
+def probe_nbytes(budget: int, own_memory: bool = False) -> int:
+    """The bandwidth probe's array (its peak: one such array): 128 MiB where the devices use
+    the host's memory (beyond a CPU's caches), 1 GiB on a device with its own memory (an H200
+    copies 128 MiB in ~0.1 ms, close enough to a call's dispatch to read 1.6 TB/s of its 4.8),
+    or a quarter of a smaller budget; at least 16 MiB, so the copy outlasts the timer."""
+    cap = 1024 * MiB if own_memory else 128 * MiB
+    return max(16 * MiB, min(cap, budget // 4))
 
 
 def rates(budget: int | None = None) -> Rates:
@@ -500,7 +506,8 @@ def rates(budget: int | None = None) -> Rates:
     with _RATES_LOCK:
         if "rates" not in _RATES:
             start_backend()
-            nbytes = probe_nbytes(budget if budget is not None else 1024 * MiB)
+            own = not facts().shares_host_memory
+            nbytes = probe_nbytes(budget if budget is not None else 4096 * MiB, own)
             gbs, method = measure_bandwidth(nbytes)
             _RATES["rates"] = Rates(gbs, measure_flops(), measure_transfer(),
                                     str(local_devices()[0]), nbytes, method)  # fmt: skip

@@ -82,10 +82,10 @@ def transfer_note(res: DotResult) -> str:
             f"Transfer is a real host-to-device copy of {mb:,.0f} MB: "
             f"{mb / 1e3 / max(res.transfer_s, 1e-9):,.1f} GB/s to {res.devices} device(s), "
             f"{mb / 1e3 / max(res.vmap_transfer_s, 1e-9):,.1f} GB/s to one. Before both, one "
-            f"untimed copy of x to one device took {res.first_transfer_s * 1e3:,.0f} ms: the "
-            "first copy at a new size is slower on an accelerator, and whichever "
-            "implementation went first would pay for it. The backend's start-up is in the "
-            "sidebar, not here."
+            f"untimed copy of x and y to one device took {res.first_transfer_s * 1e3:,.0f} ms: "
+            "the first copy at a new size is slower on a GPU (the runtime grows its staging "
+            "memory), and whichever implementation went first would pay for it. The backend's "
+            "start-up is in the sidebar, not here."
         )
     if res.zero_copy:
         return (
@@ -188,7 +188,7 @@ def run_dot(
     memory.large_arrays_return_to_the_os()
     devicefacts.start_backend()  # a GPU's start-up (seconds) is not anybody's transfer
     host = _generate(seed, (n, block, 3))
-    warm_s = devicefacts.warm_transfer(host[0])
+    warm_s = devicefacts.warm_transfer(host)
 
     step("Reference: jit(vmap(dot)) on one device", 0.15)
     ref, vmap_transfer_s, vmap_compile_s, vmap_run_s = _reference(vmap_dot, host)

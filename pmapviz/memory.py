@@ -302,7 +302,8 @@ def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) 
     back = max(workload.output_bytes(s) for s in sizes)
     probe = 0
     if budget is not None and not devicefacts.rates_measured():
-        probe = devicefacts.probe_nbytes(Budget.of(budget).probe_pool())
+        b = Budget.of(budget)
+        probe = devicefacts.probe_nbytes(b.probe_pool(), own_memory=not b.shared)
     host = workload.input_bytes(largest) + back
     return Need(max(probe, host + placed) + OVERHEAD, host + OVERHEAD, max(probe, placed))
 

@@ -477,3 +477,26 @@ def test_bench_on_a_one_gpu_machine_compares_the_devices_it_has(fake_devices, ca
             assert "--platform cpu" in err
     finally:
         devices.apply(original)
+
+
+def test_on_the_h200_the_first_placement_at_a_size_pays_whoever_makes_it():
+    """`python -m pmapviz doctor` on a real H200 (fixture doctor_h200.json): at sizes never
+    copied before, whichever layout is placed first is 10x slower, pmap's or vmap's; after
+    the harness's untimed first placement, pmap and vmap transfer alike (the old sweep had
+    pmap 7.7x slower); the floor, measured on cuda:0, is below every size's fastest run."""
+    import json
+
+    from tests.fakes import FIXTURES
+
+    report = json.loads((FIXTURES / "doctor_h200.json").read_text())
+    order = report["transfer_order"]["ms"]
+    assert order["pmap then vmap"]["pmap"] > 5 * order["pmap then vmap"]["vmap"]
+    assert order["vmap then pmap"]["vmap"] > 5 * order["vmap then pmap"]["pmap"]
+    for row in report["floor"]["rows"]:
+        if row["size"] >= 2**20:
+            assert 0.67 < row["pmap_transfer_ms"] / row["vmap_transfer_ms"] < 1.5, row
+            assert row["first_transfer_ms"] > 2 * max(row["pmap_transfer_ms"],
+                                                      row["vmap_transfer_ms"])  # fmt: skip
+        assert row["floor_over_fastest"] <= 1.1
+    assert "measured on cuda:0 with XLA" in report["floor"]["method"] and report["ok"]
+    assert report["facts"]["platform"] == "gpu" and report["timeline"]["lanes"] == ["gpu:0"]

@@ -71,7 +71,9 @@ def test_the_report_reads_as_text_and_fails_on_any_problem():
     }  # fmt: skip
     text = "\n".join(doctor.report_lines(report))
     assert "pmapviz doctor: OK" in text and "1 NVIDIA H200 GPU" in text and "**" not in text
-    assert "transfers, pmap then vmap (4 pairs): pmap 9.00 ms, vmap 1.00 ms" in text
+    assert (
+        "transfers, pmap then vmap (4 pairs, a size not copied before): pmap 9.00 ms, vmap 1.00 ms"
+    ) in text
     assert doctor._all_ok(report)
     report["pages"][0]["cpu_words"] = ["emulated"]
     assert not doctor._all_ok(report)
