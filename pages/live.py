@@ -95,8 +95,10 @@ else:
         st.info("Large inputs: press Run to start.", icon=":material/info:")
     else:
         with st.spinner("Compiling (first time only), placing inputs, running..."):
-            compiled = _compiled(scenario.program_ref(program), plan.key)
-            res = programs.run_plan(program, plan, compiled, kind, int(seed))
+            # the compiled program is not a page global: a session keeps its page's globals
+            # (for its fragments) as long as it lives, and thirty sessions would keep thirty
+            ref = scenario.program_ref(program)
+            res = programs.run_plan(program, plan, _compiled(ref, plan.key), kind, int(seed))
         verdict = "PASS" if res.passed else "FAIL"
         st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")
         cols = st.columns(5)
@@ -131,8 +133,7 @@ else:
         )
 
         st.subheader("Per device")
-        rows = programs.device_rows(plan, res)
-        ui.dataframe(rows)
+        ui.dataframe(res.rows)
 
 # ------------------------------------------------------------------ the seed at full size
 st.divider()

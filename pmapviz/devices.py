@@ -306,6 +306,16 @@ def large_arrays_return_to_the_os() -> None:
         ctypes.CDLL(None).mallopt(-3, 2**20)  # M_MMAP_THRESHOLD
 
 
+def return_freed_memory() -> None:
+    """Give the heap's free memory back to the OS now (glibc's ``malloc_trim``), after an
+    action that freed a lot: a server's script threads each leave freed chunks in their own
+    arenas, which the OS otherwise keeps counting. A no-op without glibc."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
 def applied_settings() -> Settings:
     """The settings :func:`apply` used in this process (defaults from the environment if none)."""
     if _applied is None:

@@ -171,7 +171,7 @@ def run_dot(
 
     from pmapviz import catalog, planning
     from pmapviz.layout import pmap_sharding
-    from pmapviz.programs import timed_calls
+    from pmapviz.programs import bound_jax_caches, timed_calls
 
     n = n or jax.local_device_count()
     if not 1 <= n <= jax.local_device_count():
@@ -202,6 +202,7 @@ def run_dot(
     t = time.perf_counter()
     compiled = pmap_dot.lower(xs, ys).compile()
     compile_s = time.perf_counter() - t
+    bound_jax_caches()  # pmap_dot keeps each new size's program in JAX's caches
 
     step(f"Running on {n} devices ({repeat} timed runs after a warm-up)", 0.6)
     out, run_all = timed_calls(compiled, (xs, ys), repeat)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import gc
 import statistics
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from pmapviz import devices
 from pmapviz.layout import index_text
 
 
@@ -183,6 +185,32 @@ class Compiled:
     reference_compile_s: float
 
 
+JAX_CACHE_EVERY = 8  # new pmap programs between two clears of JAX's own caches
+_COMPILES = {"since_clear": 0}
+_COMPILES_LOCK = threading.Lock()
+
+
+def bound_jax_caches(every: int = JAX_CACHE_EVERY) -> bool:
+    """Count one newly compiled pmap program; every ``every`` of them, clear JAX's own
+    compilation caches (``jax.clear_caches``). Returns whether it cleared.
+
+    JAX 0.10's pmap memoizes its ``jit(shard_map(f))`` wrapper in a cache keyed weakly on f
+    whose entry refers back to f, so no entry ever dies: every function pmapped, and every
+    shape compiled with it, stays in memory (measured: ~1.5 MiB per new shape; a server kept
+    +116 MiB after 50 live runs, and ``jax.clear_caches()`` gave it all back). Compiled
+    programs the pages hold (``Compiled``, in bounded caches) are unaffected; a pmap that
+    was only in JAX's cache is traced and compiled again on its next call."""
+    with _COMPILES_LOCK:
+        _COMPILES["since_clear"] += 1
+        if _COMPILES["since_clear"] < every:
+            return False
+        _COMPILES["since_clear"] = 0
+    import jax
+
+    jax.clear_caches()
+    return True
+
+
 def compile_plan(program, plan) -> Compiled:
     """Compile pmap (and the jit(vmap) reference) for a valid plan, ahead of time, from
     abstract inputs placed exactly as run_plan places them. Pages cache the result."""
@@ -210,13 +238,18 @@ def compile_plan(program, plan) -> Compiled:
                            axis_name=plan.axis_name))  # fmt: skip
     t = time.perf_counter()
     reference = ref.lower(*ref_specs).compile()
-    return Compiled(run, reference, compile_s, time.perf_counter() - t)
+    reference_s = time.perf_counter() - t
+    bound_jax_caches()
+    return Compiled(run, reference, compile_s, reference_s)
 
 
 @dataclass(frozen=True)
 class LiveResult:
-    inputs: list[list[Shard]]  # per argument, per device
-    outputs: list[Shard]
+    """A live run, as plain numbers and text: it holds no device memory (a server keeps a
+    session's last result for as long as the session lives, and thirty of them would keep
+    thirty runs' arrays)."""
+
+    rows: list[dict]  # per device: each argument's slice and block, the output's (device_rows)
     out_shape: tuple
     max_abs_diff: float
     max_rel_diff: float
@@ -230,6 +263,7 @@ class LiveResult:
     reference_run_s: float
     reshape_back: tuple[tuple, tuple] | None
     flat_equal: bool | None
+    blocks: tuple[list[list[Shard]], list[Shard]] | None = None  # (inputs, outputs): keep=True
 
 
 def _rtol(dtypes) -> float:
@@ -241,9 +275,19 @@ def _rtol(dtypes) -> float:
 
 
 def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
-             repeat: int = 5) -> LiveResult:  # fmt: skip
+             repeat: int = 5, keep: bool = False) -> LiveResult:  # fmt: skip
     """Run the compiled pmap on real values; read every device's blocks from the shards;
-    check against jit(vmap(f)) on one device, and numpy where it applies.
+    check against jit(vmap(f)) on one device, and numpy where it applies. The result is
+    plain data; with ``keep`` (tests) it also holds every device's blocks, which hold the
+    devices' memory. Once the run's arrays are gone, the freed heap goes back to the OS."""
+    result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
+    devices.return_freed_memory()
+    return result
+
+
+def _run_plan(program, plan, compiled: Compiled, kind: str, seed: int, repeat: int,
+              keep: bool) -> LiveResult:  # fmt: skip
+    """run_plan's work.
 
     Memory (see :func:`pmapviz.memory.live_run_bytes`): the reference runs first and its
     one-device inputs are dropped before the inputs are placed for pmap; the host inputs are
@@ -280,13 +324,13 @@ def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int 
     del want, ref
     inputs = [shards_of(p) for p in placed]
     return LiveResult(
-        inputs=inputs, outputs=outputs, out_shape=tuple(out.shape),
+        rows=device_rows(plan, inputs, outputs), out_shape=tuple(out.shape),
         max_abs_diff=max_abs, max_rel_diff=max_rel, passed=passed, rtol=rtol,
         numpy_max_abs_diff=_numpy_check(program.key, plan, inputs, outputs),
         compile_s=compiled.compile_s, transfer_s=transfer_s,
         run_s=statistics.median(times),
         run_s_all=times, reference_run_s=ref_times[0], reshape_back=reshape,
-        flat_equal=flat_equal,
+        flat_equal=flat_equal, blocks=(inputs, outputs) if keep else None,
     )  # fmt: skip
 
 
@@ -458,18 +502,18 @@ def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
     }  # fmt: skip
 
 
-def device_rows(plan, res: LiveResult) -> list[dict]:
+def device_rows(plan, inputs: list[list[Shard]], outputs: list[Shard]) -> list[dict]:
     """One row per device of a live run: each argument's slice and the block f saw, and the
     output's slice and the block f returned, all read from the shards."""
     rows = []
     for d in range(plan.devices_used):
-        row = {"device": res.outputs[d].device}
+        row = {"device": outputs[d].device}
         for k, name in enumerate(plan.arg_names):
-            shard, ax = res.inputs[k][d], plan.in_axes[k]
+            shard, ax = inputs[k][d], plan.in_axes[k]
             local = shard.data if ax is None else np.take(shard.data, 0, axis=ax)
             row[f"{name} slice"] = shard.index_text
             row[f"{name} block (f sees)"] = describe_block(local)
-        out = res.outputs[d]
+        out = outputs[d]
         o = plan.out_axes
         row["out slice"] = out.index_text
         block = out.data if o is None else np.take(out.data, 0, axis=o)

@@ -55,12 +55,13 @@ def test_run_plan_matches_reference_and_shards(key, shapes, in_axes, out_axes, n
     prog = catalog.get(key)
     p = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=name, n_devices=N,
              dtypes=[dtype] * len(shapes))  # fmt: skip
-    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "random", seed=3)
+    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "random", seed=3, keep=True)
     assert res.passed and res.out_shape == p.out_shapes
-    assert len(res.outputs) == p.devices_used
+    inputs, outputs = res.blocks
+    assert len(outputs) == p.devices_used == len(res.rows)
     host = programs.make_values(p, "random", seed=3)
     for k, (a, _ax) in enumerate(zip(host, p.in_axes, strict=True)):
-        for shard in res.inputs[k]:
+        for shard in inputs[k]:
             np.testing.assert_array_equal(shard.data, a[shard.index])
     if res.numpy_max_abs_diff is not None:
         assert res.numpy_max_abs_diff <= (0.1 if dtype == "bfloat16" else 1e-4)
@@ -144,7 +145,7 @@ def test_device_rows_read_each_devices_slice_and_block_from_the_shards():
     prog = catalog.get("matmul")
     p = plan(prog, [(N, 2, 3), (3, 2)], in_axes=(0, None), n_devices=N)
     res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "arange", seed=0)
-    rows = programs.device_rows(p, res)
+    rows = res.rows
     x, w = programs.make_values(p, "arange", 0)
     assert [r["device"] for r in rows] == [str(d) for d in jax.local_devices()[:N]]
     for d, row in enumerate(rows):
@@ -156,7 +157,7 @@ def test_device_rows_read_each_devices_slice_and_block_from_the_shards():
     p = plan(catalog.get("add"), [(3, N), (N, 3)], in_axes=(1, 0), out_axes=1, n_devices=N)
     res = programs.run_plan(catalog.get("add"), p, programs.compile_plan(catalog.get("add"), p))
     x, y = programs.make_values(p, "arange", 0)
-    for d, row in enumerate(programs.device_rows(p, res)):  # mapped axis 1 in and out
+    for d, row in enumerate(res.rows):  # mapped axis 1 in and out
         assert row["x slice"] == f"[:, {d}:{d + 1}]"
         assert row["x block (f sees)"] == programs.describe_block(x[:, d])
         assert row["out block (f returns)"] == programs.describe_block(x[:, d] + y[d])
@@ -225,7 +226,7 @@ def test_device_rows_with_out_axes_none_show_the_one_shared_result():
     p = plan(prog, [(N, 3)], out_axes=None, axis_name="i", n_devices=N)
     assert p.ok, p.problems
     res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "ones")
-    rows = programs.device_rows(p, res)
+    rows = res.rows
     whole = programs.describe_block(np.full(3, N, np.float32))  # all of it, on every device
     assert [r["out block (f returns)"] for r in rows] == [whole] * N
 
@@ -242,3 +243,30 @@ def test_run_plan_reshape_back_and_why_a_tuple_is_not_run():
         f"f returns several arrays, (({N}, 2), ({N}, 2)); live runs and timing read back one "
         "output array. Return one array (e.g. jnp.concatenate or a single expression) to run "
         "it; the explorer still plans and draws it.")  # fmt: skip
+
+
+def test_jax_caches_are_bounded_so_a_server_does_not_keep_every_program():
+    """Issue 26: JAX 0.10's pmap keeps every function it pmapped, and every shape compiled
+    with it, in a cache whose entries never die (~2 MiB each). compile_plan counts its
+    programs and clears JAX's caches every JAX_CACHE_EVERY of them. In a fresh process, 16
+    new programs keep at most a quarter of what they keep without it (or 4 MiB)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    r = subprocess.run([sys.executable, "-m", "tests.core.jax_cache_probe"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    without, bounded = map(int, r.stdout.split())
+    assert bounded < max(4 * 2**20, without / 4), (without, bounded)
+
+
+def test_bound_jax_caches_clears_every_n_programs(monkeypatch):
+    import jax
+
+    cleared = []
+    monkeypatch.setattr(jax, "clear_caches", lambda: cleared.append(1))
+    monkeypatch.setitem(programs._COMPILES, "since_clear", 0)
+    results = [programs.bound_jax_caches(every=3) for _ in range(7)]
+    assert results == [False, False, True, False, False, True, False] and len(cleared) == 2

@@ -238,3 +238,24 @@ def test_live_runs_a_dict_argument_leaf_by_leaf(run_app):
     assert "PASS" in at.success[0].value, [e.value for e in at.error]
     rows = at.dataframe[0].value
     assert list(rows["params['t'] slice"]) == [f"[{k}:{k + 1}, :]" for k in range(N)]
+
+
+def test_a_finished_live_run_keeps_no_arrays_alive(run_app):
+    """Issue 26: a server kept each session's last live run (its shards held the devices'
+    buffers through the page's globals, which the session keeps for its fragments), so a room
+    opening 30 links kept 30 runs: +1.9 GiB over a 512 MiB budget. After a run, and after a
+    second, larger one, the arrays alive are what they were before it (within 1 MB)."""
+    import gc
+
+    import jax
+
+    def alive() -> int:
+        gc.collect()
+        return sum(a.nbytes for a in jax.live_arrays())
+
+    at = live(run_app, fn="double", s0=f"{N}, 1000")  # compiled, warm
+    before = alive()
+    for size in (200_000, 400_000):  # 6.4 and 12.8 MB in, as much out
+        at = live(run_app, fn="double", s0=f"{N}, {size}")
+        assert "PASS" in at.success[0].value
+        assert alive() - before < 2**20, (size, alive() - before)
