@@ -46,7 +46,7 @@ def _kill_worker_1(workers):
 
 if st.button(f"Launch {procs} processes x {local} devices", type="primary",
              icon=":material/rocket_launch:", key="cl_go"):  # fmt: skip
-    on_wait, clear_wait = ui.queue_display(cluster.TURNS, stop_key="cl_stop")
+    on_wait, clear_wait = ui.queue_display(stop_key="cl_stop")
     with st.spinner(f"Starting {procs} workers (waits its turn if another launch is under way)..."):
         try:
             st.session_state["cl_result"] = cluster.launch(

@@ -70,10 +70,13 @@ try:
     )
     groups = [list(g) for g in choice.groups] if choice.groups else None
     perm = [tuple(p) for p in choice.perm] if choice.perm else None
-    out = collectives.run(coll.key, n, m, st.session_state[P + "v"], groups=groups, perm=perm,
-                          program_cache=_compiled)  # fmt: skip
+    out = ui.queued(lambda on_wait: collectives.run(
+        coll.key, n, m, st.session_state[P + "v"], groups=groups, perm=perm,
+        program_cache=_compiled, on_wait=on_wait))  # fmt: skip
 except collectives.CollectiveError as err:
     st.error(str(err), icon=":material/block:")
+    st.stop()
+if out is None:  # the wait for memory ended without room (said above)
     st.stop()
 
 st.code(f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})",

@@ -110,7 +110,7 @@ if src == "collective":
         "ops as bars, collectives coloured; " + devicefacts.say(report.facts, "trace")
     )
     if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
-        on_wait, clear_wait = ui.queue_display(timeline.TURNS, stop_key="cp_trace_stop")
+        on_wait, clear_wait = ui.queue_display(stop_key="cp_trace_stop")
         try:
             bw = benchmarking.bandwidth(memory.budget()).bandwidth_gbs
             tl, times = timeline.collective_timeline(v["c"], n, v["m"], target.groups,

@@ -68,7 +68,7 @@ if go and runs:
     cancel_slot = st.empty()  # any click reruns the page, which stops the sweep
     cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
     bar = st.progress(0.0, text="Waiting for the benchmark's turn")
-    on_wait, clear_wait = ui.queue_display(bench.TURNS)  # Cancel above also stops a wait
+    on_wait, clear_wait = ui.queue_display()  # Cancel above also stops a wait
     partial = bench.Report({}, 0.0, wl.key)
     st.session_state["tl_running"] = True
     st.session_state["tl_partial"] = partial
@@ -115,7 +115,7 @@ with st.expander("Time the explorer's current settings"):
         if too_big := budget.problem(memory.plan_timing_bytes(plan)):
             st.error(f"Timing these settings {too_big}.", icon=":material/memory:")
         elif st.button("Time the explorer's settings", key="tl_explorer"):
-            on_wait, clear_wait = ui.queue_display(bench.TURNS, stop_key="tl_explorer_stop")
+            on_wait, clear_wait = ui.queue_display(stop_key="tl_explorer_stop")
             with st.spinner("Timing (waits its turn if another benchmark is running)..."):
                 try:
                     st.session_state["tl_report"] = bench.measure_plan(

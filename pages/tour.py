@@ -51,7 +51,7 @@ ui.render_blocks(_demo(step, ctx), report)
 
 if step == 8 and st.button("Launch 2 processes", key="tour_cluster",
                            icon=":material/rocket_launch:"):  # fmt: skip
-    on_wait, clear_wait = ui.queue_display(cluster.TURNS, stop_key="tour_stop_cluster")
+    on_wait, clear_wait = ui.queue_display(stop_key="tour_stop_cluster")
     try:
         rows = tour.launch_two_processes(on_wait=on_wait)
         clear_wait()
@@ -61,7 +61,7 @@ if step == 8 and st.button("Launch 2 processes", key="tour_cluster",
         st.error(str(err), icon=":material/error:")
 if step == 9 and st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_time",
                            icon=":material/timer:"):  # fmt: skip
-    on_wait, clear_wait = ui.queue_display(benchmarking.TURNS, stop_key="tour_stop_time")
+    on_wait, clear_wait = ui.queue_display(stop_key="tour_stop_time")
     try:
         rows = tour.time_one_and_all(n, on_wait=on_wait)
         clear_wait()

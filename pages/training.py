@@ -74,9 +74,10 @@ if st.button(f"Train {cfg.steps} steps on {cfg.devices} device(s)", type="primar
             live.plotly_chart(timecharts.loss_figure(hist.losses, hist.single_device_losses, []),
                               key=f"tr_live_{step}")  # fmt: skip
 
-    hist = training.train(cfg, progress=_progress)
+    hist = ui.queued(lambda on_wait: training.train(cfg, progress=_progress, on_wait=on_wait))
     st.session_state["tr_running"] = False
-    st.session_state["tr_hist"] = hist
+    if hist is not None:
+        st.session_state["tr_hist"] = hist
     stop_slot.empty()
     bar.empty()
     live.empty()
@@ -155,7 +156,9 @@ st.markdown(devicefacts.step_time_story(report.facts, hc.batch))
 if st.button("Measure time per step", key="tr_time", icon=":material/timer:"):
     ks = [x for x in benchmarking.device_counts(n) if hc.batch % x == 0]
     with st.spinner(f"Timing {len(ks)} device counts..."):
-        st.session_state["tr_times"] = training.time_per_step(hc, ks)
+        st.session_state["tr_times"] = ui.queued(
+            lambda on_wait: training.time_per_step(hc, ks, on_wait=on_wait)
+        )
 times = st.session_state.get("tr_times")
 if times:
     st.plotly_chart(timecharts.step_time_figure(times), key="tr_times_chart")

@@ -176,7 +176,7 @@ def machine_info() -> dict:
 def bandwidth(budget: int | memory.Budget) -> devicefacts.Rates:
     """The device's measured rates (bandwidth: the floor), measured on the first call with a
     probe sized by ``budget`` and remembered: sweeps do not allocate the probe again."""
-    return devicefacts.rates(memory.Budget.of(budget).probe_pool())
+    return memory.measured_rates(memory.Budget.of(budget))
 
 
 def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
@@ -340,17 +340,20 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
     """Run a sweep in its turn (see TURNS). Inputs are generated once per size.
 
     Refused (BenchError) when it would not fit the memory budget or the time limit. While
-    another sweep runs, ``on_wait(position, waited_s)`` is called every fraction of a second;
-    a stop while waiting returns an empty, cancelled report; after ``queue_timeout`` seconds
-    of waiting, turns.WaitTimeout is raised."""
+    another sweep runs, or other actions hold the memory it needs, ``on_wait(position,
+    waited_s, message)`` is called every fraction of a second; a stop while waiting returns an
+    empty, cancelled report; after ``queue_timeout`` seconds of waiting, turns.WaitTimeout is
+    raised."""
     budget = memory.budget() if budget is None else memory.Budget.of(budget)
     runs = plan_sweep(wl, sizes, ks, impls, budget, repeat=repeat, time_limit=time_limit)
     memory.large_arrays_return_to_the_os()
+    need = memory.sweep_bytes(wl, sizes, ks, impls, budget)
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
+        grant = _reserve(turn, need, "a timing sweep", on_wait, should_stop, queue_timeout)
     except turns.Cancelled:
         return Report({}, 0.0, wl.key, cancelled=True)
-    with turn:
+    with turn, grant:
         rates = bandwidth(budget)
         bw = rates.bandwidth_gbs
         report = Report(machine_info(), bw, wl.key, floor_method=rates.floor_words())
@@ -368,6 +371,16 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
             if progress:
                 progress(m, i + 1, len(runs))
         return report
+
+
+def _reserve(turn: turns.Turn, need: memory.Need, label: str, on_wait, should_stop,
+             timeout: float) -> turns.Grant:  # fmt: skip
+    """The memory of a benchmark that holds its turn; the turn is given back if none comes."""
+    try:
+        return memory.reserve(need, label, on_wait, should_stop, timeout)
+    except BaseException:
+        turn.release()
+        raise
 
 
 def floor_caption(report: Report) -> str:
@@ -431,7 +444,10 @@ def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = N
                               what="Timing these settings")  # fmt: skip
     except timebudget.TooLong as err:
         raise BenchError(str(err)) from err
-    with TURNS.acquire(queue_timeout, should_stop, on_wait):
+    turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
+    grant = _reserve(turn, memory.plan_timing_bytes(plan), "timing the explorer's settings",
+                     on_wait, should_stop, queue_timeout)  # fmt: skip
+    with turn, grant:
         return _measure_plan(program, plan, repeat, bandwidth_gbs, clock)
 
 

@@ -24,9 +24,9 @@ def _device_args(p: argparse.ArgumentParser) -> None:
         "and TPUs are used as the machine has them",
     )
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
-    p.add_argument("--max-bytes", help="host memory budget per action, e.g. 4G (default: a "
-                   "quarter of the available memory)")  # fmt: skip
-    p.add_argument("--max-device-bytes", help="device memory budget per action on GPUs and "
+    p.add_argument("--max-bytes", help="the host memory budget, shared by every action at once, "
+                   "e.g. 4G (default: a quarter of the available memory)")  # fmt: skip
+    p.add_argument("--max-device-bytes", help="device memory budget of the server on GPUs and "
                    "TPUs, e.g. 16G (default: a quarter of the fullest device's free "
                    "memory)")  # fmt: skip
     _max_seconds_arg(p)

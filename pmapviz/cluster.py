@@ -301,7 +301,14 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
     except (turns.WaitTimeout, turns.Cancelled) as err:
         raise ClusterError(str(err)) from err
-    with turn:  # one launch at a time per server: ports never collide
+    try:
+        grant = memory.reserve(memory.cluster_bytes(processes, local_devices),
+                               f"{processes} worker processes", on_wait, should_stop,
+                               queue_timeout)  # fmt: skip
+    except (turns.WaitTimeout, turns.Cancelled, memory.BudgetError) as err:
+        turn.release()
+        raise ClusterError(str(err)) from err
+    with turn, grant:  # one launch at a time per server: ports never collide
         procs = _start(processes, local_devices, timeout, command)
         try:
             lines, _ = _collect(procs, timeout, fault)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pmapviz import memory
 from pmapviz.settings import quote
 
 AXIS = "i"
@@ -284,13 +285,12 @@ def make_input(n: int, m: int, kind: str = "arange", seed: int = 0) -> np.ndarra
 
 def run(
     key: str, n: int, m: int, kind: str = "arange", groups=None, perm=None,
-    program_cache: Callable[..., Callable] | None = None,
+    program_cache: Callable[..., Callable] | None = None, on_wait=None,
 ) -> Outcome:  # fmt: skip
-    """Run collective ``key`` on n devices with blocks of m elements; all values from JAX."""
+    """Run collective ``key`` on n devices with blocks of m elements; all values from JAX.
+    It runs in its (small) share of the server's memory budget, waiting in the queue
+    (``on_wait``) while other actions hold it all."""
     import jax
-
-    from pmapviz.layout import pmap_sharding
-    from pmapviz.programs import shards_of
 
     c = BY_KEY[key]
     if n < 1 or n > jax.local_device_count():
@@ -300,6 +300,17 @@ def run(
     check(c, n, m, groups)
     if c.key == "ppermute":
         perm = check_perm(list(perm or ring(n, "right")), n)
+    with memory.reserve(memory.collective_bytes(n, m), f"a {c.key} on {n} devices", on_wait):
+        return _run(c, n, m, kind, groups, perm, program_cache)
+
+
+def _run(c, n: int, m: int, kind: str, groups, perm, program_cache) -> Outcome:
+    import jax
+
+    from pmapviz.layout import pmap_sharding
+    from pmapviz.programs import shards_of
+
+    key = c.key
     x = make_input(n, m, kind)
     placed = jax.device_put(x, pmap_sharding(2, 0, n))
     fn = (program_cache or compile_collective)(key, n, _freeze(groups), tuple(perm or ()))

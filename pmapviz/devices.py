@@ -43,9 +43,9 @@ class Settings:
     devices: int = DEFAULT_DEVICES
     platform: str = "auto"
     devices_source: str = "default"  # "flag", "env" or "default"
-    max_bytes: int | None = None  # host memory budget per action; None: a share of what is free
+    max_bytes: int | None = None  # the server's host memory budget; None: a share of what is free
     max_seconds: int | None = None  # time limit per action; None: DEFAULT_MAX_SECONDS
-    max_device_bytes: int | None = None  # device memory budget (GPU, TPU); None: a share
+    max_device_bytes: int | None = None  # the server's device memory budget (GPU, TPU)
 
 
 class PlatformUnavailable(SettingsError):

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, memory
+from pmapviz import devicefacts, devices, memory
 
 MIN_PAIRS = 1_000
 DEFAULT_PAIRS = 10_000_000
@@ -166,12 +166,11 @@ def run_dot(
     progress: Callable[[str, float], None] | None = None,
     limit: int | None = None,
     programs: Callable[[int], tuple] = _programs,
+    on_wait=None,
 ) -> DotResult:
+    """The example at ``pairs`` pairs on ``n`` devices (see the module doc), in its share of
+    the server's memory budget (waiting in the queue, ``on_wait``, while others hold it)."""
     import jax
-
-    from pmapviz import catalog, planning
-    from pmapviz.layout import pmap_sharding
-    from pmapviz.programs import bound_jax_caches, timed_calls
 
     n = n or jax.local_device_count()
     if not 1 <= n <= jax.local_device_count():
@@ -179,6 +178,17 @@ def run_dot(
     if limit is None:
         limit = max_pairs(memory.budget(), n)
     check_pairs(pairs, n, limit)
+    with memory.reserve(memory.dot_bytes(pairs, n), f"the {pairs:,}-pair example", on_wait):
+        result = _run(pairs, n, seed, repeat, progress, programs)
+    devices.return_freed_memory()
+    return result
+
+
+def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotResult:
+    from pmapviz import catalog, planning
+    from pmapviz.layout import pmap_sharding
+    from pmapviz.programs import bound_jax_caches, timed_calls
+
     step = progress or (lambda text, frac: None)
     block = pairs // n
     pmap_dot, vmap_dot, pmap_vdot = programs(n)

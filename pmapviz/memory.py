@@ -24,12 +24,13 @@ here allocates or starts JAX work.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, devices
+from pmapviz import devicefacts, devices, turns
 from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
 from pmapviz.settings import fmt_bytes
 
@@ -146,16 +147,22 @@ def largest_fitting(need: Callable[[int], Need], budget: int | Budget, lo: int, 
 
 
 # ---------------------------------------------------------------- this server's budget
+_DEFAULTS: dict[str, int] = {}  # the default budgets, fixed when the server first needs them
+
+
 def budget() -> Budget:
-    """Bytes one action may use here: the host's (``--max-bytes``, else a quarter of the host
-    memory available now) and, where the devices have their own memory, the devices'
-    (``--max-device-bytes``, else a quarter of the free memory of the fullest device)."""
+    """Bytes this server's actions may use together (:func:`reserve` shares them): the
+    host's (``--max-bytes``, else a quarter of the host memory available when the server
+    started) and, where the devices have their own memory, the devices' (``--max-device-bytes``,
+    else a quarter of the free memory of the fullest device then). One action may use all of
+    it; several at once share it."""
     settings = devices.applied_settings()
     if settings.max_bytes:
         host, host_source = settings.max_bytes, "set with --max-bytes"
     else:
-        host = devicefacts.host_memory().available // 4
-        host_source = "a quarter of the host memory available now; set with --max-bytes"
+        host = _DEFAULTS.setdefault("host", devicefacts.host_memory().available // 4)
+        host_source = ("a quarter of the host memory available when the server started; set "
+                       "with --max-bytes")  # fmt: skip
     if devicefacts.facts().shares_host_memory:
         return Budget(host, None, host_source, "the devices use the host's memory")
     device, device_source = _device_budget(settings.max_device_bytes, host)
@@ -169,23 +176,77 @@ def _device_budget(max_device_bytes: int | None, host: int) -> tuple[int, str]:
     if not free:
         return host, ("this backend reports no device memory limit, so the host's budget is "
                       "used; set one with --max-device-bytes")  # fmt: skip
-    return min(free) // 4, ("a quarter of the free memory of the fullest device "
-                            "(memory_stats: bytes_limit - bytes_in_use); set with "
-                            "--max-device-bytes")  # fmt: skip
+    device = _DEFAULTS.setdefault(f"device:{devicefacts.facts().platform}", min(free) // 4)
+    return device, ("a quarter of the free memory of the fullest device when the server "
+                    "started (memory_stats: bytes_limit - bytes_in_use); set with "
+                    "--max-device-bytes")  # fmt: skip
 
 
-def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None) -> list[str]:
-    """The sidebar's memory lines, each saying which memory it is: the budget per action
-    (host, and device where the devices have their own), and each device's bytes in use and
-    at peak as its backend reports them (memory_stats)."""
+# ---------------------------------------------------------------- sharing it: admission
+QUEUE_TIMEOUT_S = 120.0  # how long an action waits for memory before it gives up
+_POOLS: dict[tuple[int, ...], turns.Pool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _describe(amount: tuple[int, ...]) -> str:
+    if len(amount) == 1:
+        return fmt_bytes(amount[0])
+    return f"{fmt_bytes(amount[0])} of host and {fmt_bytes(amount[1])} of device memory"
+
+
+def admission(b: Budget | None = None) -> turns.Pool:
+    """The server's memory pool: its capacity is the budget (host, and device where the
+    devices have their own), shared first come, first served by every allocating action."""
+    b = budget() if b is None else b
+    capacity = (b.host,) if b.shared else (b.host, b.device or 0)
+    with _POOLS_LOCK:
+        if capacity not in _POOLS:
+            _POOLS[capacity] = turns.Pool("memory", capacity, _describe)
+        return _POOLS[capacity]
+
+
+def measured_rates(b: Budget | None = None) -> devicefacts.Rates:
+    """The device's measured rates (:func:`devicefacts.rates`); the first measurement holds
+    its probe's memory in the server's budget like any other action."""
+    b = budget() if b is None else b
+    if devicefacts.rates_measured():
+        return devicefacts.rates()
+    probe = devicefacts.probe_nbytes(b.probe_pool(), own_memory=not b.shared)
+    need = Need(probe + OVERHEAD, OVERHEAD, probe)
+    with reserve(need, "measuring the device's bandwidth", b=b):
+        return devicefacts.rates(b.probe_pool())
+
+
+def reserve(need: Need, label: str, on_wait=None, should_stop=None,
+            timeout: float = QUEUE_TIMEOUT_S, b: Budget | None = None) -> turns.Grant:  # fmt: skip
+    """Wait until ``need`` fits in what the server's other actions leave of the budget, and
+    hold it (``with memory.reserve(...):``). Raises BudgetError at once when it could never
+    fit (its message names what it needs; callers refuse earlier, with the largest size that
+    fits), turns.WaitTimeout or turns.Cancelled when the wait ends without room."""
+    b = budget() if b is None else b
+    if why := b.problem(need):
+        raise BudgetError(f"{label[:1].upper()}{label[1:]} {why}.")
+    amount = (need.total,) if b.shared else (need.host, need.device)
+    return admission(b).acquire(amount, label, timeout, should_stop, on_wait)
+
+
+def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None,
+                 reserved: tuple[int, ...] | None = None) -> list[str]:  # fmt: skip
+    """The sidebar's memory lines, each saying which memory it is: the server's budget, which
+    its running actions share (host, and device where the devices have their own), what they
+    hold now (``reserved``), and each device's bytes in use and at peak as its backend reports
+    them (memory_stats)."""
     gib = 2**30
+    held = reserved or (0, 0)
     if budget.shared:
-        return [f"Memory budget per action: **{budget.host / gib:.1f} GiB** of host memory, "
-                f"which the devices share ({budget.host_source})."]  # fmt: skip
-    lines = [f"Host memory budget per action: **{budget.host / gib:.1f} GiB** "
-             f"({budget.host_source}).",
-             f"Device memory budget per action: **{(budget.device or 0) / gib:.1f} GiB** "
-             f"({budget.device_source})."]  # fmt: skip
+        return [f"Memory budget for the whole server: **{budget.host / gib:.1f} GiB** of host "
+                f"memory, which the devices share ({budget.host_source}); running actions "
+                f"hold {held[0] / gib:.1f} GiB of it now."]  # fmt: skip
+    lines = [f"Host memory budget for the whole server: **{budget.host / gib:.1f} GiB** "
+             f"({budget.host_source}); running actions hold {held[0] / gib:.1f} GiB.",
+             f"Device memory budget for the whole server: **{(budget.device or 0) / gib:.1f} "
+             f"GiB** ({budget.device_source}); running actions hold "
+             f"{held[1] / gib:.1f} GiB."]  # fmt: skip
     if stats:
         fullest = max(stats, key=lambda m: (m.in_use, m.peak))
         known = [m.limit for m in stats if m.limit is not None]

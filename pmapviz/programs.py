@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pmapviz import devices
+from pmapviz import devices, memory
 from pmapviz.layout import index_text
 
 
@@ -172,9 +172,7 @@ def not_runnable(plan) -> str | None:
 def estimate_bytes(plan, program=None):
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memory.Need``: see
     :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term."""
-    from pmapviz.memory import live_run_bytes
-
-    return live_run_bytes(plan, None if program is None else program.key)
+    return memory.live_run_bytes(plan, None if program is None else program.key)
 
 
 @dataclass(frozen=True)
@@ -275,12 +273,15 @@ def _rtol(dtypes) -> float:
 
 
 def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
-             repeat: int = 5, keep: bool = False) -> LiveResult:  # fmt: skip
+             repeat: int = 5, keep: bool = False, on_wait=None) -> LiveResult:  # fmt: skip
     """Run the compiled pmap on real values; read every device's blocks from the shards;
     check against jit(vmap(f)) on one device, and numpy where it applies. The result is
     plain data; with ``keep`` (tests) it also holds every device's blocks, which hold the
-    devices' memory. Once the run's arrays are gone, the freed heap goes back to the OS."""
-    result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
+    devices' memory. It runs in its share of the server's memory budget (waiting in the
+    queue, ``on_wait``, while other actions hold it); once the run's arrays are gone, the
+    freed heap goes back to the OS."""
+    with memory.reserve(estimate_bytes(plan, program), "a live run", on_wait):
+        result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
     devices.return_freed_memory()
     return result
 
@@ -460,9 +461,13 @@ def describe_block(data: np.ndarray, limit: int = 12) -> str:
     if a.size <= limit:
         return np.array2string(a.astype(np.float64) if a.dtype.kind == "V" else a, precision=4,
                                separator=", ", threshold=limit)  # fmt: skip
-    f = a.astype(np.float64)
-    sample = ", ".join(f"{v:.4g}" for v in f.reshape(-1)[:3])
-    return (f"shape {a.shape}: min {f.min():.4g}, max {f.max():.4g}, mean {f.mean():.4g}; "
+    flat = a.reshape(-1)
+    lo, hi, total = np.inf, -np.inf, 0.0
+    for k in range(0, flat.size, memory.CHUNK):  # float64 a chunk at a time, never the block
+        piece = flat[k : k + memory.CHUNK].astype(np.float64)
+        lo, hi, total = min(lo, piece.min()), max(hi, piece.max()), total + piece.sum()
+    sample = ", ".join(f"{v:.4g}" for v in flat[:3].astype(np.float64))
+    return (f"shape {a.shape}: min {lo:.4g}, max {hi:.4g}, mean {total / flat.size:.4g}; "
             f"first [{sample}, ...]")  # fmt: skip
 
 
@@ -502,6 +507,11 @@ def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
     }  # fmt: skip
 
 
+def _first(a: np.ndarray, axis: int) -> np.ndarray:
+    """``a``'s index 0 along ``axis`` (a shard's one slice of the mapped axis), as a view."""
+    return a[(slice(None),) * axis + (0,)]
+
+
 def device_rows(plan, inputs: list[list[Shard]], outputs: list[Shard]) -> list[dict]:
     """One row per device of a live run: each argument's slice and the block f saw, and the
     output's slice and the block f returned, all read from the shards."""
@@ -510,13 +520,13 @@ def device_rows(plan, inputs: list[list[Shard]], outputs: list[Shard]) -> list[d
         row = {"device": outputs[d].device}
         for k, name in enumerate(plan.arg_names):
             shard, ax = inputs[k][d], plan.in_axes[k]
-            local = shard.data if ax is None else np.take(shard.data, 0, axis=ax)
+            local = shard.data if ax is None else _first(shard.data, ax)
             row[f"{name} slice"] = shard.index_text
             row[f"{name} block (f sees)"] = describe_block(local)
         out = outputs[d]
         o = plan.out_axes
         row["out slice"] = out.index_text
-        block = out.data if o is None else np.take(out.data, 0, axis=o)
+        block = out.data if o is None else _first(out.data, o)
         row["out block (f returns)"] = describe_block(block)
         rows.append(row)
     return rows

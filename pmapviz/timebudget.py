@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from pmapviz import devicefacts, devices, memory
+from pmapviz import devices, memory
 from pmapviz.devicefacts import Rates
 
 COMPILE_S = 0.25  # one lower + compile of a small program
@@ -39,7 +39,7 @@ class TooLong(ValueError):
 def machine_rates() -> Rates:
     """The device's rates, measured on first use (a probe sized by the memory budget) and
     shared with the Timing lab's floor."""
-    return devicefacts.rates(memory.budget().probe_pool())
+    return memory.measured_rates()
 
 
 def _limit(limit_s: float | None) -> float:

@@ -229,16 +229,25 @@ def train(
     should_stop: Callable[[], bool] = lambda: False,
     steps_fn: Callable[[Config], tuple] = build_steps,
     time_limit: float | None = None,
+    on_wait=None,
 ) -> History:
-    """Train data-parallel and on one device, step by step; see the module doc."""
+    """Train data-parallel and on one device, step by step (see the module doc), in its
+    share of the server's memory budget (waiting in the queue, ``on_wait``, while others
+    hold it)."""
     import jax
-
-    from pmapviz.layout import pmap_sharding
-    from pmapviz.memory import large_arrays_return_to_the_os
 
     validate(cfg, jax.local_device_count(), time_limit)
     check_budget(cfg)
-    large_arrays_return_to_the_os()
+    with memory.reserve(memory.training_bytes(cfg), "training", on_wait, should_stop):
+        return _train(cfg, progress, should_stop, steps_fn)
+
+
+def _train(cfg: Config, progress, should_stop, steps_fn) -> History:
+    import jax
+
+    from pmapviz.layout import pmap_sharding
+
+    memory.large_arrays_return_to_the_os()
     k, lb = cfg.devices, cfg.local_batch
     x_all, y_all = make_data(cfg)
     params0 = init_params(cfg)
@@ -298,13 +307,14 @@ def replica_spread(replicated) -> float:
     return worst
 
 
-def time_per_step(cfg: Config, ks: list[int], steps: int = 20) -> list[dict]:
-    """Median seconds per data-parallel step for each device count (same global batch)."""
+def time_per_step(cfg: Config, ks: list[int], steps: int = 20, on_wait=None) -> list[dict]:
+    """Median seconds per data-parallel step for each device count (same global batch);
+    each count's training waits for its share of the memory budget (``on_wait``)."""
     rows = []
     for k in ks:
         if cfg.batch % k:
             continue
         c = Config(cfg.model, k, cfg.batch, steps, cfg.lr, cfg.reduction, cfg.seed)
-        h = train(c)
+        h = train(c, on_wait=on_wait)
         rows.append({"devices": k, "step_s_median": statistics.median(h.step_s[2:] or h.step_s)})
     return rows

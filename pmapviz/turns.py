@@ -10,6 +10,10 @@ turns true. :meth:`Turns.held_for` says how long the current holder has had its 
 
     with TURNS.acquire(timeout=120, should_stop=stop, on_wait=show):
         ...  # the resource is ours until the block ends
+
+``on_wait(position, waited_s, message)`` gets the waiter's place (1 = next), the seconds it
+has waited and what to show, the queue's own words (:meth:`Turns.wait_message`,
+:meth:`Pool.wait_message`), so one display serves every queue an action passes through.
 """
 
 from __future__ import annotations
@@ -96,8 +100,8 @@ class Turns:
                 on_wait: Callable[[int, float], None] | None = None) -> Turn:  # fmt: skip
         """Wait for the turn (FIFO) for at most ``timeout`` seconds; see the module doc.
 
-        ``on_wait(position, waited_s)`` is called on every slice while waiting (never while
-        holding the internal lock), so it may update a page or raise to abandon the wait.
+        ``on_wait(position, waited_s, message)`` is called on every slice while waiting (never
+        while holding the internal lock), so it may update a page or raise to abandon it.
         """
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
             raise ValueError(f"timeout must be a finite number of seconds, got {timeout!r}")
@@ -118,7 +122,7 @@ class Turns:
                 if waited >= timeout:
                     raise WaitTimeout(self._timeout_message(position, waited), position, waited)
                 if on_wait is not None:
-                    on_wait(position, waited)
+                    on_wait(position, waited, self.wait_message(position, waited))
                 with self._cond:
                     if self._holder is not None or self._queue[0] is not ticket:
                         self._cond.wait(min(self._slice, max(0.0, timeout - waited)))
@@ -173,3 +177,129 @@ def resource(name: str, what: str | None = None) -> Turns:
         if name not in _REGISTRY:
             _REGISTRY[name] = Turns(what or name)
         return _REGISTRY[name]
+
+
+# ---------------------------------------------------------------- a shared capacity
+class NeverFits(ValueError):
+    """An amount larger than the whole capacity: waiting would never end."""
+
+
+class Grant:
+    """A share of a :class:`Pool`: release it (or leave the ``with`` block) when done."""
+
+    def __init__(self, owner: Pool, amount: tuple[int, ...], label: str, since: float):
+        self._owner, self.amount, self.label, self.since = owner, amount, label, since
+        self.released = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self._owner._release(self)
+
+    def __enter__(self) -> Grant:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class Pool:
+    """A capacity shared by many holders at once (bytes of memory: one number per kind, e.g.
+    host and device), handed out first come, first served: a waiter goes when it is first in
+    the queue and its amount fits in what is free, so a big action is never starved by small
+    ones behind it. Waits in slices like :class:`Turns` (``on_wait(position, waited_s,
+    message)``),
+    gives up with :class:`WaitTimeout` or :class:`Cancelled`. ``describe(amount)`` writes an
+    amount in words for the messages. Thread-safe."""
+
+    def __init__(self, what: str, capacity: tuple[int, ...],
+                 describe: Callable[[tuple[int, ...]], str] = str, slice_s: float = SLICE_S,
+                 clock: Callable[[], float] = time.monotonic):  # fmt: skip
+        self.what, self.capacity, self.describe = what, tuple(capacity), describe
+        self._slice, self._clock = slice_s, clock
+        self._cond = threading.Condition()
+        self._queue: deque[object] = deque()
+        self._held: list[Grant] = []
+
+    def held(self) -> list[tuple[str, tuple[int, ...], float]]:
+        """(label, amount, seconds held) of every current holder, oldest first."""
+        with self._cond:
+            now = self._clock()
+            return [(g.label, g.amount, now - g.since) for g in self._held]
+
+    def free(self) -> tuple[int, ...]:
+        with self._cond:
+            return self._free()
+
+    def _free(self) -> tuple[int, ...]:
+        return tuple(c - sum(g.amount[k] for g in self._held) for k, c in enumerate(self.capacity))
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def wait_message(self, position: int, waited_s: float | None, amount: tuple[int, ...]) -> str:
+        running = "; ".join(f"{label} ({self.describe(a)}, {_secs(s)})"
+                            for label, a, s in self.held()) or "nothing"  # fmt: skip
+        ahead = "" if position <= 1 else f" ({position - 1} ahead of you)"
+        waited = f" You have waited {_secs(waited_s)}." if waited_s else ""
+        return (f"Waiting for {self.what}: this needs {self.describe(amount)}, and "
+                f"{self.describe(self.free())} of {self.describe(self.capacity)} is free now. "
+                f"Running: {running}. You are number {position} in the queue{ahead}."
+                f"{waited}")  # fmt: skip
+
+    def acquire(self, amount: tuple[int, ...], label: str, timeout: float = 120.0,
+                should_stop: Callable[[], bool] | None = None,
+                on_wait: Callable[[int, float], None] | None = None) -> Grant:  # fmt: skip
+        """Wait (FIFO) until ``amount`` fits, for at most ``timeout`` seconds; NeverFits at
+        once when it is larger than the whole capacity."""
+        amount = tuple(int(a) for a in amount)
+        if any(a > c for a, c in zip(amount, self.capacity, strict=True)):
+            raise NeverFits(f"{label} needs {self.describe(amount)}; all of {self.what} is "
+                            f"{self.describe(self.capacity)}.")  # fmt: skip
+        ticket, start = object(), self._clock()
+        with self._cond:
+            self._queue.append(ticket)
+        try:
+            while True:
+                grant, position = self._try_take(ticket, amount, label)
+                if grant is not None:
+                    return grant
+                waited = self._clock() - start
+                if should_stop is not None and should_stop():
+                    raise Cancelled(f"Stopped while waiting for {self.what} (after "
+                                    f"{_secs(waited)}).", position, waited)  # fmt: skip
+                if waited >= timeout:
+                    raise WaitTimeout(
+                        f"Gave up after waiting {_secs(waited)} for {self.what}: this needs "
+                        f"{self.describe(amount)}, and other sessions held the rest; you were "
+                        f"number {position} in the queue. Try again in a moment.",
+                        position, waited)  # fmt: skip
+                if on_wait is not None:
+                    on_wait(position, waited, self.wait_message(position, waited, amount))
+                with self._cond:
+                    self._cond.wait(min(self._slice, max(0.0, timeout - waited)))
+        finally:
+            with self._cond:
+                if ticket in self._queue:
+                    self._queue.remove(ticket)
+                    self._cond.notify_all()
+
+    def _try_take(self, ticket: object, amount: tuple[int, ...],
+                  label: str) -> tuple[Grant | None, int]:  # fmt: skip
+        with self._cond:
+            position = self._queue.index(ticket) + 1
+            fits = all(a <= f for a, f in zip(amount, self._free(), strict=True))
+            if position == 1 and fits:
+                self._queue.popleft()
+                grant = Grant(self, amount, label, self._clock())
+                self._held.append(grant)
+                self._cond.notify_all()  # the next in line may fit too
+                return grant, 0
+            return None, position
+
+    def _release(self, grant: Grant) -> None:
+        with self._cond:
+            if grant in self._held:
+                self._held.remove(grant)
+                self._cond.notify_all()

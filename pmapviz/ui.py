@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import devicefacts, devices, memory, settings, warmup
+from pmapviz import devicefacts, devices, memory, settings, turns, warmup
 from pmapviz.palette import MONO_CSS, device_colour, text_colour
-from pmapviz.scenario import Scenario
+from pmapviz.scenario import Scenario, has_numpy_version
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,10 @@ def device_panel(report: devices.DeviceReport) -> None:
         )
         st.markdown(device_chips(report), unsafe_allow_html=True)
         st.caption("Each chip: device name · process index.")
-        for line in memory.budget_lines(memory.budget(), devicefacts.device_memory()):
+        budget = memory.budget()
+        pool = memory.admission(budget)
+        reserved = tuple(c - f for c, f in zip(pool.capacity, pool.free(), strict=True))
+        for line in memory.budget_lines(budget, devicefacts.device_memory(), reserved):
             st.caption(line)
         if facts.startup_s is not None and not facts.emulated:
             st.caption(f"Backend start-up (the first `device_put`): {facts.startup_s:.2f} s, "
@@ -384,21 +387,21 @@ def share_link(url_path: str) -> None:
 
 
 # ---------------------------------------------------------------- waiting for a turn (turns.py)
-def queue_display(turns, stop_key: str | None = None):
-    """(on_wait, clear) for ``Turns.acquire``: a placeholder that shows the caller's place in
-    the queue and how long the holder has run, with a Stop button when ``stop_key`` is given
-    (any click reruns the page, which abandons the wait). Call ``clear()`` when done."""
+def queue_display(stop_key: str | None = None):
+    """(on_wait, clear) for any wait in a queue (``turns.Turns``, ``turns.Pool``: the memory
+    budget): a placeholder that shows the queue's message (the caller's place, what it waits
+    for, what runs), with a Stop button when ``stop_key`` is given (any click reruns the page,
+    which abandons the wait). Call ``clear()`` when done."""
     slot = st.empty()
     parts: dict = {}
 
-    def on_wait(position: int, waited_s: float) -> None:
+    def on_wait(position: int, waited_s: float, message: str) -> None:
         if not parts:
             box = slot.container()
             parts["info"] = box.empty()
             if stop_key:
                 box.button("Stop waiting", key=stop_key, icon=":material/stop:")
-        parts["info"].info(turns.wait_message(position, waited_s),
-                           icon=":material/hourglass_top:")  # fmt: skip
+        parts["info"].info(message, icon=":material/hourglass_top:")
 
     return on_wait, slot.empty
 
@@ -511,6 +514,62 @@ def device_table(plan, inputs: list, outputs: list, title: str) -> None:
     else:
         st.subheader(title)
         dataframe(rows)
+
+
+def show_live_result(res, plan, program, report: devices.DeviceReport) -> None:
+    """A live run of the explorer's settings (a ``programs.LiveResult``): the verdict against
+    jit(vmap(f)) and numpy, compile / transfer / compute, the reshape back, each device's
+    blocks."""
+    fmt_shape = settings.fmt_shape
+    verdict = "PASS" if res.passed else "FAIL"
+    st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")
+    cols = st.columns(5)
+    cols[0].metric("vs jit(vmap(f))", verdict, f"max |diff| {res.max_abs_diff:.2g}",
+                   delta_color="off")  # fmt: skip
+    cols[1].metric("Compile (trace + XLA)", f"{res.compile_s * 1e3:,.0f} ms")
+    cols[2].metric("Transfer to devices", f"{res.transfer_s * 1e3:,.1f} ms")
+    cols[3].metric("Compute (median)", f"{res.run_s * 1e3:,.2f} ms")
+    cols[4].metric("jit(vmap) on 1 device", f"{res.reference_run_s * 1e3:,.2f} ms")
+    tol = "exact" if res.rtol == 0 else f"rtol {res.rtol:g}"
+    detail = (f"max |pmap - vmap| = {res.max_abs_diff:.3g}, max relative "
+              f"{res.max_rel_diff:.3g} ({tol})")  # fmt: skip
+    if res.numpy_max_abs_diff is not None:
+        detail += f"; max |pmap - numpy| = {res.numpy_max_abs_diff:.3g}"
+    elif not has_numpy_version(program):
+        detail += "; there is no numpy version of this f, so jit(vmap(f)) is the only check"
+    (st.success if res.passed else st.error)(
+        f"**{verdict}**: pmap's result matches jit(vmap(f)) on one device. {detail}."
+        if res.passed else f"**{verdict}**: pmap and jit(vmap(f)) differ. {detail}.",
+        icon=":material/check_circle:" if res.passed else ":material/error:",
+    )  # fmt: skip
+    if res.reshape_back:
+        a, b = res.reshape_back
+        same = "the values match" if res.flat_equal else "the values DIFFER"
+        st.markdown(f"**Reshape back:** `out.reshape{fmt_shape(b)}`: {fmt_shape(a)} -> "
+                    f"{fmt_shape(b)}; compared with jit(vmap(f)) reshaped the same way, "
+                    f"{same}.")  # fmt: skip
+    st.caption(
+        "Compile and transfer are measured once; compute is the median of 5 runs with "
+        "inputs already placed, after a warm-up, timed with block_until_ready. "
+        + devicefacts.speed_caveat(report.facts, plan.devices_used)
+    )
+
+    st.subheader("Per device")
+    dataframe(res.rows)
+
+
+def queued(action, stop_key: str | None = None):
+    """``action(on_wait)`` with its place in any queue it waits in (the server's memory, a
+    benchmark's turn) shown while it waits; None, with the reason shown, when the wait ended
+    without its turn (a timeout, or Stop)."""
+    on_wait, clear = queue_display(stop_key)
+    try:
+        return action(on_wait)
+    except (turns.WaitTimeout, turns.Cancelled) as err:
+        st.warning(str(err), icon=":material/hourglass_disabled:")
+        return None
+    finally:
+        clear()
 
 
 def show_timeline(tl, key: str) -> None:

@@ -197,7 +197,7 @@ def test_second_benchmark_waits_for_the_first():
     try:
         t = threading.Thread(target=lambda: bench.sweep(
             bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
-            on_wait=lambda pos, waited: seen.append((pos, waited))))  # fmt: skip
+            on_wait=lambda pos, waited, message: seen.append((pos, waited))))  # fmt: skip
         t.start()
         deadline = time.monotonic() + 10
         while len(seen) < 2 and time.monotonic() < deadline:

@@ -188,7 +188,7 @@ def test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error():
         t = time.monotonic()
         with pytest.raises(cluster.ClusterError, match="number 1 in the queue"):
             cluster.launch(2, 1, timeout=5, command=half_line_worker, queue_timeout=0.5,
-                           on_wait=lambda pos, waited: seen.append(pos))  # fmt: skip
+                           on_wait=lambda pos, waited, message: seen.append(pos))  # fmt: skip
         assert time.monotonic() - t < 1.5 and seen and set(seen) == {1}
         with pytest.raises(cluster.ClusterError, match="Stopped while waiting"):
             cluster.launch(2, 1, command=half_line_worker, should_stop=lambda: True)

@@ -7,7 +7,7 @@ from pmapviz import devices, doctor
 def test_facts_and_floor_sections_hold_on_this_machine():
     facts = doctor.facts_section()
     assert facts["platform"] == "cpu" and facts["emulated"] and facts["device_memory"] is None
-    assert facts["budget_lines"][0].startswith("Memory budget per action")
+    assert facts["budget_lines"][0].startswith("Memory budget for the whole server")
     floor = doctor.floor_section(sizes=(2**10, 2**16))
     assert floor["ok"] and "with XLA" in floor["method"]
     assert [r["size"] for r in floor["rows"]] == [2**10, 2**16]

@@ -5,6 +5,7 @@
 import json
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -118,8 +119,8 @@ def test_the_server_budget_reads_device_memory_on_an_accelerator(fake_devices):
         assert b.device == (112_583_507_968 - 4_194_304) // 4
         assert "bytes_limit - bytes_in_use" in b.device_source
         lines = memory.budget_lines(b, devicefacts.device_memory())
-        assert lines[0].startswith("Host memory budget per action")
-        assert lines[1].startswith("Device memory budget per action")
+        assert lines[0].startswith("Host memory budget for the whole server")
+        assert lines[1].startswith("Device memory budget for the whole server")
         assert lines[2] == ("Device memory now (memory_stats, the fullest, `cuda:0`): 0.00 GiB "
                             "in use of 104.9 GiB, peak 0.01 GiB.")  # fmt: skip
     assert memory.budget().device is None  # back on CPU devices: one pool
@@ -165,3 +166,41 @@ def test_sweep_probe_is_sized_by_the_budget_and_measured_once(monkeypatch):
         )  # measured: no probe
     finally:
         devicefacts.set_rates(saved)
+
+
+def test_the_budget_is_the_servers_actions_wait_for_their_share():
+    """Issue 26: every action could use the whole budget at once (8 sessions peaked at 3x).
+    Now a live run waits, in the queue, while others hold the memory it needs, and runs once
+    they give it back; an action that could never fit is refused at once."""
+    import threading
+
+    from pmapviz import devices, programs
+
+    original = devices.applied_settings()
+    devices.apply(devices.Settings(devices=original.devices, platform="cpu",
+                                   devices_source=original.devices_source,
+                                   max_bytes=256 * 2**20))  # fmt: skip
+    try:
+        budget = memory.budget()
+        assert budget.host == 256 * 2**20
+        prog = catalog.get("double")
+        p = plan(prog, [(8, 1000)], n_devices=8)
+        compiled = programs.compile_plan(prog, p)
+        held = memory.reserve(memory.Need(240 * 2**20, 240 * 2**20), "another session's run")
+        seen, out = [], []
+        worker = threading.Thread(target=lambda: out.append(programs.run_plan(
+            prog, p, compiled, on_wait=lambda pos, w, message: seen.append(message))))  # fmt: skip
+        worker.start()
+        wait = time.monotonic() + 5
+        while not seen and time.monotonic() < wait:
+            time.sleep(0.01)
+        assert seen and not out, "the live run did not wait for its share"
+        assert "Waiting for memory: this needs" in seen[0]
+        assert "another session's run (252 MB" in seen[0] and "of 268 MB is free" in seen[0]
+        held.release()
+        worker.join(30)
+        assert out and out[0].passed and memory.admission().held() == []
+        with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
+            memory.reserve(memory.Need(300 * 2**20, 300 * 2**20), "a run")
+    finally:
+        devices.apply(original)

@@ -78,7 +78,7 @@ def test_a_second_capture_waits_in_the_queue_then_says_the_profiler_is_busy():
         def other():
             try:
                 timeline.capture(lambda: None, {}, timeout_s=0.6,
-                                 on_wait=lambda pos, waited: places.append(pos))  # fmt: skip
+                                 on_wait=lambda pos, *_: places.append(pos))  # fmt: skip
             except timeline.ProfilerBusy as err:
                 errors.append(str(err))
             done.set()

@@ -39,7 +39,7 @@ def test_timeout_gives_up_with_position_and_holder_age():
     seen = []
     start = time.monotonic()
     with pytest.raises(turns.WaitTimeout) as err:
-        t.acquire(timeout=0.3, on_wait=lambda pos, waited: seen.append((pos, waited)))
+        t.acquire(timeout=0.3, on_wait=lambda pos, waited, message: seen.append((pos, waited)))
     took = time.monotonic() - start
     assert 0.3 <= took < 0.6
     assert err.value.position == 1 and err.value.waited_s >= 0.3
@@ -71,7 +71,7 @@ def test_on_wait_raising_abandons_the_wait_cleanly():
     t = turns.Turns("benchmark", slice_s=0.01)
     holder = hold(t)
 
-    def boom(pos, waited):
+    def boom(pos, waited, message):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -88,7 +88,7 @@ def test_fifo_order_and_positions_are_reported():
     lock = threading.Lock()
 
     def waiter(name):
-        def on_wait(pos, waited):
+        def on_wait(pos, waited, message):
             with lock:
                 positions.setdefault(name, set()).add(pos)
 
@@ -124,7 +124,7 @@ def test_a_waiter_leaving_lets_the_next_one_move_up():
 
     def b():
         seen = []
-        with t.acquire(timeout=10, on_wait=lambda pos, w: seen.append(pos)):
+        with t.acquire(timeout=10, on_wait=lambda pos, w, message: seen.append(pos)):
             got.append(seen)
 
     ta = threading.Thread(target=a)
@@ -190,3 +190,66 @@ def test_timeout_must_be_finite(bad):
 def test_resources_are_process_wide_singletons():
     assert turns.resource("benchmark") is turns.resource("benchmark")
     assert turns.resource("benchmark") is not turns.resource("cluster")
+
+
+# ---------------------------------------------------------------- a shared capacity (Pool)
+def _mb(amount):
+    return "+".join(f"{a}MB" for a in amount)
+
+
+def test_pool_shares_its_capacity_and_says_who_holds_it():
+    pool = turns.Pool("memory", (100,), _mb, slice_s=0.01)
+    a = pool.acquire((60,), "the 10M example", timeout=0)
+    b = pool.acquire((40,), "a sweep", timeout=0)  # fits beside a
+    assert pool.free() == (0,) and [h[0] for h in pool.held()] == ["the 10M example", "a sweep"]
+    seen = []
+    with pytest.raises(turns.WaitTimeout, match="needs 30MB, and other sessions held the rest"):
+        pool.acquire((30,), "a live run", timeout=0.1,
+                     on_wait=lambda pos, waited, message: seen.append((pos, message)))  # fmt: skip
+    assert seen and seen[0][0] == 1
+    message = seen[0][1]
+    assert "needs 30MB" in message and "0MB of 100MB is free" in message
+    assert "the 10M example (60MB" in message and "a sweep (40MB" in message
+    a.release()
+    with pool.acquire((30,), "a live run", timeout=0):
+        assert pool.free() == (30,)
+    b.release()
+    assert pool.free() == (100,) and pool.held() == []
+
+
+def test_pool_serves_in_order_so_a_big_action_is_not_starved():
+    pool = turns.Pool("memory", (100,), _mb, slice_s=0.01)
+    small = pool.acquire((50,), "first", timeout=0)
+    order, started = [], threading.Event()
+
+    def big():
+        started.set()
+        with pool.acquire((80,), "big", timeout=5):
+            order.append("big")
+
+    t = threading.Thread(target=big)
+    t.start()
+    started.wait()
+    wait_until(lambda: pool.waiting() == 1)
+    # 50 are free: a 10 would fit, but it is behind the big one, so it waits its turn
+    with pytest.raises(turns.WaitTimeout, match="number 2 in the queue"):
+        pool.acquire((10,), "small", timeout=0.1)
+    small.release()
+    t.join(5)
+    assert order == ["big"] and pool.free() == (100,)
+
+
+def test_pool_refuses_at_once_what_could_never_fit_and_checks_every_kind():
+    pool = turns.Pool("memory", (100, 10), _mb, slice_s=0.01)
+    with pytest.raises(turns.NeverFits, match="needs 1MB\\+11MB; all of memory is 100MB\\+10MB"):
+        pool.acquire((1, 11), "a run", timeout=5)
+    with pool.acquire((90, 2), "a", timeout=0), pytest.raises(turns.WaitTimeout):
+        pool.acquire((5, 9), "b", timeout=0.05)  # host fits, device does not
+    assert pool.waiting() == 0
+
+
+def test_pool_wait_stops_on_request():
+    pool = turns.Pool("memory", (10,), _mb, slice_s=0.01)
+    with pool.acquire((10,), "a", timeout=0), pytest.raises(turns.Cancelled):
+        pool.acquire((1,), "b", timeout=5, should_stop=lambda: True)
+    assert pool.waiting() == 0

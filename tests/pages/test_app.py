@@ -141,7 +141,8 @@ def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
     sidebar = "\n".join(m.value for m in at.sidebar.markdown)
     assert str(devs[0]) in sidebar and f"`{platform}` (real)" in sidebar and "cpu:" not in sidebar
     captions = "\n".join(c.value for c in at.sidebar.caption)
-    assert "Device memory budget per action" in captions and "Host memory budget" in captions
+    assert "Device memory budget for the whole server" in captions
+    assert "Host memory budget" in captions
     assert at.sidebar.code[0].value.endswith("--platform cpu")  # more devices: emulate them
     main = all_text(at).replace(sidebar, "")
     allowed = {"jax_num_cpu_devices"} if info.url_path == "cluster" else set()  # workers' code
