@@ -78,3 +78,59 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 def outside_code(text: str) -> str:
     """Markdown text with its inline code spans removed: what could render as markup."""
     return _CODE_SPAN.sub("", text)
+
+
+class Session:
+    """One browser session over the protocol: open a link, then press a button by its label,
+    as a person does, with no browser. Each run's elements are collected until the script
+    finishes; ``on_element(kind, text)`` sees each as it arrives (a queue message, say)."""
+
+    def __init__(self, base_url: str, timeout: float = 600.0):
+        self._ws = connect(base_url.replace("http://", "ws://") + "/_stcore/stream",
+                           subprotocols=["streamlit"], max_size=2**27, open_timeout=30)  # fmt: skip
+        self.timeout = timeout
+        self.query, self.page_name = "", ""
+        self.buttons: dict[str, str] = {}  # label -> widget id, from the last run
+
+    def close(self) -> None:
+        self._ws.close()
+
+    def open(self, link: str, on_element=None) -> Page:
+        parts = urlsplit(link)
+        self.query, self.page_name = parts.query, parts.path.strip("/")
+        return self._run([], on_element)
+
+    def press(self, label_prefix: str, on_element=None) -> Page:
+        """Press the first button whose label starts with ``label_prefix``; KeyError if the
+        last run showed none."""
+        wid = next(w for label, w in self.buttons.items() if label.startswith(label_prefix))
+        return self._run([wid], on_element)
+
+    def _run(self, triggers: list[str], on_element) -> Page:
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_name = self.page_name
+        for wid in triggers:
+            w = msg.rerun_script.widget_states.widgets.add()
+            w.id, w.trigger_value = wid, True
+        self._ws.send(msg.SerializeToString())
+        page, t0, buttons = Page(), time.monotonic(), {}
+        while time.monotonic() - t0 < self.timeout:
+            fwd = ForwardMsg()
+            fwd.ParseFromString(self._ws.recv(timeout=max(0.1, self.timeout
+                                                          - (time.monotonic() - t0))))  # fmt: skip
+            which = fwd.WhichOneof("type")
+            if which == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                el = fwd.delta.new_element
+                kind, text = _element_text(el)
+                page.elements.append((kind, text))
+                if kind == "button":
+                    buttons[el.button.label] = el.button.id
+                if on_element:
+                    on_element(kind, text)
+            elif which == "script_finished" and fwd.script_finished in DONE:
+                page.finished = True
+                break
+        page.seconds = time.monotonic() - t0
+        self.buttons = buttons
+        return page
