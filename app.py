@@ -44,14 +44,16 @@ except devices.SettingsError as err:
 
 from pmapviz import ui  # noqa: E402  (after the device count is fixed)
 
-ui.presenter_mode()
-ui.device_panel(ui.device_report())
-page = st.navigation(
+page = st.navigation(  # drawn by ui.page_menu: Streamlit's own list is off (config.toml)
     [
         st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
         for i, p in enumerate(ui.PAGES)
-    ]
+    ],
+    position="hidden",
 )
+ui.page_menu()
+ui.presenter_mode()
+ui.device_panel(ui.device_report())
 try:
     with ui.routing():
         page.run()

@@ -316,6 +316,11 @@ def return_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
+def is_applied() -> bool:
+    """Whether :func:`apply` has run in this process (JAX is up)."""
+    return _applied is not None
+
+
 def applied_settings() -> Settings:
     """The settings :func:`apply` used in this process (defaults from the environment if none)."""
     if _applied is None:

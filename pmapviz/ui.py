@@ -9,6 +9,7 @@ import contextlib
 import functools
 import html
 import threading
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -81,7 +82,17 @@ def ensure_routed() -> None:
     from streamlit.runtime.pages_manager import PagesManager
 
     PagesManager.uses_pages_directory = False
+    st.markdown(":material/hourglass_top: Starting pmapviz: JAX is setting up the devices…")
+    time.sleep(0.15)  # sent to the browser before the rerun starts JAX, which holds the GIL
     st.rerun()
+
+
+def page_menu() -> None:
+    """The page list at the top of the sidebar (app.py's navigation is hidden, and so is
+    Streamlit's list of the pages/ files, which a fresh server flashed on a deep link)."""
+    for p in PAGES:
+        st.sidebar.page_link(p.path, label=p.title, icon=p.icon)
+    st.sidebar.divider()
 
 
 def page_info(path: str) -> PageInfo:

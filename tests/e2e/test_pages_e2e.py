@@ -5,6 +5,7 @@ import pytest
 from pmapviz.ui import PAGES
 from tests.e2e.harness import (
     E2E_DEVICES,
+    ROOT,
     fresh_server,
     main_text,
     read_png,
@@ -141,3 +142,35 @@ def test_a_gpu_trace_loaded_on_the_compiled_page_draws_its_gpu_lane(server, page
     assert "gpu:0" in ticks
     assert page.locator('[data-testid="stException"]').count() == 0
     screenshot(page, "compiled-gpu-trace")
+
+
+def test_a_fresh_servers_first_deep_link_never_lists_the_page_files(browser):
+    """Issue 26: the first request of a new server to a deep link showed Streamlit's list of
+    the pages/ files ("app, cluster, collectives, ...") and a blank page for 1-3 s. Sampled
+    every 50 ms from the first byte: never a file's name as a link; the main area, once
+    anything shows, says what is happening, then shows the page."""
+    import time
+
+    stems = {p.stem for p in (ROOT / "pages").glob("*.py")} | {"app"}
+    with fresh_server(["--devices", "2"], browser, viewport=(1280, 720)) as (url, p):
+        p.goto(url + "/compiled?src=collective", wait_until="commit")
+        seen_main, file_links = [], []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            links, main = p.evaluate(
+                """() => [[...document.querySelectorAll('[data-testid="stSidebar"] a')]
+                          .filter(a => getComputedStyle(a).visibility !== 'hidden')
+                          .map(a => a.innerText.trim()),
+                         (document.querySelector('[data-testid="stMain"]') || {innerText: ''})
+                          .innerText.trim()]"""
+            )  # fmt: skip
+            file_links += [t for t in links if t in stems]
+            if main and (not seen_main or seen_main[-1] != main[:40]):
+                seen_main.append(main[:40])
+            if main.startswith("Compiled program") and links:
+                break
+            p.wait_for_timeout(50)
+        assert not file_links, file_links
+        assert seen_main and seen_main[-1].startswith("Compiled program"), seen_main
+        assert all(m.startswith(("Compiled program", "hourglass_top")) or "Starting pmapviz" in m
+                   for m in seen_main), seen_main  # fmt: skip
