@@ -8,6 +8,7 @@ ui.ensure_routed()
 
 P = "cl_"
 st.title("Multi-process")
+slot = ui.picture_slot()  # presenter mode: the cluster, first
 st.markdown(
     "Across hosts, each process sees only its **local** devices, while collectives run over "
     "the **global** devices of every process. Here that runs for real on this machine: "
@@ -32,6 +33,8 @@ ui.save_url_settings(P, ["p", "d"])
 ui.share_link("cluster")
 v = ui.parsed(P, schema)
 procs, local = int(v["p"]), int(v["d"])
+with ui.picture(slot):
+    ui.grid(*cluster.plan_grid(procs, local))
 st.code(cluster.worker_code(procs, local), language="python")
 
 
@@ -80,7 +83,7 @@ if res is not None:
             tip = f"process {pp['process_index']}, local device {j}, global device id {dev_id}"
             cells.append((label, idx, tip))
         rows.append((f"process {pp['process_index']}", cells))
-    ui.grid(rows)
+    ui.grid(rows, cluster.picture_label(res))
     st.caption(
         "Each row is one process and its local devices; the colour is the device's position on "
         "the global axis (its axis_index). Device ids come from JAX: process i's devices are "

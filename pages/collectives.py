@@ -12,6 +12,7 @@ labels = report.labels
 P = "co_"
 
 st.title("Collectives")
+slot = ui.picture_slot()  # presenter mode: before and after, above the settings
 st.markdown(
     "Inside `pmap(f, axis_name='i')`, a collective lets the copies of `f` exchange values. "
     "Each device starts with its own block `x`; pick a collective and see what every device "
@@ -103,7 +104,8 @@ elif coll.kind in ("reduce", "normalise") or coll.key == "psum_scatter":
     rows.append(("combines", [(ui.chips(group_of[d]), None,
                                f"device {d}'s result combines devices {group_of[d]}")
                               for d in range(n)]))  # fmt: skip
-ui.grid(rows)
+with ui.picture(slot):
+    ui.grid(rows, collectives.picture_label(out))
 for warning in out.warnings:
     st.warning(warning, icon=":material/warning:")
 if coll.key == "ppermute":

@@ -26,6 +26,7 @@ SOURCE_LABELS = {"explorer": "Explorer's settings", "collective": "A collective"
                  "training": "Training step"}  # fmt: skip
 
 st.title("Compiled program")
+slot = ui.picture_slot()  # presenter mode: the program on every device, first
 st.markdown(
     "`jax.pmap(f)` is compiled by XLA into one program per device. This page reads that "
     "program back from JAX (`.lower(...)`, `.compile().as_text()`, `cost_analysis()`, "
@@ -89,6 +90,8 @@ with st.spinner("Lowering and compiling (first time for these settings only)..."
         st.error(str(err), icon=":material/block:")
         st.stop()
 
+with ui.picture(slot):
+    ui.grid(*compiled.program_grid(analysis, report.labels))
 st.subheader("The collectives XLA emitted")
 ui.show_analysis(analysis, report.labels)
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import codegen, compiled, layout, presets, scenario, settings, ui
+from pmapviz import codegen, compiled, presets, scenario, settings, ui
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape, fmt_tree
 
@@ -136,6 +136,7 @@ def _argument_boxes(names: list[str]) -> None:
 def _explorer() -> None:
     """Everything an edit changes: the settings, the verdict, the diagrams, the table and the
     code. An edit reruns only this fragment, not the title, the presets or the sidebar."""
+    slot = ui.picture_slot()  # presenter mode: the diagrams above the settings
     _settings()
     current = _current()
     ui.set_url(current.query())
@@ -143,7 +144,7 @@ def _explorer() -> None:
     program, plan, errors = current.plan(n, use_pn=True)
     elsewhere = bool(current.plans_elsewhere(n))
     if not ui.show_errors(errors) and _verdict(program, plan, elsewhere):
-        _results(program, plan, elsewhere)
+        _results(program, plan, elsewhere, slot)
 
 
 def _problem(program, problem, key: str) -> None:
@@ -199,14 +200,16 @@ def _verdict(program, plan, elsewhere: bool) -> bool:
     return True
 
 
-def _results(program, plan, elsewhere: bool) -> None:
+def _results(program, plan, elsewhere: bool, slot) -> None:
     """A valid plan: the diagrams, what each device holds and computes, and the code."""
-    inputs, outputs = layout.plan_layouts(plan)
-    cards = [
-        *((lay, ax, False) for lay, ax in zip(inputs, plan.in_axes, strict=True)),
-        *((lay, ax, True) for lay, ax in zip(outputs, plan.out_leaf_axes, strict=True)),
-    ]
-    ui.array_cards(cards, min(4, len(cards)), "How the arrays are split", intro=(
+    with ui.picture(slot):
+        inputs, outputs = ui.plan_cards(plan, "How the arrays are split", _cards_intro(elsewhere))
+    ui.device_table(plan, inputs, outputs, "What each device holds and computes")
+    _code(program, plan)
+
+
+def _cards_intro(elsewhere: bool) -> str:
+    return (
         "Blocks are coloured by device (the same colours on every page) and labelled; hover for "
         "the exact slice. "
         + ("Computed by index arithmetic for the planned devices (tested against JAX's "
@@ -214,9 +217,7 @@ def _results(program, plan, elsewhere: bool) -> None:
            if elsewhere else "Read from JAX's `NamedSharding.devices_indices_map`, the sharding "
            "pmap gives its arrays; no array is allocated.")
         + " Axis lengths are drawn on a log scale."
-    ))  # fmt: skip
-    ui.device_table(plan, inputs, outputs, "What each device holds and computes")
-    _code(program, plan)
+    )  # fmt: skip
 
 
 def _code(program, plan) -> None:

@@ -12,6 +12,7 @@ report = ui.device_report()
 n = report.count
 
 st.title("pmapviz: see what `jax.pmap` does")
+slot = ui.picture_slot()  # presenter mode: the live hello-pmap first
 st.markdown(
     f"This server has **{n} {report.platform} devices**. Every diagram, shape and number in "
     "this app comes from real JAX arrays on them."
@@ -77,7 +78,9 @@ with st.spinner("Compiling and running on every device..."):
     hello = programs.run_hello(_hello_program(), n)
 
 
-ui.grid(programs.hello_rows(hello))
+with ui.picture(slot):
+    ui.grid(programs.hello_rows(hello), f"pmap(lambda x: x * 2) on arange({n}): each "
+            "device's x and the x * 2 it computed, read from the output's shards")  # fmt: skip
 st.caption(
     f"Every cell is read from the arrays' `addressable_shards` (device, `index`, `data`). "
     f"`y.sharding` is `{hello.sharding}`: pmap's output is an ordinary `jax.Array` split "

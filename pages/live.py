@@ -22,6 +22,7 @@ n = report.count
 AUTO_RUN_BYTES = 64 * 2**20  # small runs go at once; larger ones wait for the button
 
 st.title("Live outputs")
+slot = ui.picture_slot()  # presenter mode: the arrays, split over the devices, first
 st.markdown(
     "The explorer's settings, run for real: every device's input and output block is read "
     "from the arrays' `addressable_shards`, and the result is checked against "
@@ -67,6 +68,10 @@ with st.container(border=True):
                     "normal (integers for int dtypes); ones.")  # fmt: skip
     seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="live_seed", disabled=kind != "random")
 
+if slot is not None and plan is not None and plan.ok:
+    with slot:
+        ui.plan_cards(plan, "What runs: the arrays, split over the devices",
+                      "From JAX's NamedSharding, as pmap places them.")  # fmt: skip
 for e in errors:
     st.error(e, icon=":material/edit:")
 if plan is not None and not plan.ok:

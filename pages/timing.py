@@ -17,6 +17,7 @@ n = report.count
 P = "tl_"
 
 st.title("Timing lab")
+slot = ui.picture_slot()  # presenter mode: what the sweep measures, first
 st.markdown(devicefacts.speed_story(report.facts, n) + " Everything below is measured, not "
             "modelled.")  # fmt: skip
 budget = memory.budget()
@@ -52,6 +53,9 @@ try:
 except bench.BenchError as err:
     st.error(str(err), icon=":material/block:")
     runs = []
+if runs:
+    with ui.picture(slot):
+        ui.grid(*bench.sweep_grid(runs))
 
 if st.session_state.get("tl_running"):  # the last sweep was interrupted (Cancel, or a rerun)
     st.session_state["tl_running"] = False

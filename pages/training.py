@@ -11,6 +11,7 @@ n = report.count
 P = "tr_"
 
 st.title("Data-parallel training")
+slot = ui.picture_slot()  # presenter mode: how the batch and the parameters are split, first
 st.markdown(
     "Each device receives **a shard of the batch** and **a copy of the parameters**, computes "
     "its own gradients, and a collective (`lax.pmean`, or `lax.psum` then divide) makes the "
@@ -44,6 +45,8 @@ try:
 except training.TrainError as err:
     st.error(str(err), icon=":material/block:")
     st.stop()
+with ui.picture(slot):
+    ui.grid(*training.setup_grid(cfg, report.labels))
 
 with st.expander("The pmap training step for these settings", expanded=False):
     st.code(training.code_for(cfg), language="python")
@@ -144,7 +147,7 @@ rows = [
                      f"differ {hist.replica_diffs[last]:.2g}", d,
                      "each replica applies the same update") for d in range(k)]),
 ]  # fmt: skip
-ui.grid(rows)
+ui.grid(rows, training.step_label(hist))
 st.caption(
     "Local losses and gradient norms differ per device (different data); after the all-reduce "
     "every device holds the same gradient, so every replica stays identical. The replica "

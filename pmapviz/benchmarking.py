@@ -383,6 +383,26 @@ def _reserve(turn: turns.Turn, need: memory.Need, label: str, on_wait, should_st
         raise
 
 
+def sweep_grid(runs: Sequence[tuple[str, int, int]]) -> tuple[list, str]:
+    """(grid rows, what they show) for the picture of a planned sweep: one row per
+    implementation, one cell per device count it runs on, each cell listing its sizes."""
+    order: dict[str, list[int]] = {}
+    sizes = sorted({s for _, _, s in runs})
+    for impl, k, _ in runs:
+        if k not in order.setdefault(impl, []):
+            order[impl].append(k)
+    ks = sorted({k for _, k, _ in runs})
+    rows = [(impl, [(f"{k} device{'s' * (k != 1)}", ks.index(k), f"{impl} on {k} device(s), at "
+                     f"{len(sizes)} size(s)") if k in counts else ("-", None, f"{impl} runs on "
+                     "one device only") for k in ks])
+            for impl, counts in order.items()]  # fmt: skip
+    span = f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{sizes[0]:,}"
+    label = (f"The sweep: {len(runs)} measurements, sizes {span}; "
+             + "; ".join(f"{impl} on {', '.join(map(str, counts))} device(s)"
+                         for impl, counts in order.items()))  # fmt: skip
+    return rows, label
+
+
 def floor_caption(report: Report) -> str:
     """Where the floor comes from and what the untimed first copies were (the Timing lab)."""
     text = (f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "

@@ -207,8 +207,8 @@ def array_html(layout: ArrayLayout, width_px: int = 360) -> str:
     n = len(layout.pieces)
     whole = f"every one of the {n} device(s) holds all of {layout.name}"
     fig, unit = _Canvas(), width_px / (LENGTH + 1.3)
-    label = f"{layout.name}, shape {shape}, " + (
-        "not split" if ax is None else f"split along axis {ax} over {n} devices"
+    label = f"{layout.name} {fmt_shape(shape)} " + (
+        f"not split: {whole}" if ax is None else f"split over {n} devices along axis {ax}"
     )
 
     if len(shape) == 0:

@@ -128,6 +128,28 @@ def worker_code(processes: int, local_devices: int) -> str:
     )
 
 
+def plan_grid(processes: int, local_devices: int) -> tuple[list, str]:
+    """(grid rows, what they show) for the picture of a cluster before it starts: each
+    process and its local devices (their ids come from JAX once the processes join)."""
+    rows = [(f"process {p}", [(f"local device {j}", p * local_devices + j,
+                               f"process {p}'s local device {j}") for j in range(local_devices)])
+            for p in range(processes)]  # fmt: skip
+    label = (f"The cluster to launch: {processes} processes x {local_devices} local devices = "
+             f"{processes * local_devices} global devices")  # fmt: skip
+    return rows, label
+
+
+def picture_label(res: ClusterResult) -> str:
+    """What the process x device grid shows, for a screen reader (``aria-label``)."""
+    procs = "; ".join(
+        f"process {pp['process_index']}: global devices "
+        f"{', '.join(map(str, pp['local_device_ids']))}"
+        for pp in res.per_process
+    )
+    return (f"{res.processes} processes x {res.local_devices} local devices = "
+            f"{res.global_devices} global devices: {procs}")  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -328,6 +328,18 @@ def _run(c, n: int, m: int, kind: str, groups, perm, program_cache) -> Outcome:
                    model, expected, tuple(warnings))  # fmt: skip
 
 
+def picture_label(out: Outcome) -> str:
+    """What a before/after grid of ``out`` shows, for a screen reader (``aria-label``)."""
+
+    def first(v) -> str:
+        return f"{float(np.asarray(v).reshape(-1)[0]):.3g}"
+
+    before = ", ".join(first(b) for b in out.before[:8])
+    after = ", ".join(first(a) for a in out.after[:8])
+    more = " ..." if out.n > 8 else ""
+    return f"{out.collective.label} on {out.n} devices: before {before}{more}; after {after}{more}"
+
+
 def _freeze(groups):
     return tuple(tuple(g) for g in groups) if groups else None
 

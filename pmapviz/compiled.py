@@ -130,6 +130,29 @@ class Levels:
     hlo_lines: tuple[int, ...]
 
 
+def program_grid(a, labels: list[str]) -> tuple[list, str]:
+    """(grid rows, what they show) for the picture of a compiled pmap: the same program on
+    every device, its collectives and its memory per device (memory_analysis)."""
+    from pmapviz.settings import fmt_bytes
+
+    n, c = a.target.n, a.cost
+    names = [labels[d] if d < len(labels) else str(d) for d in range(n)]
+    lines = len(a.levels.hlo.splitlines())
+    kinds = ", ".join(f"{r.hlo.kind} {r.hlo.name}" for r in a.rows) or "none"
+    memory = f"in {fmt_bytes(c.argument_bytes)} · out {fmt_bytes(c.output_bytes)}"
+    rows = [
+        ("device", [(names[d], d, f"{names[d]}: position {d}") for d in range(n)]),
+        ("runs", [(f"{lines:,} HLO lines", d, "one compiled program, the same on every device")
+                  for d in range(n)]),
+        ("collectives", [(kinds, None, "the collectives XLA emitted") for _ in range(n)]),
+        ("memory", [(memory, None, "per device, from compiled.memory_analysis()")
+                    for _ in range(n)]),
+    ]  # fmt: skip
+    label = (f"{a.target.code} compiled by XLA: the same {lines:,}-line program on each of {n} "
+             f"devices; collectives: {kinds}; per device {memory}")  # fmt: skip
+    return rows, label
+
+
 @dataclass(frozen=True)
 class Analysis:
     target: Target

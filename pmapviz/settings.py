@@ -265,8 +265,11 @@ def fmt_tree(x: Any) -> str:
 
 
 def fmt_bytes(n: float) -> str:
-    """Decimal units, as the memory messages use them: 950_000 -> '0.95 MB',
-    71_000_000 -> '71 MB', 1_234_000_000 -> '1.23 GB', 112_583_507_968 -> '112.6 GB'."""
+    """Decimal units, as the memory messages use them: 4_096 -> '4,096 bytes', 950_000 ->
+    '0.95 MB', 71_000_000 -> '71 MB', 1_234_000_000 -> '1.23 GB', 112_583_507_968 ->
+    '112.6 GB'."""
+    if n < 1e5:
+        return f"{n:,.0f} bytes"
     if n < 1e7:
         return f"{n / 1e6:,.2f} MB"
     if n < 1e9:

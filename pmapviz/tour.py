@@ -21,11 +21,20 @@ from pmapviz.settings import fmt_shape
 
 @dataclass(frozen=True)
 class Block:
-    """One piece of a step: kind is markdown, code, error, info, table, grid, chips or link."""
+    """One piece of a step: kind is markdown, code, error, info, table, link, or a picture:
+    grid (rows; extra: what it shows), chips (the devices), cards (an explorer scenario's
+    texts, drawn as JAX splits its arrays; extra: a title)."""
 
     kind: str
     body: Any
-    extra: str = ""  # code language, or a link's target
+    extra: str = ""  # code language, a link's target, or a picture's words
+
+    @property
+    def picture(self) -> bool:
+        return self.kind in PICTURES
+
+
+PICTURES = ("grid", "chips", "cards")
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,8 @@ def step_hello(ctx: Context) -> list[Block]:
             ("device", [(d, p, d) for d, p, _, _ in cells]),
             ("x", [(str(x), p, "input") for _, p, x, _ in cells]),
             ("x * 2", [(str(y), p, "computed on this device") for _, p, _, y in cells]),
-        ]),
+        ], f"pmap(lambda x: x * 2) on arange({ctx.n}): each device's x and the x * 2 it "
+           "computed"),
         _link("Home: hello pmap", page_url("home")),
     ]  # fmt: skip
 
@@ -96,6 +106,7 @@ def step_dot(ctx: Context) -> list[Block]:
               f"{fmt_shape(r.flat_shape)}**, equal to `jit(vmap(dot))`: **{r.allclose}** (max "
               f"|diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of `vdot` gives "
               f"{fmt_shape(r.without_vmap_shape)}: one number per device, the wrong meaning."),
+        Block("cards", seed.texts(), f"10,000,000 pairs, reshaped to ({n}, {block}, 3)"),
         _link("Explorer with the seed's shapes", seed.url("explorer")),
         _link("Live outputs: the full 10M example", page_url("live")),
     ]  # fmt: skip
@@ -123,8 +134,19 @@ def step_too_many(ctx: Context) -> list[Block]:
               "alone:"),
         Block("error", p.problems[0].message),
         Block("markdown", f"**Fix:** {p.problems[0].fix}"),
+        *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),
     ]  # fmt: skip
+
+
+def _fixed_cards(p, n: int) -> list[Block]:
+    """The planner's fix, drawn: the reshaped array split over the devices."""
+    new = p.problems[0].new_shapes if p.problems else None
+    if not new:
+        return []
+    shape = new[0]
+    fixed = Scenario.defaults("double", n).with_changes({"s0": ", ".join(map(str, shape))}, n)
+    return [Block("cards", fixed.texts(), f"The fix: {fmt_shape(shape)}, split over the devices")]
 
 
 AXES_CASES = (  # label, function, shapes (with n), in_axes, out_axes
@@ -159,6 +181,7 @@ def step_axes(ctx: Context) -> list[Block]:
         Block("markdown", "`in_axes` says which axis of each argument is split (None: every "
               "device gets all of it); `out_axes` says where the device axis goes in the "
               "result."),
+        Block("cards", broadcast.texts(), "in_axes (0, None): x split, the weights broadcast"),
         Block("table", rows),
         _link("Explorer: broadcast weights", broadcast.url("explorer")),
         _link("Explorer: mapped axis 1, out_axes=1", axis1.url("explorer")),
@@ -181,7 +204,7 @@ def step_collectives(ctx: Context) -> list[Block]:
             ("before", [(f"{b[0]:g}", d, "") for d, b in enumerate(out.before)]),
             ("after", [(f"{float(np.asarray(a).reshape(-1)[0]):.3g}", None, "")
                        for a in out.after]),
-        ]))  # fmt: skip
+        ], collectives.picture_label(out)))  # fmt: skip
     blocks.append(_link("Collectives: normalise", page_url("collectives", c="normalise", n=n,
                                                            m=1)))  # fmt: skip
     blocks.append(_link("Collectives: ppermute ring", page_url(
@@ -201,15 +224,25 @@ def step_training(ctx: Context) -> list[Block]:
               f"{h.losses[0]:.3g} -> {h.losses[-1]:.3g}; replicas identical at every step: "
               f"**{h.replicas_identical}**; difference from one-device training: "
               f"{h.max_param_diff:.2g}."),
+        Block("grid", [
+            ("device", [(ctx.labels[d], d, ctx.labels[d]) for d in range(n)]),
+            ("local loss", [(f"{h.local_losses[-1][d]:.3g}", None, "the loss on this shard")
+                            for d in range(n)]),
+            ("parameters", [("identical" if h.replica_diffs[-1] == 0 else "differ", d,
+                             "after the pmean of the gradients") for d in range(n)]),
+        ], training.step_label(h)),
         _link("Data-parallel training", page_url("training", k=n, steps=100)),
     ]  # fmt: skip
 
 
 def step_processes(ctx: Context) -> list[Block]:
+    from pmapviz import cluster
+
     return [
         Block("markdown", "Across hosts, each process sees its **local** devices; collectives "
               "span the **global** ones. This starts two real processes with one device each, "
               "joined by `jax.distributed.initialize` (about two seconds):"),
+        Block("grid", *cluster.plan_grid(2, 1)),
         _link("Multi-process", page_url("cluster", p=2, d=2)),
     ]  # fmt: skip
 
@@ -217,6 +250,7 @@ def step_processes(ctx: Context) -> list[Block]:
 def step_scaling(ctx: Context) -> list[Block]:
     return [
         Block("markdown", devicefacts.scaling_story(ctx.facts, ctx.n)),
+        Block("chips", None),
         _link("Timing lab", page_url("timing")),
     ]  # fmt: skip
 
@@ -237,7 +271,15 @@ def step_today(ctx: Context) -> list[Block]:
         f"it | `({n * 1000}, 3)` | {fmt_shape(r['jit_shape'])} sharded {r['jit_sharding']} "
         f"over {r['jit_devices']} devices | max diff {r['max_diff_jit']:.2g} |",
     ])  # fmt: skip
+    ways = [("jax.pmap", f"{fmt_shape(r['pmap_shape'])}, the reference"),
+            ("jax.shard_map", f"{fmt_shape(r['shard_map_shape'])}, max diff "
+             f"{r['max_diff_shard_map']:.2g}"),
+            ("jit + NamedSharding", f"{fmt_shape(r['jit_shape'])}, max diff "
+             f"{r['max_diff_jit']:.2g}")]  # fmt: skip
     return [
+        Block("grid", [(api, [(res, k, f"{api}: {res}")]) for k, (api, res) in enumerate(ways)],
+              f"The same {n}-device dot products three ways: "
+              + "; ".join(f"{api} gives {res}" for api, res in ways)),
         Block("markdown", f"pmap is now `jit(shard_map(...))` and in maintenance mode. The "
               f"same {n}-device dot products, three ways, live:\n\n{table}"),
         Block("markdown", "**When to use which.** `jit` + `NamedSharding` for most new code: "

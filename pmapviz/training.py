@@ -307,6 +307,37 @@ def replica_spread(replicated) -> float:
     return worst
 
 
+def setup_grid(cfg: Config, labels: list[str]) -> tuple[list, str]:
+    """(grid rows, what they show) for the picture of the data-parallel set-up, before any
+    step: which rows of the batch each device gets, and its copy of the parameters."""
+    k, lb = cfg.devices, cfg.local_batch
+    rows = [
+        ("device", [(labels[d], d, f"{labels[d]}: position {d}") for d in range(k)]),
+        ("batch shard", [(f"rows {d * lb}-{(d + 1) * lb - 1}", d,
+                          f"device {d} gets {lb} of the {cfg.batch} examples") for d in range(k)]),
+        ("parameters", [("a copy", None, "every device holds the same parameters")
+                        for _ in range(k)]),
+        ("gradients", [(cfg.reduction, None, f"combined over all {k} devices by {cfg.reduction}")
+                       for _ in range(k)]),
+    ]  # fmt: skip
+    label = (f"Data-parallel {cfg.model} on {k} devices: the batch of {cfg.batch} split into "
+             f"{k} shards of {lb} rows, the parameters copied to every device, the gradients "
+             f"combined by {cfg.reduction}")  # fmt: skip
+    return rows, label
+
+
+def step_label(hist: History) -> str:
+    """What the one-step grid shows, for a screen reader (``aria-label``)."""
+    c, last = hist.config, len(hist.losses) - 1
+    losses = ", ".join(f"{v:.3g}" for v in hist.local_losses[last][:8])
+    same = "identical" if hist.replica_diffs[last] == 0 else "different"
+    return (
+        f"Step {last + 1} on {c.devices} devices, {c.local_batch} examples each: local "
+        f"losses {losses}; after {c.reduction} every device holds the same gradient, and "
+        f"the parameters are {same} on every device"
+    )
+
+
 def time_per_step(cfg: Config, ks: list[int], steps: int = 20, on_wait=None) -> list[dict]:
     """Median seconds per data-parallel step for each device count (same global batch);
     each count's training waits for its share of the memory budget (``on_wait``)."""

@@ -115,8 +115,9 @@ def _cell(text: str, position: int | None, tooltip: str = "", mono: bool = True)
     )
 
 
-def block_grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> str:
-    """A device-aligned grid as HTML: one row per label, one column per device.
+def block_grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]], label: str) -> str:
+    """A device-aligned grid as HTML: one row per label, one column per device; a picture
+    (``role="img"``) that ``label`` describes to a screen reader.
 
     Each cell is ``(text, device position or None, tooltip)``; text is HTML-escaped by the
     caller's data (numbers and device names). Colour comes from the app's one device
@@ -126,7 +127,8 @@ def block_grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> str
     """
     n = max(len(cells) for _, cells in rows)
     parts = [
-        "<div style='overflow-x:auto'><div style='display:grid;gap:4px;align-items:center;"
+        f"<div role='img' aria-label='{html.escape(label, quote=True)}' style='overflow-x:auto'>"
+        "<div style='display:grid;gap:4px;align-items:center;"
         f"grid-template-columns:max-content repeat({n}, minmax(56px, 1fr));margin:4px 0 12px'>"
     ]
     for label, cells in rows:
@@ -138,9 +140,9 @@ def block_grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> str
     return "".join(parts)
 
 
-def grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]]) -> None:
-    """Draw :func:`block_grid` rows."""
-    st.markdown(block_grid(rows), unsafe_allow_html=True)
+def grid(rows: list[tuple[str, list[tuple[str, int | None, str]]]], label: str) -> None:
+    """Draw :func:`block_grid` rows, a picture that ``label`` describes."""
+    st.markdown(block_grid(rows, label), unsafe_allow_html=True)
 
 
 def device_set_grid(report: devices.DeviceReport, per_row: int = 8) -> None:
@@ -150,7 +152,9 @@ def device_set_grid(report: devices.DeviceReport, per_row: int = 8) -> None:
            [(titled(d.label, f"id {d.id} · process {d.process_index}"), k,
              f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}")
             for k, d in enumerate(report.devices[start : start + per_row], start)])
-          for start in range(0, n, per_row)])  # fmt: skip
+          for start in range(0, n, per_row)],
+         f"The {n} devices of this server, in mesh order: "
+         + ", ".join(report.labels[:16]) + (" ..." if n > 16 else ""))  # fmt: skip
 
 
 def chips(positions: list[int | None]) -> str:
@@ -267,7 +271,10 @@ def show_errors(errors: list[str], icon: str = ":material/edit:") -> bool:
 
 
 def render_blocks(blocks: list, report: devices.DeviceReport) -> None:
-    """Draw a list of :class:`pmapviz.tour.Block` (plain data made by the core)."""
+    """Draw a list of :class:`pmapviz.tour.Block` (plain data made by the core); in presenter
+    mode the pictures come first, the words after them."""
+    if presenting():
+        blocks = [b for b in blocks if b.picture] + [b for b in blocks if not b.picture]
     for b in blocks:
         if b.kind == "markdown":
             st.markdown(b.body)
@@ -279,9 +286,16 @@ def render_blocks(blocks: list, report: devices.DeviceReport) -> None:
         elif b.kind == "table":
             dataframe(b.body)
         elif b.kind == "grid":
-            st.markdown(block_grid(b.body), unsafe_allow_html=True)
+            st.markdown(block_grid(b.body, b.extra), unsafe_allow_html=True)
         elif b.kind == "chips":
-            st.markdown(device_chips(report), unsafe_allow_html=True)
+            label = html.escape(f"The {report.count} devices of this server: "
+                                + ", ".join(report.labels[:16]), quote=True)  # fmt: skip
+            st.markdown(f"<div role='img' aria-label='{label}'>{device_chips(report)}</div>",
+                        unsafe_allow_html=True)  # fmt: skip
+        elif b.kind == "cards":
+            _, plan, _ = Scenario.from_texts(b.body, report.count).plan(report.count)
+            if plan is not None and plan.ok:
+                plan_cards(plan, b.extra, "As JAX's NamedSharding places the arrays.")
         elif b.kind == "link":
             st.markdown(f":material/open_in_new: [{b.body}]({b.extra})")
 
@@ -353,7 +367,8 @@ def set_url(params: dict[str, str]) -> None:
 PRESENTER_CSS = """
 <style>
 html { font-size: 20px; }
-[data-testid="stMainBlockContainer"] { padding-top: 1.5rem; max-width: 100%; }
+[data-testid="stMainBlockContainer"] { padding-top: 1rem; max-width: 100%; }
+[data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.4rem 0; }
 [data-testid="stHeader"], [data-testid="stCaptionContainer"],
 [data-testid="stSidebarUserContent"] [data-testid="stNumberInput"],
 [data-testid="stSidebarUserContent"] [data-testid="stCode"] { display: none; }
@@ -363,16 +378,36 @@ html { font-size: 20px; }
 
 
 def presenter_mode() -> bool:
-    """Sidebar toggle (and ?present=1): larger type and charts, fine print hidden. The device
-    palette is colour-blind safe everywhere and every block carries its label."""
+    """Sidebar toggle (and ?present=1): a layout for a projector. The sidebar folds away,
+    each page draws its picture first (see :func:`picture_slot`), type is larger and the fine
+    print hidden. The device palette is colour-blind safe everywhere and every block carries
+    its label."""
     if "present" not in st.session_state:
         st.session_state["present"] = settings.present(dict(st.query_params))
     on = st.sidebar.toggle("Presenter mode", key="present",
-                           help="Larger type and charts for a projector; hides captions and "
-                           "the restart details. Also ?present=1 in the URL.")  # fmt: skip
+                           help="A layout for a projector: the picture first, the sidebar "
+                           "folded, larger type, no fine print. Also ?present=1 in the "
+                           "URL.")  # fmt: skip
     if on:
+        st.set_page_config(initial_sidebar_state="collapsed")
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
     return on
+
+
+def presenting() -> bool:
+    return bool(st.session_state.get("present"))
+
+
+def picture_slot():
+    """Where a page's main picture goes in presenter mode: right under the title, above the
+    settings and the prose (a container to fill later); None otherwise (the picture stays
+    where the page draws it). Pair with :func:`picture`."""
+    return st.container() if presenting() else None
+
+
+def picture(slot):
+    """The container to draw the main picture in: the presenter's slot, or here."""
+    return slot if slot is not None else st.container()
 
 
 def share_link(url_path: str) -> None:
@@ -454,7 +489,9 @@ def show_analysis(a, labels: list[str]) -> None:
                             [(chips([d]), d, labels[d] if d < len(labels) else str(d)) for d in g],
                         )
                         for k, g in enumerate(c.replica_groups)
-                    ]
+                    ],
+                    f"{c.name} ({c.kind}) replica groups: "
+                    + "; ".join(" ".join(map(str, g)) for g in c.replica_groups),
                 )
     _show_levels(a)
     _show_variants(a)
@@ -506,6 +543,20 @@ def array_cards(cards: list[tuple], per_row: int, title: str, intro: str) -> Non
 
     cards_html = charts.cards_html(cards, per_row, MAIN_WIDTH_PX // per_row - 16)
     st.html(charts.section_html(title, cards_html, intro))
+
+
+def plan_cards(plan, title: str, intro: str) -> tuple[list, list]:
+    """The arrays of a valid plan as cards (every input leaf, then every output leaf), split
+    as JAX splits them; returns the layouts (inputs, outputs)."""
+    from pmapviz import layout
+
+    inputs, outputs = layout.plan_layouts(plan)
+    cards = [
+        *((lay, ax, False) for lay, ax in zip(inputs, plan.in_axes, strict=True)),
+        *((lay, ax, True) for lay, ax in zip(outputs, plan.out_leaf_axes, strict=True)),
+    ]
+    array_cards(cards, min(4, len(cards)), title, intro)
+    return inputs, outputs
 
 
 HTML_TABLE_ROWS = 64  # up to this many rows: a static HTML table (one light element per edit)

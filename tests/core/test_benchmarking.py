@@ -500,3 +500,14 @@ def test_on_the_h200_the_first_placement_at_a_size_pays_whoever_makes_it():
         assert row["floor_over_fastest"] <= 1.1
     assert "measured on cuda:0 with XLA" in report["floor"]["method"] and report["ok"]
     assert report["facts"]["platform"] == "gpu" and report["timeline"]["lanes"] == ["gpu:0"]
+
+
+def test_the_sweep_picture_has_a_cell_per_device_count_in_every_row():
+    runs = bench.plan_sweep(bench.WORKLOADS["dot"], [64, 128], [1, 2, 4], ["pmap", "vmap"], 10**9)
+    rows, label = bench.sweep_grid(runs)
+    assert [r[0] for r in rows] == ["pmap", "vmap"]
+    assert [[c[0] for c in cells] for _, cells in rows] == [
+        ["1 device", "2 devices", "4 devices"],
+        ["1 device", "-", "-"],
+    ]
+    assert label.startswith("The sweep: 8 measurements, sizes 64 to 128; pmap on 1, 2, 4")

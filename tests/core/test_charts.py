@@ -6,6 +6,7 @@ from html.parser import HTMLParser
 import pytest
 
 from pmapviz import charts, layout, settings
+from pmapviz.settings import fmt_shape
 
 
 class Drawing(HTMLParser):
@@ -57,7 +58,7 @@ def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
     lay = layout.array_layout("x", shape, "float32", axis, n)
     d = Drawing(charts.array_html(lay))
     hover = " ".join(b["hover"] for b in d.blocks)
-    assert d.label.startswith(f"x, shape {shape}, ")
+    assert d.label.startswith(f"x {fmt_shape(shape)} ")
     if axis is None:
         assert "every" in hover and "not split" in d.label
     else:
@@ -124,7 +125,7 @@ def test_cards_put_every_array_in_one_grid_with_its_shape_split_and_block():
     markup = charts.cards_html([(x, 0, False), (w, None, False), (out, 1, True)], 3, 260)
     assert markup.startswith('<div style="display:grid;grid-template-columns:repeat(3,')
     d = Drawing(markup)
-    assert d.label == "params['w'], shape (8, 5), split along axis 0 over 8 devices"
+    assert d.label == "params['w'] (8, 5) split over 8 devices along axis 0"
     assert markup.count('role="img"') == 3  # one diagram per card
     text = " ".join(d.texts)
     assert "input" in text and "split along in_axes=0" in text and "(8, 5)" in text

@@ -308,3 +308,12 @@ def test_pairs_text_up_to_2000_characters_is_read():
     assert col.parse_pairs("0->1," + " " * 1991 + "1->0", 2) == [(0, 1), (1, 0)]  # 2000
     with pytest.raises(col.CollectiveError, match="too long"):
         col.parse_pairs("0->1," + " " * 1992 + "1->0", 2)  # 2001
+
+
+def test_the_picture_label_says_before_and_after():
+    out = col.run("psum", 4, 1)
+    x = [float(np.asarray(b).reshape(-1)[0]) for b in out.before]  # from the input's shards
+    total = f"{sum(x):.3g}"  # what psum must give every device
+    assert col.picture_label(out) == (f"{out.collective.label} on 4 devices: before "
+                                      f"{', '.join(f'{v:.3g}' for v in x)}; after "
+                                      f"{', '.join([total] * 4)}")  # fmt: skip

@@ -162,3 +162,13 @@ def test_rows_survive_json():
     out = json.loads(json.dumps(a.to_json()))
     assert out["collectives"][0]["source_target_pairs"] == [[0, 1]]
     assert np.isclose(out["collectives"][0]["model_sent_bytes"], 8 / N)
+
+
+def test_the_program_picture_shows_one_program_on_every_device():
+    a = compiled.analyse_collective("psum", 4, 4)
+    rows, label = compiled.program_grid(a, ["cpu:0", "cpu:1", "cpu:2", "cpu:3"])
+    assert [r[0] for r in rows] == ["device", "runs", "collectives", "memory"]
+    assert all(len(cells) == 4 for _, cells in rows)
+    assert len({c[0] for c in rows[1][1]}) == 1  # the same program everywhere
+    assert "all-reduce" in rows[2][1][0][0] and "all-reduce" in label
+    assert "on each of 4 devices" in label and "in 16 bytes" in label  # 4 float32 per device

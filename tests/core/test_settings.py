@@ -334,3 +334,11 @@ def test_float_and_link_messages_quote_what_was_typed():
     assert len(notes) == 2 and "out=" in notes[0] and "pn=" in notes[1], notes
     texts, notes = settings.tour().from_query({"step": "3"})
     assert texts["step"] == "3" and not notes
+
+
+@pytest.mark.parametrize("n, text", [(16, "16 bytes"), (4_096, "4,096 bytes"),
+                                     (950_000, "0.95 MB"), (71_000_000, "71 MB"),
+                                     (1_234_000_000, "1.23 GB"),
+                                     (112_583_507_968, "112.6 GB")])  # fmt: skip
+def test_fmt_bytes_in_the_units_people_read(n, text):
+    assert settings.fmt_bytes(n) == text

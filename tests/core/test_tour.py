@@ -21,7 +21,8 @@ SCHEMAS = {"explorer": settings.explorer(N), "collectives": settings.collectives
 def test_every_step_gives_blocks_and_links_that_pages_accept(k):
     blocks = tour.STEPS[k].demo(CTX)
     kinds = {b.kind for b in blocks}
-    assert kinds <= {"markdown", "code", "error", "info", "table", "grid", "chips", "link"}
+    assert kinds <= {"markdown", "code", "error", "info", "table", "grid", "chips", "link", "cards"}
+    assert any(b.picture for b in blocks), "every step shows a picture, not only prose"
     links = [b for b in blocks if b.kind == "link"]
     assert links, "every step links to the full page"
     for b in links:

@@ -189,3 +189,12 @@ def test_time_per_step_skips_only_the_counts_that_do_not_divide_the_batch():
     rows = tr.time_per_step(tr.Config("linear", 1, 6, 3, 0.05), [1, 4, 2], steps=3)
     assert [r["devices"] for r in rows] == [1, 2]  # 4 does not divide 6; 2 after it still runs
     assert all(r["step_s_median"] > 0 for r in rows)
+
+
+def test_the_setup_picture_splits_the_batch_and_copies_the_parameters():
+    cfg = tr.Config("linear", 4, 64, 10)
+    rows, label = tr.setup_grid(cfg, ["a", "b", "c", "d"])
+    assert [r[0] for r in rows] == ["device", "batch shard", "parameters", "gradients"]
+    assert [c[0] for c in rows[1][1]] == ["rows 0-15", "rows 16-31", "rows 32-47", "rows 48-63"]
+    assert all(len(cells) == 4 for _, cells in rows)
+    assert "batch of 64 split into 4 shards of 16 rows" in label and "pmean" in label

@@ -2,6 +2,7 @@
 
 import pytest
 
+from pmapviz.ui import PAGES
 from tests.e2e.harness import DIAGRAMS, E2E_DEVICES, screenshot, wait_rendered
 
 pytestmark = pytest.mark.e2e
@@ -98,5 +99,42 @@ def test_presenter_mode_at_1280x720(server, browser):
             "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
             ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
         )
+    finally:
+        ctx.close()
+
+
+PRESENTER_VIEWS = [*(f"/{p.url_path}" for p in PAGES),
+                   *(f"/tour?step={k}" for k in range(1, 11))]  # fmt: skip
+
+
+FIRST_PICTURE = """() => {
+    const pics = [...document.querySelectorAll('[data-testid="stMain"] [role="img"][aria-label]')]
+        .map(p => [p.getBoundingClientRect().top, p.getAttribute('aria-label')])
+        .filter(([top]) => top >= 0);
+    pics.sort((a, b) => a[0] - b[0]);
+    const side = document.querySelector('[data-testid="stSidebar"]');
+    return {first: pics[0] || null, count: pics.length,
+            sidebar: side ? side.getBoundingClientRect().width : 0,
+            sidebarOpen: side ? side.getAttribute('aria-expanded') : null};
+}"""
+
+
+@pytest.mark.parametrize("view", PRESENTER_VIEWS)
+def test_presenter_mode_shows_a_picture_in_the_first_screen(server, browser, view):
+    """Issue 26: at 1280x720 in presenter mode, every page and every tour step shows its
+    picture (an element with role="img" and an aria-label that says what it shows) starting
+    inside the first screen, the sidebar folded away. Screenshots for the gallery."""
+    sep = "&" if "?" in view else "?"
+    ctx, page = open_fresh(browser, server + view + sep + "present=1", size=(1280, 720))
+    try:
+        state = page.evaluate(FIRST_PICTURE)
+        assert state["first"] is not None, f"{view}: no picture at all"
+        top, label = state["first"]
+        assert top < 720, f"{view}: the first picture starts at {top:.0f} px: {label}"
+        assert len(label) > 20, label  # says what it shows
+        assert state["sidebarOpen"] != "true", state  # folded away
+        assert page.locator('[data-testid="stException"]').count() == 0
+        name = view.strip("/").replace("?step=", "-step-") or "home"
+        page.screenshot(path=str(screenshot.__globals__["ARTIFACTS"] / f"present-{name}.png"))
     finally:
         ctx.close()

@@ -15,7 +15,7 @@ def test_launch_shows_local_and_global_devices(run_app):
     assert list(rows["psum"]) == [10.0, 10.0]
     assert list(rows["sees global devices"]) == [4, 4]
     assert any("in **every** process" in s.value for s in at.success)
-    grid = next(m.value for m in at.markdown if "process 1" in m.value)
+    grid = next(m.value for m in at.markdown if "process 1" in m.value and "axis_index" in m.value)
     assert "axis_index 3" in grid
 
 

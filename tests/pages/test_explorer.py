@@ -63,7 +63,7 @@ def test_default_is_the_seed_dot_product(run_app):
     assert "Valid" in at.success[0].value and f"{N} of the {N} devices" in at.success[0].value
     assert f"**({N}, 1_250_000)** float32" in at.success[0].value
     assert [d.label for d in diagrams(at)][:1] == [
-        f"x, shape (8, 1250000, 3), split along axis 0 over {N} devices"
+        f"x (8, 1_250_000, 3) split over {N} devices along axis 0"
     ]
     assert len(diagrams(at)) == 3  # x, y and out
     rows = table(at)
