@@ -392,7 +392,7 @@ def sweep_grid(runs: Sequence[tuple[str, int, int]]) -> tuple[list, str]:
         if k not in order.setdefault(impl, []):
             order[impl].append(k)
     ks = sorted({k for _, k, _ in runs})
-    rows = [(impl, [(f"{k} device{'s' * (k != 1)}", ks.index(k), f"{impl} on {k} device(s), at "
+    rows = [(impl, [(f"{k} device{'s' * (k != 1)}", None, f"{impl} on {k} device(s), at "
                      f"{len(sizes)} size(s)") if k in counts else ("-", None, f"{impl} runs on "
                      "one device only") for k in ks])
             for impl, counts in order.items()]  # fmt: skip

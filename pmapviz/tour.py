@@ -146,7 +146,7 @@ def _fixed_cards(p, n: int) -> list[Block]:
         return []
     shape = new[0]
     fixed = Scenario.defaults("double", n).with_changes({"s0": ", ".join(map(str, shape))}, n)
-    return [Block("cards", fixed.texts(), f"The fix: {fmt_shape(shape)}, split over the devices")]
+    return [Block("cards", fixed.texts(), f"The planner's fix, drawn: x as {fmt_shape(shape)}")]
 
 
 AXES_CASES = (  # label, function, shapes (with n), in_axes, out_axes
@@ -277,7 +277,7 @@ def step_today(ctx: Context) -> list[Block]:
             ("jit + NamedSharding", f"{fmt_shape(r['jit_shape'])}, max diff "
              f"{r['max_diff_jit']:.2g}")]  # fmt: skip
     return [
-        Block("grid", [(api, [(res, k, f"{api}: {res}")]) for k, (api, res) in enumerate(ways)],
+        Block("grid", [(api, [(res, None, f"{api}: {res}")]) for api, res in ways],
               f"The same {n}-device dot products three ways: "
               + "; ".join(f"{api} gives {res}" for api, res in ways)),
         Block("markdown", f"pmap is now `jit(shard_map(...))` and in maintenance mode. The "
