@@ -7,15 +7,20 @@ from pmapviz import palette, ui
 
 def test_block_grid_aligns_rows_and_labels_every_cell():
     markup = ui.block_grid(
-        [("a", [("1", 0, "t1"), ("2", 1, "t2")]), ("b", [("3", 0, ""), ("4", None, "")])]
+        [("a", [("1", 0, "t1"), ("2", 1, "t2")]), ("b", [("3", 0, ""), ("4", None, "")])],
+        "two rows 'a' and 'b' <over> two devices",
     )
+    assert markup.startswith(
+        "<div role='img' aria-label='two rows &#x27;a&#x27; and "
+        "&#x27;b&#x27; &lt;over&gt; two devices'"
+    )  # a picture, escaped
     assert "repeat(2, minmax" in markup
     assert re.findall(r"title='([^']*)'", markup) == ["t1", "t2", "3", "4"]
     assert palette.device_colour(0) in markup and "#EEEEEE" in markup
 
 
 def test_block_grid_escapes_tooltips():
-    markup = ui.block_grid([("a", [("x", 0, "it's <b>")])])
+    markup = ui.block_grid([("a", [("x", 0, "it's <b>")])], "one cell")
     assert "it&#x27;s &lt;b&gt;" in markup
 
 
