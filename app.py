@@ -60,3 +60,4 @@ try:
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     ui.page_failed(err)
 warmup.start()  # once per process, after this page: pandas for tables, and gc.freeze()
+devices.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)

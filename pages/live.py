@@ -30,7 +30,7 @@ st.markdown(
 )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)  # a compiled pair is ~1.5 MB
 def _compiled(ref: tuple, key: tuple):
     program = scenario.program_for(*ref)
     return programs.compile_plan(program, planning.replan(program, key))

@@ -303,7 +303,9 @@ def large_arrays_return_to_the_os() -> None:
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).mallopt(-3, 2**20)  # M_MMAP_THRESHOLD
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-3, 2**20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-8, 2)  # M_ARENA_MAX: a new script thread shares an arena, not a new one
 
 
 def return_freed_memory() -> None:
