@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import cluster, devicefacts, settings, ui
+from pmapviz import cluster, devicefacts, ui
 
 ui.ensure_routed()
 
@@ -19,7 +19,7 @@ st.markdown(
 if note := devicefacts.workers_note(ui.device_report().facts):
     st.info(note, icon=":material/info:")
 
-schema = settings.cluster()
+schema = cluster.schema()
 ui.load_url_settings(P, schema)
 
 with st.container(border=True):

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import charts, collectives, compiled, devicefacts, settings, ui
+from pmapviz import charts, collectives, compiled, devicefacts, ui
 
 ui.ensure_routed()
 
@@ -20,7 +20,7 @@ st.markdown(
 )
 
 keys = [c.key for c in collectives.COLLECTIVES]
-schema = settings.collectives(n_all)
+schema = collectives.schema(n_all)
 ui.load_url_settings(P, schema)
 
 

@@ -11,7 +11,6 @@ from pmapviz import (
     compiled,
     devicefacts,
     memory,
-    settings,
     timeline,
     training,
     ui,
@@ -33,14 +32,14 @@ st.markdown(
     "`memory_analysis()`, `jax.make_jaxpr`, the profiler) and shows **the communication XLA "
     "really emits**, next to what the ring model on the Collectives page predicts."
 )
-schema = settings.compiled(n_all)
+schema = compiled.schema(n_all)
 ui.load_url_settings(P, schema)
 
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     c1.radio(
         "Program",
-        settings.COMPILED_SOURCES,
+        compiled.SOURCES,
         key=P + "src",
         horizontal=True,
         format_func=lambda s: SOURCE_LABELS.get(s, s),

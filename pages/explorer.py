@@ -20,7 +20,7 @@ st.markdown(
     "`jax.eval_shape`) and JAX's own shardings."
 )
 
-ui.load_url_settings(P, settings.explorer(n))
+ui.load_url_settings(P, scenario.schema(n))
 
 
 def _apply(settings: dict[str, str]) -> None:

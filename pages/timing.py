@@ -23,7 +23,7 @@ st.markdown(devicefacts.speed_story(report.facts, n) + " Everything below is mea
 budget = memory.budget()
 
 ks_all = bench.device_counts(n)
-schema = settings.timing(n, st.query_params.get("w", "dot"))
+schema = bench.schema(n, st.query_params.get("w", "dot"))
 ui.load_url_settings(P, schema)
 if P + "sizes" in st.session_state:  # the link's sizes belong to the link's workload
     st.session_state[P + "sizes_" + st.session_state[P + "w"]] = st.session_state.pop(P + "sizes")

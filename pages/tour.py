@@ -3,7 +3,7 @@ server's devices and a link that opens the full page with the same settings."""
 
 import streamlit as st
 
-from pmapviz import benchmarking, cluster, settings, tour, turns, ui
+from pmapviz import benchmarking, cluster, tour, turns, ui
 
 ui.ensure_routed()
 
@@ -13,7 +13,7 @@ STEPS = tour.STEPS
 TITLES = tour.titles(report.facts)
 
 if st.session_state.get("tour_step") is None:
-    texts, notes = settings.tour().from_query(dict(st.query_params))
+    texts, notes = tour.schema().from_query(dict(st.query_params))
     st.session_state["tour_step"] = int(texts["step"])
     st.session_state["_tour_notes"] = notes
 ui.link_notes(st.session_state.get("_tour_notes", []))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts, settings, timecharts, training, ui
+from pmapviz import benchmarking, devicefacts, timecharts, training, ui
 
 ui.ensure_routed()
 
@@ -19,7 +19,7 @@ st.markdown(
     "checked at every step, and the result is compared with training on one device."
 )
 
-schema = settings.training(n)
+schema = training.schema(n)
 ui.load_url_settings(P, schema)
 
 with st.container(border=True):

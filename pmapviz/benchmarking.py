@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import platform
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, memory, turns
+from pmapviz import devicefacts, memory, settings, turns
 
 IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
 TURNS = turns.resource("benchmark")  # one benchmark at a time in this process
@@ -532,3 +533,37 @@ def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
 
 PLAN_WORKLOAD = Workload("explorer", "The explorer's settings", "elements of the first input",
                     "as set on the Shapes & sharding page")  # fmt: skip
+
+
+# ---------------------------------------------------------------- the Timing lab's URL state
+RUNS = tuple(str(r) for r in range(3, 31))  # timed runs per measurement
+
+
+def schema(n_devices: int, workload: str = "dot") -> settings.Schema:
+    """The Timing lab's settings: w (workload), r (timed runs), sizes, ks (device counts),
+    impls; lists as text."""
+    s = settings
+    ks_all = device_counts(n_devices)
+    choices = size_choices(workload if workload in WORKLOADS else "dot", ks_all)
+
+    def sizes(t: str, name: str) -> list[int]:
+        return s.parse_int_list(t, name, 1, max(choices), allowed=choices)
+
+    def ks(t: str, name: str) -> list[int]:
+        return s.parse_int_list(t, name, 1, n_devices, max_items=len(ks_all), allowed=ks_all)
+
+    def impls(t: str, name: str) -> list[str]:
+        parts = [p for p in re.split(r"[\s,]+", str(t).strip()) if p]
+        for p in parts:
+            s.parse_choice(p, name, IMPLS)
+        if not parts:
+            raise s.SettingError(f"{name} is empty: choose from {', '.join(IMPLS)}.")
+        return list(dict.fromkeys(parts))
+
+    return s.Schema((
+        s.choice_field("w", "Workload", tuple(WORKLOADS), "dot"),
+        s.Field("r", "Timed runs", "7", lambda t, name: int(s.parse_choice(t, name, RUNS))),
+        s.Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
+        s.Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
+        s.Field("impls", "Implementations", ",".join(IMPLS), impls),
+    ))  # fmt: skip

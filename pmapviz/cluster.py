@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pmapviz import memory, turns
+from pmapviz import memory, settings, turns
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
@@ -379,3 +379,15 @@ def check_result(res: ClusterResult) -> ResultCheck:
     return ResultCheck(identical, bool(correct), expect,
                        max(pp["init_s"] for pp in res.per_process),
                        statistics.median(pp["steady_s"] for pp in res.per_process))  # fmt: skip
+
+
+# ---------------------------------------------------------------- the page's URL state
+def schema() -> settings.Schema:
+    """The Multi-process page's settings: p (processes), d (CPU devices per process)."""
+    s = settings
+    return s.Schema((
+        s.choice_field("p", "Processes",
+                       tuple(str(v) for v in range(MIN_PROCESSES, MAX_PROCESSES + 1)), "2"),
+        s.choice_field("d", "CPU devices per process",
+                       tuple(str(v) for v in range(MIN_LOCAL, MAX_LOCAL + 1)), "2"),
+    ))  # fmt: skip

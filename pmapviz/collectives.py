@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import memory
+from pmapviz import memory, settings
 from pmapviz.settings import quote
 
 AXIS = "i"
@@ -466,3 +466,22 @@ def playground_choice(key: str, n: int, groups_text: str = "", pairs_text: str =
             perm = ring(n, "right")
     return Choice(tuple(map(tuple, groups)) if groups else None,
                   tuple(map(tuple, perm)) if perm else None)  # fmt: skip
+
+
+# ---------------------------------------------------------------- the playground's URL state
+MAX_ELEMENTS = 64  # elements per device on the playground
+
+
+def schema(n_devices: int) -> settings.Schema:
+    """The Collectives playground's settings: c, n, m, v, g, p, pairs."""
+    s = settings
+    return s.Schema((
+        s.choice_field("c", "Collective", tuple(c.key for c in COLLECTIVES), "psum"),
+        s.int_field("n", "Devices", 1, n_devices, n_devices),
+        s.int_field("m", "Elements per device", 1, MAX_ELEMENTS,
+                    max(4, n_devices) if n_devices <= MAX_ELEMENTS else MAX_ELEMENTS),
+        s.choice_field("v", "Values", VALUE_KINDS, "arange"),
+        s.text_field("g", "axis_index_groups", ""),
+        s.choice_field("p", "Permutation", PERMUTATIONS, "ring right"),
+        s.text_field("pairs", "Pairs", "0->1, 1->2"),
+    ))  # fmt: skip

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import pytrees
+from pmapviz import collectives, pytrees, settings
 from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
 
@@ -573,3 +573,14 @@ def summary_lines(a: Analysis) -> list[str]:
         out.append(f"  {key:<12} {kinds:<30} {c.flops or 0:>8,.0f} {c.bytes_accessed or 0:>14,.0f}"
                    f"  {c.argument_bytes:>8,} {c.output_bytes:>7,} {c.temp_bytes:>5,}")  # fmt: skip
     return out
+
+
+# ---------------------------------------------------------------- the page's URL state
+SOURCES = ("explorer", "collective", "training")
+
+
+def schema(n_devices: int) -> settings.Schema:
+    """The Compiled program page: what to compile (src) and, for a collective, the
+    playground's own settings (c, n, m, g, p, pairs)."""
+    return settings.Schema((settings.choice_field("src", "Program", SOURCES, "collective"),
+                            *collectives.schema(n_devices).fields))  # fmt: skip

@@ -17,11 +17,12 @@ Every page, preset, tour link and the CLI go through it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from pmapviz import catalog, expr
+from pmapviz import catalog, expr, settings
 
 EXPR = "expr"  # fn value for "your own f"
 EXPR_LABEL = "Your own f: type an expression"
@@ -190,7 +191,8 @@ class Scenario:
         return out
 
     def query(self) -> dict[str, str]:
-        return self.texts()
+        """The URL query, through the explorer's schema (the one codec)."""
+        return schema(1).to_query(self.texts())
 
     def url(self, page: str = "explorer") -> str:
         return f"/{page}?{urlencode(self.query())}"
@@ -248,3 +250,43 @@ class Scenario:
         p = planning.plan(program, shapes, in_axes=tuple(axes), out_axes=out_axes,
                           axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
         return program, p, []
+
+
+# ---------------------------------------------------------------- the explorer's URL state
+def _check_args(text: str, name: str) -> None:
+    expr.parse_arg_names(text)
+
+
+def _check_expression(texts: Mapping[str, str]) -> None:
+    expr.program(texts["args"], texts["body"])
+
+
+def _check_axis_name(text: str, name: str) -> None:
+    settings.parse_axis_name(text)
+
+
+@functools.lru_cache(maxsize=64)
+def schema(n_devices: int) -> settings.Schema:
+    """The explorer's settings (and Live's, and a Compiled explorer program's): fn, args and
+    body (your own f), s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out (out_axes), name,
+    pn (plan for N devices): as typed."""
+    s = settings
+    defaults = Scenario.defaults("batched_dot", n_devices).texts(every_slot=True)
+
+    def check_pn(t: str, name: str) -> None:
+        if t.strip():
+            s.parse_int(t, name, 1, MAX_PLAN_DEVICES)
+
+    fields = [s.choice_field("fn", "Function", FUNCTIONS, defaults["fn"]),
+              s.text_field("args", "Arguments of f", defaults["args"], _check_args),
+              s.text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
+              s.text_field("out", "out_axes", defaults["out"], s.parse_axis_tree),
+              s.text_field("name", "axis_name", defaults["name"], _check_axis_name),
+              s.text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
+    for k in range(MAX_ARGS):
+        fields += [
+            s.text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], s.parse_shape_tree),
+            s.choice_field(f"d{k}", f"dtype {k + 1}", s.DTYPES, defaults[f"d{k}"]),
+            s.text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], s.parse_axis_tree),
+        ]
+    return s.Schema(tuple(fields), (s.Joint(("args", "body"), _check_expression),))

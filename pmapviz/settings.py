@@ -289,6 +289,13 @@ def fmt_count(n: int) -> str:
 # ---------------------------------------------------------------- URL / widget schemas
 
 
+def to_text(value: Any) -> str:
+    """A setting's text as typed: lists and tuples joined with commas."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
 @dataclass(frozen=True)
 class Field:
     """One setting: its URL key, the name used in messages, its default text, and the parser
@@ -380,6 +387,11 @@ class Schema:
                 texts.update({k: self.field(k).default for k in j.keys})
         return texts, notes
 
+    def to_query(self, values: Mapping[str, Any]) -> dict[str, str]:
+        """The URL query for these settings (the inverse of :meth:`from_query`): each field's
+        text, lists joined with commas; fields absent from ``values`` are left out."""
+        return {f.key: to_text(values[f.key]) for f in self.fields if f.key in values}
+
     def parse(self, texts: Mapping[str, Any], keys: Sequence[str] | None = None
               ) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
         """Typed values for ``keys`` (default: all), and one message per field that fails."""
@@ -397,144 +409,6 @@ class Schema:
 # ---------------------------------------------------------------- every page's URL state
 DTYPES = ("float32", "int32", "bfloat16", "float16", "float64", "int8", "bool")
 PRESENT_KEY = "present"
-
-
-def _check_axis_name(text: str, name: str) -> None:
-    parse_axis_name(text)
-
-
-def _check_args(text: str, name: str) -> None:
-    from pmapviz import expr
-
-    expr.parse_arg_names(text)
-
-
-def _check_expression(texts: Mapping[str, str]) -> None:
-    from pmapviz import expr
-
-    expr.program(texts["args"], texts["body"])
-
-
-def explorer(n_devices: int) -> Schema:
-    """fn, args and body (your own f), s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out
-    (out_axes), name, pn (plan for N devices): as typed."""
-    from pmapviz import expr, scenario
-    from pmapviz.scenario import Scenario
-
-    defaults = Scenario.defaults("batched_dot", n_devices).texts(every_slot=True)
-
-    def check_pn(t: str, name: str) -> None:
-        if t.strip():
-            parse_int(t, name, 1, scenario.MAX_PLAN_DEVICES)
-
-    fields = [choice_field("fn", "Function", scenario.FUNCTIONS, defaults["fn"]),
-              text_field("args", "Arguments of f", defaults["args"], _check_args),
-              text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
-              text_field("out", "out_axes", defaults["out"], parse_axis_tree),
-              text_field("name", "axis_name", defaults["name"], _check_axis_name),
-              text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
-    for k in range(scenario.MAX_ARGS):
-        fields += [
-            text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], parse_shape_tree),
-            choice_field(f"d{k}", f"dtype {k + 1}", DTYPES, defaults[f"d{k}"]),
-            text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], parse_axis_tree),
-        ]
-    return Schema(tuple(fields), (Joint(("args", "body"), _check_expression),))
-
-
-COLLECTIVE_MAX_ELEMENTS = 64
-
-
-def collectives(n_devices: int) -> Schema:
-    from pmapviz import collectives as co
-
-    return Schema((
-        choice_field("c", "Collective", tuple(c.key for c in co.COLLECTIVES), "psum"),
-        int_field("n", "Devices", 1, n_devices, n_devices),
-        int_field("m", "Elements per device", 1, COLLECTIVE_MAX_ELEMENTS, max(4, n_devices)
-                  if n_devices <= COLLECTIVE_MAX_ELEMENTS else COLLECTIVE_MAX_ELEMENTS),
-        choice_field("v", "Values", co.VALUE_KINDS, "arange"),
-        text_field("g", "axis_index_groups", ""),
-        choice_field("p", "Permutation", co.PERMUTATIONS, "ring right"),
-        text_field("pairs", "Pairs", "0->1, 1->2"),
-    ))  # fmt: skip
-
-
-def training(n_devices: int) -> Schema:
-    from pmapviz import training as tr
-
-    batch = 256 if 256 % n_devices == 0 else 32 * n_devices
-    return Schema((
-        choice_field("model", "Model", tr.MODELS, "linear"),
-        choice_field("k", "Devices", tuple(str(k) for k in range(1, n_devices + 1)),
-                     str(n_devices)),
-        int_field("batch", "Global batch", 1, tr.MAX_BATCH, batch),
-        int_field("steps", "Steps", 1, tr.MAX_STEPS, 100),
-        float_field("lr", "Learning rate", 1e-6, 100.0, "0.05"),
-        choice_field("red", "Reduction", tr.REDUCTIONS, "pmean"),
-    ))  # fmt: skip
-
-
-def cluster() -> Schema:
-    from pmapviz import cluster as cl
-
-    return Schema((
-        choice_field("p", "Processes", tuple(str(v) for v in range(cl.MIN_PROCESSES,
-                                                                   cl.MAX_PROCESSES + 1)), "2"),
-        choice_field("d", "CPU devices per process",
-                     tuple(str(v) for v in range(cl.MIN_LOCAL, cl.MAX_LOCAL + 1)), "2"),
-    ))  # fmt: skip
-
-
-TOUR_STEPS = 10
-
-
-def tour() -> Schema:
-    return Schema((int_field("step", "Step", 1, TOUR_STEPS, 1),))
-
-
-RUNS = tuple(str(r) for r in range(3, 31))  # timed runs per measurement
-
-
-def timing(n_devices: int, workload: str = "dot") -> Schema:
-    """w (workload), r (timed runs), sizes, ks (device counts), impls: lists as text."""
-    from pmapviz import benchmarking as bench
-
-    ks_all = bench.device_counts(n_devices)
-    wl = workload if workload in bench.WORKLOADS else "dot"
-    choices = bench.size_choices(wl, ks_all)
-
-    def sizes(t: str, name: str) -> list[int]:
-        return parse_int_list(t, name, 1, max(choices), allowed=choices)
-
-    def ks(t: str, name: str) -> list[int]:
-        return parse_int_list(t, name, 1, n_devices, max_items=len(ks_all), allowed=ks_all)
-
-    def impls(t: str, name: str) -> list[str]:
-        parts = [p for p in re.split(r"[\s,]+", str(t).strip()) if p]
-        for p in parts:
-            parse_choice(p, name, bench.IMPLS)
-        if not parts:
-            raise SettingError(f"{name} is empty: choose from {', '.join(bench.IMPLS)}.")
-        return list(dict.fromkeys(parts))
-
-    return Schema((
-        choice_field("w", "Workload", tuple(bench.WORKLOADS), "dot"),
-        Field("r", "Timed runs", "7", lambda t, name: int(parse_choice(t, name, RUNS))),
-        Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
-        Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
-        Field("impls", "Implementations", ",".join(bench.IMPLS), impls),
-    ))  # fmt: skip
-
-
-COMPILED_SOURCES = ("explorer", "collective", "training")
-
-
-def compiled(n_devices: int) -> Schema:
-    """The Compiled program page: what to compile (src) and, for a collective, the
-    playground's own settings (c, n, m, g, p, pairs)."""
-    return Schema((choice_field("src", "Program", COMPILED_SOURCES, "collective"),
-                   *collectives(n_devices).fields))  # fmt: skip
 
 
 def present(query: Mapping[str, str]) -> bool:

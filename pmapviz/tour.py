@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from pmapviz import devicefacts
+from pmapviz import devicefacts, settings
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape
 
@@ -339,3 +339,9 @@ def time_one_and_all(n: int, on_wait=None) -> list[dict]:
     return [{"impl": m.impl, "devices": m.devices,
              "compute (ms, median)": round(m.run_s_median * 1e3, 3),
              "memory floor (ms)": round(m.floor_s * 1e3, 3)} for m in rep.results]  # fmt: skip
+
+
+# ---------------------------------------------------------------- the page's URL state
+def schema() -> settings.Schema:
+    """The tour's settings: step."""
+    return settings.Schema((settings.int_field("step", "Step", 1, len(STEPS), 1),))

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import memory
+from pmapviz import memory, settings
 
 MODELS = ("linear", "mlp")
 REDUCTIONS = ("pmean", "psum")
@@ -349,3 +349,19 @@ def time_per_step(cfg: Config, ks: list[int], steps: int = 20, on_wait=None) -> 
         h = train(c, on_wait=on_wait)
         rows.append({"devices": k, "step_s_median": statistics.median(h.step_s[2:] or h.step_s)})
     return rows
+
+
+# ---------------------------------------------------------------- the page's URL state
+def schema(n_devices: int) -> settings.Schema:
+    """The Training page's settings: model, k (devices), batch, steps, lr, red."""
+    s = settings
+    batch = 256 if 256 % n_devices == 0 else 32 * n_devices
+    return s.Schema((
+        s.choice_field("model", "Model", MODELS, "linear"),
+        s.choice_field("k", "Devices", tuple(str(k) for k in range(1, n_devices + 1)),
+                       str(n_devices)),
+        s.int_field("batch", "Global batch", 1, MAX_BATCH, batch),
+        s.int_field("steps", "Steps", 1, MAX_STEPS, 100),
+        s.float_field("lr", "Learning rate", 1e-6, 100.0, "0.05"),
+        s.choice_field("red", "Reduction", REDUCTIONS, "pmean"),
+    ))  # fmt: skip

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import devicefacts, devices, memory, settings, turns, warmup
+from pmapviz import devicefacts, devices, memory, scenario, settings, turns, warmup
 from pmapviz.palette import MONO_CSS, device_colour, text_colour
 from pmapviz.scenario import Scenario, has_numpy_version
 
@@ -258,7 +258,7 @@ def explorer_scenario(n_devices: int) -> Scenario:
     saved = st.session_state.get(EXPLORER_KEY)
     if saved:
         return Scenario.from_texts(saved, n_devices)
-    texts, notes = settings.explorer(n_devices).from_query(dict(st.query_params))
+    texts, notes = scenario.schema(n_devices).from_query(dict(st.query_params))
     link_notes(notes)
     return Scenario.from_texts(texts, n_devices)
 

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmapviz import catalog, expr, planning
+from pmapviz import scenario as scenario_module
 from pmapviz import settings as settings_layer
 from pmapviz.scenario import EXPR, MAX_ARGS, Scenario
 
@@ -45,7 +46,7 @@ def test_an_expression_round_trips_through_its_link(args, body, shapes, axes, ou
     assert q["fn"] == EXPR and q["args"] == args and q["body"] == body and q["pn"] == "64"
     assert len([k for k in q if k.startswith("s")]) == len(shapes)  # only the used slots
     assert Scenario.from_texts(q, N) == s and Scenario.from_texts(q, N).key == s.key
-    texts, notes = settings_layer.explorer(N).from_query(q)  # what a link loads
+    texts, notes = scenario_module.schema(N).from_query(q)  # what a link loads
     assert not notes and Scenario.from_texts(texts, N).query() == q
 
 
@@ -72,13 +73,13 @@ def test_a_refused_expression_is_one_message_with_its_column():
 
 
 def test_a_bad_link_falls_back_to_the_default_expression_with_a_note():
-    texts, notes = settings_layer.explorer(N).from_query(
+    texts, notes = scenario_module.schema(N).from_query(
         {"fn": EXPR, "args": "x", "body": "x.__class__", "pn": "0"})  # fmt: skip
     assert (texts["args"], texts["body"], texts["pn"]) == ("x, w", "jnp.tanh(x @ w)", "")
     assert len(notes) == 2 and any("column 3" in n for n in notes)
     assert any("pn=" in n and "from 1 to 4,096" in n for n in notes)
     long = "x * 1." + "0" * 250  # longer than a text field (200), within an expression (500)
-    texts, notes = settings_layer.explorer(N).from_query({"fn": EXPR, "args": "x", "body": long})
+    texts, notes = scenario_module.schema(N).from_query({"fn": EXPR, "args": "x", "body": long})
     assert texts["body"] == long and not notes
 
 

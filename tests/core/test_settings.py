@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmapviz import settings
+from pmapviz import benchmarking, cluster, collectives, scenario, settings, tour, training
 from pmapviz.settings import SettingError
 
 NON_ASCII_DIGITS = ["²", "¹", "³", "١", "５", "٣", "߁", "𝟖"]
@@ -134,7 +134,7 @@ def test_quote_makes_user_text_one_literal_code_span(text):
 
 # ---------------------------------------------------------------- schemas: links and widgets
 def test_from_query_replaces_bad_values_by_defaults_with_a_note():
-    schema = settings.collectives(8)
+    schema = collectives.schema(8)
     texts, notes = schema.from_query({"n": "²", "m": str(2**70), "c": "pmean", "zzz": "1"})
     assert texts["n"] == "8" and texts["m"] == "8" and texts["c"] == "pmean"
     assert len(notes) == 2
@@ -143,7 +143,7 @@ def test_from_query_replaces_bad_values_by_defaults_with_a_note():
 
 
 def test_schema_parse_gives_typed_values_or_one_error_per_field():
-    schema = settings.training(8)
+    schema = training.schema(8)
     values, errors = schema.parse({"batch": "256", "steps": "10", "lr": "0.1", "k": "8"})
     assert values["batch"] == 256 and values["steps"] == 10 and values["lr"] == 0.1
     assert not errors
@@ -153,9 +153,10 @@ def test_schema_parse_gives_typed_values_or_one_error_per_field():
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8, 64])
 def test_every_schema_default_parses(n):
-    for schema in (settings.explorer(n), settings.collectives(n), settings.training(n),
-                   settings.cluster(), settings.tour(), settings.timing(n, "dot"),
-                   settings.timing(n, "matmul"), settings.timing(n, "elementwise")):  # fmt: skip
+    for schema in (scenario.schema(n), collectives.schema(n), training.schema(n),
+                   cluster.schema(), tour.schema(), benchmarking.schema(n, "dot"),
+                   benchmarking.schema(n, "matmul"),
+                   benchmarking.schema(n, "elementwise")):  # fmt: skip
         values, errors = schema.parse(schema.defaults())
         assert not errors, (n, errors)
 
@@ -165,7 +166,7 @@ def test_timing_defaults_split_evenly_on_any_device_count(n):
     """The default sweep used to be refused on any count that is not a power of two."""
     from pmapviz import benchmarking as bench
 
-    schema = settings.timing(n, "dot")
+    schema = benchmarking.schema(n, "dot")
     values, _ = schema.parse(schema.defaults())
     lcm = math.lcm(*values["ks"])
     assert all(s % lcm == 0 for s in values["sizes"])
@@ -175,7 +176,7 @@ def test_timing_defaults_split_evenly_on_any_device_count(n):
 
 
 def test_explorer_schema_refuses_what_the_planner_would_and_keeps_what_it_accepts():
-    schema = settings.explorer(8)
+    schema = scenario.schema(8)
     good = {"fn": "matmul", "s0": "8, 4, 5", "s1": "5, 2", "a0": "0", "a1": "None"}
     texts, notes = schema.from_query(good)
     assert not notes and texts["s1"] == "5, 2"
@@ -191,7 +192,7 @@ def test_present_flag():
 # ---------------------------------------------------------------- each page schema's bounds
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_training_offers_exactly_this_servers_device_counts(n):
-    schema = settings.training(n)
+    schema = training.schema(n)
     k = schema.field("k")
     assert schema.defaults()["k"] == str(n)
     assert k.parse(str(n), "Devices") == str(n)
@@ -203,7 +204,7 @@ def test_training_offers_exactly_this_servers_device_counts(n):
 
 @pytest.mark.parametrize("n, m", [(1, 4), (8, 8), (63, 63), (64, 64), (65, 64), (512, 64)])
 def test_collectives_elements_default_and_cap(n, m):
-    schema = settings.collectives(n)
+    schema = collectives.schema(n)
     assert schema.defaults()["m"] == str(m) and schema.defaults()["n"] == str(n)
     values, errors = schema.parse({**schema.defaults(), "m": "64", "n": str(n)})
     assert not errors and values["m"] == 64 and values["n"] == n
@@ -214,7 +215,7 @@ def test_collectives_elements_default_and_cap(n, m):
 
 
 def test_timing_keys_and_runs_bounds():
-    schema = settings.timing(8, "dot")
+    schema = benchmarking.schema(8, "dot")
     assert [f.key for f in schema.fields] == ["w", "r", "sizes", "ks", "impls"]
     r = schema.field("r")
     assert r.parse("3", "Timed runs") == 3 and r.parse("30", "Timed runs") == 30
@@ -226,7 +227,7 @@ def test_timing_keys_and_runs_bounds():
 
 
 def test_explorer_labels_arguments_by_position_and_bounds_links():
-    schema = settings.explorer(8)
+    schema = scenario.schema(8)
     labels = {f.key: f.label for f in schema.fields}
     assert [labels[f"s{k}"] for k in range(3)] == ["shape 1", "shape 2", "shape 3"]
     assert [labels[f"a{k}"] for k in range(3)] == ["in_axes 1", "in_axes 2", "in_axes 3"]
@@ -246,7 +247,7 @@ def test_fmt_tree_writes_shapes_tuples_lists_and_dicts():
 
 
 def test_explorer_links_with_a_refused_expression_fall_back_together():
-    schema = settings.explorer(8)
+    schema = scenario.schema(8)
     texts, notes = schema.from_query({"fn": "expr", "args": "x", "body": "x.__class__"})
     assert (texts["args"], texts["body"]) == (schema.defaults()["args"], schema.defaults()["body"])
     assert len(notes) == 1 and notes[0].startswith("The link's args/body:"), notes
@@ -258,27 +259,27 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     """Keys are the links' vocabulary (a renamed key breaks every shared link); labels name
     the field in every message about it."""
     want = {
-        settings.collectives(8): [("c", "Collective"), ("n", "Devices"),
+        collectives.schema(8): [("c", "Collective"), ("n", "Devices"),
                                   ("m", "Elements per device"), ("v", "Values"),
                                   ("g", "axis_index_groups"), ("p", "Permutation"),
                                   ("pairs", "Pairs")],
-        settings.training(8): [("model", "Model"), ("k", "Devices"), ("batch", "Global batch"),
+        training.schema(8): [("model", "Model"), ("k", "Devices"), ("batch", "Global batch"),
                                ("steps", "Steps"), ("lr", "Learning rate"),
                                ("red", "Reduction")],
-        settings.timing(8): [("w", "Workload"), ("r", "Timed runs"), ("sizes", "Sizes"),
+        benchmarking.schema(8): [("w", "Workload"), ("r", "Timed runs"), ("sizes", "Sizes"),
                              ("ks", "Device counts"), ("impls", "Implementations")],
     }  # fmt: skip
     for schema, fields in want.items():
         assert [(f.key, f.label) for f in schema.fields] == fields
-    explorer = {f.key: f.label for f in settings.explorer(8).fields}
+    explorer = {f.key: f.label for f in scenario.schema(8).fields}
     assert {k: explorer[k] for k in ("fn", "args", "body", "out", "name", "pn")} == {
         "fn": "Function", "args": "Arguments of f", "body": "Body of f", "out": "out_axes",
         "name": "axis_name", "pn": "Plan for N devices"}  # fmt: skip
-    assert [f.label for f in settings.explorer(8).fields if f.key in ("d0", "d1")] == [
+    assert [f.label for f in scenario.schema(8).fields if f.key in ("d0", "d1")] == [
         "dtype 1", "dtype 2"]  # fmt: skip
-    assert [(f.key, f.label) for f in settings.cluster().fields] == [
+    assert [(f.key, f.label) for f in cluster.schema().fields] == [
         ("p", "Processes"), ("d", "CPU devices per process")]  # fmt: skip
-    _, errors = settings.training(8).parse({"k": "9"}, ["k"])
+    _, errors = training.schema(8).parse({"k": "9"}, ["k"])
     assert errors and errors[0].startswith("Devices")
 
 
@@ -329,10 +330,10 @@ def test_choice_messages_list_at_most_twelve_choices():
 def test_float_and_link_messages_quote_what_was_typed():
     with pytest.raises(settings.SettingError, match="`500` is out of range"):
         settings.parse_float("500", "Learning rate", 1e-6, 100.0)
-    texts, notes = settings.explorer(8).from_query({"out": "x", "pn": "0"})
+    texts, notes = scenario.schema(8).from_query({"out": "x", "pn": "0"})
     assert texts["out"] == "0" and texts["pn"] == ""
     assert len(notes) == 2 and "out=" in notes[0] and "pn=" in notes[1], notes
-    texts, notes = settings.tour().from_query({"step": "3"})
+    texts, notes = tour.schema().from_query({"step": "3"})
     assert texts["step"] == "3" and not notes
 
 
@@ -342,3 +343,21 @@ def test_float_and_link_messages_quote_what_was_typed():
                                      (112_583_507_968, "112.6 GB")])  # fmt: skip
 def test_fmt_bytes_in_the_units_people_read(n, text):
     assert settings.fmt_bytes(n) == text
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
+    schemas = (scenario.schema(n), collectives.schema(n), training.schema(n), cluster.schema(),
+               tour.schema(), benchmarking.schema(n, "matmul"))  # fmt: skip
+    for schema in schemas:
+        values, errors = schema.parse(schema.defaults())
+        assert not errors
+        query = schema.to_query(values)  # typed values (lists too) back to text
+        assert set(query) == {f.key for f in schema.fields}
+        texts, notes = schema.from_query(query)
+        assert notes == [] and schema.parse(texts)[0] == values
+
+
+def test_to_query_leaves_out_what_it_is_not_given_and_joins_lists():
+    schema = benchmarking.schema(8, "dot")
+    assert schema.to_query({"ks": [1, 2, 8], "w": "dot"}) == {"w": "dot", "ks": "1,2,8"}
