@@ -42,22 +42,22 @@ except devices.SettingsError as err:
     ).run()
     st.stop()
 
-from pmapviz import ui  # noqa: E402  (after the device count is fixed)
+from pmapviz.ui import device_panel, presenter, shell  # noqa: E402  (after the device count)
 
-page = st.navigation(  # drawn by ui.page_menu: Streamlit's own list is off (config.toml)
+page = st.navigation(  # drawn by shell.page_menu: Streamlit's own list is off (config.toml)
     [
         st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
-        for i, p in enumerate(ui.PAGES)
+        for i, p in enumerate(shell.PAGES)
     ],
     position="hidden",
 )
-ui.page_menu()
-ui.presenter_mode()
-ui.device_panel(ui.device_report())
+shell.page_menu()
+presenter.toggle()
+device_panel.show(shell.device_report())
 try:
-    with ui.routing():
+    with shell.routing():
         page.run()
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
-    ui.page_failed(err)
+    shell.page_failed(err)
 warmup.start()  # once per process, after this page: pandas for tables, and gc.freeze()
 devices.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)

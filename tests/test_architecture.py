@@ -1,5 +1,6 @@
-"""Project rules that keep the code base healthy: lint, a Streamlit-free core, no eval/exec,
-no JAX at import time, one thin file per page."""
+"""Project rules that keep the code base healthy: lint, a Streamlit-free core (Streamlit only
+in pmapviz/ui/, which never imports JAX), no eval/exec, no JAX at import time, one thin file
+per page."""
 
 import ast
 import shutil
@@ -9,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pmapviz.ui import PAGES
+from pmapviz.ui.shell import PAGES
 from tests.conftest import ROOT
 
 CORE = sorted((ROOT / "pmapviz").glob("*.py"))
+UI = sorted((ROOT / "pmapviz" / "ui").glob("*.py"))  # the one package that imports Streamlit
 
 
 def _imports(path):
@@ -26,12 +28,23 @@ def _imports(path):
 
 @pytest.mark.parametrize("path", CORE, ids=[p.name for p in CORE])
 def test_core_modules_do_not_import_streamlit(path):
-    if path.name == "ui.py":  # the one shared-widgets module
-        return
+    """Only pmapviz/ui/ (not in CORE) draws with Streamlit."""
     found = [m for m in _imports(path) if m.split(".")[0] == "streamlit"]
     if path.name == "doctor.py":  # the accelerator check drives the pages through AppTest
         found = [m for m in found if not m.startswith(("streamlit.testing", "streamlit.runtime"))]
     assert not found
+
+
+@pytest.mark.parametrize("path", UI, ids=[p.name for p in UI])
+def test_ui_never_imports_jax_and_imports_at_module_level(path):
+    """The ui package draws what the core computed: no JAX or numpy of its own, and its
+    imports all at the top of the module (none inside a function)."""
+    tree = ast.parse(path.read_text())
+    assert not [m for m in _imports(path) if m.split(".")[0] in ("jax", "jaxlib", "numpy")]
+    inner = [f"{f.name}:{n.lineno}" for f in ast.walk(tree)
+             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+             for n in ast.walk(f) if isinstance(n, ast.Import | ast.ImportFrom)]  # fmt: skip
+    assert not inner, f"{path.name}: move these imports to the top: {inner}"
 
 
 PLATFORM_WORDS = ("emulated", "jax_num_cpu_devices", "physical_cores", 'platform == "cpu"',
@@ -47,7 +60,7 @@ def test_pages_take_every_platform_statement_from_devicefacts(path):
 
 
 def test_nothing_calls_eval_or_exec():
-    files = [*CORE, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    files = [*CORE, *UI, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
     for path in files:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -62,11 +75,16 @@ def test_importing_the_package_and_device_setup_does_not_start_jax():
 
 
 def test_every_page_file_is_registered_and_routed():
+    """Every page is in the page list, and its first statement after the imports is the
+    routing guard (shell.ensure_routed)."""
     files = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
     assert files == {p.path for p in PAGES}
     assert len({p.url_path for p in PAGES}) == len(PAGES)
     for path in files:
-        assert "ui.ensure_routed()" in (ROOT / path).read_text()
+        tree = ast.parse((ROOT / path).read_text())
+        assert ast.get_docstring(tree), path
+        body = [n for n in tree.body[1:] if not isinstance(n, ast.Import | ast.ImportFrom)]
+        assert ast.unparse(body[0]) == "shell.ensure_routed()", path
 
 
 def test_ruff_lint_and_format():
@@ -89,7 +107,7 @@ def test_public_api_is_thin_and_lazy():
 
 
 PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
-SOURCES = [*CORE, *PAGE_FILES, ROOT / "app.py", *sorted((ROOT / "benchmarks").glob("*.py"))]
+SOURCES = [*CORE, *UI, *PAGE_FILES, ROOT / "app.py", *sorted((ROOT / "benchmarks").glob("*.py"))]
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=[f"{p.parent.name}/{p.name}" for p in SOURCES])
@@ -101,23 +119,48 @@ def test_no_function_over_80_lines(path):
     assert not long, f"{path.name}: split {long}"
 
 
+MAX_PAGE_LINES = 80
+
+
 @pytest.mark.parametrize("path", PAGE_FILES, ids=[p.name for p in PAGE_FILES])
 def test_pages_only_compose(path):
-    """Pages: widgets -> core call -> display. No JAX or numpy, no inline HTML, no HTML
-    rendering of their own (ui.py draws what needs HTML), no parsing of text."""
+    """Pages read as a recipe: header -> components -> core call -> display, in at most
+    MAX_PAGE_LINES lines. No JAX or numpy, no inline HTML, no HTML rendering of their own
+    (pmapviz/ui draws what needs HTML), no parsing of text; no state of their own (session
+    state, caches and the runs' state machines live in pmapviz/ui's components), no URL
+    written by hand (url_state.save writes it through the page's schema), and no function
+    but the fragment an edit reruns."""
     text = path.read_text()
+    assert len(text.splitlines()) <= MAX_PAGE_LINES, f"{path.name}: move parts to pmapviz/ui"
     assert not [m for m in _imports(path) if m.split(".")[0] in ("jax", "numpy", "re")]
     for tag in ("<div", "<span", "<b>", "<br", "<small", "unsafe_allow_html"):
         assert tag not in text, f"{path.name}: {tag}"
     for parse in ("int(st.", "float(st.", ".isdigit()", "int(raw", "float(raw"):
         assert parse not in text, f"{path.name}: {parse}"
+    for state in ("st.session_state", "st.cache_", "st.query_params", "urlencode"):
+        assert state not in text, f"{path.name}: {state}"
+    assert text.count("set_url(") == text.count("set_url({})"), f"{path.name}: url_state.save"
+    for f in ast.walk(ast.parse(text)):
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef):
+            assert [ast.unparse(d) for d in f.decorator_list] == ["shell.fragment"], f.name
 
 
 def test_tests_mirror_the_package():
-    """One test file per core module (tests/core/test_<module>.py)."""
-    missing = [p.name for p in CORE if p.name not in ("__init__.py", "__main__.py")
-               and not (ROOT / "tests" / "core" / f"test_{p.stem}.py").exists()]  # fmt: skip
-    assert not missing, f"no tests/core/test_<module>.py for {missing}"
+    """One test file per core module (tests/core/test_<module>.py), and per module of the ui
+    package (tests/core/ui/test_<module>.py)."""
+    expected = {p: ROOT / "tests" / "core" / f"test_{p.stem}.py" for p in CORE}
+    missing = [str(t.relative_to(ROOT)) for p, t in expected.items()
+               if p.name not in ("__init__.py", "__main__.py") and not t.exists()]  # fmt: skip
+    assert not missing, f"missing {missing}"
+    strays = [
+        p.name
+        for p in (ROOT / "tests" / "core" / "ui").glob("test_*.py")
+        if not (ROOT / "pmapviz" / "ui" / p.name.removeprefix("test_")).exists()
+    ]
+    assert not strays, f"tests of no ui module: {strays}"
+
+
+UI_TABLES = ROOT / "pmapviz" / "ui" / "tables.py"
 
 
 def _st_calls(path, names):
@@ -130,8 +173,8 @@ def _st_calls(path, names):
 
 def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
     """st.dataframe and st.table import pandas inside Streamlit; two sessions doing that at
-    once raced. ui.dataframe and ui.table take pmapviz.warmup's lock first."""
-    sources = [p for p in [*CORE, *PAGE_FILES, ROOT / "app.py"] if p.name != "ui.py"]
+    once raced. pmapviz.ui.tables takes pmapviz.warmup's lock first."""
+    sources = [p for p in [*CORE, *UI, *PAGE_FILES, ROOT / "app.py"] if p != UI_TABLES]
     assert not [c for p in sources for c in _st_calls(p, ("dataframe", "table"))]
     imports = [p.name for p in sources if "pandas" in set(_imports(p))]
     assert imports == [], "import pandas through warmup.pandas()"

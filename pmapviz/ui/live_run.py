@@ -1,0 +1,106 @@
+"""A live run of the explorer's settings on real values: what runs and with which values,
+the checks before it (valid, runnable, within the memory budget and the time limit), the Run
+button for large inputs, and the run itself (after its turn for memory)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz import devices, memory, planning, programs, scenario, timebudget
+from pmapviz.scenario import Scenario
+from pmapviz.settings import fmt_shape, quote
+from pmapviz.ui import live_result, plan_cards, queue_display
+
+AUTO_RUN_BYTES = 64 * 2**20  # small runs go at once; larger ones wait for the button
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)  # a compiled pair is ~1.5 MB
+def _compiled(ref: tuple, key: tuple):
+    program = scenario.program_for(*ref)
+    return programs.compile_plan(program, planning.replan(program, key))
+
+
+def too_long(plan, program) -> str | None:
+    """Why the live run would pass the operator's time limit, or None when it fits."""
+    try:
+        timebudget.check_live(plan, devices.time_limit(), program)
+    except timebudget.TooLong as err:
+        return str(err)
+    return None
+
+
+def form(current: Scenario, program, plan, n: int) -> tuple[str, int]:
+    """What runs (f on its arguments, from the explorer) and ``(value kind, seed)``."""
+    with st.container(border=True):
+        if plan is not None:
+            args = ", ".join(f"`{leaf.name}` {fmt_shape(leaf.shape)} (in_axes {leaf.axis}, "
+                             f"{leaf.dtype})" for leaf in plan.leaves)  # fmt: skip
+            st.markdown(f"**f** = {quote(program.body(plan.axis_name), 200)} on {args}; "
+                        f"out_axes {plan.out_axes}, axis_name `{plan.axis_name}`")  # fmt: skip
+        if elsewhere := current.plans_elsewhere(n):
+            st.caption(f"The explorer plans for {elsewhere:,} devices; live runs use this "
+                       f"server's {n} devices.")  # fmt: skip
+        st.page_link("pages/explorer.py", label="Change the settings in the explorer",
+                     icon=":material/grid_view:")  # fmt: skip
+        c1, c2 = st.columns([3, 1])
+        kind = c1.radio("Values", programs.VALUE_KINDS, horizontal=True, key="live_kind",
+                        help="arange: 0, 1, 2, ... (offset by 100 per argument); random: seeded "
+                        "normal (integers for int dtypes); ones.")  # fmt: skip
+        seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="live_seed",
+                               disabled=kind != "random")  # fmt: skip
+    return kind, int(seed)
+
+
+def show(program, plan, errors: list[str], kind: str, seed: int,
+         report: devices.DeviceReport, slot) -> None:  # fmt: skip
+    """The arrays (in the presenter's ``slot``), what stops the run, or the run and its
+    result."""
+    if slot is not None and plan is not None and plan.ok:
+        with slot:
+            plan_cards.show(plan, "What runs: the arrays, split over the devices",
+                            "From JAX's NamedSharding, as pmap places them.")  # fmt: skip
+    for e in errors:
+        st.error(e, icon=":material/edit:")
+    if plan is not None and not plan.ok:
+        for q in plan.problems:
+            st.error(f"{q.message}\n\n**Fix:** {q.fix}", icon=":material/block:")
+    if plan is None or not plan.ok:
+        st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
+    elif why := programs.not_runnable(plan):
+        st.info(why, icon=":material/info:")
+    elif _fits(program, plan):
+        with st.spinner("Compiling (first time only), placing inputs, running..."):
+            # the compiled program is not a page global: a session keeps its page's globals
+            # (for its fragments) as long as it lives, and thirty sessions would keep thirty
+            ref = scenario.program_ref(program)
+            res = queue_display.queued(
+                lambda on_wait: programs.run_plan(
+                    program, plan, _compiled(ref, plan.key), kind, seed, on_wait=on_wait
+                )
+            )
+        if res is not None:
+            live_result.show(res, plan, program, report)
+
+
+def _fits(program, plan) -> bool:
+    """True when the run may start now: within the memory budget and the time limit, and
+    small enough to go at once or its Run button pressed (else it says why not)."""
+    need = programs.estimate_bytes(plan, program)
+    budget = memory.budget()
+    if too_big := budget.problem(need):
+        st.error(
+            f"This run (inputs and outputs on the devices, the one-device reference, and the "
+            f"checks) {too_big}. Make the largest axis about {budget.share_of(need):.0%} of its "
+            "size, or fewer.",
+            icon=":material/memory:",
+        )
+        return False
+    if message := too_long(plan, program):  # the time limit (timebudget.check_live)
+        st.error(message, icon=":material/timer_off:")
+        return False
+    if budget.bytes_of(need) > AUTO_RUN_BYTES and not st.button(
+        f"Run ({budget.words(need)} at the peak)", type="primary", icon=":material/play_arrow:"
+    ):
+        st.info("Large inputs: press Run to start.", icon=":material/info:")
+        return False
+    return True

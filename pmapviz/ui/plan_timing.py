@@ -1,0 +1,50 @@
+"""The Timing lab's "Time the explorer's current settings": pmap on this server's devices
+against jit(vmap(f)) on one (and numpy where f has a numpy version); the report goes to
+``tl_report``, as a sweep's does."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz import benchmarking as bench
+from pmapviz import memory, programs, scenario, settings, turns
+from pmapviz.ui import queue_display, url_state
+
+
+def show(n: int, repeat: int, budget: memory.Budget) -> None:
+    with st.expander("Time the explorer's current settings"):
+        explored = url_state.explorer_scenario(n)
+        program, plan, errors = explored.plan(n)
+        if elsewhere := explored.plans_elsewhere(n):
+            st.caption(f"The explorer plans for {elsewhere:,} devices; timing uses this "
+                       f"server's {n} devices.")  # fmt: skip
+        if errors or plan is None or not plan.ok:
+            st.warning("The explorer's settings are not valid yet: fix them on the Shapes & "
+                       "sharding page first.", icon=":material/grid_view:")  # fmt: skip
+        elif why := programs.not_runnable(plan):
+            st.info(why, icon=":material/info:")
+        else:
+            _timed(program, plan, repeat, budget)
+
+
+def _timed(program, plan, repeat: int, budget: memory.Budget) -> None:
+    """What would be timed, and the button that times it (after its turn in the queue)."""
+    args = ", ".join(f"{leaf.name} {settings.fmt_shape(leaf.shape)}"
+                     for leaf in plan.leaves)  # fmt: skip
+    vs_numpy = (" vs numpy" if scenario.has_numpy_version(program)
+                else " (this f has no numpy version)")  # fmt: skip
+    shown = settings.quote(program.body(plan.axis_name), 200)
+    st.markdown(f"f = {shown} on {args}: pmap on {plan.devices_used} device(s) vs "
+                f"jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
+    if too_big := budget.problem(memory.plan_timing_bytes(plan)):
+        st.error(f"Timing these settings {too_big}.", icon=":material/memory:")
+    elif st.button("Time the explorer's settings", key="tl_explorer"):
+        on_wait, clear_wait = queue_display.show(stop_key="tl_explorer_stop")
+        with st.spinner("Timing (waits its turn if another benchmark is running)..."):
+            try:
+                st.session_state["tl_report"] = bench.measure_plan(
+                    program, plan, repeat=repeat, on_wait=on_wait
+                )
+            except (turns.WaitTimeout, bench.BenchError) as err:
+                st.error(str(err), icon=":material/hourglass_disabled:")
+        clear_wait()

@@ -1,0 +1,120 @@
+"""The Timing lab's sweep: what to compare (its widgets, keys ``tl_`` + the URL key, and its
+link), the planned runs and their picture, and the run itself with its states: running (a
+progress bar and Cancel), cancelled (the measurements it finished are kept), done (the report
+in ``tl_report``, drawn by :mod:`pmapviz.ui.sweep_results`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from pmapviz import benchmarking as bench
+from pmapviz import memory, settings, turns
+from pmapviz.ui import grids, presenter, queue_display, url_state
+
+P = "tl_"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the widgets say to compare (sizes and device counts as chosen, unsorted)."""
+
+    workload: bench.Workload
+    sizes: list[int]
+    ks: list[int]
+    impls: list[str]
+    schema: settings.Schema
+    budget: memory.Budget
+
+
+def form(n: int) -> Choice:
+    """The sweep's settings, seeded from the link and written back to it."""
+    ks_all = bench.device_counts(n)
+    schema = bench.schema(n, st.query_params.get("w", "dot"))
+    url_state.load(P, schema)
+    if P + "sizes" in st.session_state:  # the link's sizes belong to the link's workload
+        st.session_state[P + "sizes_" + st.session_state[P + "w"]] = st.session_state.pop(
+            P + "sizes"
+        )
+    with st.container(border=True):
+        c1, c2 = st.columns([2, 1])
+        c1.selectbox("Workload", list(bench.WORKLOADS), key=P + "w",
+                     format_func=lambda k: bench.WORKLOADS[k].label)  # fmt: skip
+        c2.selectbox("Timed runs per measurement", list(bench.RUNS), key=P + "r")
+        wl = bench.WORKLOADS[st.session_state[P + "w"]]
+        st.caption(wl.description)
+        choices = bench.size_choices(wl.key, ks_all)
+        sizes = st.multiselect(f"Sizes ({wl.unit})", choices, format_func=lambda s: f"{s:,}",
+                               default=None if P + "sizes_" + wl.key in st.session_state
+                               else choices[:4], key=P + "sizes_" + wl.key)  # fmt: skip
+        c3, c4 = st.columns(2)
+        ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
+        impls = c4.multiselect("Implementations", bench.IMPLS, key=P + "impls")
+    url_state.save(P, schema, sizes=sizes)  # the sizes' widget is the workload's own
+    return Choice(wl, sizes, ks, impls, schema, memory.budget())
+
+
+def planned(choice: Choice, slot) -> tuple[list, int]:
+    """``(runs, timed runs per measurement)``: the sweep's checked runs, drawn as a picture
+    (in the presenter's ``slot``), or why there are none."""
+    repeat = url_state.parsed(P, choice.schema, ["r"])["r"]
+    try:
+        runs = bench.plan_sweep(choice.workload, sorted(choice.sizes), sorted(choice.ks),
+                                choice.impls, choice.budget, repeat=repeat)  # fmt: skip
+    except bench.BenchError as err:
+        st.error(str(err), icon=":material/block:")
+        runs = []
+    if runs:
+        with presenter.picture(slot):
+            grids.show(*bench.sweep_grid(runs))
+    return runs, repeat
+
+
+def run(choice: Choice, runs: list, repeat: int) -> None:
+    """The Run button, and what an interrupted sweep left (Cancel, or any rerun)."""
+    if st.session_state.get("tl_running"):  # the last sweep was interrupted
+        st.session_state["tl_running"] = False
+        partial = st.session_state.get("tl_partial")
+        if partial is not None:
+            partial.cancelled = True
+            st.session_state["tl_report"] = partial
+        st.warning("The last sweep was cancelled; the measurements it finished are kept below.",
+                   icon=":material/cancel:")  # fmt: skip
+    go = st.button(f"Run {len(runs)} measurements", type="primary", icon=":material/timer:",
+                   disabled=not runs, key="tl_go")  # fmt: skip
+    if go and runs:
+        _sweep(choice, repeat)
+
+
+def _sweep(choice: Choice, repeat: int) -> None:
+    """Run the sweep here, with a progress bar, a Cancel button (any click reruns the page,
+    which stops it) and its place in the benchmark's queue while it waits."""
+    wl = choice.workload
+    cancel_slot = st.empty()
+    cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
+    bar = st.progress(0.0, text="Waiting for the benchmark's turn")
+    on_wait, clear_wait = queue_display.show()  # Cancel above also stops a wait
+    partial = bench.Report({}, 0.0, wl.key)
+    st.session_state["tl_running"] = True
+    st.session_state["tl_partial"] = partial
+
+    def _progress(m, i, total):
+        partial.results.append(m)
+        bar.progress(i / total, text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
+                     f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms")  # fmt: skip
+
+    try:
+        result = bench.sweep(
+            wl, sorted(choice.sizes), sorted(choice.ks), choice.impls, repeat=repeat,
+            budget=choice.budget, progress=_progress, on_wait=on_wait,
+        )  # fmt: skip
+    except (turns.WaitTimeout, bench.BenchError) as err:
+        result = None
+        st.error(str(err), icon=":material/hourglass_disabled:")
+    clear_wait()
+    cancel_slot.empty()
+    st.session_state["tl_running"] = False
+    if result is not None:
+        st.session_state["tl_report"] = result
+    bar.progress(1.0, text="Done")

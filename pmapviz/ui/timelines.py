@@ -1,0 +1,66 @@
+"""Per-device timelines (``timeline.Timeline``) from real profiler traces: one lane per device,
+its HLO ops as bars, collectives coloured. A trace captured here of one collective call, or
+one loaded from any machine."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz import benchmarking, devicefacts, memory, timecharts, timeline
+from pmapviz.ui import queue_display, tables
+
+
+def show(tl, key: str) -> None:
+    """The timeline, or why there is none."""
+    if not tl.lanes:
+        st.warning(f"The trace holds {tl.calls_seen} call(s), but none reached every device "
+                   "it mentions; trace the call again.", icon=":material/timeline:")  # fmt: skip
+        return
+    st.caption(f"Module `{tl.module or 'unknown'}`: {len(tl.lanes)} device lane(s), "
+               f"{tl.calls_seen} call(s) in the trace, the last complete one shown.")  # fmt: skip
+    st.plotly_chart(timecharts.timeline_figure(tl), key=key)
+
+
+def capture(call, facts: devicefacts.Facts) -> None:
+    """ "One call, device by device": a button that traces one call of the collective
+    ``call`` (key, n, m, groups, perm) after its turn, and its timeline with the model's
+    times beside the measured ones."""
+    st.subheader("One call, device by device")
+    st.markdown(
+        "A real profiler trace (`jax.profiler.trace`) of one call: one lane per device, its HLO "
+        "ops as bars, collectives coloured; " + devicefacts.say(facts, "trace")
+    )
+    if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
+        on_wait, clear_wait = queue_display.show(stop_key="cp_trace_stop")
+        try:
+            bw = benchmarking.bandwidth(memory.budget()).bandwidth_gbs
+            tl, times = timeline.collective_timeline(call.key, call.n, call.m, call.groups,
+                                                     call.perm, bw, on_wait)  # fmt: skip
+            clear_wait()
+            show(tl, "cp_timeline")
+            tables.show(timeline.time_rows(times))
+        except timeline.ProfilerBusy as err:
+            st.warning(str(err), icon=":material/hourglass_top:")
+
+
+def upload() -> None:
+    """ "A trace from any machine": a file uploader for a profiler's perfetto trace."""
+    st.subheader("A trace from any machine")
+    st.markdown(
+        "Load the `perfetto_trace.json.gz` that `jax.profiler.trace(folder, "
+        "create_perfetto_trace=True)` wrote on any machine, a GPU box or a TPU pod: one lane per "
+        "device (CPU, GPU and TPU traces name their devices differently; pmapviz reads all "
+        "three), the last call that reached every device. From a terminal: "
+        "`python -m pmapviz trace PATH [--json]`."
+    )
+    file = st.file_uploader("Trace file (.json.gz or .json)", type=["gz", "json"],
+                            key="cp_upload")  # fmt: skip
+    if file is None:
+        return
+    try:
+        limit = timeline.trace_limit(memory.budget().host)
+        loaded = timeline.from_trace(timeline.parse_trace(file.getvalue(), file.name, limit))
+        show(loaded, "cp_loaded")
+        tables.show(timeline.lane_rows(loaded))
+    except timeline.TraceError as err:
+        st.error(str(err), icon=":material/block:")
