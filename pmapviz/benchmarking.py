@@ -30,7 +30,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, memory, settings, turns
+from pmapviz import devicefacts, memory, programs, settings, timebudget, turns
+from pmapviz.catalog import numpy_fn
+from pmapviz.layout import pmap_sharding
+from pmapviz.planning import Plan
 
 IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
 TURNS = turns.resource("benchmark")  # one benchmark at a time in this process
@@ -322,8 +325,6 @@ def check_time(wl: Workload, runs: Sequence[tuple[str, int, int]], repeat: int,
                ) -> float:  # fmt: skip
     """Estimated seconds of the runs; BenchError (with the largest size that fits) above the
     limit. The rates are measured (once) with the probe the sweep's budget allows."""
-    from pmapviz import timebudget
-
     rates = None if budget is None else bandwidth(budget)
     try:
         return timebudget.check_sweep(wl, runs, repeat, time_limit, rates)
@@ -458,8 +459,6 @@ def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = N
 
     Refused (BenchError) above the time limit; waits its turn like :func:`sweep`, but raises
     turns.Cancelled or turns.WaitTimeout when the wait ends without one."""
-    from pmapviz import timebudget
-
     try:
         timebudget.check_plan(plan, 3 * (repeat + 1), 2, time_limit, program,
                               what="Timing these settings")  # fmt: skip
@@ -472,13 +471,9 @@ def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = N
         return _measure_plan(program, plan, repeat, bandwidth_gbs, clock)
 
 
-def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
+def _measure_plan(program, plan: Plan, repeat: int, bandwidth_gbs: float | None,
                   clock: Callable[[], float]) -> Report:  # fmt: skip
     import jax
-
-    from pmapviz import programs
-    from pmapviz.catalog import numpy_fn
-    from pmapviz.layout import pmap_sharding
 
     memory.large_arrays_return_to_the_os()
     rates = None if bandwidth_gbs else bandwidth(memory.budget())
@@ -499,7 +494,7 @@ def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
 
     def place_pmap():
         return [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
-                for a, ax in zip(host, plan.in_axes, strict=True)]  # fmt: skip
+                for a, ax in zip(host, plan.leaf_axes, strict=True)]  # fmt: skip
 
     impls = [("pmap", n, compiled.run, compiled.compile_s, place_pmap),
              ("vmap", 1, compiled.reference, compiled.reference_compile_s,
@@ -517,7 +512,7 @@ def _measure_plan(program, plan, repeat: int, bandwidth_gbs: float | None,
 
         def run_np():
             for d in range(n):
-                f_np(*[block(a, ax, d) for a, ax in zip(host, plan.in_axes, strict=True)])
+                f_np(*[block(a, ax, d) for a, ax in zip(host, plan.leaf_axes, strict=True)])
 
         run_np()  # warm-up, excluded
         times = []

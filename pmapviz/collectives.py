@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmapviz import memory, settings
+from pmapviz.layout import pmap_sharding
+from pmapviz.programs import shards_of
 from pmapviz.settings import quote
 
 AXIS = "i"
@@ -306,9 +308,6 @@ def run(
 
 def _run(c, n: int, m: int, kind: str, groups, perm, program_cache) -> Outcome:
     import jax
-
-    from pmapviz.layout import pmap_sharding
-    from pmapviz.programs import shards_of
 
     key = c.key
     x = make_input(n, m, kind)

@@ -25,9 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import collectives, pytrees, settings
+from pmapviz import collectives, planning, pytrees, scenario, settings, training
+from pmapviz import collectives as col
 from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
+from pmapviz.layout import pmap_sharding
+from pmapviz.planning import Plan
+from pmapviz.settings import fmt_bytes
 
 VARIANTS = {
     "pmap": "jax.pmap",
@@ -133,8 +137,6 @@ class Levels:
 def program_grid(a, labels: list[str]) -> tuple[list, str]:
     """(grid rows, what they show) for the picture of a compiled pmap: the same program on
     every device, its collectives and its memory per device (memory_analysis)."""
-    from pmapviz.settings import fmt_bytes
-
     n, c = a.target.n, a.cost
     names = [labels[d] if d < len(labels) else str(d) for d in range(n)]
     lines = len(a.levels.hlo.splitlines())
@@ -222,8 +224,6 @@ def _placed(target: Target, sharding_for: Callable[[int, int | None], Any]) -> l
 def _pmap_lowered(target: Target):
     import jax
 
-    from pmapviz.layout import pmap_sharding
-
     pm = jax.pmap(target.fn, in_axes=target.in_axes, out_axes=target.out_axes,
                   axis_name=target.axis_name, devices=jax.local_devices()[: target.n])  # fmt: skip
     args = _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n))
@@ -242,8 +242,6 @@ def _shard_mapped(target: Target):
     import jax
     import jax.numpy as jnp
     from jax.sharding import PartitionSpec
-
-    from pmapviz.layout import pmap_sharding
 
     name = target.axis_name or "i"
     mesh = pmap_sharding(1, 0, target.n, name).mesh
@@ -270,8 +268,6 @@ def _variant(key: str, target: Target) -> Variant:
     """Compile one variant from abstract inputs; a variant that cannot express the target
     (e.g. vmap of a collective with axis_index_groups) is reported with JAX's reason."""
     import jax
-
-    from pmapviz.layout import pmap_sharding
 
     try:
         if key == "vmap":
@@ -320,8 +316,6 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
     import jax
     import jax.numpy as jnp
 
-    from pmapviz import collectives as col
-
     c = col.BY_KEY[key]
     col.check(c, n, m, groups)
     perm = col.check_perm(list(perm or col.ring(n, "right")), n) if key == "ppermute" else None
@@ -331,7 +325,7 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
                   (jax.ShapeDtypeStruct((n, m), jnp.float32),), (0,), 0, col.AXIS, n)  # fmt: skip
 
 
-def plan_target(program, plan) -> Target:
+def plan_target(program, plan: Plan) -> Target:
     """The explorer's program under a valid plan (shapes are abstract: nothing is allocated)."""
     import jax
     import jax.numpy as jnp
@@ -341,14 +335,14 @@ def plan_target(program, plan) -> Target:
     if plan.devices_used > jax.local_device_count():
         raise ValueError(f"the plan uses {plan.devices_used} devices; this process has "
                          f"{jax.local_device_count()}")  # fmt: skip
-    args = tuple(jax.ShapeDtypeStruct(tuple(s), jnp.dtype(d))
-                 for s, d in zip(plan.arg_shapes, plan.dtypes, strict=True))  # fmt: skip
-    given = plan.in_axes_given if plan.has_trees else plan.in_axes
+    args = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype))
+                 for leaf in plan.leaves)  # fmt: skip
+    given = plan.in_axes_given if plan.has_trees else plan.leaf_axes
     code = (f"jax.pmap(f, in_axes={pytrees.fmt_prefix(tuple(given))}, "
             f"out_axes={pytrees.fmt_prefix(plan.out_axes)}, "
             f"axis_name={plan.axis_name!r})  # f: {program.body(plan.axis_name)}")  # fmt: skip
     return Target(program.label, code, plan.leaf_fn(program.build(plan.axis_name)), args,
-                  tuple(plan.in_axes),
+                  plan.leaf_axes,
                   plan.out_axes, plan.axis_name, plan.devices_used)  # fmt: skip
 
 
@@ -357,8 +351,6 @@ def training_target(cfg) -> Target:
     import jax
     import jax.numpy as jnp
     import numpy as np
-
-    from pmapviz import training
 
     k, lb = cfg.devices, cfg.local_batch
     params = jax.tree.map(lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype),
@@ -385,8 +377,6 @@ def _analyse_collective(key: str, n: int, m: int, groups, perm) -> Analysis:
 
 @functools.lru_cache(maxsize=64)
 def _analyse_plan(ref: tuple, key: tuple) -> Analysis:
-    from pmapviz import planning, scenario
-
     program = scenario.program_for(*ref)
     return analyse(plan_target(program, planning.replan(program, key)))
 
@@ -395,7 +385,6 @@ def analyse_plan(program, plan) -> Analysis:
     """Cached by the plan's settings."""
     if not plan.ok:
         raise ValueError("only a valid plan can be compiled")
-    from pmapviz import scenario
 
     return _analyse_plan(scenario.program_ref(program), plan.key)
 
@@ -452,8 +441,6 @@ def hidden_communication(n: int, m: int = 1024, repeat: int = 5) -> list[Hidden]
     import jax
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
-
-    from pmapviz.layout import pmap_sharding
 
     x = jax.device_put(np.arange(1, n * m + 1, dtype=np.float32).reshape(n, m),
                        pmap_sharding(2, 0, n))  # fmt: skip

@@ -30,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from pmapviz import devicefacts, devices, memory
+from pmapviz import benchmarking as bench
+from pmapviz import devicefacts, devices, memory, timeline
+from pmapviz.layout import pmap_sharding
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR_SLACK = 1.1  # the floor may exceed the fastest run by at most 10 % (timer noise)
@@ -67,8 +69,6 @@ def facts_section() -> dict:
 
 def floor_section(sizes: tuple[int, ...] = (2**16, 2**20, 2**22)) -> dict:
     """A dot sweep at a few sizes: the floor against each size's fastest run."""
-    from pmapviz import benchmarking as bench
-
     n = devicefacts.facts().local_count
     rep = bench.sweep(bench.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(bench.IMPLS),
                       repeat=5)  # fmt: skip
@@ -100,8 +100,6 @@ def transfer_order_section(pairs: int = 2**23) -> dict:
     import jax
     import numpy as np
 
-    from pmapviz.layout import pmap_sharding
-
     dev0 = devicefacts.local_devices_for_work()[0]
 
     def put(host, layout) -> float:
@@ -126,8 +124,6 @@ def transfer_order_section(pairs: int = 2**23) -> dict:
 
 
 def timeline_section() -> dict:
-    from pmapviz import timeline
-
     n = devicefacts.facts().local_count
     tl, rows = timeline.collective_timeline("psum", n, 1024)
     return {"lanes": list(tl.lanes), "module": tl.module, "calls_seen": tl.calls_seen,

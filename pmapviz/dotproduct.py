@@ -27,7 +27,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, devices, memory
+from pmapviz import catalog, devicefacts, devices, memory, planning
+from pmapviz.layout import pmap_sharding
+from pmapviz.programs import bound_jax_caches, diff_stats, shards_of, timed_calls
 
 MIN_PAIRS = 1_000
 DEFAULT_PAIRS = 10_000_000
@@ -185,9 +187,6 @@ def run_dot(
 
 
 def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotResult:
-    from pmapviz import catalog, planning
-    from pmapviz.layout import pmap_sharding
-    from pmapviz.programs import bound_jax_caches, timed_calls
 
     step = progress or (lambda text, frac: None)
     block = pairs // n
@@ -249,8 +248,6 @@ def _reference(vmap_dot, host: tuple[np.ndarray, np.ndarray]) -> tuple[object, f
     and one timed run after a warm-up."""
     import jax
 
-    from pmapviz.programs import timed_calls
-
     (x0, y0), transfer_s = _put(host, jax.local_devices()[0])
     t = time.perf_counter()
     compiled = vmap_dot.lower(x0, y0).compile()
@@ -263,8 +260,6 @@ def _compare(out, ref, xs, ys, block: int) -> dict:
     """Reshape back and compare with the one-device reference, then numpy, block by block
     (device k's block is pairs k*block .. (k+1)*block of the flat result): no whole float64
     copies."""
-    from pmapviz.programs import diff_stats, shards_of
-
     ref_np = np.asarray(ref)  # (pairs,), read in place
     outs = shards_of(out)
     pairs_ = [(so.data[0], ref_np[k * block : (k + 1) * block]) for k, so in enumerate(outs)]
@@ -286,8 +281,6 @@ def _compare(out, ref, xs, ys, block: int) -> dict:
 
 def _without_vmap(pmap_vdot, xs, ys, out) -> tuple[tuple[int, ...], bool]:
     """pmap(vdot) without vmap: its shape, and whether it equals each device's block sum."""
-    from pmapviz.programs import shards_of
-
     wrong = pmap_vdot(xs, ys)
     wrong.block_until_ready()
     block_sums = np.array([so.data[0].sum() for so in shards_of(out)])

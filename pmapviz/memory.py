@@ -31,7 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmapviz import devicefacts, devices, turns
+from pmapviz.catalog import numpy_fn
 from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
+from pmapviz.planning import Plan
 from pmapviz.settings import fmt_bytes
 
 CHUNK = 1 << 16  # elements per chunk of host-side work (generation, comparisons)
@@ -279,17 +281,16 @@ def _out_leaves(plan) -> list[tuple[tuple, np.dtype]]:
                                                  strict=True)]  # fmt: skip
 
 
-def _numpy_check_bytes(plan, key: str | None) -> int:
+def _numpy_check_bytes(plan: Plan, key: str | None) -> int:
     """One device's numpy check: its float blocks as float64, numpy's result in numpy's own
     dtype. Without the program's key: as if it had a numpy version returning 8-byte items."""
-    from pmapviz.catalog import numpy_fn
-
     f_np = numpy_fn(key) if key is not None else None
     if plan.out_axes is None or (key is not None and f_np is None):
         return 0
+    dtypes = [leaf.dtype for leaf in plan.leaves]
     blocks = [np.dtype(np.float64) if device_dtype(d).kind not in "iub" else device_dtype(d)
-              for d in plan.dtypes]  # fmt: skip
-    shapes = plan.per_device_in_shapes
+              for d in dtypes]  # fmt: skip
+    shapes = [leaf.local_shape for leaf in plan.leaves]
     ins = sum(nbytes(s, dt) for s, dt in zip(shapes, blocks, strict=True) if dt == np.float64)
     if f_np is None:
         out_dt = np.dtype(np.float64)
@@ -300,7 +301,7 @@ def _numpy_check_bytes(plan, key: str | None) -> int:
     return ins + nbytes(out_shape if isinstance(out_shape, tuple) else (), out_dt)
 
 
-def live_run_bytes(plan, program_key: str | None = None) -> Need:
+def live_run_bytes(plan: Plan, program_key: str | None = None) -> Need:
     """Peak of ``programs.make_values`` + ``programs.run_plan``, inputs I and outputs O in the
     devices' dtypes: the host inputs and their placed copy, then the placed inputs, their
     one-device copy and the reference output (2I + O); the placed inputs, the reference and
@@ -310,8 +311,7 @@ def live_run_bytes(plan, program_key: str | None = None) -> Need:
     are placed); on the host the inputs, then every shard read back (I + O), the reference's
     output (O) and the check.
     """
-    i = sum(nbytes(s, device_dtype(d)) for s, d in zip(plan.arg_shapes, plan.dtypes,
-                                                         strict=True))  # fmt: skip
+    i = sum(nbytes(leaf.shape, device_dtype(leaf.dtype)) for leaf in plan.leaves)
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
     check = _numpy_check_bytes(plan, program_key)
     return Need(max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD,
@@ -369,11 +369,10 @@ def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) 
     return Need(max(probe, host + placed) + OVERHEAD, host + OVERHEAD, max(probe, placed))
 
 
-def plan_timing_bytes(plan) -> Need:
+def plan_timing_bytes(plan: Plan) -> Need:
     """Peak of ``benchmarking.measure_plan`` (bandwidth already measured): the host inputs,
     one implementation's placed copy, its output and that output's copy to the host."""
-    i = sum(nbytes(s, device_dtype(d)) for s, d in zip(plan.arg_shapes, plan.dtypes,
-                                                         strict=True))  # fmt: skip
+    i = sum(nbytes(leaf.shape, device_dtype(leaf.dtype)) for leaf in plan.leaves)
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
     return Need(2 * i + 2 * o + OVERHEAD, i + o + OVERHEAD, i + o)
 

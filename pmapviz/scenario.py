@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from pmapviz import catalog, expr, settings
+from pmapviz import catalog, expr, planning, pytrees, settings
 
 EXPR = "expr"  # fn value for "your own f"
 EXPR_LABEL = "Your own f: type an expression"
@@ -69,8 +69,6 @@ def has_numpy_version(program: catalog.Program) -> bool:
 
 def parse_plan_devices(text: str, n_devices: int) -> int:
     """'' -> this server's ``n_devices``; else a whole number from 1 to MAX_PLAN_DEVICES."""
-    from pmapviz import settings
-
     if not str(text).strip():
         return n_devices
     return settings.parse_int(text, "Plan for N devices", 1, MAX_PLAN_DEVICES)
@@ -142,8 +140,6 @@ class Scenario:
     def resized(self, new_pn: str, n_devices: int) -> Scenario:
         """``pn`` set to ``new_pn``; each mapped axis whose size was the old device count is
         resized to the new one (text that does not parse is left as it is)."""
-        from pmapviz import settings
-
         try:
             old, new = (parse_plan_devices(t, n_devices) for t in (self.pn, new_pn))
         except settings.SettingError:
@@ -204,8 +200,6 @@ class Scenario:
 
     def plans_elsewhere(self, n_devices: int) -> int | None:
         """The device count the explorer plans for, when it is not this server's."""
-        from pmapviz import settings
-
         try:
             pn = parse_plan_devices(self.pn, n_devices)
         except settings.SettingError:
@@ -218,8 +212,6 @@ class Scenario:
         "plan for N devices" setting, default ``n_devices``). Errors are messages about text
         that is not a function, expression, shape, dtype, axis or name (the plan is None
         then); otherwise the planner's verdict on these settings."""
-        from pmapviz import planning, settings
-
         errors: list[str] = []
 
         def attempt(parse, *args):
@@ -239,11 +231,11 @@ class Scenario:
         n = attempt(parse_plan_devices, self.pn, n_devices) if use_pn else n_devices
         shapes, axes, dtypes = [], [], []
         for k, arg in enumerate(program.arg_names):
-            shapes.append(attempt(settings.parse_shape_tree, self.shapes[k], f"shape of {arg}"))
-            axes.append(attempt(settings.parse_axis_tree, self.in_axes[k], f"in_axes of {arg}"))
+            shapes.append(attempt(pytrees.parse_shape_tree, self.shapes[k], f"shape of {arg}"))
+            axes.append(attempt(pytrees.parse_axis_tree, self.in_axes[k], f"in_axes of {arg}"))
             dtypes.append(attempt(settings.parse_choice, self.dtypes[k], f"dtype of {arg}",
                                   settings.DTYPES))  # fmt: skip
-        out_axes = attempt(settings.parse_axis_tree, self.out, "out_axes")
+        out_axes = attempt(pytrees.parse_axis_tree, self.out, "out_axes")
         axis_name = attempt(settings.parse_axis_name, self.name)
         if errors:
             return program, None, errors
@@ -280,13 +272,13 @@ def schema(n_devices: int) -> settings.Schema:
     fields = [s.choice_field("fn", "Function", FUNCTIONS, defaults["fn"]),
               s.text_field("args", "Arguments of f", defaults["args"], _check_args),
               s.text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
-              s.text_field("out", "out_axes", defaults["out"], s.parse_axis_tree),
+              s.text_field("out", "out_axes", defaults["out"], pytrees.parse_axis_tree),
               s.text_field("name", "axis_name", defaults["name"], _check_axis_name),
               s.text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
     for k in range(MAX_ARGS):
         fields += [
-            s.text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], s.parse_shape_tree),
+            s.text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], pytrees.parse_shape_tree),
             s.choice_field(f"d{k}", f"dtype {k + 1}", s.DTYPES, defaults[f"d{k}"]),
-            s.text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], s.parse_axis_tree),
+            s.text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], pytrees.parse_axis_tree),
         ]
     return s.Schema(tuple(fields), (s.Joint(("args", "body"), _check_expression),))

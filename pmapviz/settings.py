@@ -200,32 +200,6 @@ def parse_axis(text: Any, name: str = "axis") -> int | None:
     return int(raw)
 
 
-def parse_shape_tree(text: Any, name: str = "shape") -> Any:
-    """A shape (as :func:`parse_shape`), or a dict / tuple of shapes for a pytree argument:
-    "{'w': (5, 2), 'b': (2,)}", "((8, 4), (8,))" (see :mod:`pmapviz.pytrees`)."""
-    from pmapviz import pytrees
-
-    if not pytrees.is_tree_text(text):
-        return parse_shape(text, name)
-    tree = pytrees.parse_tree(text, name, "shape")
-    for leaf_name, shape in pytrees.leaves(tree, name):
-        if len(shape) > MAX_RANK:
-            raise SettingError(f"{leaf_name} has {len(shape)} axes; at most {MAX_RANK} are "
-                               "supported.")  # fmt: skip
-        check_elements(shape, leaf_name)
-    return tree
-
-
-def parse_axis_tree(text: Any, name: str = "axis") -> Any:
-    """An axis (as :func:`parse_axis`), or a pytree prefix of axes: "{'w': None, 'b': 0}",
-    "(0, None)" (see :mod:`pmapviz.pytrees`)."""
-    from pmapviz import pytrees
-
-    if not any(ch in str(text if text is not None else "") for ch in "([{"):
-        return parse_axis(text, name)
-    return pytrees.parse_tree(text, name, "axis")
-
-
 def parse_axis_name(text: Any) -> str | None:
     """'' -> None; 'i', 'batch_1' -> the name. Only simple ASCII names: it ends up in code."""
     raw = str(text if text is not None else "").strip()

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from pmapviz import devices, memory
 from pmapviz.devicefacts import Rates
+from pmapviz.planning import Plan
 
 COMPILE_S = 0.25  # one lower + compile of a small program
 CALL_S = 0.5e-3  # dispatch of one call, pmap on 8 emulated devices ~0.25 ms
@@ -99,37 +101,42 @@ def check_sweep(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
 
 
 # ---------------------------------------------------------------- training
-def training_step_seconds(cfg, rates: Rates) -> float:
-    from pmapviz.training import CLASSES, FEATURES, HIDDEN
+@dataclass(frozen=True)
+class Step:
+    """One training step, in numbers (the training module says what its models cost)."""
 
-    params = FEATURES + 1 if cfg.model == "linear" else (FEATURES + 1) * HIDDEN + (
-        HIDDEN + 1) * CLASSES  # fmt: skip
-    flops = 2 * 6 * cfg.batch * params  # forward + backward, data-parallel and one device
-    nbytes = 3 * cfg.batch * (FEATURES + 1) * 4  # the batch placed twice, read once
-    return STEP_S + STEP_PER_DEVICE_S * cfg.devices + rates.call_s(flops, nbytes, CALL_S)
+    flops: float  # forward and backward, data-parallel and on one device
+    nbytes: int  # bytes moved per step
+    devices: int
 
 
-def check_training(cfg, limit_s: float | None = None, rates: Rates | None = None) -> float:
-    """Estimated seconds for ``train(cfg)``; raises TooLong with the most steps that fit."""
+def training_step_seconds(step: Step, rates: Rates) -> float:
+    return STEP_S + STEP_PER_DEVICE_S * step.devices + rates.call_s(step.flops, step.nbytes,
+                                                                    CALL_S)  # fmt: skip
+
+
+def check_training(steps: int, step: Step, limit_s: float | None = None,
+                   rates: Rates | None = None) -> float:  # fmt: skip
+    """Estimated seconds for ``steps`` training steps; raises TooLong with the most that fit."""
     limit = _limit(limit_s)
     rates = rates or machine_rates()
-    per_step = training_step_seconds(cfg, rates)
+    per_step = training_step_seconds(step, rates)
     fixed = FIXED_S + 4 * COMPILE_S  # both steps, forward and backward
-    est = fixed + cfg.steps * per_step
+    est = fixed + steps * per_step
     if est <= limit:
         return est
     fit = max(0, int((limit - fixed) / per_step))
     advice = (f" At most {fit:,} steps fit; or use a smaller batch or fewer devices." if fit
               else " Even one step does not fit: use a smaller batch.")  # fmt: skip
     raise TooLong(
-        f"Training {cfg.steps:,} steps would take about {est:,.0f} s ({per_step * 1e3:.1f} ms "
+        f"Training {steps:,} steps would take about {est:,.0f} s ({per_step * 1e3:.1f} ms "
         f"per step, estimated from {rates.describe()}); the limit is {limit:.0f} s per "
         f"action.{advice}", est, limit,
     )  # fmt: skip
 
 
 # ---------------------------------------------------------------- a plan (live run, explorer)
-def plan_cost(plan, program=None) -> tuple[float, float]:
+def plan_cost(plan: Plan, program=None) -> tuple[float, float]:
     """(FLOPs, bytes) of one call of the plan over all devices. FLOPs come from XLA's cost
     analysis of jit(vmap(f)) when ``program`` is given (no compile: lowering only)."""
     nbytes = memory.live_run_bytes(plan).total / 3  # inputs and outputs once
@@ -139,10 +146,10 @@ def plan_cost(plan, program=None) -> tuple[float, float]:
         import jax.numpy as jnp
 
         try:
-            fn = jax.vmap(plan.leaf_fn(program.build(plan.axis_name)), in_axes=plan.in_axes,
+            fn = jax.vmap(plan.leaf_fn(program.build(plan.axis_name)), in_axes=plan.leaf_axes,
                           out_axes=plan.out_axes, axis_name=plan.axis_name)  # fmt: skip
-            specs = [jax.ShapeDtypeStruct(s, jnp.dtype(d))
-                     for s, d in zip(plan.arg_shapes, plan.dtypes, strict=True)]  # fmt: skip
+            specs = [jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype))
+                     for leaf in plan.leaves]  # fmt: skip
             cost = jax.jit(fn).lower(*specs).cost_analysis() or {}
             flops = float(cost.get("flops", 0.0))
             nbytes = max(nbytes, float(cost.get("bytes accessed", 0.0)))
@@ -158,7 +165,7 @@ def plan_seconds(plan, calls: int, compiles: int, rates: Rates, program=None) ->
     return fixed + calls * rates.call_s(flops, nbytes, CALL_S)
 
 
-def check_plan(plan, calls: int, compiles: int, limit_s: float | None = None, program=None,
+def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = None, program=None,
                rates: Rates | None = None, what: str = "This run") -> float:  # fmt: skip
     """Estimated seconds for ``calls`` calls of the plan; TooLong says how much smaller fits."""
     limit = _limit(limit_s)
@@ -168,10 +175,11 @@ def check_plan(plan, calls: int, compiles: int, limit_s: float | None = None, pr
         return est
     fixed = FIXED_S + compiles * COMPILE_S + calls * CALL_S
     share = max(0.0, (limit - fixed) / max(est - fixed, 1e-9))
-    axis = max(range(len(plan.arg_shapes[0])), key=lambda a: plan.arg_shapes[0][a], default=None)
+    first = plan.leaves[0].shape
+    axis = max(range(len(first)), key=lambda a: first[a], default=None)
     example = ""
     if axis is not None and share > 0:
-        size = plan.arg_shapes[0][axis]
+        size = first[axis]
         example = f" (e.g. the largest axis from {size:,} to at most {int(size * share):,})"
     advice = (f" Make the inputs about {share:.0%} of their size{example}." if share > 0
               else " Even tiny inputs do not fit this limit.")  # fmt: skip

@@ -27,8 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pmapviz import collectives as col
 from pmapviz import devicefacts, turns
+from pmapviz.compiled import analyse_collective
 from pmapviz.hlo import KINDS
+from pmapviz.layout import pmap_sharding
 
 TURNS = turns.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
@@ -316,10 +319,6 @@ def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
     """A collective of the playground: compiled (pmapviz.compiled), traced, and each collective's
     measured time beside the ring model."""
     import jax
-
-    from pmapviz import collectives as col
-    from pmapviz.compiled import analyse_collective
-    from pmapviz.layout import pmap_sharding
 
     analysis = analyse_collective(key, n, m, groups, perm)
     t = analysis.target

@@ -14,7 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from pmapviz import devicefacts, settings
+from pmapviz import benchmarking as bench
+from pmapviz import (
+    catalog,
+    cluster,
+    collectives,
+    devicefacts,
+    dotproduct,
+    planning,
+    programs,
+    settings,
+    training,
+)
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape
 
@@ -70,8 +81,6 @@ def step_devices(ctx: Context) -> list[Block]:
 
 
 def step_hello(ctx: Context) -> list[Block]:
-    from pmapviz import programs
-
     r = programs.run_hello(programs.hello_program(), ctx.n)
     cells = [(s.device, s.position, int(x.data[0]), int(s.data[0]))
              for x, s in zip(r.inputs, r.outputs, strict=True)]  # fmt: skip
@@ -91,8 +100,6 @@ def step_hello(ctx: Context) -> list[Block]:
 
 
 def step_dot(ctx: Context) -> list[Block]:
-    from pmapviz import dotproduct
-
     n, pairs = ctx.n, ctx.n * 10_000
     r = dotproduct.run_dot(pairs, n, repeat=2, limit=10**8)
     block = f"{10_000_000 // n:_}"
@@ -115,8 +122,6 @@ def step_dot(ctx: Context) -> list[Block]:
 def step_too_many(ctx: Context) -> list[Block]:
     import jax
     import numpy as np
-
-    from pmapviz import catalog, planning
 
     n = ctx.n
     try:  # the real, cryptic message
@@ -164,16 +169,15 @@ def _case(n: int, fn: str, shapes, axes, out) -> Scenario:
 
 
 def step_axes(ctx: Context) -> list[Block]:
-    from pmapviz import catalog
-
     rows = []
     for label, fn, shapes, axes, out in AXES_CASES:
         scenario = _case(ctx.n, fn, shapes, axes, out)
         _, p, _ = scenario.plan(ctx.n)
         rows.append({"case": label, "f": catalog.get(fn).body(None),
-                     "inputs": ", ".join(fmt_shape(s) for s in p.arg_shapes),
-                     "in_axes": str(p.in_axes_typed), "out_axes": p.out_axes,
-                     "each device gets": ", ".join(fmt_shape(s) for s in p.per_device_in_shapes),
+                     "inputs": ", ".join(fmt_shape(leaf.shape) for leaf in p.leaves),
+                     "in_axes": str(p.in_axes_given), "out_axes": p.out_axes,
+                     "each device gets": ", ".join(fmt_shape(leaf.local_shape)
+                                                   for leaf in p.leaves),
                      "result": fmt_shape(p.out_shapes)})  # fmt: skip
     broadcast = _case(ctx.n, *AXES_CASES[0][1:])
     axis1 = _case(ctx.n, "add", ("3, {n}", "3, {n}"), ("1", "1"), "1")
@@ -190,8 +194,6 @@ def step_axes(ctx: Context) -> list[Block]:
 
 def step_collectives(ctx: Context) -> list[Block]:
     import numpy as np
-
-    from pmapviz import collectives
 
     n = ctx.n
     blocks = [Block("markdown", "With `axis_name='i'`, the copies of f can talk: "
@@ -213,8 +215,6 @@ def step_collectives(ctx: Context) -> list[Block]:
 
 
 def step_training(ctx: Context) -> list[Block]:
-    from pmapviz import training
-
     n = ctx.n
     h = training.train(training.Config("linear", n, 32 * n, 30, 0.05))
     return [
@@ -236,8 +236,6 @@ def step_training(ctx: Context) -> list[Block]:
 
 
 def step_processes(ctx: Context) -> list[Block]:
-    from pmapviz import cluster
-
     return [
         Block("markdown", "Across hosts, each process sees its **local** devices; collectives "
               "span the **global** ones. This starts two real processes with one device each, "
@@ -256,8 +254,6 @@ def step_scaling(ctx: Context) -> list[Block]:
 
 
 def step_today(ctx: Context) -> list[Block]:
-    from pmapviz import programs
-
     n, r = ctx.n, programs.three_ways(ctx.n, 1000)
     table = "\n".join([
         "| API | view | input | result | agrees with pmap |",
@@ -319,8 +315,6 @@ STEPS: tuple[Step, ...] = (
 # ---------------------------------------------------------------- demos behind a button
 def launch_two_processes(on_wait=None) -> list[dict]:
     """Two real processes with one device each (step 8); raises ClusterError on failure."""
-    from pmapviz import cluster
-
     res = cluster.launch(2, 1, timeout=30, compare_single=False, on_wait=on_wait)
     return [{"process": p["process_index"], "local devices": str(p["local_device_ids"]),
              "global devices": p["global_devices"], "psum": p["psum"]}
@@ -330,8 +324,6 @@ def launch_two_processes(on_wait=None) -> list[dict]:
 def time_one_and_all(n: int, on_wait=None) -> list[dict]:
     """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
     count divides; raises BenchError on failure."""
-    from pmapviz import benchmarking as bench
-
     size = bench.size_choices("elementwise", [1, n])[1]
     rep = bench.sweep(
         bench.WORKLOADS["elementwise"], [size], [1, n], ["pmap", "vmap"], repeat=5, on_wait=on_wait

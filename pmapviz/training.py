@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import memory, settings
+from pmapviz import memory, settings, timebudget
+from pmapviz.layout import pmap_sharding
+from pmapviz.programs import shards_of
 
 MODELS = ("linear", "mlp")
 REDUCTIONS = ("pmean", "psum")
@@ -43,6 +45,18 @@ class Config:
     @property
     def local_batch(self) -> int:
         return self.batch // self.devices
+
+
+def step_cost(cfg: Config) -> timebudget.Step:
+    """What one step of ``cfg`` costs: FLOPs (forward and backward, data-parallel and one
+    device) and bytes (the batch placed twice, read once)."""
+    params = FEATURES + 1 if cfg.model == "linear" else (FEATURES + 1) * HIDDEN + (
+        HIDDEN + 1) * CLASSES  # fmt: skip
+    return timebudget.Step(
+        flops=2 * 6 * cfg.batch * params,
+        nbytes=3 * cfg.batch * (FEATURES + 1) * 4,
+        devices=cfg.devices,
+    )
 
 
 @dataclass
@@ -97,10 +111,8 @@ def validate(cfg: Config, n_available: int, time_limit: float | None = None) -> 
         )
     if not (np.isfinite(cfg.lr) and 0 < cfg.lr <= 100):
         raise TrainError("The learning rate must be a number above 0 and at most 100.")
-    from pmapviz import timebudget
-
     try:
-        timebudget.check_training(cfg, time_limit)
+        timebudget.check_training(cfg.steps, step_cost(cfg), time_limit)
     except timebudget.TooLong as err:
         raise TrainError(str(err)) from err
 
@@ -245,8 +257,6 @@ def train(
 def _train(cfg: Config, progress, should_stop, steps_fn) -> History:
     import jax
 
-    from pmapviz.layout import pmap_sharding
-
     memory.large_arrays_return_to_the_os()
     k, lb = cfg.devices, cfg.local_batch
     x_all, y_all = make_data(cfg)
@@ -295,8 +305,6 @@ def _train(cfg: Config, progress, should_stop, steps_fn) -> History:
 def replica_spread(replicated) -> float:
     """max |params on device d - params on device 0| over every leaf, read per shard."""
     import jax
-
-    from pmapviz.programs import shards_of
 
     worst = 0.0
     for leaf in jax.tree.leaves(replicated):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmapviz import benchmarking, cluster, collectives, scenario, settings, tour, training
+from pmapviz import benchmarking, cluster, collectives, pytrees, scenario, settings, tour, training
 from pmapviz.settings import SettingError
 
 NON_ASCII_DIGITS = ["²", "¹", "³", "١", "５", "٣", "߁", "𝟖"]
@@ -294,15 +294,15 @@ def test_size_messages_quote_the_users_text():
         settings.parse_shape("8, " + "9" * 20, "shape of x")
     assert str(err.value).startswith("shape of x: the size `" + "9" * 17)
     with pytest.raises(settings.SettingError, match="^shape: "):
-        settings.parse_shape_tree("{'w': (5, x)}")
+        pytrees.parse_shape_tree("{'w': (5, x)}")
 
 
 def test_axis_and_axis_name_words():
     for none in ("None", "none", "null", "", "  "):
         assert settings.parse_axis(none) is None
-    assert settings.parse_axis_tree("null") is None
+    assert pytrees.parse_axis_tree("null") is None
     with pytest.raises(settings.SettingError, match="^in_axes 2 `x` is not an axis"):
-        settings.parse_axis_tree("x", "in_axes 2")
+        pytrees.parse_axis_tree("x", "in_axes 2")
     assert settings.parse_axis_name("batch_1") == "batch_1"
     for bad in ("1i", "a-b", "x" * 33, "é"):
         with pytest.raises(settings.SettingError):

@@ -82,14 +82,14 @@ def test_default_limit_comes_from_the_settings():
 def test_training_over_the_limit_says_how_many_steps_fit():
     cfg = training.Config("mlp", TEST_DEVICES, 65536, 2000)
     with pytest.raises(timebudget.TooLong) as err:
-        timebudget.check_training(cfg, limit_s=5, rates=RATES)
+        timebudget.check_training(cfg.steps, training.step_cost(cfg), limit_s=5, rates=RATES)
     fit = int(str(err.value).split("At most ")[1].split()[0].replace(",", ""))
     assert 0 < fit < 2000
     ok = training.Config("mlp", TEST_DEVICES, 65536, fit)
-    assert timebudget.check_training(ok, limit_s=5, rates=RATES) <= 5
+    assert timebudget.check_training(ok.steps, training.step_cost(ok), limit_s=5, rates=RATES) <= 5
     with pytest.raises(timebudget.TooLong):
-        timebudget.check_training(training.Config("mlp", TEST_DEVICES, 65536, fit + 1), 5,
-                                  rates=RATES)  # fmt: skip
+        over = training.Config("mlp", TEST_DEVICES, 65536, fit + 1)
+        timebudget.check_training(over.steps, training.step_cost(over), 5, rates=RATES)
     with pytest.raises(training.TrainError, match="At most"):  # through validate, as pages do
         training.validate(cfg, TEST_DEVICES, time_limit=5)
     training.validate(training.Config(), TEST_DEVICES)  # the defaults fit the default limit
