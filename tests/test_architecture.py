@@ -149,6 +149,7 @@ def test_tests_mirror_the_package():
     """One test file per core module (tests/core/test_<module>.py), and per module of the ui
     package (tests/core/ui/test_<module>.py)."""
     expected = {p: ROOT / "tests" / "core" / f"test_{p.stem}.py" for p in CORE}
+    expected |= {p: ROOT / "tests" / "core" / "ui" / f"test_{p.stem}.py" for p in UI}
     missing = [str(t.relative_to(ROOT)) for p, t in expected.items()
                if p.name not in ("__init__.py", "__main__.py") and not t.exists()]  # fmt: skip
     assert not missing, f"missing {missing}"
@@ -178,3 +179,116 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
     assert not [c for p in sources for c in _st_calls(p, ("dataframe", "table"))]
     imports = [p.name for p in sources if "pandas" in set(_imports(p))]
     assert imports == [], "import pandas through warmup.pandas()"
+
+
+# ---------------------------------------------------------------- floors: imports go down only
+FLOORS = {  # each module stands on a floor and imports only from its floor or below
+    0: "settings palette turns hlo catalog",  # text and values
+    1: "pytrees expr devicefacts devices",  # vocabulary
+    2: "planning layout scenario",  # shapes
+    3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
+    4: "programs collectives compiled timeline training dotproduct benchmarking cluster worker",
+    5: "charts timecharts codegen presets tour doctor",  # presentation without Streamlit
+    6: "ui cli warmup __main__ __init__ app pages",  # adapters
+}
+FLOOR = {name: floor for floor, names in FLOORS.items() for name in names.split()}
+FLOOR_NAMES = ("text and values", "vocabulary", "shapes", "estimators", "runners",
+               "presentation", "adapters")  # fmt: skip
+SOURCES = [*CORE, *UI, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+
+
+def _node(path: Path) -> str:
+    """A module's name in the import graph: pmapviz.x -> x, pmapviz/ui/* -> ui.*, pages.*."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[1:] if rel.parts[0] == "pmapviz" else rel.parts
+    return ".".join(parts)
+
+
+def _floor(node: str) -> int:
+    return FLOOR[node.split(".")[0]]
+
+
+def _pmapviz_imports(path: Path):
+    """(target node, line, inside a function?) for every import of a pmapviz module, top-level
+    or not: an import tucked into a function still makes an edge (and can hide a cycle)."""
+    tree = ast.parse(path.read_text())
+    inner = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+             for n in ast.walk(f)}  # fmt: skip
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pmapviz"):
+            base = node.module.split(".")[1:]
+            targets = [".".join(base)] if base else [a.name for a in node.names]
+            if base == ["ui"]:
+                targets = ["ui." + a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name.split(".", 1)[1] for a in node.names
+                       if a.name.startswith("pmapviz.")]  # fmt: skip
+        else:
+            continue
+        for target in targets:
+            yield target.removesuffix(".__init__"), node.lineno, id(node) in inner
+
+
+def _graph() -> dict[str, set[str]]:
+    graph = {}
+    for path in SOURCES:
+        me = _node(path)
+        graph[me] = {t for t, _, _ in _pmapviz_imports(path) if t != me}
+    return graph
+
+
+def test_every_module_has_a_floor():
+    """A new module takes a floor in FLOORS (the README's table) before it lands."""
+    assert not [n for n in _graph() if n.split(".")[0] not in FLOOR]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_node)
+def test_modules_import_only_their_floor_or_below(path):
+    me = _node(path)
+    up = [f"{t} (floor {_floor(t)}, {FLOOR_NAMES[_floor(t)]}) at line {line}"
+          for t, line, _ in _pmapviz_imports(path)
+          if t.split(".")[0] in FLOOR and _floor(t) > _floor(me)]  # fmt: skip
+    assert not up, f"{me} (floor {_floor(me)}) imports upward: {up}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_node)
+def test_imports_between_pmapviz_modules_are_at_module_level(path):
+    """JAX stays lazy inside functions; pmapviz modules never do, so no import hides a cycle.
+    The package's ``__init__`` is the one exception: its PEP 562 ``__getattr__`` keeps
+    ``import pmapviz`` from loading the planner."""
+    inner = [f"{t} at line {line}" for t, line, inside in _pmapviz_imports(path) if inside]
+    assert _node(path) == "__init__" or not inner, f"move to the top: {inner}"
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = _graph()
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path, node, nxt]
+            if nxt not in state and (cycle := visit(nxt, [*path, node])):
+                return cycle
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start, [])):
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_the_floor_checks_catch_an_upward_import_and_a_cycle(tmp_path, monkeypatch):
+    """The checks themselves can fail: a settings module importing the planner is upward."""
+    fake = tmp_path / "pmapviz"
+    fake.mkdir()
+    (fake / "settings.py").write_text("def f():\n    from pmapviz import planning\n")
+    (fake / "planning.py").write_text("from pmapviz import settings\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    found = list(_pmapviz_imports(fake / "settings.py"))
+    assert found == [("planning", 2, True)]
+    assert _floor("planning") > _floor(_node(fake / "settings.py"))
+    monkeypatch.setattr(sys.modules[__name__], "SOURCES", sorted(fake.glob("*.py")))
+    with pytest.raises(pytest.fail.Exception, match="import cycle"):
+        test_the_import_graph_has_no_cycle()
