@@ -238,11 +238,7 @@ def measure(impl: str, wl: Workload, k: int, size: int, host: list[np.ndarray], 
     np.asarray(out)
     d2h_s = clock() - t if impl != "numpy" else 0.0
     del out  # no result is held across timed calls, so each reuses the allocator's memory
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        jax.block_until_ready(run(*placed))
-        times.append(clock() - t)
+    _, times = devicefacts.timed_calls(lambda: run(*placed), repeat, clock, warm=False)
     moved = wl.bytes_moved(size)
     return Measurement(impl, k, size, compile_s, transfer_s, times, d2h_s,
                        moved / (bandwidth_gbs * 1e9), moved)  # fmt: skip

@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 PLATFORM_NAMES = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
 MiB = 2**20
@@ -415,18 +416,35 @@ class Rates:
                 "block_until_ready")  # fmt: skip
 
 
-def best_time(run: Callable[[], object], repeat: int,
-              clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
-    """The fastest of ``repeat`` warm calls of ``run`` (its result waited for)."""
+def timed_calls(run: Callable[[], Any], repeat: int,
+                clock: Callable[[], float] = time.perf_counter, warm: bool = True,
+                free: bool = True) -> tuple[Any, list[float]]:  # fmt: skip
+    """The one timing loop every measurement in pmapviz uses: a warm-up call (not timed;
+    ``warm=False`` when the caller made it), then ``repeat`` calls of ``run``, each timed to
+    ``block_until_ready``. With ``free``, the previous output's buffers are deleted before the
+    next call, so one output exists at a time (not for a ``run`` that feeds its output back,
+    such as a donated in-place update). Returns the last output and the seconds per call."""
     import jax
 
-    jax.block_until_ready(run())  # warm-up
-    times = []
+    out, times = (run() if warm else None), []
     for _ in range(repeat):
+        if out is not None:
+            jax.block_until_ready(out)
+            if free:
+                for leaf in jax.tree.leaves(out):
+                    if isinstance(leaf, jax.Array):  # freed now, not when the runtime gets to it
+                        leaf.delete()
         t = clock()
-        jax.block_until_ready(run())
+        out = run()
+        jax.block_until_ready(out)
         times.append(clock() - t)
-    return max(min(times), 1e-9)
+    return out, times
+
+
+def best_time(run: Callable[[], object], repeat: int,
+              clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """The fastest of ``repeat`` warm calls of ``run`` (:func:`timed_calls`)."""
+    return max(min(timed_calls(run, repeat, clock, free=False)[1]), 1e-9)
 
 
 def measure_bandwidth(

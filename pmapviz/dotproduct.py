@@ -29,7 +29,7 @@ import numpy as np
 
 from pmapviz import catalog, devicefacts, devices, memory, planning
 from pmapviz.layout import pmap_sharding
-from pmapviz.programs import bound_jax_caches, diff_stats, shards_of, timed_calls
+from pmapviz.programs import bound_jax_caches, diff_stats, shards_of
 
 MIN_PAIRS = 1_000
 DEFAULT_PAIRS = 10_000_000
@@ -214,7 +214,7 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
     bound_jax_caches()  # pmap_dot keeps each new size's program in JAX's caches
 
     step(f"Running on {n} devices ({repeat} timed runs after a warm-up)", 0.6)
-    out, run_all = timed_calls(compiled, (xs, ys), repeat)
+    out, run_all = devicefacts.timed_calls(lambda: compiled(xs, ys), repeat)
 
     step("Comparing: reshape back, then pmap vs vmap, and numpy block by block", 0.75)
     cmp = _compare(out, ref, xs, ys, block)
@@ -252,7 +252,7 @@ def _reference(vmap_dot, host: tuple[np.ndarray, np.ndarray]) -> tuple[object, f
     t = time.perf_counter()
     compiled = vmap_dot.lower(x0, y0).compile()
     compile_s = time.perf_counter() - t
-    ref, times = timed_calls(compiled, (x0, y0), 1)
+    ref, times = devicefacts.timed_calls(lambda: compiled(x0, y0), 1)
     return ref, transfer_s, compile_s, times[0]
 
 

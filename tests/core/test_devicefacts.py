@@ -194,3 +194,30 @@ def test_exported_scripts_on_a_gpu_set_no_cpu_devices(fake_devices):
     assert setup.startswith("assert jax.device_count() >= 8")
     about, setup = devicefacts.export_header(devicefacts.facts(), 8)
     assert "8 emulated CPU device(s)" in about and '"jax_num_cpu_devices", 8' in setup
+
+
+def test_timed_calls_is_one_warm_loop_that_frees_each_output():
+    import time
+
+    import jax
+
+    outputs = []
+
+    def run():
+        time.sleep(0.01)
+        outputs.append(jax.numpy.ones(2) + 1)
+        return outputs[-1]
+
+    out, times = devicefacts.timed_calls(run, 3)
+    assert len(outputs) == 4 and len(times) == 3  # a warm-up, then three timed calls
+    assert all(0.009 < t < 1.0 for t in times), times
+    assert [o.is_deleted() for o in outputs] == [True, True, True, False]  # one at a time
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0])
+    _, times = devicefacts.timed_calls(run, 2, warm=False, free=False)
+    assert len(outputs) == 6 and not outputs[4].is_deleted()  # no warm-up, nothing freed
+
+
+def test_timed_calls_reads_the_clock_around_each_call_only():
+    ticks = iter([0.0, 0.5, 1.0, 3.0])
+    _, times = devicefacts.timed_calls(lambda: None, 2, clock=lambda: next(ticks))
+    assert times == [0.5, 2.0]
