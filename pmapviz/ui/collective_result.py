@@ -36,7 +36,7 @@ def show(out: collectives.Outcome, choice: collectives.Choice, m: int,
     st.code(f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})",
             language="python")  # fmt: skip
     with presenter.picture(slot):
-        grids.show(rows(out, coll, choice, labels, n), collectives.picture_label(out))
+        grids.show(rows(out, choice, labels), collectives.picture_label(out))
     for warning in out.warnings:
         st.warning(warning, icon=":material/warning:")
     if coll.key == "ppermute":
@@ -59,9 +59,10 @@ def show(out: collectives.Outcome, choice: collectives.Choice, m: int,
                                                                choice.perm), labels)  # fmt: skip
 
 
-def rows(out, coll, choice, labels: list[str], n: int) -> grids.Rows:
+def rows(out: collectives.Outcome, choice: collectives.Choice, labels: list[str]) -> grids.Rows:
     """The picture's rows: each device, its x before and y after, numpy's answer where y is
     wrong, and where each piece came from (or which devices each result combines)."""
+    coll, n = out.collective, out.n
     show_values = collectives.show_values
     grid = [
         ("device", [(labels[d], d, f"{labels[d]}: position {d} on the axis") for d in range(n)]),

@@ -6,6 +6,7 @@ import pytest
 from streamlit.runtime.pages_manager import PagesManager
 
 from pmapviz.ui import shell
+from tests.core.ui.conftest import render, texts
 
 
 class _Rerun(Exception):
@@ -41,3 +42,36 @@ def test_a_page_outside_app_py_reruns_whatever_streamlits_flag_says(monkeypatch)
         assert seen == ["rerun"]  # another session's thread is not routed by this one
     with pytest.raises(_Rerun):
         shell.ensure_routed()  # the mark ends with the page
+
+
+def _failing(inside_fragment):
+    import streamlit as st
+
+    from pmapviz.ui import shell
+
+    @shell.fragment
+    def part():
+        raise RuntimeError("/secret/path/of/the/server")
+
+    if inside_fragment:
+        part()
+    else:
+        try:
+            raise KeyError("x")
+        except KeyError as err:
+            shell.page_failed(err)
+    st.markdown("the page goes on")
+
+
+def test_an_unforeseen_error_is_one_clear_line_and_its_type_never_a_traceback():
+    for inside, kind in ((True, "RuntimeError"), (False, "KeyError")):
+        at = render(_failing, inside)
+        assert not at.exception
+        assert "unexpected problem" in at.error[0].value and at.code[0].value == kind
+        assert "secret" not in texts(at) and at.markdown[-1].value == "the page goes on"
+
+
+def test_every_page_has_its_entry_and_home_comes_first():
+    assert shell.PAGES[0].url_path == "home"
+    assert shell.page_info("pages/tour.py").title == "Guided tour"
+    assert len({p.url_path for p in shell.PAGES}) == len(shell.PAGES)

@@ -1,0 +1,21 @@
+"""One ui component at a time, in AppTest: ``render(script, *args, query=..., state=...)``
+runs ``script(*args)`` (a function that imports what it draws) as a Streamlit script."""
+
+from streamlit.testing.v1 import AppTest
+
+
+def render(script, *args, query: dict | None = None, state: dict | None = None,
+           timeout: float = 120) -> AppTest:  # fmt: skip
+    at = AppTest.from_function(script, args=args, default_timeout=timeout)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def texts(at: AppTest) -> str:
+    """Every text element's value, one per line."""
+    kinds = ("markdown", "caption", "error", "warning", "info", "success", "title", "subheader",
+             "header", "code")  # fmt: skip
+    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
