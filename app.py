@@ -9,7 +9,7 @@ import sys
 
 import streamlit as st
 
-from pmapviz import devices, warmup  # import no JAX
+from pmapviz import devices, settings, warmup  # import no JAX
 
 st.set_page_config(page_title="pmapviz", page_icon=":material/grid_view:", layout="wide")
 st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.toml
@@ -17,7 +17,7 @@ st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.to
 try:
     _settings = devices.parse_settings(sys.argv[1:], os.environ)
     devices.apply(_settings)  # before anything else touches JAX
-except devices.SettingsError as err:
+except settings.SettingError as err:
 
     def _cannot_start(message: str = str(err), missing: bool = isinstance(
             err, devices.PlatformUnavailable)) -> None:  # fmt: skip

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 from pmapviz import devicefacts
 from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  (re-exported)
-from pmapviz.settings import SettingError as SettingsError  # one error type for every setting
-from pmapviz.settings import parse_bytes
+from pmapviz.settings import SettingError, parse_bytes
 
 MIN_DEVICES = 1
 MAX_DEVICES = 64
@@ -48,7 +47,7 @@ class Settings:
     max_device_bytes: int | None = None  # the server's device memory budget (GPU, TPU)
 
 
-class PlatformUnavailable(SettingsError):
+class PlatformUnavailable(SettingError):
     """The platform asked for cannot start here; the message says how to install it."""
 
 
@@ -66,14 +65,14 @@ def _parse_count(text: str, where: str) -> int:
     raw = text.strip()
     bounds = f"Use a whole number from {MIN_DEVICES} to {MAX_DEVICES}, e.g. {where} 8."
     if not re.fullmatch(r"[+-]?[0-9]{1,19}", raw):
-        raise SettingsError(f"{where} {text!r} is not a whole number of devices. {bounds}")
+        raise SettingError(f"{where} {text!r} is not a whole number of devices. {bounds}")
     n = int(raw)
     if n < MIN_DEVICES:
-        raise SettingsError(
+        raise SettingError(
             f"{where} {n} asks for {n} devices; pmap needs at least {MIN_DEVICES}. {bounds}"
         )
     if n > MAX_DEVICES:
-        raise SettingsError(
+        raise SettingError(
             f"{where} {n:,} is more emulated devices than this tool supports "
             f"(at most {MAX_DEVICES}: each one is a thread pool sharing this machine's "
             f"{physical_cores()} CPU core(s), and more only adds overhead). {bounds}"
@@ -84,7 +83,7 @@ def _parse_count(text: str, where: str) -> int:
 def _parse_platform(text: str, where: str) -> str:
     p = text.strip().lower()
     if p not in PLATFORMS:
-        raise SettingsError(
+        raise SettingError(
             f"{where} {text!r} is not a known platform. Choose one of: {', '.join(PLATFORMS)} "
             "('auto' uses GPUs or TPUs when present, 'cpu' forces emulated CPU devices)."
         )
@@ -95,7 +94,7 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
     """Read ``--devices N`` / ``--platform P`` (also ``--devices=N``) and the environment.
 
     The command line wins over ``PMAPVIZ_DEVICES`` / ``PMAPVIZ_PLATFORM``, which win over the
-    defaults. Raises :class:`SettingsError` with a message meant for the user.
+    defaults. Raises :class:`SettingError` with a message meant for the user.
     """
     flags: dict[str, str] = {}
     i = 0
@@ -103,14 +102,14 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         arg = argv[i]
         name, eq, value = arg.partition("=")
         if name not in OPTIONS:
-            raise SettingsError(
+            raise SettingError(
                 f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
                 f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE, --max-device-bytes SIZE and "
                 "--max-seconds N, e.g. streamlit run app.py -- --devices 4"
             )
         if not eq:
             if i + 1 >= len(argv):
-                raise SettingsError(
+                raise SettingError(
                     f"{name} needs a value, e.g. {name} {'8' if name == '--devices' else 'cpu'}."
                 )
             value = argv[i + 1]
@@ -164,9 +163,9 @@ def parse_seconds(text: str, where: str) -> int:
     raw = (text or "").strip()
     bounds = f"Use whole seconds from {MIN_SECONDS} to {MAX_SECONDS}, e.g. --max-seconds 60."
     if not re.fullmatch(r"[0-9]{1,7}", raw):
-        raise SettingsError(f"{where} {text[:20]!r} is not a whole number of seconds. {bounds}")
+        raise SettingError(f"{where} {text[:20]!r} is not a whole number of seconds. {bounds}")
     if not MIN_SECONDS <= int(raw) <= MAX_SECONDS:
-        raise SettingsError(f"{where} {int(raw):,} is out of range. {bounds}")
+        raise SettingError(f"{where} {int(raw):,} is out of range. {bounds}")
     return int(raw)
 
 

@@ -5,7 +5,8 @@ import shlex
 import pytest
 
 from pmapviz import devices
-from pmapviz.devices import SettingsError, parse_settings
+from pmapviz.devices import parse_settings
+from pmapviz.settings import SettingError
 
 
 def test_defaults_to_eight_emulated_devices():
@@ -39,7 +40,7 @@ def test_env_used_when_no_flag_and_flag_wins_over_env():
     ],
 )
 def test_bad_device_counts_explain_bounds(value, expected_words):
-    with pytest.raises(SettingsError) as err:
+    with pytest.raises(SettingError) as err:
         parse_settings(["--devices", value], {})
     msg = str(err.value)
     for w in expected_words:
@@ -48,7 +49,7 @@ def test_bad_device_counts_explain_bounds(value, expected_words):
 
 
 def test_bad_env_value_names_the_variable():
-    with pytest.raises(SettingsError, match="PMAPVIZ_DEVICES= 'lots'"):
+    with pytest.raises(SettingError, match="PMAPVIZ_DEVICES= 'lots'"):
         parse_settings([], {"PMAPVIZ_DEVICES": "lots"})
 
 
@@ -65,7 +66,7 @@ def test_known_platforms(platform):
 
 
 def test_unknown_platform_lists_choices():
-    with pytest.raises(SettingsError) as err:
+    with pytest.raises(SettingError) as err:
         parse_settings(["--platform", "quantum"], {})
     assert "'quantum'" in str(err.value)
     for p in devices.PLATFORMS:
@@ -74,9 +75,9 @@ def test_unknown_platform_lists_choices():
 
 
 def test_unknown_option_and_missing_value():
-    with pytest.raises(SettingsError, match="Unknown option '--gpus'"):
+    with pytest.raises(SettingError, match="Unknown option '--gpus'"):
         parse_settings(["--gpus", "2"], {})
-    with pytest.raises(SettingsError, match="--devices needs a value"):
+    with pytest.raises(SettingError, match="--devices needs a value"):
         parse_settings(["--devices"], {})
 
 
@@ -165,7 +166,7 @@ def test_max_bytes_parses_units(text, value):
     ],
 )
 def test_bad_max_bytes(text, words):
-    with pytest.raises(SettingsError, match=words):
+    with pytest.raises(SettingError, match=words):
         parse_settings(["--max-bytes", text], {})
 
 
@@ -195,7 +196,7 @@ def test_max_device_bytes_flag_and_env(text, value):
     assert parse_settings(["--max-device-bytes", text], {}).max_device_bytes == value
     assert parse_settings([], {"PMAPVIZ_MAX_DEVICE_BYTES": text}).max_device_bytes == value
     assert parse_settings([], {}).max_device_bytes is None
-    with pytest.raises(SettingsError, match="--max-device-bytes"):
+    with pytest.raises(SettingError, match="--max-device-bytes"):
         parse_settings(["--max-device-bytes", "lots"], {})
 
 
@@ -215,10 +216,10 @@ def test_max_seconds_flag_and_env(text, value):
      ("\u0661\u0662", "not a whole number"), ("inf", "not a whole number"), ("", "not a whole")],
 )  # fmt: skip
 def test_bad_max_seconds(text, words):
-    with pytest.raises(SettingsError, match=words):
+    with pytest.raises(SettingError, match=words):
         parse_settings(["--max-seconds", text], {})
     if text.strip():
-        with pytest.raises(SettingsError, match="PMAPVIZ_MAX_SECONDS"):
+        with pytest.raises(SettingError, match="PMAPVIZ_MAX_SECONDS"):
             parse_settings([], {"PMAPVIZ_MAX_SECONDS": text})
 
 
