@@ -389,11 +389,12 @@ TRAIN_BASE = {"linear": 12 * MiB, "mlp": 46 * MiB}
 TRAIN_PER_EXAMPLE = {"linear": 190, "mlp": 460}
 
 
-def training_bytes(cfg) -> Need:
-    """Peak of ``training.train`` (and of each run of ``training.time_per_step``); with devices
-    of their own, the per-example part on them (and, read back and compiled, on the host)."""
-    data = TRAIN_PER_EXAMPLE[cfg.model] * cfg.batch
-    return Need(TRAIN_BASE[cfg.model] + data, TRAIN_BASE[cfg.model] + data, data)
+def training_bytes(model: str, batch: int) -> Need:
+    """Peak of ``training.train`` (and of each run of ``training.time_per_step``) for ``model``
+    and a global ``batch``; with devices of their own, the per-example part on them (and, read
+    back and compiled, on the host)."""
+    data = TRAIN_PER_EXAMPLE[model] * batch
+    return Need(TRAIN_BASE[model] + data, TRAIN_BASE[model] + data, data)
 
 
 def collective_bytes(n: int, m: int) -> Need:

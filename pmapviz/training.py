@@ -120,10 +120,10 @@ def validate(cfg: Config, n_available: int, time_limit: float | None = None) -> 
 def check_budget(cfg: Config, budget: int | memory.Budget | None = None) -> None:
     """Refuse settings whose peak (:func:`pmapviz.memory.training_bytes`) exceeds the budget."""
     budget = memory.budget() if budget is None else memory.Budget.of(budget)
-    why = budget.problem(memory.training_bytes(cfg))
+    why = budget.problem(memory.training_bytes(cfg.model, cfg.batch))
     if why:
         fit = memory.largest_fitting(
-            lambda b: memory.training_bytes(Config(cfg.model, cfg.devices, b)), budget,
+            lambda b: memory.training_bytes(cfg.model, b), budget,
             cfg.devices, MAX_BATCH, cfg.devices,
         )  # fmt: skip
         raise TrainError(f"Training {why}. The largest global batch that fits is {fit:,}.")
@@ -250,7 +250,9 @@ def train(
 
     validate(cfg, jax.local_device_count(), time_limit)
     check_budget(cfg)
-    with memory.reserve(memory.training_bytes(cfg), "training", on_wait, should_stop):
+    with memory.reserve(
+        memory.training_bytes(cfg.model, cfg.batch), "training", on_wait, should_stop
+    ):
         return _train(cfg, progress, should_stop, steps_fn)
 
 

@@ -132,7 +132,7 @@ def train(model: str, batch: str, steps: str):
     cfg = training.Config(model, DEVICES, int(batch), int(steps))
     measured, hist = peak_during(lambda: training.train(cfg))
     assert hist.replicas_identical
-    return memory.training_bytes(cfg).total, measured
+    return memory.training_bytes(cfg.model, cfg.batch).total, measured
 
 
 def collective(key: str, m: str):
