@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from pmapviz import devicefacts, devices, pytrees, settings
+from pmapviz.planning import Plan
 
 
 def _device_args(p: argparse.ArgumentParser) -> None:
@@ -119,29 +120,6 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
                    "larger than the machine has")  # fmt: skip
 
 
-def _plan_json(p) -> dict:
-    return {
-        "ok": p.ok,
-        "problems": [{"code": q.code, "message": q.message, "fix": q.fix} for q in p.problems],
-        "devices_used": p.devices_used,
-        "n_devices": p.n_devices,
-        "arg_names": list(p.arg_names),  # per leaf: x, params['b'], params['w'], ...
-        "arguments": [
-            {"name": n, "shape": t, "in_axes": a}
-            for n, t, a in zip(p.given_names, p.arg_trees, p.in_axes_given, strict=True)
-        ],  # fmt: skip
-        "arg_shapes": [list(s) for s in p.arg_shapes],
-        "in_axes": list(p.in_axes),
-        "out_axes": p.out_axes,
-        "axis_name": p.axis_name,
-        "per_device_in_shapes": [list(s) for s in p.per_device_in_shapes],
-        "out_shapes": p.out_shapes,
-        "per_device_out_shapes": p.per_device_out_shapes,
-        "out_dtypes": p.out_dtypes,
-        "notes": list(p.notes),
-    }
-
-
 def _program(args: argparse.Namespace):
     """The catalog function (--fn) or the user's expression (--expr with --args)."""
     from pmapviz import catalog, scenario
@@ -208,27 +186,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
     p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                       n_devices=n, dtypes=dtypes)  # fmt: skip
     if args.json:
-        print(json.dumps(_plan_json(p), indent=2))
+        print(p.to_json())
     else:
         _print_plan(p, program, axis_name)
     return 0 if p.ok else 1
 
 
-def _argument_lines(p) -> list[str]:
+def _argument_lines(p: Plan) -> list[str]:
     """One line per leaf, or per argument as typed where a tree could not be flattened."""
     fmt = settings.fmt_shape
-    if all(pytrees.is_shape(s) for s in p.arg_shapes):
-        return [
-            f"{name}: {fmt(shape)} in_axes={ax}"
-            for name, shape, ax in zip(p.arg_names, p.arg_shapes, p.in_axes, strict=True)
-        ]
-    return [
-        f"{name}: {tree} in_axes={pytrees.fmt_prefix(ax)}"
-        for name, tree, ax in zip(p.given_names, p.arg_trees, p.in_axes_given, strict=True)
-    ]
+    rows = p.leaf_rows()
+    if all(pytrees.is_shape(shape) for _, shape, _ in rows):
+        return [f"{name}: {fmt(shape)} in_axes={ax}" for name, shape, ax in rows]
+    return [f"{a.name}: {a.shape_tree} in_axes={pytrees.fmt_prefix(a.in_axes)}"
+            for a in p.arguments]  # fmt: skip
 
 
-def _print_plan(p, program, axis_name) -> None:
+def _print_plan(p: Plan, program, axis_name) -> None:
     print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
           f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
     for line in _argument_lines(p):

@@ -41,14 +41,16 @@ def _per_argument(p: Plan, leaf_texts: list[str]) -> list[tuple[str, str]]:
     """``(argument name, source)``: each argument's leaves' texts put back into its tree
     (a plain array argument is its one leaf's text)."""
     out = []
-    for k, (name, skel) in enumerate(zip(_names(p), p.skeletons, strict=True)):
-        mine = [t for t, owner in zip(leaf_texts, p.leaf_args, strict=True) if owner == k]
-        out.append((name, pytrees.render(skel, mine)))
+    for arg in p.arguments:
+        mine = [
+            t for t, leaf in zip(leaf_texts, p.leaves, strict=True) if leaf.argument == arg.index
+        ]
+        out.append((arg.name, pytrees.render(arg.skeleton, mine)))
     return out
 
 
 def _names(p: Plan) -> tuple[str, ...]:
-    return p.given_names or p.arg_names
+    return tuple(a.name for a in p.arguments)
 
 
 def _random(shape: tuple[int, ...], dt: str) -> str:
@@ -65,7 +67,7 @@ def _random(shape: tuple[int, ...], dt: str) -> str:
 def _inputs(p: Plan) -> list[str]:
     """One random input per leaf, in the plan's leaf order (so both scripts draw the same
     numbers), put together into each argument's tree."""
-    texts = [_random(s, dt) for s, dt in zip(p.arg_shapes, p.dtypes, strict=True)]
+    texts = [_random(leaf.shape, leaf.dtype) for leaf in p.leaves]
     return ["", "rng = np.random.default_rng(0)",
             *(f"{name} = {src}" for name, src in _per_argument(p, texts))]  # fmt: skip
 
@@ -73,7 +75,7 @@ def _inputs(p: Plan) -> list[str]:
 def _in_axes_text(p: Plan, compact: bool = False) -> str:
     """in_axes as the user wrote them: per argument, an axis or a pytree prefix (with
     ``compact``, one argument's plain axis bare, as in ``in_axes=-1``)."""
-    typed = (p.in_axes_given if p.has_trees else p.in_axes_typed) or p.in_axes
+    typed = p.in_axes_given
     if compact and len(typed) == 1 and pytrees.is_axis(typed[0]):
         return repr(typed[0])
     return (
@@ -186,14 +188,14 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
         raise ValueError("export needs a valid plan")
     name = p.axis_name or "i"
     args = ", ".join(_names(p))
-    dropped = [n if a is None else f"{n}.squeeze({a})"
-               for n, a in zip(p.arg_names, p.in_axes, strict=True)]  # fmt: skip
+    dropped = [leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})"
+               for leaf in p.leaves]  # fmt: skip
     squeeze = [
         f"    {n} = {src}  # this device's block keeps the mapped axis (size 1); drop it"
         for n, src in _per_argument(p, dropped)
         if src != n
     ]
-    specs = _per_argument(p, [_spec(a, name) for a in p.in_axes])
+    specs = _per_argument(p, [_spec(leaf.axis, name) for leaf in p.leaves])
     in_specs = ", ".join(src for _, src in specs) + ("," if len(specs) == 1 else "")
     lines = [
         _header(f"shard_map: {_title(program)}", p.n_devices, facts),

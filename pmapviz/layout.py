@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmapviz import pytrees
+from pmapviz.planning import Plan
 from pmapviz.settings import fmt_shape, fmt_tree
 
 
@@ -100,7 +101,7 @@ def array_layout(
     return ArrayLayout(name, tuple(shape), dtype, split_axis, pieces)
 
 
-def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
+def plan_layouts(p: Plan) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
     """Layouts of every input and output of a valid :class:`pmapviz.planning.Plan` (for
     more devices than this process has: by index arithmetic, see :func:`pmap_indices`)."""
     import jax
@@ -108,8 +109,8 @@ def plan_layouts(p) -> tuple[list[ArrayLayout], list[ArrayLayout]]:
     if not p.ok:
         raise ValueError("only a valid plan has a layout")
     inputs = [
-        array_layout(name, shape, dt, ax, p.devices_used)
-        for name, shape, dt, ax in zip(p.arg_names, p.arg_shapes, p.dtypes, p.in_axes, strict=True)
+        array_layout(leaf.name, leaf.shape, leaf.dtype, leaf.axis, p.devices_used)
+        for leaf in p.leaves
     ]
     named = pytrees.leaves(p.out_shapes, "out")  # out, or out[0], out['b'], ...
     dt_leaves = jax.tree.leaves(p.out_dtypes)
@@ -127,11 +128,13 @@ def used_pieces(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> tup
     return (inputs or outputs)[0].pieces[: p.devices_used]
 
 
-def device_rows(p, inputs: list[ArrayLayout], outputs: list[ArrayLayout]) -> list[dict[str, str]]:
+def device_rows(
+    p: Plan, inputs: list[ArrayLayout], outputs: list[ArrayLayout]
+) -> list[dict[str, str]]:
     """What each device of a valid plan holds and computes, one row per used device in mesh
     order: its name, its slice of every input and output (from the layouts, i.e. from JAX's
     shardings), and the shapes f receives and returns there."""
-    receives = ", ".join(fmt_shape(s) for s in p.per_device_in_shapes)
+    receives = ", ".join(fmt_shape(leaf.local_shape) for leaf in p.leaves)
     returns = fmt_tree(p.per_device_out_shapes)
     rows = []
     for k, piece in enumerate(used_pieces(p, inputs, outputs)):

@@ -18,6 +18,7 @@ import numpy as np
 
 from pmapviz import devices, memory
 from pmapviz.layout import index_text
+from pmapviz.planning import Plan
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def hello_rows(hello: HelloResult) -> list[tuple[str, list[tuple[str, int | None
 VALUE_KINDS = ("arange", "random", "ones")
 
 
-def make_values(plan, kind: str = "arange", seed: int = 0) -> list[np.ndarray]:
+def make_values(plan: Plan, kind: str = "arange", seed: int = 0) -> list[np.ndarray]:
     """Host inputs of the plan's shapes, in the dtypes the devices hold: arange (offset per
     argument), seeded random, or ones. Generated chunk by chunk straight into the target
     dtype, so no whole-array int64/float64 temporary ever exists."""
@@ -133,7 +134,8 @@ def make_values(plan, kind: str = "arange", seed: int = 0) -> list[np.ndarray]:
 
     out = []
     rng = np.random.default_rng(seed)
-    for k, (shape, dt) in enumerate(zip(plan.arg_shapes, plan.dtypes, strict=True)):
+    for k, leaf in enumerate(plan.leaves):
+        shape, dt = leaf.shape, leaf.dtype
         a = np.empty(shape, device_dtype(dt))
         if kind == "ones":
             a.fill(1)
@@ -236,7 +238,7 @@ def _forget_pmap(fn: Callable) -> None:
     evict(fn)
 
 
-def compile_plan(program, plan) -> Compiled:
+def compile_plan(program, plan: Plan) -> Compiled:
     """Compile pmap (and the jit(vmap) reference) for a valid plan, ahead of time, from
     abstract inputs placed exactly as run_plan places them. Pages cache the result."""
     import time
@@ -249,17 +251,18 @@ def compile_plan(program, plan) -> Compiled:
     fn = _own_function(plan.leaf_fn(program.build(plan.axis_name)))  # one array per leaf
     n = plan.devices_used
     specs = [
-        jax.ShapeDtypeStruct(s, jnp.dtype(d), sharding=pmap_sharding(len(s), a, n))
-        for s, d, a in zip(plan.arg_shapes, plan.dtypes, plan.in_axes, strict=True)
-    ]
-    pm = jax.pmap(fn, in_axes=plan.in_axes, out_axes=plan.out_axes, axis_name=plan.axis_name,
+        jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype),
+                             sharding=pmap_sharding(len(leaf.shape), leaf.axis, n))
+        for leaf in plan.leaves
+    ]  # fmt: skip
+    pm = jax.pmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name,
                   devices=jax.local_devices()[:n])  # fmt: skip
     t = time.perf_counter()
     run = pm.lower(*specs).compile()
     compile_s = time.perf_counter() - t
     dev0 = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
     ref_specs = [jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=dev0) for s in specs]
-    ref = jax.jit(jax.vmap(fn, in_axes=plan.in_axes, out_axes=plan.out_axes,
+    ref = jax.jit(jax.vmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes,
                            axis_name=plan.axis_name))  # fmt: skip
     t = time.perf_counter()
     reference = ref.lower(*ref_specs).compile()
@@ -314,7 +317,7 @@ def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int 
     return result
 
 
-def _run_plan(program, plan, compiled: Compiled, kind: str, seed: int, repeat: int,
+def _run_plan(program, plan: Plan, compiled: Compiled, kind: str, seed: int, repeat: int,
               keep: bool) -> LiveResult:  # fmt: skip
     """run_plan's work.
 
@@ -338,7 +341,7 @@ def _run_plan(program, plan, compiled: Compiled, kind: str, seed: int, repeat: i
     del ref_in
     t = time.perf_counter()
     placed = [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
-              for a, ax in zip(host, plan.in_axes, strict=True)]  # fmt: skip
+              for a, ax in zip(host, plan.leaf_axes, strict=True)]  # fmt: skip
     jax.block_until_ready(placed)
     transfer_s = time.perf_counter() - t
     del host
@@ -346,7 +349,7 @@ def _run_plan(program, plan, compiled: Compiled, kind: str, seed: int, repeat: i
     out, times = timed_calls(compiled.run, placed, repeat)
     want = np.asarray(ref)  # no copy: the one-device result, read in place
     outputs = shards_of(out)
-    rtol = _rtol(plan.dtypes)
+    rtol = _rtol([leaf.dtype for leaf in plan.leaves])
     atol = rtol * max(1.0, _max_abs(want))
     max_abs, max_rel, passed = diff_stats(_out_blocks(outputs, want), rtol, atol)
     reshape, flat_equal = _reshape_back(plan, outputs, want, rtol, atol)
@@ -463,7 +466,7 @@ def _device_block(shards: list[Shard], ax: int | None, k: int) -> np.ndarray:
     return shard.data[(*(slice(None),) * ax, 0)]
 
 
-def _numpy_check(key: str, plan, inputs: list[list[Shard]], outputs: list[Shard]):
+def _numpy_check(key: str, plan: Plan, inputs: list[list[Shard]], outputs: list[Shard]):
     """Max |numpy - pmap|, running the numpy version device by device (floats in float64);
     None if none applies. One device's float64 block exists at a time."""
     from pmapviz.catalog import numpy_fn
@@ -475,7 +478,7 @@ def _numpy_check(key: str, plan, inputs: list[list[Shard]], outputs: list[Shard]
     worst = 0.0
     for sh in outputs:
         k = _position(sh.index, o)
-        args = [_device_block(s, ax, k) for s, ax in zip(inputs, plan.in_axes, strict=True)]
+        args = [_device_block(s, ax, k) for s, ax in zip(inputs, plan.leaf_axes, strict=True)]
         args = [b.astype(np.float64) if b.dtype.kind not in "iub" else b for b in args]
         expect = np.asarray(f_np(*args))
         worst = np.max([worst, diff_stats([(sh.data[(*(slice(None),) * o, 0)], expect)], 0, 0)[0]])
@@ -540,14 +543,14 @@ def _first(a: np.ndarray, axis: int) -> np.ndarray:
     return a[(slice(None),) * axis + (0,)]
 
 
-def device_rows(plan, inputs: list[list[Shard]], outputs: list[Shard]) -> list[dict]:
+def device_rows(plan: Plan, inputs: list[list[Shard]], outputs: list[Shard]) -> list[dict]:
     """One row per device of a live run: each argument's slice and the block f saw, and the
     output's slice and the block f returned, all read from the shards."""
     rows = []
     for d in range(plan.devices_used):
         row = {"device": outputs[d].device}
-        for k, name in enumerate(plan.arg_names):
-            shard, ax = inputs[k][d], plan.in_axes[k]
+        for k, leaf in enumerate(plan.leaves):
+            name, shard, ax = leaf.name, inputs[k][d], leaf.axis
             local = shard.data if ax is None else _first(shard.data, ax)
             row[f"{name} slice"] = shard.index_text
             row[f"{name} block (f sees)"] = describe_block(local)

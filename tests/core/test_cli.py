@@ -133,7 +133,7 @@ def test_plan_with_a_dict_argument_and_a_prefix(capsys):
                                             s1=params, a0="0", a1="None"), 8).plan(8)  # fmt: skip
     assert not errors and p.ok
     assert out["out_shapes"] == list(p.out_shapes) == [8, 4, 2]
-    assert out["arg_names"] == ["x", "p['b']", "p['w']"] == list(p.arg_names)
+    assert out["arg_names"] == ["x", "p['b']", "p['w']"] == [leaf.name for leaf in p.leaves]
     assert out["arguments"][1] == {"name": "p", "shape": {"w": [5, 2], "b": [2]},
                                    "in_axes": {"w": None, "b": None}}  # fmt: skip
     assert cli.main([*base, "--in-axes", "(0, 0)"]) == 1
@@ -160,3 +160,24 @@ def test_dot_runs_the_seed_example_and_says_when_the_devices_share_host_memory()
     assert len(out["run_s_all"]) == 3  # the default: 3 timed runs
     r = run_cli("dot", "--pairs", "8001", "--devices", "4")
     assert r.returncode == 2 and "do not split evenly over 4 devices" in r.stderr
+
+
+def test_plan_json_is_the_plans_own_to_json():
+    """`plan --json` prints Plan.to_json(), byte for byte: for a pytree argument with a
+    prefix, and for in_axes of the wrong length (the plan has no leaves then)."""
+    from pmapviz import expr, planning
+
+    body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
+    cases = [("(0, {'w': None, 'b': None})", (0, {"w": None, "b": None}), 0),
+             ("0", (0,), 1)]  # fmt: skip
+    for text, in_axes, rc in cases:
+        r = run_cli("plan", "--plan-devices", "8", "--expr", body, "--args", "x,p",
+                    "--shape", "8,4,5", "--shape", params, "--in-axes", text, "--json")  # fmt: skip
+        assert r.returncode == rc, r.stderr
+        p = planning.plan(expr.program("x,p", body), [(8, 4, 5), {"w": (5, 2), "b": (2,)}],
+                          in_axes=in_axes, n_devices=8)  # fmt: skip
+        assert r.stdout == p.to_json() + "\n"
+    out = json.loads(r.stdout)  # the second: no leaves, so one entry per argument as given
+    assert out["arg_names"] == ["x", "p"] and out["in_axes"] == [None, None]
+    assert [a["in_axes"] for a in out["arguments"]] == [0, None]
+    assert out["problems"][0]["code"] == "in_axes_length" and out["per_device_in_shapes"] == []

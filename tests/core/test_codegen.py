@@ -54,7 +54,8 @@ def test_exported_scripts_run_and_agree(
     pm.write_text(codegen.pmap_script(program, p))
     sm.write_text(codegen.shard_map_script(program, p))
     npz = tmp_path / "inputs.npz"
-    r = subprocess.run([sys.executable, "-c", RUNNER, str(pm), str(sm), ",".join(p.arg_names),
+    names = ",".join(leaf.name for leaf in p.leaves)
+    r = subprocess.run([sys.executable, "-c", RUNNER, str(pm), str(sm), names,
                         str(npz)], cwd=tmp_path, capture_output=True, text=True,
                        timeout=180)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
@@ -162,7 +163,7 @@ def test_exported_expressions_run_and_match_the_apps_interpreted_f(tmp_path):
         case.mkdir()
         (case / "pmap_script.py").write_text(codegen.pmap_script(program, p))
         (case / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
-        (case / "args.txt").write_text(",".join(p.arg_names))
+        (case / "args.txt").write_text(",".join(leaf.name for leaf in p.leaves))
         assert body not in codegen.pmap_script(program, p).split('"""')[1]  # not in the title
         cases.append((program, p, case))
     r = subprocess.run([sys.executable, "-c", EXPR_RUNNER, *(str(c) for _, _, c in cases)],
@@ -170,8 +171,8 @@ def test_exported_expressions_run_and_match_the_apps_interpreted_f(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     for (program, p, case), body in zip(cases, bodies, strict=True):
         saved = np.load(case / "out.npz")
-        inputs = [saved[f"in_{k}"] for k in range(len(p.arg_names))]
-        interpreted = jax.pmap(program.build("i"), in_axes=p.in_axes, out_axes=p.out_axes,
+        inputs = [saved[f"in_{k}"] for k in range(len(p.leaves))]
+        interpreted = jax.pmap(program.build("i"), in_axes=p.leaf_axes, out_axes=p.out_axes,
                                axis_name="i")(*inputs)  # fmt: skip
         want = np.asarray(interpreted)
         assert want.shape == p.out_shapes == saved["pmap"].shape == saved["shard_map"].shape
@@ -223,7 +224,7 @@ def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tmp_
     assert p.ok, (body, p.problems)
     (tmp_path / "pmap_script.py").write_text(codegen.pmap_script(program, p))
     (tmp_path / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
-    (tmp_path / "args.txt").write_text(",".join(p.given_names))
+    (tmp_path / "args.txt").write_text(",".join(a.name for a in p.arguments))
     r = subprocess.run([sys.executable, "-c", TREE_RUNNER, str(tmp_path)], cwd=tmp_path,
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]

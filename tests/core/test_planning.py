@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import jax
 import jax.numpy as jnp
@@ -164,9 +165,14 @@ def test_plan_agrees_with_real_pmap(case):
     assert p.out_shapes == real
     assert p.out_dtypes == jax.tree.map(lambda a: str(a.dtype), out)
     assert p.devices_used == len(out_devices(out))
-    assert seen and p.per_device_in_shapes == seen[0]  # what JAX really hands f
+    assert seen and blocks(p) == seen[0]  # what JAX really hands f
     assert p.per_device_out_shapes == shard_shapes(out, out_axes)  # what each device holds
     event(f"ran: {name}, {'mixed' if len(set(dtypes)) > 1 else dtypes[0]}, out_axes={out_axes}")
+
+
+def blocks(p):
+    """What each device gets: the plan's per-device shape of every leaf."""
+    return tuple(leaf.local_shape for leaf in p.leaves)
 
 
 def out_devices(out):
@@ -188,7 +194,7 @@ def test_catalog_programs_plan_like_pmap(program, n, block):
     p = plan(program, shapes, in_axes=program.default_in_axes,
              out_axes=program.default_out_axes, axis_name="i", n_devices=n)  # fmt: skip
     assert p.ok, p.problems
-    out = real_pmap(program.build("i"), shapes, p.in_axes, program.default_out_axes, "i", n)
+    out = real_pmap(program.build("i"), shapes, p.leaf_axes, program.default_out_axes, "i", n)
     assert p.out_shapes == tuple(out.shape)
 
 
@@ -199,7 +205,7 @@ def test_classic_in_axes_combinations():
     assert plan(add, [(3, 8), (8, 3)], in_axes=(1, 0), n_devices=8).out_shapes == (8, 3)
     assert plan(add, [(3, 8), (3, 8)], in_axes=(1, 1), n_devices=8).out_shapes == (8, 3)
     p = plan(add, [(8, 3), (3,)], in_axes=(0, None), n_devices=8)
-    assert p.ok and p.per_device_in_shapes == ((3,), (3,)) and p.out_shapes == (8, 3)
+    assert p.ok and blocks(p) == ((3,), (3,)) and p.out_shapes == (8, 3)
     p = plan(catalog.get("double"), [(8, 3)], out_axes=1, n_devices=8)
     assert p.out_shapes == (3, 8) and p.per_device_out_shapes == (3,)
     p = plan(add, [(8, 3), (4, 3)], n_devices=8)
@@ -218,7 +224,7 @@ def test_seed_dot_product_shapes_and_fix():
     assert q.new_shapes == {0: (8, 1_250_000, 3), 1: (8, 1_250_000, 3)}
     fixed = plan(dot, list(q.new_shapes.values()), n_devices=8)
     assert fixed.ok and fixed.out_shapes == (8, 1_250_000)
-    assert fixed.per_device_in_shapes == ((1_250_000, 3),) * 2
+    assert blocks(fixed) == ((1_250_000, 3),) * 2
     assert fixed.per_device_out_shapes == (1_250_000,)
 
 
@@ -303,7 +309,7 @@ def test_jax_really_misshapes_negative_out_axes():
 def test_pytree_outputs():
     p = plan(GENERIC["pair"][1], [(4, 3), (4, 5)], n_devices=8)
     assert p.ok and p.out_shapes == ((4, 3), (4,)) and p.per_device_out_shapes == ((3,), ())
-    assert p.arg_names == ("x", "y")
+    assert tuple(leaf.name for leaf in p.leaves) == ("x", "y")
 
 
 # ------------------------------------------------------------------ parsing user text
@@ -384,7 +390,7 @@ def test_negative_in_axes_match_real_pmap_as_typed(shape, axis, works):
         q = p.problems[0]
         assert q.code == "negative_in_axes" and q.new_axes == {0: axis % len(shape)}
         assert f"in_axes={axis % len(shape)}" in q.fix
-    assert p.in_axes_typed == (axis,)
+    assert p.in_axes_given == (axis,)
 
 
 # ------------------------------------------------------------------ your own f, pytree arguments
@@ -577,7 +583,7 @@ def test_in_axes_are_kept_as_typed_even_when_their_count_is_wrong():
 
     p = plan(catalog.get("double"), [(8, 3)], in_axes=(0, -1), n_devices=8)
     assert not p.ok and p.problems[0].code == "in_axes_length"
-    assert p.in_axes_typed == (0, -1)
+    assert p.in_axes_given == (0, -1)
     assert "in_axes=(0, -1)" in codegen.pmap_call(p, compact=True)  # what the user wrote
 
 
@@ -673,3 +679,301 @@ def test_a_prefix_out_axes_is_kept_per_output_leaf_and_replan_keeps_the_device_c
     assert p.ok and p.out_leaf_axes == (0, None)
     assert p.out_shapes == ((4, 3), (3,))
     assert planning.replan(prog, p.key) == p and planning.replan(prog, p.key).n_devices == 4
+
+
+# ---------------------------------------------------------------- normalise, then pure rules
+def _leaf(arg, name, shape, axis, given="same", dtype="float32"):
+    """A hand-made normalised leaf (``given``: its in_axes as typed, by default ``axis``)."""
+    local = shape if axis is None else shape[:axis] + shape[axis + 1 :]
+    return planning.Leaf(arg, name, shape, dtype, axis if given == "same" else given, axis, local)
+
+
+def _norm(leaves, trees=None, n_devices=8, fn=None, **kw):
+    """A hand-made Normalised: one plain argument per leaf unless ``trees`` are given."""
+    trees = trees or {leaf.argument: leaf.shape for leaf in leaves}
+    names = {leaf.argument: leaf.name.split("[")[0] for leaf in leaves}
+    args = tuple(planning.Argument(k, names.get(k, f"arg{k}"), trees[k], "float32", 0)
+                 for k in sorted(trees))  # fmt: skip
+    kw.setdefault("in_axes_given", (0,) * len(args))
+    return planning.Normalised(fn=fn or (lambda *xs: xs[0]), arguments=args,
+                               leaves=tuple(leaves), n_devices=n_devices, **kw)  # fmt: skip
+
+
+def test_normalise_spreads_prefixes_counts_negative_axes_and_finds_the_mapped_size():
+    n = planning.normalise(expr.program("x, p", "x"), [(3, 8), {"w": (8, 5, 2), "b": (2,)}],
+                           in_axes=(-1, {"w": 0, "b": None}), n_devices=8,
+                           dtypes=["int32", "bfloat16"])  # fmt: skip
+    assert [a.name for a in n.arguments] == ["x", "p"]
+    assert n.in_axes_given == (-1, {"w": 0, "b": None})
+    assert n.arguments[1] == planning.Argument(1, "p", {"w": (8, 5, 2), "b": (2,)}, "bfloat16",
+                                               {"w": 0, "b": None})  # fmt: skip
+    assert n.leaves == (
+        planning.Leaf(0, "x", (3, 8), "int32", -1, 1, (3,)),
+        planning.Leaf(1, "p['b']", (2,), "bfloat16", None, None, (2,)),  # JAX's order: sorted keys
+        planning.Leaf(1, "p['w']", (8, 5, 2), "bfloat16", 0, 0, (5, 2)),
+    )
+    assert n.size == 8 and [k for k, _ in n.mapped] == [0, 2] and n.unfit == ()
+
+
+def test_normalise_repeats_one_in_axes_and_marks_axes_that_are_not_axes():
+    n = planning.normalise(lambda a, b, c: a, [(4, 2), (), (4,)], in_axes=0, n_devices=8)
+    assert n.in_axes_given == (0, 0, 0) and [a.name for a in n.arguments] == ["a", "b", "c"]
+    assert [(leaf.given_axis, leaf.axis, leaf.local_shape) for leaf in n.leaves] == [
+        (0, 0, (2,)), (0, None, ()), (0, 0, ())]  # a scalar has no axis 0  # fmt: skip
+    n = planning.normalise(lambda a, b: a, [(4, 2), (5, 3)], in_axes=(5, -3), n_devices=8)
+    assert [leaf.axis for leaf in n.leaves] == [None, None] and n.size is None and not n.mapped
+    n = planning.normalise(lambda a, b: a, [(4, 2), (5, 3)], in_axes=(0, 0), n_devices=8)
+    assert n.size is None  # 4 and 5: no one mapped size
+    with pytest.raises(ValueError, match="dtypes has 1 entries for 2 arguments"):
+        planning.normalise(lambda a, b: a, [(4,), (4,)], dtypes=["int8"], n_devices=8)
+
+
+def test_normalise_flattens_nothing_when_the_in_axes_do_not_fit():
+    n = planning.normalise(lambda x, y: x, [(8, 3), (8, 3)], in_axes=(0,), n_devices=8)
+    assert n.leaves == () and n.unfit == () and n.in_axes_given == (0,)
+    assert [a.in_axes for a in n.arguments] == [0, None]  # no entry for y
+    n = planning.normalise(lambda x, p: x, [(8, 3), {"w": (3,)}], in_axes=(0, (0, 1)), n_devices=8)
+    assert n.leaves == ()
+    assert n.unfit == ((1, "in_axes for p is a tuple of 2, but p is a dict with keys 'w': an "
+                        "in_axes entry must be one axis (or None) for the whole of it, or have "
+                        "exactly its structure."),)  # fmt: skip
+
+
+def _ids(cases):
+    return [f"{case[0].__name__.removeprefix('rule_')}-{k}" for k, case in enumerate(cases)]
+
+
+INPUT_RULE_CASES = [  # (rule, hand-made normalised input, (code, words, arg, fix applied))
+    (
+        planning.rule_in_axes_length,
+        _norm([_leaf(0, "x", (8, 3), 0)], in_axes_given=(0, 0)),
+        ("in_axes_length", "in_axes has 2 entries but f takes 1 argument (x).", None, None),
+    ),
+    (
+        planning.rule_in_axes_structure,
+        _norm([], trees={0: (8,), 1: {"w": (3,)}}, unfit=((1, "p does not fit"),)),
+        ("in_axes_structure", "p does not fit", 1, None),
+    ),
+    (
+        planning.rule_dtypes,
+        _norm([_leaf(0, "x", (8,), 0), _leaf(1, "p['w']", (8,), 0, dtype="int4")]),
+        ("dtype", "p['w']: dtype `int4` is not supported here.", 1, None),
+    ),
+    (
+        planning.rule_sizes_fit,
+        _norm([_leaf(0, "x", (2**20, 2**21), 0)]),
+        ("too_large", "x (1_048_576, 2_097_152) has 2,199,023,255,552 elements", 0, None),
+    ),
+    (
+        planning.rule_axes_in_range,
+        _norm([_leaf(0, "x", (8, 3), None, given=2)]),
+        (
+            "axis_out_of_range",
+            "in_axes=2 for x, but x has shape (8, 3) (rank 2): valid axes are 0 to 1.",
+            0,
+            None,
+        ),
+    ),
+    (
+        planning.rule_axes_in_range,
+        _norm([_leaf(0, "s", (), None, given=0)], n_devices=4),
+        (
+            "axis_out_of_range",
+            "s is a scalar (shape ()), so it has no axis 0 to map over.",
+            0,
+            None,
+        ),
+    ),
+    (
+        planning.rule_some_axis_mapped,
+        _norm([_leaf(0, "x", (8, 3), None)]),
+        ("no_mapped_axis", "Every argument has in_axes=None", None, None),
+    ),
+    (
+        planning.rule_mapped_sizes_equal,
+        _norm([_leaf(0, "x", (8, 3), 0), _leaf(1, "y", (3, 4), 1)]),
+        (
+            "mapped_sizes_differ",
+            "The mapped axes differ in size: x axis 0 has 8, y axis 1 has 4.",
+            None,
+            None,
+        ),
+    ),
+    (
+        planning.rule_mapped_axis_not_empty,
+        _norm([_leaf(0, "x", (3, 0), 1)]),
+        ("mapped_axis_empty", "The mapped axis has size 0 (axis 1 of x, shape (3, 0))", 0, None),
+    ),
+    (
+        planning.rule_mapped_axis_fits,
+        _norm([_leaf(0, "x", (16, 3), 0), _leaf(1, "y", (16,), 0)]),
+        (
+            "mapped_axis_too_large",
+            "Axis 0 of x has 16 elements but there are 8 devices",
+            0,
+            {0: (8, 2, 3), 1: (8, 2)},
+        ),
+    ),
+    (
+        planning.rule_mapped_axis_fits,  # a leaf of a dict argument: no automatic reshape
+        _norm([_leaf(1, "p['w']", (16, 3), 0)], trees={0: (2,), 1: {"w": (16, 3)}}),
+        ("mapped_axis_too_large", "Axis 0 of p['w'] has 16 elements", 1, None),
+    ),
+    (
+        planning.rule_no_empty_blocks,
+        _norm([_leaf(0, "x", (8, 0), 0)]),
+        (
+            "empty_block",
+            "x has shape (8, 0), so every device would get an empty block (0,)",
+            0,
+            None,
+        ),
+    ),
+    (
+        planning.rule_negative_in_axes,
+        _norm([_leaf(0, "x", (3, 8), 1, given=-1)]),
+        ("negative_in_axes", "in_axes=-1 for x (3, 8) means axis 1", 0, {0: 1}),
+    ),
+    (
+        planning.rule_negative_in_axes,
+        _norm([_leaf(0, "x", (3, 8), 1, given=-1)], trees={0: {"a": (3, 8)}}),
+        ("negative_in_axes", "in_axes=-1 for x (3, 8) means axis 1", 0, None),
+    ),
+    (
+        planning.rule_axis_name_given,
+        _norm([_leaf(0, "x", (8, 3), 0)], fn=catalog.get("normalise")),
+        ("needs_axis_name", "uses a collective (lax.psum)", None, None),
+    ),
+]
+
+
+@pytest.mark.parametrize("rule, n, want", INPUT_RULE_CASES, ids=_ids(INPUT_RULE_CASES))
+def test_each_input_rule_on_a_hand_made_normalised_input(rule, n, want):
+    """A rule reads the normalised settings and says, in the user's names and numbers, what is
+    wrong, which argument it is about, and (for a plain array) the exact fix."""
+    code, words, arg, fix = want
+    found = planning._as_list(rule(n))
+    assert found and {q.code for q in found} == {code}
+    q = found[0]
+    assert words in q.message and q.fix and q.arg == arg
+    assert (q.new_shapes or q.new_axes) == fix
+
+
+INPUT_RULE_PASSES = [
+    (planning.rule_in_axes_length, _norm([_leaf(0, "x", (8, 3), 0)])),
+    (planning.rule_dtypes, _norm([_leaf(0, "x", (8,), 0, dtype="bool")])),
+    (planning.rule_axes_in_range, _norm([_leaf(0, "x", (8, 3), 1, given=-1)])),
+    (planning.rule_mapped_sizes_equal, _norm([_leaf(0, "x", (8, 3), 0), _leaf(1, "y", (3, 8), 1)])),
+    (planning.rule_mapped_sizes_equal, _norm([_leaf(0, "x", (8, 3), None)])),  # nothing mapped
+    (
+        planning.rule_mapped_axis_not_empty,
+        _norm([_leaf(0, "x", (0, 3), 0), _leaf(1, "y", (2,), 0)]),
+    ),
+    (planning.rule_mapped_axis_fits, _norm([_leaf(0, "x", (8, 3), 0)])),
+    (planning.rule_negative_in_axes, _norm([_leaf(0, "x", (8, 3), 0, given=-2)])),  # means 0
+    (planning.rule_negative_in_axes, _norm([_leaf(0, "x", (8, 1), 1, given=-1)])),  # 1 device
+    (
+        planning.rule_axis_name_given,
+        _norm([_leaf(0, "x", (8, 3), 0)], fn=catalog.get("normalise"), axis_name="i"),
+    ),
+    (planning.rule_axis_name_given, _norm([_leaf(0, "x", (8, 3), 0)])),  # a plain function
+]
+
+
+@pytest.mark.parametrize("rule, n", INPUT_RULE_PASSES, ids=_ids(INPUT_RULE_PASSES))
+def test_each_input_rule_passes_what_is_not_its_business(rule, n):
+    """Nothing for settings that are fine by this rule, even where another rule would object
+    (e.g. sizes that differ are not an oversized axis)."""
+    assert planning._as_list(rule(n)) == []
+
+
+def _out(leaves, varies=False, treedef=None, unfit=None):
+    """A hand-made traced output: ``leaves`` are (name, per-device shape, out_axes)."""
+    treedef = treedef or jax.tree.structure(tuple(0 for _ in leaves))
+    return planning.Output(lambda *xs: xs, (), treedef,
+                           tuple(planning.OutLeaf(nm, s, "float32", a) for nm, s, a in leaves),
+                           varies, unfit)  # fmt: skip
+
+
+def test_each_output_rule_on_a_hand_made_output():
+    x = [_leaf(0, "x", (8, 3), 0)]
+    one = jax.tree.structure(0)
+    n = _norm(x, out_axes=-1, output=_out([("out", (3,), -1)], treedef=one))
+    q = planning.rule_negative_out_axes(n)
+    assert q.code == "negative_out_axes" and "e.g. out_axes=1." in q.fix
+    n = _norm(x, out_axes=(0, 2), output=_out([("out[0]", (3,), 0), ("out[1]", (), 2)]))
+    q = planning.rule_out_axes_in_range(n)
+    assert q.message == (
+        "out_axes=2 for out[1], but each device returns shape ((3,), ()): the "
+        "stacked result has rank 1, so out_axes can be 0 to 0 for out[1]."
+    )
+    n = _norm(x, output=_out([("out", (2**20, 2**20), 0)], treedef=one))
+    assert "would have 8,796,093,022,208 elements" in planning.rule_output_fits(n).message
+    n = _norm(x, out_axes=None, output=_out([("out", (3,), None)], varies=True, treedef=one))
+    assert "but f's output differs from device" in planning.rule_out_axes_none_varies(n).message
+    n = _norm(x, out_axes={"s": 0}, output=_out([("out", (3,), None)], unfit="no fit.",
+                                                  treedef=one))  # fmt: skip
+    assert planning.rule_out_axes_structure(n).message == "no fit."
+    for rule in planning.OUTPUT_RULES:  # out_axes that do not fit: nothing more to check
+        assert rule(n) is None
+    fine = _norm(x, out_axes=None, output=_out([("out", (3,), None)], treedef=one))
+    assert [planning._as_list(r(fine)) for r in planning.OUTPUT_RULES] == [[], [], [], []]
+    assert planning.rule_out_axes_structure(fine) is None
+
+
+@pytest.mark.parametrize("args, kw, want", RULE_CASES, ids=[c[2][0] for c in RULE_CASES])
+def test_plan_is_normalise_then_the_rules_and_no_rule_changes_what_it_reads(args, kw, want):
+    """plan() reports the first input rule that objects to the normalised settings (or, once
+    f is traced, the output rules); every rule only reads: the settings are the same after
+    every rule has looked at them."""
+    body, shapes = args
+    prog = catalog.get(body) if "(" not in body and " " not in body else expr.program(
+        "x, p" if len(shapes) == 2 else "x", body)  # fmt: skip
+    n = planning.normalise(prog, shapes, n_devices=8, **kw)
+    before = repr(n)
+    found = [q for rule in planning.INPUT_RULES for q in planning._as_list(rule(n))]
+    assert repr(n) == before
+    traced = planning.infer_output(n) if not found else None
+    if isinstance(traced, planning.Output):
+        n = replace(n, output=traced)
+        before = repr(n)
+        rules = (planning.rule_out_axes_structure, *planning.OUTPUT_RULES)
+        found = [q for rule in rules for q in planning._as_list(rule(n))]
+        assert repr(n) == before
+    p = plan(prog, shapes, n_devices=8, **kw)
+    assert found[0].code == p.problems[0].code == want[0]
+    assert (found[0].message, found[0].fix) == (p.problems[0].message, p.problems[0].fix)
+
+
+def test_a_plan_holds_its_arguments_and_leaves():
+    prog = expr.program("x, p", "x @ p['w'] + p['b']")
+    p = plan(prog, [(8, 3), {"w": (3, 2), "b": (2,)}], in_axes=(0, {"w": None, "b": None}),
+             n_devices=8, dtypes=["float32", "int32"])  # fmt: skip
+    assert p.ok and p.has_trees and p.in_axes_given == (0, {"w": None, "b": None})
+    assert p.arguments == (
+        planning.Argument(0, "x", (8, 3), "float32", 0),
+        planning.Argument(1, "p", {"w": (3, 2), "b": (2,)}, "int32", {"w": None, "b": None}),
+    )
+    assert [(leaf.argument, leaf.name, leaf.shape, leaf.dtype, leaf.axis, leaf.local_shape)
+            for leaf in p.leaves] == [(0, "x", (8, 3), "float32", 0, (3,)),
+                                      (1, "p['b']", (2,), "int32", None, (2,)),
+                                      (1, "p['w']", (3, 2), "int32", None, (3, 2))]  # fmt: skip
+    assert p.leaf_axes == (0, None, None) and p.devices_used == 8
+    assert p.leaf_rows() == [("x", (8, 3), 0), ("p['b']", (2,), None), ("p['w']", (3, 2), None)]
+
+
+@pytest.mark.parametrize(
+    "shapes, kw, code, axes, blocks_known",
+    [([(8, 3)], {"dtypes": ["complex64"]}, "dtype", [None], False),  # stopped before the axes
+     ([(16, 3)], {}, "mapped_axis_too_large", [0], False),  # axes checked; no layout
+     ([(3, 8)], {"in_axes": -1}, "negative_in_axes", [1], True),  # the layout was fine
+     ([(8, 3)], {"out_axes": 2}, "out_axes_out_of_range", [0], True)],
+)  # fmt: skip
+def test_a_plan_that_stops_reports_what_the_checks_before_it_established(shapes, kw, code, axes,
+                                                                         blocks_known):  # fmt: skip
+    p = plan(catalog.get("double"), shapes, n_devices=8, **kw)
+    assert p.problems[0].code == code and list(p.leaf_axes) == axes
+    assert all((leaf.local_shape is not None) == blocks_known for leaf in p.leaves)
+    assert p.devices_used == (8 if blocks_known else 0)
+    p = plan(catalog.get("add"), [(8, 3), (8, 3)], in_axes=(0,), n_devices=8)
+    assert p.leaves == () and p.leaf_rows() == [("x", (8, 3), None), ("y", (8, 3), None)]

@@ -60,7 +60,7 @@ def test_run_plan_matches_reference_and_shards(key, shapes, in_axes, out_axes, n
     inputs, outputs = res.blocks
     assert len(outputs) == p.devices_used == len(res.rows)
     host = programs.make_values(p, "random", seed=3)
-    for k, (a, _ax) in enumerate(zip(host, p.in_axes, strict=True)):
+    for k, (a, _ax) in enumerate(zip(host, p.leaf_axes, strict=True)):
         for shard in inputs[k]:
             np.testing.assert_array_equal(shard.data, a[shard.index])
     if res.numpy_max_abs_diff is not None:
