@@ -13,7 +13,24 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 
-from pmapviz import devicefacts, devices, pytrees, settings
+from pmapviz import (
+    benchmarking,
+    catalog,
+    cluster,
+    collectives,
+    compiled,
+    devicefacts,
+    devices,
+    doctor,
+    dotproduct,
+    memory,
+    planning,
+    pytrees,
+    scenario,
+    settings,
+    timeline,
+    training,
+)
 from pmapviz.planning import Plan
 
 
@@ -58,8 +75,6 @@ def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    from pmapviz import memory
-
     report = devices.describe(_settings(args))
     facts, budget = report.facts, memory.budget()
     stats = devicefacts.device_memory()
@@ -89,8 +104,6 @@ def _print(as_json: bool, data: dict, lines: list[str]) -> None:
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
-    from pmapviz import catalog
-
     p.add_argument(
         "--fn",
         default=None,
@@ -122,8 +135,6 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
 
 def _program(args: argparse.Namespace):
     """The catalog function (--fn) or the user's expression (--expr with --args)."""
-    from pmapviz import catalog, scenario
-
     if args.expr is None:
         if args.args is not None:
             raise settings.SettingError("--args names the arguments of --expr: give both.")
@@ -137,7 +148,7 @@ def _program(args: argparse.Namespace):
 
 def _plan_inputs(args: argparse.Namespace, program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, through the settings layer."""
-    shapes = ([settings.parse_shape_tree(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
+    shapes = ([pytrees.parse_shape_tree(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
               if args.shape else list(program.default_shapes))  # fmt: skip
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     if len(shapes) != program.n_args:
@@ -149,7 +160,7 @@ def _plan_inputs(args: argparse.Namespace, program) -> tuple:
     if args.in_axes is not None:
         in_axes = _parse_in_axes(args.in_axes)
     out_axes = (program.default_out_axes if args.out_axes is None
-                else settings.parse_axis_tree(args.out_axes, "--out-axes"))  # fmt: skip
+                else pytrees.parse_axis_tree(args.out_axes, "--out-axes"))  # fmt: skip
     axis_name = settings.parse_axis_name(args.axis_name)
     dtypes = [settings.parse_choice(d, "--dtype", settings.DTYPES) for d in args.dtype or []]
     if dtypes and len(dtypes) != program.n_args:
@@ -165,7 +176,7 @@ def _parse_in_axes(text: str) -> tuple:
     "(0, {'w': None, 'b': 0})"."""
     if not any(ch in text for ch in "([{"):
         return tuple(settings.parse_axis(a, "--in-axes") for a in text.split(","))
-    axes = settings.parse_axis_tree(text, "--in-axes")
+    axes = pytrees.parse_axis_tree(text, "--in-axes")
     if not isinstance(axes, tuple):
         raise settings.SettingError("--in-axes with brackets is one tuple, an entry per "
                                     "argument, e.g. \"(0, {'w': None, 'b': 0})\".")  # fmt: skip
@@ -173,8 +184,6 @@ def _parse_in_axes(text: str) -> tuple:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from pmapviz import planning
-
     device_settings = _settings(args)
     program = _program(args)
     shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
@@ -217,8 +226,6 @@ def _print_plan(p: Plan, program, axis_name) -> None:
 
 
 def _hlo_args(p: argparse.ArgumentParser) -> None:
-    from pmapviz import collectives
-
     _plan_args(p)
     p.add_argument("--collective", default=None, choices=[c.key for c in collectives.COLLECTIVES],
                    help="a collective of the playground instead of --fn")  # fmt: skip
@@ -229,8 +236,6 @@ def _hlo_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_hlo(args: argparse.Namespace) -> int:
-    from pmapviz import collectives, compiled, planning
-
     if args.plan_devices is not None:
         raise settings.SettingError("hlo compiles for this process's devices: use --devices.")
     if args.collective is None:
@@ -267,8 +272,6 @@ def _dot_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_dot(args: argparse.Namespace) -> int:
-    from pmapviz import dotproduct
-
     devices.apply(_settings(args))
     pairs = settings.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
@@ -295,8 +298,6 @@ def cmd_dot(args: argparse.Namespace) -> int:
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
-    from pmapviz import benchmarking
-
     p.add_argument("--workload", default="dot", choices=sorted(benchmarking.WORKLOADS))
     p.add_argument("--size", default="1048576", help="comma-separated sizes, e.g. 65536,1048576")
     p.add_argument("--devices", default=None,
@@ -317,7 +318,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _bench_inputs(args: argparse.Namespace, bench) -> tuple:
+def _bench_inputs(args: argparse.Namespace) -> tuple:
     """Device counts, sizes, implementations and repeat from the flags (settings layer)."""
     ks = (settings.parse_int_list(args.devices, "--devices", devices.MIN_DEVICES,
                                   devices.MAX_DEVICES) if args.devices else None)  # fmt: skip
@@ -326,8 +327,8 @@ def _bench_inputs(args: argparse.Namespace, bench) -> tuple:
         argv += ["--platform", args.platform]
     device_settings = devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
     sizes = settings.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
-    impls = [settings.parse_choice(i, "--impls", bench.IMPLS) for i in args.impls.split(",")
-             ] if args.impls else list(bench.IMPLS)  # fmt: skip
+    impls = [settings.parse_choice(i, "--impls", benchmarking.IMPLS) for i in args.impls.split(",")
+             ] if args.impls else list(benchmarking.IMPLS)  # fmt: skip
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
     if args.json not in (None, "-"):
         folder = os.path.dirname(os.path.abspath(args.json))
@@ -340,19 +341,17 @@ def _bench_inputs(args: argparse.Namespace, bench) -> tuple:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from pmapviz import benchmarking as bench
-
-    device_settings, ks, sizes, impls, repeat = _bench_inputs(args, bench)
+    device_settings, ks, sizes, impls, repeat = _bench_inputs(args)
     devices.apply(device_settings)
-    ks = ks or bench.device_counts(devicefacts.facts().local_count)  # the devices it has
+    ks = ks or benchmarking.device_counts(devicefacts.facts().local_count)  # the devices it has
     try:
-        report = bench.sweep(bench.WORKLOADS[args.workload], sizes, ks, impls,
+        report = benchmarking.sweep(benchmarking.WORKLOADS[args.workload], sizes, ks, impls,
                              repeat=repeat, progress=None if args.json == "-" else (
             lambda m, i, t: print(f"[{i}/{t}] {m.impl:12} x{m.devices:<3} size {m.size:>10,}: "
                                   f"compile {m.compile_s * 1e3:7.1f} ms  transfer "
                                   f"{m.transfer_s * 1e3:7.2f} ms  run {m.run_s_median * 1e3:8.3f}"
                                   f" ms  floor {m.floor_s * 1e3:.3f} ms", flush=True)))  # fmt: skip
-    except bench.BenchError as err:
+    except benchmarking.BenchError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     data = report.to_json()
@@ -368,8 +367,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _train_args(p: argparse.ArgumentParser) -> None:
-    from pmapviz import training
-
     p.add_argument("--model", default="linear", choices=training.MODELS)
     p.add_argument("--steps", default="100")
     p.add_argument("--batch", default="256", help="global batch, split over the devices")
@@ -379,8 +376,6 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from pmapviz import training
-
     devices.apply(_settings(args))
     import jax
 
@@ -437,8 +432,6 @@ def _exit_on_signals() -> None:
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
-    from pmapviz import cluster
-
     processes = settings.parse_int(args.processes, "--processes", cluster.MIN_PROCESSES,
                                    cluster.MAX_PROCESSES)  # fmt: skip
     local = settings.parse_int(args.local_devices, "--local-devices", cluster.MIN_LOCAL,
@@ -470,8 +463,6 @@ def _trace_args(p: argparse.ArgumentParser) -> None:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     """One lane per device of a profiler trace from any machine (CPU, GPU or TPU); no JAX."""
-    from pmapviz import timeline
-
     try:
         tl = timeline.from_trace(timeline.read_trace(args.path))
     except (timeline.TraceError, OSError) as err:
@@ -483,8 +474,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Every command and every page on the devices present; a report (see pmapviz.doctor)."""
-    from pmapviz import doctor
-
     report = doctor.run(_settings(args), progress=None if args.json else print)
     _print(args.json, report, [] if args.json else doctor.report_lines(report))
     return 0 if report["ok"] else 1
@@ -537,6 +526,6 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except devices.SettingsError as err:
+    except settings.SettingError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2

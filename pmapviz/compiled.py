@@ -25,8 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import collectives, planning, pytrees, scenario, settings, training
-from pmapviz import collectives as col
+from pmapviz import collectives, devicefacts, planning, pytrees, scenario, settings, training
 from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
 from pmapviz.layout import pmap_sharding
@@ -316,13 +315,15 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
     import jax
     import jax.numpy as jnp
 
-    c = col.BY_KEY[key]
-    col.check(c, n, m, groups)
-    perm = col.check_perm(list(perm or col.ring(n, "right")), n) if key == "ppermute" else None
+    c = collectives.BY_KEY[key]
+    collectives.check(c, n, m, groups)
+    perm = (collectives.check_perm(list(perm or collectives.ring(n, "right")), n)
+            if key == "ppermute" else None)  # fmt: skip
     groups = [list(g) for g in groups] if groups else None
-    code = f"jax.pmap(lambda x: {col.code_for(c, groups, perm)}, axis_name='i')"
-    return Target(c.label, code, col.build(c, groups, perm),
-                  (jax.ShapeDtypeStruct((n, m), jnp.float32),), (0,), 0, col.AXIS, n)  # fmt: skip
+    code = f"jax.pmap(lambda x: {collectives.code_for(c, groups, perm)}, axis_name='i')"
+    return Target(c.label, code, collectives.build(c, groups, perm),
+                  (jax.ShapeDtypeStruct((n, m), jnp.float32),), (0,), 0, collectives.AXIS,
+                  n)  # fmt: skip
 
 
 def plan_target(program, plan: Plan) -> Target:
@@ -420,16 +421,8 @@ class Hidden:
 
 
 def median_time(fn: Callable[[], Any], repeat: int = 5) -> float:
-    """Median seconds of ``fn()`` with block_until_ready, after one warm-up call."""
-    import jax
-
-    jax.block_until_ready(fn())
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    """Median seconds of ``fn()`` (:func:`pmapviz.devicefacts.timed_calls`)."""
+    return statistics.median(devicefacts.timed_calls(fn, repeat)[1])
 
 
 def _rows_of(jitted, *args, n: int) -> tuple[Row, ...]:

@@ -16,9 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from pmapviz import devices, memory
-from pmapviz.layout import index_text
+from pmapviz import devicefacts, devices, memory
+from pmapviz.catalog import numpy_fn
+from pmapviz.layout import index_text, pmap_sharding
+from pmapviz.memory import CHUNK, device_dtype, large_arrays_return_to_the_os
 from pmapviz.planning import Plan
+from pmapviz.settings import fmt_tree, is_shape
 
 
 @dataclass(frozen=True)
@@ -130,8 +133,6 @@ def make_values(plan: Plan, kind: str = "arange", seed: int = 0) -> list[np.ndar
     """Host inputs of the plan's shapes, in the dtypes the devices hold: arange (offset per
     argument), seeded random, or ones. Generated chunk by chunk straight into the target
     dtype, so no whole-array int64/float64 temporary ever exists."""
-    from pmapviz.memory import device_dtype
-
     out = []
     rng = np.random.default_rng(seed)
     for k, leaf in enumerate(plan.leaves):
@@ -151,8 +152,6 @@ def make_values(plan: Plan, kind: str = "arange", seed: int = 0) -> list[np.ndar
 
 def _fill(a: np.ndarray, values: Callable[[int, int], np.ndarray]) -> None:
     """a.flat[s:e] = values(s, e) chunk by chunk; bool takes ``values > 0``."""
-    from pmapviz.memory import CHUNK
-
     flat = a.reshape(-1)  # a view: make_values allocates contiguous arrays
     for s in range(0, flat.size, CHUNK):
         e = min(s + CHUNK, flat.size)
@@ -163,8 +162,6 @@ def _fill(a: np.ndarray, values: Callable[[int, int], np.ndarray]) -> None:
 def not_runnable(plan) -> str | None:
     """Why a valid plan cannot be run live (or timed) here, or None: runs read back one
     output array, so an f that returns a tuple or dict of arrays is only planned."""
-    from pmapviz.settings import fmt_tree, is_shape
-
     if plan.out_shapes is None or is_shape(plan.out_shapes):
         return None
     return (f"f returns several arrays, {fmt_tree(plan.out_shapes)}; live runs and timing "
@@ -245,8 +242,6 @@ def compile_plan(program, plan: Plan) -> Compiled:
 
     import jax
     import jax.numpy as jnp
-
-    from pmapviz.layout import pmap_sharding
 
     fn = _own_function(plan.leaf_fn(program.build(plan.axis_name)))  # one array per leaf
     n = plan.devices_used
@@ -329,15 +324,12 @@ def _run_plan(program, plan: Plan, compiled: Compiled, kind: str, seed: int, rep
 
     import jax
 
-    from pmapviz.layout import pmap_sharding
-    from pmapviz.memory import large_arrays_return_to_the_os
-
     n = plan.devices_used
     large_arrays_return_to_the_os()
     host = make_values(plan, kind, seed)
     dev0 = jax.local_devices()[0]
     ref_in = [jax.device_put(a, dev0) for a in host]
-    ref, ref_times = timed_calls(compiled.reference, ref_in, 1)
+    ref, ref_times = devicefacts.timed_calls(functools.partial(compiled.reference, *ref_in), 1)
     del ref_in
     t = time.perf_counter()
     placed = [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
@@ -346,7 +338,7 @@ def _run_plan(program, plan: Plan, compiled: Compiled, kind: str, seed: int, rep
     transfer_s = time.perf_counter() - t
     del host
     gc.collect(0)  # a sharded device_put leaves a young cycle that still holds the host array
-    out, times = timed_calls(compiled.run, placed, repeat)
+    out, times = devicefacts.timed_calls(lambda: compiled.run(*placed), repeat)
     want = np.asarray(ref)  # no copy: the one-device result, read in place
     outputs = shards_of(out)
     rtol = _rtol([leaf.dtype for leaf in plan.leaves])
@@ -366,30 +358,9 @@ def _run_plan(program, plan: Plan, compiled: Compiled, kind: str, seed: int, rep
     )  # fmt: skip
 
 
-def timed_calls(run: Callable, args: list, repeat: int) -> tuple[Any, list[float]]:
-    """A warm-up call, then ``repeat`` timed calls; only the last result is kept, and the
-    previous one is released before each call, so one output exists at a time."""
-    import time
-
-    import jax
-
-    out, times = run(*args), []
-    for _ in range(repeat):
-        jax.block_until_ready(out)
-        for leaf in jax.tree.leaves(out):
-            leaf.delete()  # freed now, not whenever the runtime gets to it
-        t = time.perf_counter()
-        out = run(*args)
-        jax.block_until_ready(out)
-        times.append(time.perf_counter() - t)
-    return out, times
-
-
 def _chunks(shape: tuple[int, ...], limit: int | None = None):
     """Index tuples that cover an array of ``shape`` in pieces of at most ``limit`` elements
     (or one row of the innermost axes, if that is larger), each a basic (view) index."""
-    from pmapviz.memory import CHUNK
-
     limit = limit or CHUNK
     k, inner = len(shape), 1
     while k > 0 and inner * shape[k - 1] <= limit:
@@ -469,8 +440,6 @@ def _device_block(shards: list[Shard], ax: int | None, k: int) -> np.ndarray:
 def _numpy_check(key: str, plan: Plan, inputs: list[list[Shard]], outputs: list[Shard]):
     """Max |numpy - pmap|, running the numpy version device by device (floats in float64);
     None if none applies. One device's float64 block exists at a time."""
-    from pmapviz.catalog import numpy_fn
-
     f_np = numpy_fn(key)
     o = plan.out_axes
     if f_np is None or o is None:
@@ -510,8 +479,6 @@ def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
     import jax
     import jax.numpy as jnp
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    from pmapviz.layout import pmap_sharding
 
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n * block, 3), dtype=np.float32)

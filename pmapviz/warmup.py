@@ -5,8 +5,8 @@ the first page has been drawn.
    and only tables need it (Streamlit imports it lazily inside ``st.dataframe`` and
    ``st.table``). Two sessions importing it at once from their own script threads raced (a
    partially initialised module, seen by ``benchmarks/load.py``), so every import of pandas in
-   this process goes through one lock: :func:`pandas`, called by ``ui.dataframe`` and
-   ``ui.table`` before Streamlit converts anything.
+   this process goes through one lock: :func:`pandas`, called by ``ui.tables.show`` and
+   ``ui.tables.static`` before Streamlit converts anything.
 2. **The start-up heap leaves the garbage collector's view.** Streamlit runs a full
    ``gc.collect(2)`` after every script run, fragments included (``runner.postScriptGC``).
    With JAX, Streamlit, Plotly and pandas loaded, that walks ~180,000 long-lived objects:

@@ -373,7 +373,7 @@ def test_the_same_problem_for_two_arguments_gets_a_fix_button_for_each(run_app):
 
 def test_an_unforeseen_error_in_the_fragment_is_one_clear_message(run_app, monkeypatch):
     """app.py's last resort cannot catch what a fragment raises (Streamlit's fragment runner
-    shows it first), so the explorer's fragment carries the same net (``ui.fragment``)."""
+    shows it first), so the explorer's fragment carries the same net (``ui.shell.fragment``)."""
     from pmapviz import codegen
 
     def broken(*args, **kwargs):
