@@ -13,7 +13,7 @@ Rules the harness keeps (and tests check with a fake clock):
   whichever implementation came first (pmap) look 7.7x slower to transfer;
 - one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
 - one benchmark runs at a time per process (``TURNS``, a first-come-first-served queue that
-  never waits forever: see :mod:`pmapviz.turns`), so sessions do not disturb each other;
+  never waits forever: see :mod:`pmapviz.fairlock`), so sessions do not disturb each other;
 - a sweep whose estimated time passes the operator's limit is refused before it starts, with
   the largest size that fits (see :mod:`pmapviz.timebudget`).
 """
@@ -30,13 +30,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, memory, programs, settings, timebudget, turns
+from pmapviz import devicefacts, fairlock, memory, programs, settings, timebudget
 from pmapviz.catalog import numpy_fn
 from pmapviz.layout import pmap_sharding
 from pmapviz.planning import Plan
 
 IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
-TURNS = turns.resource("benchmark")  # one benchmark at a time in this process
+TURNS = fairlock.resource("benchmark")  # one benchmark at a time in this process
 QUEUE_TIMEOUT_S = 120.0  # how long a benchmark waits for another session's to finish
 
 
@@ -340,7 +340,7 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
     Refused (BenchError) when it would not fit the memory budget or the time limit. While
     another sweep runs, or other actions hold the memory it needs, ``on_wait(position,
     waited_s, message)`` is called every fraction of a second; a stop while waiting returns an
-    empty, cancelled report; after ``queue_timeout`` seconds of waiting, turns.WaitTimeout is
+    empty, cancelled report; after ``queue_timeout`` seconds of waiting, fairlock.WaitTimeout is
     raised."""
     budget = memory.budget() if budget is None else memory.Budget.of(budget)
     runs = plan_sweep(wl, sizes, ks, impls, budget, repeat=repeat, time_limit=time_limit)
@@ -349,7 +349,7 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
         grant = _reserve(turn, need, "a timing sweep", on_wait, should_stop, queue_timeout)
-    except turns.Cancelled:
+    except fairlock.Cancelled:
         return Report({}, 0.0, wl.key, cancelled=True)
     with turn, grant:
         rates = bandwidth(budget)
@@ -371,8 +371,8 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
         return report
 
 
-def _reserve(turn: turns.Turn, need: memory.Need, label: str, on_wait, should_stop,
-             timeout: float) -> turns.Grant:  # fmt: skip
+def _reserve(turn: fairlock.Turn, need: memory.Need, label: str, on_wait, should_stop,
+             timeout: float) -> fairlock.Grant:  # fmt: skip
     """The memory of a benchmark that holds its turn; the turn is given back if none comes."""
     try:
         return memory.reserve(need, label, on_wait, should_stop, timeout)
@@ -454,7 +454,7 @@ def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = N
     shard_map are compared on the built-in workloads, whose layout they can express.)
 
     Refused (BenchError) above the time limit; waits its turn like :func:`sweep`, but raises
-    turns.Cancelled or turns.WaitTimeout when the wait ends without one."""
+    fairlock.Cancelled or fairlock.WaitTimeout when the wait ends without one."""
     try:
         timebudget.check_plan(plan, 3 * (repeat + 1), 2, time_limit, program,
                               what="Timing these settings")  # fmt: skip

@@ -7,7 +7,7 @@ so half a line followed by a hang cannot stall the reader); a hung, crashed or k
 is reported with its last output; the others are stopped; no process is left behind (each runs
 in its own process group, killed on the way out, and dies with its parent even when that is
 SIGKILLed: see :func:`pmapviz.worker.die_with_parent`). Launches take turns per server process
-(:mod:`pmapviz.turns`), so two users never race for a port, and a waiting launch gives up after
+(:mod:`pmapviz.fairlock`), so two users never race for a port, and a waiting launch gives up after
 ``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are fixed
 argument lists built from integers, never a shell string. Every refusal and failure is a
 :class:`ClusterError`.
@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pmapviz import memory, settings, turns
+from pmapviz import fairlock, memory, settings
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
@@ -39,7 +39,7 @@ MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
 QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch
 WORKER_BYTES = memory.worker_bytes(MAX_LOCAL)  # measured: workers report their own maxrss
 KEEP_LINES, MAX_LINE = 200, 4096  # per worker: the last lines, each cut to this many bytes
-TURNS = turns.resource("cluster", "cluster launch")  # one launch at a time per server
+TURNS = fairlock.resource("cluster", "cluster launch")  # one launch at a time per server
 
 
 class ClusterError(RuntimeError):
@@ -321,13 +321,13 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
     t0 = time.perf_counter()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
-    except (turns.WaitTimeout, turns.Cancelled) as err:
+    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
         raise ClusterError(str(err)) from err
     try:
         grant = memory.reserve(memory.cluster_bytes(processes, local_devices),
                                f"{processes} worker processes", on_wait, should_stop,
                                queue_timeout)  # fmt: skip
-    except (turns.WaitTimeout, turns.Cancelled, memory.BudgetError) as err:
+    except (fairlock.WaitTimeout, fairlock.Cancelled, memory.BudgetError) as err:
         turn.release()
         raise ClusterError(str(err)) from err
     with turn, grant:  # one launch at a time per server: ports never collide

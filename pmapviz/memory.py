@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, devices, turns
+from pmapviz import devicefacts, devices, fairlock
 from pmapviz.catalog import numpy_fn
 from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
 from pmapviz.planning import Plan
@@ -186,7 +186,7 @@ def _device_budget(max_device_bytes: int | None, host: int) -> tuple[int, str]:
 
 # ---------------------------------------------------------------- sharing it: admission
 QUEUE_TIMEOUT_S = 120.0  # how long an action waits for memory before it gives up
-_POOLS: dict[tuple[int, ...], turns.Pool] = {}
+_POOLS: dict[tuple[int, ...], fairlock.Pool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
@@ -196,14 +196,14 @@ def _describe(amount: tuple[int, ...]) -> str:
     return f"{fmt_bytes(amount[0])} of host and {fmt_bytes(amount[1])} of device memory"
 
 
-def admission(b: Budget | None = None) -> turns.Pool:
+def admission(b: Budget | None = None) -> fairlock.Pool:
     """The server's memory pool: its capacity is the budget (host, and device where the
     devices have their own), shared first come, first served by every allocating action."""
     b = budget() if b is None else b
     capacity = (b.host,) if b.shared else (b.host, b.device or 0)
     with _POOLS_LOCK:
         if capacity not in _POOLS:
-            _POOLS[capacity] = turns.Pool("memory", capacity, _describe)
+            _POOLS[capacity] = fairlock.Pool("memory", capacity, _describe)
         return _POOLS[capacity]
 
 
@@ -220,11 +220,12 @@ def measured_rates(b: Budget | None = None) -> devicefacts.Rates:
 
 
 def reserve(need: Need, label: str, on_wait=None, should_stop=None,
-            timeout: float = QUEUE_TIMEOUT_S, b: Budget | None = None) -> turns.Grant:  # fmt: skip
+            timeout: float = QUEUE_TIMEOUT_S,
+            b: Budget | None = None) -> fairlock.Grant:  # fmt: skip
     """Wait until ``need`` fits in what the server's other actions leave of the budget, and
     hold it (``with memory.reserve(...):``). Raises BudgetError at once when it could never
     fit (its message names what it needs; callers refuse earlier, with the largest size that
-    fits), turns.WaitTimeout or turns.Cancelled when the wait ends without room."""
+    fits), fairlock.WaitTimeout or fairlock.Cancelled when the wait ends without room."""
     b = budget() if b is None else b
     if why := b.problem(need):
         raise BudgetError(f"{label[:1].upper()}{label[1:]} {why}.")

@@ -1,7 +1,7 @@
 """Time budget: how long an action will take on this machine, and a limit it must fit in.
 
 A run that fits the memory budget can still take minutes (a large matmul is FLOP-bound), and
-while it runs it holds its turn (:mod:`pmapviz.turns`). So every long action is estimated first,
+while it runs it holds its turn (:mod:`pmapviz.fairlock`). So every long action is estimated first,
 from its FLOPs and bytes against the device's own measured rates
 (:func:`pmapviz.devicefacts.rates`, once per process: memory bandwidth, FLOP rate and
 host-to-device transfer rate), plus fixed costs measured on a 2-core CPU: one ahead-of-time

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmapviz import collectives as col
-from pmapviz import devicefacts, turns
+from pmapviz import devicefacts, fairlock
 from pmapviz.compiled import analyse_collective
 from pmapviz.hlo import KINDS
 from pmapviz.layout import pmap_sharding
 
-TURNS = turns.resource("profiler", "profiler capture")  # one trace at a time per process
+TURNS = fairlock.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
 MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~10x that)
 
@@ -252,7 +252,7 @@ def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
 
     try:
         turn = TURNS.acquire(timeout_s, None, on_wait)
-    except (turns.WaitTimeout, turns.Cancelled) as err:
+    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
         raise ProfilerBusy(str(err)) from err
     try:
         with tempfile.TemporaryDirectory(prefix="pmapviz-trace-") as folder:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import memory, programs, scenario, settings, turns
+from pmapviz import fairlock, memory, programs, scenario, settings
 from pmapviz.ui import queue_display, url_state
 
 
@@ -45,6 +45,6 @@ def _timed(program, plan, repeat: int, budget: memory.Budget) -> None:
                 st.session_state["tl_report"] = bench.measure_plan(
                     program, plan, repeat=repeat, on_wait=on_wait
                 )
-            except (turns.WaitTimeout, bench.BenchError) as err:
+            except (fairlock.WaitTimeout, bench.BenchError) as err:
                 st.error(str(err), icon=":material/hourglass_disabled:")
         clear_wait()

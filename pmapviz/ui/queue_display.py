@@ -1,11 +1,11 @@
-"""Waiting for a turn (``turns.Turns``, ``turns.Pool``: the memory budget), in the open: the
-caller's place, what it waits for, what runs, and a way to stop waiting."""
+"""Waiting for a turn (``fairlock.FairLock``, ``fairlock.Pool``: the memory budget), in the
+open: the caller's place, what it waits for, what runs, and a way to stop waiting."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import turns
+from pmapviz import fairlock
 
 
 def show(stop_key: str | None = None):
@@ -34,7 +34,7 @@ def queued(action, stop_key: str | None = None):
     on_wait, clear = show(stop_key)
     try:
         return action(on_wait)
-    except (turns.WaitTimeout, turns.Cancelled) as err:
+    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
         st.warning(str(err), icon=":material/hourglass_disabled:")
         return None
     finally:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import memory, settings, turns
+from pmapviz import fairlock, memory, settings
 from pmapviz.ui import grids, presenter, queue_display, url_state
 
 P = "tl_"
@@ -109,7 +109,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
             wl, sorted(choice.sizes), sorted(choice.ks), choice.impls, repeat=repeat,
             budget=choice.budget, progress=_progress, on_wait=on_wait,
         )  # fmt: skip
-    except (turns.WaitTimeout, bench.BenchError) as err:
+    except (fairlock.WaitTimeout, bench.BenchError) as err:
         result = None
         st.error(str(err), icon=":material/hourglass_disabled:")
     clear_wait()

@@ -8,7 +8,7 @@ import html
 
 import streamlit as st
 
-from pmapviz import benchmarking, cluster, devices, tour, turns
+from pmapviz import benchmarking, cluster, devices, fairlock, tour
 from pmapviz.scenario import Scenario
 from pmapviz.ui import grids, plan_cards, presenter, queue_display, tables
 from pmapviz.ui.device_panel import device_chips
@@ -64,7 +64,7 @@ def actions(step: int, n: int) -> None:
     if step == 9 and st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_time",
                                icon=":material/timer:"):  # fmt: skip
         _rows(lambda on_wait: tour.time_one_and_all(n, on_wait=on_wait), "tour_stop_time",
-              (benchmarking.BenchError, turns.WaitTimeout, turns.Cancelled),
+              (benchmarking.BenchError, fairlock.WaitTimeout, fairlock.Cancelled),
               ":material/block:")  # fmt: skip
 
 

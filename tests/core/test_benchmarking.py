@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, planning, turns
+from pmapviz import catalog, fairlock, planning
 from tests.conftest import TEST_DEVICES
 
 
@@ -216,7 +216,7 @@ def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
     holder = bench.TURNS.acquire(timeout=1)
     try:
         t = time.monotonic()
-        with pytest.raises(turns.WaitTimeout, match="number 1 in the queue"):
+        with pytest.raises(fairlock.WaitTimeout, match="number 1 in the queue"):
             bench.sweep(bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
                         queue_timeout=0.5)  # fmt: skip
         assert time.monotonic() - t < 1.5
@@ -225,7 +225,7 @@ def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
                           should_stop=lambda: time.monotonic() - t > 0.3)  # fmt: skip
         assert rep.cancelled and rep.results == [] and time.monotonic() - t < 1.5
         plan = planning.plan(catalog.get("add"), [(2, 8), (2, 8)], n_devices=2)
-        with pytest.raises(turns.WaitTimeout):
+        with pytest.raises(fairlock.WaitTimeout):
             bench.measure_plan(catalog.get("add"), plan, repeat=1, queue_timeout=0.3)
         assert bench.TURNS.waiting() == 0
     finally:

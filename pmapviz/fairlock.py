@@ -1,18 +1,19 @@
-"""Turns: one-at-a-time access to a shared resource, with a visible queue that never waits
+"""Fair locks and a fair pool: one-at-a-time access to a shared resource (:class:`FairLock`)
+and shares of one memory budget (:class:`Pool`), each with a visible queue that never waits
 forever.
 
 A server process has a few things only one session should use at once: the benchmark (two
 timings at once disturb each other), the local cluster (ports, memory), later the profiler.
-:class:`Turns` hands them out first come, first served. A caller waits in short slices; on each
-slice it learns its place in the queue (1 = next) so a page can show it, and it gives up with
+:class:`FairLock` hands them out first come, first served. A caller waits in short slices; on
+each slice it learns its place in the queue (1 = next) so a page can show it, and it gives up with
 :class:`WaitTimeout` when its timeout passes or :class:`Cancelled` when ``should_stop()``
-turns true. :meth:`Turns.held_for` says how long the current holder has had its turn::
+turns true. :meth:`FairLock.held_for` says how long the current holder has had its turn::
 
     with TURNS.acquire(timeout=120, should_stop=stop, on_wait=show):
         ...  # the resource is ours until the block ends
 
 ``on_wait(position, waited_s, message)`` gets the waiter's place (1 = next), the seconds it
-has waited and what to show, the queue's own words (:meth:`Turns.wait_message`,
+has waited and what to show, the queue's own words (:meth:`FairLock.wait_message`,
 :meth:`Pool.wait_message`), so one display serves every queue an action passes through.
 """
 
@@ -47,7 +48,7 @@ class Cancelled(RuntimeError):
 class Turn:
     """The caller's turn: release it (or leave the ``with`` block) when done. Idempotent."""
 
-    def __init__(self, owner: Turns):
+    def __init__(self, owner: FairLock):
         self._owner = owner
         self.released = False
 
@@ -63,7 +64,7 @@ class Turn:
         self.release()
 
 
-class Turns:
+class FairLock:
     """First come, first served access to one resource (see the module doc). Thread-safe."""
 
     def __init__(self, what: str, slice_s: float = SLICE_S,
@@ -167,15 +168,15 @@ def _secs(s: float) -> str:
     return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
 
 
-_REGISTRY: dict[str, Turns] = {}
+_REGISTRY: dict[str, FairLock] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
-def resource(name: str, what: str | None = None) -> Turns:
-    """The process-wide :class:`Turns` for ``name`` ("benchmark", "cluster", ...)."""
+def resource(name: str, what: str | None = None) -> FairLock:
+    """The process-wide :class:`FairLock` for ``name`` ("benchmark", "cluster", ...)."""
     with _REGISTRY_LOCK:
         if name not in _REGISTRY:
-            _REGISTRY[name] = Turns(what or name)
+            _REGISTRY[name] = FairLock(what or name)
         return _REGISTRY[name]
 
 
@@ -207,7 +208,7 @@ class Pool:
     """A capacity shared by many holders at once (bytes of memory: one number per kind, e.g.
     host and device), handed out first come, first served: a waiter goes when it is first in
     the queue and its amount fits in what is free, so a big action is never starved by small
-    ones behind it. Waits in slices like :class:`Turns` (``on_wait(position, waited_s,
+    ones behind it. Waits in slices like :class:`FairLock` (``on_wait(position, waited_s,
     message)``),
     gives up with :class:`WaitTimeout` or :class:`Cancelled`. ``describe(amount)`` writes an
     amount in words for the messages. Thread-safe."""
