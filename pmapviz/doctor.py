@@ -201,7 +201,7 @@ CPU_ONLY_WORDS = ("emulated", "jax_num_cpu_devices", "share the cores", "CPU cor
 def steady_server_patches() -> list[tuple[object, str, object]]:
     """(module, attribute, value) that make Streamlit's AppTest behave like a server after its
     first request. AppTest resets Streamlit's legacy ``pages/`` flag before every run, so each
-    run would look like a fresh server's first request and be rerouted (``ui.ensure_routed``),
+    run would look like a fresh server's first request and be rerouted (``ui.shell.ensure_routed``),
     losing a button's click; and it compiles app.py and the page anew on every run. The tests
     apply the same patches (tests/pages/conftest.py)."""
     import streamlit.testing.v1.app_test as app_test_module
