@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from pmapviz import devicefacts, fairlock, memory, programs, settings, timebudget
-from pmapviz.catalog import numpy_fn
+from pmapviz.catalog import Program, numpy_fn
 from pmapviz.layout import pmap_sharding
 from pmapviz.planning import Plan
 
@@ -443,7 +443,7 @@ def rows_for_table(report: Report) -> list[dict]:
     return out
 
 
-def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = None,
+def measure_plan(program: Program, plan: Plan, repeat: int = 7, bandwidth_gbs: float | None = None,
                  clock: Callable[[], float] = time.perf_counter,
                  should_stop: Callable[[], bool] | None = None,
                  on_wait: Callable[[int, float], None] | None = None,
@@ -467,7 +467,7 @@ def measure_plan(program, plan, repeat: int = 7, bandwidth_gbs: float | None = N
         return _measure_plan(program, plan, repeat, bandwidth_gbs, clock)
 
 
-def _measure_plan(program, plan: Plan, repeat: int, bandwidth_gbs: float | None,
+def _measure_plan(program: Program, plan: Plan, repeat: int, bandwidth_gbs: float | None,
                   clock: Callable[[], float]) -> Report:  # fmt: skip
     import jax
 

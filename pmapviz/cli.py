@@ -31,6 +31,7 @@ from pmapviz import (
     timeline,
     training,
 )
+from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 
 
@@ -146,7 +147,7 @@ def _program(args: argparse.Namespace):
     return scenario.program_for(scenario.EXPR, args.args, args.expr)
 
 
-def _plan_inputs(args: argparse.Namespace, program) -> tuple:
+def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, through the settings layer."""
     shapes = ([pytrees.parse_shape_tree(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
               if args.shape else list(program.default_shapes))  # fmt: skip
@@ -211,7 +212,7 @@ def _argument_lines(p: Plan) -> list[str]:
             for a in p.arguments]  # fmt: skip
 
 
-def _print_plan(p: Plan, program, axis_name) -> None:
+def _print_plan(p: Plan, program: Program, axis_name) -> None:
     print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
           f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
     for line in _argument_lines(p):

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmapviz import collectives, devicefacts, planning, pytrees, scenario, settings, training
+from pmapviz.catalog import Program
 from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
 from pmapviz.layout import pmap_sharding
 from pmapviz.planning import Plan
 from pmapviz.settings import fmt_bytes
+from pmapviz.training import Config
 
 VARIANTS = {
     "pmap": "jax.pmap",
@@ -326,7 +328,7 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
                   n)  # fmt: skip
 
 
-def plan_target(program, plan: Plan) -> Target:
+def plan_target(program: Program, plan: Plan) -> Target:
     """The explorer's program under a valid plan (shapes are abstract: nothing is allocated)."""
     import jax
     import jax.numpy as jnp
@@ -347,7 +349,7 @@ def plan_target(program, plan: Plan) -> Target:
                   plan.out_axes, plan.axis_name, plan.devices_used)  # fmt: skip
 
 
-def training_target(cfg) -> Target:
+def training_target(cfg: Config) -> Target:
     """One data-parallel training step (pmapviz.training) on cfg.devices devices."""
     import jax
     import jax.numpy as jnp
@@ -382,7 +384,7 @@ def _analyse_plan(ref: tuple, key: tuple) -> Analysis:
     return analyse(plan_target(program, planning.replan(program, key)))
 
 
-def analyse_plan(program, plan) -> Analysis:
+def analyse_plan(program: Program, plan: Plan) -> Analysis:
     """Cached by the plan's settings."""
     if not plan.ok:
         raise ValueError("only a valid plan can be compiled")
@@ -391,7 +393,7 @@ def analyse_plan(program, plan) -> Analysis:
 
 
 @functools.lru_cache(maxsize=16)
-def analyse_training(cfg) -> Analysis:
+def analyse_training(cfg: Config) -> Analysis:
     return analyse(training_target(cfg))
 
 

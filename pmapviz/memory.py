@@ -274,7 +274,7 @@ def nbytes(shape, dtype) -> int:
 
 
 # ---------------------------------------------------------------- live run of a plan
-def _out_leaves(plan) -> list[tuple[tuple, np.dtype]]:
+def _out_leaves(plan: Plan) -> list[tuple[tuple, np.dtype]]:
     import jax
 
     shapes = jax.tree.leaves(plan.out_shapes, is_leaf=lambda x: isinstance(x, tuple))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pmapviz import devicefacts, devices, memory
-from pmapviz.catalog import numpy_fn
+from pmapviz.catalog import Program, numpy_fn
 from pmapviz.layout import index_text, pmap_sharding
 from pmapviz.memory import CHUNK, device_dtype, large_arrays_return_to_the_os
 from pmapviz.planning import Plan
@@ -159,7 +159,7 @@ def _fill(a: np.ndarray, values: Callable[[int, int], np.ndarray]) -> None:
         flat[s:e] = (v > 0) if a.dtype == np.bool_ else v.astype(a.dtype)
 
 
-def not_runnable(plan) -> str | None:
+def not_runnable(plan: Plan) -> str | None:
     """Why a valid plan cannot be run live (or timed) here, or None: runs read back one
     output array, so an f that returns a tuple or dict of arrays is only planned."""
     if plan.out_shapes is None or is_shape(plan.out_shapes):
@@ -169,7 +169,7 @@ def not_runnable(plan) -> str | None:
             "expression) to run it; the explorer still plans and draws it.")  # fmt: skip
 
 
-def estimate_bytes(plan, program=None):
+def estimate_bytes(plan: Plan, program: Program | None = None):
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memory.Need``: see
     :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term."""
     return memory.live_run_bytes(plan, None if program is None else program.key)
@@ -235,7 +235,7 @@ def _forget_pmap(fn: Callable) -> None:
     evict(fn)
 
 
-def compile_plan(program, plan: Plan) -> Compiled:
+def compile_plan(program: Program, plan: Plan) -> Compiled:
     """Compile pmap (and the jit(vmap) reference) for a valid plan, ahead of time, from
     abstract inputs placed exactly as run_plan places them. Pages cache the result."""
     import time
@@ -298,7 +298,7 @@ def _rtol(dtypes) -> float:
     return 1e-5
 
 
-def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
+def run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
              repeat: int = 5, keep: bool = False, on_wait=None) -> LiveResult:  # fmt: skip
     """Run the compiled pmap on real values; read every device's blocks from the shards;
     check against jit(vmap(f)) on one device, and numpy where it applies. The result is
@@ -312,7 +312,7 @@ def run_plan(program, plan, compiled: Compiled, kind: str = "arange", seed: int 
     return result
 
 
-def _run_plan(program, plan: Plan, compiled: Compiled, kind: str, seed: int, repeat: int,
+def _run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str, seed: int, repeat: int,
               keep: bool) -> LiveResult:  # fmt: skip
     """run_plan's work.
 
@@ -413,7 +413,7 @@ def _position(index: tuple, axis: int) -> int:
     return index[axis].start or 0
 
 
-def _reshape_back(plan, outputs: list[Shard], want: np.ndarray, rtol: float, atol: float):
+def _reshape_back(plan: Plan, outputs: list[Shard], want: np.ndarray, rtol: float, atol: float):
     """Reshape the reference (n, b) -> (n * b,) at out_axes and check that device k's block
     lands at rows k*b .. (k+1)*b of it; views only."""
     o, s = plan.out_axes, plan.out_shapes

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pmapviz import devices, memory
+from pmapviz.catalog import Program
 from pmapviz.devicefacts import Rates
 from pmapviz.planning import Plan
 
@@ -136,7 +137,7 @@ def check_training(steps: int, step: Step, limit_s: float | None = None,
 
 
 # ---------------------------------------------------------------- a plan (live run, explorer)
-def plan_cost(plan: Plan, program=None) -> tuple[float, float]:
+def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float]:
     """(FLOPs, bytes) of one call of the plan over all devices. FLOPs come from XLA's cost
     analysis of jit(vmap(f)) when ``program`` is given (no compile: lowering only)."""
     nbytes = memory.live_run_bytes(plan).total / 3  # inputs and outputs once
@@ -158,15 +159,18 @@ def plan_cost(plan: Plan, program=None) -> tuple[float, float]:
     return flops, nbytes
 
 
-def plan_seconds(plan, calls: int, compiles: int, rates: Rates, program=None) -> float:
+def plan_seconds(
+    plan: Plan, calls: int, compiles: int, rates: Rates, program: Program | None = None
+) -> float:
     flops, nbytes = plan_cost(plan, program)
     gen = memory.live_run_bytes(plan).total / 3 * GEN_S_PER_BYTE
     fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.transfer_s(nbytes)
     return fixed + calls * rates.call_s(flops, nbytes, CALL_S)
 
 
-def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = None, program=None,
-               rates: Rates | None = None, what: str = "This run") -> float:  # fmt: skip
+def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = None,
+               program: Program | None = None, rates: Rates | None = None,
+               what: str = "This run") -> float:  # fmt: skip
     """Estimated seconds for ``calls`` calls of the plan; TooLong says how much smaller fits."""
     limit = _limit(limit_s)
     rates = rates or machine_rates()
@@ -189,8 +193,8 @@ def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = No
     )  # fmt: skip
 
 
-def check_live(plan, limit_s: float | None = None, program=None, repeat: int = 5,
-               rates: Rates | None = None) -> float:  # fmt: skip
+def check_live(plan: Plan, limit_s: float | None = None, program: Program | None = None,
+               repeat: int = 5, rates: Rates | None = None) -> float:  # fmt: skip
     """For the live run (``programs.run_plan``): pmap and jit(vmap) compiled, each called
     1 + ``repeat`` times, read back and checked. Returns the estimate or raises TooLong."""
     return check_plan(plan, 2 * (repeat + 1) + 2, 2, limit_s, program, rates, "This live run")

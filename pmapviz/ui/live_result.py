@@ -6,12 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import devicefacts, devices
+from pmapviz.catalog import Program
+from pmapviz.planning import Plan
 from pmapviz.scenario import has_numpy_version
 from pmapviz.settings import fmt_shape
 from pmapviz.ui import tables
 
 
-def show(res, plan, program, report: devices.DeviceReport) -> None:
+def show(res, plan: Plan, program: Program, report: devices.DeviceReport) -> None:
     verdict = "PASS" if res.passed else "FAIL"
     st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")
     cols = st.columns(5)

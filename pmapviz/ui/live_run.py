@@ -7,6 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import devices, memory, planning, programs, scenario, timebudget
+from pmapviz.catalog import Program
+from pmapviz.planning import Plan
 from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape, quote
 from pmapviz.ui import live_result, plan_cards, queue_display
@@ -20,7 +22,7 @@ def _compiled(ref: tuple, key: tuple):
     return programs.compile_plan(program, planning.replan(program, key))
 
 
-def too_long(plan, program) -> str | None:
+def too_long(plan: Plan, program: Program) -> str | None:
     """Why the live run would pass the operator's time limit, or None when it fits."""
     try:
         timebudget.check_live(plan, devices.time_limit(), program)
@@ -29,7 +31,7 @@ def too_long(plan, program) -> str | None:
     return None
 
 
-def form(current: Scenario, program, plan, n: int) -> tuple[str, int]:
+def form(current: Scenario, program: Program, plan: Plan, n: int) -> tuple[str, int]:
     """What runs (f on its arguments, from the explorer) and ``(value kind, seed)``."""
     with st.container(border=True):
         if plan is not None:
@@ -51,7 +53,7 @@ def form(current: Scenario, program, plan, n: int) -> tuple[str, int]:
     return kind, int(seed)
 
 
-def show(program, plan, errors: list[str], kind: str, seed: int,
+def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
          report: devices.DeviceReport, slot) -> None:  # fmt: skip
     """The arrays (in the presenter's ``slot``), what stops the run, or the run and its
     result."""
@@ -82,7 +84,7 @@ def show(program, plan, errors: list[str], kind: str, seed: int,
             live_result.show(res, plan, program, report)
 
 
-def _fits(program, plan) -> bool:
+def _fits(program: Program, plan: Plan) -> bool:
     """True when the run may start now: within the memory budget and the time limit, and
     small enough to go at once or its Run button pressed (else it says why not)."""
     need = programs.estimate_bytes(plan, program)

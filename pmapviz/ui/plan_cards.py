@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import charts, layout
+from pmapviz.planning import Plan
 from pmapviz.ui import tables
 
 MAIN_WIDTH_PX = 820  # the wide main column beside the sidebar on a 1280-pixel screen
@@ -23,7 +24,7 @@ def array_cards(cards: list[tuple], per_row: int, title: str, intro: str) -> Non
     st.html(charts.section_html(title, cards_html, intro))
 
 
-def show(plan, title: str, intro: str) -> tuple[list, list]:
+def show(plan: Plan, title: str, intro: str) -> tuple[list, list]:
     """The arrays of a valid plan as cards (every input leaf, then every output leaf), split
     as JAX splits them; returns the layouts (inputs, outputs)."""
     inputs, outputs = layout.plan_layouts(plan)
@@ -35,7 +36,7 @@ def show(plan, title: str, intro: str) -> tuple[list, list]:
     return inputs, outputs
 
 
-def device_table(plan, inputs: list, outputs: list, title: str) -> None:
+def device_table(plan: Plan, inputs: list, outputs: list, title: str) -> None:
     """A section with one row per device of a valid plan (``layout.device_rows``). Up to
     ``HTML_TABLE_ROWS`` rows: its heading and a static HTML table as one element, each device
     marked with its colour (a dataframe, redrawn on an edit, cost the browser ~35 ms); more

@@ -6,10 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import codegen, compiled, devices
+from pmapviz.catalog import Program
+from pmapviz.planning import Plan
 from pmapviz.ui import compiled_analysis
 
 
-def show(program, plan, report: devices.DeviceReport) -> None:
+def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
     """The section (the call itself is always shown, above it, by the verdict)."""
     box = st.expander("The code: jax.pmap, jax.shard_map and what XLA compiles",
                       icon=":material/code:", key="ex_code_open", on_change="rerun")  # fmt: skip
@@ -32,7 +34,7 @@ def show(program, plan, report: devices.DeviceReport) -> None:
         st.caption("Both scripts are tested to give equal results (tests/core/test_codegen.py).")
 
 
-def _shard_map_code(program, plan) -> None:
+def _shard_map_code(program: Program, plan: Plan) -> None:
     st.markdown(
         "`shard_map` is **rank-preserving**: each device's block keeps the mapped axis (here of "
         "size 1), where pmap's per-device view drops it. With shard_map you can also skip the "
@@ -42,7 +44,7 @@ def _shard_map_code(program, plan) -> None:
     st.code(codegen.shard_map_script(program, plan), language="python", line_numbers=True)
 
 
-def _compiled(program, plan, report: devices.DeviceReport) -> None:
+def _compiled(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
     if plan.devices_used > report.count:
         st.info("Planned for more devices than this server has: compile it on a machine with "
                 f"{plan.devices_used} devices.", icon=":material/info:")  # fmt: skip

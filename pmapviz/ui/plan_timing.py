@@ -8,6 +8,8 @@ import streamlit as st
 
 from pmapviz import benchmarking as bench
 from pmapviz import fairlock, memory, programs, scenario, settings
+from pmapviz.catalog import Program
+from pmapviz.planning import Plan
 from pmapviz.ui import queue_display, url_state
 
 
@@ -27,7 +29,7 @@ def show(n: int, repeat: int, budget: memory.Budget) -> None:
             _timed(program, plan, repeat, budget)
 
 
-def _timed(program, plan, repeat: int, budget: memory.Budget) -> None:
+def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> None:
     """What would be timed, and the button that times it (after its turn in the queue)."""
     args = ", ".join(f"{leaf.name} {settings.fmt_shape(leaf.shape)}"
                      for leaf in plan.leaves)  # fmt: skip

@@ -6,6 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import codegen
+from pmapviz.catalog import Program
+from pmapviz.planning import Plan
 from pmapviz.settings import fmt_shape, fmt_tree
 from pmapviz.ui import explorer_form
 
@@ -18,7 +20,7 @@ def fix_keys(problems) -> list[str]:
             for k, p in enumerate(problems)]  # fmt: skip
 
 
-def show(program, plan, n: int, elsewhere: bool) -> bool:
+def show(program: Program, plan: Plan, n: int, elsewhere: bool) -> bool:
     """The call, and either what pmap would reject (with fixes) or what it does on this
     server's ``n`` devices (or the planned count). True: the plan is valid."""
     N = plan.n_devices
@@ -48,7 +50,7 @@ def show(program, plan, n: int, elsewhere: bool) -> bool:
     return True
 
 
-def _problem(program, problem, key: str) -> None:
+def _problem(program: Program, problem, key: str) -> None:
     """One thing pmap would reject, its fix, and a button (widget ``key``) that applies it."""
     with st.container(border=True):
         st.error(problem.message, icon=":material/block:")
