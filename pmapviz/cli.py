@@ -148,40 +148,63 @@ def _program(args: argparse.Namespace):
 
 
 def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
-    """The plan's shapes, axes, name and dtypes from the flags, through the settings layer."""
-    shapes = ([pytrees.parse_shape_tree(t, f"--shape {k + 1}") for k, t in enumerate(args.shape)]
-              if args.shape else list(program.default_shapes))  # fmt: skip
+    """The plan's shapes, axes, name and dtypes from the flags, parsed by the explorer's own
+    schema (:func:`pmapviz.scenario.inputs`); what the flags leave out, the function's
+    defaults."""
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
-    if len(shapes) != program.n_args:
+    shapes, dtypes = args.shape or [], args.dtype or []
+    if shapes and len(shapes) != program.n_args:
         raise settings.SettingError(
             f"{fn} takes {program.n_args} argument(s) ({', '.join(program.arg_names)}); "
             f"give --shape once for each (got {len(shapes)})."
         )
-    in_axes = tuple(program.default_in_axes)
-    if args.in_axes is not None:
-        in_axes = _parse_in_axes(args.in_axes)
-    out_axes = (program.default_out_axes if args.out_axes is None
-                else pytrees.parse_axis_tree(args.out_axes, "--out-axes"))  # fmt: skip
-    axis_name = settings.parse_axis_name(args.axis_name)
-    dtypes = [settings.parse_choice(d, "--dtype", settings.DTYPES) for d in args.dtype or []]
     if dtypes and len(dtypes) != program.n_args:
         raise settings.SettingError(
             f"--dtype given {len(dtypes)} time(s); {fn} takes {program.n_args} "
             "argument(s): give it once per argument, or not at all (float32)."
         )
-    return shapes, in_axes, out_axes, axis_name, dtypes or None
+    axes = _in_axes_texts(args.in_axes)
+    texts = {
+        **{f"s{k}": t for k, t in enumerate(shapes)},
+        **{f"a{k}": t for k, t in enumerate(axes or [])},
+        **{f"d{k}": t for k, t in enumerate(dtypes)},
+        "name": args.axis_name or "",
+    }
+    if args.out_axes is not None:
+        texts["out"] = args.out_axes
+    labels = {
+        **{f"s{k}": f"--shape {k + 1}" for k in range(len(shapes))},
+        **{f"a{k}": "--in-axes" for k in range(len(axes or []))},
+        **{f"d{k}": "--dtype" for k in range(len(dtypes))},
+        "out": "--out-axes",
+    }
+    v, errors = scenario.inputs(texts, len(shapes), len(axes or []), len(dtypes), labels)
+    if errors:
+        raise settings.SettingError(errors[0])
+    return (v["shapes"] or list(program.default_shapes),
+            v["in_axes"] if axes is not None else tuple(program.default_in_axes),
+            program.default_out_axes if args.out_axes is None else v["out_axes"],
+            v["axis_name"], v["dtypes"])  # fmt: skip
 
 
-def _parse_in_axes(text: str) -> tuple:
-    """'0,None' -> (0, None); with brackets, one tuple of per-argument prefixes:
-    "(0, {'w': None, 'b': 0})"."""
-    if not any(ch in text for ch in "([{"):
-        return tuple(settings.parse_axis(a, "--in-axes") for a in text.split(","))
-    axes = pytrees.parse_axis_tree(text, "--in-axes")
-    if not isinstance(axes, tuple):
+def _in_axes_texts(text: str | None) -> list[str] | None:
+    """--in-axes as one text per argument: '0,None' -> ['0', 'None']; with brackets, one
+    tuple of per-argument prefixes, "(0, {'w': None, 'b': 0})" -> ['0', "{'w': None, 'b': 0}"]
+    (split at its top-level commas; each part is parsed by the schema)."""
+    if text is None:
+        return None
+    raw = text.strip()
+    if not any(ch in raw for ch in "([{"):
+        parts = raw.split(",")
+    elif raw.startswith("(") and raw.endswith(")"):
+        parts = pytrees.split_top_level(raw[1:-1])
+    else:
         raise settings.SettingError("--in-axes with brackets is one tuple, an entry per "
                                     "argument, e.g. \"(0, {'w': None, 'b': 0})\".")  # fmt: skip
-    return axes
+    if len(parts) > scenario.MAX_ARGS:
+        raise settings.SettingError(f"--in-axes has {len(parts)} entries; a function takes at "
+                                    f"most {scenario.MAX_ARGS} arguments.")  # fmt: skip
+    return parts
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -351,3 +351,24 @@ def parse_axis_tree(text: Any, name: str = "axis") -> Any:
     if not any(ch in str(text if text is not None else "") for ch in "([{"):
         return settings.parse_axis(text, name)
     return parse_tree(text, name, "axis")
+
+
+def split_top_level(text: str) -> list[str]:
+    """The parts of a tuple's inside, split at its top-level commas (brackets and quotes kept
+    whole): "0, {'w': None, 'b': 0}" -> ['0', "{'w': None, 'b': 0}"]; a trailing comma ends
+    a one-part tuple ("0," -> ['0'])."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    last = text[start:].strip()
+    return [*parts, last] if last or not parts else parts

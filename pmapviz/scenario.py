@@ -229,18 +229,16 @@ class Scenario:
         except expr.ExprError as err:
             return None, None, [f"Your own f: {err}"]
         n = attempt(parse_plan_devices, self.pn, n_devices) if use_pn else n_devices
-        shapes, axes, dtypes = [], [], []
-        for k, arg in enumerate(program.arg_names):
-            shapes.append(attempt(pytrees.parse_shape_tree, self.shapes[k], f"shape of {arg}"))
-            axes.append(attempt(pytrees.parse_axis_tree, self.in_axes[k], f"in_axes of {arg}"))
-            dtypes.append(attempt(settings.parse_choice, self.dtypes[k], f"dtype of {arg}",
-                                  settings.DTYPES))  # fmt: skip
-        out_axes = attempt(pytrees.parse_axis_tree, self.out, "out_axes")
-        axis_name = attempt(settings.parse_axis_name, self.name)
+        names = program.arg_names
+        v, bad = inputs(self.texts(every_slot=True), len(names), len(names), len(names),
+                        {**{f"s{k}": f"shape of {a}" for k, a in enumerate(names)},
+                         **{f"a{k}": f"in_axes of {a}" for k, a in enumerate(names)},
+                         **{f"d{k}": f"dtype of {a}" for k, a in enumerate(names)}})  # fmt: skip
+        errors += bad
         if errors:
             return program, None, errors
-        p = planning.plan(program, shapes, in_axes=tuple(axes), out_axes=out_axes,
-                          axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
+        p = planning.plan(program, v["shapes"], in_axes=v["in_axes"], out_axes=v["out_axes"],
+                          axis_name=v["axis_name"], n_devices=n, dtypes=v["dtypes"])  # fmt: skip
         return program, p, []
 
 
@@ -253,8 +251,11 @@ def _check_expression(texts: Mapping[str, str]) -> None:
     expr.program(texts["args"], texts["body"])
 
 
-def _check_axis_name(text: str, name: str) -> None:
-    settings.parse_axis_name(text)
+def _axis_name(text: str, name: str) -> str | None:
+    return settings.parse_axis_name(text)
+
+
+TREE = {"typed": True, "show": settings.fmt_tree}  # a field whose value is a shape or axis tree
 
 
 @functools.lru_cache(maxsize=64)
@@ -272,13 +273,40 @@ def schema(n_devices: int) -> settings.Schema:
     fields = [s.choice_field("fn", "Function", FUNCTIONS, defaults["fn"]),
               s.text_field("args", "Arguments of f", defaults["args"], _check_args),
               s.text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
-              s.text_field("out", "out_axes", defaults["out"], pytrees.parse_axis_tree),
-              s.text_field("name", "axis_name", defaults["name"], _check_axis_name),
+              s.text_field("out", "out_axes", defaults["out"], pytrees.parse_axis_tree, **TREE),
+              s.text_field("name", "axis_name", defaults["name"], _axis_name, typed=True,
+                           show=lambda v: v or ""),
               s.text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
     for k in range(MAX_ARGS):
         fields += [
-            s.text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], pytrees.parse_shape_tree),
+            s.text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], pytrees.parse_shape_tree,
+                         **TREE),
             s.choice_field(f"d{k}", f"dtype {k + 1}", s.DTYPES, defaults[f"d{k}"]),
-            s.text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], pytrees.parse_axis_tree),
-        ]
+            s.text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], pytrees.parse_axis_tree,
+                         **TREE),
+        ]  # fmt: skip
     return s.Schema(tuple(fields), (s.Joint(("args", "body"), _check_expression),))
+
+
+def inputs(texts: Mapping[str, str], shapes: int, axes: int, dtypes: int,
+           labels: Mapping[str, str]) -> tuple[dict, list[str]]:  # fmt: skip
+    """The planner's inputs from the explorer's text, parsed by its schema (the one place the
+    explorer's settings are parsed; the CLI's flags come here too): the first ``shapes``
+    shapes, ``axes`` in_axes and ``dtypes`` dtypes (slots s0.., a0.., d0..), and out and name
+    where given. Errors name each field by ``labels`` (default: the schema's labels).
+    Returns ``({"shapes", "in_axes", "dtypes", "out_axes", "axis_name"}, errors)``; a part
+    not asked for (0 dtypes, no out) is None."""
+    keys = [
+        k
+        for i in range(max(shapes, axes, dtypes))
+        for k, n in ((f"s{i}", shapes), (f"a{i}", axes), (f"d{i}", dtypes))
+        if i < n
+    ]
+    keys += [k for k in ("out", "name") if k in texts]  # fmt: skip
+    v, errors = schema(1).parse(texts, keys, labels)
+    if errors:
+        return {}, errors
+    return {"shapes": [v[f"s{i}"] for i in range(shapes)],
+            "in_axes": tuple(v[f"a{i}"] for i in range(axes)),
+            "dtypes": [v[f"d{i}"] for i in range(dtypes)] or None,
+            "out_axes": v.get("out"), "axis_name": v.get("name")}, []  # fmt: skip

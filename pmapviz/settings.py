@@ -280,6 +280,7 @@ class Field:
     default: str
     parse: Callable[[str, str], Any]
     max_len: int = MAX_TEXT  # longer text from a link is never kept
+    show: Callable[[Any], str] = to_text  # a value (or its text) back to text: parse's inverse
 
 
 def int_field(key: str, label: str, lo: int, hi: int, default: int) -> Field:
@@ -297,20 +298,23 @@ def choice_field(key: str, label: str, choices: Sequence[str], default: str) -> 
 
 def text_field(key: str, label: str, default: str,
                check: Callable[[str, str], Any] | None = None,
-               max_len: int = MAX_TEXT) -> Field:  # fmt: skip
-    """Free text (groups, pairs, shapes): capped in length; ``check`` validates its form."""
+               max_len: int = MAX_TEXT, typed: bool = False,
+               show: Callable[[Any], str] = to_text) -> Field:  # fmt: skip
+    """Free text (groups, pairs, shapes): capped in length; ``check`` validates its form and,
+    with ``typed``, its value is what the field parses to (a shape tree, an axis)."""
 
-    def parse(t: str, name: str) -> str:
+    def parse(t: str, name: str) -> Any:
         raw = str(t if t is not None else "")
         if len(raw) > max_len:
             raise SettingError(f"{name} is {len(raw):,} characters long; at most {max_len}.")
         if any(not ch.isprintable() for ch in raw):
             raise SettingError(f"{name} {quote(raw)} contains control characters.")
-        if check is not None:
-            check(raw, name)
-        return raw
+        if check is None:
+            return raw
+        value = check(raw, name)
+        return value if typed else raw
 
-    return Field(key, label, default, parse, max_len)
+    return Field(key, label, default, parse, max_len, show)
 
 
 @dataclass(frozen=True)
@@ -364,17 +368,19 @@ class Schema:
     def to_query(self, values: Mapping[str, Any]) -> dict[str, str]:
         """The URL query for these settings (the inverse of :meth:`from_query`): each field's
         text, lists joined with commas; fields absent from ``values`` are left out."""
-        return {f.key: to_text(values[f.key]) for f in self.fields if f.key in values}
+        return {f.key: f.show(values[f.key]) for f in self.fields if f.key in values}
 
-    def parse(self, texts: Mapping[str, Any], keys: Sequence[str] | None = None
+    def parse(self, texts: Mapping[str, Any], keys: Sequence[str] | None = None,
+              labels: Mapping[str, str] | None = None
               ) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
-        """Typed values for ``keys`` (default: all), and one message per field that fails."""
+        """Typed values for ``keys`` (default: all fields; in the order given), and one
+        message per field that fails, naming it by ``labels`` (default: the field's label; the
+        CLI says ``--shape 2``, the explorer ``shape of w``)."""
         values, errors = {}, []
-        for f in self.fields:
-            if keys is not None and f.key not in keys:
-                continue
+        labels = labels or {}
+        for f in self.fields if keys is None else [self.field(k) for k in keys]:
             try:
-                values[f.key] = f.parse(texts.get(f.key, f.default), f.label)
+                values[f.key] = f.parse(texts.get(f.key, f.default), labels.get(f.key, f.label))
             except SettingError as err:
                 errors.append(str(err))
         return values, errors

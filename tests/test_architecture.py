@@ -194,7 +194,7 @@ FLOORS = {  # each module stands on a floor and imports only from its floor or b
 FLOOR = {name: floor for floor, names in FLOORS.items() for name in names.split()}
 FLOOR_NAMES = ("text and values", "vocabulary", "shapes", "estimators", "runners",
                "presentation", "adapters")  # fmt: skip
-SOURCES = [*CORE, *UI, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+HOUSE = [*CORE, *UI, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]  # what has floors
 
 
 def _node(path: Path) -> str:
@@ -231,7 +231,7 @@ def _pmapviz_imports(path: Path):
 
 def _graph() -> dict[str, set[str]]:
     graph = {}
-    for path in SOURCES:
+    for path in HOUSE:
         me = _node(path)
         graph[me] = {t for t, _, _ in _pmapviz_imports(path) if t != me}
     return graph
@@ -242,7 +242,7 @@ def test_every_module_has_a_floor():
     assert not [n for n in _graph() if n.split(".")[0] not in FLOOR]
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=_node)
+@pytest.mark.parametrize("path", HOUSE, ids=_node)
 def test_modules_import_only_their_floor_or_below(path):
     me = _node(path)
     up = [f"{t} (floor {_floor(t)}, {FLOOR_NAMES[_floor(t)]}) at line {line}"
@@ -251,7 +251,7 @@ def test_modules_import_only_their_floor_or_below(path):
     assert not up, f"{me} (floor {_floor(me)}) imports upward: {up}"
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=_node)
+@pytest.mark.parametrize("path", HOUSE, ids=_node)
 def test_imports_between_pmapviz_modules_are_at_module_level(path):
     """JAX stays lazy inside functions; pmapviz modules never do, so no import hides a cycle.
     The package's ``__init__`` is the one exception: its PEP 562 ``__getattr__`` keeps
@@ -289,6 +289,6 @@ def test_the_floor_checks_catch_an_upward_import_and_a_cycle(tmp_path, monkeypat
     found = list(_pmapviz_imports(fake / "settings.py"))
     assert found == [("planning", 2, True)]
     assert _floor("planning") > _floor(_node(fake / "settings.py"))
-    monkeypatch.setattr(sys.modules[__name__], "SOURCES", sorted(fake.glob("*.py")))
+    monkeypatch.setattr(sys.modules[__name__], "HOUSE", sorted(fake.glob("*.py")))
     with pytest.raises(pytest.fail.Exception, match="import cycle"):
         test_the_import_graph_has_no_cycle()

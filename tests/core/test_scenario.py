@@ -115,3 +115,34 @@ def test_unknown_function_is_a_message():
     _, p, errors = Scenario.from_texts({"fn": "nope"}, N).plan(N)
     assert p is None and "Unknown function" in errors[0]
     assert catalog.BY_KEY  # the catalog is unchanged
+
+
+def test_the_cli_and_the_explorer_parse_through_one_schema(monkeypatch):
+    """scenario.inputs is the one place the explorer's settings are parsed: the explorer's
+    Scenario.plan and the CLI's flags both go through it (and so through scenario.schema)."""
+    seen = []
+    real = scenario_module.inputs
+
+    def spy(texts, *args):
+        seen.append(dict(texts))
+        return real(texts, *args)
+
+    monkeypatch.setattr(scenario_module, "inputs", spy)
+    Scenario.defaults("batched_dot", N).plan(N)
+    from pmapviz import cli
+
+    assert cli.main(["plan", "--fn", "batched_dot", "--shape", "8,4,5", "--shape", "8,4,5",
+                     "--plan-devices", "8", "--json"]) == 0  # fmt: skip
+    assert len(seen) == 2 and seen[1]["s0"] == "8,4,5"
+    v, errors = real({"s0": "8, 4x"}, 1, 0, 0, {"s0": "--shape 1"})
+    assert v == {} and errors[0].startswith("--shape 1")  # the caller's own words
+
+
+def test_schema_values_go_back_to_text_that_parses_to_them():
+    schema = scenario_module.schema(N)
+    texts = {"s0": "{'w': (5, 2), 'b': (2,)}", "a0": "{'w': None, 'b': 0}", "out": "None",
+             "name": ""}  # fmt: skip
+    values, errors = schema.parse(texts, list(texts))
+    assert not errors and values["name"] is None and values["s0"] == {"w": (5, 2), "b": (2,)}
+    again, _ = schema.parse(schema.to_query(values), list(texts))
+    assert again == values
