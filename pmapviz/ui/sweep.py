@@ -12,6 +12,7 @@ import streamlit as st
 from pmapviz import benchmarking as bench
 from pmapviz import fairlock, memory, settings
 from pmapviz.ui import grids, presenter, queue_display, url_state
+from pmapviz.ui.long_run import LongRun
 
 P = "tl_"
 
@@ -71,16 +72,13 @@ def planned(choice: Choice, slot) -> tuple[list, int]:
     return runs, repeat
 
 
+SWEEP = LongRun("tl_", "tl_report", "cancelled", "The last sweep was cancelled; the "
+                "measurements it finished are kept below.", ":material/cancel:")  # fmt: skip
+
+
 def run(choice: Choice, runs: list, repeat: int) -> None:
     """The Run button, and what an interrupted sweep left (Cancel, or any rerun)."""
-    if st.session_state.get("tl_running"):  # the last sweep was interrupted
-        st.session_state["tl_running"] = False
-        partial = st.session_state.get("tl_partial")
-        if partial is not None:
-            partial.cancelled = True
-            st.session_state["tl_report"] = partial
-        st.warning("The last sweep was cancelled; the measurements it finished are kept below.",
-                   icon=":material/cancel:")  # fmt: skip
+    SWEEP.recover()
     go = st.button(f"Run {len(runs)} measurements", type="primary", icon=":material/timer:",
                    disabled=not runs, key="tl_go")  # fmt: skip
     if go and runs:
@@ -96,8 +94,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
     bar = st.progress(0.0, text="Waiting for the benchmark's turn")
     on_wait, clear_wait = queue_display.show()  # Cancel above also stops a wait
     partial = bench.Report({}, 0.0, wl.key)
-    st.session_state["tl_running"] = True
-    st.session_state["tl_partial"] = partial
+    SWEEP.start(partial)
 
     def _progress(m, i, total):
         partial.results.append(m)
@@ -114,7 +111,5 @@ def _sweep(choice: Choice, repeat: int) -> None:
         st.error(str(err), icon=":material/hourglass_disabled:")
     clear_wait()
     cancel_slot.empty()
-    st.session_state["tl_running"] = False
-    if result is not None:
-        st.session_state["tl_report"] = result
+    SWEEP.finish(result)
     bar.progress(1.0, text="Done")

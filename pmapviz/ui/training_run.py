@@ -8,6 +8,7 @@ import streamlit as st
 
 from pmapviz import timecharts, training
 from pmapviz.ui import queue_display, url_state
+from pmapviz.ui.long_run import LongRun
 
 P = "tr_"
 MODEL_LABELS = {"linear": "Linear regression", "mlp": "Two-layer MLP classifier"}
@@ -46,16 +47,13 @@ def config(n: int) -> training.Config:
     return cfg
 
 
+TRAINING = LongRun("tr_", "tr_hist", "stopped", "Training was stopped; the steps it finished "
+                   "are kept below.", ":material/stop_circle:")  # fmt: skip
+
+
 def run(cfg: training.Config) -> None:
     """The Train button, and what a stopped run left (Stop, or any rerun)."""
-    if st.session_state.get("tr_running"):  # the last run was interrupted
-        st.session_state["tr_running"] = False
-        partial = st.session_state.get("tr_partial")
-        if partial is not None:
-            partial.stopped = True
-            st.session_state["tr_hist"] = partial
-        st.warning("Training was stopped; the steps it finished are kept below.",
-                   icon=":material/stop_circle:")  # fmt: skip
+    TRAINING.recover()
     if st.button(f"Train {cfg.steps} steps on {cfg.devices} device(s)", type="primary",
                  icon=":material/model_training:", key="tr_go"):  # fmt: skip
         _train(cfg)
@@ -68,10 +66,10 @@ def _train(cfg: training.Config) -> None:
     stop_slot.button("Stop", icon=":material/stop:", key="tr_stop")
     bar = st.progress(0.0, text="Compiling the training step")
     live = st.empty()
-    st.session_state["tr_running"] = True
+    TRAINING.start()
 
     def _progress(hist, step):
-        st.session_state["tr_partial"] = hist
+        TRAINING.keep(hist)
         same = hist.replica_diffs[-1] == 0
         bar.progress((step + 1) / cfg.steps, text=f"step {step + 1}/{cfg.steps}: loss "
                      f"{hist.losses[-1]:.4g}; replicas identical: {same}")  # fmt: skip
@@ -82,9 +80,7 @@ def _train(cfg: training.Config) -> None:
     hist = queue_display.queued(
         lambda on_wait: training.train(cfg, progress=_progress, on_wait=on_wait)
     )
-    st.session_state["tr_running"] = False
-    if hist is not None:
-        st.session_state["tr_hist"] = hist
+    TRAINING.finish(hist)
     stop_slot.empty()
     bar.empty()
     live.empty()
