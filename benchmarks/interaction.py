@@ -31,7 +31,7 @@ from pathlib import Path
 
 import common  # noqa: F401  (sys.path)
 
-from tests.e2e.harness import (
+from harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
     start_server,

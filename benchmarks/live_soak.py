@@ -22,8 +22,7 @@ import time
 import common  # noqa: F401  (the repository on sys.path)
 import psutil
 
-from pmapviz import settings  # noqa: E402  (imports no JAX)
-from tests.e2e.harness import (  # noqa: E402
+from harness import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     main_text,
@@ -31,6 +30,7 @@ from tests.e2e.harness import (  # noqa: E402
     stop_server,
     wait_rendered,
 )
+from pmapviz import settings  # noqa: E402  (imports no JAX)
 
 
 def rss_mib(pid: int) -> float:

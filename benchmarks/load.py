@@ -4,7 +4,7 @@
                                         [--timeout 600] [--kill-above-gib 14]
 
 A server is started with ``-- --devices 8 --max-bytes 2G``. ``--sessions`` sessions speak
-Streamlit's own protocol (tests/e2e/stclient.py: what a browser sends, without a browser, so
+Streamlit's own protocol (harness/stclient.py: what a browser sends, without a browser, so
 two cores can carry thirty). Each opens its page, then all press at once: the Live page's
 "Run" for an explorer shape of a quarter of the budget, the 10M example's "Run the example",
 a Timing-lab sweep, "Train" for the MLP, and "Launch" of a cluster. The server's RSS (its
@@ -30,9 +30,9 @@ import urllib.request
 import common  # noqa: F401  (the repository on sys.path)
 import psutil
 
+from harness import start_server, stop_server  # noqa: E402
+from harness.stclient import Session  # noqa: E402
 from pmapviz import settings  # noqa: E402  (imports no JAX)
-from tests.e2e.harness import start_server, stop_server  # noqa: E402
-from tests.e2e.stclient import Session  # noqa: E402
 
 QUEUE_WORDS = ("Waiting for", "Gave up after waiting")
 

@@ -19,7 +19,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.harness import (  # noqa: E402
+from harness import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     start_server,

@@ -2,6 +2,11 @@
 
 A missing browser skips these tests on a developer machine but FAILS them in CI (CI=true).
 The server is started in its own process group and always stopped, also when a test fails.
+
+Under pytest-xdist each worker has its own session: its own server (on a free port) and its
+own browser. Assertions on the page use Playwright's auto-waiting ``expect``; its default
+timeout is raised from 5 s to EXPECT_TIMEOUT_MS, since a page here runs real JAX programs on
+a 2-core machine that another test worker shares.
 """
 
 from __future__ import annotations
@@ -11,17 +16,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import (  # noqa: F401  (re-exported for the tests)
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    E2E_DEVICES,
-    ROOT,
-    screenshot,
-    start_server,
-    stop_server,
-    wait_rendered,
-)
+from harness import CHROMIUM, CHROMIUM_ARGS, E2E_DEVICES, ROOT, start_server, stop_server
+
+EXPECT_TIMEOUT_MS = 60_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

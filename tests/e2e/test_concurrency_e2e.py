@@ -2,8 +2,9 @@
 correct results and sees only its own state."""
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.harness import E2E_DEVICES, wait_rendered
+from harness import E2E_DEVICES, EXCEPTIONS, MAIN, wait_rendered
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -29,17 +30,16 @@ def test_eight_sessions_at_once(server, browser):
             page = ctx.new_page()
             page.goto(server + path.format(n=N), wait_until="commit")  # all load concurrently
             pages.append(page)
-        for page, (path, must1, must2) in zip(pages, SESSIONS, strict=True):
+        for page, (_, must1, must2) in zip(pages, SESSIONS, strict=True):
+            main = page.locator(MAIN)
+            expect(main).to_contain_text(must1.format(n=N), timeout=120_000)
+            expect(main).to_contain_text(must2.format(n=N))
             wait_rendered(page, timeout_ms=120_000)
-            text = page.locator('[data-testid="stMain"]').inner_text()
-            assert must1.format(n=N) in text, (path, text[:500])
-            assert must2.format(n=N) in text, (path, text[:500])
-            assert page.locator('[data-testid="stException"]').count() == 0
+            expect(page.locator(EXCEPTIONS)).to_have_count(0)
         # no session sees another's settings: each explorer kept its own function
-        main = pages[0].locator('[data-testid="stMain"]').inner_text()
-        assert "Each device adds its blocks of x and y" in main  # fn=add's own description
-        main = pages[1].locator('[data-testid="stMain"]').inner_text()
-        assert "Each device multiplies its block of x by w" in main  # fn=matmul's own
+        expect(pages[0].locator(MAIN)).to_contain_text("Each device adds its blocks of x and y")
+        expect(pages[1].locator(MAIN)).to_contain_text("Each device multiplies its block of x by w")
+        expect(pages[0].locator(MAIN)).not_to_contain_text("multiplies its block of x by w")
     finally:
         for ctx in contexts:
             ctx.close()

@@ -1,8 +1,11 @@
 """The explorer in a real browser: the seed's setting, the fix button, and share links."""
 
-import pytest
+import re
 
-from tests.e2e.harness import DIAGRAMS, E2E_DEVICES, screenshot, wait_rendered
+import pytest
+from playwright.sync_api import expect
+
+from harness import DIAGRAMS, E2E_DEVICES, EXCEPTIONS, MAIN, screenshot, wait_rendered
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -15,47 +18,47 @@ def field(page, label):
 
 def test_seed_setting_screenshot(server, page):
     page.goto(f"{server}/explorer?fn=batched_dot&s0={N},{BLOCK},3&s1={N},{BLOCK},3")
+    main = page.locator(MAIN)
+    expect(main).to_contain_text(f"uses {N} of the {N} devices")
+    expect(main).to_contain_text(f"({N}, {BLOCK})")
     wait_rendered(page)
-    main = page.locator('[data-testid="stMain"]').inner_text()
-    assert f"uses {N} of the {N} devices" in main
-    assert f"({N}, {BLOCK})" in main
-    assert page.locator(DIAGRAMS).count() == 3
+    expect(page.locator(DIAGRAMS)).to_have_count(3)
     # the hover survives Streamlit's HTML sanitiser: device 0's block names its exact slice
-    tip = page.locator(DIAGRAMS).first.locator("[title]").first.get_attribute("title")
-    assert "holds x[0:1, :, :]" in tip and f"local shape ({BLOCK}, 3)" in tip
-    assert page.locator('[data-testid="stException"]').count() == 0
+    tip = page.locator(DIAGRAMS).first.locator("[title]").first
+    expect(tip).to_have_attribute("title", re.compile(r"holds x\[0:1, :, :\]"))
+    expect(tip).to_have_attribute("title", re.compile(re.escape(f"local shape ({BLOCK}, 3)")))
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
     screenshot(page, "explorer-seed")
 
 
 def test_forgotten_reshape_then_fix_button(server, page):
     page.goto(f"{server}/explorer?fn=batched_dot&s0=10000000,3&s1=10000000,3")
+    expect(page.locator(MAIN)).to_contain_text(f"has 10,000,000 elements but there are {N} devices")
     wait_rendered(page)
-    assert f"has 10,000,000 elements but there are {N} devices" in page.locator(
-        '[data-testid="stMain"]').inner_text()  # fmt: skip
     screenshot(page, "explorer-noreshape")
     page.get_by_role("button", name="Apply: reshape").click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('Valid.')"
-    )
+    expect(page.locator(MAIN)).to_contain_text("Valid.")
+    expect(field(page, "shape of x")).to_have_value(f"{N}, {BLOCK}, 3")
+    expect(page).to_have_url(re.compile(rf"s0={N}(%2C\+|%2C%20){BLOCK}%2C(\+|%20)3"))
     wait_rendered(page)
-    assert field(page, "shape of x").input_value() == f"{N}, {BLOCK}, 3"
-    assert f"s0={N}%2C+{BLOCK}%2C+3" in page.url or f"s0={N}%2C%20{BLOCK}" in page.url
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
 def test_share_link_reproduces_settings(server, page, browser):
     page.goto(f"{server}/explorer")
     wait_rendered(page)
     page.get_by_role("button", name="Broadcast weights (None)").click()
-    page.wait_for_function("() => location.search.includes('fn=matmul')")
+    expect(page).to_have_url(re.compile(r"fn=matmul"))
     wait_rendered(page)
     link = page.url
     other = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    other.goto(link)
-    wait_rendered(other)
-    assert field(other, "shape of w").input_value() == "5, 2"
-    assert field(other, "in_axes of w").input_value() == "None"
-    assert f"({N}, 4, 2)" in other.locator('[data-testid="stMain"]').inner_text()
-    other.context.close()
+    try:
+        other.goto(link)
+        expect(field(other, "shape of w")).to_have_value("5, 2")
+        expect(field(other, "in_axes of w")).to_have_value("None")
+        expect(other.locator(MAIN)).to_contain_text(f"({N}, 4, 2)")
+    finally:
+        other.context.close()
 
 
 def test_an_edit_redraws_only_the_settings_and_the_results(server, page):
@@ -72,7 +75,7 @@ def test_an_edit_redraws_only_the_settings_and_the_results(server, page):
     box = field(page, "shape of x")
     box.fill(f"{N}, 5")
     box.press("Enter")
-    page.wait_for_function(f"() => document.body.textContent.includes('({N}, 5)')")
+    expect(page.locator(MAIN)).to_contain_text(f"({N}, 5)")
     wait_rendered(page)
     msgs = [ForwardMsg.FromString(f) for f in frames if isinstance(f, bytes)]
     deltas = [m for m in msgs if m.WhichOneof("type") == "delta"]
@@ -92,15 +95,14 @@ def test_the_share_link_follows_edits_made_in_the_pages_fragment(server, page):
     box = field(page, "shape of x")
     box.fill(f"{N}, 7")
     box.press("Enter")
-    page.wait_for_function("() => location.search.includes('s0=' + encodeURIComponent('"
-                           f"{N}, 7').replace(/%20/g, '+'))")  # fmt: skip
+    expect(page).to_have_url(re.compile(rf"s0={N}%2C\+7(&|$)"))
+    expect(page.locator(MAIN)).to_contain_text(f"({N}, 7)")
     wait_rendered(page)
-    assert f"({N}, 7)" in page.locator('[data-testid="stMain"]').inner_text()
     page.get_by_role("button", name="Share this view").click()
     link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
-    link.wait_for(timeout=30_000)
-    assert f"s0={N}%2C+7" in link.inner_text() and "fn=double" in link.inner_text()
-    assert page.locator('[data-testid="stException"]').count() == 0
+    expect(link).to_contain_text(f"s0={N}%2C+7", timeout=30_000)
+    expect(link).to_contain_text("fn=double")
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
 def test_a_parameter_dict_with_an_in_axes_prefix(server, page):
@@ -112,15 +114,17 @@ def test_a_parameter_dict_with_an_in_axes_prefix(server, page):
              "s0": f"{N}, 4, 5", "s1": f"{{'w': (5, 2), 'b': ({N}, 2)}}", "a0": "0",
              "a1": "{'w': None, 'b': 0}", "out": "0"}  # fmt: skip
     page.goto(f"{server}/explorer?{urlencode(query)}")
+    main = page.locator(MAIN)
+    expect(main).to_contain_text(f"uses {N} of the {N} devices")
+    expect(main).to_contain_text("params['b']")
     wait_rendered(page)
-    main = page.locator('[data-testid="stMain"]').inner_text()
-    assert f"uses {N} of the {N} devices" in main and "params['b']" in main
-    assert page.locator(DIAGRAMS).count() == 4  # x, two leaves, out
-    assert page.locator('[data-testid="stException"]').count() == 0
+    expect(page.locator(DIAGRAMS)).to_have_count(4)  # x, two leaves, out
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
     screenshot(page, "explorer-pytree")
     wrong = urlencode({**query, "a1": "{'w': None}"})
     page.goto(f"{server}/explorer?{wrong}")
+    expect(main).to_contain_text(
+        "in_axes for params is a dict with keys 'w', but params is a dict with keys"
+    )
     wait_rendered(page)
-    main = page.locator('[data-testid="stMain"]').inner_text()
-    assert "in_axes for params is a dict with keys 'w', but params is a dict with keys" in main
-    assert page.locator('[data-testid="stException"]').count() == 0
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e import stclient
-from tests.e2e.harness import ROOT, start_server, stop_server
+from harness import ROOT, start_server, stclient, stop_server
 
 pytestmark = pytest.mark.e2e
 
@@ -646,15 +646,13 @@ def test_a_forced_exception_shows_no_file_paths(browser, tmp_path):
     try:
         page = context.new_page()
         page.goto(url + "/collectives?pmapviz_force_error=1")
-        page.wait_for_function(
-            """() => document.querySelector('[data-testid="stApp"]')
-                ?.getAttribute('data-test-script-state') === 'notRunning'
-                && document.querySelector('[data-testid="stAlert"]')""",
-            timeout=120_000,
-        )  # fmt: skip
-        text = page.locator('[data-testid="stApp"]').inner_text()
-        assert "unexpected problem" in text  # the router's one clear message
-        assert not page.locator('[data-testid="stException"]').count()
+        app = page.locator('[data-testid="stApp"]')
+        # the router's one clear message, once the script has finished
+        alerts = page.locator('[data-testid="stAlert"]')
+        expect(alerts.filter(has_text="unexpected problem")).to_have_count(1, timeout=120_000)
+        expect(app).to_have_attribute("data-test-script-state", "notRunning")
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+        text = app.inner_text()
         leaks = [s for s in ('File "/', "Traceback", str(ROOT), str(tmp_path), "site-packages")
                  if s in text]  # fmt: skip
         assert not leaks, f"the error shows {leaks}:\n{text[:1500]}"

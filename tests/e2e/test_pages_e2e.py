@@ -1,17 +1,22 @@
 """Every page in headless Chromium against a real server started with `-- --devices 4`."""
 
-import pytest
+import re
 
-from pmapviz.ui import PAGES
-from tests.e2e.harness import (
+import pytest
+from playwright.sync_api import expect
+
+from harness import (
     E2E_DEVICES,
+    EXCEPTIONS,
+    MAIN,
     ROOT,
+    SIDEBAR,
     fresh_server,
-    main_text,
     read_png,
     screenshot,
     wait_rendered,
 )
+from pmapviz.ui import PAGES
 
 pytestmark = pytest.mark.e2e
 
@@ -20,14 +25,14 @@ pytestmark = pytest.mark.e2e
 def test_page_renders_with_device_count(server, page, info):
     url = server + ("/" if info.url_path == "home" else f"/{info.url_path}")
     page.goto(url)
+    expect(page.locator(SIDEBAR)).to_contain_text(f"{E2E_DEVICES} devices")
+    if info.url_path != "home":
+        expect(page.locator(f"{MAIN} h1").first).to_contain_text(info.title)
     wait_rendered(page)
-    assert page.locator('[data-testid="stException"]').count() == 0
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    assert f"{E2E_DEVICES} devices" in sidebar.inner_text()
-    assert info.title in page.locator('[data-testid="stMain"] h1').first.inner_text() or (
-        info.url_path == "home"
-    )
-    png = read_png(screenshot(page, info.url_path))  # a whole, valid PNG of the whole page
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
+    # named apart from the screenshots other tests take of the same page after an action
+    name = "home" if info.url_path == "home" else f"page-{info.url_path}"
+    png = read_png(screenshot(page, name))  # a whole, valid PNG of the whole page
     assert png.width == page.viewport_size["width"] == 1400
     assert page.viewport_size["height"] <= png.height <= 6000  # grown to the content
     assert png.distinct_rows >= 50, png  # drawn: a blank page has one or two distinct rows
@@ -49,14 +54,14 @@ def grid_row(page, label: str, n: int) -> list[str]:
 
 def test_home_hello_pmap_shows_each_device(server, page):
     page.goto(server + "/")
-    wait_rendered(page)
     n = E2E_DEVICES
+    expect(page.locator(MAIN)).to_contain_text("y = x * 2")
+    wait_rendered(page)
     assert grid_row(page, "device", n) == [f"cpu:{d}" for d in range(n)]
     assert grid_row(page, "x", n) == [str(d) for d in range(n)]
     assert grid_row(page, "y = x * 2", n) == [str(2 * d) for d in range(n)]
-    chips = page.locator('[data-testid="stSidebar"]').inner_text()
     for d in range(n):
-        assert f"cpu:{d}" in chips
+        expect(page.locator(SIDEBAR)).to_contain_text(f"cpu:{d}")
 
 
 def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
@@ -64,12 +69,12 @@ def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
     panel, navigation), not Streamlit's legacy pages/ auto-discovery."""
     with fresh_server(["--devices", "2"], browser) as (url, p):
         p.goto(url + "/timing")
+        sidebar = p.locator(SIDEBAR)
+        expect(sidebar).to_contain_text("2 devices", timeout=90_000)
+        expect(sidebar).to_contain_text("Timing lab")  # our navigation titles, not file names
+        expect(p.locator(f"{MAIN} h1").first).to_contain_text("Timing lab")
         wait_rendered(p)
-        sidebar = p.locator('[data-testid="stSidebar"]').inner_text()
-        assert "2 devices" in sidebar
-        assert "Timing lab" in sidebar  # our navigation titles, not file names
-        assert "Page not found" not in p.locator("body").inner_text()
-        assert "Timing lab" in p.locator('[data-testid="stMain"] h1').first.inner_text()
+        expect(p.locator("body")).not_to_contain_text("Page not found")
 
 
 def test_share_links_opened_at_once_on_a_fresh_server_all_go_through_app_py(browser):
@@ -81,10 +86,11 @@ def test_share_links_opened_at_once_on_a_fresh_server_all_go_through_app_py(brow
         for p, path in zip(pages, ("/tour?step=3", "/compiled", "/"), strict=True):
             p.goto(url + path, wait_until="commit")
         for p in pages:
+            sidebar = p.locator(SIDEBAR)
+            expect(sidebar).to_contain_text("3 devices", timeout=180_000)
             wait_rendered(p, timeout_ms=180_000)
-            sidebar = p.locator('[data-testid="stSidebar"]').inner_text()
-            assert "3 devices" in sidebar and "Asked for" not in sidebar, sidebar[:300]
-            assert p.locator('[data-testid="stException"]').count() == 0
+            expect(sidebar).not_to_contain_text("Asked for")
+            expect(p.locator(EXCEPTIONS)).to_have_count(0)
 
 
 def test_restart_command_updates_and_panel_survives_reruns(server, page):
@@ -93,31 +99,29 @@ def test_restart_command_updates_and_panel_survives_reruns(server, page):
     box = page.get_by_label("Devices for the restart command")
     box.fill("2")
     box.press("Enter")
-    page.wait_for_function(
-        """() => document.querySelector('[data-testid="stSidebar"]').innerText
-                 .includes('--devices 2')"""
-    )
+    sidebar = page.locator(SIDEBAR)
+    expect(sidebar).to_contain_text("--devices 2")
     wait_rendered(page)
-    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-    assert f"{E2E_DEVICES} devices" in sidebar and "fixed for this server process" in sidebar
-    assert page.locator('[data-testid="stException"]').count() == 0
+    expect(sidebar).to_contain_text(f"{E2E_DEVICES} devices")
+    expect(sidebar).to_contain_text("fixed for this server process")
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
 @pytest.mark.parametrize("args", [["--devices", "0"], ["--platform", "quantum"]])
 def test_bad_settings_page_in_the_browser(browser, args):
     with fresh_server(args, browser, viewport=(1200, 700)) as (url, p):
         p.goto(url + "/")
+        expect(p.locator("h1").first).to_contain_text("pmapviz could not start")
+        expect(p.locator(MAIN)).to_contain_text("streamlit run app.py -- --devices 8")
         wait_rendered(p)
-        assert p.locator('[data-testid="stException"]').count() == 0
-        assert "pmapviz could not start" in p.locator("h1").first.inner_text()
-        assert "streamlit run app.py -- --devices 8" in main_text(p)
+        expect(p.locator(EXCEPTIONS)).to_have_count(0)
         screenshot(p, "bad-settings-" + args[0].strip("-"))
 
 
 def test_tour_step_screenshot(server, page):
     page.goto(server + "/tour?step=10")
+    expect(page.locator(MAIN)).to_contain_text("three ways")
     wait_rendered(page)
-    assert "three ways" in page.locator('[data-testid="stMain"]').inner_text()
     screenshot(page, "tour")
 
 
@@ -131,46 +135,56 @@ def test_a_gpu_trace_loaded_on_the_compiled_page_draws_its_gpu_lane(server, page
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         str(FIXTURES / "pmap_psum_gpu.perfetto_trace.json.gz")
     )
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-        ".includes('1 device lane(s)')", timeout=60_000,
-    )  # fmt: skip
+    expect(page.locator(MAIN)).to_contain_text(
+        "Module jit__fun: 1 device lane(s), 2 call(s) in the trace"
+    )
     wait_rendered(page)
-    text = main_text(page)
-    assert "Module jit__fun: 1 device lane(s), 2 call(s) in the trace" in text
-    ticks = page.locator('[data-testid="stPlotlyChart"] .ytick text').all_text_contents()
-    assert "gpu:0" in ticks
-    assert page.locator('[data-testid="stException"]').count() == 0
+    ticks = page.locator('[data-testid="stPlotlyChart"] .ytick text')
+    expect(ticks.filter(has_text=re.compile(r"^gpu:0$"))).to_have_count(1)
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
     screenshot(page, "compiled-gpu-trace")
+
+
+# Installed before the page's own scripts (again in each new document, if the page reloads):
+# reports what the sidebar's links and the main area show, at every DOM change and every
+# animation frame, from the first byte to the end, each time it changes.
+RECORD_STATES = """(() => {
+    let last = '';
+    const sample = () => {
+        const links = [...document.querySelectorAll('[data-testid="stSidebar"] a')]
+            .filter(a => getComputedStyle(a).visibility !== 'hidden')
+            .map(a => a.innerText.trim());
+        const main = document.querySelector('[data-testid="stMain"]');
+        const state = [links, main ? main.innerText.trim().slice(0, 40) : ''];
+        const key = JSON.stringify(state);
+        if (key !== last) { last = key; window.__pmapvizState(state); }
+    };
+    new MutationObserver(sample).observe(document, {subtree: true, childList: true,
+                                                    attributes: true, characterData: true});
+    const frame = () => { sample(); requestAnimationFrame(frame); };
+    requestAnimationFrame(frame);
+})()"""
 
 
 def test_a_fresh_servers_first_deep_link_never_lists_the_page_files(browser):
     """Issue 26: the first request of a new server to a deep link showed Streamlit's list of
-    the pages/ files ("app, cluster, collectives, ...") and a blank page for 1-3 s. Sampled
-    every 50 ms from the first byte: never a file's name as a link; the main area, once
-    anything shows, says what is happening, then shows the page."""
-    import time
-
+    the pages/ files ("app, cluster, collectives, ...") and a blank page for 1-3 s. Recorded
+    in the page at every DOM change and every frame from the first byte: never a file's name
+    as a link; the main area, once anything shows, says what is happening, then shows the
+    page."""
     stems = {p.stem for p in (ROOT / "pages").glob("*.py")} | {"app"}
+    states = []
     with fresh_server(["--devices", "2"], browser, viewport=(1280, 720)) as (url, p):
+        p.expose_function("__pmapvizState", lambda state: states.append(state))
+        p.add_init_script(RECORD_STATES)
         p.goto(url + "/compiled?src=collective", wait_until="commit")
-        seen_main, file_links = [], []
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            links, main = p.evaluate(
-                """() => [[...document.querySelectorAll('[data-testid="stSidebar"] a')]
-                          .filter(a => getComputedStyle(a).visibility !== 'hidden')
-                          .map(a => a.innerText.trim()),
-                         (document.querySelector('[data-testid="stMain"]') || {innerText: ''})
-                          .innerText.trim()]"""
-            )  # fmt: skip
-            file_links += [t for t in links if t in stems]
-            if main and (not seen_main or seen_main[-1] != main[:40]):
-                seen_main.append(main[:40])
-            if main.startswith("Compiled program") and links:
-                break
-            p.wait_for_timeout(50)
-        assert not file_links, file_links
-        assert seen_main and seen_main[-1].startswith("Compiled program"), seen_main
-        assert all(m.startswith(("Compiled program", "hourglass_top")) or "Starting pmapviz" in m
-                   for m in seen_main), seen_main  # fmt: skip
+        expect(p.locator(f"{MAIN} h1").first).to_contain_text("Compiled program", timeout=120_000)
+        expect(p.locator(f"{SIDEBAR} a").first).to_be_visible()
+        wait_rendered(p, timeout_ms=120_000)
+    assert len(states) > 2, states  # the recorder ran through the load
+    file_links = sorted({t for links, _ in states for t in links if t in stems})
+    assert not file_links, file_links
+    seen_main = [m for k, (_, m) in enumerate(states) if m and (k == 0 or states[k - 1][1] != m)]
+    assert seen_main and seen_main[-1].startswith("Compiled program"), seen_main
+    assert all(m.startswith(("Compiled program", "hourglass_top")) or "Starting pmapviz" in m
+               for m in seen_main), seen_main  # fmt: skip

@@ -1,9 +1,13 @@
 """Share links reproduce each page's settings; presenter mode at 1280x720."""
 
-import pytest
+import re
 
+import pytest
+from playwright.sync_api import expect
+
+from harness import DIAGRAMS, E2E_DEVICES, EXCEPTIONS, MAIN, screenshot, wait_rendered
+from harness.browser import ARTIFACTS
 from pmapviz.ui import PAGES
-from tests.e2e.harness import DIAGRAMS, E2E_DEVICES, screenshot, wait_rendered
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -17,8 +21,8 @@ def open_fresh(browser, url, size=(1400, 900)):
     return ctx, page
 
 
-def selectbox_text(page, label):
-    return page.locator(f'[data-testid="stSelectbox"] input[aria-label="{label}"]').input_value()
+def selectbox(page, label):
+    return page.locator(f'[data-testid="stSelectbox"] input[aria-label="{label}"]')
 
 
 LINKS = {
@@ -54,25 +58,26 @@ def test_share_link_reproduces_the_view(server, browser, name):
     ctx, page = open_fresh(browser, server + path.format(n=N))
     try:
         for label, value in texts.items():
-            assert page.get_by_label(label, exact=True).first.input_value() == value.format(n=N)
+            expect(page.get_by_label(label, exact=True).first).to_have_value(value.format(n=N))
         for label, value in selects.items():
-            assert value in selectbox_text(page, label)
-        main = page.locator('[data-testid="stMain"]').inner_text()
+            expect(selectbox(page, label)).to_have_value(re.compile(re.escape(value)))
+        main = page.locator(MAIN)
         if name == "tour":
-            assert "6. axis_name and collectives" in main
+            expect(main).to_contain_text("6. axis_name and collectives")
         if name == "live":
-            assert "PASS" in main and f"({N}, 3)" in main  # shapes shown as parsed
+            expect(main).to_contain_text("PASS")
+            expect(main).to_contain_text(f"({N}, 3)")  # shapes shown as parsed
         if name == "timing":
-            chips = page.locator('[data-testid="stMultiSelect"]').all_inner_texts()
-            assert "64" in chips[0] and "1,024" in chips[0] and "vmap" in chips[2]
+            chips = page.locator('[data-testid="stMultiSelect"]')
+            expect(chips.nth(0)).to_contain_text("64")
+            expect(chips.nth(0)).to_contain_text("1,024")
+            expect(chips.nth(2)).to_contain_text("vmap")
         # the share control (a lazy popover: its link is drawn when it opens) shows a link to
         # exactly this view
         page.get_by_role("button", name="Share this view").click()
         link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
-        link.wait_for(timeout=30_000)
-        link = link.inner_text()
-        assert f"/{name}?" in link
-        assert page.locator('[data-testid="stException"]').count() == 0
+        expect(link).to_contain_text(f"/{name}?", timeout=30_000)
+        expect(page.locator(EXCEPTIONS)).to_have_count(0)
     finally:
         ctx.close()
 
@@ -80,7 +85,7 @@ def test_share_link_reproduces_the_view(server, browser, name):
 def test_presenter_mode_at_1280x720(server, browser):
     ctx, page = open_fresh(browser, server + "/explorer?present=1", size=(1280, 720))
     try:
-        assert page.locator('[data-testid="stHeader"]').is_hidden()
+        expect(page.locator('[data-testid="stHeader"]')).to_be_hidden()
         root_px = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")
         assert float(root_px.rstrip("px")) >= 20
         # nothing overflows the window: diagrams, their blocks and grids fit at 1280 px
@@ -88,13 +93,14 @@ def test_presenter_mode_at_1280x720(server, browser):
             "() => [...document.querySelectorAll('[data-testid=\"stHtml\"] div')]"
             ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
         )
-        assert not overflow and page.locator(DIAGRAMS).count() == 3
-        assert "present=1" in page.url
-        page.screenshot(path=str(screenshot.__globals__["ARTIFACTS"] / "presenter-explorer.png"))
+        assert not overflow
+        expect(page.locator(DIAGRAMS)).to_have_count(3)
+        expect(page).to_have_url(re.compile(r"present=1"))
+        page.screenshot(path=str(ARTIFACTS / "presenter-explorer.png"))
         page.goto(server + "/collectives?present=1&c=ppermute")
         wait_rendered(page)
         screenshot(page, "presenter-collectives")
-        assert page.locator('[data-testid="stException"]').count() == 0
+        expect(page.locator(EXCEPTIONS)).to_have_count(0)
         assert not page.evaluate(
             "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
             ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
@@ -133,8 +139,8 @@ def test_presenter_mode_shows_a_picture_in_the_first_screen(server, browser, vie
         assert top < 720, f"{view}: the first picture starts at {top:.0f} px: {label}"
         assert len(label) > 20, label  # says what it shows
         assert state["sidebarOpen"] != "true", state  # folded away
-        assert page.locator('[data-testid="stException"]').count() == 0
+        expect(page.locator(EXCEPTIONS)).to_have_count(0)
         name = view.strip("/").replace("?step=", "-step-") or "home"
-        page.screenshot(path=str(screenshot.__globals__["ARTIFACTS"] / f"present-{name}.png"))
+        page.screenshot(path=str(ARTIFACTS / f"present-{name}.png"))
     finally:
         ctx.close()

@@ -1,94 +1,32 @@
-"""Shared by the e2e tests and the benchmarks: start and stop a real `streamlit run` server,
-launch Debian's Chromium, wait for a page to finish rendering, take full-page screenshots."""
+"""Debian's Chromium through Playwright, against a server of harness.server: wait for a page
+to finish rendering, full-page screenshots, a standard-library PNG reader. Shared by the e2e
+tests and the benchmarks."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
 import struct
-import subprocess
-import sys
 import time
-import urllib.request
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from playwright.sync_api import expect
+
+from harness.server import ROOT, start_server, stop_server
+
 ARTIFACTS = Path(os.environ.get("PMAPVIZ_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 CHROMIUM = os.environ.get("PMAPVIZ_CHROMIUM", "/usr/bin/chromium")
+MAIN = '[data-testid="stMain"]'  # the page's main area
+SIDEBAR = '[data-testid="stSidebar"]'
+EXCEPTIONS = '[data-testid="stException"]'  # st.exception boxes: a page that raised
 DIAGRAMS = '[data-testid="stHtml"] [role="img"]'  # array diagrams (charts.array_html)
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
 ]  # fmt: skip
-E2E_DEVICES = 4
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"{url} was not healthy within {timeout} s")
-
-
-def start_server(
-    extra_args: list[str],
-    env: dict[str, str] | None = None,
-    script: str = "app.py",
-    cwd: Path = ROOT,
-):
-    """Start `streamlit run`; returns (process, base url). Caller must stop_server()."""
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", script,
-        "--server.headless", "true", "--server.address", "127.0.0.1",
-        "--server.port", str(port), "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    if extra_args:
-        cmd += ["--", *extra_args]
-    (ROOT / "artifacts").mkdir(exist_ok=True)
-    log = open(ROOT / "artifacts" / f"server-{port}.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    proc.log = log  # type: ignore[attr-defined]
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
-    except Exception:
-        stop_server(proc)
-        raise
-    return proc, url
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    proc.log.close()  # type: ignore[attr-defined]
+E2E_DEVICES = 4  # the e2e tests' shared server (tests/e2e/conftest.py) runs --devices 4
 
 
 _SETTLED = """() => {
@@ -173,17 +111,15 @@ def read_png(path: Path) -> Png:
 
 
 def main_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
+    return page.locator(MAIN).inner_text()
 
 
 def click_and_wait_for_text(page, button: str, text: str, timeout_ms: int = 120_000) -> str:
-    """Click the button named ``button``, wait until the main area shows ``text`` and the page
-    has settled; returns the main area's text."""
+    """Click the button named ``button``, expect the main area to show ``text`` (Playwright's
+    auto-waiting ``expect``), then wait until the page has settled; returns the main area's
+    text."""
     page.get_by_role("button", name=button).first.click()
-    page.wait_for_function(
-        "(t) => document.querySelector('[data-testid=\"stMain\"]').innerText.includes(t)",
-        arg=text, timeout=timeout_ms,
-    )  # fmt: skip
+    expect(page.locator(MAIN)).to_contain_text(text, timeout=timeout_ms)
     wait_rendered(page, timeout_ms=timeout_ms)
     return main_text(page)
 

@@ -1,0 +1,101 @@
+"""Start and stop a real ``streamlit run`` server on a free port, its output in
+artifacts/server-<port>.log. Safe with several test workers at once: every server gets a port
+of its own, and a server that lost its port to another process before it could bind it is
+started again on another."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGS = ROOT / "artifacts"
+PORT_TRIES = 3
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ExitedEarly(RuntimeError):
+    pass
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ExitedEarly(f"streamlit exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} was not healthy within {timeout} s")
+
+
+def _log_says_port_taken(port: int) -> bool:
+    try:
+        return "is not available" in (LOGS / f"server-{port}.log").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def start_server(
+    extra_args: list[str],
+    env: dict[str, str] | None = None,
+    script: str = "app.py",
+    cwd: Path = ROOT,
+):
+    """Start `streamlit run`; returns (process, base url). Caller must stop_server()."""
+    for attempt in range(PORT_TRIES):
+        port = free_port()
+        cmd = [
+            sys.executable, "-m", "streamlit", "run", script,
+            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--server.port", str(port), "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none",
+        ]  # fmt: skip
+        if extra_args:
+            cmd += ["--", *extra_args]
+        LOGS.mkdir(exist_ok=True)
+        log = open(LOGS / f"server-{port}.log", "w")  # noqa: SIM115
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        proc.log = log  # type: ignore[attr-defined]
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, proc)
+        except ExitedEarly:
+            stop_server(proc)
+            if attempt + 1 < PORT_TRIES and _log_says_port_taken(port):
+                continue  # another process took the port between free_port() and the bind
+            raise
+        except Exception:
+            stop_server(proc)
+            raise
+        return proc, url
+    raise AssertionError("unreachable")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    proc.log.close()  # type: ignore[attr-defined]
