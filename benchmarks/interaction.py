@@ -22,6 +22,7 @@ cores make every figure (and mostly the ratios' noise) larger.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from harness import (
     CHROMIUM_ARGS,
     start_server,
     stop_server,
+    tree_rss,
     wait_rendered,
 )
 
@@ -182,13 +184,9 @@ def dot_click(pw, devices: int, pairs: int) -> dict:
     peak, stop = [0], threading.Event()
 
     def sample():
-        root = psutil.Process(proc.pid)
         while not stop.is_set():
-            try:
-                rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
-                peak[0] = max(peak[0], rss)
-            except psutil.Error:
-                pass
+            with contextlib.suppress(psutil.Error):  # the server itself gone
+                peak[0] = max(peak[0], tree_rss(proc.pid))
             time.sleep(0.05)
 
     threading.Thread(target=sample, daemon=True).start()

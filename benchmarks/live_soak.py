@@ -20,7 +20,6 @@ import sys
 import time
 
 import common  # noqa: F401  (the repository on sys.path)
-import psutil
 
 from harness import (  # noqa: E402
     CHROMIUM,
@@ -28,14 +27,14 @@ from harness import (  # noqa: E402
     main_text,
     start_server,
     stop_server,
+    tree_rss,
     wait_rendered,
 )
 from pmapviz import settings  # noqa: E402  (imports no JAX)
 
 
 def rss_mib(pid: int) -> float:
-    proc = psutil.Process(pid)
-    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
+    return tree_rss(pid) / 2**20
 
 
 def links(runs: int, n: int, lo: int = 100_000, hi: int = 9_000_000) -> list[str]:

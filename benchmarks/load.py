@@ -30,7 +30,7 @@ import urllib.request
 import common  # noqa: F401  (the repository on sys.path)
 import psutil
 
-from harness import start_server, stop_server  # noqa: E402
+from harness import start_server, stop_server, tree_rss  # noqa: E402
 from harness.stclient import Session  # noqa: E402
 from pmapviz import settings  # noqa: E402  (imports no JAX)
 
@@ -66,12 +66,11 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        root = psutil.Process(self.proc.pid)
         while not self.stop.is_set():
-            rss = 0
-            for p in [root, *root.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    rss += p.memory_info().rss
+            try:
+                rss = tree_rss(self.proc.pid)
+            except psutil.Error:  # the server itself gone
+                rss = 0
             self.last, self.peak = rss, max(self.peak, rss)
             if rss > self.cap and not self.killed:
                 self.killed = True

@@ -14,8 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -24,13 +22,13 @@ from harness import (  # noqa: E402
     CHROMIUM_ARGS,
     start_server,
     stop_server,
+    tree_rss,
     wait_rendered,
 )
 
 
 def rss_mb(pid: int) -> float:
-    proc = psutil.Process(pid)
-    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
+    return tree_rss(pid) / 2**20
 
 
 def main() -> int:

@@ -26,11 +26,11 @@ from harness.browser import (
     screenshot,
     wait_rendered,
 )
-from harness.server import ROOT, free_port, start_server, stop_server, wait_healthy
+from harness.server import ROOT, free_port, start_server, stop_server, tree_rss, wait_healthy
 
 __all__ = [
     "CHROMIUM", "CHROMIUM_ARGS", "DIAGRAMS", "E2E_DEVICES", "EXCEPTIONS", "MAIN", "ROOT",
     "SIDEBAR", "click_and_wait_for_text",
     "free_port", "fresh_server", "main_text", "read_png", "screenshot", "start_server",
-    "stop_server", "wait_healthy", "wait_rendered",
+    "stop_server", "tree_rss", "wait_healthy", "wait_rendered",
 ]  # fmt: skip

@@ -5,6 +5,7 @@ started again on another."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -13,6 +14,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "artifacts"
@@ -99,3 +102,13 @@ def stop_server(proc: subprocess.Popen) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
     proc.log.close()  # type: ignore[attr-defined]
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its children (a server and its workers); a child
+    that ends while it is read counts 0."""
+    root, total = psutil.Process(pid), 0
+    for proc in [root, *root.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            total += proc.memory_info().rss
+    return total
