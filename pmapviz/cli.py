@@ -24,6 +24,7 @@ from pmapviz import (
     doctor,
     dotproduct,
     memory,
+    meshes,
     planning,
     pytrees,
     scenario,
@@ -503,6 +504,99 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def _mesh_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mesh", default="2,4", help="the mesh's axis sizes, e.g. 2,4 or 2x4")
+    p.add_argument(
+        "--axis-names",
+        default=None,
+        metavar="NAMES",
+        help="one name per mesh axis, e.g. data,model (default: data, model, ...)",
+    )
+    p.add_argument(
+        "--shape",
+        action="append",
+        metavar="SHAPE",
+        help="an argument's global shape, e.g. 8,16 (once per argument)",
+    )
+    p.add_argument(
+        "--spec",
+        action="append",
+        metavar="SPEC",
+        help="its PartitionSpec as you would write it: \"P('data', None)\", "
+        "\"P(('data', 'model'))\", \"P()\", or data,None (once per --shape)",
+    )
+    p.add_argument(
+        "--plan-devices",
+        default=None,
+        metavar="N",
+        help="plan for a mesh of N devices from shapes alone (N = the mesh's size)",
+    )
+
+
+def _mesh_inputs(args: argparse.Namespace) -> tuple:
+    """The mesh, the shapes and the specs from the flags, through the settings layer."""
+    sizes = meshes.parse_mesh(args.mesh, "--mesh")
+    names = meshes.parse_axis_names(args.axis_names or ", ".join(meshes.DEFAULT_NAMES[:len(sizes)]),
+                                    len(sizes), "--axis-names")  # fmt: skip
+    shapes = [settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(args.shape or [])]
+    specs = [meshes.parse_spec(t, f"--spec {k + 1}") for k, t in enumerate(args.spec or [])]
+    if not shapes or len(specs) != len(shapes):
+        raise settings.SettingError(f"give --shape and --spec once per argument (got "
+                                    f"{len(shapes)} --shape and {len(specs)} --spec).")  # fmt: skip
+    return meshes.Mesh(sizes, names), shapes, specs
+
+
+def cmd_mesh(args: argparse.Namespace) -> int:
+    device_settings = _settings(args)
+    mesh, shapes, specs = _mesh_inputs(args)
+    if args.plan_devices is not None:
+        n = settings.parse_int(args.plan_devices, "--plan-devices", 1, meshes.MAX_MESH_DEVICES)
+        if n != mesh.devices:
+            raise settings.SettingError(
+                f"--plan-devices {n}, but the mesh {mesh.text()} has {mesh.devices} devices: "
+                "give that number.")  # fmt: skip
+        jax_devices = None
+    else:
+        devices.apply(device_settings)
+        have = devicefacts.facts().local_count
+        if have < mesh.devices:
+            raise settings.SettingError(f"the mesh {mesh.text()} needs {mesh.devices} devices; "
+                                        f"this process has {have}: start it with --devices "
+                                        f"{mesh.devices}, or plan with --plan-devices "
+                                        f"{mesh.devices}.")  # fmt: skip
+        jax_devices = devicefacts.local_devices_for_work()
+    found = [(k, p) for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True))
+             for p in meshes.problems(mesh, shape, spec, f"argument {k + 1}")]  # fmt: skip
+    placed = [] if found else [meshes.place(mesh, shape, spec, jax_devices)
+                               for shape, spec in zip(shapes, specs, strict=True)]  # fmt: skip
+    data = {"mesh": {"shape": list(mesh.shape), "axis_names": list(mesh.names),
+                     "devices": meshes.device_grid(mesh, placed[0].blocks) if placed else None},
+            "arguments": [p.to_dict() for p in placed],
+            "problems": [{"argument": k + 1, "code": p.code, "message": p.message, "fix": p.fix}
+                         for k, p in found]}  # fmt: skip
+    _print(args.json, data, _mesh_lines(mesh, placed, found))
+    return 1 if found else 0
+
+
+def _mesh_lines(mesh: meshes.Mesh, placed: list, found: list) -> list[str]:
+    lines = [f"mesh {mesh.text()} ({mesh.devices} devices)"]
+    for k, p in found:
+        lines += [f"argument {k + 1}: {p.message}", f"  fix: {p.fix}"]
+    for k, p in enumerate(placed):
+        rep = f"; replicated over {', '.join(p.replicated_over)}" if p.replicated_over else ""
+        lines.append(f"argument {k + 1}: {settings.fmt_shape(p.shape)} "
+                     f"{meshes.spec_text(p.spec)}: each device holds "
+                     f"{settings.fmt_shape(p.local_shape)}{rep}")  # fmt: skip
+        lines += [
+            f"  device {b.device} at {b.coords}: "
+            + "["
+            + ", ".join(f"{a}:{z}" for a, z in b.index)
+            + "]"
+            for b in p.blocks
+        ]
+    return lines
+
+
 MAX_PLAN_DEVICES = 65_536
 MAX_ELEMENTS_HLO = 2**24
 MAX_PAIRS = 10**9
@@ -530,6 +624,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
     "bench": (cmd_bench, "time pmap, vmap, jit+NamedSharding, shard_map and numpy", _bench_args),
     "trace": (cmd_trace, "one lane per device of a profiler trace from any machine", _trace_args),
     "doctor": (cmd_doctor, "run every command and page on the devices here; a report", None),
+    "mesh": (
+        cmd_mesh,
+        "a named mesh and PartitionSpecs: which device holds which block",
+        _mesh_args,
+    ),
 }
 
 

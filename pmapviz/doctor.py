@@ -156,7 +156,9 @@ def command_lines(settings: devices.Settings, trace_path: str | None) -> list[li
             ["train", *d, "--steps", "20", "--batch", str(int(n) * 32), "--json"],
             ["bench", "--workload", "elementwise", "--size", str(int(n) * 4096), "--devices",
              n, "--platform", settings.platform, "--repeat", "3", "--json", "-"],
-            ["cluster", "--processes", "2", "--local-devices", "1", "--json"]]  # fmt: skip
+            ["cluster", "--processes", "2", "--local-devices", "1", "--json"],
+            ["mesh", *d, "--mesh", n, "--axis-names", "data", "--shape", f"{n},16", "--spec",
+             "P('data', None)", "--json"]]  # fmt: skip
     if trace_path:
         cmds.append(["trace", trace_path, "--json"])
     return cmds

@@ -185,7 +185,7 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
 FLOORS = {  # each module stands on a floor and imports only from its floor or below
     0: "settings palette fairlock hlo catalog",  # text and values
     1: "pytrees expr devicefacts devices",  # vocabulary
-    2: "planning layout scenario",  # shapes
+    2: "planning layout scenario meshes",  # shapes
     3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
     4: "programs collectives compiled timeline training dotproduct benchmarking cluster worker",
     5: "charts timecharts codegen presets tour doctor",  # presentation without Streamlit

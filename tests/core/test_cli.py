@@ -181,3 +181,47 @@ def test_plan_json_is_the_plans_own_to_json():
     assert out["arg_names"] == ["x", "p"] and out["in_axes"] == [None, None]
     assert [a["in_axes"] for a in out["arguments"]] == [0, None]
     assert out["problems"][0]["code"] == "in_axes_length" and out["per_device_in_shapes"] == []
+
+
+def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys):
+    from pmapviz import cli
+
+    assert cli.main(["mesh", "--mesh", "2,4", "--axis-names", "data,model", "--shape", "8,16",
+                     "--spec", "P('data', None)", "--shape", "8", "--spec", "P()",
+                     "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["mesh"] == {"shape": [2, 4], "axis_names": ["data", "model"],
+                           "devices": [[0, 1, 2, 3], [4, 5, 6, 7]]}  # fmt: skip
+    first, second = out["arguments"]
+    assert first["spec"] == ["data", None] and first["local_shape"] == [4, 16]
+    assert first["replicated_over"] == ["model"] and len(first["devices"]) == 8
+    assert first["devices"][5] == {"id": 5, "coords": [1, 1], "index": [[4, 8], [0, 16]]}
+    assert second["replicated_over"] == ["data", "model"] and second["local_shape"] == [8]
+    assert out["problems"] == []
+
+
+def test_mesh_refusals_exit_1_with_a_fix_and_bad_text_exits_2(capsys):
+    from pmapviz import cli
+
+    assert cli.main(["mesh", "--plan-devices", "16", "--mesh", "4x4", "--shape", "6",
+                     "--spec", "model"]) == 1  # fmt: skip
+    said = capsys.readouterr().out
+    assert "4 does not divide 6" in said and "fix: Make dimension 0 a multiple of 4" in said
+    assert cli.main(["mesh", "--mesh", "2x4", "--shape", "8", "--spec", "P('data'"]) == 2
+    assert "--spec 1" in capsys.readouterr().err
+    assert cli.main(["mesh", "--plan-devices", "8", "--mesh", "4x4", "--shape", "8",
+                     "--spec", "P()"]) == 2  # fmt: skip
+    assert "has 16 devices" in capsys.readouterr().err
+    assert cli.main(["mesh", "--mesh", "4x4", "--shape", "8", "--spec", "P()"]) == 2
+    assert "--plan-devices 16" in capsys.readouterr().err  # more than this process has
+
+
+def test_mesh_plans_a_bigger_machine_from_shapes_alone(capsys):
+    from pmapviz import cli
+
+    assert cli.main(["mesh", "--plan-devices", "16", "--mesh", "4x4", "--shape", "8,16",
+                     "--spec", "data, model", "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["mesh"]["devices"][3] == [12, 13, 14, 15]
+    assert out["arguments"][0]["local_shape"] == [2, 4]
+    assert out["arguments"][0]["devices"][-1]["index"] == [[6, 8], [12, 16]]

@@ -1,0 +1,355 @@
+"""Named meshes and PartitionSpecs: what ``jax.make_mesh`` and ``NamedSharding(mesh, spec)``
+do with an array, before anything runs.
+
+* ``parse_mesh("2x4")`` -> ``(2, 4)``; ``parse_axis_names("data, model", 2)``;
+* ``parse_spec("P('data', None)")`` -> ``('data', None)``, as a person writes it: ``P()``,
+  ``P(('data', 'model'))``, ``PartitionSpec(None, 'model')``, or the short form
+  ``data, None``. Text is read by a small tokenizer, never evaluated;
+* ``problems(mesh, shape, spec)``: what JAX would refuse, in the user's shapes and numbers,
+  each with a fix: an unknown axis name, an axis used twice, a spec longer than the rank, a
+  dimension the axis sizes do not divide;
+* ``place(mesh, shape, spec)``: which device (at which mesh coordinates) holds which block,
+  read from ``NamedSharding(...).devices_indices_map`` on this process's devices; for a mesh
+  bigger than this process (planning for N devices) the same placement by index arithmetic,
+  checked against JAX in tests for every mesh this process can build.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pmapviz.settings import SettingError, quote
+
+MAX_MESH_RANK = 4
+MAX_MESH_DEVICES = 4096
+MAX_SPEC_TEXT = 200
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
+
+Entry = str | tuple[str, ...] | None  # one dimension of a spec, as typed
+
+
+# ---------------------------------------------------------------- reading text
+def parse_mesh(text: Any, name: str = "mesh") -> tuple[int, ...]:
+    """'2x4', '2, 4', '8' -> the mesh's axis sizes (each >= 1, at most 4096 devices)."""
+    raw = str(text if text is not None else "").strip()
+    parts = [p.strip() for p in re.split(r"[x×,*]", raw)]
+    if not raw or any(not p.isdigit() for p in parts):
+        raise SettingError(f"{name} {quote(raw)} is not a mesh shape: write the axis sizes "
+                           "separated by x or commas, like 2x4.")  # fmt: skip
+    sizes = tuple(int(p) for p in parts)
+    if len(sizes) > MAX_MESH_RANK:
+        raise SettingError(f"{name} has {len(sizes)} axes; at most {MAX_MESH_RANK}.")
+    if min(sizes) < 1:
+        raise SettingError(f"{name} {quote(raw)}: every axis has at least 1 device.")
+    if math.prod(sizes) > MAX_MESH_DEVICES:
+        raise SettingError(f"{name} {quote(raw)} has {math.prod(sizes):,} devices; at most "
+                           f"{MAX_MESH_DEVICES:,}.")  # fmt: skip
+    return sizes
+
+
+def parse_axis_names(text: Any, rank: int, name: str = "axis names") -> tuple[str, ...]:
+    """'data, model' -> ('data', 'model'): one simple name per mesh axis, all different."""
+    raw = str(text if text is not None else "").strip()
+    names = tuple(p.strip().strip("'\"") for p in raw.split(",")) if raw else ()
+    if len(names) != rank:
+        like = ", ".join(DEFAULT_NAMES[:rank])
+        raise SettingError(f"{name} {quote(raw)} names {len(names)} axes; the mesh has {rank}: "
+                           f"give one name per axis, like {like}.")  # fmt: skip
+    bad = [n for n in names if not NAME.match(n)]
+    if bad:
+        raise SettingError(f"{name}: {quote(bad[0])} is not a simple name (letters, digits "
+                           "and _, not starting with a digit).")  # fmt: skip
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise SettingError(f"{name}: {quote(twice)} names two axes; each axis has its own "
+                           "name.")  # fmt: skip
+    return names
+
+
+DEFAULT_NAMES = ("data", "model", "pipe", "expert")
+
+_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<str>'[^']*'|\"[^\"]*\")"
+                    r"|(?P<punct>[(),]))")  # fmt: skip
+
+
+def _tokens(raw: str, name: str) -> list[str]:
+    out, pos = [], 0
+    while pos < len(raw):
+        if raw[pos:].strip() == "":
+            break
+        m = _TOKEN.match(raw, pos)
+        if not m:
+            bad = quote(raw[pos:].strip()[:12])
+            raise SettingError(f"{name} {quote(raw)}: {bad} is not part of a PartitionSpec; "
+                               "write it like P('data', None).")  # fmt: skip
+        out.append(m.group(m.lastgroup).strip())
+        pos = m.end()
+    return out
+
+
+def parse_spec(text: Any, name: str = "spec") -> tuple[Entry, ...]:
+    """A PartitionSpec as typed: ``P('data', None)``, ``P(('data', 'model'))``, ``P()``,
+    ``jax.P(...)``, ``PartitionSpec(...)``, or the short form ``data, None``. Each entry is
+    None, an axis name, or a tuple of names."""
+    raw = str(text if text is not None else "").strip()
+    if len(raw) > MAX_SPEC_TEXT:
+        raise SettingError(f"{name} is {len(raw):,} characters long; at most {MAX_SPEC_TEXT}.")
+    toks = _tokens(raw, name)
+    if toks[:2] and toks[0] in ("P", "jax.P", "PartitionSpec", "jax.sharding.PartitionSpec"):
+        if len(toks) < 3 or toks[1] != "(" or toks[-1] != ")":
+            raise SettingError(f"{name} {quote(raw)}: write it like P('data', None).")
+        toks = toks[2:-1]
+    entries, i = [], 0
+    while i < len(toks):
+        entry, i = _entry(toks, i, raw, name)
+        entries.append(entry)
+        if i < len(toks):
+            if toks[i] != ",":
+                raise SettingError(f"{name} {quote(raw)}: expected a comma after entry "
+                                   f"{len(entries)}.")  # fmt: skip
+            i += 1
+    return tuple(entries)
+
+
+def _entry(toks: list[str], i: int, raw: str, name: str) -> tuple[Entry, int]:
+    tok = toks[i]
+    if tok == "(":
+        names, i = [], i + 1
+        while i < len(toks) and toks[i] != ")":
+            if toks[i] != ",":
+                names.append(_axis(toks[i], raw, name))
+            i += 1
+        if i >= len(toks):
+            raise SettingError(f"{name} {quote(raw)}: a ( is never closed.")
+        return tuple(names), i + 1
+    if tok in ("None", "none", "null"):
+        return None, i + 1
+    return _axis(tok, raw, name), i + 1
+
+
+def _axis(tok: str, raw: str, name: str) -> str:
+    bare = tok.strip("'\"")
+    if not NAME.match(bare):
+        raise SettingError(f"{name} {quote(raw)}: {quote(tok)} is not an axis name or None.")
+    return bare
+
+
+def spec_text(spec: tuple[Entry, ...]) -> str:
+    """('data', None) -> "P('data', None)", as JAX prints it."""
+
+    def one(e: Entry) -> str:
+        if e is None:
+            return "None"
+        if isinstance(e, tuple):
+            return "(" + ", ".join(repr(a) for a in e) + ("," if len(e) == 1 else "") + ")"
+        return repr(e)
+
+    return "P(" + ", ".join(one(e) for e in spec) + ")"
+
+
+def axes_of(entry: Entry) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    return entry if isinstance(entry, tuple) else (entry,)
+
+
+# ---------------------------------------------------------------- what JAX would refuse
+@dataclass(frozen=True)
+class Mesh:
+    shape: tuple[int, ...]
+    names: tuple[str, ...]
+
+    @property
+    def size(self) -> dict[str, int]:
+        return dict(zip(self.names, self.shape, strict=True))
+
+    @property
+    def devices(self) -> int:
+        return math.prod(self.shape)
+
+    def text(self) -> str:
+        return " x ".join(f"{n}={s}" for n, s in zip(self.names, self.shape, strict=True))
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    message: str
+    fix: str
+
+
+def problems(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
+             what: str = "x") -> list[Problem]:  # fmt: skip
+    """What ``NamedSharding(mesh, spec)`` refuses for an array of ``shape`` (the constructor,
+    ``check_compatible_aval`` and ``shard_shape``), in these numbers, each with a fix."""
+    found = []
+    for rule in (_unknown_axes, _axes_twice, _too_long, _indivisible):
+        found += rule(mesh, shape, spec, what)
+        if found:  # JAX stops at the first of these, and so do we
+            return found
+    return found
+
+
+def _unknown_axes(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+    for e in spec:
+        for a in axes_of(e):
+            if a not in mesh.names:
+                return [Problem("unknown_axis", f"{spec_text(spec)} names the axis {quote(a)}, "
+                                f"which the mesh ({mesh.text()}) does not have.",
+                                f"Use one of {', '.join(mesh.names)}, or None.")]  # fmt: skip
+    return []
+
+
+def _axes_twice(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+    used = [a for e in spec for a in axes_of(e)]
+    for a in used:
+        if used.count(a) > 1:
+            return [Problem("axis_twice", f"{spec_text(spec)} uses the mesh axis {quote(a)} "
+                            "twice: each mesh axis splits at most one dimension.",
+                            f"Keep {quote(a)} in one entry; put None (or another axis) in the "
+                            "other.")]  # fmt: skip
+    return []
+
+
+def _too_long(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+    if len(spec) <= len(shape):
+        return []
+    fixed = spec_text(spec[: len(shape)])
+    return [Problem("spec_too_long", f"{spec_text(spec)} has {len(spec)} entries, but {what} "
+                    f"{shape} has {len(shape)} dimensions.",
+                    f"Use at most {len(shape)} entries: {fixed}.")]  # fmt: skip
+
+
+def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+    for dim, e in enumerate(spec):
+        parts = math.prod(mesh.size[a] for a in axes_of(e))
+        if shape[dim] % parts:
+            lo = shape[dim] // parts * parts
+            sizes = " or ".join(f"{v:,}" for v in (lo, lo + parts) if v > 0)
+            return [Problem("indivisible", f"Dimension {dim} of {what} {shape} has "
+                            f"{shape[dim]:,} elements; {' x '.join(axes_of(e))} splits it "
+                            f"into {parts} equal blocks, and {parts} does not divide "
+                            f"{shape[dim]:,}.",
+                            f"Make dimension {dim} a multiple of {parts} ({sizes}), or leave it "
+                            "whole (None).")]  # fmt: skip
+    return []
+
+
+# ---------------------------------------------------------------- where each block goes
+@dataclass(frozen=True)
+class Block:
+    device: int  # the device's id
+    coords: tuple[int, ...]  # its place on the mesh
+    index: tuple[tuple[int, int], ...]  # [start, stop) of each dimension
+
+
+@dataclass(frozen=True)
+class Placement:
+    mesh: Mesh
+    shape: tuple[int, ...]
+    spec: tuple[Entry, ...]
+    local_shape: tuple[int, ...]
+    replicated_over: tuple[str, ...]  # mesh axes no dimension is split over
+    blocks: tuple[Block, ...]  # one per device, in mesh order
+    from_jax: bool  # read from NamedSharding (else: planned for more devices than this has)
+
+    def to_dict(self) -> dict:
+        """The CLI's JSON for one argument (tuples of axes as lists)."""
+        devices = [{"id": b.device, "coords": list(b.coords), "index": [list(i) for i in b.index]}
+                   for b in self.blocks]  # fmt: skip
+        return {"shape": list(self.shape),
+                "spec": [list(e) if isinstance(e, tuple) else e for e in self.spec],
+                "local_shape": list(self.local_shape),
+                "replicated_over": list(self.replicated_over), "devices": devices}  # fmt: skip
+
+
+def place(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
+          devices: list | None = None) -> Placement:  # fmt: skip
+    """Where ``NamedSharding(mesh, spec)`` puts each block of an array of ``shape``; the spec
+    must have no problems. ``devices``: JAX devices for the mesh (default: this process's
+    first ones, when it has enough); without enough, the same placement is planned."""
+    used = {a for e in spec for a in axes_of(e)}
+    replicated = tuple(n for n in mesh.names if n not in used)
+    full = tuple(spec) + (None,) * (len(shape) - len(spec))
+    local = tuple(
+        d // math.prod(mesh.size[a] for a in axes_of(e)) for d, e in zip(shape, full, strict=True)
+    )
+    jax_devices = devices if devices is not None else _local_devices(mesh.devices)
+    if jax_devices is not None:
+        blocks = _blocks_from_jax(mesh, shape, spec, jax_devices)
+    else:
+        blocks = _blocks_planned(mesh, shape, full)
+    return Placement(mesh, tuple(shape), tuple(spec), local, replicated, blocks,
+                     jax_devices is not None)  # fmt: skip
+
+
+def device_grid(mesh: Mesh, blocks: tuple[Block, ...]) -> list:
+    """The devices' ids laid out as the mesh (nested lists), from a placement's blocks."""
+    flat = [b.device for b in blocks]
+
+    def nest(items: list, shape: tuple[int, ...]) -> list:
+        if len(shape) <= 1:
+            return items
+        step = len(items) // shape[0]
+        return [nest(items[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+    return nest(flat, mesh.shape)
+
+
+def _local_devices(n: int) -> list | None:
+    import jax
+
+    devs = jax.devices()
+    return devs[:n] if len(devs) >= n else None
+
+
+def jax_mesh(mesh: Mesh, devices: list):
+    """The JAX mesh (Explicit axes, as ``jax.make_mesh`` makes them) on ``devices``."""
+    import jax
+
+    return jax.make_mesh(mesh.shape, mesh.names, devices=devices[: mesh.devices])
+
+
+def _blocks_from_jax(mesh: Mesh, shape, spec, devices: list) -> tuple[Block, ...]:
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    m = jax_mesh(mesh, devices)
+    where = NamedSharding(m, PartitionSpec(*spec)).devices_indices_map(tuple(shape))
+    grid = np.asarray(m.devices)
+    out = []
+    for coords in np.ndindex(*mesh.shape):
+        dev = grid[coords]
+        index = tuple(s.indices(n)[:2] for s, n in zip(where[dev], shape, strict=True))
+        out.append(Block(dev.id, tuple(int(c) for c in coords), index))
+    return tuple(out)
+
+
+def _blocks_planned(mesh: Mesh, shape, full) -> tuple[Block, ...]:
+    """Index arithmetic for a mesh bigger than this process: dimension d split over axes
+    (a1, ..., ak) puts block number sum(coord[aj] * prod(size[a(j+1)..ak])) (a1 the most
+    significant, as JAX does) on the device at those coordinates; ids in row-major order."""
+    out = []
+    for dev, coords in enumerate(_ndindex(mesh.shape)):
+        at = dict(zip(mesh.names, coords, strict=True))
+        index = []
+        for d, e in zip(shape, full, strict=True):
+            k, parts = 0, 1
+            for a in axes_of(e):
+                k, parts = k * mesh.size[a] + at[a], parts * mesh.size[a]
+            block = d // parts
+            index.append((k * block, (k + 1) * block))
+        out.append(Block(dev, coords, tuple(index)))
+    return tuple(out)
+
+
+def _ndindex(shape: tuple[int, ...]):
+    if not shape:
+        yield ()
+        return
+    for head in range(shape[0]):
+        for rest in _ndindex(shape[1:]):
+            yield (head, *rest)
