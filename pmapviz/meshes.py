@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pmapviz import settings
 from pmapviz.settings import SettingError, quote
 
 MAX_MESH_RANK = 4
@@ -353,3 +354,44 @@ def _ndindex(shape: tuple[int, ...]):
     for head in range(shape[0]):
         for rest in _ndindex(shape[1:]):
             yield (head, *rest)
+
+
+# ---------------------------------------------------------------- the Meshes page's URL state
+MAX_ARGS = 3  # arguments on the page
+
+
+def default_mesh(n_devices: int) -> tuple[int, ...]:
+    """2 x (n/2) when the devices split in two (2x4 for 8), else all on one axis."""
+    return (2, n_devices // 2) if n_devices % 2 == 0 and n_devices >= 4 else (n_devices,)
+
+
+def _check_names(texts) -> None:
+    parse_axis_names(texts["names"], len(parse_mesh(texts["mesh"])))
+
+
+def schema(n_devices: int) -> settings.Schema:
+    """The Meshes page: mesh (axis sizes), names (one per axis), s0.. (global shapes) and
+    p0.. (PartitionSpecs, as typed); an empty shape leaves that argument out."""
+    s = settings
+    sizes = default_mesh(n_devices)
+    names = ", ".join(DEFAULT_NAMES[: len(sizes)])
+    first = sizes[0] * 4
+    shapes = (f"{first}, 16", f"16, {4 * sizes[-1]}", "")
+    specs = (f"P('{DEFAULT_NAMES[0]}', None)",
+             f"P(None, '{DEFAULT_NAMES[len(sizes) - 1]}')", "P()")  # fmt: skip
+
+    def shape_or_none(t: str, name: str):
+        return s.parse_shape(t, name) if t.strip() else None
+
+    def shown(as_text):  # a typed value back to text; text (from the widgets) as it is
+        return lambda v: v if isinstance(v, str) else as_text(v)
+
+    fields = [s.text_field("mesh", "Mesh", "x".join(map(str, sizes)), parse_mesh, typed=True,
+                           show=shown(lambda v: "x".join(map(str, v)))),
+              s.text_field("names", "Axis names", names)]  # fmt: skip
+    for k in range(MAX_ARGS):
+        fields += [s.text_field(f"s{k}", f"shape {k + 1}", shapes[k], shape_or_none, typed=True,
+                                show=shown(lambda v: "" if v is None else ", ".join(map(str, v)))),
+                   s.text_field(f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True,
+                                show=shown(spec_text))]  # fmt: skip
+    return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))

@@ -148,3 +148,15 @@ def test_shard_map_hands_f_the_local_shape():
     jax.shard_map(f, mesh=m, in_specs=PartitionSpec(*spec), out_specs=PartitionSpec(*spec))(x)
     assert seen[0] == meshes.place(DATA_MODEL, (8, 16), spec).local_shape == (4, 16)
     assert math.prod(DATA_MODEL.shape) == TEST_DEVICES
+
+
+def test_the_page_schema_round_trips_and_its_defaults_fit_the_devices():
+    for n in (1, 2, 6, 8):
+        schema = meshes.schema(n)
+        values, errors = schema.parse(schema.defaults())
+        assert not errors and math.prod(values["mesh"]) == n
+        mesh = Mesh(values["mesh"], meshes.parse_axis_names(values["names"], len(values["mesh"])))
+        for k in range(2):
+            assert meshes.problems(mesh, values[f"s{k}"], values[f"p{k}"]) == [], (n, k)
+        texts, notes = schema.from_query(schema.to_query(values))
+        assert notes == [] and schema.parse(texts)[0] == values

@@ -1,0 +1,81 @@
+"""A named mesh and where each argument's blocks go: the problems JAX would refuse (with
+fixes), then, per argument, the device grid at mesh coordinates (each device's block) and the
+array's tiles (which devices hold each one)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz import meshes
+from pmapviz.layout import index_text
+from pmapviz.settings import fmt_shape, quote
+from pmapviz.ui import grids, presenter
+
+
+def problems(mesh: meshes.Mesh, args: list) -> bool:
+    """One error box per problem, with its fix; True when there were any."""
+    found = [(name, p) for name, shape, spec in args
+             for p in meshes.problems(mesh, shape, spec, name)]  # fmt: skip
+    for name, p in found:
+        st.error(f"**{name}**: {p.message}\n\n**Fix:** {p.fix}", icon=":material/block:")
+    return bool(found)
+
+
+def _slices(block: meshes.Block) -> str:
+    return index_text(tuple(slice(a, b) for a, b in block.index))
+
+
+def mesh_rows(placed: meshes.Placement) -> grids.Rows:
+    """One row per coordinate of the mesh's first axis; a cell per device: its id and block."""
+    mesh, rows = placed.mesh, {}
+    position = {b.device: k for k, b in enumerate(placed.blocks)}
+    for b in placed.blocks:
+        label = f"{mesh.names[0]}={b.coords[0]}"
+        rest = ", ".join(f"{n}={c}" for n, c in zip(mesh.names[1:], b.coords[1:], strict=True))
+        rows.setdefault(label, []).append(
+            (grids.titled(f"device {b.device}", _slices(b)), position[b.device],
+             f"device {b.device} at {rest or mesh.names[0]}: holds {_slices(b)}"))  # fmt: skip
+    return list(rows.items())
+
+
+def tile_rows(placed: meshes.Placement) -> grids.Rows:
+    """The array's distinct blocks (rows: blocks along dimension 0), each with the devices
+    that hold it: more than one device means the block is replicated."""
+    position = {b.device: k for k, b in enumerate(placed.blocks)}
+    holders: dict[tuple, list[int]] = {}
+    for b in placed.blocks:
+        holders.setdefault(b.index, []).append(b.device)
+    rows: dict[str, list] = {}
+    for index, devs in sorted(holders.items()):
+        label = f"rows {index[0][0]}:{index[0][1]}" if index else "all"
+        cell = (f"<small>{_slices(meshes.Block(0, (), index))}</small><br>"
+                + grids.chips([position[d] for d in devs]))  # fmt: skip
+        rows.setdefault(label, []).append((cell, None, f"held by devices {devs}"))
+    return list(rows.items())
+
+
+def show(placed: list[meshes.Placement], names: list[str], slot) -> None:
+    """Per argument: the mesh grid and the tiles; the first argument's mesh grid goes in the
+    presenter's slot."""
+    for k, (p, name) in enumerate(zip(placed, names, strict=True)):
+        rep = (f"; replicated over {', '.join(p.replicated_over)}" if p.replicated_over
+               else "; every device holds a different block")  # fmt: skip
+        where = presenter.picture(slot) if k == 0 else st.container()
+        with where:
+            st.subheader(f"{name}: {fmt_shape(p.shape)} {meshes.spec_text(p.spec)}")
+            st.markdown(f"Each device holds {fmt_shape(p.local_shape)}{rep}."
+                        + ("" if p.from_jax else " Planned for a mesh bigger than this server "
+                           "(index arithmetic, checked against JAX in tests)."))  # fmt: skip
+            grids.show(mesh_rows(p), f"{name} {fmt_shape(p.shape)} placed by "
+                       f"{meshes.spec_text(p.spec)} on the mesh {p.mesh.text()}: each device "
+                       f"holds {fmt_shape(p.local_shape)}{rep}")  # fmt: skip
+        if len(p.shape) >= 1:
+            with st.expander(f"The tiles of {name}: which devices hold each block"):
+                grids.show(tile_rows(p), f"the distinct blocks of {name} and their devices")
+
+
+def mesh_note(mesh: meshes.Mesh, n_devices: int) -> None:
+    if mesh.devices > n_devices:
+        st.info(f"The mesh {quote(mesh.text())} has {mesh.devices} devices and this server "
+                f"{n_devices}: the placement below is planned from shapes alone.",
+                icon=":material/info:")  # fmt: skip

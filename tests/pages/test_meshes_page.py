@@ -1,0 +1,53 @@
+"""AppTest for the Meshes page: placements drawn from JAX, problems with fixes, links."""
+
+from tests.conftest import TEST_DEVICES
+from tests.pages.conftest import all_text
+
+PAGE = "pages/meshes.py"
+
+
+def _grids(at) -> list[str]:
+    return [m.value for m in at.markdown if "role='img'" in m.value]
+
+
+def test_the_default_mesh_places_each_argument(run_app):
+    at = run_app(page=PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    text = all_text(at)
+    assert f"argument 1: ({4 * 2}, 16) P('data', None)" in text  # 2x4 for 8 devices
+    assert "Each device holds (4, 16); replicated over model." in text
+    first = _grids(at)[0]
+    assert "aria-label='argument 1 (8, 16) placed by P(&#x27;data&#x27;, None)" in first
+    assert "device 5" in first and "[4:8, 0:16]" in first  # data=1, model=1 holds rows 4:8
+    assert at.query_params["mesh"] == "2x4" and at.query_params["p0"] == "P('data', None)"
+
+
+def test_a_spec_jax_refuses_shows_the_problem_and_its_fix(run_app):
+    at = run_app(page=PAGE)
+    at.text_input(key="me_s0").set_value("6, 16").run()
+    at.text_input(key="me_p0").set_value("P('model', None)").run()
+    assert not at.exception
+    (err,) = at.error
+    assert "4 does not divide 6" in err.value and "**Fix:** Make dimension 0 a multiple of 4" in (
+        err.value
+    )
+    at.text_input(key="me_p0").set_value("P('data'").run()
+    assert any("write it like P('data', None)" in e.value for e in at.error)
+
+
+def test_a_link_opens_a_bigger_mesh_planned_from_shapes(run_app):
+    at = run_app(page=PAGE, query={"mesh": f"2x{TEST_DEVICES}", "s0": "4, 32",
+                                   "p0": "data, model", "s1": "", "s2": ""})  # fmt: skip
+    assert not at.exception
+    text = all_text(at)
+    assert "planned from shapes alone" in text and "Each device holds (2, 4)" in text
+    assert f"device {2 * TEST_DEVICES - 1}" in _grids(at)[0]
+
+
+def test_hostile_link_values_fall_back_with_a_note(run_app):
+    at = run_app(page=PAGE, query={"mesh": "9" * 30, "p0": "P(__import__('os'))",
+                                   "names": "a,a"})  # fmt: skip
+    assert not at.exception
+    notes = " ".join(w.value for w in at.warning)
+    assert "mesh=" in notes and "p0=" in notes
+    assert "Each device holds (4, 16)" in all_text(at)  # the defaults, drawn
