@@ -51,6 +51,7 @@ PAGE_KEYS: dict[str, list[str]] = {
     "training": ["model", "k", "batch", "steps", "lr", "red"],
     "cluster": ["p", "d"],
     "tour": ["step"],
+    "meshes": ["mesh", "names", "s0", "p0", "s1", "p1"],
 }
 # the context a key needs before the page reads it at all
 KEY_CONTEXT = {("collectives", "pairs"): {"c": "ppermute", "p": "custom"},
@@ -555,7 +556,7 @@ def test_link_list_is_large_deterministic_and_covers_every_key():
             )
     paths = {lk.path.split("?")[0] for lk in links}
     assert paths == {"/", "/explorer", "/live", "/collectives", "/timing", "/training", "/cluster",
-                     "/tour"}  # fmt: skip
+                     "/tour", "/meshes"}  # fmt: skip
 
 
 @pytest.mark.timeout(900)

@@ -49,6 +49,15 @@ LINKS = {
     "cluster": ("/cluster?p=3&d=1", {}, {"Processes": "3", "CPU devices per process": "1"}),
     "tour": ("/tour?step=6", {}, {}),
     "live": ("/live?fn=double&s0={n},3&a0=0&out=0", {}, {}),
+    "meshes": (
+        "/meshes?mesh=1x{n}&names=rows,cols&s0=2,{n}&p0=P(None,%20%27cols%27)&s1=&s2=",
+        {
+            "Mesh (axis sizes)": "1x{n}",
+            "Axis names": "rows,cols",
+            "PartitionSpec of argument 1": "P(None, 'cols')",
+        },
+        {},
+    ),
 }
 
 
@@ -67,6 +76,8 @@ def test_share_link_reproduces_the_view(server, browser, name):
         if name == "live":
             expect(main).to_contain_text("PASS")
             expect(main).to_contain_text(f"({N}, 3)")  # shapes shown as parsed
+        if name == "meshes":
+            expect(main).to_contain_text("Each device holds (2, 1); replicated over rows.")
         if name == "timing":
             chips = page.locator('[data-testid="stMultiSelect"]')
             expect(chips.nth(0)).to_contain_text("64")
