@@ -1,0 +1,43 @@
+"""Run f both ways on a named mesh: the global view (``jax.jit`` with NamedSharding) and the
+per-device view (``jax.shard_map`` with collectives over named axes), side by side, each
+checked against one device (pmapviz.meshrun)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz import meshes, meshrun
+
+KEY = "me_ex"
+
+
+def show(n_devices: int) -> None:
+    """The examples, their two codes, and a Run button that runs both and says whether each
+    agrees with one device, with its output blocks and timing."""
+    st.subheader("Run f both ways")
+    first = meshrun.EXAMPLES[0]
+    if n_devices < first.mesh.devices:
+        st.info(f"These examples run on a {first.mesh.text()} mesh ({first.mesh.devices} "
+                f"devices); this server has {n_devices}. Start it with --devices "
+                f"{first.mesh.devices} to run them.", icon=":material/info:")  # fmt: skip
+        return
+    key = st.selectbox("Example", [e.key for e in meshrun.EXAMPLES], key=KEY,
+                       format_func=lambda k: meshrun.EXAMPLE[k].title)  # fmt: skip
+    ex = meshrun.EXAMPLE[key]
+    specs = ", ".join(meshes.spec_text(s) for s in ex.in_specs)
+    st.markdown(f"Mesh {ex.mesh.text()}; inputs {ex.shapes} placed as {specs}; output "
+                f"{meshes.spec_text(ex.out_spec)}. {ex.note}")  # fmt: skip
+    left, right = st.columns(2)
+    left.markdown("**Global view**: `jax.jit` with `NamedSharding`")
+    left.code(ex.global_code, language="python")
+    right.markdown("**Per-device view**: `jax.shard_map`, collectives over named axes")
+    right.code(ex.local_code, language="python")
+    if not st.button("Run both", icon=":material/play_arrow:", key="me_run"):
+        return
+    with st.spinner("Compiling and running both views"):
+        results = meshrun.run_example(ex)
+    for col, res in zip((left, right), results, strict=True):
+        verdict = col.success if res.agrees() else col.error
+        verdict(("Agrees with one device. " if res.agrees() else "Differs from one device. ")
+                + res.summary(), icon=":material/check_circle:" if res.agrees()
+                else ":material/error:")  # fmt: skip

@@ -1,0 +1,27 @@
+"""Run f both ways: the two codes side by side, and both views checked against one device."""
+
+from tests.conftest import TEST_DEVICES
+from tests.core.ui.conftest import render
+
+
+def _run(n):
+    from pmapviz.ui import mesh_run
+
+    mesh_run.show(n)
+
+
+def test_both_views_run_and_agree_with_one_device():
+    at = render(_run, TEST_DEVICES)
+    assert [c.value for c in at.code][:2] == ["x @ w", "jax.lax.all_gather(x @ w, 'model', "
+                                              "axis=1, tiled=True, to='invarying')"]  # fmt: skip
+    at.selectbox(key="me_ex").set_value("matmul_psum").run()
+    at.button(key="me_run").click().run()
+    assert not at.exception and not at.error
+    glob, local = (s.value for s in at.success)
+    assert glob.startswith("Agrees with one device. global: output float32[16, 16]")
+    assert local.startswith("Agrees with one device. per-device:") and "[8, 16]" in local
+
+
+def test_a_server_with_fewer_devices_is_told_how_to_run_them():
+    at = render(_run, 4)
+    assert "Start it with --devices 8" in at.info[0].value and not at.button
