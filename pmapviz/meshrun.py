@@ -52,6 +52,7 @@ class RunResult:
     max_abs_diff: float  # against jax.jit(fn) on one device, unsharded inputs
     median_s: float
     times_s: tuple[float, ...]
+    collectives: tuple = ()  # AxisCollective: what XLA emitted, read back as mesh axes
 
     def agrees(self, tol: float = 1e-4) -> bool:
         return self.max_abs_diff <= tol
@@ -108,6 +109,7 @@ def _run(view: str, f: Callable, m, reference: Callable, mesh: Mesh, args, in_sp
 
     placed = [jax.device_put(np.asarray(a), NamedSharding(m, PartitionSpec(*s)))
               for a, s in zip(args, in_specs, strict=True)]  # fmt: skip
+    hlo = f.lower(*placed).compile().as_text()
     out, times = devicefacts.timed_calls(lambda: f(*placed), repeat)
     blocks = tuple(
         ShardBlock(s.device.id, _index(s.index, out.shape), tuple(s.data.shape))
@@ -121,7 +123,8 @@ def _run(view: str, f: Callable, m, reference: Callable, mesh: Mesh, args, in_sp
     want = one_device(reference, mesh, args, m.devices.flat[0])
     diff = float(np.max(np.abs(got.astype(np.float64) - want))) if got.size else 0.0
     return RunResult(view, shape, dtype, tuple(out_spec), blocks, diff,
-                     statistics.median(times), tuple(times))  # fmt: skip
+                     statistics.median(times), tuple(times),
+                     tuple(collectives_on_axes(m, hlo)))  # fmt: skip
 
 
 def one_device(fn: Callable, mesh: Mesh, args: Sequence[Any], device=None) -> np.ndarray:

@@ -41,3 +41,7 @@ def show(n_devices: int) -> None:
         verdict(("Agrees with one device. " if res.agrees() else "Differs from one device. ")
                 + res.summary(), icon=":material/check_circle:" if res.agrees()
                 else ":material/error:")  # fmt: skip
+        said = [c.sentence for c in res.collectives] or ["no collective: each device worked "
+                                                         "alone"]  # fmt: skip
+        col.markdown("**XLA emitted** (read from the compiled HLO, replica groups as mesh "
+                     "axes):\n" + "\n".join(f"- {line}" for line in said))  # fmt: skip

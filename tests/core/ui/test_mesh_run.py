@@ -20,6 +20,8 @@ def test_both_views_run_and_agree_with_one_device():
     glob, local = (s.value for s in at.success)
     assert glob.startswith("Agrees with one device. global: output float32[16, 16]")
     assert local.startswith("Agrees with one device. per-device:") and "[8, 16]" in local
+    emitted = [m.value for m in at.markdown if m.value.startswith("**XLA emitted**")]
+    assert len(emitted) == 2 and all("all-reduce over model: 2 groups of 4" in e for e in emitted)
 
 
 def test_a_server_with_fewer_devices_is_told_how_to_run_them():
