@@ -29,9 +29,9 @@ def show(n_devices: int) -> None:
                 f"{meshes.spec_text(ex.out_spec)}. {ex.note}")  # fmt: skip
     left, right = st.columns(2)
     left.markdown("**Global view**: `jax.jit` with `NamedSharding`")
-    left.code(ex.global_code, language="python")
+    left.code(ex.global_code, language="python", wrap_lines=True)
     right.markdown("**Per-device view**: `jax.shard_map`, collectives over named axes")
-    right.code(ex.local_code, language="python")
+    right.code(ex.local_code, language="python", wrap_lines=True)
     if not st.button("Run both", icon=":material/play_arrow:", key="me_run"):
         return
     with st.spinner("Compiling and running both views"):
