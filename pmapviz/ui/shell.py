@@ -41,7 +41,7 @@ PAGES = (
              "jax.distributed on one machine: local versus global devices."),
     PageInfo("pages/compiled.py", "Compiled program", ":material/memory_alt:", "compiled",
              "The collectives XLA really emits, cost and memory, a per-device timeline."),
-    PageInfo("pages/meshes.py", "Meshes & specs", ":material/grid_on:", "meshes",
+    PageInfo("pages/meshes.py", "Meshes & PartitionSpecs", ":material/grid_on:", "meshes",
              "Named meshes and PartitionSpecs: which device holds which block."),
     PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
              "A step-by-step workshop path through pmap."),

@@ -183,8 +183,12 @@ def test_plan_json_is_the_plans_own_to_json():
     assert out["problems"][0]["code"] == "in_axes_length" and out["per_device_in_shapes"] == []
 
 
-def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys):
+def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys, monkeypatch):
     from pmapviz import cli
+
+    # the suite's 8 devices are up already; applying the command's own settings would change
+    # what every later test of this process reads from devices.applied_settings()
+    monkeypatch.setattr(cli.devices, "apply", lambda settings: None)
 
     assert cli.main(["mesh", "--mesh", "2,4", "--axis-names", "data,model", "--shape", "8,16",
                      "--spec", "P('data', None)", "--shape", "8", "--spec", "P()",
@@ -200,8 +204,10 @@ def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys):
     assert out["problems"] == []
 
 
-def test_mesh_refusals_exit_1_with_a_fix_and_bad_text_exits_2(capsys):
+def test_mesh_refusals_exit_1_with_a_fix_and_bad_text_exits_2(capsys, monkeypatch):
     from pmapviz import cli
+
+    monkeypatch.setattr(cli.devices, "apply", lambda settings: None)  # as above
 
     assert cli.main(["mesh", "--plan-devices", "16", "--mesh", "4x4", "--shape", "6",
                      "--spec", "model"]) == 1  # fmt: skip
