@@ -9,7 +9,7 @@ docstring never holds user text.
 
 from __future__ import annotations
 
-from pmapviz import devicefacts, pytrees
+from pmapviz import devicefacts, meshes, meshrun, pytrees
 from pmapviz.catalog import Program
 from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
@@ -217,4 +217,51 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
         _print_out(p) + ", as with pmap",
         *_reshape_back(p),
     ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- named meshes: both views
+def mesh_script(ex: meshrun.Example, facts: devicefacts.Facts | None = None) -> str:
+    """A runnable script of one Meshes example: the mesh, the arguments placed by their
+    PartitionSpecs, f in the global view (``jax.jit`` with NamedSharding) and in the per-device
+    view (``jax.shard_map`` with collectives over named axes), and a check that they agree."""
+    names = ("x", "w")[: len(ex.shapes)]
+    args = ", ".join(names)
+    unpack = args + ("," if len(names) == 1 else "")  # x, = ... for one argument
+    specs = ", ".join(meshes.spec_text(sp) for sp in ex.in_specs) + (
+        "," if len(ex.in_specs) == 1 else "")  # fmt: skip
+    out = meshes.spec_text(ex.out_spec)
+    lines = [
+        _header(f"both views on a named mesh: {ex.title}", ex.mesh.devices, facts),
+        "from jax.sharding import NamedSharding, PartitionSpec as P",
+        "",
+        f"mesh = jax.make_mesh({ex.mesh.shape}, {ex.mesh.names})  # Explicit axes",
+        "rng = np.random.default_rng(0)",
+        *(f"{n} = rng.standard_normal({shape}).astype(np.float32)"
+          for n, shape in zip(names, ex.shapes, strict=True)),
+        f"specs = ({specs})",
+        f"{unpack} = (jax.device_put(a, NamedSharding(mesh, s))",
+        f"{' ' * len(unpack)}    for a, s in zip(({unpack}), specs))",
+        "",
+        "",
+        f"def f({args}):  # the global view: written for the whole arrays",
+        f"    return {ex.global_code}",
+        "",
+        "",
+        f"def f_local({args}):  # the per-device view: this device's blocks; collectives over",
+        "    # the mesh's named axes",
+        f"    return {ex.local_code}",
+        "",
+        "",
+        "with jax.set_mesh(mesh):",
+        f"    glob = jax.jit(f, out_shardings=NamedSharding(mesh, {out}))({args})",
+        f"    local = jax.jit(jax.shard_map(f_local, mesh=mesh, in_specs=specs, out_specs={out}))(",
+        f"        {args})",
+        'print("global view:", glob.shape, glob.sharding.spec)',
+        "for shard in local.addressable_shards:",
+        '    print("  ", shard.device, "holds", shard.index, shard.data.shape)',
+        "diff = float(np.max(np.abs(np.asarray(glob) - np.asarray(local))))",
+        'print("max |global - per-device| =", diff)',
+        "assert diff <= 1e-4, diff",
+    ]  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import meshes, meshrun
+from pmapviz import codegen, meshes, meshrun
 
 KEY = "me_ex"
 
@@ -32,6 +32,9 @@ def show(n_devices: int) -> None:
     left.code(ex.global_code, language="python", wrap_lines=True)
     right.markdown("**Per-device view**: `jax.shard_map`, collectives over named axes")
     right.code(ex.local_code, language="python", wrap_lines=True)
+    st.download_button("Download both views as a script", codegen.mesh_script(ex),
+                       file_name=f"mesh_{ex.key}.py", mime="text/x-python",
+                       icon=":material/download:", key="me_export")  # fmt: skip
     if not st.button("Run both", icon=":material/play_arrow:", key="me_run"):
         return
     with st.spinner("Compiling and running both views"):
