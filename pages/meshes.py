@@ -27,3 +27,4 @@ if mesh_view.problems(mesh, args):
 placed = [meshes.place(mesh, shape, spec) for _, shape, spec in args]
 mesh_view.show(placed, [name for name, _, _ in args], slot)
 mesh_run.show(report.count)
+mesh_run.sweep(report.count)

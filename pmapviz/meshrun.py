@@ -22,13 +22,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from pmapviz import devicefacts, hlo
-from pmapviz.meshes import Entry, Mesh, jax_mesh, spec_text
+from pmapviz.meshes import Entry, Mesh, jax_mesh, problems, spec_text
 
 Spec = tuple[Entry, ...]
 REPEAT = 5
@@ -255,6 +255,35 @@ def run_example(example: Example, devices: list | None = None,
     local = run_per_device(example.local_fn, *common, devices=devices, repeat=repeat,
                            reference=example.global_fn)  # fmt: skip
     return glob, local
+
+
+def sweep_shapes(n_devices: int) -> list[tuple[int, int]]:
+    """The 2-D mesh shapes of ``n_devices``: 1 x n, 2 x n/2, ..., n x 1 (8: 1x8, 2x4, 4x2, 8x1)."""
+    return [(a, n_devices // a) for a in range(1, n_devices + 1) if n_devices % a == 0]
+
+
+def mesh_sweep(example: Example, shapes: Sequence[tuple[int, int]] | None = None,
+               repeat: int = REPEAT) -> list[dict]:  # fmt: skip
+    """Both views of ``example`` on each mesh shape of the same devices (same axis names),
+    where its shapes divide: one row per shape and view, with the median seconds, whether it
+    agrees with one device, and the collectives XLA emitted as mesh axes. A shape the
+    example's arrays do not divide is listed with the reason, not run."""
+    rows = []
+    for shape in shapes or sweep_shapes(example.mesh.devices):
+        ex = replace(example, mesh=Mesh(tuple(shape), example.mesh.names))
+        found = [p for sh, sp in zip(ex.shapes, ex.in_specs, strict=True)
+                 for p in problems(ex.mesh, sh, sp)]  # fmt: skip
+        label = " x ".join(map(str, shape))
+        if found:
+            rows.append({"mesh": label, "view": "-", "median ms": None, "agrees": None,
+                         "collectives": found[0].message})  # fmt: skip
+            continue
+        for res in run_example(ex, repeat=repeat):
+            rows.append({"mesh": label, "view": res.view, "median ms": res.median_s * 1e3,
+                         "agrees": res.agrees(),
+                         "collectives": "; ".join(c.sentence for c in res.collectives)
+                         or "none"})  # fmt: skip
+    return rows
 
 
 # ---------------------------------------------------------------- collectives as mesh axes

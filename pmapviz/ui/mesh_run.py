@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import codegen, meshes, meshrun
+from pmapviz.ui import tables
 
 KEY = "me_ex"
 
@@ -48,3 +49,20 @@ def show(n_devices: int) -> None:
                                                          "alone"]  # fmt: skip
         col.markdown("**XLA emitted** (read from the compiled HLO, replica groups as mesh "
                      "axes):\n" + "\n".join(f"- {line}" for line in said))  # fmt: skip
+
+
+def sweep(n_devices: int) -> None:
+    """Time the chosen example over every 2-D mesh shape of this server's devices."""
+    ex = meshrun.EXAMPLE[st.session_state.get(KEY, meshrun.EXAMPLES[0].key)]
+    if n_devices < ex.mesh.devices:
+        return
+    shapes = ", ".join("x".join(map(str, s)) for s in meshrun.sweep_shapes(ex.mesh.devices))
+    if not st.button(f"Time it over mesh shapes ({shapes})", icon=":material/timer:",
+                     key="me_sweep"):  # fmt: skip
+        return
+    with st.spinner("Compiling and timing both views on each mesh shape"):
+        rows = meshrun.mesh_sweep(ex)
+    st.caption("Median of 5 warm calls each (block_until_ready); the collectives are what XLA "
+               "emitted, read from the compiled HLO. On emulated CPU devices the shapes share "
+               "the same cores, so the differences are the collectives' own cost.")  # fmt: skip
+    tables.show(rows)

@@ -27,3 +27,19 @@ def test_both_views_run_and_agree_with_one_device():
 def test_a_server_with_fewer_devices_is_told_how_to_run_them():
     at = render(_run, 4)
     assert "Start it with --devices 8" in at.info[0].value and not at.button
+
+
+def _sweep(n):
+    from pmapviz.ui import mesh_run
+
+    mesh_run.sweep(n)
+
+
+def test_the_sweep_button_times_every_mesh_shape():
+    at = render(_sweep, TEST_DEVICES)
+    assert at.button[0].label == "Time it over mesh shapes (1x8, 2x4, 4x2, 8x1)"
+    at.button(key="me_sweep").click().run()
+    assert not at.exception
+    rows = at.dataframe[0].value
+    assert list(rows["mesh"]) == [m for m in ("1 x 8", "2 x 4", "4 x 2", "8 x 1") for _ in (0, 1)]
+    assert rows["agrees"].all()
