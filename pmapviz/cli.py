@@ -35,6 +35,11 @@ from pmapviz import (
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 
+try:  # the pages' check drives Streamlit; a bare accelerator machine may have JAX alone
+    from pmapviz.ui import page_check
+except ImportError:
+    page_check = None
+
 
 def _device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -499,7 +504,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Every command and every page on the devices present; a report (see pmapviz.doctor)."""
-    report = doctor.run(_settings(args), progress=None if args.json else print)
+    report = doctor.run(
+        _settings(args),
+        progress=None if args.json else print,
+        pages=page_check.section if page_check else doctor.NO_STREAMLIT,
+    )
     _print(args.json, report, [] if args.json else doctor.report_lines(report))
     return 0 if report["ok"] else 1
 

@@ -561,10 +561,18 @@ def trace_planes(events: Sequence[dict]) -> tuple[dict[int, str], dict[tuple[int
             continue
         name = str(e.get("args", {}).get("name", ""))
         if e.get("name") == "process_name" and (m := _PLANE.match(name)):
-            planes[e.get("pid")] = f"{m.group(1).lower()}:{int(m.group(2))}"
+            planes[e.get("pid")] = lane_label(m.group(1), int(m.group(2)))
         elif e.get("name") == "thread_name":
             threads[(e.get("pid"), e.get("tid"))] = name
     return planes, threads
+
+
+CPU_TRACE_PLATFORM = "CPU"  # a CPU trace marks device events with args.device_ordinal
+
+
+def lane_label(platform: str, ordinal: int) -> str:
+    """A trace lane's label in every trace format: platform and local ordinal (``gpu:0``)."""
+    return f"{platform.lower()}:{ordinal}"
 
 
 def event_lane(event: dict, planes: dict[int, str],
@@ -578,7 +586,7 @@ def event_lane(event: dict, planes: dict[int, str],
     lane = planes.get(event.get("pid"))
     if lane is None:
         if "device_ordinal" in args and "hlo_op" in args:
-            return f"cpu:{int(args['device_ordinal'])}", str(args["hlo_op"])
+            return lane_label(CPU_TRACE_PLATFORM, int(args["device_ordinal"])), str(args["hlo_op"])
         return None
     if "hlo_op" in args:
         return lane, str(args["hlo_op"])

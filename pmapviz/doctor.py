@@ -20,8 +20,6 @@ tests run it on CPU devices, and with fake GPU and TPU devices for the words.
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -38,22 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FLOOR_SLACK = 1.1  # the floor may exceed the fastest run by at most 10 % (timer noise)
 Progress = Callable[[str], None] | None
 
-# (page, query, buttons pressed in order): each page's main actions, small enough to be quick
-PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = (
-    ("pages/home.py", {}, ()),
-    ("pages/explorer.py", {}, ()),
-    ("pages/live.py", {}, ("dot_run",)),
-    ("pages/collectives.py", {}, ()),
-    ("pages/timing.py", {"sizes": "64,16384", "r": "3"}, ("tl_go",)),
-    ("pages/training.py", {"steps": "20"}, ("tr_go", "tr_time")),
-    ("pages/cluster.py", {"p": "2", "d": "1"}, ("cl_go",)),
-    ("pages/compiled.py", {"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),
-    ("pages/tour.py", {"step": "1"}, ()),
-    ("pages/tour.py", {"step": "9"}, ("tour_time",)),
-)
 
-
-def _say(progress: Progress, text: str) -> None:
+def say(progress: Progress, text: str) -> None:
     if progress:
         progress(text)
 
@@ -130,7 +114,7 @@ def timeline_section() -> dict:
             "collectives": [r.op for r in rows], "ok": len(tl.lanes) == n}  # fmt: skip
 
 
-def _device_flags(settings: devices.Settings) -> list[str]:
+def device_flags(settings: devices.Settings) -> list[str]:
     """The flags that give a subprocess or the app exactly these settings (what came from the
     environment comes again from the environment)."""
     flags = ["--devices", str(settings.devices)] if settings.devices_source == "flag" else []
@@ -146,7 +130,7 @@ def _device_flags(settings: devices.Settings) -> list[str]:
 
 def command_lines(settings: devices.Settings, trace_path: str | None) -> list[list[str]]:
     """Every CLI command, small."""
-    d = _device_flags(settings)
+    d = device_flags(settings)
     n = str(devicefacts.facts().local_count)
     cmds = [["devices", *d, "--json"],
             ["plan", *d, "--fn", "batched_dot", "--shape", f"{n},1000,3", "--shape",
@@ -169,7 +153,7 @@ def commands_section(settings: devices.Settings, progress: Progress = None) -> l
         trace_path = _write_trace(folder)
         rows = []
         for cmd in command_lines(settings, trace_path):
-            _say(progress, f"  python -m pmapviz {' '.join(cmd)}")
+            say(progress, f"  python -m pmapviz {' '.join(cmd)}")
             t = time.perf_counter()
             r = subprocess.run([sys.executable, "-m", "pmapviz", *cmd], cwd=ROOT, text=True,
                                capture_output=True, timeout=300)  # fmt: skip
@@ -197,103 +181,20 @@ def _write_trace(folder: str) -> str | None:
     return folder
 
 
-CPU_ONLY_WORDS = ("emulated", "jax_num_cpu_devices", "share the cores", "CPU core(s) shared")
+NO_STREAMLIT = (
+    "Streamlit is not installed here: pages not checked (pip install -r requirements.txt)"
+)
 
 
-def steady_server_patches() -> list[tuple[object, str, object]]:
-    """(module, attribute, value) that make Streamlit's AppTest behave like a server after its
-    first request. AppTest resets Streamlit's legacy ``pages/`` flag before every run, so each
-    run would look like a fresh server's first request and be rerouted (``ui.shell.ensure_routed``),
-    losing a button's click; and it compiles app.py and the page anew on every run. The tests
-    apply the same patches (tests/pages/conftest.py)."""
-    import streamlit.testing.v1.app_test as app_test_module
-    import streamlit.testing.v1.local_script_runner as local_runner_module
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
-
-    class RoutedPagesManager(PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    scripts = _SCRIPTS.setdefault("cache", ScriptCache())  # one per process, as a server's
-    return [
-        (app_test_module, "PagesManager", RoutedPagesManager),
-        *((m, "ScriptCache", lambda: scripts) for m in (app_test_module, local_runner_module)),
-    ]
+PageCheck = Callable[[devices.Settings, Progress], list[dict]]
 
 
-_SCRIPTS: dict = {}
-
-
-@contextlib.contextmanager
-def _patched(patches: list[tuple[object, str, object]]):
-    saved = [(m, name, getattr(m, name)) for m, name, _ in patches]
-    for m, name, value in patches:
-        setattr(m, name, value)
-    try:
-        yield
-    finally:
-        for m, name, value in saved:
-            setattr(m, name, value)
-
-
-def pages_section(settings: devices.Settings, progress: Progress = None) -> list[dict] | str:
-    """Every page through AppTest with its main buttons pressed; or why it could not run."""
-    if importlib.util.find_spec("streamlit") is None:
-        return (
-            "Streamlit is not installed here: pages not checked (pip install -r requirements.txt)"
-        )
-    from streamlit.testing.v1 import AppTest
-
-    facts = devicefacts.facts()
-    argv = _device_flags(settings)
-    rows = []
-    for page, query, buttons in PAGE_ACTIONS:
-        _say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
-        sys_argv, sys.argv = sys.argv, ["app.py", *argv]
-        try:
-            with _patched(steady_server_patches()):
-                at, pressed = _page_run(AppTest, page, query, buttons)
-            rows.append({**_page_row(page, query, at, facts), "pressed": pressed})
-        except Exception as err:  # noqa: BLE001 - a report, not a crash
-            rows.append({"page": page, "query": query, "exceptions": [f"{type(err).__name__}: "
-                         f"{str(err)[:200]}"], "errors": [], "cpu_words": []})  # fmt: skip
-        finally:
-            sys.argv = sys_argv
-    return rows
-
-
-def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
-    """The app, switched to ``page`` with ``query``, and the buttons of ``buttons`` that it
-    shows pressed in turn; returns it and the buttons pressed."""
-    at = app_test.from_file(str(ROOT / "app.py"), default_timeout=240).run()
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.switch_page(page).run()
-    pressed = []
-    for key in buttons:
-        found = [b for b in at.button if b.key == key and not b.disabled]
-        if found:
-            found[0].click().run()
-            pressed.append(key)
-    return at, pressed
-
-
-def _page_row(page: str, query: dict, at, facts: devicefacts.Facts) -> dict:
-    texts = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "success",
-                                       "error", "title", "header", "subheader", "code")
-             for e in getattr(at, kind)]  # fmt: skip
-    cpu_words = ([w for w in CPU_ONLY_WORDS if any(w in t for t in texts)]
-                 if not facts.emulated else [])  # fmt: skip
-    return {"page": page, "query": query,
-            "exceptions": [str(e.value)[:300] for e in at.exception],
-            "errors": [str(e.value)[:300] for e in at.error], "cpu_words": cpu_words}  # fmt: skip
-
-
-def run(settings: devices.Settings, progress: Progress = print, pages: bool = True) -> dict:
+def run(settings: devices.Settings, progress: Progress = print,
+        pages: PageCheck | str = "skipped") -> dict:  # fmt: skip
     """Every check; ``report["ok"]`` is False when any failed. A check that raises is
-    reported (its error's type and first line) and the others still run."""
+    reported (its error's type and first line) and the others still run. ``pages``: the page
+    check (``pmapviz.ui.page_check.section``, which the CLI passes: Streamlit is an adapter's
+    business), or why there is none."""
     devices.apply(settings)
     t0 = time.perf_counter()
     sections = (
@@ -303,11 +204,11 @@ def run(settings: devices.Settings, progress: Progress = print, pages: bool = Tr
         ("timeline", "a profiler trace of psum", timeline_section),
         ("commands", "every CLI command", lambda: commands_section(settings, progress)),
         ("pages", "every page (AppTest)",
-         lambda: pages_section(settings, progress) if pages else "skipped"),
+         lambda: pages if isinstance(pages, str) else pages(settings, progress)),
     )  # fmt: skip
     report: dict = {}
     for key, label, check in sections:
-        _say(progress, label)
+        say(progress, label)
         try:
             report[key] = check()
         except Exception as err:  # noqa: BLE001 - one failed check must not hide the others

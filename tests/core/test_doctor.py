@@ -28,29 +28,11 @@ def test_commands_cover_every_cli_command():
     settings = devices.applied_settings()
     names = {c[0] for c in doctor.command_lines(settings, "/tmp/trace")}
     assert names == set(cli.COMMANDS) - {"doctor"}
-    flags = doctor._device_flags(
+    flags = doctor.device_flags(
         devices.Settings(devices=4, platform="cpu", devices_source="flag", max_bytes=2**30)
     )
     assert flags == ["--devices", "4", "--platform", "cpu", "--max-bytes", str(2**30)]
-    assert doctor._device_flags(devices.Settings()) == []  # from the environment, as given
-
-
-def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
-    """The page check presses buttons and reads what a page says; a page that tells the CPU
-    story on a GPU is listed. Here the Timing lab's words are put back to the CPU story."""
-    from pmapviz import devicefacts
-
-    monkeypatch.setattr(doctor, "PAGE_ACTIONS", (("pages/timing.py", {}, ()),
-                                                 ("pages/home.py", {}, ())))  # fmt: skip
-    cpu_story = devicefacts.speed_story(devicefacts.facts())
-    settings = devices.applied_settings()
-    with fake_devices("gpu"):
-        clean = doctor.pages_section(settings)
-        monkeypatch.setattr(devicefacts, "speed_story", lambda f, n=None: cpu_story)
-        flagged = doctor.pages_section(settings)
-    assert [r["cpu_words"] for r in clean] == [[], []]
-    assert "emulated" in flagged[0]["cpu_words"] and not flagged[1]["cpu_words"]
-    assert not any(r["exceptions"] for r in clean + flagged)
+    assert doctor.device_flags(devices.Settings()) == []  # from the environment, as given
 
 
 def test_the_report_reads_as_text_and_fails_on_any_problem():
@@ -94,19 +76,20 @@ def test_a_check_that_raises_is_reported_and_the_others_still_run(monkeypatch):
     monkeypatch.setattr(doctor, "floor_section", lambda: {"ok": True, "method": "m", "rows": []})
     monkeypatch.setattr(doctor, "transfer_order_section", lambda: {"pairs": 1, "ms": {}})
     monkeypatch.setattr(doctor, "commands_section", lambda settings, progress: [])
-    report = doctor.run(devices.applied_settings(), progress=None, pages=False)
+    report = doctor.run(devices.applied_settings(), progress=None)
     assert report["timeline"] == {"failed": "RuntimeError: the profiler is missing"}
     assert not report["ok"] and report["pages"] == "skipped" and report["facts"]["platform"]
 
 
-def test_without_streamlit_the_pages_are_skipped_with_a_reason(monkeypatch):
-    """The device machine has JAX but no Streamlit: doctor checks the rest and says so."""
-    import importlib.util
-
-    real = importlib.util.find_spec
-
-    def no_streamlit(name, *args):
-        return None if name == "streamlit" else real(name, *args)
-
-    monkeypatch.setattr(importlib.util, "find_spec", no_streamlit)
-    assert "Streamlit is not installed" in doctor.pages_section(devices.applied_settings())
+def test_a_page_check_the_cli_hands_over_runs_or_its_absence_is_said(monkeypatch):
+    """The device machine has JAX but no Streamlit: the CLI hands over doctor.NO_STREAMLIT
+    and doctor checks the rest; with Streamlit it hands over ui.page_check.section."""
+    monkeypatch.setattr(doctor, "timeline_section", lambda: {"ok": True})
+    monkeypatch.setattr(doctor, "floor_section", lambda: {"ok": True, "method": "m", "rows": []})
+    monkeypatch.setattr(doctor, "transfer_order_section", lambda: {"pairs": 1, "ms": {}})
+    monkeypatch.setattr(doctor, "commands_section", lambda settings, progress: [])
+    settings = devices.applied_settings()
+    report = doctor.run(settings, progress=None, pages=doctor.NO_STREAMLIT)
+    assert report["pages"].startswith("Streamlit is not installed")
+    rows = [{"page": "p", "exceptions": [], "errors": [], "cpu_words": []}]
+    assert doctor.run(settings, progress=None, pages=lambda s, p: rows)["pages"] == rows

@@ -6,16 +6,16 @@ from html.parser import HTMLParser
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pmapviz import doctor
+from pmapviz.ui import page_check
 from tests.conftest import ROOT
 
 
 def steady_state_server(monkeypatch) -> None:
     """Make AppTest behave like a server after its first request: the legacy ``pages/`` mode
-    left, and scripts compiled once and reused (see ``doctor.steady_server_patches``, which
+    left, and scripts compiled once and reused (see ``page_check.steady_server_patches``, which
     the accelerator check applies the same way; the fresh-server path itself is covered by
     the e2e deep-link test)."""
-    for module, name, value in doctor.steady_server_patches():
+    for module, name, value in page_check.steady_server_patches():
         monkeypatch.setattr(module, name, value)
 
 

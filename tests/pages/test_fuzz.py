@@ -24,8 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from pmapviz import doctor
-from pmapviz.ui import PAGES
+from pmapviz.ui import PAGES, page_check
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
@@ -99,8 +98,8 @@ _sessions: dict[str, AppTest] = {}
 
 
 def _steady() -> None:
-    """AppTest as a server after its first request (doctor.steady_server_patches), for good."""
-    for module, name, value in doctor.steady_server_patches():
+    """AppTest as a server after its first request (page_check.steady_server_patches), for good."""
+    for module, name, value in page_check.steady_server_patches():
         setattr(module, name, value)
 
 
