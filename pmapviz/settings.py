@@ -375,7 +375,8 @@ class Schema:
               ) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
         """Typed values for ``keys`` (default: all fields; in the order given), and one
         message per field that fails, naming it by ``labels`` (default: the field's label; the
-        CLI says ``--shape 2``, the explorer ``shape of w``)."""
+        CLI says ``--shape 2``, the explorer ``shape of w``); then each check over several
+        fields (a Joint) whose fields all parsed, as links are checked."""
         values, errors = {}, []
         labels = labels or {}
         for f in self.fields if keys is None else [self.field(k) for k in keys]:
@@ -383,6 +384,12 @@ class Schema:
                 values[f.key] = f.parse(texts.get(f.key, f.default), labels.get(f.key, f.label))
             except SettingError as err:
                 errors.append(str(err))
+        for j in self.joints:
+            if all(k in values for k in j.keys):
+                try:
+                    j.check({k: texts.get(k, self.field(k).default) for k in j.keys})
+                except SettingError as err:
+                    errors.append(str(err))
         return values, errors
 
 

@@ -51,3 +51,11 @@ def test_hostile_link_values_fall_back_with_a_note(run_app):
     notes = " ".join(w.value for w in at.warning)
     assert "mesh=" in notes and "p0=" in notes
     assert "Each device holds (4, 16)" in all_text(at)  # the defaults, drawn
+
+
+def test_names_that_do_not_fit_the_mesh_are_said_not_crashed(run_app):
+    at = run_app(page=PAGE)
+    at.text_input(key="me_names").set_value("data").run()
+    assert not at.exception
+    (err,) = at.error
+    assert "names 1 axes; the mesh has 2" in err.value and "unexpected" not in err.value
