@@ -226,31 +226,46 @@ def mesh_script(ex: meshrun.Example, facts: devicefacts.Facts | None = None) -> 
     PartitionSpecs, f in the global view (``jax.jit`` with NamedSharding) and in the per-device
     view (``jax.shard_map`` with collectives over named axes), and a check that they agree."""
     names = ("x", "w")[: len(ex.shapes)]
+    return _mesh_views(f"both views on a named mesh: {ex.title}", ex.mesh, names, ex.shapes,
+                       ex.in_specs, ex.out_spec, ex.global_code, ex.local_code, facts)  # fmt: skip
+
+
+def mesh_own_script(mesh: meshes.Mesh, args: list, g: ExprProgram, loc: ExprProgram,
+                    out_spec: tuple, facts: devicefacts.Facts | None = None) -> str:  # fmt: skip
+    """Your own f on a mesh (the Meshes page's arguments ``(label, shape, spec)`` and the two
+    checked expressions), as the same runnable script as :func:`mesh_script`."""
+    return _mesh_views("both views of your own f on a named mesh", mesh, g.arg_names,
+                       [shape for _, shape, _ in args], [spec for _, _, spec in args],
+                       out_spec, g.source, loc.source, facts)  # fmt: skip
+
+
+def _mesh_views(title: str, mesh: meshes.Mesh, names, shapes, in_specs, out_spec,
+                global_code: str, local_code: str, facts) -> str:  # fmt: skip
     args = ", ".join(names)
     unpack = args + ("," if len(names) == 1 else "")  # x, = ... for one argument
-    specs = ", ".join(meshes.spec_text(sp) for sp in ex.in_specs) + (
-        "," if len(ex.in_specs) == 1 else "")  # fmt: skip
-    out = meshes.spec_text(ex.out_spec)
+    specs = ", ".join(meshes.spec_text(sp) for sp in in_specs) + (
+        "," if len(in_specs) == 1 else "")  # fmt: skip
+    out = meshes.spec_text(out_spec)
     lines = [
-        _header(f"both views on a named mesh: {ex.title}", ex.mesh.devices, facts),
+        _header(title, mesh.devices, facts),
         "from jax.sharding import NamedSharding, PartitionSpec as P",
         "",
-        f"mesh = jax.make_mesh({ex.mesh.shape}, {ex.mesh.names})  # Explicit axes",
+        f"mesh = jax.make_mesh({tuple(mesh.shape)}, {tuple(mesh.names)})  # Explicit axes",
         "rng = np.random.default_rng(0)",
-        *(f"{n} = rng.standard_normal({shape}).astype(np.float32)"
-          for n, shape in zip(names, ex.shapes, strict=True)),
+        *(f"{n} = rng.standard_normal({tuple(shape)}).astype(np.float32)"
+          for n, shape in zip(names, shapes, strict=True)),
         f"specs = ({specs})",
         f"{unpack} = (jax.device_put(a, NamedSharding(mesh, s))",
         f"{' ' * len(unpack)}    for a, s in zip(({unpack}), specs))",
         "",
         "",
         f"def f({args}):  # the global view: written for the whole arrays",
-        f"    return {ex.global_code}",
+        f"    return {global_code}",
         "",
         "",
         f"def f_local({args}):  # the per-device view: this device's blocks; collectives over",
         "    # the mesh's named axes",
-        f"    return {ex.local_code}",
+        f"    return {local_code}",
         "",
         "",
         "with jax.set_mesh(mesh):",

@@ -135,7 +135,7 @@ FUNCTIONS: dict[str, Fn] = {
         _collective(1, 2, _GROUPS, "reduces over the mapped axis; every device gets the result"),
     ),
     "lax.all_gather": _collective(
-        1, 2, ("axis", "tiled", *_GROUPS), "every device gets every device's block"
+        1, 2, ("axis", "tiled", "to", *_GROUPS), "every device gets every device's block"
     ),
     "lax.ppermute": _collective(1, 3, ("perm",), "sends blocks along the (source, dest) pairs"),
     "lax.psum_scatter": _collective(
@@ -183,6 +183,10 @@ ATTRIBUTES: tuple[str, ...] = ("T", "mT", "shape", "ndim", "size")
 
 # keywords whose value must be a literal structure (ints, None, tuples and lists of them)
 _LITERAL_KEYWORDS = frozenset({"perm", "axis_index_groups", "in_axes", "out_axes"})
+# keywords whose value is one of a few strings: all_gather's to= (under shard_map, 'invarying'
+# says the gathered value is the same on every device of the axis, as out_specs may then claim)
+_CHOICES = {"to": ("varying", "invarying")}
+MAX_AXES = 4  # names in one collective's axis tuple, lax.psum(x, ('data', 'model'))
 _MODULES = {"jnp": "jax.numpy", "lax": "jax.lax", "jax.nn": "jax.nn", "jax": "jax"}
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
 
@@ -448,6 +452,11 @@ def _keyword(value: ast.AST, ctx: _Ctx, depth: int, key: str) -> _Node:
         return _dtype(value, ctx)
     if key in _LITERAL_KEYWORDS:
         return _lit(_literal(value, ctx, depth, "ints, None and tuples or lists of them"))
+    if key in _CHOICES:
+        if not (isinstance(value, ast.Constant) and value.value in _CHOICES[key]):
+            raise _refuse(ctx, value, f"is not a choice of {key}=",
+                          " or ".join(repr(c) for c in _CHOICES[key]))  # fmt: skip
+        return _lit(value.value)
     _no_strings(value, ctx)
     return _value(value, ctx, depth)
 
@@ -464,11 +473,27 @@ def _no_strings(node: ast.AST, ctx: _Ctx) -> None:
 
 
 def _axis_name(a: ast.AST, ctx: _Ctx) -> _Node:
+    """A string literal ('i'), or a tuple of them (('data', 'model'): every named axis at once,
+    as on a mesh)."""
+    if isinstance(a, ast.Tuple) and 1 <= len(a.elts) <= MAX_AXES:
+        names = tuple(_one_axis(e, ctx) for e in a.elts)
+        if len(set(names)) < len(names):
+            raise _refuse(ctx, a, "names an axis twice", "each axis once")
+        return _lit(names)
+    return _lit(_one_axis(a, ctx))
+
+
+def _one_axis(a: ast.AST, ctx: _Ctx) -> str:
     if not (isinstance(a, ast.Constant) and isinstance(a.value, str)
             and _AXIS_NAME.fullmatch(a.value)):  # fmt: skip
-        raise _refuse(ctx, a, "is not an axis name", "a string literal like 'i'")
+        raise _refuse(
+            ctx,
+            a,
+            "is not an axis name",
+            f"a string literal like 'i', or a tuple of up to {MAX_AXES} of them",
+        )
     ctx.axis_names.add(a.value)
-    return _lit(a.value)
+    return a.value
 
 
 def _dtype(a: ast.AST, ctx: _Ctx) -> _Node:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import settings
+from pmapviz import expr, settings
 from pmapviz.settings import SettingError, quote
 
 MAX_MESH_RANK = 4
@@ -394,4 +394,32 @@ def schema(n_devices: int) -> settings.Schema:
                                 show=shown(lambda v: "" if v is None else ", ".join(map(str, v)))),
                    s.text_field(f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True,
                                 show=shown(spec_text))]  # fmt: skip
+    fields += own_f_fields(len(sizes))
     return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
+
+
+def _arg_names(text: str, name: str) -> None:
+    expr.parse_arg_names(text)
+
+
+def own_f_defaults(rank: int) -> tuple[str, str, str, str]:
+    """Your own f on the default mesh: argument names, the global body, the per-device body
+    and out_specs. On two axes, x @ w with w's columns split over model: the per-device
+    product is a (rows, columns) block, gathered over model. On one axis w is whole."""
+    if rank >= 2:
+        return ("x, w", "x @ w",
+                f"lax.all_gather(x @ w, '{DEFAULT_NAMES[rank - 1]}', axis=1, tiled=True, "
+                "to='invarying')", f"P('{DEFAULT_NAMES[0]}', None)")  # fmt: skip
+    return "x, w", "x @ w", "x @ w", f"P('{DEFAULT_NAMES[0]}', None)"
+
+
+def own_f_fields(rank: int) -> list:
+    """The Meshes page's "your own f": args (names), gf (global body), lf (per-device body) and
+    out (out_specs, as typed). The bodies are checked by pmapviz.expr when f is built."""
+    s = settings
+    names, gf, lf, out = own_f_defaults(rank)
+    return [s.text_field("args", "f's arguments", names, _arg_names),
+            s.text_field("gf", "global f", gf, max_len=expr.MAX_TEXT),
+            s.text_field("lf", "per-device f", lf, max_len=expr.MAX_TEXT),
+            s.text_field("out", "out_specs", out, parse_spec, typed=True,
+                         show=lambda v: v if isinstance(v, str) else spec_text(v))]  # fmt: skip

@@ -53,6 +53,12 @@ class RunResult:
     median_s: float
     times_s: tuple[float, ...]
     collectives: tuple = ()  # AxisCollective: what XLA emitted, read back as mesh axes
+    memory: tuple[tuple[str, int], ...] = ()  # per device, from the compiled program
+
+    def memory_total(self) -> int | None:
+        """Bytes each device holds at the program's peak: its arguments, output and
+        temporaries as XLA planned them (None when the backend does not say)."""
+        return sum(n for _, n in self.memory) if self.memory else None
 
     def agrees(self, tol: float = 1e-4) -> bool:
         return self.max_abs_diff <= tol
@@ -74,7 +80,7 @@ def run_global(fn: Callable, mesh: Mesh, args: Sequence[Any], in_specs: Sequence
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
-    m = jax_mesh(mesh, _devices(mesh, devices))
+    m = jax_mesh(mesh, mesh_devices(mesh, devices))
     ins = tuple(NamedSharding(m, PartitionSpec(*s)) for s in in_specs)
     out_sharding = NamedSharding(m, PartitionSpec(*out_spec))
     with jax.set_mesh(m):
@@ -93,7 +99,7 @@ def run_per_device(fn_local: Callable, mesh: Mesh, args: Sequence[Any],
     import jax
     from jax.sharding import PartitionSpec
 
-    m = jax_mesh(mesh, _devices(mesh, devices))
+    m = jax_mesh(mesh, mesh_devices(mesh, devices))
     mapped = jax.shard_map(fn_local, mesh=m, in_specs=tuple(PartitionSpec(*s) for s in in_specs),
                            out_specs=PartitionSpec(*out_spec), check_vma=True)  # fmt: skip
     with jax.set_mesh(m):
@@ -111,6 +117,7 @@ def _run(view: str, f: Callable, m, reference: Callable, mesh: Mesh, args, in_sp
               for a, s in zip(args, in_specs, strict=True)]  # fmt: skip
     compiled = f.lower(*placed).compile()  # compiled once: read for its HLO, then timed
     hlo = compiled.as_text()
+    mem = device_memory(compiled)
     out, times = devicefacts.timed_calls(lambda: compiled(*placed), repeat)
     blocks = tuple(
         ShardBlock(s.device.id, _index(s.index, out.shape), tuple(s.data.shape))
@@ -125,7 +132,25 @@ def _run(view: str, f: Callable, m, reference: Callable, mesh: Mesh, args, in_sp
     diff = float(np.max(np.abs(got.astype(np.float64) - want))) if got.size else 0.0
     return RunResult(view, shape, dtype, tuple(out_spec), blocks, diff,
                      statistics.median(times), tuple(times),
-                     tuple(collectives_on_axes(m, hlo)))  # fmt: skip
+                     tuple(collectives_on_axes(m, hlo)), mem)  # fmt: skip
+
+
+MEMORY_PARTS = (("arguments", "argument_size_in_bytes"), ("output", "output_size_in_bytes"),
+                ("temporaries", "temp_size_in_bytes"),
+                ("code", "generated_code_size_in_bytes"))  # fmt: skip
+
+
+def device_memory(compiled) -> tuple[tuple[str, int], ...]:
+    """What each device holds for a compiled SPMD program, from XLA's own plan
+    (``compiled.memory_analysis()``): its block of the arguments, of the output, its
+    temporaries and code, in bytes. Empty when the backend gives no analysis."""
+    try:
+        stats = compiled.memory_analysis()
+    except (NotImplementedError, RuntimeError):  # some backends have none
+        return ()
+    if stats is None:
+        return ()
+    return tuple((label, int(getattr(stats, attr, 0) or 0)) for label, attr in MEMORY_PARTS)
 
 
 def one_device(fn: Callable, mesh: Mesh, args: Sequence[Any], device=None) -> np.ndarray:
@@ -145,7 +170,8 @@ def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     return tuple(s.indices(n)[:2] for s, n in zip(index, shape, strict=True))
 
 
-def _devices(mesh: Mesh, devices: list | None) -> list:
+def mesh_devices(mesh: Mesh, devices: list | None) -> list:
+    """The mesh's devices: the first of ``devices`` (default: this process's)."""
     devs = list(devices) if devices is not None else devicefacts.local_devices()
     if len(devs) < mesh.devices:
         raise ValueError(f"the mesh {mesh.text()} needs {mesh.devices} devices; this process "

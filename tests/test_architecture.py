@@ -181,12 +181,12 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
 
 # ---------------------------------------------------------------- floors: imports go down only
 FLOORS = {  # each module stands on a floor and imports only from its floor or below
-    0: "settings palette fairlock hlo catalog",  # text and values
-    1: "pytrees expr devicefacts devices",  # vocabulary
-    2: "planning layout scenario meshes",  # shapes
+    0: "settings palette fairlock hlo catalog launchlines",  # text and values
+    1: "pytrees expr devicefacts devices clusterenv",  # vocabulary
+    2: "planning layout scenario meshes clusterreport",  # shapes
     3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
-    4: "programs collectives compiled timeline training dotproduct benchmarking cluster worker"
-    " meshrun",
+    4: "programs collectives compiled timeline training dotproduct benchmarking cluster worker join"
+    " meshrun meshfunction",
     5: "charts timecharts codegen presets tour doctor",  # presentation without Streamlit
     6: "ui cli warmup __main__ __init__ app pages",  # adapters
 }

@@ -10,6 +10,7 @@ from pmapviz import meshes
 from pmapviz.ui import url_state
 
 P = "me_"
+MESH_KEYS = ["mesh", "names", *(f"{c}{k}" for k in range(meshes.MAX_ARGS) for c in "sp")]
 
 
 def show(n_devices: int) -> tuple[meshes.Mesh, list[tuple[str, tuple[int, ...], tuple]]]:
@@ -32,7 +33,7 @@ def show(n_devices: int) -> tuple[meshes.Mesh, list[tuple[str, tuple[int, ...], 
                          help="as in code: P('data', None), P(('data', 'model')), P(), or "
                          "the short form data, None")  # fmt: skip
     url_state.save(P, schema)
-    values = url_state.parsed(P, schema)
+    values = url_state.parsed(P, schema, MESH_KEYS)
     names = meshes.parse_axis_names(values["names"], len(values["mesh"]))  # checked by parsed
     args = [(f"argument {k + 1}", values[f"s{k}"], values[f"p{k}"]) for k in range(meshes.MAX_ARGS)
             if values[f"s{k}"] is not None]  # fmt: skip

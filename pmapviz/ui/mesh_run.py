@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import codegen, meshes, meshrun
-from pmapviz.ui import tables
+from pmapviz.ui import mesh_own, tables
 
 KEY = "me_ex"
 
@@ -15,7 +15,7 @@ KEY = "me_ex"
 def show(n_devices: int) -> None:
     """The examples, their two codes, and a Run button that runs both and says whether each
     agrees with one device, with its output blocks and timing."""
-    st.subheader("Run f both ways")
+    st.subheader("Ready examples, both ways")
     first = meshrun.EXAMPLES[0]
     if n_devices < first.mesh.devices:
         st.info(f"These examples run on a {first.mesh.text()} mesh ({first.mesh.devices} "
@@ -40,15 +40,7 @@ def show(n_devices: int) -> None:
         return
     with st.spinner("Compiling and running both views"):
         results = meshrun.run_example(ex)
-    for col, res in zip((left, right), results, strict=True):
-        verdict = col.success if res.agrees() else col.error
-        verdict(("Agrees with one device. " if res.agrees() else "Differs from one device. ")
-                + res.summary(), icon=":material/check_circle:" if res.agrees()
-                else ":material/error:")  # fmt: skip
-        said = [c.sentence for c in res.collectives] or ["no collective: each device worked "
-                                                         "alone"]  # fmt: skip
-        col.markdown("**XLA emitted** (read from the compiled HLO, replica groups as mesh "
-                     "axes):\n" + "\n".join(f"- {line}" for line in said))  # fmt: skip
+    mesh_own.results_side_by_side(results)
 
 
 def sweep(n_devices: int) -> None:

@@ -268,3 +268,20 @@ def test_mesh_scripts_run_both_views_and_agree(tmp_path):
         assert r.returncode == 0, (ex.key, r.stderr[-2000:])
         assert "max |global - per-device| =" in r.stdout
         assert r.stdout.count(" holds ") == ex.mesh.devices  # one line per device's block
+
+
+def test_the_exported_script_of_your_f_runs_both_views(tmp_path):
+    from pmapviz import meshfunction
+    from pmapviz.meshes import Mesh
+
+    mesh = Mesh((2, 4), ("data", "model"))
+    args = [("x", (8, 16), ("data", None)), ("w", (16, 16), (None, "model"))]
+    f = meshfunction.MeshF("x, w", "x @ w", "lax.all_gather(x @ w, 'model', axis=1, "
+                           "tiled=True, to='invarying')", ("data", None))  # fmt: skip
+    g, loc = f.programs()
+    path = tmp_path / "mesh_your_f.py"
+    path.write_text(codegen.mesh_own_script(mesh, args, g, loc, f.out_spec))
+    r = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=180)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "max |global - per-device| =" in r.stdout and r.stdout.count(" holds ") == 8

@@ -51,7 +51,7 @@ PAGE_KEYS: dict[str, list[str]] = {
     "training": ["model", "k", "batch", "steps", "lr", "red"],
     "cluster": ["p", "d"],
     "tour": ["step"],
-    "meshes": ["mesh", "names", "s0", "p0", "s1", "p1"],
+    "meshes": ["mesh", "names", "s0", "p0", "s1", "p1", "args", "gf", "lf", "out"],
 }
 # the context a key needs before the page reads it at all
 KEY_CONTEXT = {("collectives", "pairs"): {"c": "ppermute", "p": "custom"},

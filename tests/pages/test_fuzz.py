@@ -70,7 +70,8 @@ text_values = st.one_of(
 )
 QUERY_KEYS = ["fn", "s0", "s1", "d0", "d1", "a0", "a1", "out", "name", "c", "n", "m", "v", "g",
               "p", "pairs", "w", "r", "sizes", "ks", "impls", "model", "k", "batch", "steps", "lr",
-              "red", "d", "step", "present", "mesh", "names", "p0", "p1", "s2"]  # fmt: skip
+              "red", "d", "step", "present", "mesh", "names", "p0", "p1", "s2", "args", "gf",
+              "lf"]  # fmt: skip
 
 _CODE_SPAN = re.compile(r"(`+).*?\1", re.S)
 _MD_LINK = re.compile(r"\]\(\s*<?https?://example\.invalid", re.I)

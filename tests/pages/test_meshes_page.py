@@ -59,3 +59,14 @@ def test_names_that_do_not_fit_the_mesh_are_said_not_crashed(run_app):
     assert not at.exception
     (err,) = at.error
     assert "names 1 axes; the mesh has 2" in err.value and "unexpected" not in err.value
+
+
+def test_your_own_f_is_checked_on_the_page_and_its_settings_are_in_the_link(run_app):
+    at = run_app(page=PAGE, query={"lf": "x @ w", "out": "P('data', 'model')"})
+    assert not at.exception and not at.error
+    assert "Your own f, both ways" in [s.value for s in at.subheader]
+    assert "varying over data, model" in all_text(at)
+    assert at.query_params["lf"] == "x @ w" and at.query_params["out"] == "P('data', 'model')"
+    at.text_input(key="me_out").set_value("P('data')").run()
+    assert any("same on every device along `model`" in e.value for e in at.error)
+    assert at.query_params["out"] == "P('data')"  # the link keeps what was typed
