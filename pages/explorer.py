@@ -5,6 +5,7 @@ import streamlit as st
 from pmapviz import scenario
 from pmapviz.ui import (
     explorer_form,
+    migration_view,
     plan_cards,
     plan_code,
     plan_verdict,
@@ -45,6 +46,7 @@ def _explorer() -> None:
                                           plan_cards.intro(elsewhere))  # fmt: skip
     plan_cards.device_table(plan, inputs, outputs, "What each device holds and computes")
     plan_code.show(program, plan, report)
+    migration_view.show(program, plan, report)
 
 
 _explorer()

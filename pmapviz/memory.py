@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, devices, fairlock
+from pmapviz import devicefacts, devices, fairlock, pytrees
 from pmapviz.catalog import numpy_fn
 from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
 from pmapviz.planning import Plan
@@ -277,7 +277,7 @@ def nbytes(shape, dtype) -> int:
 def _out_leaves(plan: Plan) -> list[tuple[tuple, np.dtype]]:
     import jax
 
-    shapes = jax.tree.leaves(plan.out_shapes, is_leaf=lambda x: isinstance(x, tuple))
+    shapes = [shape for _, shape in pytrees.leaves(plan.out_shapes, "out")]  # tuples of shapes
     return [(s, device_dtype(d)) for s, d in zip(shapes, jax.tree.leaves(plan.out_dtypes),
                                                  strict=True)]  # fmt: skip
 

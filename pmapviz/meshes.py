@@ -398,6 +398,16 @@ def schema(n_devices: int) -> settings.Schema:
     return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
 
 
+def argument_labels(names_text: str, count: int) -> list[str]:
+    """What to call the page's arguments: f's argument names when they are valid and one per
+    argument, else "argument 1", "argument 2", ..."""
+    try:
+        names = expr.parse_arg_names(names_text)
+    except SettingError:
+        names = ()
+    return list(names) if len(names) == count else [f"argument {k + 1}" for k in range(count)]
+
+
 def _arg_names(text: str, name: str) -> None:
     expr.parse_arg_names(text)
 

@@ -209,7 +209,7 @@ def bound_jax_caches(every: int = JAX_CACHE_EVERY) -> bool:
     return True
 
 
-def _own_function(f: Callable) -> Callable:
+def own_function(f: Callable) -> Callable:
     """A new function object calling ``f``: JAX's caches keyed on it end with it (``f``
     itself, from ``program.build``, lives as long as the process)."""
 
@@ -220,7 +220,7 @@ def _own_function(f: Callable) -> Callable:
     return own
 
 
-def _forget_pmap(fn: Callable) -> None:
+def forget_pmap(fn: Callable) -> None:
     """Drop pmap's memo of ``fn`` once its program is compiled ahead of time (the Compiled
     holds the executable). JAX 0.10's pmap memoizes its ``jit(shard_map(fn))`` wrapper in a
     cache whose entries refer back to their own keys, so none ever dies (measured: 30 new
@@ -243,7 +243,7 @@ def compile_plan(program: Program, plan: Plan) -> Compiled:
     import jax
     import jax.numpy as jnp
 
-    fn = _own_function(plan.leaf_fn(program.build(plan.axis_name)))  # one array per leaf
+    fn = own_function(plan.leaf_fn(program.build(plan.axis_name)))  # one array per leaf
     n = plan.devices_used
     specs = [
         jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype),
@@ -262,7 +262,7 @@ def compile_plan(program: Program, plan: Plan) -> Compiled:
     t = time.perf_counter()
     reference = ref.lower(*ref_specs).compile()
     reference_s = time.perf_counter() - t
-    _forget_pmap(fn)
+    forget_pmap(fn)
     bound_jax_caches()  # the rest: traces of the plan's shapes (planning, time estimates)
     return Compiled(run, reference, compile_s, reference_s)
 

@@ -35,6 +35,7 @@ def show(n_devices: int) -> tuple[meshes.Mesh, list[tuple[str, tuple[int, ...], 
     url_state.save(P, schema)
     values = url_state.parsed(P, schema, MESH_KEYS)
     names = meshes.parse_axis_names(values["names"], len(values["mesh"]))  # checked by parsed
-    args = [(f"argument {k + 1}", values[f"s{k}"], values[f"p{k}"]) for k in range(meshes.MAX_ARGS)
-            if values[f"s{k}"] is not None]  # fmt: skip
-    return meshes.Mesh(values["mesh"], names), args
+    given = [(values[f"s{k}"], values[f"p{k}"]) for k in range(meshes.MAX_ARGS)
+             if values[f"s{k}"] is not None]  # fmt: skip
+    labels = meshes.argument_labels(st.session_state.get(P + "args", ""), len(given))
+    return meshes.Mesh(values["mesh"], names), [(n, *a) for n, a in zip(labels, given, strict=True)]

@@ -1,5 +1,5 @@
 """Run by tests/core/test_programs.py in a fresh process: 16 new pmap programs compiled and
-dropped, first with compile_plan's forgetting switched off (programs._forget_pmap), then as it
+dropped, first with compile_plan's forgetting switched off (programs.forget_pmap), then as it
 is; prints how many bytes of RSS each phase kept (after gc and malloc_trim)."""
 
 import ctypes
@@ -36,10 +36,10 @@ def main() -> int:
 
     prog = catalog.get("double")
     programs.compile_plan(prog, plan(prog, [(2, 4)], n_devices=2))  # first-use costs
-    real = programs._forget_pmap
-    programs._forget_pmap = lambda fn: None
+    real = programs.forget_pmap
+    programs.forget_pmap = lambda fn: None
     without = phase(1000)
-    programs._forget_pmap = real
+    programs.forget_pmap = real
     jax.clear_caches()
     with_bound = phase(5000)
     print(without, with_bound)

@@ -160,3 +160,9 @@ def test_the_page_schema_round_trips_and_its_defaults_fit_the_devices():
             assert meshes.problems(mesh, values[f"s{k}"], values[f"p{k}"]) == [], (n, k)
         texts, notes = schema.from_query(schema.to_query(values))
         assert notes == [] and schema.parse(texts)[0] == values
+
+
+def test_argument_labels_are_fs_names_only_when_they_fit():
+    assert meshes.argument_labels("x, w", 2) == ["x", "w"]
+    assert meshes.argument_labels("x, w", 3) == ["argument 1", "argument 2", "argument 3"]
+    assert meshes.argument_labels("x, 1w", 2) == ["argument 1", "argument 2"]  # not names

@@ -383,3 +383,17 @@ def test_an_unforeseen_error_in_the_fragment_is_one_clear_message(run_app, monke
     at = explorer(run_app)
     assert any("ran into an unexpected problem" in e.value for e in at.error)
     assert "/secret/path" not in all_text(at) and "RuntimeError" in all_text(at)
+
+
+def test_open_as_shard_map_carries_the_settings_to_the_meshes_page(run_app):
+    query = {"fn": "matmul", "s0": f"{N}, 3, 5", "s1": "5, 2", "a1": "None"}
+    at = run_app(page="pages/explorer.py", query=query)
+    at.session_state["ex_sm_open"] = True
+    at.run()
+    assert not at.exception
+    at.button(key="ex_sm_meshes").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Meshes & PartitionSpecs"
+    assert at.query_params["mesh"] == str(N) and at.query_params["p0"] == "P('i')"
+    assert at.query_params["s1"] == "5, 2" and at.query_params["p1"] == "P()"
+    assert any(s.value.startswith(f"x: ({N}, 3, 5) P('i')") for s in at.subheader)

@@ -14,10 +14,10 @@ def test_the_default_mesh_places_each_argument(run_app):
     at = run_app(page=PAGE)
     assert not at.exception, [e.value for e in at.exception]
     text = all_text(at)
-    assert f"argument 1: ({4 * 2}, 16) P('data', None)" in text  # 2x4 for 8 devices
+    assert f"x: ({4 * 2}, 16) P('data', None)" in text  # 2x4 for 8 devices
     assert "Each device holds (4, 16); replicated over model." in text
     first = _grids(at)[0]
-    assert "aria-label='argument 1 (8, 16) placed by P(&#x27;data&#x27;, None)" in first
+    assert "aria-label='x (8, 16) placed by P(&#x27;data&#x27;, None)" in first
     assert "device 5" in first and "[4:8, 0:16]" in first  # data=1, model=1 holds rows 4:8
     assert at.query_params["mesh"] == "2x4" and at.query_params["p0"] == "P('data', None)"
 

@@ -25,3 +25,9 @@ def test_names_that_do_not_fit_the_mesh_fall_back_with_a_note():
     at = render(_form, 8, query={"mesh": "2x2x2", "names": "data, model"})
     assert "names 2 axes; the mesh has 3" in at.warning[0].value
     assert at.markdown[-1].value.startswith("(2, 4) ('data', 'model')")
+
+
+def test_the_arguments_take_fs_names_when_there_is_one_per_argument():
+    at = render(_form, 8, query={"mesh": "4x2", "names": "rows, cols", "s0": "8, 6",
+                                 "p0": "P('rows')", "s1": "", "s2": "", "args": "a"})  # fmt: skip
+    assert at.markdown[-1].value.endswith("[('a', (8, 6), ('rows',))]")
