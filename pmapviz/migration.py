@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import memory, programs, pytrees
+from pmapviz import memory, meshfunction, programs, pytrees
 from pmapviz.catalog import Program
 from pmapviz.meshes import Mesh, spec_text
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_shape
+from pmapviz.settings import SettingError, fmt_shape
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,41 @@ def spec_rows(eq: Equivalent) -> list[dict]:
             for r in (*eq.inputs, *eq.outputs)]  # fmt: skip
 
 
+def meshes_settings(eq: Equivalent, program: Program, max_args: int,
+                    n_devices: int = 0) -> dict[str, str] | None:  # fmt: skip
+    """The Meshes page's settings (its URL keys) for these arrays: the one-axis mesh, each
+    input's global shape and PartitionSpec, and f. f's own body serves as both views when it
+    has no collective and the Meshes page's check passes on this server's ``n_devices``
+    (shard_map hands it blocks that keep the mapped axis); else the first argument as it is.
+    None when there are more inputs than the page takes."""
+    if len(eq.inputs) > max_args or not eq.inputs:
+        return None
+    names = [r.name if r.name.isidentifier() else f"a{k}" for k, r in enumerate(eq.inputs)]
+    found = {"mesh": str(eq.mesh.shape[0]), "names": eq.mesh.names[0], "args": ", ".join(names),
+             "gf": names[0], "lf": names[0], "out": spec_text(eq.inputs[0].spec)}  # fmt: skip
+    for k in range(max_args):
+        r = eq.inputs[k] if k < len(eq.inputs) else None
+        found[f"s{k}"] = ", ".join(map(str, r.shape)) if r else ""
+        found[f"p{k}"] = spec_text(r.spec) if r else "P()"
+    if body := _own_body(eq, program, names, n_devices):
+        found |= {"gf": body, "lf": body, "out": spec_text(eq.outputs[0].spec)}
+    return found
+
+
+def _own_body(eq: Equivalent, program: Program, names: list[str], n_devices: int) -> str | None:
+    """f's body, when the Meshes page can run it as both views of these arrays."""
+    if (program.needs_axis_name or len(eq.outputs) != 1 or names != list(program.arg_names)
+            or eq.mesh.devices > n_devices):  # fmt: skip
+        return None
+    body = program.body(None)
+    f = meshfunction.MeshF(", ".join(names), body, body, eq.outputs[0].spec)
+    args = [(r.name, r.shape, r.spec) for r in eq.inputs]
+    try:
+        return body if meshfunction.check(eq.mesh, args, f).ok else None
+    except SettingError:
+        return None
+
+
 REFUSED = (
     "shard_map refuses out_specs=P() here: its check_vma cannot prove that the output "
     "is the same on every device, though pmap accepted out_axes=None. A lax.all_gather "
@@ -101,27 +136,6 @@ REFUSED = (
     "shard_map code write lax.all_gather(..., to='invarying'). A value that really "
     "differs needs an out_axes (an out_specs naming the axis)."
 )
-
-
-def meshes_settings(eq: Equivalent, program: Program, max_args: int) -> dict[str, str] | None:
-    """The Meshes page's settings (its URL keys) for these arrays: the one-axis mesh, each
-    input's global shape and PartitionSpec, and f: a typed expression without collectives
-    as both views (shard_map hands it blocks that keep the mapped axis), else the first
-    argument as it is. None when there are more inputs than the page takes."""
-    if len(eq.inputs) > max_args or not eq.inputs:
-        return None
-    names = [r.name if r.name.isidentifier() else f"a{k}" for k, r in enumerate(eq.inputs)]
-    body = names[0]
-    out = eq.inputs[0].spec
-    if getattr(program, "axis_names", None) == () and names == list(program.arg_names):
-        body, out = program.source, eq.outputs[0].spec if len(eq.outputs) == 1 else out
-    found = {"mesh": str(eq.mesh.shape[0]), "names": eq.mesh.names[0], "args": ", ".join(names),
-             "gf": body, "lf": body, "out": spec_text(out)}  # fmt: skip
-    for k in range(max_args):
-        r = eq.inputs[k] if k < len(eq.inputs) else None
-        found[f"s{k}"] = ", ".join(map(str, r.shape)) if r else ""
-        found[f"p{k}"] = spec_text(r.spec) if r else "P()"
-    return found
 
 
 @dataclass(frozen=True)

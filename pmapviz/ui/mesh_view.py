@@ -39,15 +39,20 @@ def mesh_rows(placed: meshes.Placement) -> grids.Rows:
 
 
 def tile_rows(placed: meshes.Placement) -> grids.Rows:
-    """The array's distinct blocks (rows: blocks along dimension 0), each with the devices
-    that hold it: more than one device means the block is replicated."""
+    """The array's distinct blocks, a row per range of its first split dimension (any rank),
+    each with the devices that hold it: more than one device means the block is replicated."""
     position = {b.device: k for k, b in enumerate(placed.blocks)}
     holders: dict[tuple, list[int]] = {}
     for b in placed.blocks:
         holders.setdefault(b.index, []).append(b.device)
+    split = [d for d in range(len(placed.shape)) if len({i[d] for i in holders}) > 1]
     rows: dict[str, list] = {}
     for index, devs in sorted(holders.items()):
-        label = f"rows {index[0][0]}:{index[0][1]}" if index else "all"
+        if split:
+            a, b = index[split[0]]
+            label = f"rows {a}:{b}" if split[0] == 0 else f"dim {split[0]} {a}:{b}"
+        else:
+            label = "all"
         cell = (f"<small>{_slices(meshes.Block(0, (), index))}</small><br>"
                 + grids.chips([position[d] for d in devs]))  # fmt: skip
         rows.setdefault(label, []).append((cell, None, f"held by devices {devs}"))

@@ -36,7 +36,7 @@ def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
         elif st.button("Run both on the same values", icon=":material/play_arrow:",
                        key="ex_sm_run"):  # fmt: skip
             _run(program, plan)
-        _to_meshes(eq, program)
+        _to_meshes(eq, program, report.count)
 
 
 def _run(program: Program, plan: Plan) -> None:
@@ -58,8 +58,8 @@ def _run(program: Program, plan: Plan) -> None:
                  f"{res.max_abs_diff}.", icon=":material/error:")  # fmt: skip
 
 
-def _to_meshes(eq: migration.Equivalent, program: Program) -> None:
-    found = migration.meshes_settings(eq, program, meshes.MAX_ARGS)
+def _to_meshes(eq: migration.Equivalent, program: Program, n_devices: int) -> None:
+    found = migration.meshes_settings(eq, program, meshes.MAX_ARGS, n_devices)
     if found is None:
         st.caption(f"The Meshes page takes up to {meshes.MAX_ARGS} arrays; these settings have "
                    f"{len(eq.inputs)}.")  # fmt: skip

@@ -25,6 +25,15 @@ def test_tiles_list_each_block_once_with_every_device_that_holds_it():
     assert tip == "held by devices [0, 1, 2, 3]" and cell.count("<span") == 4
 
 
+def test_an_n_d_array_gets_a_row_per_range_of_its_first_split_dimension():
+    placed = meshes.place(MESH, (3, 8, 16), (None, "data", "model"))
+    rows = mesh_view.tile_rows(placed)
+    assert [label for label, _ in rows] == ["dim 1 0:4", "dim 1 4:8"]
+    assert all(len(cells) == 4 for _, cells in rows)  # one tile per model block
+    truth = {b.index for b in placed.blocks}  # the placement, read from JAX
+    assert len(truth) == 8 and "[0:3, 4:8, 12:16]" in rows[1][1][3][0]
+
+
 def _problems():
     from pmapviz import meshes
     from pmapviz.ui import mesh_view
