@@ -91,7 +91,7 @@ def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> Chec
     if isinstance(traced, Check):
         return traced
     global_out, local_out, varying, dtype = traced
-    found = _out_problems(mesh, f.out_spec, global_out, local_out, varying)
+    found = _out_problems(mesh, f.out_spec, global_out, local_out, varying, loc.source)
     return Check(tuple(found), global_out, local_out, varying, dtype)
 
 
@@ -120,7 +120,8 @@ def _spec_problems(mesh: Mesh, spec: Spec) -> list[Problem]:
     return found
 
 
-def _out_problems(mesh: Mesh, spec: Spec, global_out, local_out, varying) -> list[Problem]:
+def _out_problems(mesh: Mesh, spec: Spec, global_out, local_out, varying,
+                  source: str) -> list[Problem]:  # fmt: skip
     if len(spec) > len(local_out):
         return [Problem("spec_too_long", f"out_specs {spec_text(spec)} has {len(spec)} entries, "
                         f"but the per-device f returns a block of shape {fmt_shape(local_out)} "
@@ -130,7 +131,7 @@ def _out_problems(mesh: Mesh, spec: Spec, global_out, local_out, varying) -> lis
     named = {a for e in spec for a in axes_of(e)}
     claimed = [a for a in mesh.names if a in varying and a not in named]
     if claimed:
-        return [_claims_replication(mesh, spec, claimed, local_out)]
+        return [_claims_replication(mesh, spec, claimed, local_out, source)]
     full = tuple(spec) + (None,) * (len(local_out) - len(spec))
     assembled = tuple(d * math.prod(mesh.size[a] for a in axes_of(e))
                       for d, e in zip(local_out, full, strict=True))  # fmt: skip
@@ -144,20 +145,26 @@ def _out_problems(mesh: Mesh, spec: Spec, global_out, local_out, varying) -> lis
     return []
 
 
-def _claims_replication(mesh: Mesh, spec: Spec, claimed: list[str], local_out) -> Problem:
+def _claims_replication(mesh: Mesh, spec: Spec, claimed: list[str], local_out,
+                        source: str) -> Problem:  # fmt: skip
     axes = ", ".join(map(quote, claimed))
     first = claimed[0]
+    same = (f"make it the same everywhere in the per-device f: `lax.psum(..., {first!r})` "
+            f"adds the blocks, `lax.all_gather(..., {first!r}, tiled=True, to='invarying')` "
+            "collects them")  # fmt: skip
+    if "lax.all_gather(" in source and "to='invarying'" not in source:
+        same = (f"if your lax.all_gather already gives every device the same array, say so: "
+                f"add to='invarying' to it (an all_gather's result counts as differing "
+                f"between devices unless it says otherwise); or {same}")  # fmt: skip
     free = [k for k in range(len(local_out)) if k >= len(spec) or spec[k] is None]
+    named = ""
     if free:
         k = free[0]
         entries = list(spec) + [None] * (k + 1 - len(spec))
         entries[k] = first if len(claimed) == 1 else tuple(claimed)
-        named = (
-            f"name it in out_specs, e.g. {spec_text(tuple(entries))} (the blocks are "
-            f"then laid side by side along dimension {k}); "
-        )
-    else:
-        named = ""
+        named = (f"; or, if the blocks really differ, name {'it' if len(claimed) == 1 else 'them'} "
+                 f"in out_specs, e.g. {spec_text(tuple(entries))}, which lays the blocks side "
+                 f"by side along dimension {k}")  # fmt: skip
     return Problem(
         "claims_replication",
         f"out_specs {spec_text(spec)} says the output is the same on every device along "
@@ -165,9 +172,7 @@ def _claims_replication(mesh: Mesh, spec: Spec, claimed: list[str], local_out) -
         f"{'it' if len(claimed) == 1 else 'them'}: its blocks differ from device to device "
         "there (JAX's check_vma refuses this; pmap's out_axes=None would have returned one "
         "device's block without a word).",
-        f"Either {named}or make it the same everywhere in the per-device f: "
-        f"`lax.psum(..., {first!r})` to add the blocks, or "
-        f"`lax.all_gather(..., {first!r}, tiled=True, to='invarying')` to collect them.",
+        f"{same[0].upper()}{same[1:]}{named}.",
     )
 
 
