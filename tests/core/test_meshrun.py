@@ -151,3 +151,20 @@ def test_a_mesh_shape_the_arrays_do_not_divide_is_listed_not_run():
     (row,) = meshrun.mesh_sweep(ex, shapes=[(1, 16)], repeat=1)  # model=16 splits 8 columns
     assert row["view"] == "-" and row["median ms"] is None
     assert "16 does not divide 8" in row["collectives"]
+
+
+def test_device_memory_is_xla_s_plan_or_nothing_where_the_backend_has_none():
+    class NoAnalysis:
+        def memory_analysis(self):
+            raise NotImplementedError
+
+    class NoneAnalysis:
+        def memory_analysis(self):
+            return None
+
+    assert meshrun.device_memory(NoAnalysis()) == () == meshrun.device_memory(NoneAnalysis())
+    m = meshes.jax_mesh(MESH, jax.devices()[:8])
+    x = jax.ShapeDtypeStruct((8, 16), np.float32, sharding=NamedSharding(m, P("data", "model")))
+    compiled = jax.jit(lambda a: a * 2).lower(x).compile()
+    parts = dict(meshrun.device_memory(compiled))
+    assert parts["arguments"] == parts["output"] == 4 * 4 * 4  # each device's (4, 4) block
