@@ -406,13 +406,15 @@ def collective_bytes(n: int, m: int) -> Need:
     return Need(COLLECTIVE_BYTES + data, COLLECTIVE_BYTES + data, data)
 
 
-def mesh_run_bytes(inputs: int, placed: int, output: int) -> Need:
+def mesh_run_bytes(inputs: int, placed: int, output: int, temps: int = 0) -> Need:
     """Peak of ``meshfunction.run``: the host inputs (I, float32), the same placed on the mesh
     (``placed``: every device's block, replicated ones counted on each device), and the
     output (O) three times: on the mesh, read back, and the one-device reference beside its
-    own copy of the inputs (I). The two views run one after the other."""
-    peak = 2 * inputs + placed + 3 * output
-    return Need(peak + OVERHEAD, inputs + 2 * output + OVERHEAD, inputs + placed + 2 * output)
+    own copy of the inputs (I); plus the largest temporaries XLA planned for one of its
+    programs (T, all devices together). The two views run one after the other."""
+    peak = 2 * inputs + placed + 3 * output + temps
+    return Need(peak + OVERHEAD, inputs + 2 * output + OVERHEAD,
+                inputs + placed + 2 * output + temps)  # fmt: skip
 
 
 # ---------------------------------------------------------------- cluster

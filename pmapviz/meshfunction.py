@@ -251,12 +251,42 @@ def values(args: Args, seed: int = 0) -> list[np.ndarray]:
     return [rng.standard_normal(shape).astype(np.float32) for _, shape, _ in args]
 
 
-def run_bytes(mesh: Mesh, args: Args, checked: Check) -> memory.Need:
-    """What :func:`run` holds at its peak (:func:`pmapviz.memory.mesh_run_bytes`)."""
+def run_bytes(mesh: Mesh, args: Args, checked: Check, temps: int = 0) -> memory.Need:
+    """What :func:`run` holds at its peak (:func:`pmapviz.memory.mesh_run_bytes`); ``temps``:
+    the largest temporaries XLA planned for one of the programs, all devices together
+    (:func:`planned_temps`)."""
     inputs = sum(4 * math.prod(s) for _, s, _ in args)
     placed = sum(4 * math.prod(_local(mesh, s, sp)) * mesh.devices for _, s, sp in args)
     output = 4 * math.prod(checked.global_out or ())
-    return memory.mesh_run_bytes(inputs, placed, output)
+    return memory.mesh_run_bytes(inputs, placed, output, temps)
+
+
+def planned_temps(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> int:
+    """The temporaries XLA plans for the three programs a run compiles (the global view and
+    the per-device view, on every device of the mesh, and the global f on one device), read
+    from ``compiled.memory_analysis()`` before anything is allocated: an f whose output is
+    small can still build a huge intermediate (``(x[:, :, None] * w[None]).sum(1)``)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    g, loc = f.programs()
+    m = meshes_jax(mesh, devices)
+    specs = [PartitionSpec(*sp) for _, _, sp in args]
+    structs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, p))
+               for (_, s, _), p in zip(args, specs, strict=True)]  # fmt: skip
+    out = NamedSharding(m, PartitionSpec(*f.out_spec))
+    with jax.set_mesh(m):
+        views = [jax.jit(g.build(), out_shardings=out),
+                 jax.jit(jax.shard_map(loc.build(), mesh=m, in_specs=tuple(specs),
+                                       out_specs=PartitionSpec(*f.out_spec)))]  # fmt: skip
+        per_device = [dict(meshrun.device_memory(v.lower(*structs).compile())) for v in views]
+    one = jax.make_mesh((1,) * len(mesh.names), mesh.names, devices=m.devices.flat[:1])
+    with jax.set_mesh(one):
+        whole = [jax.ShapeDtypeStruct(s, jnp.float32) for _, s, _ in args]
+        alone = dict(meshrun.device_memory(jax.jit(g.build()).lower(*whole).compile()))
+    temps = [d.get("temporaries", 0) * mesh.devices for d in per_device]
+    return max([*temps, alone.get("temporaries", 0)])
 
 
 def run(mesh: Mesh, args: Args, f: MeshF, checked: Check, devices: list | None = None,
@@ -268,7 +298,8 @@ def run(mesh: Mesh, args: Args, f: MeshF, checked: Check, devices: list | None =
         raise ValueError("run only settings that check() passed")
     g, loc = f.programs()
     specs = [spec for _, _, spec in args]
-    with memory.reserve(run_bytes(mesh, args, checked), "running your f on the mesh", on_wait):
+    need = run_bytes(mesh, args, checked, planned_temps(mesh, args, f, devices))
+    with memory.reserve(need, "running your f on the mesh", on_wait):
         xs = values(args, seed)
         common = (mesh, xs, specs, f.out_spec)
         glob = meshrun.run_global(g.build(), *common, devices=devices, repeat=repeat)

@@ -163,3 +163,15 @@ def test_values_are_float32_of_the_given_shapes_and_reproducible():
     assert [x.shape for x in a] == [s for _, s, _ in ARGS] and a[0].dtype == np.float32
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     assert not np.array_equal(a[0], meshfunction.values(ARGS, seed=4)[0])
+
+
+def test_a_huge_intermediate_is_counted_from_xlas_plan_before_anything_runs():
+    args = [("x", (64, 64), ("data", None)), ("w", (64, 64), (None, "model"))]
+    body = "jnp.sort(x[:, :, None] * w[None], axis=1).sum(axis=1)"  # sort materialises it
+    f = meshfunction.MeshF("x, w", body, body, ("data", "model"))
+    c = meshfunction.check(MESH, args, f)
+    assert c.ok and c.global_out == (64, 64)
+    temps = meshfunction.planned_temps(MESH, args, f)
+    assert temps >= 64**3 * 4  # the (64, 64, 64) float32 product, on one device or all
+    plain = meshfunction.run_bytes(MESH, args, c)
+    assert meshfunction.run_bytes(MESH, args, c, temps).total == plain.total + temps
