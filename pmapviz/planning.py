@@ -616,13 +616,21 @@ def infer_output(n: Normalised) -> Output | Problem:
         return Problem(
             "function_rejects_shapes",
             f"Each device would call f with {shown}, and f cannot take that: {_first_line(err)}",
+            SHARD_MAP_ONLY if any(w in str(err) for w in SHARD_MAP_WORDS) else
             "Change the shapes (or in_axes) so that one device's slice is what f expects.",
-        )
+        )  # fmt: skip
     flat, treedef = jax.tree.flatten(out)  # shapes are pytrees too: work on flat leaves
     axes, unfit = _out_axes_per_leaf(n.out_axes, out)
     leaves = tuple(OutLeaf(name, tuple(a.shape[1:]), str(a.dtype), ax)
                    for name, a, ax in zip(_out_names(out), flat, axes, strict=True))  # fmt: skip
     return Output(fn, structs, treedef, leaves, varies, unfit)
+
+
+SHARD_MAP_WORDS = ("shard_map", "pvary", "ManualAxisType")  # JAX's words for shard_map-only parts
+SHARD_MAP_ONLY = (
+    "That belongs to jax.shard_map (e.g. lax.all_gather's to='invarying'), not to "
+    "pmap: drop it here; the Meshes page runs f under shard_map."
+)
 
 
 def _is_array(x: Any) -> bool:

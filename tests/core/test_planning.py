@@ -977,3 +977,14 @@ def test_a_plan_that_stops_reports_what_the_checks_before_it_established(shapes,
     assert p.devices_used == (8 if blocks_known else 0)
     p = plan(catalog.get("add"), [(8, 3), (8, 3)], in_axes=(0,), n_devices=8)
     assert p.leaves == () and p.leaf_rows() == [("x", (8, 3), None), ("y", (8, 3), None)]
+
+
+def test_a_shard_map_only_keyword_in_pmap_says_where_it_belongs():
+    from pmapviz import expr
+
+    prog = expr.program("x", "lax.all_gather(x, 'i', to='invarying')")
+    p = plan(prog, [(8, 4)], in_axes=(0,), out_axes=None, axis_name="i", n_devices=8)
+    assert [q.code for q in p.problems] == ["function_rejects_shapes"]
+    assert "belongs to jax.shard_map" in p.problems[0].fix
+    other = plan(expr.program("x", "x @ x @ x"), [(8, 4, 3)], in_axes=(0,), n_devices=8)
+    assert "belongs to jax.shard_map" not in other.problems[0].fix
