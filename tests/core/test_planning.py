@@ -980,8 +980,6 @@ def test_a_plan_that_stops_reports_what_the_checks_before_it_established(shapes,
 
 
 def test_a_shard_map_only_keyword_in_pmap_says_where_it_belongs():
-    from pmapviz import expr
-
     prog = expr.program("x", "lax.all_gather(x, 'i', to='invarying')")
     p = plan(prog, [(8, 4)], in_axes=(0,), out_axes=None, axis_name="i", n_devices=8)
     assert [q.code for q in p.problems] == ["function_rejects_shapes"]
