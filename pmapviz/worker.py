@@ -65,13 +65,26 @@ def main(argv: list[str] | None = None) -> int:
     init_s = time.perf_counter() - t0
     print(f"joined: {jax.device_count()} global devices", flush=True)
 
+    result = {**run_check(), "init_s": init_s}
+    print("RESULT " + json.dumps(result), flush=True)
+    if not args.single:
+        jax.distributed.shutdown()
+    return 0
+
+
+def run_check() -> dict:
+    """The check every process of a cluster runs once it has joined (or alone): a pmap over
+    its local devices with ``psum``, ``all_gather`` and ``axis_index`` over the global axis.
+    The device at position g of ``jax.devices()`` (the axis's order) holds g + 1, so every
+    process must see psum 1 + ... + G and all_gather 1..G. Timings: the first call (trace and
+    compile) and the median of 5 steady calls."""
+    import jax
     import numpy as np
     from jax import lax
 
     local = jax.local_devices()
-    d = len(local)
-    first_global = jax.process_index() * d  # global index of this process's first device
-    x = np.arange(first_global, first_global + d, dtype=np.float32) + 1.0  # device g holds g+1
+    position = {dev.id: g for g, dev in enumerate(jax.devices())}
+    x = np.array([position[dev.id] + 1 for dev in local], dtype=np.float32)
 
     def f(v):
         return lax.psum(v, "i"), lax.all_gather(v, "i"), lax.axis_index("i")
@@ -86,33 +99,29 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         jax.block_until_ready(pf(x))
         times.append(time.perf_counter() - t)
-    psum, gathered, index = (np.asarray(o.addressable_data(0)) if hasattr(o, "addressable_data")
-                             else np.asarray(o)[0] for o in out)  # fmt: skip
+    psum, gathered = (np.asarray(o.addressable_data(0)) for o in out[:2])
     per_device = [
         {"device": str(s.device), "id": s.device.id, "axis_index": int(np.asarray(s.data)[0])}
         for s in out[2].addressable_shards
     ]
-    result = {
+    return {
         "process_index": jax.process_index(),
         "process_count": jax.process_count(),
         "local_device_ids": [dev.id for dev in local],
         "global_device_ids": [dev.id for dev in jax.devices()],
         "global_device_processes": [dev.process_index for dev in jax.devices()],
         "global_devices": jax.device_count(),
+        "platform": local[0].platform,
+        "device_kind": local[0].device_kind,
         "local_inputs": x.tolist(),
         "psum": float(np.asarray(psum).reshape(-1)[0]),
         "all_gather": np.asarray(gathered).reshape(-1).tolist(),
         "axis_index": [p["axis_index"] for p in per_device],
         "per_device": per_device,
-        "init_s": init_s,
         "first_call_s": first_s,
         "steady_s": sorted(times)[len(times) // 2],
         "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # KiB
     }
-    print("RESULT " + json.dumps(result), flush=True)
-    if not args.single:
-        jax.distributed.shutdown()
-    return 0
 
 
 if __name__ == "__main__":
