@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from pmapviz import devicefacts
 from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  (re-exported)
-from pmapviz.settings import SettingError, parse_bytes
+from pmapviz.settings import SettingError, parse_bytes, parse_folder
 
 MIN_DEVICES = 1
 MAX_DEVICES = 64
@@ -33,6 +33,7 @@ ENV_PLATFORM = "PMAPVIZ_PLATFORM"
 ENV_MAX_BYTES = "PMAPVIZ_MAX_BYTES"
 ENV_MAX_DEVICE_BYTES = "PMAPVIZ_MAX_DEVICE_BYTES"
 ENV_MAX_SECONDS = "PMAPVIZ_MAX_SECONDS"
+ENV_REPORTS = "PMAPVIZ_REPORTS"  # the folder whose cluster reports the Multi-process page opens
 MIN_SECONDS, MAX_SECONDS, DEFAULT_MAX_SECONDS = 1, 3600, 60
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
 
@@ -45,6 +46,7 @@ class Settings:
     max_bytes: int | None = None  # the server's host memory budget; None: a share of what is free
     max_seconds: int | None = None  # time limit per action; None: DEFAULT_MAX_SECONDS
     max_device_bytes: int | None = None  # the server's device memory budget (GPU, TPU)
+    reports: str | None = None  # the folder of cluster reports (absolute), None: uploads only
 
 
 class PlatformUnavailable(SettingError):
@@ -104,8 +106,8 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         if name not in OPTIONS:
             raise SettingError(
                 f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
-                f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE, --max-device-bytes SIZE and "
-                "--max-seconds N, e.g. streamlit run app.py -- --devices 4"
+                f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE, --max-device-bytes SIZE, "
+                "--max-seconds N and --reports DIR, e.g. streamlit run app.py -- --devices 4"
             )
         if not eq:
             if i + 1 >= len(argv):
@@ -134,10 +136,21 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
                     max_bytes=_bytes(flags, env, "--max-bytes", ENV_MAX_BYTES),
                     max_seconds=_max_seconds(flags, env),
                     max_device_bytes=_bytes(flags, env, "--max-device-bytes",
-                                            ENV_MAX_DEVICE_BYTES))  # fmt: skip
+                                            ENV_MAX_DEVICE_BYTES),
+                    reports=_reports(flags, env))  # fmt: skip
 
 
-OPTIONS = ("--devices", "--platform", "--max-bytes", "--max-device-bytes", "--max-seconds")
+OPTIONS = ("--devices", "--platform", "--max-bytes", "--max-device-bytes", "--max-seconds",
+           "--reports")  # fmt: skip
+
+
+def _reports(flags: dict[str, str], env) -> str | None:
+    """The reports folder from --reports, else PMAPVIZ_REPORTS, else None: an existing folder."""
+    if "--reports" in flags:
+        return parse_folder(flags["--reports"], "--reports")
+    if env.get(ENV_REPORTS, "").strip():
+        return parse_folder(env[ENV_REPORTS], f"{ENV_REPORTS}=")
+    return None
 
 
 def _bytes(flags: dict[str, str], env, flag: str, variable: str) -> int | None:

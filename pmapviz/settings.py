@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 MAX_DIGITS = 19  # enough for any bound used here; longer text is refused before int()
@@ -391,6 +392,37 @@ class Schema:
                 except SettingError as err:
                     errors.append(str(err))
         return values, errors
+
+
+# ---------------------------------------------------------------- paths
+MAX_PATH = 4096
+
+
+def _path_text(text: Any, name: str) -> str:
+    raw = str(text if text is not None else "").strip()
+    if not raw or len(raw) > MAX_PATH or any(not ch.isprintable() for ch in raw):
+        raise SettingError(f"{name} {quote(raw)} is not a path: give a file or folder name "
+                           f"({MAX_PATH} characters at most, no control characters).")  # fmt: skip
+    return raw
+
+
+def parse_folder(text: Any, name: str) -> str:
+    """An existing folder (e.g. the reports folder named at start-up) -> its absolute path."""
+    path = Path(_path_text(text, name)).expanduser()
+    if not path.is_dir():
+        raise SettingError(f"{name} {quote(str(path), 80)} is not an existing folder.")
+    return str(path.resolve())
+
+
+def parse_output_path(text: Any, name: str) -> Path:
+    """A file to write (e.g. ``--report PATH``) whose folder exists -> its ``Path``."""
+    path = Path(_path_text(text, name)).expanduser()
+    if path.is_dir():
+        raise SettingError(f"{name} {quote(str(path), 80)} is a folder; name a file in it, "
+                           "e.g. cluster-report.json.")  # fmt: skip
+    if not path.parent.resolve().is_dir():
+        raise SettingError(f"{name} {quote(str(path), 80)}: its folder does not exist.")
+    return path
 
 
 # ---------------------------------------------------------------- every page's URL state

@@ -233,3 +233,15 @@ def test_time_limit_follows_the_setting():
         assert devices.describe(s).restart_command(4).endswith("--max-seconds 7")
     finally:
         devices.apply(original)
+
+
+def test_reports_folder_flag_and_env(tmp_path):
+    folder = str(tmp_path.resolve())
+    assert parse_settings(["--reports", folder], {}).reports == folder
+    assert parse_settings([f"--reports={tmp_path}/."], {}).reports == folder
+    assert parse_settings([], {"PMAPVIZ_REPORTS": folder}).reports == folder
+    assert parse_settings([], {}).reports is None
+    with pytest.raises(SettingError, match="PMAPVIZ_REPORTS= .* is not an existing folder"):
+        parse_settings([], {"PMAPVIZ_REPORTS": str(tmp_path / "missing")})
+    with pytest.raises(SettingError, match="--reports .* is not an existing folder"):
+        parse_settings(["--reports", str(tmp_path / "missing")], {})
