@@ -23,6 +23,7 @@ from pmapviz import (
     devices,
     doctor,
     dotproduct,
+    join,
     memory,
     meshes,
     planning,
@@ -440,10 +441,18 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cluster_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--join", action="store_true", help="join the real cluster this process was "
+                   "started in (by srun, mpirun, or on every TPU host) with jax.distributed."
+                   "initialize() and no arguments; process 0 gathers the report")  # fmt: skip
+    p.add_argument("--report", metavar="PATH", help="with --join: process 0 writes the report "
+                   "(one JSON object) here")  # fmt: skip
     p.add_argument("--processes", default="2", help="worker processes, 2 to 4")
-    p.add_argument("--local-devices", default="2", help="CPU devices per process, 1 to 4")
-    p.add_argument("--timeout", default="45", help="seconds before a worker is "
-                   "declared hung, 1 to 600")  # fmt: skip
+    p.add_argument("--local-devices", default=None, help="CPU devices per process, 1 to 4 "
+                   f"(default 2); with --join, 1 to {join.MAX_LOCAL} emulated CPU devices "
+                   "(default: the devices JAX gives each process)")  # fmt: skip
+    p.add_argument("--timeout", default=None, help="seconds before a worker is declared hung, "
+                   f"1 to 600 (default 45); with --join, 1 to {join.MAX_TIMEOUT:.0f} (default "
+                   f"{join.DEFAULT_TIMEOUT:.0f})")  # fmt: skip
     p.add_argument("--max-bytes", help="memory budget, e.g. 4G (default: $PMAPVIZ_MAX_BYTES or "
                    "a quarter of the available memory)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -462,11 +471,17 @@ def _exit_on_signals() -> None:
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
+    if args.join:
+        return _cmd_join(args)
+    if args.report is not None:
+        raise settings.SettingError("--report PATH goes with --join (the loopback launch "
+                                    "prints its result; add --json for JSON).")  # fmt: skip
     processes = settings.parse_int(args.processes, "--processes", cluster.MIN_PROCESSES,
                                    cluster.MAX_PROCESSES)  # fmt: skip
-    local = settings.parse_int(args.local_devices, "--local-devices", cluster.MIN_LOCAL,
-                               cluster.MAX_LOCAL)  # fmt: skip
-    timeout = settings.parse_float(args.timeout, "--timeout", 1.0, MAX_CLUSTER_TIMEOUT)
+    local = settings.parse_int(_given(args.local_devices, "2"), "--local-devices",
+                               cluster.MIN_LOCAL, cluster.MAX_LOCAL)  # fmt: skip
+    timeout = settings.parse_float(_given(args.timeout, "45"), "--timeout", 1.0,
+                                   MAX_CLUSTER_TIMEOUT)  # fmt: skip
     devices.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
     _exit_on_signals()
     try:
@@ -483,6 +498,42 @@ def cmd_cluster(args: argparse.Namespace) -> int:
             print(f"  process {pp['process_index']}: local devices {pp['local_device_ids']}, "
                   f"psum {pp['psum']}, all_gather {pp['all_gather']}")  # fmt: skip
     return 0
+
+
+def _given(value: str | None, default: str) -> str:
+    """A flag's text, or its default where it was not given (an empty text is given)."""
+    return default if value is None else value
+
+
+def _cmd_join(args: argparse.Namespace) -> int:
+    """One process of a real cluster (pmapviz.join): no devices.apply here, since JAX must not
+    start before jax.distributed.initialize(). Process 0 prints the report; the others print
+    one line each (nothing with --json, so a launcher's merged output is one JSON object)."""
+    local = (None if args.local_devices is None else settings.parse_int(
+        args.local_devices, "--local-devices", join.MIN_LOCAL, join.MAX_LOCAL))  # fmt: skip
+    timeout = settings.parse_float(_given(args.timeout, f"{join.DEFAULT_TIMEOUT:g}"), "--timeout",
+                                   join.MIN_TIMEOUT, join.MAX_TIMEOUT)  # fmt: skip
+    target = None if args.report is None else settings.parse_output_path(args.report, "--report")
+    try:
+        outcome = join.join(local, timeout)
+    except join.JoinError as err:
+        print(f"pmapviz: {err}", file=sys.stderr, flush=True)
+        return 1
+    report, rec = outcome.report, outcome.record
+    if report is None:
+        if not args.json:
+            print(f"process {rec['process_index']} on {rec['hostname']}: local devices "
+                  f"{rec['local_device_ids']}, psum {rec['psum']:g}")  # fmt: skip
+        return 0
+    if target is not None:
+        try:
+            target.write_text(json.dumps(report, indent=2) + "\n")
+        except OSError as err:
+            print(f"pmapviz: --report {target}: {err.strerror}", file=sys.stderr)
+            return 1
+    _print(args.json, report, join.summary(report)
+           + ([f"report written to {target}"] if target else []))  # fmt: skip
+    return 0 if report["check"]["ok"] else 1
 
 
 def _trace_args(p: argparse.ArgumentParser) -> None:
@@ -627,7 +678,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
     ),
     "cluster": (
         cmd_cluster,
-        "a local jax.distributed cluster: local vs global devices",
+        "a local jax.distributed cluster: local vs global devices; --join: a real one",
         _cluster_args,
     ),
     "bench": (cmd_bench, "time pmap, vmap, jit+NamedSharding, shard_map and numpy", _bench_args),

@@ -77,6 +77,9 @@ ALONE = {
         "test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error",
         "test_a_killed_cli_leaves_no_workers"},
     "tests/core/test_worker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
+    "tests/core/test_join.py": {  # a bound on seconds, with processes that wait for peers
+        "test_a_missing_slurm_variable_is_one_line_in_time_and_leaves_no_process",
+        "test_an_absent_coordinator_is_one_line_within_the_timeout"},
     # peak RSS of fresh processes against the memory model (their threads fill both cores)
     "tests/core/test_memory.py": {"test_estimate_covers_the_measured_peak_within_half"},
     "tests/core/test_programs.py": {
