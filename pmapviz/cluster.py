@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pmapviz import fairlock, memory, settings
+from pmapviz import clusterreport, fairlock, launchlines, memory, settings
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
@@ -383,11 +383,18 @@ def check_result(res: ClusterResult) -> ResultCheck:
 
 # ---------------------------------------------------------------- the page's URL state
 def schema() -> settings.Schema:
-    """The Multi-process page's settings: p (processes), d (CPU devices per process)."""
+    """The Multi-process page's settings: p (processes), d (CPU devices per process) of the
+    launch on this machine; report (a report's path inside the reports folder); nodes, ppn
+    (processes per node), dpp (devices per process) and kind (gpu, cpu) of the launch lines."""
     s = settings
     return s.Schema((
         s.choice_field("p", "Processes",
                        tuple(str(v) for v in range(MIN_PROCESSES, MAX_PROCESSES + 1)), "2"),
         s.choice_field("d", "CPU devices per process",
                        tuple(str(v) for v in range(MIN_LOCAL, MAX_LOCAL + 1)), "2"),
+        s.text_field("report", "Report path", "", max_len=clusterreport.MAX_NAME),
+        s.int_field("nodes", "Nodes", 1, launchlines.MAX_NODES, 2),
+        s.int_field("ppn", "Processes per node", 1, launchlines.MAX_PER_NODE, 4),
+        s.int_field("dpp", "Devices per process", 1, launchlines.MAX_DEVICES, 1),
+        s.choice_field("kind", "Device kind", launchlines.KINDS, "gpu"),
     ))  # fmt: skip

@@ -18,8 +18,9 @@ P = "cl_"
 
 
 def form() -> bool:
-    """The cluster's settings, seeded from the link and written back to it; True when the
-    launch should kill worker 1 (to show how a failure is handled; not part of the link)."""
+    """The cluster's settings, seeded from the link (the whole page's: call it first, and
+    :func:`save` after the page's last widget); True when the launch should kill worker 1 (to
+    show how a failure is handled; not part of the link)."""
     url_state.load(P, cluster.schema())
     with st.container(border=True):
         c1, c2, c3 = st.columns([1, 1, 2])
@@ -29,8 +30,13 @@ def form() -> bool:
                      key=P + "d")  # fmt: skip
         crash = c3.checkbox("Kill worker 1 right after launch (to see how a failure is handled)",
                             key=P + "crash")  # fmt: skip
-    url_state.save(P, cluster.schema())
     return crash
+
+
+def save() -> None:
+    """The page's settings (this launch's, the report path, the launch lines' numbers) into
+    the link: once, after all of their widgets."""
+    url_state.save(P, cluster.schema())
 
 
 def sizes() -> tuple[int, int]:

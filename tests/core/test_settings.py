@@ -278,7 +278,9 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     assert [f.label for f in scenario.schema(8).fields if f.key in ("d0", "d1")] == [
         "dtype 1", "dtype 2"]  # fmt: skip
     assert [(f.key, f.label) for f in cluster.schema().fields] == [
-        ("p", "Processes"), ("d", "CPU devices per process")]  # fmt: skip
+        ("p", "Processes"), ("d", "CPU devices per process"), ("report", "Report path"),
+        ("nodes", "Nodes"), ("ppn", "Processes per node"), ("dpp", "Devices per process"),
+        ("kind", "Device kind")]  # fmt: skip
     _, errors = training.schema(8).parse({"k": "9"}, ["k"])
     assert errors and errors[0].startswith("Devices")
 
@@ -361,3 +363,15 @@ def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
 def test_to_query_leaves_out_what_it_is_not_given_and_joins_lists():
     schema = benchmarking.schema(8, "dot")
     assert schema.to_query({"ks": [1, 2, 8], "w": "dot"}) == {"w": "dot", "ks": "1,2,8"}
+
+
+def test_paths_a_folder_to_read_and_a_file_to_write(tmp_path):
+    assert settings.parse_folder(f" {tmp_path} ", "--reports") == str(tmp_path.resolve())
+    for bad in ("", "a\x00b", "x" * 5000, str(tmp_path / "missing")):
+        with pytest.raises(settings.SettingError):
+            settings.parse_folder(bad, "--reports")
+    assert settings.parse_output_path(str(tmp_path / "r.json"), "--report") == tmp_path / "r.json"
+    with pytest.raises(settings.SettingError, match="is a folder"):
+        settings.parse_output_path(str(tmp_path), "--report")
+    with pytest.raises(settings.SettingError, match="its folder does not exist"):
+        settings.parse_output_path(str(tmp_path / "no" / "r.json"), "--report")

@@ -12,6 +12,7 @@ def _launch():
     procs, local = cluster_launch.sizes()
     st.markdown(f"{procs} x {local}, crash={crash}")
     cluster_launch.show(procs, local, crash)
+    cluster_launch.save()
 
 
 def test_the_links_sizes_become_the_launch_and_the_crash_box_stays_out_of_the_link():
@@ -21,7 +22,15 @@ def test_the_links_sizes_become_the_launch_and_the_crash_box_stays_out_of_the_li
     assert at.button(key="cl_go").label == "Launch 3 processes x 1 devices"
     at.checkbox(key="cl_crash").check().run()
     assert at.markdown[0].value == "3 x 1, crash=True"
-    assert dict(at.query_params) == {"p": "3", "d": "1"}
+    assert dict(at.query_params) == {
+        "p": "3",
+        "d": "1",
+        "report": "",
+        "nodes": "2",
+        "ppn": "4",
+        "dpp": "1",
+        "kind": "gpu",
+    }  # the whole page's settings
 
 
 def test_a_failed_launch_says_what_each_worker_printed_last():
