@@ -12,7 +12,8 @@ seconds per link) is printed and written to artifacts/hostile-links-*.txt.
 Query keys covered (read in pages/*.py): app.py ``present`` (every page); explorer and live:
 ``fn out name s0 d0 a0 s1 d1 a1`` (``ui.load_url_settings`` / ``ui.explorer_settings`` with
 ``catalog.default_settings``); collectives ``c n m v g p pairs``; timing ``w r sizes ks impls``;
-training ``model k batch steps lr red``; cluster ``p d``; tour ``step``.
+training ``model k batch steps lr red``; cluster ``p d report nodes ppn dpp kind``; tour
+``step``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ PAGE_KEYS: dict[str, list[str]] = {
     "collectives": ["c", "n", "m", "v", "g", "p", "pairs"],
     "timing": ["w", "r", "sizes", "ks", "impls"],
     "training": ["model", "k", "batch", "steps", "lr", "red"],
-    "cluster": ["p", "d"],
+    "cluster": ["p", "d", "report", "nodes", "ppn", "dpp", "kind"],
     "tour": ["step"],
     "meshes": ["mesh", "names", "s0", "p0", "s1", "p1", "args", "gf", "lf", "out"],
 }
