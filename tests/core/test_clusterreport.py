@@ -116,3 +116,10 @@ def test_paths_stay_inside_the_reports_folder(tmp_path):
         clusterreport.resolve(folder, "a" * 300)
     assert clusterreport.listing(folder) == ["link.json", "runs/a.json"]
     assert clusterreport.listing(None) == []
+
+
+def test_the_upload_widget_says_the_same_limit_the_reader_keeps():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == clusterreport.MAX_BYTES
