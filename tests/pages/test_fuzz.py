@@ -28,8 +28,9 @@ from pmapviz.ui import PAGES, page_check
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
+# long runs, and (ex_sm_meshes) a switch away from the page under test
 HEAVY_KEYS = {"tl_go", "tl_explorer", "cl_go", "dot_run", "tr_go", "tr_time", "tl_cancel",
-              "tr_stop"}  # fmt: skip
+              "tr_stop", "me_sweep", "ex_sm_meshes"}  # fmt: skip
 HOSTILE = [
     "", " ", "8,,3", "1e309", "nan", "inf", "-inf", "-1", "0", "-0", "None", "none", "null",
     "ünïcødé ✓", "🙂🙂", "9" * 400, ", ".join(["2"] * 40), "99999999999, 99999999999, 99999999999",
