@@ -29,6 +29,11 @@ def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
         left.code(codegen.pmap_script(program, plan), language="python", wrap_lines=True)
         right.markdown("**jax.shard_map** on a named mesh")
         right.code(codegen.shard_map_script(program, plan), language="python", wrap_lines=True)
+        st.caption("Both scripts are tested to give equal results (tests/core/test_codegen.py). "
+                   "Written for shard_map from the start, you can skip pmap's reshape: "
+                   "in_specs=P('i') on a (10_000_000, 3) array gives each of "
+                   f"{plan.devices_used:,} devices a ({10_000_000 // plan.devices_used:_}, 3) "
+                   "block directly.")  # fmt: skip
         if plan.devices_used > report.count:
             st.info(f"Planned for {plan.devices_used} devices; this server has "
                     f"{report.count}: run both on a machine with enough devices.",

@@ -76,10 +76,9 @@ def test_default_is_the_seed_dot_product(run_app):
     assert not any("def f(" in c for c in codes)  # the code section is closed: not drawn
     codes = [c.value for c in open_code(at).code]
     assert any("jax.pmap(f, in_axes=(0, 0)" in c and "def f(" in c for c in codes)
-    assert not any("jax.shard_map(" in c for c in codes)  # lazy tabs: only the open one drawn
-    codes = [c.value for c in open_code(at, "jax.shard_map (today's API)").code]
-    assert any("jax.shard_map(" in c for c in codes) and not any("jax.pmap(f, in_axes=(0, 0)" in c
-                                                                  for c in codes[1:])  # fmt: skip
+    assert not any("jax.shard_map(" in c for c in codes)  # it lives in Open as shard_map
+    codes = [c.value for c in open_code(at, "What XLA compiles").code]
+    assert not any("def f(" in c for c in codes)  # lazy tabs: only the open one is drawn
     assert at.query_params["fn"] == "batched_dot"
     assert at.query_params["s0"] == f"{N}, 1_250_000, 3"
 

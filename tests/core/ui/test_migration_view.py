@@ -33,6 +33,7 @@ def test_open_it_shows_specs_both_scripts_and_both_agree_when_run():
     assert list(rows["shard_map's block"])[0] == "(1, 3, 5)"
     codes = [c.value for c in at.code]
     assert any("jax.pmap(" in c for c in codes) and any("jax.shard_map(" in c for c in codes)
+    assert "gives each of" in at.caption[0].value  # shard_map needs no reshape
     at.button(key="ex_sm_run").click().run()
     assert not at.exception
     assert at.success[0].value.startswith(f"They agree: the same output ({TEST_DEVICES}, 3, 2)")

@@ -20,14 +20,11 @@ def test_closed_the_section_draws_no_code():
     assert len(at.expander) == 1 and not at.code
 
 
-def _shard_map(program, plan):
-    from pmapviz.ui import plan_code
 
-    plan_code._shard_map_code(program, plan)
-
-
-def test_the_shard_map_tab_says_it_keeps_the_mapped_axis():
+def test_open_the_pmap_script_is_drawn_and_shard_map_is_not_repeated_here():
     texts = {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"}
     program, plan, _ = Scenario.from_texts(texts, TEST_DEVICES).plan(TEST_DEVICES)
-    at = render(_shard_map, program, plan)
-    assert "rank-preserving" in at.markdown[0].value and "shard_map" in at.code[0].value
+    at = render(_code, program, plan, state={"ex_code_open": True})
+    assert not at.exception and len(at.tabs) == 2
+    assert any("jax.pmap(" in c.value for c in at.code)
+    assert not any("jax.shard_map(" in c.value for c in at.code)  # Open as shard_map shows it
