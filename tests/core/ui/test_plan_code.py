@@ -20,7 +20,6 @@ def test_closed_the_section_draws_no_code():
     assert len(at.expander) == 1 and not at.code
 
 
-
 def test_open_the_pmap_script_is_drawn_and_shard_map_is_not_repeated_here():
     texts = {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"}
     program, plan, _ = Scenario.from_texts(texts, TEST_DEVICES).plan(TEST_DEVICES)
