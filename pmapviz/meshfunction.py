@@ -261,48 +261,50 @@ def run_bytes(mesh: Mesh, args: Args, checked: Check, temps: int = 0) -> memory.
     return memory.mesh_run_bytes(inputs, placed, output, temps)
 
 
-def planned_temps(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> int:
-    """The temporaries XLA plans for the three programs a run compiles (the global view and
-    the per-device view, on every device of the mesh, and the global f on one device), read
-    from ``compiled.memory_analysis()`` before anything is allocated: an f whose output is
-    small can still build a huge intermediate (``(x[:, :, None] * w[None]).sum(1)``)."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import NamedSharding, PartitionSpec
-
+def compile_views(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> dict:
+    """The three programs a run needs, compiled from abstract inputs before anything is
+    allocated: ``"global"`` and ``"per-device"`` on the mesh, ``"reference"`` (the global f)
+    on one device; ``"mesh"`` is the JAX mesh. Compiled once: read for their memory here,
+    then run."""
     g, loc = f.programs()
     m = meshes_jax(mesh, devices)
-    specs = [PartitionSpec(*sp) for _, _, sp in args]
-    structs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, p))
-               for (_, s, _), p in zip(args, specs, strict=True)]  # fmt: skip
-    out = NamedSharding(m, PartitionSpec(*f.out_spec))
-    with jax.set_mesh(m):
-        views = [jax.jit(g.build(), out_shardings=out),
-                 jax.jit(jax.shard_map(loc.build(), mesh=m, in_specs=tuple(specs),
-                                       out_specs=PartitionSpec(*f.out_spec)))]  # fmt: skip
-        per_device = [dict(meshrun.device_memory(v.lower(*structs).compile())) for v in views]
-    one = jax.make_mesh((1,) * len(mesh.names), mesh.names, devices=m.devices.flat[:1])
-    with jax.set_mesh(one):
-        whole = [jax.ShapeDtypeStruct(s, jnp.float32) for _, s, _ in args]
-        alone = dict(meshrun.device_memory(jax.jit(g.build()).lower(*whole).compile()))
-    temps = [d.get("temporaries", 0) * mesh.devices for d in per_device]
-    return max([*temps, alone.get("temporaries", 0)])
+    specs = [sp for _, _, sp in args]
+    structs = meshrun.abstract(m, values_like(args), specs)
+    return {"mesh": m,
+            "global": meshrun.compile_global(g.build(), m, structs, specs, f.out_spec),
+            "per-device": meshrun.compile_per_device(loc.build(), m, structs, specs,
+                                                     f.out_spec),
+            "reference": meshrun.compile_one_device(g.build(), m, structs)}  # fmt: skip
+
+
+def planned_temps(mesh: Mesh, views: dict) -> int:
+    """The largest temporaries XLA plans for one of the compiled programs, all devices
+    together (``compiled.memory_analysis()``): an f whose output is small can still build a
+    huge intermediate (``(x[:, :, None] * w[None]).sum(1)``)."""
+    temps = [dict(meshrun.device_memory(views[v])).get("temporaries", 0) * mesh.devices
+             for v in ("global", "per-device")]  # fmt: skip
+    return max([*temps, dict(meshrun.device_memory(views["reference"])).get("temporaries", 0)])
+
+
+def values_like(args: Args) -> list:
+    """Stand-ins with the arguments' shapes and dtype that allocate nothing (a broadcast
+    zero), for :func:`pmapviz.meshrun.abstract`."""
+    return [np.broadcast_to(np.float32(0), shape) for _, shape, _ in args]
 
 
 def run(mesh: Mesh, args: Args, f: MeshF, checked: Check, devices: list | None = None,
         repeat: int = meshrun.REPEAT, on_wait=None, seed: int = 0,
         ) -> tuple[meshrun.RunResult, meshrun.RunResult]:  # fmt: skip
     """Both views, each checked against the global f on one device; ``checked`` must be ok.
-    Waits for room in the server's memory budget (BudgetError when it could never fit)."""
+    Each program is compiled once; the run waits for room in the server's memory budget for
+    its arrays and the temporaries XLA planned (BudgetError when it could never fit)."""
     if not checked.ok:
         raise ValueError("run only settings that check() passed")
-    g, loc = f.programs()
+    views = compile_views(mesh, args, f, devices)
+    need = run_bytes(mesh, args, checked, planned_temps(mesh, views))
     specs = [spec for _, _, spec in args]
-    need = run_bytes(mesh, args, checked, planned_temps(mesh, args, f, devices))
     with memory.reserve(need, "running your f on the mesh", on_wait):
         xs = values(args, seed)
-        common = (mesh, xs, specs, f.out_spec)
-        glob = meshrun.run_global(g.build(), *common, devices=devices, repeat=repeat)
-        local = meshrun.run_per_device(loc.build(), *common, devices=devices, repeat=repeat,
-                                       reference=g.build())  # fmt: skip
-        return glob, local
+        return tuple(meshrun.run_compiled(view, views[view], views["mesh"], views["reference"],
+                                          xs, specs, f.out_spec, repeat)
+                     for view in ("global", "per-device"))  # fmt: skip

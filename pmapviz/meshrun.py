@@ -77,15 +77,11 @@ def run_global(fn: Callable, mesh: Mesh, args: Sequence[Any], in_specs: Sequence
                repeat: int = REPEAT) -> RunResult:  # fmt: skip
     """``jax.jit(fn)`` with every argument placed by ``NamedSharding(mesh, P(*spec))`` and the
     output laid out as ``out_spec``: the global view of the computation."""
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
-
     m = jax_mesh(mesh, mesh_devices(mesh, devices))
-    ins = tuple(NamedSharding(m, PartitionSpec(*s)) for s in in_specs)
-    out_sharding = NamedSharding(m, PartitionSpec(*out_spec))
-    with jax.set_mesh(m):
-        f = jax.jit(fn, in_shardings=ins, out_shardings=out_sharding)
-        return _run("global", f, m, fn, mesh, args, in_specs, out_spec, repeat)
+    structs = abstract(m, args, in_specs)
+    return run_compiled("global", compile_global(fn, m, structs, in_specs, out_spec), m,
+                        compile_one_device(fn, m, structs), args, in_specs, out_spec,
+                        repeat)  # fmt: skip
 
 
 def run_per_device(fn_local: Callable, mesh: Mesh, args: Sequence[Any],
@@ -96,26 +92,71 @@ def run_per_device(fn_local: Callable, mesh: Mesh, args: Sequence[Any],
     the others only through collectives over the mesh's named axes. ``reference``: the global
     function to check against (default: ``fn_local`` itself, right when it has no collective
     and every input is replicated)."""
+    m = jax_mesh(mesh, mesh_devices(mesh, devices))
+    structs = abstract(m, args, in_specs)
+    ref = reference if reference is not None else fn_local
+    return run_compiled("per-device", compile_per_device(fn_local, m, structs, in_specs,
+                                                         out_spec),
+                        m, compile_one_device(ref, m, structs), args, in_specs, out_spec,
+                        repeat)  # fmt: skip
+
+
+def abstract(m, args: Sequence[Any], in_specs: Sequence[Spec]) -> list:
+    """Each argument as a ``jax.ShapeDtypeStruct`` placed as its spec says on the JAX mesh
+    ``m``: what the compiled programs are compiled for, before anything is allocated."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    return [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype,
+                                 sharding=NamedSharding(m, PartitionSpec(*s)))
+            for a, s in zip(args, in_specs, strict=True)]  # fmt: skip
+
+
+def compile_global(fn: Callable, m, structs: list, in_specs: Sequence[Spec], out_spec: Spec):
+    """The global view, compiled: ``jax.jit`` with in and out shardings."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    ins = tuple(NamedSharding(m, PartitionSpec(*s)) for s in in_specs)
+    f = jax.jit(fn, in_shardings=ins, out_shardings=NamedSharding(m, PartitionSpec(*out_spec)))
+    with jax.set_mesh(m):
+        return f.lower(*structs).compile()
+
+
+def compile_per_device(fn_local: Callable, m, structs: list, in_specs: Sequence[Spec],
+                       out_spec: Spec):  # fmt: skip
+    """The per-device view, compiled: ``jax.jit(jax.shard_map(...))`` with check_vma."""
     import jax
     from jax.sharding import PartitionSpec
 
-    m = jax_mesh(mesh, mesh_devices(mesh, devices))
     mapped = jax.shard_map(fn_local, mesh=m, in_specs=tuple(PartitionSpec(*s) for s in in_specs),
                            out_specs=PartitionSpec(*out_spec), check_vma=True)  # fmt: skip
     with jax.set_mesh(m):
-        f = jax.jit(mapped)
-        ref = reference if reference is not None else fn_local
-        return _run("per-device", f, m, ref, mesh, args, in_specs, out_spec, repeat)
+        return jax.jit(mapped).lower(*structs).compile()
 
 
-def _run(view: str, f: Callable, m, reference: Callable, mesh: Mesh, args, in_specs,
-         out_spec: Spec, repeat: int) -> RunResult:  # fmt: skip
+def compile_one_device(fn: Callable, m, structs: list):
+    """The reference, compiled: ``jax.jit(fn)`` on whole inputs on the mesh's first device,
+    under a one-device mesh with the same axis names (a function may name them)."""
+    import jax
+
+    dev = m.devices.flat[0]
+    one = jax.make_mesh((1,) * len(m.axis_names), tuple(m.axis_names), devices=[dev])
+    whole = [jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=jax.sharding.SingleDeviceSharding(dev))
+             for s in structs]  # fmt: skip
+    with jax.set_mesh(one):
+        return jax.jit(fn).lower(*whole).compile()
+
+
+def run_compiled(view: str, compiled, m, reference, args, in_specs, out_spec: Spec,
+                 repeat: int = REPEAT) -> RunResult:  # fmt: skip
+    """Run a compiled view on ``args`` placed by their specs (read for its HLO and memory,
+    then timed), and the compiled ``reference`` on one device; plain numbers back."""
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
     placed = [jax.device_put(np.asarray(a), NamedSharding(m, PartitionSpec(*s)))
               for a, s in zip(args, in_specs, strict=True)]  # fmt: skip
-    compiled = f.lower(*placed).compile()  # compiled once: read for its HLO, then timed
     hlo = compiled.as_text()
     mem = device_memory(compiled)
     out, times = devicefacts.timed_calls(lambda: compiled(*placed), repeat)
@@ -128,11 +169,21 @@ def _run(view: str, f: Callable, m, reference: Callable, mesh: Mesh, args, in_sp
     out.delete()
     for a in placed:
         a.delete()
-    want = one_device(reference, mesh, args, m.devices.flat[0])
+    want = _on_one_device(reference, args, m.devices.flat[0])
     diff = float(np.max(np.abs(got.astype(np.float64) - want))) if got.size else 0.0
     return RunResult(view, shape, dtype, tuple(out_spec), blocks, diff,
                      statistics.median(times), tuple(times),
                      tuple(collectives_on_axes(m, hlo)), mem)  # fmt: skip
+
+
+def _on_one_device(reference, args, dev) -> np.ndarray:
+    import jax
+
+    whole = [jax.device_put(np.asarray(a), dev) for a in args]
+    out = reference(*whole)
+    for a in whole:
+        a.delete()
+    return np.asarray(out).astype(np.float64)
 
 
 MEMORY_PARTS = (("arguments", "argument_size_in_bytes"), ("output", "output_size_in_bytes"),
@@ -156,14 +207,10 @@ def device_memory(compiled) -> tuple[tuple[str, int], ...]:
 def one_device(fn: Callable, mesh: Mesh, args: Sequence[Any], device=None) -> np.ndarray:
     """``jax.jit(fn)`` on whole, unsharded inputs on one device (under a one-device mesh with
     the same axis names), as float64 numpy."""
-    import jax
-
     dev = device if device is not None else devicefacts.local_devices()[0]
-    one = jax.make_mesh((1,) * len(mesh.names), mesh.names, devices=[dev])
-    with jax.set_mesh(one):
-        whole = [jax.device_put(np.asarray(a), dev) for a in args]
-        out = jax.jit(fn)(*whole)
-        return np.asarray(out).astype(np.float64)
+    m = jax_mesh(Mesh((1,) * len(mesh.names), mesh.names), [dev])
+    structs = abstract(m, args, [()] * len(args))
+    return _on_one_device(compile_one_device(fn, m, structs), args, dev)
 
 
 def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:

@@ -171,7 +171,7 @@ def test_a_huge_intermediate_is_counted_from_xlas_plan_before_anything_runs():
     f = meshfunction.MeshF("x, w", body, body, ("data", "model"))
     c = meshfunction.check(MESH, args, f)
     assert c.ok and c.global_out == (64, 64)
-    temps = meshfunction.planned_temps(MESH, args, f)
+    temps = meshfunction.planned_temps(MESH, meshfunction.compile_views(MESH, args, f))
     assert temps >= 64**3 * 4  # the (64, 64, 64) float32 product, on one device or all
     plain = meshfunction.run_bytes(MESH, args, c)
     assert meshfunction.run_bytes(MESH, args, c, temps).total == plain.total + temps
