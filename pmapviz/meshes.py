@@ -267,6 +267,13 @@ class Placement:
                 "replicated_over": list(self.replicated_over), "devices": devices}  # fmt: skip
 
 
+def local_shape(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...]) -> tuple[int, ...]:
+    """Each device's block of an array of ``shape`` placed by ``spec`` (which must divide it)."""
+    full = tuple(spec) + (None,) * (len(shape) - len(spec))
+    return tuple(d // math.prod(mesh.size[a] for a in axes_of(e))
+                 for d, e in zip(shape, full, strict=True))  # fmt: skip
+
+
 def place(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
           devices: list | None = None) -> Placement:  # fmt: skip
     """Where ``NamedSharding(mesh, spec)`` puts each block of an array of ``shape``; the spec
@@ -275,9 +282,7 @@ def place(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
     used = {a for e in spec for a in axes_of(e)}
     replicated = tuple(n for n in mesh.names if n not in used)
     full = tuple(spec) + (None,) * (len(shape) - len(spec))
-    local = tuple(
-        d // math.prod(mesh.size[a] for a in axes_of(e)) for d, e in zip(shape, full, strict=True)
-    )
+    local = local_shape(mesh, shape, spec)
     jax_devices = devices if devices is not None else _local_devices(mesh.devices)
     if jax_devices is not None:
         blocks = _blocks_from_jax(mesh, shape, spec, jax_devices)

@@ -24,7 +24,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmapviz import expr, memory, meshrun
-from pmapviz.meshes import Entry, Mesh, Problem, axes_of, jax_mesh, problems, spec_text
+from pmapviz.meshes import (
+    Entry,
+    Mesh,
+    Problem,
+    axes_of,
+    jax_mesh,
+    local_shape,
+    problems,
+    spec_text,
+)
 from pmapviz.settings import fmt_shape, quote
 
 Spec = tuple[Entry, ...]
@@ -216,7 +225,7 @@ def _trace(mesh: Mesh, args: Args, g, loc, devices):
     try:
         jax.eval_shape(mapped, *structs)
     except Exception as err:  # noqa: BLE001
-        local = ", ".join(f"{n} {fmt_shape(_local(mesh, s, sp))}"
+        local = ", ".join(f"{n} {fmt_shape(local_shape(mesh, s, sp))}"
                           for n, (_, s, sp) in zip(loc.arg_names, args, strict=True))  # fmt: skip
         return _problem("local_trace", f"The per-device f on each device's blocks ({local}): "
                         f"JAX says: {_first_line(err)}",
@@ -232,12 +241,6 @@ def _varying(aval) -> frozenset:
     if vma is None:
         vma = getattr(getattr(aval, "mat", None), "varying", frozenset())
     return frozenset(vma)
-
-
-def _local(mesh: Mesh, shape, spec) -> tuple[int, ...]:
-    full = tuple(spec) + (None,) * (len(shape) - len(spec))
-    return tuple(d // math.prod(mesh.size[a] for a in axes_of(e))
-                 for d, e in zip(shape, full, strict=True))  # fmt: skip
 
 
 def meshes_jax(mesh: Mesh, devices: list | None):
@@ -256,7 +259,7 @@ def run_bytes(mesh: Mesh, args: Args, checked: Check, temps: int = 0) -> memory.
     the largest temporaries XLA planned for one of the programs, all devices together
     (:func:`planned_temps`)."""
     inputs = sum(4 * math.prod(s) for _, s, _ in args)
-    placed = sum(4 * math.prod(_local(mesh, s, sp)) * mesh.devices for _, s, sp in args)
+    placed = sum(4 * math.prod(local_shape(mesh, s, sp)) * mesh.devices for _, s, sp in args)
     output = 4 * math.prod(checked.global_out or ())
     return memory.mesh_run_bytes(inputs, placed, output, temps)
 

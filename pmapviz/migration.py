@@ -204,7 +204,8 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
     except ValueError as err:  # check_vma: out_specs P() for an output that varies
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         return Agreement(pshapes, (), None, REFUSED + f" JAX says: {first}")
-    programs.bound_jax_caches()
+    finally:
+        programs.bound_jax_caches()  # every few programs, refused ones included
     diffs = [float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64)))) if w.size
              else 0.0 for w, g in zip(want, got, strict=True) if w.shape == g.shape]  # fmt: skip
     return Agreement(pshapes, tuple(tuple(g.shape) for g in got),
