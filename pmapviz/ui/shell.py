@@ -38,11 +38,11 @@ PAGES = (
     PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
              "training", "Sharded batches, replicated parameters, pmean of gradients."),
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
-             "jax.distributed on one machine: local versus global devices."),
+             "jax.distributed here or on a real cluster: local versus global devices."),
     PageInfo("pages/compiled.py", "Compiled program", ":material/memory_alt:", "compiled",
              "The collectives XLA really emits, cost and memory, a per-device timeline."),
     PageInfo("pages/meshes.py", "Meshes & PartitionSpecs", ":material/grid_on:", "meshes",
-             "Named meshes and PartitionSpecs: which device holds which block."),
+             "Named meshes, PartitionSpecs, and your f with jit and shard_map."),
     PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
              "A step-by-step workshop path through pmap."),
 )  # fmt: skip
