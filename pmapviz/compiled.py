@@ -31,7 +31,7 @@ from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
 from pmapviz.layout import pmap_sharding
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_bytes
+from pmapviz.settings import first_line, fmt_bytes
 from pmapviz.training import Config
 
 VARIANTS = {
@@ -205,11 +205,6 @@ def cost_of(compiled) -> Cost:
     )  # fmt: skip
 
 
-def _first_line(err: BaseException) -> str:
-    lines = str(err).strip().splitlines()
-    return (lines[0] if lines else type(err).__name__)[:300]
-
-
 # ---------------------------------------------------------------- the four variants
 def _placed(target: Target, sharding_for: Callable[[int, int | None], Any]) -> list:
     """The target's argument structs, each leaf given the sharding ``sharding_for(rank, axis)``."""
@@ -281,7 +276,7 @@ def _variant(key: str, target: Target) -> Variant:
             fn, args = _shard_mapped(target)
         compiled = fn.lower(*args).compile()
     except Exception as err:  # noqa: BLE001  (any JAX refusal is the finding)
-        return Variant(key, VARIANTS[key], error=_first_line(err))
+        return Variant(key, VARIANTS[key], error=first_line(err))
     report = parse_hlo(compiled.as_text())
     return Variant(key, VARIANTS[key], rows_for(report, target.n), report.unparsed,
                    cost_of(compiled))  # fmt: skip

@@ -31,6 +31,7 @@ from pathlib import Path
 from pmapviz import benchmarking as bench
 from pmapviz import devicefacts, devices, memory, timeline
 from pmapviz.layout import pmap_sharding
+from pmapviz.settings import first_line
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR_SLACK = 1.1  # the floor may exceed the fastest run by at most 10 % (timer noise)
@@ -212,7 +213,7 @@ def run(settings: devices.Settings, progress: Progress = print,
         try:
             report[key] = check()
         except Exception as err:  # noqa: BLE001 - one failed check must not hide the others
-            report[key] = {"failed": f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
+            report[key] = {"failed": f"{type(err).__name__}: {first_line(err)}"
                            if str(err) else type(err).__name__}  # fmt: skip
     report["seconds"] = time.perf_counter() - t0
     report["ok"] = _all_ok(report)

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pmapviz import clusterenv, clusterreport, worker
+from pmapviz.settings import first_line
 
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 120.0, 1.0, 280.0  # below JAX's own 300 s
 MIN_LOCAL, MAX_LOCAL = 1, 64
@@ -105,7 +106,7 @@ def join(local_devices: int | None, timeout: float = DEFAULT_TIMEOUT,
     except JoinError:
         raise
     except Exception as err:  # noqa: BLE001  (a check, a gather, a shutdown that failed)
-        raise JoinError(f"{detection.describe()}: {dog.phase} failed: {_first_line(err)}") from err
+        raise JoinError(f"{detection.describe()}: {dog.phase} failed: {first_line(err)}") from err
     finally:
         dog.stop()
 
@@ -123,7 +124,7 @@ def _run(detection: clusterenv.Detection, local_devices: int | None, timeout: fl
         jax.distributed.initialize()  # no arguments: JAX's own detection
     except Exception as err:  # noqa: BLE001  (JAX raises ValueError, RuntimeError, KeyError...)
         raise JoinError(f"{detection.describe()}, but jax.distributed.initialize() failed: "
-                        f"{_first_line(err)}") from err  # fmt: skip
+                        f"{first_line(err)}") from err  # fmt: skip
     init_s = time.monotonic() - t0
     from jax._src import distributed
 
@@ -164,12 +165,6 @@ def stdout_to_stderr():
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    line = text[0] if text else type(err).__name__
-    return line[:300]
 
 
 def summary(report: dict) -> list[str]:

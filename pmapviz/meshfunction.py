@@ -34,7 +34,7 @@ from pmapviz.meshes import (
     problems,
     spec_text,
 )
-from pmapviz.settings import fmt_shape, quote
+from pmapviz.settings import first_line, fmt_shape, quote
 
 Spec = tuple[Entry, ...]
 Args = list[tuple[str, tuple[int, ...], Spec]]  # (label, global shape, spec), as the page has them
@@ -185,11 +185,6 @@ def _claims_replication(mesh: Mesh, spec: Spec, claimed: list[str], local_out,
     )
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__
-
-
 def _trace(mesh: Mesh, args: Args, g, loc, devices):
     """(global out shape, local out shape, varying axes, dtype), or a Check with the problem."""
     import jax
@@ -207,7 +202,7 @@ def _trace(mesh: Mesh, args: Args, g, loc, devices):
             out = jax.eval_shape(jax.jit(g.build()), *structs)
     except Exception as err:  # noqa: BLE001 - JAX's refusal, said in the user's shapes
         return _problem("global_trace", f"The global f on {shapes}: JAX says: "
-                        f"{_first_line(err)}", "Change the global f or the shapes.")  # fmt: skip
+                        f"{first_line(err)}", "Change the global f or the shapes.")  # fmt: skip
     if not hasattr(out, "shape"):
         return _problem("not_one_array", "The global f returns "
                         f"{type(out).__name__}, not one array.", "Return one array.")  # fmt: skip
@@ -228,7 +223,7 @@ def _trace(mesh: Mesh, args: Args, g, loc, devices):
         local = ", ".join(f"{n} {fmt_shape(local_shape(mesh, s, sp))}"
                           for n, (_, s, sp) in zip(loc.arg_names, args, strict=True))  # fmt: skip
         return _problem("local_trace", f"The per-device f on each device's blocks ({local}): "
-                        f"JAX says: {_first_line(err)}",
+                        f"JAX says: {first_line(err)}",
                         "Write the per-device f for the blocks, not the whole arrays.")  # fmt: skip
     varying = tuple(a for a in mesh.names if a in seen["varying"])
     return tuple(out.shape), seen["shape"], varying, seen["dtype"]

@@ -22,7 +22,7 @@ from pmapviz import memory, meshfunction, programs, pytrees
 from pmapviz.catalog import Program
 from pmapviz.meshes import Mesh, spec_text
 from pmapviz.planning import Plan
-from pmapviz.settings import SettingError, fmt_shape
+from pmapviz.settings import SettingError, first_line, fmt_shape
 
 
 @dataclass(frozen=True)
@@ -202,8 +202,7 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
     try:
         got = [np.asarray(o) for o in jax.tree.leaves(shard_map_fn(fn, plan, eq)(*xs))]
     except ValueError as err:  # check_vma: out_specs P() for an output that varies
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        return Agreement(pshapes, (), None, REFUSED + f" JAX says: {first}")
+        return Agreement(pshapes, (), None, REFUSED + f" JAX says: {first_line(err)}")
     finally:
         programs.bound_jax_caches()  # every few programs, refused ones included
     diffs = [float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64)))) if w.size

@@ -37,7 +37,16 @@ from typing import Any
 
 from pmapviz import pytrees
 from pmapviz.catalog import Program
-from pmapviz.settings import DTYPES, MAX_ELEMENTS, fmt_count, fmt_int, fmt_shape, is_shape, quote
+from pmapviz.settings import (
+    DTYPES,
+    MAX_ELEMENTS,
+    first_line,
+    fmt_count,
+    fmt_int,
+    fmt_shape,
+    is_shape,
+    quote,
+)
 
 # ---------------------------------------------------------------- the plan
 
@@ -564,11 +573,6 @@ LAYOUT_CHECKED = INPUT_RULES.index(rule_mapped_axis_fits) + 1
 
 
 # ---------------------------------------------------------------- tracing f
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0][:300] if text else type(err).__name__
-
-
 @functools.lru_cache(maxsize=1024)
 def _trace(fn: Callable, structs: tuple, in_axes: tuple, axis_name: str | None):
     """Global output (device axis at 0) and whether any output leaf varies per device."""
@@ -615,7 +619,7 @@ def infer_output(n: Normalised) -> Output | Problem:
         shown = ", ".join(f"{leaf.name} {fmt_shape(leaf.local_shape)}" for leaf in n.leaves)
         return Problem(
             "function_rejects_shapes",
-            f"Each device would call f with {shown}, and f cannot take that: {_first_line(err)}",
+            f"Each device would call f with {shown}, and f cannot take that: {first_line(err)}",
             SHARD_MAP_ONLY if any(w in str(err) for w in SHARD_MAP_WORDS) else
             "Change the shapes (or in_axes) so that one device's slice is what f expects.",
         )  # fmt: skip

@@ -39,6 +39,14 @@ class SettingError(ValueError):
     """A value the user gave is not usable; the message says why and what to use instead."""
 
 
+def first_line(err: BaseException, limit: int = 300) -> str:
+    """An exception said in one line: its message's first line (at most ``limit`` characters),
+    or its type's name when it has no message. JAX's messages run to pages; one line is what
+    a page or a CLI shows."""
+    lines = str(err).strip().splitlines()
+    return (lines[0] if lines else type(err).__name__)[:limit]
+
+
 def quote(text: Any, limit: int = 40) -> str:
     """User text as inline code, safe inside Markdown: no link, image, HTML or formula can form.
 

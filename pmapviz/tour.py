@@ -27,7 +27,7 @@ from pmapviz import (
     training,
 )
 from pmapviz.scenario import Scenario
-from pmapviz.settings import fmt_shape
+from pmapviz.settings import first_line, fmt_shape
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def step_too_many(ctx: Context) -> list[Block]:
         jax.pmap(lambda v: v * 2)(np.zeros((n + 1, 3), np.float32))
         jax_msg = "(no error)"
     except Exception as err:  # noqa: BLE001
-        jax_msg = f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
+        jax_msg = f"{type(err).__name__}: {first_line(err)}"
     p = planning.plan(catalog.get("double"), [(n + 1, 3)], n_devices=n)
     mistake = Scenario.defaults("double", n).with_changes({"s0": f"{n + 1}, 3"}, n)
     return [
