@@ -375,3 +375,9 @@ def test_paths_a_folder_to_read_and_a_file_to_write(tmp_path):
         settings.parse_output_path(str(tmp_path), "--report")
     with pytest.raises(settings.SettingError, match="its folder does not exist"):
         settings.parse_output_path(str(tmp_path / "no" / "r.json"), "--report")
+
+
+def test_first_line_is_the_message_s_first_line_bounded_or_the_type():
+    assert settings.first_line(ValueError("  bad shape\nmore detail\n")) == "bad shape"
+    assert settings.first_line(KeyError()) == "KeyError"
+    assert settings.first_line(RuntimeError("x" * 500), limit=10) == "x" * 10
