@@ -45,23 +45,31 @@ class Cancelled(RuntimeError):
         self.position, self.waited_s = position, waited_s
 
 
-class Turn:
-    """The caller's turn: release it (or leave the ``with`` block) when done. Idempotent."""
+class _Held:
+    """Something held from an owner (a turn, a share): release it, or leave the ``with``
+    block, when done. Idempotent."""
 
-    def __init__(self, owner: FairLock):
-        self._owner = owner
-        self.released = False
+    _owner: FairLock | Pool
+    released: bool
 
     def release(self) -> None:
         if not self.released:
             self.released = True
             self._owner._release(self)
 
-    def __enter__(self) -> Turn:
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+class Turn(_Held):
+    """The caller's turn: release it (or leave the ``with`` block) when done. Idempotent."""
+
+    def __init__(self, owner: FairLock):
+        self._owner = owner
+        self.released = False
 
 
 class FairLock:
@@ -185,23 +193,12 @@ class NeverFits(ValueError):
     """An amount larger than the whole capacity: waiting would never end."""
 
 
-class Grant:
+class Grant(_Held):
     """A share of a :class:`Pool`: release it (or leave the ``with`` block) when done."""
 
     def __init__(self, owner: Pool, amount: tuple[int, ...], label: str, since: float):
         self._owner, self.amount, self.label, self.since = owner, amount, label, since
         self.released = False
-
-    def release(self) -> None:
-        if not self.released:
-            self.released = True
-            self._owner._release(self)
-
-    def __enter__(self) -> Grant:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
 
 class Pool:
