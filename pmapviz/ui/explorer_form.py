@@ -13,7 +13,7 @@ from pmapviz.pytrees import is_tree_text
 from pmapviz.scenario import Scenario
 from pmapviz.ui import presenter, url_state
 
-P = "ex_"  # widget-state prefix of the explorer
+P = url_state.EXPLORER_PREFIX  # widget-state prefix of the explorer
 
 EXPR_HELP = (
     "One Python expression over your arguments, checked against an allow-list and never run "

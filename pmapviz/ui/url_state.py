@@ -18,22 +18,36 @@ from pmapviz import scenario, settings
 from pmapviz.scenario import Scenario
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
+EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
 
 
 def load(prefix: str, schema: settings.Schema) -> None:
     """Seed this page's widget state (keys ``prefix + key``) once per session from the URL,
     through the settings layer: a value that does not parse is replaced by its default, with
-    a visible note saying what was wrong (shown every run until the settings change)."""
+    a visible note saying what was wrong (shown every run until the settings change).
+
+    Afterwards, every run puts back any widget value Streamlit dropped: it deletes a widget's
+    state after a run that did not draw it (another page, or this page stopped early at a
+    bad setting), and the widget would come back empty. The value back is the one :func:`save`
+    last kept, else the default."""
     flag = f"_{prefix}loaded"
     if not st.session_state.get(flag):
         st.session_state[flag] = True
         texts, found = schema.from_query(dict(st.query_params))
         for key, value in texts.items():
-            f = schema.field(key)
-            typed = f.parse(value, f.label)  # already checked by from_query
-            st.session_state[prefix + key] = typed if isinstance(typed, list) else value
+            st.session_state[prefix + key] = _widget_value(schema.field(key), value)
         st.session_state[f"_{prefix}notes"] = found
+    kept = st.session_state.get(f"_{prefix}kept", {})
+    for f in schema.fields:
+        if prefix + f.key not in st.session_state:
+            st.session_state[prefix + f.key] = kept.get(f.key, _widget_value(f, f.default))
     notes(st.session_state.get(f"_{prefix}notes", []))
+
+
+def _widget_value(f: settings.Field, text: str):
+    """What the widget holds for this text: the text, or the list a multiselect holds."""
+    typed = f.parse(text, f.label)  # already checked (from_query, or the default)
+    return typed if isinstance(typed, list) else text
 
 
 def notes(found: list[str]) -> None:
@@ -93,11 +107,17 @@ def save(prefix: str, schema: settings.Schema, keys: Sequence[str] | None = None
          also: Mapping[str, str] | None = None, **values) -> None:  # fmt: skip
     """Mirror this page's settings into the URL (:func:`query`, then ``also``: another
     schema's query), so that a copied link reproduces the view."""
+    state = st.session_state
+    kept = dict(state.get(f"_{prefix}kept", {}))
+    kept.update({f.key: state[prefix + f.key] for f in schema.fields if prefix + f.key in state})
+    state[f"_{prefix}kept"] = kept  # a plain dict: it outlives the widgets (see load)
     set_url({**query(prefix, schema, keys, **values), **(also or {})})
 
 
 def save_scenario(current: Scenario, n_devices: int) -> None:
-    """Mirror the explorer's scenario into the URL (the explorer's and Live's links)."""
+    """Mirror the explorer's scenario into the URL (the explorer's and Live's links), and keep
+    it for the explorer's widgets (see :func:`load`)."""
+    st.session_state[f"_{EXPLORER_PREFIX}kept"] = current.texts(every_slot=True)
     set_url(scenario_query(current, n_devices))
 
 

@@ -188,3 +188,28 @@ def test_a_fresh_servers_first_deep_link_never_lists_the_page_files(browser):
     assert seen_main and seen_main[-1].startswith("Compiled program"), seen_main
     assert all(m.startswith(("Compiled program", "hourglass_top")) or "Starting pmapviz" in m
                for m in seen_main), seen_main  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "label", "value"), [
+    ("/collectives", "Elements per device", "5"),
+    ("/meshes", "Shape of argument 1", "16, 16"),
+    ("/explorer", "shape of x", f"{E2E_DEVICES}, 7"),
+])  # fmt: skip
+def test_a_pages_settings_survive_a_visit_to_another_page(server, page, path, label, value):
+    """Streamlit drops a widget's state after a run that did not draw it (another page):
+    the page menu there and back must bring the settings back, not empty boxes."""
+    page.goto(server + path)
+    wait_rendered(page)
+    box = page.get_by_label(label, exact=True).first
+    box.fill(value)
+    box.press("Enter")
+    wait_rendered(page)
+    page.locator(SIDEBAR).get_by_role("link", name="Home").click()
+    expect(page.locator("h1")).to_contain_text("pmap", timeout=60_000)
+    wait_rendered(page)
+    title = next(p.title for p in PAGES if f"/{p.url_path}" == path)
+    page.locator(SIDEBAR).get_by_role("link", name=title).click()
+    expect(page.locator("h1")).to_contain_text(title, timeout=60_000)
+    wait_rendered(page)
+    expect(page.get_by_label(label, exact=True).first).to_have_value(value)
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)

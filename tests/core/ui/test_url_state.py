@@ -125,3 +125,14 @@ def test_the_explorers_scenario_comes_from_the_session_then_the_link():
     at = render(_scenario, TEST_DEVICES, query={"fn": "add"},
                 state={"explorer_settings": {"fn": "sum_all"}})  # fmt: skip
     assert "'fn': 'sum_all'" in at.markdown[0].value and not at.warning
+
+
+def test_a_widget_value_streamlit_dropped_comes_back_as_last_kept_not_empty():
+    at = render(_collectives_page, TEST_DEVICES, query={"c": "psum", "n": "4", "m": "3"})
+    at.session_state["co_m"] = "5"
+    at.run()  # save keeps m=5
+    del at.session_state["co_m"]  # what Streamlit does after a run that did not draw the widget
+    del at.session_state["co_n"]
+    at.run()
+    assert at.session_state["co_m"] == "5" and at.session_state["co_n"] == "4"
+    assert at.query_params["m"] == "5"
