@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pmapviz.settings import digits_or
+
 PLATFORM_NAMES = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
 MiB = 2**20
 
@@ -598,7 +600,7 @@ def event_lane(event: dict, planes: dict[int, str],
 def lane_order(label: str) -> tuple[str, int]:
     """Sort key of a lane label: platform, then its number (cpu:2 before cpu:10)."""
     platform, _, number = label.partition(":")
-    return platform, int(number) if number.isdigit() else 0
+    return platform, digits_or(number)
 
 
 # ---------------------------------------------------------------- the words

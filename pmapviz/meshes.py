@@ -37,7 +37,7 @@ def parse_mesh(text: Any, name: str = "mesh") -> tuple[int, ...]:
     """'2x4', '2, 4', '8' -> the mesh's axis sizes (each >= 1, at most 4096 devices)."""
     raw = str(text if text is not None else "").strip()
     parts = [p.strip() for p in re.split(r"[x×,*]", raw)]
-    if not raw or any(not p.isdigit() for p in parts):
+    if not raw or any(not re.fullmatch(r"[0-9]{1,5}", p) for p in parts):  # ASCII: not '²'
         raise SettingError(f"{name} {quote(raw)} is not a mesh shape: write the axis sizes "
                            "separated by x or commas, like 2x4.")  # fmt: skip
     sizes = tuple(int(p) for p in parts)

@@ -61,6 +61,13 @@ def quote(text: Any, limit: int = 40) -> str:
 # ---------------------------------------------------------------- scalar parsers
 
 
+def digits_or(text: str, default: int = 0) -> int:
+    """Plain ASCII digits (at most 9) as an int, anything else ``default``: for labels read
+    from elsewhere (a trace's lane "gpu:3"), where ``str.isdigit`` would let '²' through to
+    ``int()``."""
+    return int(text) if re.fullmatch(r"[0-9]{1,9}", text or "") else default
+
+
 def parse_int(text: Any, name: str, lo: int, hi: int) -> int:
     """'8', ' 1_000 ', '+3' -> int in [lo, hi]; anything else raises SettingError."""
     raw = str(text if text is not None else "").strip()

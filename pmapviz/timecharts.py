@@ -7,6 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from pmapviz.palette import FONT, device_colour
+from pmapviz.settings import digits_or
 
 # ---------------------------------------------------------------- timing lab
 IMPL_COLOURS = {"pmap": "#0072B2", "vmap": "#D55E00", "jit_sharded": "#009E73",
@@ -171,7 +172,7 @@ def timeline_figure(timeline, labels: list[str] | None = None) -> go.Figure:
     fig = go.Figure()
     for lane, events in timeline.lanes.items():
         number = lane.rpartition(":")[2]
-        colour = device_colour(int(number)) if number.isdigit() else device_colour(0)
+        colour = device_colour(digits_or(number))
         fig.add_trace(go.Bar(
             x=[max(e.dur_us, 0.5) for e in events], y=[lane] * len(events),
             base=[e.start_us for e in events], orientation="h", showlegend=False,

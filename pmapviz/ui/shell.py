@@ -110,14 +110,15 @@ def device_report() -> devices.DeviceReport:
     return devices.describe(devices.applied_settings())
 
 
+UNEXPECTED = ("This page ran into an unexpected problem and stopped. The server is fine and "
+              "other pages keep working: change a setting, or open the page again from the "
+              "sidebar.")  # fmt: skip
+
+
 def page_failed(err: BaseException) -> None:
     """What a person sees when a page meets an error nobody foresaw: one clear line and the
     exception's type, never a traceback or a server path (the log has the details)."""
-    st.error(
-        "This page ran into an unexpected problem and stopped. The server is fine and other "
-        "pages keep working: change a setting, or open the page again from the sidebar.",
-        icon=":material/error:",
-    )
+    st.error(UNEXPECTED, icon=":material/error:")
     with st.expander("Details"):
         st.code(type(err).__name__, language=None)
 

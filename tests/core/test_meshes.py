@@ -166,3 +166,9 @@ def test_argument_labels_are_fs_names_only_when_they_fit():
     assert meshes.argument_labels("x, w", 2) == ["x", "w"]
     assert meshes.argument_labels("x, w", 3) == ["argument 1", "argument 2", "argument 3"]
     assert meshes.argument_labels("x, 1w", 2) == ["argument 1", "argument 2"]  # not names
+
+
+@pytest.mark.parametrize("text", ["²", "2x²", "٢x٤", "2x" + "9" * 30])
+def test_a_mesh_of_other_digits_or_huge_sizes_is_refused_in_words(text):
+    with pytest.raises(SettingError, match="is not a mesh shape"):
+        meshes.parse_mesh(text)

@@ -381,3 +381,10 @@ def test_first_line_is_the_message_s_first_line_bounded_or_the_type():
     assert settings.first_line(ValueError("  bad shape\nmore detail\n")) == "bad shape"
     assert settings.first_line(KeyError()) == "KeyError"
     assert settings.first_line(RuntimeError("x" * 500), limit=10) == "x" * 10
+
+
+def test_digits_or_takes_ascii_digits_only():
+    assert settings.digits_or("12") == 12
+    assert settings.digits_or("²") == settings.digits_or("") == 0
+    assert settings.digits_or("٣", default=-1) == -1
+    assert settings.digits_or("9" * 40) == 0

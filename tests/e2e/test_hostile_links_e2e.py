@@ -32,6 +32,7 @@ import pytest
 from playwright.sync_api import expect
 
 from harness import ROOT, start_server, stclient, stop_server
+from pmapviz.ui import shell
 
 pytestmark = pytest.mark.e2e
 
@@ -230,6 +231,7 @@ _CHECK = """() => {
     return {
         exceptions: document.querySelectorAll('[data-testid="stException"]').length,
         traceback: text.includes('Traceback') || text.includes('File "/'),
+        lastResort: text.includes('ran into an unexpected problem'),
         injected: [...new Set(injected)],
         excerpt: [...document.querySelectorAll('[data-testid="stException"]')]
             .map(e => e.innerText.split('\\n').filter(l => l.trim()).slice(0, 2).join(' | '))
@@ -358,6 +360,8 @@ class LinkRunner:
             r.failures.append(
                 Failure(link, f"exception on the page: {got['excerpt'] or 'a traceback'}")
             )
+        if got["lastResort"]:  # app.py caught a crash: no link may cause one
+            r.failures.append(Failure(link, "app.py's last resort caught an error"))
         if got["injected"]:
             r.failures.append(Failure(link, "injected from the URL: " + ", ".join(got["injected"])))
         if self.dialogs[k]:
@@ -462,6 +466,8 @@ def protocol_problems(page: stclient.Page, link: Link) -> list[str]:
     for text in page.texts(*TEXT_KINDS):
         if "Traceback" in text or 'File "/' in text:
             found.append("a traceback in the text: " + text[:120])
+        if text == shell.UNEXPECTED:  # app.py caught a crash: no link may cause one
+            found.append("app.py's last resort caught an error")
         loose = stclient.outside_code(text)
         sent = urllib.parse.unquote(link.path)
         found += [f"user markup {sign!r} outside code: {text[:120]}"
