@@ -17,17 +17,19 @@ KEYS = ["args", "gf", "lf", "out"]
 
 def form(n_devices: int) -> meshfunction.MeshF:
     """The four boxes (seeded from the link by mesh_form); stops the page on bad text."""
+    keep = {"persist_state": "session"}  # kept while a bad setting above stops the page early
     with st.container(border=True):
         a, b = st.columns([1, 3])
-        a.text_input("f's arguments", key=P + "args", max_chars=60,
+        a.text_input("f's arguments", key=P + "args", max_chars=60, **keep,
                      help="names, one per argument above, e.g. x, w")  # fmt: skip
-        b.text_input("out_specs", key=P + "out", max_chars=200,
+        b.text_input("out_specs", key=P + "out", max_chars=200, **keep,
                      help="the output's PartitionSpec: which mesh axes its blocks are laid out "
                      "over, e.g. P('data', None)")  # fmt: skip
         st.text_input("Global view: f on the whole arrays (jax.jit with NamedSharding)",
-                      key=P + "gf", max_chars=500, help="an expression, e.g. x @ w")  # fmt: skip
+                      key=P + "gf", max_chars=500, **keep,
+                      help="an expression, e.g. x @ w")  # fmt: skip
         st.text_input("Per-device view: f on one device's blocks (jax.shard_map)", key=P + "lf",
-                      max_chars=500, help="collectives name mesh axes, e.g. "
+                      max_chars=500, **keep, help="collectives name mesh axes, e.g. "
                       "lax.psum(x @ w, 'model') or lax.all_gather(y, 'model', axis=1, "
                       "tiled=True, to='invarying')")  # fmt: skip
     values = url_state.parsed(P, meshes.schema(n_devices), KEYS)

@@ -53,3 +53,21 @@ def test_open_as_shard_map_agrees_and_carries_the_arrays_to_meshes(server, brows
         expect(page.locator(EXCEPTIONS)).to_have_count(0)
     finally:
         ctx.close()
+
+
+def test_your_f_survives_a_bad_mesh_that_stopped_the_page_above_it(server, browser):
+    ctx, page = open_fresh(browser, f"{server}/meshes")
+    try:
+        mesh = page.get_by_label("Mesh (axis sizes)", exact=True)
+        mesh.fill("²")
+        mesh.press("Enter")
+        expect(page.locator(MAIN)).to_contain_text("is not a mesh shape")
+        mesh.fill("2x2")
+        mesh.press("Enter")
+        wait_rendered(page)
+        expect(page.get_by_label("f's arguments", exact=True)).to_have_value("x, w")
+        expect(page.get_by_label("Global view: f on the whole arrays (jax.jit with "
+                                 "NamedSharding)", exact=True)).to_have_value("x @ w")  # fmt: skip
+        expect(page.locator(MAIN)).to_contain_text("Traced by JAX")
+    finally:
+        ctx.close()
