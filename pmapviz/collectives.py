@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import memory, settings
+from pmapviz import devicefacts, memory, settings
 from pmapviz.layout import pmap_sharding
 from pmapviz.programs import shards_of
 from pmapviz.settings import quote
@@ -292,11 +292,10 @@ def run(
     """Run collective ``key`` on n devices with blocks of m elements; all values from JAX.
     It runs in its (small) share of the server's memory budget, waiting in the queue
     (``on_wait``) while other actions hold it all."""
-    import jax
 
     c = BY_KEY[key]
-    if n < 1 or n > jax.local_device_count():
-        raise CollectiveError(f"Choose 1 to {jax.local_device_count()} devices.")
+    if n < 1 or n > devicefacts.facts().local_count:
+        raise CollectiveError(f"Choose 1 to {devicefacts.facts().local_count} devices.")
     if m < 1:
         raise CollectiveError("Each device needs at least one element.")
     check(c, n, m, groups)
@@ -349,7 +348,7 @@ def compile_collective(key: str, n: int, groups, perm) -> Callable:
 
     groups_list = [list(g) for g in groups] if groups else None
     return jax.pmap(build(BY_KEY[key], groups_list, list(perm) or None), axis_name=AXIS,
-                    devices=jax.local_devices()[:n])  # fmt: skip
+                    devices=devicefacts.local_devices_for_work()[:n])  # fmt: skip
 
 
 def defined_sources(c: Collective, n: int, perm) -> list[list[tuple[int, int] | None]]:

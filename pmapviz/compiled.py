@@ -220,8 +220,9 @@ def _placed(target: Target, sharding_for: Callable[[int, int | None], Any]) -> l
 def _pmap_lowered(target: Target):
     import jax
 
+    devs = devicefacts.local_devices_for_work()[: target.n]
     pm = jax.pmap(target.fn, in_axes=target.in_axes, out_axes=target.out_axes,
-                  axis_name=target.axis_name, devices=jax.local_devices()[: target.n])  # fmt: skip
+                  axis_name=target.axis_name, devices=devs)  # fmt: skip
     args = _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n))
     return pm, args, pm.lower(*args)
 
@@ -267,7 +268,7 @@ def _variant(key: str, target: Target) -> Variant:
 
     try:
         if key == "vmap":
-            dev0 = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+            dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
             fn, args = jax.jit(_vmapped(target)), _placed(target, lambda r, ax: dev0)
         elif key == "jit_sharded":
             fn = jax.jit(_vmapped(target))
@@ -330,9 +331,9 @@ def plan_target(program: Program, plan: Plan) -> Target:
 
     if not plan.ok:
         raise ValueError("only a valid plan can be compiled")
-    if plan.devices_used > jax.local_device_count():
+    if plan.devices_used > devicefacts.facts().local_count:
         raise ValueError(f"the plan uses {plan.devices_used} devices; this process has "
-                         f"{jax.local_device_count()}")  # fmt: skip
+                         f"{devicefacts.facts().local_count}")  # fmt: skip
     args = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype))
                  for leaf in plan.leaves)  # fmt: skip
     given = plan.in_axes_given if plan.has_trees else plan.leaf_axes
@@ -434,7 +435,7 @@ def hidden_communication(n: int, m: int = 1024, repeat: int = 5) -> list[Hidden]
 
     x = jax.device_put(np.arange(1, n * m + 1, dtype=np.float32).reshape(n, m),
                        pmap_sharding(2, 0, n))  # fmt: skip
-    out = jax.pmap(lambda v: v * 2, devices=jax.local_devices()[:n])(x)
+    out = jax.pmap(lambda v: v * 2, devices=devicefacts.local_devices_for_work()[:n])(x)
     shard0 = out.addressable_shards[0].data  # device 0's block, shape (1, m)
     take0, take0_twice = jax.jit(lambda a: a[0]), jax.jit(lambda a: a[0] * 2)
     cases = [
@@ -450,9 +451,10 @@ def hidden_communication(n: int, m: int = 1024, repeat: int = 5) -> list[Hidden]
          "becomes a collective."),
     ]  # fmt: skip
     found = [_measure(*c, repeat=repeat) for c in cases]
-    w0 = jax.device_put(np.arange(1, m + 1, dtype=np.float32), jax.local_devices()[0])
+    devs = devicefacts.local_devices_for_work()
+    w0 = jax.device_put(np.arange(1, m + 1, dtype=np.float32), devs[0])
     rep = jax.device_put(w0, NamedSharding(pmap_sharding(1, 0, n).mesh, PartitionSpec()))
-    scale = jax.pmap(lambda w, v: w * v, in_axes=(None, 0), devices=jax.local_devices()[:n])
+    scale = jax.pmap(lambda w, v: w * v, in_axes=(None, 0), devices=devs[:n])
     rows = lambda w: rows_for(parse_hlo(scale.lower(w, x).compile().as_text()), n)  # noqa: E731
     found.append(_measure(
         "replicating parameters", "jax.pmap(f, in_axes=(None, 0))(w_on_device_0, x)",

@@ -32,12 +32,14 @@ import glob
 import importlib.util
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pmapviz import deviceset
 from pmapviz.settings import digits_or
 
 PLATFORM_NAMES = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
@@ -66,8 +68,9 @@ class Facts:
     jax_version: str
     physical_cores: int
     logical_cpus: int
-    startup_s: float | None = None  # the backend's first device_put, measured once
+    startup: Startup | None = None  # what starting JAX cost, measured once where it happened
     hints: tuple[str, ...] = ()  # what the machine has that JAX does not use
+    sets: tuple[str, ...] = ()  # every device set this process holds (deviceset.names())
 
     @property
     def emulated(self) -> bool:
@@ -88,6 +91,28 @@ class Facts:
     def labels(self) -> list[str]:
         return [d.label for d in self.devices]
 
+    @property
+    def exclusive(self) -> bool:
+        """A TPU chip serves one process at a time: a second process that starts JAX on it
+        fails while the first holds it (GPUs and CPU devices can be shared)."""
+        return self.platform == "tpu"
+
+    @property
+    def set_name(self) -> str:
+        """The device set these facts describe (its platform: "cpu", "gpu", "tpu")."""
+        return self.platform
+
+    @property
+    def beside(self) -> bool:
+        """Whether this process holds another device set beside this one (an accelerator
+        and emulated CPU devices at once)."""
+        return len(self.sets) > 1
+
+    @property
+    def startup_s(self) -> float | None:
+        """The first transfer to this set's first device, measured once at start."""
+        return None if self.startup is None else self.startup.first_put_s(self.platform)
+
     def devices_phrase(self, n: int | None = None) -> str:
         """'8 emulated CPU devices', '1 NVIDIA H200 GPU', '8 TPU v5 lite devices'."""
         n = self.local_count if n is None else n
@@ -100,58 +125,68 @@ class Facts:
         return f"{n} {kind} device{s}" if kind else f"{n} {self.name} device{s}"
 
 
-_OVERRIDE: list[Callable[[], list]] = []  # tests: a fake device list (see override)
 _FACTS: dict[str, Facts] = {}
 _LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def override(devices: Sequence) -> Iterator[None]:
+def override(devices: Sequence, cpu: bool = True) -> Iterator[None]:
     """For tests: describe ``devices`` (objects with ``id``, ``process_index``, ``platform``,
-    ``device_kind``, ``memory_stats()`` and a ``str``) instead of JAX's. Programs still run
-    on JAX's real devices; every fact, budget and word comes from the fakes."""
-    with _LOCK:
-        _OVERRIDE.append(lambda: list(devices))
-        _FACTS.clear()
-    try:
-        yield
-    finally:
+    ``device_kind``, ``memory_stats()`` and a ``str``) instead of JAX's. Fake accelerators
+    come with this process's CPU devices beside them as a second set, as on a real machine
+    with accelerators (``cpu=False``: without). Programs still run on JAX's real devices;
+    every fact, budget and word comes from the fakes."""
+    fakes = list(devices)
+    sets = {fakes[0].platform: fakes}
+    if cpu and deviceset.CPU not in sets:
+        import jax
+
+        sets[deviceset.CPU] = list(jax.local_devices(backend=deviceset.CPU))
+    with deviceset.override(sets):
         with _LOCK:
-            _OVERRIDE.pop()
             _FACTS.clear()
+        try:
+            yield
+        finally:
+            with _LOCK:
+                _FACTS.clear()
 
 
-def jax_devices() -> list:
-    """Every global device (or the test override's)."""
-    if _OVERRIDE:
-        return _OVERRIDE[-1]()
+def jax_devices(name: str | None = None) -> list:
+    """Every global device of set ``name`` (default: the current set), or the test's fakes."""
+    name = deviceset.current() if name is None else name
+    if deviceset.overridden():
+        return deviceset.described()[name]
     import jax
 
-    return jax.devices()
+    return jax.devices(name)
 
 
-def local_devices() -> list:
-    """This process's devices (or the test override's)."""
-    if _OVERRIDE:
-        return _OVERRIDE[-1]()
-    import jax
-
-    return jax.local_devices()
+def local_devices(name: str | None = None) -> list:
+    """This process's devices of set ``name`` (default: the current set), or the fakes."""
+    return deviceset.described()[deviceset.current() if name is None else name]
 
 
-def facts() -> Facts:
-    """This process's devices (read once; JAX fixes them when its backend starts)."""
+def facts(name: str | None = None) -> Facts:
+    """What the devices of set ``name`` are (default: the set the current action runs on);
+    read once per set, since JAX fixes them when its backend starts."""
+    name = deviceset.current() if name is None else name
     with _LOCK:
-        if "facts" not in _FACTS:
-            _FACTS["facts"] = _read_facts()
-        return _FACTS["facts"]
+        if name not in _FACTS:
+            _FACTS[name] = _read_facts(name)
+        return _FACTS[name]
 
 
-def _read_facts() -> Facts:
+def every_set() -> list[Facts]:
+    """The facts of every set this process holds, accelerators first."""
+    return [facts(name) for name in deviceset.names()]
+
+
+def _read_facts(name: str) -> Facts:
     import jax
 
-    devs = jax_devices()
-    local = local_devices()
+    devs = jax_devices(name)
+    local = local_devices(name)
     first = local[0]
     return Facts(
         platform=first.platform, device_kind=first.device_kind,
@@ -159,12 +194,27 @@ def _read_facts() -> Facts:
                       for d in devs),
         local_count=len(local), process_count=1 + max(d.process_index for d in devs),
         jax_version=jax.__version__, physical_cores=physical_cores(),
-        logical_cpus=logical_cpus(), startup_s=_STARTUP.get("s"),
-        hints=tuple(accelerator_hints(first.platform)),
+        logical_cpus=logical_cpus(), startup=_STARTUP.get("startup"),
+        hints=tuple(accelerator_hints(first.platform, deviceset.names())),
+        sets=deviceset.names(),
     )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the host
+def no_local_sockets() -> str | None:
+    """Why this machine lets no process open a TCP socket on 127.0.0.1 (a sandbox can forbid
+    them), in words; None where it can. A jax.distributed coordinator needs one, and so does a
+    Streamlit server."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+    except OSError as err:
+        return (f"this machine lets no process open a network socket, not even on 127.0.0.1 "
+                f"({err.strerror or err}), and jax.distributed's coordinator needs one. "
+                "A sandbox does this; on your own machine or a cluster it works.")  # fmt: skip
+    return None
+
+
 def logical_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -222,6 +272,61 @@ def host_memory() -> HostMemory:
     return HostMemory(found.get("MemTotal", fallback), found.get("MemAvailable", fallback))
 
 
+def rss_bytes() -> int | None:
+    """This process's resident memory now (``/proc/self/statm``), or None where unreadable.
+    On a TPU it counts the chip's memory windows the runtime maps in (see :class:`Startup`):
+    read it as growth over a baseline, never as the process's own use."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class HostGrowth:
+    """The peak growth of this process's RSS during a block (``with HostGrowth() as g:``,
+    then ``g.peak_bytes``): sampled every ``interval`` s on a thread and at both ends, over
+    the RSS at its start. Other sessions' work in the same process counts too; where RSS
+    cannot be read, ``peak_bytes`` is None."""
+
+    def __init__(self, interval: float = 0.002):
+        self.interval = interval
+        self.start: int | None = None
+        self.peak: int | None = None
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self) -> None:
+        now = rss_bytes()
+        if now is not None and self.peak is not None:
+            self.peak = max(self.peak, now)
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> HostGrowth:
+        self.start = self.peak = rss_bytes()
+        if self.start is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True,
+                                            name="pmapviz-rss")  # fmt: skip
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._sample()
+
+    @property
+    def peak_bytes(self) -> int | None:
+        """How far the RSS rose above its value at the start, at its highest."""
+        if self.start is None or self.peak is None:
+            return None
+        return max(0, self.peak - self.start)
+
+
 # ---------------------------------------------------------------- device memory
 @dataclass(frozen=True)
 class DeviceMemory:
@@ -237,11 +342,12 @@ class DeviceMemory:
         return None if self.limit is None else max(0, self.limit - self.in_use)
 
 
-def device_memory() -> list[DeviceMemory] | None:
-    """Each local device's memory now; None where the backend reports none (CPU: the devices
-    use the host's memory, see :func:`host_memory`)."""
+def device_memory(name: str | None = None) -> list[DeviceMemory] | None:
+    """Each local device's memory now, of set ``name`` (default: the current set); None where
+    the backend reports none (CPU: the devices use the host's memory, see
+    :func:`host_memory`)."""
     out = []
-    for d in local_devices():
+    for d in local_devices(name):
         try:
             stats = d.memory_stats()
         except Exception:  # noqa: BLE001 - a backend without memory statistics
@@ -263,23 +369,79 @@ def peak_device_bytes() -> int | None:
 
 
 # ---------------------------------------------------------------- start-up
-_STARTUP: dict[str, float] = {}
+@dataclass(frozen=True)
+class Startup:
+    """What starting JAX cost this process, measured once, where it happened, and kept out of
+    every other timing and memory figure."""
+
+    backend_s: float  # jax.devices(): the runtime starts here (a TPU v5e's: about 7 s)
+    first_put: tuple[tuple[str, float], ...]  # (set, seconds of its first device_put)
+    rss_before: int | None  # the process's RSS before the backend started (bytes)
+    rss_after: int | None  # after every set's first transfer: host growth is read from here
+    available_before: int  # the host's available memory (MemAvailable) before, and after
+    available_after: int
+
+    def first_put_s(self, name: str) -> float | None:
+        return dict(self.first_put).get(name)
+
+    @property
+    def runtime_bytes(self) -> int | None:
+        """What the backends mapped into this process while starting (a TPU's runtime: 13 GB
+        of RSS, two 4 GiB windows onto the chip among them, which are not host memory)."""
+        if self.rss_before is None or self.rss_after is None:
+            return None
+        return max(0, self.rss_after - self.rss_before)
 
 
-def start_backend() -> float:
-    """Start the backend and make its first ``device_put`` (CUDA starts its context there:
-    1.85 s on an H200), once per process, so that no timing counts it. Returns the seconds
-    it took the first time."""
+_STARTUP: dict[str, Startup] = {}
+RUNTIME_NOTE_BYTES = 2**30  # a runtime that maps this much at start gets a line (a TPU's: 13 GB)
+
+
+def start_backend(clock: Callable[[], float] = time.perf_counter) -> Startup:
+    """Start JAX's backends (``jax.devices()``: the runtime starts there), then make each
+    device set's first ``device_put`` (CUDA starts its context there: 1.85 s on an H200),
+    once per process, each timed where it happens, so that no later timing counts them.
+    Reads the process's RSS and the host's available memory before and after: host-memory
+    figures are growth over ``rss_after``. Raises what ``jax.devices()`` raises."""
     with _LOCK:
-        if "s" not in _STARTUP:
-            import jax
-            import numpy as np
+        if "startup" in _STARTUP:
+            return _STARTUP["startup"]
+    import jax
+    import numpy as np
 
-            t = time.perf_counter()
-            jax.block_until_ready(jax.device_put(np.zeros(1, np.float32), jax.local_devices()[0]))
-            _STARTUP["s"] = time.perf_counter() - t
-            _FACTS.clear()  # facts now carry it
-        return _STARTUP["s"]
+    rss_before, avail_before = rss_bytes(), host_memory().available
+    t = clock()
+    jax.devices()
+    backend_s = clock() - t
+    first = []
+    for name in deviceset.names():
+        t = clock()
+        jax.block_until_ready(jax.device_put(np.zeros(1, np.float32), deviceset.devices(name)[0]))
+        first.append((name, clock() - t))
+    started = Startup(backend_s, tuple(first), rss_before, rss_bytes(), avail_before,
+                      host_memory().available)  # fmt: skip
+    with _LOCK:
+        _STARTUP.setdefault("startup", started)
+        _FACTS.clear()  # facts now carry it
+        return _STARTUP["startup"]
+
+
+def startup() -> Startup | None:
+    """This process's start-up, once :func:`start_backend` has run."""
+    return _STARTUP.get("startup")
+
+
+def startup_lines(s: Startup) -> list[str]:
+    """The start-up in words, once (the sidebar, ``devices``, ``doctor``)."""
+    puts = ", ".join(f"{PLATFORM_NAMES.get(name, name)} {sec:.2f} s" for name, sec in s.first_put)
+    lines = [f"JAX start-up: {s.backend_s:.2f} s to start the runtime (`jax.devices()`); the "
+             f"first transfer to each device set: {puts}. Measured once, kept out of every "
+             "timing."]  # fmt: skip
+    if (s.runtime_bytes or 0) >= RUNTIME_NOTE_BYTES:
+        lines.append(f"The runtime mapped {s.runtime_bytes / 2**30:,.1f} GiB into this process "
+                     "as it started (memory windows onto devices count there too); host "
+                     "memory figures are growth over it.")  # fmt: skip
+    return lines
 
 
 def warm_transfer(hosts: Sequence) -> float:
@@ -346,13 +508,14 @@ def install_advice(platform: str) -> str:
     return " or ".join(c.split("  #")[0] for c in install_commands(platform))
 
 
-def accelerator_hints(platform: str) -> list[str]:
-    """A line per accelerator the machine has but this process does not use."""
+def accelerator_hints(platform: str, held: Sequence[str] = ()) -> list[str]:
+    """A line per accelerator the machine has but this process does not use (``held``: the
+    device sets this process has; an accelerator among them is in use, beside the CPU set)."""
     if platform != "cpu":
         return []
     hints = []
     installed = backends_installed()
-    for acc in accelerators_present():
+    for acc in (a for a in accelerators_present() if a not in held):
         name = PLATFORM_NAMES[acc]
         if acc in installed:
             hints.append(
@@ -367,21 +530,87 @@ def accelerator_hints(platform: str) -> list[str]:
     return hints  # fmt: skip
 
 
+_BACKEND = re.compile(r"Unable to initialize backend '([a-z0-9_]+)'")
+_BACKEND_PLATFORM = {"cuda": "gpu", "rocm": "gpu", "gpu": "gpu", "tpu": "tpu", "cpu": "cpu"}
+_HELD_BY = re.compile(r"in use by process with pid ([0-9]{1,10})")
+_JAX_ADVICE = re.compile(r"\s*\((set JAX_PLATFORMS|you may need to uninstall).*$")
+
+
 def unavailable_message(platform: str, error: BaseException | None = None) -> str:
-    """One clear paragraph for a platform JAX cannot start here."""
-    name = PLATFORM_NAMES.get(platform, platform)
-    have = ", ".join(backends_installed())
-    seen = accelerators_present()
-    files = "/dev/nvidia*" if platform == "gpu" else "/dev/accel*"
-    machine = (f"This machine does show a {name} ({files})." if platform in seen
-               else f"This machine shows no {name} device files ({files}) either.")  # fmt: skip
-    said = re.sub(r"\s*\(set JAX_PLATFORMS.*$", "", str(error).splitlines()[0]) if error else ""
+    """One clear paragraph for a platform JAX cannot start here, naming the platform that
+    failed (from JAX's own message where ``platform`` is "auto"). A TPU that another process
+    holds gets :func:`held_message` instead: that is no missing installation."""
+    said = _JAX_ADVICE.sub("", str(error).splitlines()[0]) if error and str(error) else ""
+    failed = _BACKEND.search(said)
+    if platform == "auto" and failed:
+        platform = _BACKEND_PLATFORM.get(failed.group(1), failed.group(1))
+    if held := held_message(said):
+        return held
+    said = re.sub(r"\s*Run \"?\$? ?sudo rm[^.]*\.?", "", said)  # never relay a harmful fix
     why = f" (JAX said: {said[:200]})" if said else ""
+    have = ", ".join(backends_installed())
+    if platform == "auto":
+        return (f"JAX cannot start its backend here{why}. Backends this JAX installation has: "
+                f"{have}. Start with --platform cpu (emulated CPU devices).")  # fmt: skip
+    name = PLATFORM_NAMES.get(platform, platform.upper())
+    files = "/dev/nvidia*" if platform == "gpu" else "/dev/accel*"
+    machine = (f"This machine does show a {name} ({files})." if platform in accelerators_present()
+               else f"This machine shows no {name} device files ({files}) either.")  # fmt: skip
     return (
-        f"JAX cannot start the {platform} platform here{why}. Backends this JAX installation "
-        f"has: {have}. {machine} For a {name}, install the accelerator build of the pinned "
-        f"JAX: {install_advice(platform)}; or start with --platform cpu (emulated CPU devices)."
+        f"JAX cannot start the {name} here{why}. Backends this JAX installation has: {have}. "
+        f"{machine} For a {name}, install the accelerator build of the pinned JAX: "
+        f"{install_advice(platform)}; or start with --platform cpu (emulated CPU devices)."
     )
+
+
+def held_message(said: str) -> str | None:
+    """When JAX's message says another process holds the TPU (a chip serves one process at a
+    time): one line naming the holder where JAX does, and what works beside it; else None.
+    libtpu's own advice to delete its lock file is never passed on: the holder is alive."""
+    found = _HELD_BY.search(said)
+    if found is None and "libtpu_lockfile" not in said:
+        return None
+    pid = int(found.group(1)) if found else tpu_holder()
+    holder = (f"process {pid}{_command_of(pid)}" if pid
+              else "another process (libtpu's lock file is taken)")  # fmt: skip
+    return (f"The TPU here is in use by {holder}, and a TPU chip serves one process at a time. "
+            "Beside it, run with --platform cpu (emulated CPU devices); if that process is a "
+            "pmapviz server, its own pages run on the TPU.")  # fmt: skip
+
+
+_TPU_FILES = ("/dev/accel", "/dev/vfio/", "/tmp/libtpu_lockfile")
+
+
+def tpu_holder(proc: str = "/proc") -> int | None:
+    """The process (of those this user may read) that has a TPU's device files or libtpu's
+    lock file open, when JAX's message does not name it; None when none is found."""
+    me = os.getpid()
+    for fd_dir in glob.glob(os.path.join(proc, "[0-9]*", "fd")):
+        pid = int(fd_dir.split(os.sep)[-2])
+        if pid == me:
+            continue
+        try:
+            links = [os.readlink(os.path.join(fd_dir, fd)) for fd in os.listdir(fd_dir)]
+        except OSError:  # another user's process, or one that ended meanwhile
+            continue
+        if any(link.startswith(_TPU_FILES) for link in links):
+            return pid
+    return None
+
+
+def _command_of(pid: int) -> str:
+    """' (streamlit run app.py)' for a process this user may read, else '': its program's
+    name and first arguments, letters, digits and ``./=-`` only (no Markdown can form)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = [w.decode(errors="replace") for w in f.read().split(b"\0") if w][:5]
+    except OSError:
+        return ""
+    if not words:
+        return ""
+    words[0] = os.path.basename(words[0])
+    text = re.sub(r"[^A-Za-z0-9 ._/=-]", "?", " ".join(words))
+    return f" ({text[:60]}{'...' if len(text) > 60 else ''})"
 
 
 # ---------------------------------------------------------------- measured rates
@@ -501,13 +730,12 @@ def measure_transfer(nbytes: int = 16 * MiB, repeat: int = 3,
 
 
 def local_devices_for_work() -> list:
-    """The devices programs really run on (JAX's own, even under a test override)."""
-    import jax
+    """The devices programs really run on: the current device set's (JAX's own, even under
+    a test override; :func:`pmapviz.deviceset.devices`)."""
+    return deviceset.devices()
 
-    return jax.local_devices()
 
-
-_RATES: dict[str, Rates] = {}
+_RATES: dict[str, Rates] = {}  # per device set
 _RATES_LOCK = threading.Lock()
 
 
@@ -521,30 +749,32 @@ def probe_nbytes(budget: int, own_memory: bool = False) -> int:
 
 
 def rates(budget: int | None = None) -> Rates:
-    """This process's measured rates, measured on the first call (with a probe sized by
-    ``budget``, see :func:`probe_nbytes`) and then remembered."""
+    """The current device set's measured rates, measured on the first call (with a probe
+    sized by ``budget``, see :func:`probe_nbytes`) and then remembered."""
+    name = deviceset.current()
     with _RATES_LOCK:
-        if "rates" not in _RATES:
+        if name not in _RATES:
             start_backend()
             own = not facts().shares_host_memory
             nbytes = probe_nbytes(budget if budget is not None else 4096 * MiB, own)
             gbs, method = measure_bandwidth(nbytes)
-            _RATES["rates"] = Rates(gbs, measure_flops(), measure_transfer(),
-                                    str(local_devices()[0]), nbytes, method)  # fmt: skip
-        return _RATES["rates"]
+            _RATES[name] = Rates(gbs, measure_flops(), measure_transfer(),
+                                 str(local_devices()[0]), nbytes, method)  # fmt: skip
+        return _RATES[name]
 
 
 def rates_measured() -> bool:
-    """Whether this process has measured its rates (their probe costs memory once)."""
-    return "rates" in _RATES
+    """Whether the current device set's rates are measured (their probe costs memory once)."""
+    return deviceset.current() in _RATES
 
 
 def set_rates(value: Rates | None) -> None:
-    """Replace (or forget, with None) the measured rates: for tests and benchmarks."""
+    """Replace (or forget, with None) the measured rates: for tests and benchmarks. Every
+    set's rates are forgotten; ``value`` becomes the current set's."""
     with _RATES_LOCK:
         _RATES.clear()
         if value is not None:
-            _RATES["rates"] = value
+            _RATES[deviceset.current()] = value
 
 
 # ---------------------------------------------------------------- profiler traces
@@ -604,6 +834,30 @@ def lane_order(label: str) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------- the words
+def beside(f: Facts) -> Facts | None:
+    """The other device set of this process (the accelerators beside the emulated CPU
+    devices, or those beside the accelerators), or None on a one-set machine."""
+    others = [name for name in f.sets if name != f.platform]
+    return facts(others[0]) if others else None
+
+
+def sets_sentence(f: Facts) -> str:
+    """Which set a page runs on, and the other one this server holds (empty on one set)."""
+    other = beside(f)
+    if other is None:
+        return ""
+    return (f"This page runs on **{f.devices_phrase()}**; the server also holds "
+            f"{other.devices_phrase()} (switch at the top of the page).")  # fmt: skip
+
+
+def beside_sentences(f: Facts) -> list[str]:
+    """What pmapviz says of the set beside ``f``'s on a page running on ``f`` (the words of
+    the other set are true there): the sets sentence, the sidebar's restart and tour step 1."""
+    if beside(f) is None:
+        return []
+    return [sets_sentence(f), devices_story(f, f.local_count), say(f, "restart")]
+
+
 def summary(f: Facts) -> str:
     """One line: what the devices are."""
     share = f", sharing {f.physical_cores} physical CPU core(s)" if f.emulated else ""
@@ -614,13 +868,16 @@ def speed_story(f: Facts, n: int | None = None) -> str:
     """Why more devices do or do not make things faster here (Timing lab, tour)."""
     n = f.local_count if n is None else n
     if f.emulated:
+        other = beside(f)
+        real = (f" This server also holds {other.devices_phrase()}: pick it at the top of the "
+                "page to time the real device." if other else "")  # fmt: skip
         return (
             f"**This machine: {f.physical_cores} physical CPU core(s), {f.devices_phrase(n)}.** "
             "Emulated devices share those cores, and `jit` on a single device already uses all "
             "of them, so on a CPU more devices do **not** make the work faster: they add "
             "per-call overhead and, for collectives, copies. On real GPUs or TPUs each device "
             "has its own compute and memory, and pmap does speed up (sub-linearly, once "
-            "communication offsets the gain)."
+            f"communication offsets the gain).{real}"
         )
     if n == 1:
         return (
@@ -691,19 +948,42 @@ WORDS: dict[str, tuple[str, str]] = {
         "To use another count, stop the server and restart it:",
         "The devices are **fixed for this server process**: JAX found these {name}s when it "
         "started. To show another count, restart on CPU devices instead:"),
+    "restart beside": (  # the same, where the server holds an accelerator and CPU devices
+        "Both device sets are **fixed for this server process**: JAX found the {real} and "
+        "made the emulated CPU devices when it started. To emulate another count beside the "
+        "{real_name}, restart the server:",
+        "Both device sets are **fixed for this server process**: JAX found the {real} and "
+        "made the emulated CPU devices when it started. To emulate another count beside the "
+        "{real_name}, restart the server:"),
 }  # fmt: skip
 
 
 def say(f: Facts, key: str, n: int | None = None) -> str:
-    """The sentence ``key`` of :data:`WORDS` for these devices (``n``: how many are meant)."""
+    """The sentence ``key`` of :data:`WORDS` for these devices (``n``: how many are meant).
+    Where the server holds two sets, ``"restart"`` says so (``"restart beside"``)."""
+    other = beside(f)
+    if key == "restart" and other is not None:
+        key = "restart beside"
     cpu, real = WORDS[key]
     n = f.local_count if n is None else n
-    return (cpu if f.emulated else real).format(n=n, cores=f.physical_cores, name=f.name,
-                                                phrase=f.devices_phrase(n))  # fmt: skip
+    accel = f if not f.emulated else other
+    return (cpu if f.emulated else real).format(
+        n=n,
+        cores=f.physical_cores,
+        name=f.name,
+        phrase=f.devices_phrase(n),
+        real=accel.devices_phrase() if accel else "",
+        real_name=accel.name if accel else "",
+    )
 
 
 def devices_note(f: Facts) -> str | None:
     """The sidebar's note on what the devices are, when it matters."""
+    other = beside(f)
+    if f.emulated and other is not None:
+        return (f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s), "
+                f"beside {other.devices_phrase()}: they show how pmap splits work over several "
+                f"devices; the {other.name} shows how fast it runs.")  # fmt: skip
     if f.emulated and f.local_count > 1:
         return (f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s). "
                 "They share the cores, so more devices give no speed-up here; on real GPUs or "
@@ -717,12 +997,23 @@ def devices_note(f: Facts) -> str | None:
 
 def devices_story(f: Facts, n: int) -> str:
     """Tour step 1: where the devices come from."""
+    other = beside(f)
+    emulated = f if f.emulated else other
+    how = (f"JAX can pretend one CPU is several devices: this server asked for "
+           f"**{emulated.local_count}** of them, before JAX started, with "
+           f"`jax.config.update(\"jax_num_cpu_devices\", {emulated.local_count})` (or "
+           f"`XLA_FLAGS=--xla_force_host_platform_device_count={emulated.local_count}`). After "
+           "JAX's first operation the count cannot change: it is fixed for the whole process."
+           if emulated is not None else "")  # fmt: skip
+    if other is not None:
+        real = other if f.emulated else f
+        return (f"This server holds two device sets at once: the machine's own "
+                f"**{real.devices_phrase()}**, and beside it emulated CPU devices for the "
+                f"lessons that need several. {how} This step runs on **{f.devices_phrase(n)}**; "
+                "switch at the top of the page. To emulate another count, restart the "
+                "server:")  # fmt: skip
     if f.emulated:
-        return (f"JAX can pretend one CPU is several devices. This server asked for **{n}**, "
-                f"before JAX started, with `jax.config.update(\"jax_num_cpu_devices\", {n})` "
-                f"(or `XLA_FLAGS=--xla_force_host_platform_device_count={n}`). After JAX's first "
-                "operation the count cannot change: it is fixed for the whole process. To show "
-                "another count, restart the server:")  # fmt: skip
+        return f"{how} To show another count, restart the server:"
     return (f"This server runs on **{f.devices_phrase(n)}**, the real devices JAX found when "
             "its backend started; the set is fixed for the whole process. To teach with more "
             "devices than the machine has, restart on CPU devices (up to 64):")  # fmt: skip
@@ -752,8 +1043,13 @@ def workers_note(f: Facts) -> str | None:
 def export_header(f: Facts, n: int) -> tuple[str, str]:
     """(docstring lines, device set-up code) of an exported script that needs ``n`` devices."""
     if f.emulated:
-        return (f"Exported by pmapviz for JAX {f.jax_version}: {n} emulated CPU device(s).\n"
-                "On GPUs or TPUs, delete the jax.config line to use the real devices.",
+        other = beside(f)
+        held = (f" It was exported from a server with {other.devices_phrase()}; these lines "
+                f"keep it on the CPU, so it also runs beside a process that holds the "
+                f"{other.name}." if other else "")  # fmt: skip
+        return (f"Exported by pmapviz for JAX {f.jax_version}: {n} emulated CPU device(s).{held}\n"
+                "To use a machine's GPUs or TPUs instead, delete the two jax.config lines.",
+                'jax.config.update("jax_platforms", "cpu")  # CPU devices, also beside a GPU/TPU\n'
                 f'jax.config.update("jax_num_cpu_devices", {n})'
                 "  # before any other JAX call")  # fmt: skip
     return (
@@ -763,6 +1059,16 @@ def export_header(f: Facts, n: int) -> tuple[str, str]:
         f"XLA_FLAGS=--xla_force_host_platform_device_count={n}.",
         f'assert jax.device_count() >= {n}, f"needs {n} devices, found {{jax.devices()}}"',
     )
+
+
+def more_devices(f: Facts, n: int) -> str:
+    """How to get ``n`` devices for a command where ``f``'s set has fewer: advice this
+    machine can follow (emulated CPU devices; beside an accelerator, that set)."""
+    if f.emulated:
+        return f"run it with --devices {n}"
+    if beside(f) is not None:
+        return f"run it on the emulated CPU devices with --device-set cpu --devices {n}"
+    return f"run it on emulated CPU devices with --platform cpu --devices {n}"
 
 
 def facts_json(f: Facts) -> dict:

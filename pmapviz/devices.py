@@ -20,7 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from pmapviz import devicefacts
+from pmapviz import devicefacts, deviceset
 from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  (re-exported)
 from pmapviz.settings import SettingError, parse_bytes, parse_folder
 
@@ -202,6 +202,13 @@ def merge_xla_flags(existing: str | None, n_devices: int) -> str:
     return " ".join([*kept, f"{_FORCE_FLAG}={n_devices}"])
 
 
+def platforms_for(platform: str) -> str:
+    """JAX's ``jax_platforms`` for a ``--platform``: an accelerator keeps the CPU backend
+    beside it (the emulated devices, a second device set); ``cpu`` starts the CPU alone (no
+    accelerator is opened, so it runs beside a process that holds a TPU)."""
+    return platform if platform == "cpu" else f"{platform},cpu"
+
+
 def environment_for(settings: Settings, env: dict[str, str] | os._Environ) -> dict[str, str]:
     """The environment variables to set before JAX starts (pure: returns only the changes)."""
     changes = {
@@ -209,7 +216,7 @@ def environment_for(settings: Settings, env: dict[str, str] | os._Environ) -> di
         "JAX_NUM_CPU_DEVICES": str(settings.devices),
     }
     if settings.platform != "auto":
-        changes["JAX_PLATFORMS"] = settings.platform
+        changes["JAX_PLATFORMS"] = platforms_for(settings.platform)
     return changes
 
 
@@ -242,10 +249,15 @@ class DeviceReport:
     def matches_request(self) -> bool:
         return not self.notes
 
+    @property
+    def sets(self) -> list[devicefacts.Facts]:
+        """Every device set this process holds (accelerators first), this one among them."""
+        return devicefacts.every_set()
+
     def cpu_restart_command(self, n: int) -> str:
-        """The command that restarts this server with ``n`` CPU devices (with --platform cpu
-        where the devices are GPUs or TPUs)."""
-        return self.restart_command(n, None if self.facts.emulated else "cpu")
+        """The command that restarts this server with ``n`` emulated CPU devices (beside the
+        accelerators, which stay; on a CPU-only machine, the devices themselves)."""
+        return self.restart_command(n)
 
     def restart_command(self, n: int | None = None, platform: str | None = None) -> str:
         """The command that restarts this server with ``n`` devices (on ``platform``: e.g.
@@ -284,16 +296,15 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
     from jax._src import xla_bridge
 
     if settings.platform != "auto" and not xla_bridge.backends_are_initialized():
-        jax.config.update("jax_platforms", settings.platform)
+        jax.config.update("jax_platforms", platforms_for(settings.platform))
     with contextlib.suppress(RuntimeError):  # backend already up: compared below
         jax.config.update("jax_num_cpu_devices", settings.devices)
-    try:
-        devs = jax.devices()
-    except RuntimeError as err:  # "Unable to initialize backend 'rocm' ...", "libtpu.so" ...
-        raise PlatformUnavailable(devicefacts.unavailable_message(settings.platform, err)) from err
-    notes.extend(_mismatch_notes(settings, devs))
     large_arrays_return_to_the_os()  # freed big arrays go back to the OS
-    devicefacts.start_backend()
+    try:  # jax.devices() and each set's first device_put, timed where they happen
+        devicefacts.start_backend()
+    except RuntimeError as err:  # "Unable to initialize backend 'tpu' ...", "libtpu.so" ...
+        raise PlatformUnavailable(devicefacts.unavailable_message(settings.platform, err)) from err
+    notes.extend(_mismatch_notes(settings, jax.devices()))
     _applied = (settings, tuple(notes))
     return _applied[1]
 
@@ -347,21 +358,17 @@ def applied_settings() -> Settings:
 def _mismatch_notes(settings: Settings, devs: list) -> list[str]:
     notes = []
     platform = devs[0].platform
-    n_local = sum(1 for d in devs if d.process_index == devs[0].process_index)
     if settings.platform not in ("auto", platform):
         notes.append(
             f"Asked for platform '{settings.platform}' but JAX is running on '{platform}' "
             "in this process (it was started before pmapviz could configure it)."
         )
-    if platform == "cpu" and n_local != settings.devices:
+    cpu = deviceset.devices(deviceset.CPU) if deviceset.CPU in deviceset.names() else []
+    if cpu and len(cpu) != settings.devices:
         notes.append(
-            f"Asked for {settings.devices} devices but JAX was already initialised in this "
-            f"process with {n_local}; the count cannot change until the server restarts."
-        )
-    if platform != "cpu" and settings.devices_source != "default":
-        notes.append(
-            f"Running on {len(devs)} real {platform.upper()} device(s); --devices only sets "
-            "the number of emulated CPU devices. Add --platform cpu to use those instead."
+            f"Asked for {settings.devices} emulated CPU devices but JAX was already "
+            f"initialised in this process with {len(cpu)}; the count cannot change until the "
+            "server restarts."
         )
     return notes
 

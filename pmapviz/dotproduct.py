@@ -19,7 +19,6 @@ import functools
 import gc
 import math
 import mmap
-import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -59,7 +58,7 @@ class DotResult:
     vmap_compile_s: float
     vmap_transfer_s: float
     vmap_run_s: float
-    peak_rss_mb: float
+    host_growth_mb: float | None  # how far the process's RSS rose during the run (its own)
     sample: list[float]
     per_device: list[dict] = field(default_factory=list)
     without_vmap_shape: tuple[int, ...] = ()
@@ -106,10 +105,6 @@ def transfer_note(res: DotResult) -> str:
     )
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
 def max_pairs(budget: int | memory.Budget, n: int) -> int:
     """The largest number of pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits the
     budget: a multiple of 16 n, so every device's block is shared with the host on CPU (any
@@ -152,7 +147,7 @@ def _programs(n: int) -> tuple[Callable, Callable, Callable]:
     import jax
     import jax.numpy as jnp
 
-    devs = jax.local_devices()[:n]
+    devs = devicefacts.local_devices_for_work()[:n]
     return (
         jax.pmap(jax.vmap(jnp.dot), devices=devs),
         jax.jit(lambda a, b: jax.vmap(jnp.dot)(a.reshape(-1, 3), b.reshape(-1, 3))),
@@ -172,17 +167,23 @@ def run_dot(
 ) -> DotResult:
     """The example at ``pairs`` pairs on ``n`` devices (see the module doc), in its share of
     the server's memory budget (waiting in the queue, ``on_wait``, while others hold it)."""
-    import jax
-
-    n = n or jax.local_device_count()
-    if not 1 <= n <= jax.local_device_count():
-        raise DotError(f"Use 1 to {jax.local_device_count()} devices.")
+    have = devicefacts.facts().local_count
+    n = n or have
+    if not 1 <= n <= have:
+        raise DotError(f"Use 1 to {have} devices.")
     if limit is None:
         limit = max_pairs(memory.budget(), n)
     check_pairs(pairs, n, limit)
-    with memory.reserve(memory.dot_bytes(pairs, n), f"the {pairs:,}-pair example", on_wait):
+    need = memory.dot_bytes(pairs, n)
+    # the run's own host memory: growth from here, not the runtime's mappings made at start
+    with (
+        memory.reserve(need, f"the {pairs:,}-pair example", on_wait),
+        devicefacts.HostGrowth() as growth,
+    ):
         result = _run(pairs, n, seed, repeat, progress, programs)
     devices.return_freed_memory()
+    grew = growth.peak_bytes
+    result.host_growth_mb = None if grew is None else grew / 1e6
     return result
 
 
@@ -233,7 +234,7 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
         run_s=statistics.median(run_all), run_s_all=run_all,
         vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s,
         vmap_run_s=vmap_run_s,
-        peak_rss_mb=peak_rss_mb(), sample=cmp["sample"], per_device=cmp["per_device"],
+        host_growth_mb=None, sample=cmp["sample"], per_device=cmp["per_device"],
         without_vmap_shape=wrong_shape, without_vmap_is_block_sums=is_block_sums,
         forgot_reshape_message=forgot_msg, zero_copy=zero_copy,
         platform=devicefacts.facts().platform, first_transfer_s=warm_s,
@@ -246,9 +247,8 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
 def _reference(vmap_dot, host: tuple[np.ndarray, np.ndarray]) -> tuple[object, float, float, float]:
     """jit(vmap(dot)) on one device: its output, and the seconds of the transfer, the compile
     and one timed run after a warm-up."""
-    import jax
 
-    (x0, y0), transfer_s = _put(host, jax.local_devices()[0])
+    (x0, y0), transfer_s = _put(host, devicefacts.local_devices_for_work()[0])
     t = time.perf_counter()
     compiled = vmap_dot.lower(x0, y0).compile()
     compile_s = time.perf_counter() - t

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import pytrees
+from pmapviz import devicefacts, pytrees
 from pmapviz.planning import Plan
 from pmapviz.settings import fmt_shape, fmt_tree
 
@@ -65,10 +65,9 @@ class ArrayLayout:
 
 def pmap_sharding(rank: int, split_axis: int | None, n_used: int, axis_name: str = "i"):
     """The NamedSharding pmap uses for an array of this rank split along ``split_axis``."""
-    import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    mesh = Mesh(np.array(jax.local_devices()[:n_used]), (axis_name,))
+    mesh = Mesh(np.array(devicefacts.local_devices_for_work()[:n_used]), (axis_name,))
     spec = [None] * rank
     if split_axis is not None:
         spec[split_axis] = axis_name
@@ -88,9 +87,8 @@ def pmap_indices(rank: int, split_axis: int | None, n_used: int) -> list[tuple]:
 def array_layout(
     name: str, shape: tuple[int, ...], dtype: str, split_axis: int | None, n_used: int
 ) -> ArrayLayout:
-    import jax
 
-    if n_used > jax.local_device_count():  # a bigger machine than this one: arithmetic
+    if n_used > devicefacts.facts().local_count:  # a bigger machine than this one: arithmetic
         where = pmap_indices(len(shape), split_axis, n_used)
         pieces = tuple(Piece(k, f"device {k}", where[k]) for k in range(n_used))
         return ArrayLayout(name, tuple(shape), dtype, split_axis, pieces)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, devices, fairlock, pytrees
+from pmapviz import devicefacts, devices, deviceset, fairlock, pytrees
 from pmapviz.catalog import numpy_fn
 from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
 from pmapviz.planning import Plan
@@ -152,33 +152,45 @@ def largest_fitting(need: Callable[[int], Need], budget: int | Budget, lo: int, 
 _DEFAULTS: dict[str, int] = {}  # the default budgets, fixed when the server first needs them
 
 
-def budget() -> Budget:
-    """Bytes this server's actions may use together (:func:`reserve` shares them): the
-    host's (``--max-bytes``, else a quarter of the host memory available when the server
-    started) and, where the devices have their own memory, the devices' (``--max-device-bytes``,
-    else a quarter of the free memory of the fullest device then). One action may use all of
-    it; several at once share it."""
+def budget(name: str | None = None) -> Budget:
+    """Bytes this server's actions on device set ``name`` (default: the current set) may use
+    together (:func:`reserve` shares them): the host's (``--max-bytes``, else a quarter of the
+    host memory available once JAX had started) and, where the set's devices have their own
+    memory, the devices' (``--max-device-bytes``, else a quarter of the free memory of the
+    fullest device then). One action may use all of it; several at once share it, on every
+    set of the server alike (:func:`admission`)."""
     settings = devices.applied_settings()
-    if settings.max_bytes:
-        host, host_source = settings.max_bytes, "set with --max-bytes"
-    else:
-        host = _DEFAULTS.setdefault("host", devicefacts.host_memory().available // 4)
-        host_source = ("a quarter of the host memory available when the server started; set "
-                       "with --max-bytes")  # fmt: skip
-    if devicefacts.facts().shares_host_memory:
+    host, host_source = _host_budget(settings.max_bytes)
+    name = deviceset.current() if name is None else name
+    if devicefacts.facts(name).shares_host_memory:
         return Budget(host, None, host_source, "the devices use the host's memory")
-    device, device_source = _device_budget(settings.max_device_bytes, host)
+    device, device_source = _device_budget(settings.max_device_bytes, host, name)
     return Budget(host, device, host_source, device_source)
 
 
-def _device_budget(max_device_bytes: int | None, host: int) -> tuple[int, str]:
+def _host_budget(max_bytes: int | None) -> tuple[int, str]:
+    """The host's budget and what it is based on, in words (with the numbers)."""
+    if max_bytes:
+        return max_bytes, "set with --max-bytes"
+    started = devicefacts.startup()
+    available = started.available_after if started else devicefacts.host_memory().available
+    host = _DEFAULTS.setdefault("host", available // 4)
+    runtime = (started.runtime_bytes if started else None) or 0
+    took = (f"; the JAX runtime had mapped {fmt_bytes(runtime)} into the server as it started, "
+            "device memory windows included" if runtime >= devicefacts.RUNTIME_NOTE_BYTES
+            else "")  # fmt: skip
+    return host, (f"a quarter of the {fmt_bytes(4 * host)} of host memory available once JAX "
+                  f"had started{took}; set with --max-bytes")  # fmt: skip
+
+
+def _device_budget(max_device_bytes: int | None, host: int, name: str) -> tuple[int, str]:
     if max_device_bytes:
         return max_device_bytes, "set with --max-device-bytes"
-    free = [m.free for m in devicefacts.device_memory() or [] if m.free is not None]
+    free = [m.free for m in devicefacts.device_memory(name) or [] if m.free is not None]
     if not free:
         return host, ("this backend reports no device memory limit, so the host's budget is "
                       "used; set one with --max-device-bytes")  # fmt: skip
-    device = _DEFAULTS.setdefault(f"device:{devicefacts.facts().platform}", min(free) // 4)
+    device = _DEFAULTS.setdefault(f"device:{name}", min(free) // 4)
     return device, ("a quarter of the free memory of the fullest device when the server "
                     "started (memory_stats: bytes_limit - bytes_in_use); set with "
                     "--max-device-bytes")  # fmt: skip
@@ -196,15 +208,30 @@ def _describe(amount: tuple[int, ...]) -> str:
     return f"{fmt_bytes(amount[0])} of host and {fmt_bytes(amount[1])} of device memory"
 
 
-def admission(b: Budget | None = None) -> fairlock.Pool:
-    """The server's memory pool: its capacity is the budget (host, and device where the
-    devices have their own), shared first come, first served by every allocating action."""
-    b = budget() if b is None else b
+def admission() -> fairlock.Pool:
+    """The server's memory pool, one for every device set: its capacity is the host's budget,
+    and the accelerators' device budget where the server has accelerators; shared first come,
+    first served by every allocating action."""
+    b = _server_budget()
     capacity = (b.host,) if b.shared else (b.host, b.device or 0)
     with _POOLS_LOCK:
         if capacity not in _POOLS:
             _POOLS[capacity] = fairlock.Pool("memory", capacity, _describe)
         return _POOLS[capacity]
+
+
+def _server_budget() -> Budget:
+    """The budget of the machine's own devices (an accelerator set's has a device part):
+    the pool's capacity, whichever set an action runs on."""
+    return budget(deviceset.real())
+
+
+def _amount(need: Need, b: Budget, pool: fairlock.Pool) -> tuple[int, ...]:
+    """What ``need`` takes of a pool: on a set whose devices use the host's memory, all of it
+    from the host (and nothing of an accelerator's device memory beside it)."""
+    if b.shared:
+        return (need.total,) + (0,) * (len(pool.capacity) - 1)
+    return (need.host, need.device)
 
 
 def measured_rates(b: Budget | None = None) -> devicefacts.Rates:
@@ -229,8 +256,8 @@ def reserve(need: Need, label: str, on_wait=None, should_stop=None,
     b = budget() if b is None else b
     if why := b.problem(need):
         raise BudgetError(f"{label[:1].upper()}{label[1:]} {why}.")
-    amount = (need.total,) if b.shared else (need.host, need.device)
-    return admission(b).acquire(amount, label, timeout, should_stop, on_wait)
+    pool = admission()
+    return pool.acquire(_amount(need, b, pool), label, timeout, should_stop, on_wait)
 
 
 def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import memory, meshfunction, programs, pytrees
+from pmapviz import devicefacts, memory, meshfunction, programs, pytrees
 from pmapviz.catalog import Program
 from pmapviz.meshes import Mesh, spec_text
 from pmapviz.planning import Plan
@@ -174,7 +174,8 @@ def shard_map_fn(fn, plan: Plan, eq: Equivalent):
 
     out_specs = pytrees.unflatten(pytrees.skeleton(plan.out_shapes),
                                   [PartitionSpec(*r.spec) for r in eq.outputs])  # fmt: skip
-    mesh = JaxMesh(np.array(jax.local_devices()[: plan.devices_used]), eq.mesh.names)
+    devs = devicefacts.local_devices_for_work()[: plan.devices_used]
+    mesh = JaxMesh(np.array(devs), eq.mesh.names)
     return jax.jit(jax.shard_map(f_block, mesh=mesh,
                                  in_specs=tuple(PartitionSpec(*r.spec) for r in eq.inputs),
                                  out_specs=out_specs, check_vma=True))  # fmt: skip
@@ -195,7 +196,7 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
     fn = programs.own_function(plan.leaf_fn(program.build(plan.axis_name)))
     xs = programs.make_values(plan, kind, seed)
     pm = jax.pmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name,
-                  devices=jax.local_devices()[: plan.devices_used])  # fmt: skip
+                  devices=devicefacts.local_devices_for_work()[: plan.devices_used])  # fmt: skip
     want = [np.asarray(o) for o in jax.tree.leaves(pm(*xs))]
     programs.forget_pmap(fn)
     pshapes = tuple(tuple(w.shape) for w in want)

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pmapviz import pytrees
+from pmapviz import devicefacts, pytrees
 from pmapviz.catalog import Program
 from pmapviz.settings import (
     DTYPES,
@@ -353,10 +353,8 @@ def normalise(
     axes and per-device blocks (none when the in_axes count is wrong or a prefix does not
     fit), the mapped size (:attr:`Normalised.size`). Raises only for a wrong dtypes count."""
     arguments, given = infer_arguments(fn, arg_shapes, in_axes, dtypes)
-    if n_devices is None:
-        import jax
-
-        n_devices = jax.local_device_count()
+    if n_devices is None:  # the devices of the set this runs on
+        n_devices = devicefacts.facts().local_count
     leaves, unfit = infer_leaves(arguments) if len(given) == len(arguments) else ((), ())
     return Normalised(fn=fn, arguments=arguments, in_axes_given=given, leaves=leaves,
                       unfit=unfit, out_axes=out_axes, axis_name=axis_name,

@@ -84,19 +84,20 @@ class HelloResult:
     sharding: str
 
 
-def hello_program() -> Callable:
-    """The compiled-on-first-call program of the home page: double every element."""
+def hello_program(n_devices: int) -> Callable:
+    """The compiled-on-first-call program of the home page: double every element, on the
+    current device set's first ``n_devices`` devices."""
     import jax
 
-    return jax.pmap(lambda x: x * 2)
+    return jax.pmap(lambda x: x * 2, devices=devicefacts.local_devices_for_work()[:n_devices])
 
 
 def run_hello(program: Callable, n_devices: int) -> HelloResult:
-    """Run ``program`` on ``arange(n_devices)``, one element per device."""
-    import jax
+    """Run ``program`` (``hello_program(n_devices)``) on ``arange(n_devices)``, one element
+    per device."""
 
     x = np.arange(n_devices, dtype=np.int32)
-    placed = place_on_devices(x, jax.local_devices()[:n_devices])
+    placed = place_on_devices(x, devicefacts.local_devices_for_work()[:n_devices])
     y = program(placed)
     y.block_until_ready()
     return HelloResult(
@@ -251,11 +252,11 @@ def compile_plan(program: Program, plan: Plan) -> Compiled:
         for leaf in plan.leaves
     ]  # fmt: skip
     pm = jax.pmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name,
-                  devices=jax.local_devices()[:n])  # fmt: skip
+                  devices=devicefacts.local_devices_for_work()[:n])  # fmt: skip
     t = time.perf_counter()
     run = pm.lower(*specs).compile()
     compile_s = time.perf_counter() - t
-    dev0 = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
     ref_specs = [jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=dev0) for s in specs]
     ref = jax.jit(jax.vmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes,
                            axis_name=plan.axis_name))  # fmt: skip
@@ -327,7 +328,7 @@ def _run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str, seed:
     n = plan.devices_used
     large_arrays_return_to_the_os()
     host = make_values(plan, kind, seed)
-    dev0 = jax.local_devices()[0]
+    dev0 = devicefacts.local_devices_for_work()[0]
     ref_in = [jax.device_put(a, dev0) for a in host]
     ref, ref_times = devicefacts.timed_calls(functools.partial(compiled.reference, *ref_in), 1)
     del ref_in
@@ -485,10 +486,10 @@ def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
     y = rng.standard_normal((n * block, 3), dtype=np.float32)
     dot = jax.vmap(jnp.dot)
     shard = pmap_sharding(3, 0, n)
-    out_pmap = jax.pmap(dot, devices=jax.local_devices()[:n])(
+    out_pmap = jax.pmap(dot, devices=devicefacts.local_devices_for_work()[:n])(
         jax.device_put(x.reshape(n, block, 3), shard), jax.device_put(y.reshape(n, block, 3), shard)
     )
-    mesh = Mesh(np.array(jax.local_devices()[:n]), ("i",))
+    mesh = Mesh(np.array(devicefacts.local_devices_for_work()[:n]), ("i",))
     rows = NamedSharding(mesh, PartitionSpec("i"))
     xs, ys = jax.device_put(x, rows), jax.device_put(y, rows)
     out_sm = jax.jit(jax.shard_map(dot, mesh=mesh, in_specs=(PartitionSpec("i"),) * 2,

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import memory, settings, timebudget
+from pmapviz import devicefacts, memory, settings, timebudget
 from pmapviz.layout import pmap_sharding
 from pmapviz.programs import shards_of
 
@@ -210,7 +210,7 @@ def build_steps(cfg: Config):
         return jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads), value
 
     pstep = jax.pmap(dp_step_fn(cfg), axis_name=AXIS, in_axes=(0, 0, 0),
-                     devices=jax.local_devices()[: cfg.devices])  # fmt: skip
+                     devices=devicefacts.local_devices_for_work()[: cfg.devices])  # fmt: skip
     return pstep, jax.jit(single_step)
 
 
@@ -246,9 +246,8 @@ def train(
     """Train data-parallel and on one device, step by step (see the module doc), in its
     share of the server's memory budget (waiting in the queue, ``on_wait``, while others
     hold it)."""
-    import jax
 
-    validate(cfg, jax.local_device_count(), time_limit)
+    validate(cfg, devicefacts.facts().local_count, time_limit)
     check_budget(cfg)
     with memory.reserve(
         memory.training_bytes(cfg.model, cfg.batch), "training", on_wait, should_stop
@@ -268,7 +267,8 @@ def _train(cfg: Config, progress, should_stop, steps_fn) -> History:
     rep = jax.tree.map(
         lambda p: jax.device_put(np.stack([p] * k), pmap_sharding(p.ndim + 1, 0, k)), params0
     )
-    single = jax.tree.map(lambda p: jax.device_put(p, jax.local_devices()[0]), params0)
+    dev0 = devicefacts.local_devices_for_work()[0]
+    single = jax.tree.map(lambda p: jax.device_put(p, dev0), params0)
     hist = History(cfg)
     n = x_all.shape[0]
     for step in range(cfg.steps):

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pmapviz import devicefacts
+from pmapviz import devicefacts, deviceset
 
 FIXTURES = Path(__file__).resolve().parent / "core" / "fixtures" / "gpu-h200"
+TPU_FIXTURES = FIXTURES.parent / "tpu-v5e"  # one v5e chip (README.md there)
 H200 = json.loads((FIXTURES / "gpu_device_info.json").read_text())
 
 
@@ -52,11 +53,16 @@ def tpu(n: int) -> list[FakeDevice]:
 
 
 @contextlib.contextmanager
-def fake_devices(platform: str, n: int | None = None) -> Iterator[list[FakeDevice]]:
-    """Describe ``n`` fake ``platform`` devices (default: as many as the real ones)."""
+def fake_devices(
+    platform: str, n: int | None = None, cpu: bool = True
+) -> Iterator[list[FakeDevice]]:
+    """Describe ``n`` fake ``platform`` devices (default: as many as the real ones), with this
+    process's CPU devices beside them as a second device set (as a server on an accelerator
+    machine holds both; ``cpu=False``: without), and run the block on the fake set
+    (``deviceset.use``), as a page that runs on the accelerators does."""
     import jax
 
     n = jax.local_device_count() if n is None else n
     devs = {"gpu": gpu, "tpu": tpu}[platform](n)
-    with devicefacts.override(devs):
+    with devicefacts.override(devs, cpu=cpu), deviceset.use(platform):
         yield devs

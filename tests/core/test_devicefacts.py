@@ -13,7 +13,7 @@ import pytest
 
 from pmapviz import devicefacts
 from tests.conftest import ROOT, TEST_DEVICES
-from tests.fakes import FIXTURES, H200, TPU_LIMIT
+from tests.fakes import FIXTURES, H200, TPU_FIXTURES, TPU_LIMIT
 
 
 def test_cpu_facts_come_from_jax():
@@ -53,10 +53,43 @@ def test_fake_tpus(fake_devices):
         assert f.local_count == 4
 
 
-def test_start_up_is_measured_once():
+def test_start_up_is_measured_once_where_it_happens():
+    """jax.devices() (where a TPU's runtime starts: 7 s) and each set's first transfer, each
+    timed apart, once; the RSS before and after is the baseline of host-memory growth."""
     first = devicefacts.start_backend()
-    assert first >= 0 and devicefacts.start_backend() == first
-    assert devicefacts.facts().startup_s == first
+    assert devicefacts.start_backend() is first and devicefacts.startup() is first
+    assert first.backend_s >= 0 and [name for name, _ in first.first_put] == ["cpu"]
+    assert devicefacts.facts().startup_s == first.first_put_s("cpu") >= 0
+    assert first.rss_before > 0 and first.rss_after >= first.rss_before
+    (line,) = devicefacts.startup_lines(first)  # a CPU runtime maps little: one line
+    assert "to start the runtime (`jax.devices()`)" in line and "kept out of every timing" in line
+
+
+def test_a_tpus_start_up_is_said_as_the_chip_measured_it():
+    """The v5e: 7.1 s in jax.devices(), 0.63 s first transfer, RSS 370 MB -> 13,810 MB of
+    runtime mappings (tests/core/fixtures/tpu-v5e/tpu_device_info.json)."""
+    info = json.loads((TPU_FIXTURES / "tpu_device_info.json").read_text())
+    mb = 2**20
+    s = devicefacts.Startup(info["jax_devices_s"], (("tpu", info["first_put_s"]), ("cpu", 0.01)),
+                            info["rss_mb_after_import"] * mb, info["rss_mb_after_first_put"] * mb,
+                            40 * 2**30, 36 * 2**30)  # fmt: skip
+    assert s.runtime_bytes == (13810 - 370) * mb
+    first, mapped = devicefacts.startup_lines(s)
+    assert "7.14 s to start the runtime" in first and "TPU 0.63 s, CPU 0.01 s" in first
+    assert "13.1 GiB into this process" in mapped and "growth over it" in mapped
+
+
+def test_host_growth_is_the_blocks_own_memory_not_the_process_rss():
+    before = devicefacts.rss_bytes()
+    assert before and before > 10 * 2**20
+    with devicefacts.HostGrowth() as g:
+        block = np.ones(64 * 2**20 // 8)  # 64 MiB, touched
+        block.sum()
+        del block
+    assert 60 * 2**20 <= g.peak_bytes < 200 * 2**20  # the block, not the ~0.5 GB process
+    with devicefacts.HostGrowth() as quiet:
+        pass
+    assert quiet.peak_bytes < 16 * 2**20
 
 
 def test_the_bandwidth_probe_is_xla_on_the_device_not_numpy(monkeypatch):
@@ -72,13 +105,14 @@ def test_the_bandwidth_probe_is_xla_on_the_device_not_numpy(monkeypatch):
 
 
 def test_rates_are_measured_once_and_say_where(fake_devices):
-    saved = devicefacts._RATES.get("rates")
+    saved = devicefacts._RATES.get("cpu")
     devicefacts.set_rates(None)
     try:
         with fake_devices("gpu"):
             r = devicefacts.rates(64 * 2**20)
+            assert devicefacts.rates() is r and devicefacts.rates_measured()
+        assert not devicefacts.rates_measured()  # each set has its own rates
         assert r.device == "cuda:0" and r.probe_bytes == 16 * 2**20
-        assert devicefacts.rates() is r and devicefacts.rates_measured()
         assert r.bandwidth_gbs > 0 and r.flops_per_s > 0 and r.transfer_gbs > 0
         words = r.floor_words()
         assert "measured on cuda:0 with XLA" in words and "16 MiB" in words
@@ -115,6 +149,8 @@ def test_a_machine_with_a_gpu_but_the_cpu_only_jax_is_told_how_to_install(monkey
     monkeypatch.setattr(devicefacts, "backends_installed", lambda: ["cpu", "gpu"])
     assert "--platform cpu" in devicefacts.accelerator_hints("cpu")[0]
     assert devicefacts.accelerator_hints("gpu") == []
+    # the emulated CPU set beside a GPU the process holds: no "restart without it" advice
+    assert devicefacts.accelerator_hints("cpu", ("gpu", "cpu")) == []
 
 
 def test_the_unavailable_platform_message_names_backends_and_the_install():
@@ -123,7 +159,7 @@ def test_the_unavailable_platform_message_names_backends_and_the_install():
         "backends: ['cpu', 'tpu']. (set JAX_PLATFORMS='' to ...)"
     )
     text = devicefacts.unavailable_message("gpu", err)
-    assert "JAX cannot start the gpu platform here" in text and "set JAX_PLATFORMS" not in text
+    assert "JAX cannot start the GPU here" in text and "set JAX_PLATFORMS" not in text
     assert "Backends this JAX installation has: cpu" in text and "jax[cuda12]==" in text
     assert "--platform cpu" in text and "\n" not in text
     assert "jax[tpu]==" in devicefacts.unavailable_message("tpu")
@@ -136,7 +172,7 @@ def test_asking_for_a_missing_accelerator_is_one_line_and_exit_2(platform):
                        cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
-    assert f"cannot start the {platform} platform" in line
+    assert f"cannot start the {platform.upper()} here" in line
     assert ("jax[cuda12]" if platform == "gpu" else "jax[tpu]") in line
 
 
@@ -154,8 +190,71 @@ def test_the_app_asked_for_a_missing_gpu_shows_one_page_with_the_install():
     exceptions, title, *rest = r.stdout.splitlines()
     text = "\n".join(rest)
     assert exceptions == "0" and title == "pmapviz could not start"
-    assert "cannot start the gpu platform" in text and "jax[cuda13]==" in text
+    assert "cannot start the GPU here" in text and "jax[cuda13]==" in text
     assert "--platform cpu" in text
+
+
+def _jax_said(row: dict) -> RuntimeError:
+    """What JAX raised in the doctor's subprocess on the TPU, from its one line."""
+    said = row["stderr"].split("(JAX said: ", 1)[1]
+    return RuntimeError(said.rsplit(").", 1)[0] + ")")
+
+
+def test_a_chip_held_by_another_process_is_said_in_one_true_line():
+    """On the v5e, every command beside a process holding the chip said 'JAX cannot start
+    the auto platform ... For a auto, install ...' (doctor_tpu_v5e.json). Now: which process
+    holds it, and what works beside it; never 'auto', never libtpu's sudo rm."""
+    doctor = json.loads((TPU_FIXTURES / "doctor_tpu_v5e.json").read_text())
+    err = _jax_said(doctor["commands"][0])
+    assert "pid 1491" in str(err)
+    text = devicefacts.unavailable_message("auto", err)
+    assert text.startswith("The TPU here is in use by process 1491")
+    assert "--platform cpu" in text and "one process at a time" in text
+    assert "auto" not in text and "install" not in text and "\n" not in text
+    lock = RuntimeError("Unable to initialize backend 'tpu': INTERNAL: Internal error when "
+                        "accessing libtpu multi-process lockfile. Run \"$ sudo rm "
+                        "/tmp/libtpu_lockfile\". (set JAX_PLATFORMS='' to ...)")  # fmt: skip
+    text = devicefacts.unavailable_message("tpu", lock)
+    assert "lock file is taken" in text and "sudo" not in text and "rm /tmp" not in text
+
+
+def test_the_cli_beside_a_held_chip_said_one_line_naming_the_holder(monkeypatch):
+    """What the v5e said (beside_cli_v5e.txt): libtpu's ABORTED lock-file message names no
+    process; the line pmapviz printed names the one /proc showed holding the chip."""
+    seen = (TPU_FIXTURES / "beside_cli_v5e.txt").read_text().splitlines()
+    jax_said = next(line for line in seen if line.startswith("RuntimeError: "))
+    printed = seen[seen.index("rc=2") + 1]
+    monkeypatch.setattr(devicefacts, "tpu_holder", lambda: 5440)
+    monkeypatch.setattr(devicefacts, "_command_of", lambda pid: " (python3 .tpu_check/hold.py 45)")
+    err = RuntimeError(jax_said.removeprefix("RuntimeError: "))
+    assert "pmapviz: " + devicefacts.unavailable_message("auto", err) == printed
+    assert "sudo" not in printed and "auto" not in printed
+
+
+def test_the_holder_is_found_by_its_open_device_files_when_jax_does_not_name_it(tmp_path):
+    """On the v5e, libtpu's lock-file message named no process: the one with the chip's
+    device files open is found in /proc (here a fake /proc: one bystander, one holder)."""
+    for pid, target in ((111, "/dev/null"), (222, "/dev/vfio/0"), (os.getpid(), "/dev/accel0")):
+        fd = tmp_path / str(pid) / "fd"
+        fd.mkdir(parents=True)
+        (fd / "3").symlink_to(target)
+    assert devicefacts.tpu_holder(str(tmp_path)) == 222  # never this process itself
+    (tmp_path / "222" / "fd" / "3").unlink()
+    assert devicefacts.tpu_holder(str(tmp_path)) is None
+
+
+def test_the_holder_is_named_by_its_command_without_markup():
+    said = f"The TPU is already in use by process with pid {os.getpid()}. Not attempting"
+    text = devicefacts.held_message(said)
+    assert f"process {os.getpid()} (" in text and ")," in text  # its command, as /proc says
+    assert not set(text.split("(", 1)[1]) & set("[]`*<>!")  # no Markdown from a command line
+    assert devicefacts.held_message("some other failure") is None
+
+
+def test_the_failing_backend_is_named_where_auto_was_asked():
+    err = RuntimeError("Unable to initialize backend 'cuda': no supported devices found")
+    text = devicefacts.unavailable_message("auto", err)
+    assert text.startswith("JAX cannot start the GPU here") and "auto" not in text
 
 
 STORIES = [
@@ -165,7 +264,7 @@ STORIES = [
     lambda f: devicefacts.speed_caveat(f, 4),
     lambda f: devicefacts.step_time_story(f, 256),
     lambda f: devicefacts.devices_note(f) or "",
-    *(lambda f, k=k: devicefacts.say(f, k, 8) for k in devicefacts.WORDS),
+    *(lambda f, k=k: devicefacts.say(f, k, 8) for k in devicefacts.WORDS if k != "restart beside"),
     lambda f: devicefacts.devices_story(f, 8),
     lambda f: devicefacts.scaling_story(f, 8),
     lambda f: "\n".join(devicefacts.export_header(f, 8)),
@@ -178,9 +277,9 @@ def test_every_platform_sentence_tells_the_platform_its_own_story(story, fake_de
     """On CPU devices the sentences say what is emulated or shared; on GPUs or TPUs none of
     the CPU story remains, and they name the real devices."""
     cpu = story(devicefacts.facts())
-    with fake_devices("gpu"):
+    with fake_devices("gpu", cpu=False):  # one set: what is said of the set beside is apart
         gpu = story(devicefacts.facts())
-    with fake_devices("tpu"):
+    with fake_devices("tpu", cpu=False):
         tpu = story(devicefacts.facts())
     assert gpu != cpu and tpu != cpu
     for text in (gpu, tpu):
@@ -194,6 +293,7 @@ def test_exported_scripts_on_a_gpu_set_no_cpu_devices(fake_devices):
     assert setup.startswith("assert jax.device_count() >= 8")
     about, setup = devicefacts.export_header(devicefacts.facts(), 8)
     assert "8 emulated CPU device(s)" in about and '"jax_num_cpu_devices", 8' in setup
+    assert 'jax.config.update("jax_platforms", "cpu")' in setup  # CPU anywhere, beside a chip
 
 
 def test_timed_calls_is_one_warm_loop_that_frees_each_output():
@@ -221,3 +321,32 @@ def test_timed_calls_reads_the_clock_around_each_call_only():
     ticks = iter([0.0, 0.5, 1.0, 3.0])
     _, times = devicefacts.timed_calls(lambda: None, 2, clock=lambda: next(ticks))
     assert times == [0.5, 2.0]
+
+
+def test_two_sets_are_told_apart_and_each_knows_the_other(fake_devices):
+    """A one-chip TPU machine: the chip and 8 emulated CPU devices in one process."""
+    with fake_devices("tpu", 1):
+        tpu, cpu = devicefacts.every_set()
+        assert (tpu.platform, tpu.local_count, cpu.platform, cpu.local_count) == (
+            "tpu",
+            1,
+            "cpu",
+            TEST_DEVICES,
+        )
+        assert tpu.beside and cpu.beside and tpu.sets == ("tpu", "cpu")
+        assert devicefacts.beside(tpu) == cpu and devicefacts.beside(cpu) == tpu
+        assert devicefacts.sets_sentence(cpu) == (
+            f"This page runs on **{TEST_DEVICES} emulated CPU devices**; the server also holds "
+            "1 TPU v5 lite device (switch at the top of the page)."
+        )
+        assert "pick it at the top of the page to time the real device" in (
+            devicefacts.speed_story(cpu)
+        )
+        assert "Both device sets are **fixed" in devicefacts.say(tpu, "restart")
+        assert "beside the TPU" in devicefacts.say(cpu, "restart")
+        about, setup = devicefacts.export_header(cpu, 8)
+        assert "1 TPU v5 lite device" in about and '"jax_platforms", "cpu"' in setup
+        assert "--device-set cpu --devices 8" in devicefacts.more_devices(tpu, 8)
+        assert tpu.exclusive and not cpu.exclusive
+    assert devicefacts.facts().sets == ("cpu",) and devicefacts.beside(devicefacts.facts()) is None
+    assert devicefacts.more_devices(devicefacts.facts(), 16) == "run it with --devices 16"

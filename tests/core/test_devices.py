@@ -128,7 +128,8 @@ def test_mismatch_is_reported_not_hidden():
     original = devices.applied_settings()
     try:
         notes = devices.apply(devices.Settings(devices=3, platform="cpu", devices_source="flag"))
-        assert any("Asked for 3 devices" in n and f"with {TEST_DEVICES}" in n for n in notes)
+        asked = "Asked for 3 emulated CPU devices"
+        assert any(asked in n and f"with {TEST_DEVICES}" in n for n in notes)
         report = devices.describe(devices.applied_settings())
         assert not report.matches_request and report.count == TEST_DEVICES
     finally:

@@ -28,7 +28,7 @@ def test_dot_small_size_end_to_end():
     assert [d["device"] for d in r.per_device] == [f"cpu:{k}" for k in range(N)]
     js = r.to_json()
     for key in ("pmap_out_shape", "flat_shape", "max_abs_diff", "allclose", "compile_s",
-                "transfer_s", "run_s", "peak_rss_mb"):  # fmt: skip
+                "transfer_s", "run_s", "host_growth_mb"):  # fmt: skip
         assert key in js
 
 

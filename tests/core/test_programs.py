@@ -12,7 +12,7 @@ from tests.conftest import TEST_DEVICES
 
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_hello_runs_one_element_per_device(n):
-    result = programs.run_hello(programs.hello_program(), n)
+    result = programs.run_hello(programs.hello_program(n), n)
     np.testing.assert_array_equal(result.values, 2 * np.arange(n))
     assert [s.device for s in result.outputs] == [str(d) for d in jax.local_devices()[:n]]
     assert [s.position for s in result.outputs] == list(range(n))
@@ -164,7 +164,7 @@ def test_device_rows_read_each_devices_slice_and_block_from_the_shards():
 
 
 def test_hello_rows_align_devices_slices_and_values():
-    hello = programs.run_hello(programs.hello_program(), 3)
+    hello = programs.run_hello(programs.hello_program(3), 3)
     rows = dict(programs.hello_rows(hello))
     assert list(rows) == ["device", "slice", "x", "y = x * 2"]
     devs = [str(d) for d in jax.local_devices()[:3]]
