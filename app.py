@@ -42,7 +42,7 @@ except settings.SettingError as err:
     ).run()
     st.stop()
 
-from pmapviz.ui import device_panel, presenter, shell  # noqa: E402  (after the device count)
+from pmapviz.ui import device_panel, device_sets, presenter, shell  # noqa: E402  (after devices)
 
 page = st.navigation(  # drawn by shell.page_menu: Streamlit's own list is off (config.toml)
     [
@@ -53,9 +53,11 @@ page = st.navigation(  # drawn by shell.page_menu: Streamlit's own list is off (
 )
 shell.page_menu()
 presenter.toggle()
-device_panel.show(shell.device_report())
+device_set = device_sets.current(shell.by_url_path(page.url_path).runs_on)
 try:
-    with shell.routing():
+    with shell.routing(device_set):
+        device_panel.show(shell.device_report())
+        device_sets.picker(device_set)
         page.run()
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     shell.page_failed(err)

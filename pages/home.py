@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from pmapviz import devicefacts
 from pmapviz.ui import grids, hello_pmap, pmap_intro, presenter, shell, url_state
 
 shell.ensure_routed()
@@ -14,9 +15,10 @@ n = report.count
 st.title("pmapviz: see what `jax.pmap` does")
 slot = presenter.picture_slot()  # presenter mode: the live hello-pmap first
 st.markdown(
-    f"This server has **{n} {report.platform} devices**. Every diagram, shape and number in "
-    "this app comes from real JAX arrays on them."
-)
+    (devicefacts.sets_sentence(report.facts) or f"This server has **{n} {report.platform} "
+     "devices**.") + " Every diagram, shape and number in this app comes from real JAX arrays "
+    "on them."
+)  # fmt: skip
 pmap_intro.show(report.facts)
 
 st.subheader("Your device set")

@@ -2,47 +2,61 @@
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from pmapviz import devicefacts, devices, memory
 from pmapviz.palette import device_colour, text_colour
 
 
-def device_chips(report: devices.DeviceReport) -> str:
-    """HTML chips, one per device, in the app's device palette, each labelled (not colour only)."""
+def device_chips(report: devices.DeviceReport, facts: devicefacts.Facts | None = None) -> str:
+    """HTML chips, one per device of ``facts``' set (default: the report's), in the app's
+    device palette, each labelled (not colour only)."""
     chips = []
-    for k, d in enumerate(report.devices):
+    for k, d in enumerate((facts or report.facts).devices):
         fill = device_colour(k)
         chips.append(
             f"<span title='id {d.id}, process {d.process_index}' style='display:inline-block;"
             f"background:{fill};color:{text_colour(fill)};border-radius:4px;padding:1px 6px;"
-            f"margin:1px;font-size:0.8em;font-family:monospace'>{d.label}·p{d.process_index}</span>"
+            f"margin:1px;font-size:0.8em;font-family:monospace'>"
+            f"{html.escape(d.label)}·p{d.process_index}</span>"
         )
     return "".join(chips)
 
 
+def _set_lines(report: devices.DeviceReport) -> None:
+    """Each device set of the server: what it is and its devices; the page's marked."""
+    for f in report.sets:
+        here = f.platform == report.platform
+        real = "emulated" if f.emulated else "real"
+        mark = " · **this page**" if here and f.beside else ""
+        st.markdown(f"**{f.devices_phrase()}** · platform `{f.platform}` ({real}), kind "
+                    f"`{f.device_kind}`{mark}")  # fmt: skip
+        st.markdown(device_chips(report, f), unsafe_allow_html=True)
+
+
 def show(report: devices.DeviceReport) -> None:
-    """The devices and what they are, the memory budgets (host, and device where the devices
-    have their own), start-up, restart."""
+    """The devices and what they are (every set the server holds), the memory budgets (host,
+    and device where the devices have their own), start-up, restart."""
     facts = report.facts
     with st.sidebar:
-        st.markdown(f"### :material/memory: {report.count} devices")
-        real = "emulated" if facts.emulated else "real"
+        heading = (f"{report.count} devices" if len(report.sets) < 2
+                   else f"{len(report.sets)} device sets")  # fmt: skip
+        st.markdown(f"### :material/memory: {heading}")
+        _set_lines(report)
         st.markdown(
-            f"**Platform** `{report.platform}` ({real}) · **kind** `{report.device_kind}`  \n"
             f"**JAX** `{report.jax_version}` · **processes** {report.process_count}  \n"
             f"**Host CPU** {report.physical_cores} physical core(s), {report.logical_cpus} logical"
         )
-        st.markdown(device_chips(report), unsafe_allow_html=True)
         st.caption("Each chip: device name · process index.")
-        budget = memory.budget()
-        pool = memory.admission(budget)
+        pool = memory.admission()
         reserved = tuple(c - f for c, f in zip(pool.capacity, pool.free(), strict=True))
-        for line in memory.budget_lines(budget, devicefacts.device_memory(), reserved):
+        for line in memory.budget_lines(memory.budget(), devicefacts.device_memory(), reserved):
             st.caption(line)
-        if facts.startup_s is not None and not facts.emulated:
-            st.caption(f"Backend start-up (the first `device_put`): {facts.startup_s:.2f} s, "
-                       "measured once and kept out of every timing.")  # fmt: skip
+        if facts.startup is not None:
+            for line in devicefacts.startup_lines(facts.startup):
+                st.caption(line)
         for note in (*report.notes, *facts.hints):
             st.warning(note, icon=":material/warning:")
         if note := devicefacts.devices_note(facts):

@@ -15,9 +15,16 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
-from pmapviz import devicefacts, devices, doctor
+from pmapviz import devicefacts, devices, deviceset, doctor
 
-CPU_ONLY_WORDS = ("emulated", "jax_num_cpu_devices", "share the cores", "CPU core(s) shared")
+# what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
+# tells the CPU story)
+CPU_ONLY_WORDS = ("emulated", "jax_num_cpu_devices", "share the cores", "CPU core(s) shared",
+                  "nothing crosses a wire", "copy between threads", "no speed-up")  # fmt: skip
+
+# words a page may say on an accelerator too: the local cluster's workers run on CPU devices
+# whatever the server holds, and the page shows their code
+CPU_BY_DESIGN = {"pages/cluster.py": ("jax_num_cpu_devices",)}
 
 # (page, query, buttons pressed in order): each page's main actions, small enough to be quick
 PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = (
@@ -70,24 +77,51 @@ def _patched(patches: list[tuple[object, str, object]]):
 
 
 def section(settings: devices.Settings, progress: doctor.Progress = None) -> list[dict]:
-    """Every page through AppTest with its main buttons pressed (``python -m pmapviz doctor``):
-    a row per page with its exceptions, errors, and CPU-only words on an accelerator."""
-    facts = devicefacts.facts()
+    """Every page through AppTest with its main buttons pressed (``python -m pmapviz doctor``),
+    on every device set the process holds (``?on=``): a row per page and set with its
+    exceptions, errors, and CPU-only words on an accelerator."""
     argv = doctor.device_flags(settings)
     rows = []
-    for page, query, buttons in PAGE_ACTIONS:
-        doctor.say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
-        sys_argv, sys.argv = sys.argv, ["app.py", *argv]
-        try:
-            with _patched(steady_server_patches()):
-                at, pressed = _page_run(AppTest, page, query, buttons)
-            rows.append({**_page_row(page, query, at, facts), "pressed": pressed})
-        except Exception as err:  # noqa: BLE001 - a report, not a crash
-            rows.append({"page": page, "query": query, "exceptions": [f"{type(err).__name__}: "
-                         f"{str(err)[:200]}"], "errors": [], "cpu_words": []})  # fmt: skip
-        finally:
-            sys.argv = sys_argv
+    for name in deviceset.names():
+        for page, query, buttons in PAGE_ACTIONS:
+            query = {**query, "on": name} if deviceset.has_two() else dict(query)
+            doctor.say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
+            rows.append(_checked(page, query, buttons, argv, devicefacts.facts(name)))
     return rows
+
+
+def _checked(page: str, query: dict, buttons: tuple[str, ...], argv: list[str],
+             facts: devicefacts.Facts) -> dict:  # fmt: skip
+    """One page's row: what it raised, showed as an error, or said of the CPU on an
+    accelerator set (``facts``: the set it ran on)."""
+    sys_argv, sys.argv = sys.argv, ["app.py", *argv]
+    try:
+        with _patched(steady_server_patches()):
+            at, pressed = _page_run(AppTest, page, query, buttons)
+        return {**_page_row(page, query, at, facts), "pressed": pressed, "set": facts.platform}
+    except Exception as err:  # noqa: BLE001 - a report, not a crash
+        return {
+            "page": page,
+            "query": query,
+            "set": facts.platform,
+            "errors": [],
+            "exceptions": [f"{type(err).__name__}: {str(err)[:200]}"],
+            "cpu_words": [],
+        }
+    finally:
+        sys.argv = sys_argv
+
+
+def cpu_words(texts: list[str], facts: devicefacts.Facts, page: str = "") -> list[str]:
+    """The CPU-only words ``page`` said while running on ``facts``' set, if that set is an
+    accelerator; what the product says of the emulated set beside it does not count, nor the
+    words of code that runs on CPU devices by design (:data:`CPU_BY_DESIGN`)."""
+    if facts.emulated:
+        return []
+    told = "\n".join(texts)
+    for sentence in devicefacts.beside_sentences(facts):
+        told = told.replace(sentence, "")
+    return [w for w in CPU_ONLY_WORDS if w in told and w not in CPU_BY_DESIGN.get(page, ())]
 
 
 def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
@@ -107,11 +141,12 @@ def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
 
 
 def _page_row(page: str, query: dict, at, facts: devicefacts.Facts) -> dict:
+    """The page's main area is read for CPU words: the sidebar lists every device set of the
+    server, the emulated one beside an accelerator included."""
     texts = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "success",
                                        "error", "title", "header", "subheader", "code")
-             for e in getattr(at, kind)]  # fmt: skip
-    cpu_words = ([w for w in CPU_ONLY_WORDS if any(w in t for t in texts)]
-                 if not facts.emulated else [])  # fmt: skip
+             for e in getattr(at.main, kind)]  # fmt: skip
     return {"page": page, "query": query,
             "exceptions": [str(e.value)[:300] for e in at.exception],
-            "errors": [str(e.value)[:300] for e in at.error], "cpu_words": cpu_words}  # fmt: skip
+            "errors": [str(e.value)[:300] for e in at.error],
+            "cpu_words": cpu_words(texts, facts, page)}  # fmt: skip

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from pmapviz import devices
+from pmapviz import devices, deviceset
+from pmapviz.ui import device_sets
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class PageInfo:
     icon: str
     url_path: str
     blurb: str
+    runs_on: str = "many"  # its default device set (deviceset.NEEDS): lessons want many
 
 
 PAGES = (
@@ -34,7 +36,8 @@ PAGES = (
     PageInfo("pages/collectives.py", "Collectives", ":material/hub:", "collectives",
              "psum, all_gather, ppermute and friends, before and after, per device."),
     PageInfo("pages/timing.py", "Timing lab", ":material/timer:", "timing",
-             "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor."),
+             "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.",
+             "real"),
     PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
              "training", "Sharded batches, replicated parameters, pmean of gradients."),
     PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
@@ -52,11 +55,13 @@ _ROUTER = threading.local()  # per script thread: is app.py's router running thi
 
 
 @contextlib.contextmanager
-def routing():
-    """app.py runs the chosen page inside this, so :func:`ensure_routed` can tell."""
+def routing(device_set: str | None = None):
+    """app.py runs the chosen page inside this, so :func:`ensure_routed` can tell, on the
+    device set ``device_set`` (``deviceset.use``: every runner's devices, JAX's default)."""
     _ROUTER.active = True
     try:
-        yield
+        with deviceset.use(device_set):
+            yield
     finally:
         _ROUTER.active = False
 
@@ -104,6 +109,11 @@ def page_info(path: str) -> PageInfo:
     return next(p for p in PAGES if p.path == path)
 
 
+def by_url_path(url_path: str) -> PageInfo:
+    """The page entry ``st.navigation`` chose (its url_path; the default page's is empty)."""
+    return next((p for p in PAGES if p.url_path == url_path), PAGES[0])
+
+
 def device_report() -> devices.DeviceReport:
     """The devices of this server process (configured once, by app.py, before JAX started;
     what they are is read once, by :mod:`pmapviz.devicefacts`)."""
@@ -130,8 +140,9 @@ def fragment(body):
 
     @functools.wraps(body)
     def guarded(*args, **kwargs):
-        try:
-            return body(*args, **kwargs)
+        try:  # a fragment's rerun skips app.py: it runs on the set of the page's last full run
+            with deviceset.use(device_sets.running()):
+                return body(*args, **kwargs)
         except Exception as err:  # noqa: BLE001  (as in app.py)
             page_failed(err)
 

@@ -14,11 +14,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from pmapviz import scenario, settings
+from pmapviz import deviceset, scenario, settings
 from pmapviz.scenario import Scenario
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
+PREFIXES = "_url_prefixes"  # every prefix :func:`load` has seeded in this session
+RUNS_ON = "_device_set"  # the device set this session's pages run on (ui.device_sets)
+ON_SEEN = "_device_set_url"  # the URL's on= as last read or written
 
 
 def load(prefix: str, schema: settings.Schema) -> None:
@@ -31,6 +34,7 @@ def load(prefix: str, schema: settings.Schema) -> None:
     bad setting), and the widget would come back empty. The value back is the one :func:`save`
     last kept, else the default."""
     flag = f"_{prefix}loaded"
+    st.session_state.setdefault(PREFIXES, set()).add(prefix)
     if not st.session_state.get(flag):
         st.session_state[flag] = True
         texts, found = schema.from_query(dict(st.query_params))
@@ -47,7 +51,7 @@ def load(prefix: str, schema: settings.Schema) -> None:
 def _widget_value(f: settings.Field, text: str):
     """What the widget holds for this text: the text, or the list a multiselect holds."""
     typed = f.parse(text, f.label)  # already checked (from_query, or the default)
-    return typed if isinstance(typed, list) else text
+    return typed if isinstance(typed, list | bool) else text
 
 
 def notes(found: list[str]) -> None:
@@ -121,11 +125,26 @@ def save_scenario(current: Scenario, n_devices: int) -> None:
     set_url(scenario_query(current, n_devices))
 
 
+def reset_pages() -> None:
+    """Forget every page's settings in this session and the link's (but presenter mode): the
+    pages open afresh, with their defaults, as after switching to another device set."""
+    state = st.session_state
+    for prefix in state.get(PREFIXES, ()):
+        for key in [k for k in state if k.startswith((prefix, f"_{prefix}"))]:
+            del state[key]
+    state.pop(EXPLORER_KEY, None)
+    keep = {k: v for k, v in st.query_params.items() if k == "present"}
+    st.query_params.from_dict(keep)
+
+
 def set_url(params: Mapping[str, str]) -> None:
-    """Replace the URL's query parameters (keeping presenter mode) if they changed."""
+    """Replace the URL's query parameters (keeping presenter mode, and the device set where
+    the server holds two) if they changed."""
     wanted = dict(params)
     if st.session_state.get("present"):
         wanted["present"] = "1"
+    if (on := st.session_state.get(RUNS_ON)) and deviceset.has_two():
+        wanted["on"] = st.session_state[ON_SEEN] = on
     if dict(st.query_params) != wanted:
         st.query_params.from_dict(wanted)
 

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from pmapviz import devices
-from pmapviz.ui import PAGES
+from pmapviz import devicefacts, devices
+from pmapviz.ui import PAGES, page_check
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -57,7 +57,10 @@ def test_panel_admits_a_count_it_could_not_apply(run_app):
         at = run_app(argv=["--devices", "3", "--platform", "cpu"])
         assert not at.exception
         warnings = [w.value for w in at.sidebar.warning]
-        assert any("Asked for 3 devices" in w and f"with {TEST_DEVICES}" in w for w in warnings)
+        assert any(
+            "Asked for 3 emulated CPU devices" in w and f"with {TEST_DEVICES}" in w
+            for w in warnings
+        )
     finally:
         devices.apply(original)
 
@@ -116,17 +119,6 @@ def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkey
     assert f"{TEST_DEVICES} devices" in "\n".join(m.value for m in at.sidebar.markdown)
 
 
-CPU_STORY = (
-    "emulated",
-    "share the cores",
-    "CPU core(s) shared",
-    "jax_num_cpu_devices",
-    "nothing crosses a wire",
-    "copy between threads",
-    "no speed-up",
-)
-
-
 @pytest.mark.parametrize("platform", ["gpu", "tpu"])
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
@@ -136,17 +128,20 @@ def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
     and no page claims emulated devices, shared cores or CPU-only advice. A page that
     hard-codes the CPU story fails here."""
     with fake_devices(platform) as devs:
-        at = run_app(page=info.path)
+        at = run_app(page=info.path, query={"on": platform})
+        facts = devicefacts.facts(platform)
     assert not at.exception, [e.value for e in at.exception]
     sidebar = "\n".join(m.value for m in at.sidebar.markdown)
-    assert str(devs[0]) in sidebar and f"`{platform}` (real)" in sidebar and "cpu:" not in sidebar
+    assert str(devs[0]) in sidebar and f"`{platform}` (real)" in sidebar
+    assert "`cpu` (emulated)" in sidebar  # the emulated set beside, told apart
+    assert at.get("button_group")[0].value == platform  # the picker: this page's set
     captions = "\n".join(c.value for c in at.sidebar.caption)
     assert "Device memory budget for the whole server" in captions
     assert "Host memory budget" in captions
-    assert at.sidebar.code[0].value.endswith("--platform cpu")  # more devices: emulate them
+    assert at.sidebar.code[0].value == f"streamlit run app.py -- --devices {TEST_DEVICES}"
+    assert at.query_params["on"] == platform
     main = all_text(at).replace(sidebar, "")
-    allowed = {"jax_num_cpu_devices"} if info.url_path == "cluster" else set()  # workers' code
-    said = [w for w in CPU_STORY if w in main and w not in allowed]
+    said = page_check.cpu_words([main], facts, info.path)  # the cluster's workers' code aside
     assert not said, said
 
 
@@ -154,11 +149,11 @@ def test_the_gpu_story_reaches_the_words_that_matter(run_app, fake_devices):
     """The Timing lab's story, the tour's first step and the exported script on GPUs."""
     with fake_devices("gpu"):
         timing = run_app(page="pages/timing.py")
-        tour = run_app(page="pages/tour.py", query={"step": "1"})
+        tour = run_app(page="pages/tour.py", query={"step": "1", "on": "gpu"})
     assert "8 NVIDIA H200 GPUs, real devices" in all_text(timing)
     assert "should speed it up" in all_text(timing)
     assert tour.header[0].value == "1. Your GPU devices"
-    assert "--platform cpu" in " ".join(c.value for c in tour.code)
+    assert "two device sets at once" in all_text(tour)
 
 
 def test_collectives_grid_uses_the_reported_labels(run_app, fake_devices):

@@ -17,8 +17,13 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
         clean = page_check.section(settings)
         monkeypatch.setattr(devicefacts, "speed_story", lambda f, n=None: cpu_story)
         flagged = page_check.section(settings)
-    assert [r["cpu_words"] for r in clean] == [[], []]
+    # each page on the fake GPUs, then on the emulated CPU devices beside them
+    assert [(r["page"], r["set"]) for r in clean] == [
+        ("pages/timing.py", "gpu"), ("pages/home.py", "gpu"),
+        ("pages/timing.py", "cpu"), ("pages/home.py", "cpu")]  # fmt: skip
+    assert [r["cpu_words"] for r in clean] == [[], [], [], []]
     assert "emulated" in flagged[0]["cpu_words"] and not flagged[1]["cpu_words"]
+    assert not flagged[2]["cpu_words"]  # the CPU story is true on the CPU set
     assert not any(r["exceptions"] for r in clean + flagged)
 
 
