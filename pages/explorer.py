@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import scenario
+from pmapviz import presets, scenario
 from pmapviz.ui import (
     explorer_form,
     migration_view,
@@ -39,7 +39,8 @@ def _explorer() -> None:
     url_state.save_scenario(current, n)
     program, plan, errors = current.plan(n, use_pn=True)
     elsewhere = bool(current.plans_elsewhere(n))
-    if url_state.show_errors(errors) or not plan_verdict.show(program, plan, n, elsewhere):
+    lesson = presets.is_lesson(current, n)
+    if url_state.show_errors(errors) or not plan_verdict.show(program, plan, n, elsewhere, lesson):
         return
     with presenter.picture(slot):
         inputs, outputs = plan_cards.show(plan, "How the arrays are split",

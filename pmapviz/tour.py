@@ -32,7 +32,8 @@ from pmapviz.settings import first_line, fmt_shape
 
 @dataclass(frozen=True)
 class Block:
-    """One piece of a step: kind is markdown, code, error, info, table, link, or a picture:
+    """One piece of a step: kind is markdown, code, lesson (a mistake's message, shown on
+    purpose), info, table, link, or a picture:
     grid (rows; extra: what it shows), chips (the devices), cards (an explorer scenario's
     texts, drawn as JAX splits its arrays; extra: a title)."""
 
@@ -81,7 +82,7 @@ def step_devices(ctx: Context) -> list[Block]:
 
 
 def step_hello(ctx: Context) -> list[Block]:
-    r = programs.run_hello(programs.hello_program(), ctx.n)
+    r = programs.run_hello(programs.hello_program(ctx.n), ctx.n)
     cells = [(s.device, s.position, int(x.data[0]), int(s.data[0]))
              for x, s in zip(r.inputs, r.outputs, strict=True)]  # fmt: skip
     return [
@@ -125,7 +126,8 @@ def step_too_many(ctx: Context) -> list[Block]:
 
     n = ctx.n
     try:  # the real, cryptic message
-        jax.pmap(lambda v: v * 2)(np.zeros((n + 1, 3), np.float32))
+        devs = devicefacts.local_devices_for_work()[:n]
+        jax.pmap(lambda v: v * 2, devices=devs)(np.zeros((n + 1, 3), np.float32))
         jax_msg = "(no error)"
     except Exception as err:  # noqa: BLE001
         jax_msg = f"{type(err).__name__}: {first_line(err)}"
@@ -137,7 +139,7 @@ def step_too_many(ctx: Context) -> list[Block]:
         Block("code", jax_msg, "text"),
         Block("markdown", "which does not tell you what to change. pmapviz, from the shapes "
               "alone:"),
-        Block("error", p.problems[0].message),
+        Block("lesson", p.problems[0].message),
         Block("markdown", f"**Fix:** {p.problems[0].fix}"),
         *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),

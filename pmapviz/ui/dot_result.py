@@ -18,9 +18,13 @@ def show(res) -> None:
                    "equal" if res.allclose else "DIFFERENT", delta_color="off")  # fmt: skip
     cols[1].metric("Compute (median)", f"{res.run_s * 1e3:,.1f} ms")
     cols[2].metric("jit(vmap) on 1 device", f"{res.vmap_run_s * 1e3:,.1f} ms")
-    cols[3].metric("Host peak RSS (server)", f"{res.peak_rss_mb:,.0f} MB",
-                   help="The server process's peak resident memory on the host since it "
-                   "started (getrusage), not this run's alone.")  # fmt: skip
+    grew = "unknown" if res.host_growth_mb is None else f"{res.host_growth_mb:,.0f} MB"
+    cols[3].metric("Host memory (this run)", grew,
+                   help="How far the server's resident memory rose above its level when the "
+                   "run started, at its highest (sampled every 2 ms): the run's own host "
+                   "cost. What the JAX runtime mapped in at start-up (13 GB on a TPU, chip "
+                   "windows included) is not counted; runs of other sessions at the same time "
+                   "are.")  # fmt: skip
     if res.device_peak_bytes is not None:
         cols[4].metric("Device peak", f"{res.device_peak_bytes / 1e6:,.0f} MB",
                        help="The highest peak_bytes_in_use of the devices since the server "
@@ -43,7 +47,7 @@ def show(res) -> None:
 def _mistakes(res) -> None:
     """The two classic mistakes: no reshape, and pmap without vmap."""
     with st.expander("If you forget the reshape", expanded=True):
-        st.error(res.forgot_reshape_message, icon=":material/block:")
+        st.warning(res.forgot_reshape_message, icon=":material/school:")  # a lesson, not an error
         st.markdown(
             f"pmap maps over axis 0, which would have {res.pairs:,} entries: one per device. "
             f"JAX itself reports this with a cryptic error at the first call; pmapviz catches it "

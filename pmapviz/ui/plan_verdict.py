@@ -20,17 +20,27 @@ def fix_keys(problems) -> list[str]:
             for k, p in enumerate(problems)]  # fmt: skip
 
 
-def show(program: Program, plan: Plan, n: int, elsewhere: bool) -> bool:
+LESSON = (
+    "This example is a mistake on purpose: below is what pmap would reject, said in "
+    "your shapes, and the fix. Apply it to see the valid call."
+)
+
+
+def show(program: Program, plan: Plan, n: int, elsewhere: bool, lesson: bool = False) -> bool:
     """The call, and either what pmap would reject (with fixes) or what it does on this
-    server's ``n`` devices (or the planned count). True: the plan is valid."""
+    server's ``n`` devices (or the planned count). True: the plan is valid. ``lesson``: the
+    settings are a mistake made on purpose (a preset), so its problems are drawn as the
+    lesson, not as errors."""
     N = plan.n_devices
     if elsewhere:
         st.info(f"Planning for **{N:,} devices** from the shapes alone; this server has {n}. "
                 "Live outputs and the Timing lab run on this server's devices.",
                 icon=":material/dns:")  # fmt: skip
     st.code(codegen.pmap_call(plan, compact=True), language="python")
+    if lesson and plan.problems:
+        st.info(LESSON, icon=":material/school:")
     for problem, key in zip(plan.problems, fix_keys(plan.problems), strict=True):
-        _problem(program, problem, key)
+        _problem(program, problem, key, lesson)
     if not plan.ok:
         return False
     local_args = [(leaf.name, leaf.local_shape) for leaf in plan.leaves]
@@ -50,10 +60,14 @@ def show(program: Program, plan: Plan, n: int, elsewhere: bool) -> bool:
     return True
 
 
-def _problem(program: Program, problem, key: str) -> None:
-    """One thing pmap would reject, its fix, and a button (widget ``key``) that applies it."""
+def _problem(program: Program, problem, key: str, lesson: bool = False) -> None:
+    """One thing pmap would reject, its fix, and a button (widget ``key``) that applies it;
+    in a lesson, the message as what pmap would say rather than an error of the page."""
     with st.container(border=True):
-        st.error(problem.message, icon=":material/block:")
+        if lesson:
+            st.warning(problem.message, icon=":material/school:")
+        else:
+            st.error(problem.message, icon=":material/block:")
         st.markdown(f"**Fix:** {problem.fix}")
         if problem.new_axes:
             new = {f"a{k}": str(a) for k, a in problem.new_axes.items()}

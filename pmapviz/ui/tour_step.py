@@ -34,9 +34,10 @@ def _block(b, report: devices.DeviceReport) -> None:
         st.markdown(b.body)
     elif b.kind == "code":
         st.code(b.body, language=b.extra or None)
-    elif b.kind in ("error", "info"):
-        getattr(st, b.kind)(b.body, icon=":material/block:" if b.kind == "error"
-                            else ":material/info:")  # fmt: skip
+    elif b.kind == "lesson":  # a mistake's message, shown on purpose: not the page's error
+        st.warning(b.body, icon=":material/school:")
+    elif b.kind == "info":
+        st.info(b.body, icon=":material/info:")
     elif b.kind == "table":
         tables.show(b.body)
     elif b.kind == "grid":

@@ -21,7 +21,17 @@ SCHEMAS = {"explorer": scenario.schema(N), "collectives": collectives.schema(N),
 def test_every_step_gives_blocks_and_links_that_pages_accept(k):
     blocks = tour.STEPS[k].demo(CTX)
     kinds = {b.kind for b in blocks}
-    assert kinds <= {"markdown", "code", "error", "info", "table", "grid", "chips", "link", "cards"}
+    assert kinds <= {
+        "markdown",
+        "code",
+        "lesson",
+        "info",
+        "table",
+        "grid",
+        "chips",
+        "link",
+        "cards",
+    }
     assert any(b.picture for b in blocks), "every step shows a picture, not only prose"
     links = [b for b in blocks if b.kind == "link"]
     assert links, "every step links to the full page"
@@ -41,7 +51,7 @@ def test_step_4_shows_jax_error_and_the_planner_message():
     blocks = tour.step_too_many(CTX)
     code = next(b for b in blocks if b.kind == "code")
     assert "Error" in code.body  # JAX's own, cryptic message
-    err = next(b for b in blocks if b.kind == "error")
+    err = next(b for b in blocks if b.kind == "lesson")
     assert f"has {N + 1} elements but there are {N} devices" in err.body
 
 
