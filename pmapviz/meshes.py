@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import expr, settings
+from pmapviz import devicefacts, expr, settings
 from pmapviz.settings import SettingError, quote
 
 MAX_MESH_RANK = 4
@@ -306,9 +306,8 @@ def device_grid(mesh: Mesh, blocks: tuple[Block, ...]) -> list:
 
 
 def _local_devices(n: int) -> list | None:
-    import jax
-
-    devs = jax.devices()
+    """The first ``n`` devices of the current device set, or None when it has fewer."""
+    devs = devicefacts.local_devices_for_work()
     return devs[:n] if len(devs) >= n else None
 
 
@@ -382,8 +381,8 @@ def schema(n_devices: int) -> settings.Schema:
     names = ", ".join(DEFAULT_NAMES[: len(sizes)])
     first = sizes[0] * 4
     shapes = (f"{first}, 16", f"16, {4 * sizes[-1]}", "")
-    specs = (f"P('{DEFAULT_NAMES[0]}', None)",
-             f"P(None, '{DEFAULT_NAMES[len(sizes) - 1]}')", "P()")  # fmt: skip
+    w_spec = f"P(None, '{DEFAULT_NAMES[1]}')" if len(sizes) > 1 else "P()"  # 1 axis: w whole
+    specs = (f"P('{DEFAULT_NAMES[0]}', None)", w_spec, "P()")
 
     def shape_or_none(t: str, name: str):
         return s.parse_shape(t, name) if t.strip() else None

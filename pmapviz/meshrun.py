@@ -207,7 +207,7 @@ def device_memory(compiled) -> tuple[tuple[str, int], ...]:
 def one_device(fn: Callable, mesh: Mesh, args: Sequence[Any], device=None) -> np.ndarray:
     """``jax.jit(fn)`` on whole, unsharded inputs on one device (under a one-device mesh with
     the same axis names), as float64 numpy."""
-    dev = device if device is not None else devicefacts.local_devices()[0]
+    dev = device if device is not None else devicefacts.local_devices_for_work()[0]
     m = jax_mesh(Mesh((1,) * len(mesh.names), mesh.names), [dev])
     structs = abstract(m, args, [()] * len(args))
     return _on_one_device(compile_one_device(fn, m, structs), args, dev)
@@ -219,7 +219,7 @@ def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 def mesh_devices(mesh: Mesh, devices: list | None) -> list:
     """The mesh's devices: the first of ``devices`` (default: this process's)."""
-    devs = list(devices) if devices is not None else devicefacts.local_devices()
+    devs = list(devices) if devices is not None else devicefacts.local_devices_for_work()
     if len(devs) < mesh.devices:
         raise ValueError(f"the mesh {mesh.text()} needs {mesh.devices} devices; this process "
                          f"has {len(devs)}.")  # fmt: skip
@@ -304,12 +304,12 @@ EXAMPLES = (
             "jnp.matmul(x, w, out_sharding=P('data', None))",
             "jax.lax.psum(x @ w, 'model')",
             "Each device multiplies a slice of the inner dimension: a partial sum of the "
-            "product. psum over model adds the four partial sums."),
+            "product. psum over model adds the {model} partial sums."),
     Example("column_sums", "column sums, rows split over data", MESH_2X4,
             ((16, 8),), (("data", "model"),), ("model",),
             _column_sums, _local_column_sums, "x.sum(axis=0)",
             "jax.lax.psum(x.sum(axis=0), 'data')",
-            "Each device sums its rows; psum over data adds the two halves."),
+            "Each device sums its rows; psum over data adds the {data} row blocks' sums."),
     Example("gather_rows", "gather rows over data", MESH_2X4,
             ((16, 8),), (("data", None),), (),
             _double, _local_gather_rows, "x * 2",
@@ -318,6 +318,24 @@ EXAMPLES = (
             "array."),
 )  # fmt: skip
 EXAMPLE = {e.key: e for e in EXAMPLES}
+
+
+def example_mesh(n_devices: int) -> Mesh:
+    """The ready examples' mesh on ``n_devices``: 2 x n/2 where the devices split in two and
+    there are at least 4 (2x4 for 8), else 1 x n, so every count has one (1x1, 1x3, 1x5)."""
+    a = 2 if n_devices % 2 == 0 and n_devices >= 4 else 1
+    return Mesh((a, n_devices // a), MESH_2X4.names)
+
+
+def examples_for(n_devices: int) -> tuple[Example, ...]:
+    """The ready examples on :func:`example_mesh` of ``n_devices``: x (8 data, 2 model) and
+    w (2 model, 4 model), which every axis divides (on 2x4, the (16, 8) and (8, 16) of
+    :data:`EXAMPLES`), and notes that count the mesh's own axes."""
+    mesh = example_mesh(n_devices)
+    data, model = mesh.shape
+    x, w = (8 * data, 2 * model), (2 * model, 4 * model)
+    return tuple(replace(e, mesh=mesh, shapes=(x, w)[: len(e.shapes)],
+                         note=e.note.format(data=data, model=model)) for e in EXAMPLES)  # fmt: skip
 
 
 def run_example(example: Example, devices: list | None = None,

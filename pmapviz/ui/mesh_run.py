@@ -16,15 +16,10 @@ def show(n_devices: int) -> None:
     """The examples, their two codes, and a Run button that runs both and says whether each
     agrees with one device, with its output blocks and timing."""
     st.subheader("Ready examples, both ways")
-    first = meshrun.EXAMPLES[0]
-    if n_devices < first.mesh.devices:
-        st.info(f"These examples run on a {first.mesh.text()} mesh ({first.mesh.devices} "
-                f"devices); this server has {n_devices}. Start it with --devices "
-                f"{first.mesh.devices} to run them.", icon=":material/info:")  # fmt: skip
-        return
-    key = st.selectbox("Example", [e.key for e in meshrun.EXAMPLES], key=KEY,
-                       format_func=lambda k: meshrun.EXAMPLE[k].title)  # fmt: skip
-    ex = meshrun.EXAMPLE[key]
+    examples = {e.key: e for e in meshrun.examples_for(n_devices)}
+    key = st.selectbox("Example", list(examples), key=KEY,
+                       format_func=lambda k: examples[k].title)  # fmt: skip
+    ex = examples[key]
     specs = ", ".join(meshes.spec_text(s) for s in ex.in_specs)
     st.markdown(f"Mesh {ex.mesh.text()}; inputs {ex.shapes} placed as {specs}; output "
                 f"{meshes.spec_text(ex.out_spec)}. {ex.note}")  # fmt: skip
@@ -45,9 +40,8 @@ def show(n_devices: int) -> None:
 
 def sweep(n_devices: int) -> None:
     """Time the chosen example over every 2-D mesh shape of this server's devices."""
-    ex = meshrun.EXAMPLE[st.session_state.get(KEY, meshrun.EXAMPLES[0].key)]
-    if n_devices < ex.mesh.devices:
-        return
+    examples = {e.key: e for e in meshrun.examples_for(n_devices)}
+    ex = examples.get(st.session_state.get(KEY), meshrun.examples_for(n_devices)[0])
     shapes = ", ".join("x".join(map(str, s)) for s in meshrun.sweep_shapes(ex.mesh.devices))
     if not st.button(f"Time it over mesh shapes ({shapes})", icon=":material/timer:",
                      key="me_sweep"):  # fmt: skip
