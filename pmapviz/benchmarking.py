@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, fairlock, memory, programs, settings, timebudget
+from pmapviz import devicefacts, deviceset, fairlock, memory, programs, settings, timebudget
 from pmapviz.catalog import Program, numpy_fn
 from pmapviz.layout import pmap_sharding
 from pmapviz.planning import Plan
@@ -124,6 +124,9 @@ WORKLOADS = {
 }  # fmt: skip
 
 
+BESIDE = " · "  # between an implementation and the set beside it was measured on
+
+
 @dataclass
 class Measurement:
     impl: str
@@ -135,10 +138,18 @@ class Measurement:
     d2h_s: float
     floor_s: float
     bytes_moved: int
+    device_set: str = ""  # the device set it ran on (deviceset: "cpu", "gpu", "tpu")
+    beside: bool = False  # measured on the emulated set beside the machine's own, for contrast
 
     @property
     def run_s_median(self) -> float:
         return statistics.median(self.run_s)
+
+    @property
+    def label(self) -> str:
+        """Its name in charts and tables: the implementation, and for a measurement on the
+        set beside (the emulated CPU devices beside an accelerator) which set: 'pmap · cpu'."""
+        return f"{self.impl}{BESIDE}{self.device_set}" if self.beside else self.impl
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -154,12 +165,14 @@ class Report:
     results: list[Measurement] = field(default_factory=list)
     cancelled: bool = False
     floor_method: str = ""  # how the bandwidth was measured, and on which device
+    beside_floor_method: str = ""  # the same, on the set measured beside (add_beside)
     first_transfer_s: dict[int, float] = field(default_factory=dict)  # size -> untimed copy
 
     def to_json(self) -> dict:
         return {
             "machine": self.machine, "bandwidth_gbs": self.bandwidth_gbs,
             "floor_method": self.floor_method, "workload": self.workload,
+            "beside_floor_method": self.beside_floor_method,
             "cancelled": self.cancelled,
             "first_transfer_s": {str(k): v for k, v in self.first_transfer_s.items()},
             "results": [m.to_json() for m in self.results],
@@ -189,11 +202,11 @@ def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     f = wl.block_fn()
-    devs = jax.local_devices()[:k]
+    devs = devicefacts.local_devices_for_work()[:k]
     if impl == "numpy":
         return None, lambda: host
     if impl == "vmap":
-        dev0 = jax.local_devices()[0]
+        dev0 = devicefacts.local_devices_for_work()[0]
         return (lambda placed: jax.jit(f).lower(*placed).compile(),
                 lambda: [jax.device_put(a, dev0) for a in host])  # fmt: skip
     mesh = Mesh(np.array(devs), ("i",))
@@ -365,6 +378,7 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
             if s not in report.first_transfer_s and impl != "numpy":
                 report.first_transfer_s[s] = devicefacts.warm_transfer(host)
             m = measure(impl, wl, k, s, host, repeat, bw)
+            m.device_set = deviceset.current()
             report.results.append(m)
             if progress:
                 progress(m, i + 1, len(runs))
@@ -406,6 +420,9 @@ def floor_caption(report: Report) -> str:
     text = (f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "
             "The floor for a call is the bytes it must move divided by that bandwidth: no "
             "implementation on this device can beat it.")  # fmt: skip
+    if report.beside_floor_method:
+        text += (f" Beside them, marked `{BESIDE.strip()} cpu`: the emulated CPU devices, "
+                 f"whose floor is {report.beside_floor_method}.")  # fmt: skip
     if report.first_transfer_s:
         firsts = ", ".join(f"{t * 1e3:,.1f} ms at {s:,}"
                            for s, t in sorted(report.first_transfer_s.items()))  # fmt: skip
@@ -416,17 +433,33 @@ def floor_caption(report: Report) -> str:
 
 
 def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dict]:
-    """Speed-up of each parallel run over ``baseline`` on one device at the same size, and
-    parallel efficiency (speed-up / devices)."""
-    base = {m.size: m.run_s_median for m in results if m.impl == baseline}
+    """Speed-up of each parallel run over ``baseline`` on one device of the same set at the
+    same size, and parallel efficiency (speed-up / devices)."""
+    base = {(m.beside, m.size): m.run_s_median for m in results if m.impl == baseline}
     rows = []
     for m in results:
-        if m.impl in ("vmap", "numpy") or m.size not in base:
+        if m.impl in ("vmap", "numpy") or (m.beside, m.size) not in base:
             continue
-        sp = base[m.size] / m.run_s_median
-        rows.append({"impl": m.impl, "devices": m.devices, "size": m.size, "speedup": sp,
+        sp = base[(m.beside, m.size)] / m.run_s_median
+        rows.append({"impl": m.label, "devices": m.devices, "size": m.size, "speedup": sp,
                      "efficiency": sp / m.devices})  # fmt: skip
     return rows
+
+
+def add_beside(report: Report, beside: Report) -> Report:
+    """``report`` with ``beside``'s measurements (the same sweep on the other device set)
+    marked and added, for contrast in the same charts."""
+    for m in beside.results:
+        m.beside = True
+    report.results.extend(beside.results)
+    report.beside_floor_method = beside.floor_method
+    report.cancelled = report.cancelled or beside.cancelled
+    return report
+
+
+def beside_counts(n: int, sizes: Sequence[int]) -> list[int]:
+    """The device counts of a set of ``n`` that split every size evenly (1, 2, 4, ..., n)."""
+    return [k for k in device_counts(n) if all(s % k == 0 for s in sizes)]
 
 
 def rows_for_table(report: Report) -> list[dict]:
@@ -434,7 +467,7 @@ def rows_for_table(report: Report) -> list[dict]:
     out = []
     for m in report.results:
         out.append({
-            "impl": m.impl, "devices": m.devices, "size": m.size,
+            "impl": m.label, "device_set": m.device_set, "devices": m.devices, "size": m.size,
             "compile_s": m.compile_s, "transfer_s": m.transfer_s,
             "run_s_median": m.run_s_median, "run_s_min": min(m.run_s),
             "run_s_max": max(m.run_s), "runs": len(m.run_s), "d2h_s": m.d2h_s,
@@ -486,7 +519,7 @@ def _measure_plan(program: Program, plan: Plan, repeat: int, bandwidth_gbs: floa
     moved = sum(a.nbytes for a in host)
     compiled = programs.compile_plan(program, plan)
     n = plan.devices_used
-    dev0 = jax.local_devices()[0]
+    dev0 = devicefacts.local_devices_for_work()[0]
 
     def place_pmap():
         return [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
@@ -530,9 +563,10 @@ PLAN_WORKLOAD = Workload("explorer", "The explorer's settings", "elements of the
 RUNS = tuple(str(r) for r in range(3, 31))  # timed runs per measurement
 
 
-def schema(n_devices: int, workload: str = "dot") -> settings.Schema:
+def schema(n_devices: int, workload: str = "dot", beside: bool = False) -> settings.Schema:
     """The Timing lab's settings: w (workload), r (timed runs), sizes, ks (device counts),
-    impls; lists as text."""
+    impls; lists as text; with ``beside`` (a server with two device sets), beside: also time
+    the emulated CPU devices."""
     s = settings
     ks_all = device_counts(n_devices)
     choices = size_choices(workload if workload in WORKLOADS else "dot", ks_all)
@@ -557,4 +591,5 @@ def schema(n_devices: int, workload: str = "dot") -> settings.Schema:
         s.Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
         s.Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
         s.Field("impls", "Implementations", ",".join(IMPLS), impls),
+        *([s.flag_field("beside", "Also on the emulated CPU devices")] if beside else []),
     ))  # fmt: skip

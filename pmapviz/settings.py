@@ -312,6 +312,22 @@ def choice_field(key: str, label: str, choices: Sequence[str], default: str) -> 
     return Field(key, label, default, lambda t, name: parse_choice(t, name, options))
 
 
+def parse_flag(text: Any, name: str) -> bool:
+    """'1' or '0' (a link), or the bool a checkbox holds."""
+    if isinstance(text, bool):
+        return text
+    raw = str(text).strip()
+    if raw not in ("0", "1"):
+        raise SettingError(f"{name} {quote(raw)} is not 0 or 1.")
+    return raw == "1"
+
+
+def flag_field(key: str, label: str, default: bool = False) -> Field:
+    """An on/off setting: '1' or '0' in a link, a bool in its checkbox."""
+    return Field(key, label, "1" if default else "0", parse_flag,
+                 show=lambda v: "1" if parse_flag(v, label) else "0")  # fmt: skip
+
+
 def text_field(key: str, label: str, default: str,
                check: Callable[[str, str], Any] | None = None,
                max_len: int = MAX_TEXT, typed: bool = False,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import fairlock, memory, settings
+from pmapviz import devicefacts, deviceset, fairlock, memory, settings
 from pmapviz.ui import grids, presenter, queue_display, url_state
 from pmapviz.ui.long_run import LongRun
 
@@ -27,12 +27,13 @@ class Choice:
     impls: list[str]
     schema: settings.Schema
     budget: memory.Budget
+    beside: str | None = None  # also measure on this set (the emulated CPU devices beside)
 
 
 def form(n: int) -> Choice:
     """The sweep's settings, seeded from the link and written back to it."""
     ks_all = bench.device_counts(n)
-    schema = bench.schema(n, st.query_params.get("w", "dot"))
+    schema = bench.schema(n, st.query_params.get("w", "dot"), deviceset.has_two())
     url_state.load(P, schema)
     if P + "sizes" in st.session_state:  # the link's sizes belong to the link's workload
         st.session_state[P + "sizes_" + st.session_state[P + "w"]] = st.session_state.pop(
@@ -52,8 +53,24 @@ def form(n: int) -> Choice:
         c3, c4 = st.columns(2)
         ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
         impls = c4.multiselect("Implementations", bench.IMPLS, key=P + "impls")
+        beside = _beside_box()
     url_state.save(P, schema, sizes=sizes)  # the sizes' widget is the workload's own
-    return Choice(wl, sizes, ks, impls, schema, memory.budget())
+    return Choice(wl, sizes, ks, impls, schema, memory.budget(), beside)
+
+
+def _beside_box() -> str | None:
+    """On an accelerator with emulated CPU devices beside it: a box that adds them to the
+    sweep, for contrast (their lines dotted, their names marked); None elsewhere."""
+    here = devicefacts.facts()
+    other = devicefacts.beside(here)
+    if here.emulated or other is None:
+        return None
+    on = st.checkbox(f"Also time the {other.devices_phrase()} beside (dotted, marked "
+                     f"'{bench.BESIDE.strip()} {other.platform}')", key=P + "beside",
+                     help="The same sweep on the emulated devices this server holds beside "
+                     "the accelerator, 1, 2, 4, ... of them, drawn in the same charts: what "
+                     "a laptop's emulated devices show against the real chip.")  # fmt: skip
+    return other.platform if on else None
 
 
 def planned(choice: Choice, slot) -> tuple[list, int]:
@@ -106,6 +123,8 @@ def _sweep(choice: Choice, repeat: int) -> None:
             wl, sorted(choice.sizes), sorted(choice.ks), choice.impls, repeat=repeat,
             budget=choice.budget, progress=_progress, on_wait=on_wait,
         )  # fmt: skip
+        if choice.beside and not result.cancelled:
+            result = _beside(choice, repeat, result, _progress, on_wait)
     except (fairlock.WaitTimeout, bench.BenchError) as err:
         result = None
         st.error(str(err), icon=":material/hourglass_disabled:")
@@ -113,3 +132,13 @@ def _sweep(choice: Choice, repeat: int) -> None:
     cancel_slot.empty()
     SWEEP.finish(result)
     bar.progress(1.0, text="Done")
+
+
+def _beside(choice: Choice, repeat: int, result, progress, on_wait):
+    """The same sweep on the set beside (``choice.beside``), added to ``result``."""
+    sizes = sorted(choice.sizes)
+    with deviceset.use(choice.beside):
+        ks = bench.beside_counts(devicefacts.facts().local_count, sizes)
+        other = bench.sweep(choice.workload, sizes, ks, choice.impls, repeat=repeat,
+                            progress=progress, on_wait=on_wait)  # fmt: skip
+    return bench.add_beside(result, other)

@@ -366,10 +366,10 @@ def test_matmul_traffic_and_report_json_by_hand():
     # read x (size, K) float32, write out (size, K) float32, read w (K, K) float32
     assert wl.bytes_moved(1000) == 1000 * k * 4 + 1000 * k * 4 + k * k * 4
     rep = bench.Report({"platform": "cpu"}, 12.5, "dot", cancelled=True, floor_method="copy",
-                       first_transfer_s={64: 0.5})  # fmt: skip
+                       beside_floor_method="copy on cpu:0", first_transfer_s={64: 0.5})  # fmt: skip
     want = {"machine": {"platform": "cpu"}, "bandwidth_gbs": 12.5, "workload": "dot",
             "cancelled": True, "results": [], "floor_method": "copy",
-            "first_transfer_s": {"64": 0.5}}  # fmt: skip
+            "beside_floor_method": "copy on cpu:0", "first_transfer_s": {"64": 0.5}}  # fmt: skip
     assert rep.to_json() == want
     plan = planning.plan(catalog.get("double"), [(2, 8)], n_devices=2)
     numpy_m = bench.measure_plan(catalog.get("double"), plan, repeat=1).results[2]
