@@ -1,8 +1,11 @@
 """Plotly figures of measurements: the Timing lab's breakdown, speed-up and efficiency, scaling
-and spread, and the training page's loss curves and step times. Every number drawn was measured
-(``block_until_ready`` timings, losses read from the devices)."""
+and spread, the training page's loss curves and step times, and a profiler trace's timeline and
+per-op bandwidth. Every number drawn was measured (``block_until_ready`` timings, losses read
+from the devices, what a profiler trace recorded)."""
 
 from __future__ import annotations
+
+import math
 
 import plotly.graph_objects as go
 
@@ -14,6 +17,16 @@ IMPL_COLOURS = {"pmap": "#0072B2", "vmap": "#D55E00", "jit_sharded": "#009E73",
                 "shard_map": "#CC79A7", "numpy": "#777777"}  # fmt: skip
 PHASE_COLOURS = {"compile": "#BBBBBB", "transfer": "#E69F00", "compute": "#0072B2",
                  "device to host": "#56B4E9"}  # fmt: skip
+
+
+BESIDE = " · "  # benchmarking.BESIDE: "pmap · cpu" was measured on the set beside
+
+
+def impl_line(name: str, width: float = 3) -> dict:
+    """An implementation's line: its colour, dotted where it ran on the set beside (the
+    emulated CPU devices beside an accelerator: 'pmap · cpu')."""
+    impl, _, beside = name.partition(BESIDE)
+    return dict(color=IMPL_COLOURS.get(impl), width=width, dash="dot" if beside else "solid")
 
 
 def _timing_layout(fig: go.Figure, height: int = 380) -> go.Figure:
@@ -65,8 +78,8 @@ def speedup_figure(rows: list[dict]) -> go.Figure:
     for impl in sorted({r["impl"] for r in rows}):
         sel = sorted((r for r in rows if r["impl"] == impl), key=lambda r: r["devices"])
         x = [r["devices"] for r in sel]
-        style = dict(mode="lines+markers", line=dict(color=IMPL_COLOURS.get(impl), width=3),
-                     marker=dict(size=9), legendgroup=impl)  # fmt: skip
+        style = dict(mode="lines+markers", line=impl_line(impl), marker=dict(size=9),
+                     legendgroup=impl)  # fmt: skip
         fig.add_trace(go.Scatter(x=x, y=[r["speedup"] for r in sel], name=impl, **style,
                                  hovertemplate="%{x} devices: %{y:.2f}x<extra>" + impl
                                  + "</extra>"), row=1, col=1)  # fmt: skip
@@ -99,7 +112,7 @@ def scaling_figure(rows: list[dict], floor_per_size: dict[int, float]) -> go.Fig
         fig.add_trace(go.Scatter(
             x=[r["size"] for r in sel], y=[r["run_s_median"] * 1e3 for r in sel],
             name=f"{key[0]} x{key[1]}", mode="lines+markers",
-            line=dict(color=IMPL_COLOURS.get(key[0]), width=1 + key[1] ** 0.5 / 2),
+            line=impl_line(key[0], 1 + key[1] ** 0.5 / 2),
         ))  # fmt: skip
     sizes = sorted(floor_per_size)
     fig.add_trace(go.Scatter(x=sizes, y=[floor_per_size[s] * 1e3 for s in sizes],
@@ -116,7 +129,7 @@ def spread_figure(measurements: list) -> go.Figure:
     """Every timed run, as a box with all points: the spread, not just one number."""
     fig = go.Figure()
     for m in measurements:
-        fig.add_trace(go.Box(y=[t * 1e3 for t in m.run_s], name=f"{m.impl} x{m.devices}",
+        fig.add_trace(go.Box(y=[t * 1e3 for t in m.run_s], name=f"{m.label} x{m.devices}",
                              boxpoints="all", jitter=0.4, pointpos=0,
                              marker=dict(color=IMPL_COLOURS.get(m.impl), size=5),
                              line=dict(color=IMPL_COLOURS.get(m.impl))))  # fmt: skip
@@ -180,10 +193,60 @@ def timeline_figure(timeline, labels: list[str] | None = None) -> go.Figure:
             text=[e.op if e.collective or len(events) <= 8 else "" for e in events],
             textposition="inside",
             hovertext=[f"{e.op}{' (' + e.collective + ')' if e.collective else ''}: "
-                       f"{e.dur_us:.1f} us from {e.start_us:.1f} us" for e in events],
+                       f"{e.dur_us:.1f} us from {e.start_us:.1f} us" + _op_counts(e)
+                       for e in events],
             hoverinfo="text",
         ))  # fmt: skip
     fig.update_layout(title="One call, device by device (collectives coloured)", barmode="overlay")
     fig.update_xaxes(title="microseconds since the call's first op", rangemode="tozero")
     fig.update_yaxes(autorange="reversed", type="category")
     return _timing_layout(fig, 120 + 36 * max(1, len(timeline.lanes)))
+
+
+def _op_counts(e) -> str:
+    """What the trace counted for an op (TPU traces do), for its hover text; '' elsewhere."""
+    parts = [f"{e.category}" if e.category else "",
+             f"{e.bytes_accessed:,} bytes accessed" if e.bytes_accessed is not None else "",
+             f"{e.model_flops:,} FLOPs" if e.model_flops is not None else ""]  # fmt: skip
+    return "".join(f"<br>{p}" for p in parts if p)
+
+
+def _op_labels(rows: list[dict]) -> list[str]:
+    """One label per op for a category axis: its name (with its lane when there are several),
+    numbered when a name comes back."""
+    many = len({r["device"] for r in rows}) > 1
+    labels, seen = [], {}
+    for r in rows:
+        label = f"{r['op']} ({r['device']})" if many else r["op"]
+        seen[label] = seen.get(label, 0) + 1
+        labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return labels
+
+
+def op_rate_figure(rows: list[dict], floor_gbs: float | None = None) -> go.Figure:
+    """The achieved bandwidth of each op of one call (``timeline.op_rates`` rows: bytes
+    accessed / duration, from the trace), one horizontal bar per op that has a rate, in time
+    order, in its device's colour; the measured floor's bandwidth as a dashed vertical line
+    when ``floor_gbs`` is given (only the floor of the machine that ran the trace compares)."""
+    rated = [r for r in rows if r["GB/s"] is not None]
+    fig = go.Figure(go.Bar(
+        x=[r["GB/s"] for r in rated], y=_op_labels(rated), orientation="h", showlegend=False,
+        marker_color=[device_colour(digits_or(r["device"].rpartition(":")[2])) for r in rated],
+        text=[f"{r['GB/s']:,.1f} GB/s" for r in rated], textposition="outside", cliponaxis=False,
+        hovertext=[f"{r['op']} on {r['device']}" + (f" ({r['category']})" if r["category"] else "")
+                   + f"<br>{r['bytes']:,} bytes in {r['duration (us)']:.2f} us: "
+                   f"{r['GB/s']:,.1f} GB/s"
+                   + (f"<br>{r['FLOPs']:,} FLOPs: {r['TFLOP/s']:,.2f} TFLOP/s"
+                      if r["TFLOP/s"] else "") for r in rated],
+        hoverinfo="text",
+    ))  # fmt: skip
+    top = max([0.0, *(r["GB/s"] for r in rated)])
+    if floor_gbs is not None and math.isfinite(floor_gbs) and floor_gbs > 0:
+        fig.add_vline(x=floor_gbs, line_dash="dash", line_color="#000000",
+                      annotation_text=f"measured floor {floor_gbs:,.0f} GB/s",
+                      annotation_position="top left")  # fmt: skip
+        top = max(top, floor_gbs)
+    fig.update_layout(title="Bandwidth each op reached (bytes accessed / its duration)")
+    fig.update_xaxes(title="GB/s", range=[0, top * 1.2 or 1])
+    fig.update_yaxes(autorange="reversed", type="category")
+    return _timing_layout(fig, 140 + 28 * max(1, len(rated)))

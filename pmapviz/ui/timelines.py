@@ -10,8 +10,9 @@ from pmapviz import benchmarking, devicefacts, memory, timecharts, timeline
 from pmapviz.ui import queue_display, tables
 
 
-def show(tl, key: str) -> None:
-    """The timeline, or why there is none."""
+def show(tl, key: str, floor_gbs: float | None = None, here: bool = True) -> None:
+    """The timeline, or why there is none; where the trace counts each op's bytes (TPU), the
+    bandwidth each op reached (:func:`rates`)."""
     if not tl.lanes:
         st.warning(f"The trace holds {tl.calls_seen} call(s), but none reached every device "
                    "it mentions; trace the call again.", icon=":material/timeline:")  # fmt: skip
@@ -19,6 +20,37 @@ def show(tl, key: str) -> None:
     st.caption(f"Module `{tl.module or 'unknown'}`: {len(tl.lanes)} device lane(s), "
                f"{tl.calls_seen} call(s) in the trace, the last complete one shown.")  # fmt: skip
     st.plotly_chart(timecharts.timeline_figure(tl), key=key)
+    rates(tl, f"{key}_rates", floor_gbs if here else None, here)
+
+
+def rates(tl, key: str, floor_gbs: float | None, here: bool) -> None:
+    """A roofline of the call from the trace's own counts: achieved GB/s per op as bars and a
+    table (``timeline.op_rates``), beside ``floor_gbs`` (this machine's measured floor) for a
+    trace captured ``here``; an uploaded trace ran elsewhere, so no floor of this machine is
+    drawn and the caption says where that machine's comes from. Nothing when the trace
+    counts no bytes (CPU and GPU traces)."""
+    rows = timeline.op_rates(tl, floor_gbs)
+    if not rows:
+        return
+    st.markdown("**Each op's bandwidth, from the trace's own counts**")
+    words = ("Bytes accessed and model FLOPs are what the profiler recorded for each HLO op; "
+             "achieved GB/s is bytes / the op's duration. An async op's halves (`copy-start`, "
+             "`copy-done`) get no rate: their copy overlaps other ops. ")  # fmt: skip
+    if not here:
+        words += ("This trace ran on another machine, so this machine's floor does not apply: "
+                  "compare with that machine's floor (`python -m pmapviz doctor --json` there "
+                  "measures it: `floor.bandwidth_gbs`).")  # fmt: skip
+    elif floor_gbs:
+        words += (f"The dashed line is this machine's measured floor, {floor_gbs:,.0f} GB/s: "
+                  "an op near it moves bytes as fast as this memory does.")  # fmt: skip
+    st.caption(words)
+    st.plotly_chart(timecharts.op_rate_figure(rows, floor_gbs), key=key)
+    tables.show([{k: _rounded(v) for k, v in r.items()} for r in rows])
+
+
+def _rounded(v):
+    """Three significant figures for a rate or a duration; counts and words as they are."""
+    return float(f"{v:.3g}") if isinstance(v, float) else v
 
 
 def capture(call, facts: devicefacts.Facts) -> None:
@@ -37,7 +69,7 @@ def capture(call, facts: devicefacts.Facts) -> None:
             tl, times = timeline.collective_timeline(call.key, call.n, call.m, call.groups,
                                                      call.perm, bw, on_wait)  # fmt: skip
             clear_wait()
-            show(tl, "cp_timeline")
+            show(tl, "cp_timeline", bw)
             tables.show(timeline.time_rows(times))
         except timeline.ProfilerBusy as err:
             st.warning(str(err), icon=":material/hourglass_top:")
@@ -60,7 +92,7 @@ def upload() -> None:
     try:
         limit = timeline.trace_limit(memory.budget().host)
         loaded = timeline.from_trace(timeline.parse_trace(file.getvalue(), file.name, limit))
-        show(loaded, "cp_loaded")
+        show(loaded, "cp_loaded", here=False)
         tables.show(timeline.lane_rows(loaded))
     except timeline.TraceError as err:
         st.error(str(err), icon=":material/block:")

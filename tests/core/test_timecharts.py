@@ -2,7 +2,10 @@
 
 import pytest
 
-from pmapviz import timecharts
+from pmapviz import timecharts, timeline
+from tests.fakes import FIXTURES
+
+TPU_TRACE = FIXTURES.parent / "tpu-v5e" / "psum_and_matmul_tpu.perfetto_trace.json.gz"
 
 
 def _rows(speedups: dict[int, float], impl: str = "pmap") -> list[dict]:
@@ -43,3 +46,30 @@ def test_breakdown_has_a_two_level_axis_and_names_each_bar_in_its_tooltip():
     assert list(counts) == ["x1", "x2", "x4"] * 2
     assert list(fig.data[2].y) == pytest.approx([r["run_s_median"] * 1e3 for r in rows])
     assert fig.data[0].customdata[4] == "shard_map on 2 device(s)"
+
+
+def test_op_rates_have_one_bar_per_op_with_a_rate_and_the_floor_when_known():
+    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    rows = timeline.op_rates(tl)
+    rated = [r for r in rows if r["GB/s"] is not None]
+    assert 0 < len(rated) < len(rows)  # the async copy's halves have no rate
+    fig = timecharts.op_rate_figure(rows)
+    (bars,) = fig.data
+    assert list(bars.y) == [r["op"] for r in rated] and list(bars.x) == [r["GB/s"] for r in rated]
+    assert not fig.layout.shapes  # an uploaded trace: no floor of this machine
+    assert fig.layout.xaxis.range[1] > max(bars.x)
+    fusion = rated[[r["op"] for r in rated].index("fusion")]
+    assert f"{fusion['bytes']:,} bytes" in bars.hovertext[list(bars.y).index("fusion")]
+    floor = 555.0
+    fig = timecharts.op_rate_figure(rows, floor)
+    (line,) = fig.layout.shapes
+    assert line.x0 == line.x1 == floor and fig.layout.xaxis.range[1] > floor
+    assert "555 GB/s" in fig.layout.annotations[0].text
+
+
+def test_the_timeline_hover_names_what_the_trace_counted_for_each_op():
+    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    (bars,) = timecharts.timeline_figure(tl).data
+    for e, text in zip(tl.lanes["tpu:0"], bars.hovertext, strict=True):
+        assert f"{e.bytes_accessed:,} bytes accessed" in text and e.category in text
+        assert f"{e.model_flops:,} FLOPs" in text

@@ -202,7 +202,10 @@ def test_cli_trace_prints_one_lane_per_device_for_cpu_and_gpu_traces(tmp_path, c
     assert cli.main(["trace", str(GPU_TRACE), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["module"] == "jit__fun" and [la["device"] for la in out["lanes"]] == ["gpu:0"]
-    assert set(out["lanes"][0]["events"][0]) == {"op", "start_us", "dur_us", "collective"}
+    (event,) = out["lanes"][0]["events"]
+    assert set(event) == {"op", "start_us", "dur_us", "collective", "bytes_accessed",
+                          "model_flops", "category"}  # fmt: skip
+    assert event["bytes_accessed"] is event["model_flops"] is event["category"] is None
 
     f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=jax.devices()[:4])
     x = np.arange(4.0, dtype=np.float32)
@@ -219,3 +222,176 @@ def test_cli_trace_prints_one_lane_per_device_for_cpu_and_gpu_traces(tmp_path, c
     assert "cpu:3:" in capsys.readouterr().out
     assert cli.main(["trace", str(tmp_path / "nothing")]) == 2
     assert "neither a file nor a folder" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a real TPU v5e trace
+TPU_TRACE = FIXTURES.parent / "tpu-v5e" / "psum_and_matmul_tpu.perfetto_trace.json.gz"
+
+
+def _tpu_fixture() -> dict:
+    """Read straight from the fixture's JSON, without pmapviz: the TPU plane's module events
+    (one per call) and, for each call, the op events that lie inside it in time."""
+    with gzip.open(TPU_TRACE, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    meta = [e for e in events if e.get("ph") == "M"]
+    (pid,) = [e["pid"] for e in meta if e["args"].get("name") == "/device:TPU:0"]
+    tid = {e["args"]["name"]: e["tid"] for e in meta
+           if e["pid"] == pid and e["name"] == "thread_name"}  # fmt: skip
+
+    def on(line: str) -> list[dict]:
+        return sorted((e for e in events if e.get("ph") == "X" and e["pid"] == pid
+                       and e["tid"] == tid[line]), key=lambda e: e["ts"])  # fmt: skip
+
+    modules, ops = on("XLA Modules"), on("XLA Ops")
+    inside = {m["args"]["run_id"]: [o for o in ops if m["ts"] - 1e-3 <= o["ts"]
+                                    <= m["ts"] + m["dur"]] for m in modules}  # fmt: skip
+    return {"modules": modules, "ops": ops, "inside": inside}
+
+
+def test_the_real_tpu_v5e_trace_names_each_call_after_its_module():
+    """Captured on a TPU v5e: op events carry neither module nor run_id; each lies inside
+    one event of the plane's "XLA Modules" line, which names the module and the call. Two
+    calls of a pmapped psum, then two of a jitted matmul: the last call is the matmul's."""
+    fx = _tpu_fixture()
+    last = fx["modules"][-1]
+    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    assert list(tl.lanes) == ["tpu:0"]
+    assert tl.module == last["name"] and tl.module.startswith("jit__lambda(")
+    assert tl.calls_seen == len({m["args"]["run_id"] for m in fx["modules"]}) == 4
+    want = fx["inside"][last["args"]["run_id"]]
+    got = tl.lanes["tpu:0"]
+    assert [e.op for e in got] == [o["name"] for o in want] and len(got) == 9
+    for e, o in zip(got, want, strict=True):
+        assert e.dur_us == o["dur"] and e.start_us == pytest.approx(o["ts"] - want[0]["ts"])
+        assert e.bytes_accessed == int(o["args"]["bytes_accessed"])
+        assert e.model_flops == int(o["args"]["model_flops"])
+        assert e.category == o["args"]["hlo_category"]
+    # every op is told its call: the run_id of the module event around it
+    runs = {
+        (e.op, e.ts): e.run for e in timeline.device_events(timeline.read_trace(str(TPU_TRACE)))
+    }
+    assert len(runs) == len(fx["ops"]) == sum(len(v) for v in fx["inside"].values())
+    for run, ops in fx["inside"].items():
+        assert {runs[(o["name"], o["ts"])] for o in ops} == {run}
+    # the module filter: the psum's last call, one op
+    first = fx["modules"][0]["name"]
+    psum = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)), module=first)
+    assert psum.module == first and first.startswith("jit__fun(")
+    assert psum.calls_seen == sum(m["name"] == first for m in fx["modules"]) == 2
+    assert [e.op for e in psum.lanes["tpu:0"]] == ["sine_multiply_fusion"]
+
+
+def test_the_tpu_roofline_is_the_traces_bytes_and_flops_over_each_ops_duration():
+    fx = _tpu_fixture()
+    raw = timeline.read_trace(str(TPU_TRACE))
+    floor, peak = 555.0, 197e12
+    rows = timeline.op_rates(timeline.from_trace(raw), floor, peak)
+    want = fx["inside"][fx["modules"][-1]["args"]["run_id"]]
+    assert [r["op"] for r in rows] == [o["name"] for o in want]
+    for r, o in zip(rows, want, strict=True):
+        nbytes, flops, dur = (
+            int(o["args"]["bytes_accessed"]),
+            int(o["args"]["model_flops"]),
+            o["dur"],
+        )
+        assert (r["bytes"], r["FLOPs"], r["duration (us)"]) == (nbytes, flops, dur)
+        if o["name"].endswith(("-start", "-done")):  # an async half: its copy overlaps others
+            assert r["GB/s"] is r["TFLOP/s"] is r["% of the floor's bandwidth"] is None
+            continue
+        assert r["GB/s"] == pytest.approx(nbytes / (dur * 1e-6) / 1e9)
+        assert r["TFLOP/s"] == pytest.approx(flops / (dur * 1e-6) / 1e12)
+        assert r["% of the floor's bandwidth"] == pytest.approx(100 * r["GB/s"] / floor)
+        assert r["% of the FLOP rate"] == pytest.approx(100 * flops / (dur * 1e-6) / peak)
+    best = max((r for r in rows if r["GB/s"]), key=lambda r: r["GB/s"])
+    matmul = max(want, key=lambda o: int(o["args"]["model_flops"]))
+    assert best["op"] == matmul["name"] == "fusion" and best["category"] == "convolution fusion"
+    assert 350 < best["GB/s"] < 365 and 180 < best["TFLOP/s"] < 188  # a band: what v5e did
+    (psum,) = timeline.op_rates(timeline.from_trace(raw, module=fx["modules"][0]["name"]))
+    (op,) = fx["inside"][fx["modules"][1]["args"]["run_id"]]
+    assert psum["GB/s"] == pytest.approx(int(op["args"]["bytes_accessed"]) / op["dur"] / 1e3)
+    assert 39 < psum["GB/s"] < 41 and "% of the floor's bandwidth" not in psum  # no floor given
+    assert timeline.op_rates(timeline.from_trace(timeline.read_trace(str(GPU_TRACE)))) == []
+
+
+def _tpu_ops(values: list) -> list[dict]:
+    """A one-chip TPU trace: one call, one op per value of bytes_accessed (and model_flops)."""
+    events = [_meta(1, "/device:TPU:0"), _meta(1, "XLA Modules", 2), _meta(1, "XLA Ops", 3),
+              _x(1, 2, "jit_f(1)", 0, 100 + len(values), run_id="5")]  # fmt: skip
+    for k, v in enumerate(values):
+        events.append(_x(1, 3, f"op.{k}", 1 + k, 1, bytes_accessed=v, model_flops=v,
+                         hlo_category=v))  # fmt: skip
+    return events
+
+
+def test_counts_that_are_not_plain_non_negative_integers_become_none():
+    bad = ["abc", -5, "-5", "9" * 5000, None, [1], {"n": 1}, True, 1.5, "1e3", " 12", "12\n",
+           "0x10", "²", float("nan"), float("inf"), 10**30, ""]  # fmt: skip
+    good = ["8388608", 8388608, 8.0, 0]
+    tl = timeline.from_trace({"traceEvents": _tpu_ops(bad + good)})
+    assert tl.module == "jit_f(1)" and tl.calls_seen == 1
+    events = tl.lanes["tpu:0"]
+    assert [e.bytes_accessed for e in events] == [None] * len(bad) + [8388608, 8388608, 8, 0]
+    assert [e.model_flops for e in events] == [e.bytes_accessed for e in events]
+    values = bad + good  # hlo_category got the same values: text is kept (80 characters at most)
+    pairs = zip(values, events, strict=True)
+    assert all(e.category is None for v, e in pairs if not isinstance(v, str) or not v)
+    assert [events[0].category, len(events[3].category)] == ["abc", 80]
+    json.dumps(tl.to_json())  # every value is plain JSON
+    assert len(timeline.summary_lines(tl)) == 2 + len(bad + good)
+    rated = [f"op.{k}" for k in range(len(bad), len(values))]  # the ops with a count
+    assert [r["op"] for r in timeline.op_rates(tl)] == rated
+
+
+def test_tpu_lanes_across_chips_keep_the_last_call_that_reached_every_chip():
+    """A pmapped step on two chips (one run_id for both, as one launch), then a jitted
+    function on tpu:0 only: the jit ran last, but the call shown is the step's, one module."""
+    events = [_meta(p, n) for p, n in ((1, "/device:TPU:0"), (2, "/device:TPU:1"))]
+    for pid in (1, 2):
+        events += [_meta(pid, "XLA Modules", 2), _meta(pid, "XLA Ops", 3)]
+        for run, t0 in (("7", 0), ("8", 100)):
+            events += [_x(pid, 2, "pmap_step(9)", t0, 20, run_id=run),
+                       _x(pid, 3, "fusion", t0 + 1, 5, bytes_accessed="4000"),
+                       _x(pid, 3, "all-reduce.1", t0 + 7, 9, bytes_accessed="64")]  # fmt: skip
+    events += [_x(1, 2, "jit_g(3)", 200, 10, run_id="9"), _x(1, 3, "add", 201, 2)]
+    tl = timeline.from_trace(events)
+    assert list(tl.lanes) == ["tpu:0", "tpu:1"] and tl.module == "pmap_step(9)"
+    assert tl.calls_seen == 3
+    for lane in tl.lanes.values():
+        assert [(e.op, e.start_us, e.bytes_accessed) for e in lane] == [
+            ("fusion", 0.0, 4000),
+            ("all-reduce.1", 6.0, 64),
+        ]
+        assert lane[1].collective == "all-reduce"
+    assert [r["GB/s"] for r in timeline.op_rates(tl)] == pytest.approx([4000 / 5e3, 64 / 9e3] * 2)
+    only_g = timeline.from_trace(events, module="jit_g(3)")
+    assert list(only_g.lanes) == ["tpu:0"] and [e.op for e in only_g.lanes["tpu:0"]] == ["add"]
+
+
+def test_cli_trace_of_the_tpu_fixture_prints_the_module_and_each_ops_bytes(capsys):
+    from pmapviz import cli
+
+    fx = _tpu_fixture()
+    last = fx["modules"][-1]
+    assert cli.main(["trace", str(TPU_TRACE), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["module"] == last["name"] and out["calls_seen"] == len(fx["modules"])
+    (lane,) = out["lanes"]
+    want = fx["inside"][last["args"]["run_id"]]
+    got = [(e["op"], e["bytes_accessed"], e["model_flops"], e["category"])
+           for e in lane["events"]]  # fmt: skip
+    assert got == [(o["name"], int(o["args"]["bytes_accessed"]), int(o["args"]["model_flops"]),
+                    o["args"]["hlo_category"]) for o in want]  # fmt: skip
+    assert cli.main(["trace", str(TPU_TRACE)]) == 0
+    text = capsys.readouterr().out
+    (fusion,) = [line for line in text.splitlines() if " us  fusion  " in line]
+    matmul = max(want, key=lambda o: int(o["args"]["model_flops"]))
+    gbs = int(matmul["args"]["bytes_accessed"]) / matmul["dur"] / 1e3
+    assert f"{int(matmul['args']['bytes_accessed']):,} B" in fusion and f"{gbs:,.1f} GB/s" in fusion
+    first = fx["modules"][0]["name"]  # the psum's module: its last call instead
+    assert cli.main(["trace", str(TPU_TRACE), "--module", first, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["module"] == first and out["calls_seen"] == sum(
+        m["name"] == first for m in fx["modules"]
+    )
+    assert cli.main(["trace", str(TPU_TRACE), "--module", "jit_nope"]) == 2
+    assert first in capsys.readouterr().err  # the modules it has
