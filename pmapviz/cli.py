@@ -7,6 +7,8 @@ and applies them before JAX starts. Bad input prints one line to stderr and exit
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -21,6 +23,7 @@ from pmapviz import (
     compiled,
     devicefacts,
     devices,
+    deviceset,
     doctor,
     dotproduct,
     join,
@@ -50,6 +53,7 @@ def _device_args(p: argparse.ArgumentParser) -> None:
         "and TPUs are used as the machine has them",
     )
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
+    _device_set_arg(p)
     p.add_argument("--max-bytes", help="the host memory budget, shared by every action at once, "
                    "e.g. 4G (default: a quarter of the available memory)")  # fmt: skip
     p.add_argument("--max-device-bytes", help="device memory budget of the server on GPUs and "
@@ -57,6 +61,41 @@ def _device_args(p: argparse.ArgumentParser) -> None:
                    "memory)")  # fmt: skip
     _max_seconds_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _device_set_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device-set", default="auto", metavar="SET",
+                   help="where the machine has GPUs or TPUs, the process holds them and "
+                   "--devices emulated CPU devices beside them: cpu, gpu or tpu runs on that "
+                   "set; auto (default) on the larger set for lessons, on the machine's own "
+                   "devices for timing")  # fmt: skip
+
+
+def _start(device_settings: devices.Settings, args: argparse.Namespace,
+           need: str = "many") -> str:  # fmt: skip
+    """Start JAX with ``device_settings`` and run the rest of the command on the device set
+    ``--device-set`` names (``auto``: the set ``need`` prefers, a ``deviceset.NEEDS`` word).
+    Returns the set's name."""
+    devices.apply(device_settings)
+    name = deviceset.parse(getattr(args, "device_set", None) or "auto", "--device-set")
+    name = deviceset.default(need) if name == "auto" else name
+    _SCOPES[-1].enter_context(deviceset.use(name))  # until the command returns (main)
+    if deviceset.has_two() and getattr(args, "command", "") != "devices":  # it lists them all
+        print(set_line(name), file=sys.stderr)
+    return name
+
+
+def set_line(name: str) -> str:
+    """Which of two sets a command runs on, and how to pick the other (stderr: the output
+    stays the command's own)."""
+    other = next(s for s in deviceset.names() if s != name)
+    return (
+        f"pmapviz: on {devicefacts.facts(name).devices_phrase()} "
+        f"(--device-set {other}: {devicefacts.facts(other).devices_phrase()})"
+    )
+
+
+_SCOPES: list[contextlib.ExitStack] = []  # one per command running (main), innermost last
 
 
 def _settings(args: argparse.Namespace) -> devices.Settings:
@@ -83,24 +122,29 @@ def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    report = devices.describe(_settings(args))
+    _start(_settings(args), args)
+    report = devices.describe(devices.applied_settings())
     facts, budget = report.facts, memory.budget()
     stats = devicefacts.device_memory()
+    started = devicefacts.startup()
     if args.json:
         out = {"requested": asdict(report.requested), **devicefacts.facts_json(facts),
+               "sets": [devicefacts.facts_json(f) for f in report.sets],
+               "startup": None if started is None else asdict(started),
                "notes": list(report.notes),
                "device_memory": None if stats is None else [asdict(m) for m in stats],
                "budget": asdict(budget)}  # fmt: skip
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{devicefacts.summary(facts)}: platform {facts.platform}, kind {facts.device_kind!r}, "
-          f"JAX {facts.jax_version}, {facts.physical_cores} physical core(s)")  # fmt: skip
-    for d in report.devices:
-        print(f"  {d.label:>8}  id {d.id:<3} process {d.process_index}")
-    for line in memory.budget_lines(budget, stats):
+    for f in report.sets:
+        mark = " (this command's set)" if f.platform == facts.platform and f.beside else ""
+        print(f"{devicefacts.summary(f)}: platform {f.platform}, kind {f.device_kind!r}, "
+              f"JAX {f.jax_version}, {f.physical_cores} physical core(s){mark}")  # fmt: skip
+        for d in f.devices:
+            print(f"  {d.label:>8}  id {d.id:<3} process {d.process_index}")
+    for line in memory.budget_lines(budget, stats) + (devicefacts.startup_lines(started)
+                                                       if started else []):  # fmt: skip
         print(line.replace("**", "").replace("`", ""))
-    if facts.startup_s is not None:
-        print(f"backend start-up (first device_put): {facts.startup_s:.2f} s")
     for note in (*report.notes, *facts.hints):
         print(f"note: {note}")
     return 0
@@ -222,7 +266,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.plan_devices is not None:
         n = settings.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
     else:
-        devices.apply(device_settings)
+        _start(device_settings, args)
     p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                       n_devices=n, dtypes=dtypes)  # fmt: skip
     if args.json:
@@ -272,10 +316,8 @@ def cmd_hlo(args: argparse.Namespace) -> int:
     if args.collective is None:
         program = _program(args)
         shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
-    devices.apply(_settings(args))
-    import jax
-
-    n = jax.local_device_count()
+    _start(_settings(args), args)
+    n = devicefacts.facts().local_count
     if args.collective is None:
         p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes,
                           axis_name=axis_name, dtypes=dtypes)  # fmt: skip
@@ -303,7 +345,7 @@ def _dot_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_dot(args: argparse.Namespace) -> int:
-    devices.apply(_settings(args))
+    _start(_settings(args), args)
     pairs = settings.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
     seed = settings.parse_int(args.seed, "--seed", 0, MAX_SEED)
@@ -324,7 +366,8 @@ def cmd_dot(args: argparse.Namespace) -> int:
         shared = " (the devices share the host's memory: no copy)" if res.zero_copy else ""
         print(f"compile {res.compile_s * 1e3:.0f} ms, transfer {res.transfer_s * 1e3:.1f} ms"
               f"{shared}, run {res.run_s * 1e3:.1f} ms (median); one-device vmap run "
-              f"{res.vmap_run_s * 1e3:.1f} ms; peak RSS {res.peak_rss_mb:.0f} MB")  # fmt: skip
+              f"{res.vmap_run_s * 1e3:.1f} ms; host memory grew {res.host_growth_mb or 0:.0f} "
+              "MB")  # fmt: skip
     return 0 if res.allclose else 1
 
 
@@ -336,6 +379,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
                    "largest (default: 1, 2, 4, ... up to the devices the process has: "
                    "$PMAPVIZ_DEVICES or 8 on CPU, the machine's GPUs or TPUs)")  # fmt: skip
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
+    _device_set_arg(p)
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
     p.add_argument("--repeat", default="7", help="timed runs per measurement, 1 to 100")
     _max_seconds_arg(p)
@@ -373,7 +417,7 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     device_settings, ks, sizes, impls, repeat = _bench_inputs(args)
-    devices.apply(device_settings)
+    _start(device_settings, args, "real")
     ks = ks or benchmarking.device_counts(devicefacts.facts().local_count)  # the devices it has
     try:
         report = benchmarking.sweep(benchmarking.WORKLOADS[args.workload], sizes, ks, impls,
@@ -407,11 +451,9 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    devices.apply(_settings(args))
-    import jax
-
+    _start(_settings(args), args)
     cfg = training.Config(
-        args.model, jax.local_device_count(),
+        args.model, devicefacts.facts().local_count,
         settings.parse_int(args.batch, "--batch", 1, training.MAX_BATCH),
         settings.parse_int(args.steps, "--steps", 1, training.MAX_STEPS),
         settings.parse_float(args.lr, "--lr", 1e-6, 100.0), args.reduction,
@@ -486,6 +528,9 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     _exit_on_signals()
     try:
         res = cluster.launch(processes, local, timeout=timeout)
+    except cluster.NoSockets as err:
+        print(f"pmapviz: {err}", file=sys.stderr)
+        return 3  # this machine's rule, not a failure of the cluster
     except (cluster.ClusterError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 1
@@ -539,15 +584,26 @@ def _cmd_join(args: argparse.Namespace) -> int:
 def _trace_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="a perfetto_trace.json.gz (or .json), or the folder that "
                    "jax.profiler.trace(folder, create_perfetto_trace=True) wrote")  # fmt: skip
+    p.add_argument("--module", default=None, metavar="NAME",
+                   help="show the last complete call of this module (its name as the "
+                   "trace gives it, e.g. jit__fun(1615...)); default: the last complete "
+                   "call of any")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """One lane per device of a profiler trace from any machine (CPU, GPU or TPU); no JAX."""
+    """One lane per device of a profiler trace from any machine (CPU, GPU or TPU), each op's
+    bytes and achieved GB/s where the trace counts them (TPU); no JAX."""
     try:
-        tl = timeline.from_trace(timeline.read_trace(args.path))
+        raw = timeline.read_trace(args.path)
+        tl = timeline.from_trace(raw, args.module)
     except (timeline.TraceError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
+        return 2
+    if args.module is not None and not tl.calls_seen:
+        names = sorted({e.module for e in timeline.device_events(raw) if e.module})
+        print(f"pmapviz: no call of module {args.module[:80]!r} in the trace; its modules: "
+              f"{', '.join(names) or 'none named'}", file=sys.stderr)  # fmt: skip
         return 2
     _print(args.json, tl.to_json(), timeline.summary_lines(tl))
     return 0
@@ -559,13 +615,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         _settings(args),
         progress=None if args.json else print,
         pages=page_check.section if page_check else doctor.NO_STREAMLIT,
+        here=run_here,
     )
     _print(args.json, report, [] if args.json else doctor.report_lines(report))
     return 0 if report["ok"] else 1
 
 
 def _mesh_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mesh", default="2,4", help="the mesh's axis sizes, e.g. 2,4 or 2x4")
+    p.add_argument("--mesh", default=None, help="the mesh's axis sizes, e.g. 2,4 or 2x4 "
+                   "(default: 2 x n/2 of the devices, or n on one axis)")  # fmt: skip
     p.add_argument(
         "--axis-names",
         default=None,
@@ -593,13 +651,23 @@ def _mesh_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _mesh_inputs(args: argparse.Namespace) -> tuple:
-    """The mesh, the shapes and the specs from the flags, through the settings layer."""
-    sizes = meshes.parse_mesh(args.mesh, "--mesh")
+def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
+    """The mesh, the shapes and the specs from the flags, through the settings layer (no
+    ``--mesh``: the default mesh of ``n_devices``, as the Meshes page's; nothing at all: the
+    page's example arguments too)."""
+    if args.mesh is None and n_devices is None:
+        raise settings.SettingError("give --mesh with --plan-devices, e.g. --mesh 4x4.")
+    sizes = (meshes.parse_mesh(args.mesh, "--mesh") if args.mesh is not None
+             else meshes.default_mesh(n_devices))  # fmt: skip
     names = meshes.parse_axis_names(args.axis_names or ", ".join(meshes.DEFAULT_NAMES[:len(sizes)]),
                                     len(sizes), "--axis-names")  # fmt: skip
-    shapes = [settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(args.shape or [])]
-    specs = [meshes.parse_spec(t, f"--spec {k + 1}") for k, t in enumerate(args.spec or [])]
+    shape_texts, spec_texts = args.shape or [], args.spec or []
+    if args.mesh is None and not shape_texts and not spec_texts:  # the Meshes page's example
+        page = meshes.schema(n_devices).defaults()
+        shape_texts = [page[f"s{k}"] for k in range(meshes.MAX_ARGS) if page[f"s{k}"].strip()]
+        spec_texts = [page[f"p{k}"] for k in range(len(shape_texts))]
+    shapes = [settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(shape_texts)]
+    specs = [meshes.parse_spec(t, f"--spec {k + 1}") for k, t in enumerate(spec_texts)]
     if not shapes or len(specs) != len(shapes):
         raise settings.SettingError(f"give --shape and --spec once per argument (got "
                                     f"{len(shapes)} --shape and {len(specs)} --spec).")  # fmt: skip
@@ -608,22 +676,24 @@ def _mesh_inputs(args: argparse.Namespace) -> tuple:
 
 def cmd_mesh(args: argparse.Namespace) -> int:
     device_settings = _settings(args)
-    mesh, shapes, specs = _mesh_inputs(args)
     if args.plan_devices is not None:
         n = settings.parse_int(args.plan_devices, "--plan-devices", 1, meshes.MAX_MESH_DEVICES)
+        mesh, shapes, specs = _mesh_inputs(args, n if args.mesh is None else None)
         if n != mesh.devices:
             raise settings.SettingError(
                 f"--plan-devices {n}, but the mesh {mesh.text()} has {mesh.devices} devices: "
                 "give that number.")  # fmt: skip
         jax_devices = None
     else:
-        devices.apply(device_settings)
+        _start(device_settings, args)
         have = devicefacts.facts().local_count
+        mesh, shapes, specs = _mesh_inputs(args, have)
         if have < mesh.devices:
-            raise settings.SettingError(f"the mesh {mesh.text()} needs {mesh.devices} devices; "
-                                        f"this process has {have}: start it with --devices "
-                                        f"{mesh.devices}, or plan with --plan-devices "
-                                        f"{mesh.devices}.")  # fmt: skip
+            raise settings.SettingError(
+                f"the mesh {mesh.text()} needs {mesh.devices} devices; "
+                f"{devicefacts.facts().devices_phrase()} here: "
+                f"{devicefacts.more_devices(devicefacts.facts(), mesh.devices)}, or plan with "
+                f"--plan-devices {mesh.devices}.")  # fmt: skip
         jax_devices = devicefacts.local_devices_for_work()
     found = [(k, p) for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True))
              for p in meshes.problems(mesh, shape, spec, f"argument {k + 1}")]  # fmt: skip
@@ -639,7 +709,7 @@ def cmd_mesh(args: argparse.Namespace) -> int:
 
 
 def _mesh_lines(mesh: meshes.Mesh, placed: list, found: list) -> list[str]:
-    lines = [f"mesh {mesh.text()} ({mesh.devices} devices)"]
+    lines = [f"mesh {mesh.text()} ({mesh.devices} device{'s' * (mesh.devices != 1)})"]
     for k, p in found:
         lines += [f"argument {k + 1}: {p.message}", f"  fix: {p.fix}"]
     for k, p in enumerate(placed):
@@ -707,8 +777,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except settings.SettingError as err:
-        print(f"pmapviz: {err}", file=sys.stderr)
-        return 2
+    with contextlib.ExitStack() as scope:  # the command's device set (_start) ends with it
+        _SCOPES.append(scope)
+        try:
+            return args.func(args)
+        except settings.SettingError as err:
+            print(f"pmapviz: {err}", file=sys.stderr)
+            return 2
+        finally:
+            _SCOPES.pop()
+
+
+def run_here(argv: list[str]) -> tuple[int, str, str]:
+    """One command in this process (``doctor`` on a TPU, whose chip serves one process):
+    ``(exit status, stdout, stderr)``, as a subprocess would give them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(argv)
+        except SystemExit as stop:  # argparse's own refusals
+            rc = stop.code if isinstance(stop.code, int) else 2
+    return rc, out.getvalue(), err.getvalue()

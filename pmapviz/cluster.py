@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pmapviz import clusterreport, fairlock, launchlines, memory, settings
+from pmapviz import clusterreport, devicefacts, fairlock, launchlines, memory, settings
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
@@ -48,6 +48,16 @@ class ClusterError(RuntimeError):
     def __init__(self, reason: str, details: dict[int, list[str]] | None = None):
         super().__init__(reason)
         self.details = details or {}
+
+
+class NoSockets(ClusterError):
+    """This machine forbids the local sockets a cluster needs: nothing pmapviz can change."""
+
+
+def check_sockets() -> None:
+    """NoSockets, in words, where no coordinator could listen on 127.0.0.1."""
+    if why := devicefacts.no_local_sockets():
+        raise NoSockets(f"No local cluster here: {why}")
 
 
 @dataclass
@@ -318,6 +328,7 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
     """
     validate(processes, local_devices, timeout)
     check_budget(processes, memory.budget(), local_devices)
+    check_sockets()
     t0 = time.perf_counter()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)

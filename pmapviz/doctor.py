@@ -20,6 +20,7 @@ tests run it on CPU devices, and with fake GPU and TPU devices for the words.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pmapviz import benchmarking as bench
-from pmapviz import devicefacts, devices, memory, timeline
+from pmapviz import devicefacts, devices, deviceset, memory, timeline
 from pmapviz.layout import pmap_sharding
 from pmapviz.settings import first_line
 
@@ -44,9 +45,15 @@ def say(progress: Progress, text: str) -> None:
 
 
 def facts_section() -> dict:
+    """The devices checked (the machine's own set), every set beside them, the start-up as
+    measured where it happened, and the budgets."""
     f = devicefacts.facts()
     stats = devicefacts.device_memory()
+    started = devicefacts.startup()
     return {**devicefacts.facts_json(f), "summary": devicefacts.summary(f),
+            "sets": [devicefacts.summary(s) for s in devicefacts.every_set()],
+            "startup": None if started is None else asdict(started),
+            "startup_lines": devicefacts.startup_lines(started) if started else [],
             "device_memory": None if stats is None else [asdict(m) for m in stats],
             "budget": asdict(memory.budget()),
             "budget_lines": memory.budget_lines(memory.budget(), stats)}  # fmt: skip
@@ -131,7 +138,9 @@ def device_flags(settings: devices.Settings) -> list[str]:
 
 def command_lines(settings: devices.Settings, trace_path: str | None) -> list[list[str]]:
     """Every CLI command, small."""
-    d = device_flags(settings)
+    # the set this doctor checks (the machine's own), not a command's default
+    on = ["--device-set", deviceset.current()] if deviceset.has_two() else []
+    d = device_flags(settings) + on
     n = str(devicefacts.facts().local_count)
     cmds = [["devices", *d, "--json"],
             ["plan", *d, "--fn", "batched_dot", "--shape", f"{n},1000,3", "--shape",
@@ -140,7 +149,8 @@ def command_lines(settings: devices.Settings, trace_path: str | None) -> list[li
             ["dot", *d, "--pairs", str(int(n) * 100_000), "--repeat", "3", "--json"],
             ["train", *d, "--steps", "20", "--batch", str(int(n) * 32), "--json"],
             ["bench", "--workload", "elementwise", "--size", str(int(n) * 4096), "--devices",
-             n, "--platform", settings.platform, "--repeat", "3", "--json", "-"],
+             n, "--platform", settings.platform, *on,
+             "--repeat", "3", "--json", "-"],
             ["cluster", "--processes", "2", "--local-devices", "1", "--json"],
             ["mesh", *d, "--mesh", n, "--axis-names", "data", "--shape", f"{n},16", "--spec",
              "P('data', None)", "--json"]]  # fmt: skip
@@ -149,20 +159,61 @@ def command_lines(settings: devices.Settings, trace_path: str | None) -> list[li
     return cmds
 
 
-def commands_section(settings: devices.Settings, progress: Progress = None) -> list[dict]:
+Here = Callable[[list[str]], tuple[int, str, str]]  # a command in this process (cli.run_here)
+
+
+def in_subprocess(argv: list[str]) -> tuple[int, str, str]:
+    """``python -m pmapviz ARGV`` in a fresh process: (exit status, stdout, stderr)."""
+    r = subprocess.run([sys.executable, "-m", "pmapviz", *argv], cwd=ROOT, text=True,
+                       capture_output=True, timeout=300)  # fmt: skip
+    return r.returncode, r.stdout, r.stderr
+
+
+def commands_section(settings: devices.Settings, progress: Progress = None,
+                     here: Here | None = None) -> list[dict]:  # fmt: skip
+    """Every CLI command, each in a fresh process; where the devices serve one process at a
+    time (a TPU chip, which this doctor holds), each in this process (``here``)."""
+    run = here if here is not None and devicefacts.facts().exclusive else in_subprocess
     with tempfile.TemporaryDirectory(prefix="pmapviz-doctor-") as folder:
         trace_path = _write_trace(folder)
         rows = []
         for cmd in command_lines(settings, trace_path):
+            if cmd[0] == "cluster" and (why := devicefacts.no_local_sockets()):
+                rows.append({"command": "cluster", "rc": 0, "seconds": 0.0, "stderr": "",
+                             "where": "nowhere", "traceback": False, "skipped": why})  # fmt: skip
+                continue
             say(progress, f"  python -m pmapviz {' '.join(cmd)}")
             t = time.perf_counter()
-            r = subprocess.run([sys.executable, "-m", "pmapviz", *cmd], cwd=ROOT, text=True,
-                               capture_output=True, timeout=300)  # fmt: skip
-            err = r.stderr.strip().splitlines()
-            rows.append({"command": cmd[0], "rc": r.returncode, "seconds": time.perf_counter() - t,
+            rc, _, stderr = run(cmd)
+            err = stderr.strip().splitlines()
+            rows.append({"command": cmd[0], "rc": rc, "seconds": time.perf_counter() - t,
                          "stderr": err[-1][:300] if err else "",
-                         "traceback": "Traceback" in r.stderr})  # fmt: skip
+                         "where": "this process" if run is here else "a fresh process",
+                         "traceback": "Traceback" in stderr})  # fmt: skip
     return rows
+
+
+def beside_section(settings: devices.Settings) -> dict:
+    """Where a chip serves one process at a time: what a second process is told while this
+    one holds it (one line, what works beside it, no harmful advice; whether it named this
+    process), and that the CPU devices still work beside it. Elsewhere: not needed."""
+    if not devicefacts.facts().exclusive:
+        return {"ok": True, "skipped": f"{devicefacts.facts().name} devices can be shared by "
+                "several processes"}  # fmt: skip
+    rc, _, stderr = in_subprocess(["devices", *device_flags(settings)])
+    lines = stderr.strip().splitlines()
+    said = lines[-1] if lines else ""
+    cpu_rc, _, cpu_err = in_subprocess(["devices", "--platform", "cpu", "--json"])
+    ok = (rc == 2 and "--platform cpu" in said and "sudo" not in said and "auto" not in said
+          and cpu_rc == 0)  # fmt: skip
+    return {
+        "ok": ok,
+        "names_this_process": f"process {os.getpid()}" in said,
+        "rc": rc,
+        "said": said[:400],
+        "cpu_rc": cpu_rc,
+        "cpu_stderr": cpu_err.strip().splitlines()[-1][:300] if cpu_rc else "",
+    }
 
 
 def _write_trace(folder: str) -> str | None:
@@ -191,19 +242,28 @@ PageCheck = Callable[[devices.Settings, Progress], list[dict]]
 
 
 def run(settings: devices.Settings, progress: Progress = print,
-        pages: PageCheck | str = "skipped") -> dict:  # fmt: skip
-    """Every check; ``report["ok"]`` is False when any failed. A check that raises is
-    reported (its error's type and first line) and the others still run. ``pages``: the page
-    check (``pmapviz.ui.page_check.section``, which the CLI passes: Streamlit is an adapter's
-    business), or why there is none."""
+        pages: PageCheck | str = "skipped", here: Here | None = None) -> dict:  # fmt: skip
+    """Every check, on the machine's own devices (the accelerators where there are; the page
+    check runs every page on every set); ``report["ok"]`` is False when any failed. A check
+    that raises is reported (its error's type and first line) and the others still run.
+    ``pages``: the page check (``pmapviz.ui.page_check.section``, which the CLI passes:
+    Streamlit is an adapter's business), or why there is none; ``here``: how to run a CLI
+    command in this process (``cli.run_here``), for devices that serve one process."""
     devices.apply(settings)
+    with deviceset.use(deviceset.real()):
+        return _run_checks(settings, progress, pages, here)
+
+
+def _run_checks(settings: devices.Settings, progress: Progress, pages: PageCheck | str,
+                here: Here | None) -> dict:  # fmt: skip
     t0 = time.perf_counter()
     sections = (
         ("facts", "device facts, budgets", facts_section),
         ("floor", "floor and a small sweep", floor_section),
         ("transfer_order", "transfers in both orders", transfer_order_section),
         ("timeline", "a profiler trace of psum", timeline_section),
-        ("commands", "every CLI command", lambda: commands_section(settings, progress)),
+        ("commands", "every CLI command", lambda: commands_section(settings, progress, here)),
+        ("beside", "a second process beside this one", lambda: beside_section(settings)),
         ("pages", "every page (AppTest)",
          lambda: pages if isinstance(pages, str) else pages(settings, progress)),
     )  # fmt: skip
@@ -225,8 +285,10 @@ def _failed(section) -> str | None:
 
 
 def _all_ok(report: dict) -> bool:
-    keys = ("facts", "floor", "transfer_order", "timeline", "commands", "pages")
+    keys = ("facts", "floor", "transfer_order", "timeline", "commands", "beside", "pages")
     if any(_failed(report.get(k)) for k in keys):
+        return False
+    if not report["beside"]["ok"]:
         return False
     commands_ok = all(r["rc"] == 0 and not r["traceback"] for r in report["commands"])
     pages = report["pages"] if isinstance(report["pages"], list) else []
@@ -240,16 +302,29 @@ def report_lines(report: dict) -> list[str]:
              f"({report['seconds']:.0f} s)"]  # fmt: skip
     for key, write in (("facts", _facts_lines), ("floor", _floor_lines),
                        ("transfer_order", _order_lines), ("timeline", _timeline_lines),
-                       ("commands", _command_lines), ("pages", _page_lines)):  # fmt: skip
+                       ("commands", _command_lines), ("beside", _beside_lines),
+                       ("pages", _page_lines)):  # fmt: skip
         why = _failed(report[key])
         lines.extend([f"{key}: FAILED {why}"] if why else write(report[key]))
     return lines
 
 
 def _facts_lines(f: dict) -> list[str]:
-    plain = [f"  {line}".replace("**", "").replace("`", "") for line in f["budget_lines"]]
+    plain = [f"  {line}".replace("**", "").replace("`", "")
+             for line in f["budget_lines"] + f.get("startup_lines", [])]  # fmt: skip
+    beside = [s for s in f.get("sets", []) if s != f["summary"]]
     return [f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
-            f"JAX {f['jax_version']}, start-up {f['startup_s'] or 0:.2f} s", *plain]  # fmt: skip
+            f"JAX {f['jax_version']}" + (f"; beside them {', '.join(beside)}" if beside else ""),
+            *plain]  # fmt: skip
+
+
+def _beside_lines(b: dict) -> list[str]:
+    if "skipped" in b:
+        return [f"beside: not needed ({b['skipped']})"]
+    named = "" if b.get("names_this_process", True) else " (JAX did not say which process)"
+    return [f"beside: {'OK' if b['ok'] else 'WRONG'}: a second process was told (exit "
+            f"{b['rc']}){named}: {b['said']}", f"  the same with --platform cpu: exit {b['cpu_rc']}"
+            + (f" ({b['cpu_stderr']})" if b["cpu_stderr"] else "")]  # fmt: skip
 
 
 def _floor_lines(fl: dict) -> list[str]:
@@ -276,7 +351,9 @@ def _timeline_lines(tl: dict) -> list[str]:
 
 
 def _command_lines(commands: list[dict]) -> list[str]:
-    return [f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
+    return [f"command {r['command']:<8} skipped: {r['skipped']}" if "skipped" in r else
+            f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
+            + (f" (in {r['where']})" if r.get("where") == "this process" else "")
             + (f"  {r['stderr']}" if r["rc"] else "") for r in commands]  # fmt: skip
 
 

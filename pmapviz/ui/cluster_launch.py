@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from pmapviz import cluster
+from pmapviz import cluster, devicefacts
 from pmapviz.ui import queue_display, url_state
 
 P = "cl_"
@@ -52,9 +52,13 @@ def kill_worker_1(workers) -> None:
 
 
 def show(procs: int, local: int, crash: bool) -> None:
-    """The launch button; a launch's failure, if the last one failed."""
+    """The launch button; a launch's failure, if the last one failed. Where the machine
+    forbids local sockets, why there is no launch here (the lines for a real cluster below
+    still work)."""
+    if why := devicefacts.no_local_sockets():
+        st.info(f"No local cluster on this machine: {why}", icon=":material/block:")
     if st.button(f"Launch {procs} processes x {local} devices", type="primary",
-                 icon=":material/rocket_launch:", key="cl_go"):  # fmt: skip
+                 icon=":material/rocket_launch:", key="cl_go", disabled=bool(why)):  # fmt: skip
         _launch(procs, local, crash)
     if "cl_error" in st.session_state:
         msg, details = st.session_state["cl_error"]

@@ -6,6 +6,9 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from pmapviz import settings
 from tests.conftest import ROOT
 
 
@@ -222,6 +225,20 @@ def test_mesh_refusals_exit_1_with_a_fix_and_bad_text_exits_2(capsys, monkeypatc
     assert "--plan-devices 16" in capsys.readouterr().err  # more than this process has
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16])
+def test_mesh_with_no_flags_places_the_meshes_pages_example_on_every_count(capsys, n):
+    """`python -m pmapviz mesh` alone works on every count, with the page's own defaults."""
+    from pmapviz import cli, meshes
+
+    assert cli.main(["mesh", "--plan-devices", str(n), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mesh"]["shape"] == list(meshes.default_mesh(n)) and out["problems"] == []
+    page = meshes.schema(n).defaults()
+    assert [a["shape"] for a in out["arguments"]] == [
+        list(settings.parse_shape(page[k])) for k in ("s0", "s1")]  # fmt: skip
+    assert sum(len(a["devices"]) for a in out["arguments"]) == 2 * n
+
+
 def test_mesh_plans_a_bigger_machine_from_shapes_alone(capsys):
     from pmapviz import cli
 
@@ -260,3 +277,29 @@ def test_cluster_join_bad_flags_exit_2_before_anything_starts(capsys, tmp_path):
     ]:
         assert cli.main(["cluster", *argv]) == 2, argv
         assert words in capsys.readouterr().err
+
+
+def test_on_two_device_sets_each_command_says_which_it_runs_on(capsys, monkeypatch):
+    """A TPU chip beside the emulated CPU devices: the lesson commands run on the larger set
+    unless --device-set says otherwise, and say so on stderr (stdout stays the output)."""
+    from pmapviz import cli
+    from tests import fakes
+    from tests.conftest import TEST_DEVICES
+
+    monkeypatch.setattr(cli.devices, "apply", lambda settings: None)  # the suite's devices
+    with fakes.fake_devices("tpu", 1):
+        assert cli.main(["mesh", "--json"]) == 0
+        run = capsys.readouterr()
+        assert json.loads(run.out)["mesh"]["shape"] == [2, TEST_DEVICES // 2]
+        assert run.err.strip() == (f"pmapviz: on {TEST_DEVICES} emulated CPU devices "
+                                   "(--device-set tpu: 1 TPU v5 lite device)")  # fmt: skip
+        assert cli.main(["mesh", "--device-set", "tpu", "--json"]) == 0
+        run = capsys.readouterr()
+        assert json.loads(run.out)["mesh"]["shape"] == [1]
+        assert run.err.startswith("pmapviz: on 1 TPU v5 lite device (--device-set cpu:")
+        assert cli.main(["mesh", "--device-set", "gpu"]) == 2
+        assert "`gpu` is not a device set here. This process has: auto, tpu, cpu" in (
+            capsys.readouterr().err
+        )
+    assert cli.main(["mesh", "--json"]) == 0  # one set again: nothing said about sets
+    assert capsys.readouterr().err == ""

@@ -47,7 +47,13 @@ def test_the_report_reads_as_text_and_fails_on_any_problem():
         "transfer_order": {"pairs": 4, "ms": {"pmap then vmap": {"pmap": 9.0, "vmap": 1.0}}},
         "timeline": {"ok": True, "lanes": ["gpu:0"], "collectives": []},
         "commands": [{"command": "dot", "rc": 0, "seconds": 3.0, "stderr": "",
-                      "traceback": False}],
+                      "traceback": False},
+                     {"command": "cluster", "rc": 0, "seconds": 0.0, "stderr": "",
+                      "traceback": False, "skipped": "this machine lets no process open a "
+                      "network socket"}],
+        "beside": {"ok": True, "names_this_process": False, "rc": 2, "cpu_rc": 0,
+                   "said": "pmapviz: The TPU here is in use by another process",
+                   "cpu_stderr": ""},
         "pages": [{"page": "pages/home.py", "query": {}, "exceptions": [], "errors": [],
                    "cpu_words": []}],
     }  # fmt: skip
@@ -56,7 +62,12 @@ def test_the_report_reads_as_text_and_fails_on_any_problem():
     assert (
         "transfers, pmap then vmap (4 pairs, a size not copied before): pmap 9.00 ms, vmap 1.00 ms"
     ) in text
+    assert "command cluster  skipped: this machine lets no process open a network" in text
+    assert "(JAX did not say which process): pmapviz: The TPU here is in use" in text
     assert doctor._all_ok(report)
+    report["beside"]["ok"] = False
+    assert not doctor._all_ok(report)
+    report["beside"]["ok"] = True
     report["pages"][0]["cpu_words"] = ["emulated"]
     assert not doctor._all_ok(report)
     report["pages"][0]["cpu_words"] = []

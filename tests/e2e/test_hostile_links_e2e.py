@@ -45,7 +45,7 @@ ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_PLATFORM": "", "PMAPVIZ_MAX_BYTES": ""}
 
 EXPLORER_KEYS = ["fn", "out", "name", "pn", "args", "body", "s0", "d0", "a0", "s1", "d1", "a1"]
 PAGE_KEYS: dict[str, list[str]] = {
-    "": ["present"],  # home; app.py reads ?present on every page
+    "": ["present", "on"],  # home; app.py reads ?present and ?on on every page
     "explorer": EXPLORER_KEYS,
     "live": EXPLORER_KEYS,
     "collectives": ["c", "n", "m", "v", "g", "p", "pairs"],
