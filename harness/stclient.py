@@ -73,11 +73,14 @@ def open_link(base_url: str, link: str, timeout: float = 120.0) -> Page:
 
 
 _CODE_SPAN = re.compile(r"`[^`]*`")
+_ATTRIBUTE = re.compile(r"""\s[\w-]+=('[^'<>]*'|"[^"<>]*")""")  # name='value' in a tag
 
 
 def outside_code(text: str) -> str:
-    """Markdown text with its inline code spans removed: what could render as markup."""
-    return _CODE_SPAN.sub("", text)
+    """Markdown text with its inline code spans and its HTML attribute values removed (an
+    attribute value escaped with html.escape(quote=True) is never rendered): what could
+    render as markup."""
+    return _ATTRIBUTE.sub("", _CODE_SPAN.sub("", text))
 
 
 class Session:

@@ -394,7 +394,8 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
 
 
 def _bench_inputs(args: argparse.Namespace) -> tuple:
-    """Device counts, sizes, implementations and repeat from the flags (settings layer)."""
+    """Device counts, sizes, implementations, repeat and the --json file (None: stdout or no
+    file) from the flags (settings layer), all checked before the sweep starts."""
     ks = (settings.parse_int_list(args.devices, "--devices", devices.MIN_DEVICES,
                                   devices.MAX_DEVICES) if args.devices else None)  # fmt: skip
     argv = ["--devices", str(max(ks))] if ks else []
@@ -405,18 +406,13 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
     impls = [settings.parse_choice(i, "--impls", benchmarking.IMPLS) for i in args.impls.split(",")
              ] if args.impls else list(benchmarking.IMPLS)  # fmt: skip
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
-    if args.json not in (None, "-"):
-        folder = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            raise settings.SettingError(
-                f"--json {settings.quote(args.json, 80)}: the folder {folder} does not exist or "
-                "is not writable; create it first (checked before the sweep starts)."
-            )
-    return device_settings, ks, sizes, impls, repeat
+    target = (None if args.json in (None, "-")  # "-": stdout
+              else settings.parse_output_path(args.json, "--json", "bench.json"))  # fmt: skip
+    return device_settings, ks, sizes, impls, repeat, target
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    device_settings, ks, sizes, impls, repeat = _bench_inputs(args)
+    device_settings, ks, sizes, impls, repeat, target = _bench_inputs(args)
     _start(device_settings, args, "real")
     ks = ks or benchmarking.device_counts(devicefacts.facts().local_count)  # the devices it has
     try:
@@ -433,11 +429,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json == "-":
         print(json.dumps(data, indent=2))
     else:
-        if args.json:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2)
+        if target is not None:
+            try:
+                target.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            except OSError as err:  # checked before the sweep; a full disk is found only now
+                print(f"pmapviz: --json {target}: {err.strerror}", file=sys.stderr)
+                return 1
         print(f"memory bandwidth (the floor) {report.floor_method}; {len(report.results)} "
-              f"results" + (f", written to {args.json}" if args.json else ""))  # fmt: skip
+              f"results" + (f", written to {target}" if target else ""))  # fmt: skip
     return 0
 
 
@@ -558,7 +557,8 @@ def _cmd_join(args: argparse.Namespace) -> int:
         args.local_devices, "--local-devices", join.MIN_LOCAL, join.MAX_LOCAL))  # fmt: skip
     timeout = settings.parse_float(_given(args.timeout, f"{join.DEFAULT_TIMEOUT:g}"), "--timeout",
                                    join.MIN_TIMEOUT, join.MAX_TIMEOUT)  # fmt: skip
-    target = None if args.report is None else settings.parse_output_path(args.report, "--report")
+    target = None if args.report is None else settings.parse_output_path(
+        args.report, "--report", "cluster-report.json")  # fmt: skip
     try:
         outcome = join.join(local, timeout)
     except join.JoinError as err:

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pmapviz.settings import quote
+from pmapviz.settings import first_line, quote
 
 KIND = "pmapviz cluster report"
 VERSION = 1
@@ -34,6 +35,7 @@ MAX_PROCESSES = 4096
 MAX_DEVICES = 65_536
 MAX_TEXT = 255
 MAX_NAME = 200  # characters of a path typed on the page
+MAX_SCANNED = 2000  # folder entries the reports listing looks at, at most
 
 
 class ReportError(ValueError):
@@ -292,8 +294,11 @@ def resolve(folder: str | None, name: str) -> Path:
     if not name or len(name) > MAX_NAME or any(not ch.isprintable() for ch in name):
         raise ReportError(f"Give a report's path inside the reports folder ({MAX_NAME} "
                           "characters at most), e.g. cluster-report.json.")  # fmt: skip
-    root = Path(folder).resolve()
-    path = (root / name).resolve()
+    try:
+        root = Path(folder).resolve()
+        path = (root / name).resolve()
+    except (OSError, RuntimeError) as err:  # a link that loops (RuntimeError on 3.11)
+        raise ReportError(f"{quote(name)} cannot be opened: {first_line(err)}.") from err
     if not path.is_relative_to(root) or path == root:
         raise ReportError(f"{quote(name, 60)} is outside the reports folder; only files inside it "
                           "can be opened.")  # fmt: skip
@@ -317,13 +322,53 @@ def read(folder: str | None, name: str) -> Report:
 
 
 def listing(folder: str | None, most: int = 50) -> list[str]:
-    """The ``.json`` files in the reports folder (and one level below), by name."""
+    """The ``.json`` files in the reports folder and in its own subfolders (one level down), by
+    name, at most ``most`` of them from at most :data:`MAX_SCANNED` entries looked at. A linked
+    subfolder is never entered, and a file (or link) whose real path is outside the folder is
+    never listed, as :func:`resolve` would refuse to open it."""
     if not folder:
         return []
-    root = Path(folder)
+    root = os.path.realpath(folder)
+    budget = [MAX_SCANNED]
+    found = []
+    for entry in _entries(root, budget):
+        if _is_own_folder(entry):
+            found += [f"{entry.name}/{e.name}" for e in _entries(entry.path, budget)
+                      if _is_report_file(e, root)]  # fmt: skip
+        elif _is_report_file(entry, root):
+            found.append(entry.name)
+    return sorted(found)[:most]
+
+
+def _entries(folder: str, budget: list[int]):
+    """A folder's entries, as long as ``budget[0]`` (shared by every folder listed) lasts."""
     try:
-        found = sorted(p.relative_to(root).as_posix() for pattern in ("*.json", "*/*.json")
-                       for p in root.glob(pattern) if p.is_file())  # fmt: skip
+        with os.scandir(folder) as it:
+            for entry in it:
+                if budget[0] <= 0:
+                    return
+                budget[0] -= 1
+                yield entry
     except OSError:
-        return []
-    return found[:most]
+        return
+
+
+def _is_own_folder(entry: os.DirEntry) -> bool:
+    """A real subfolder, not a link to one (which may lead out, or loop)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_report_file(entry: os.DirEntry, root: str) -> bool:
+    """A ``.json`` file whose real path lies inside ``root`` (a link that loops is not)."""
+    if not entry.name.endswith(".json"):
+        return False
+    try:
+        if not entry.is_file():  # through a link: what it points at
+            return False
+    except OSError:  # a link that loops
+        return False
+    real = os.path.realpath(entry.path)
+    return os.path.commonpath([real, root]) == root

@@ -699,9 +699,10 @@ def _subscript(node: ast.Subscript, ctx: _Ctx, depth: int) -> _Node:
         if type(index) is str:
             if not isinstance(value, dict):
                 what = "an array" if hasattr(value, "shape") else f"a {type(value).__name__}"
-                raise ExprError(f"[{index!r}] needs a dict argument, not {what}.")
+                raise ExprError(f"{quote(f'[{index!r}]')} needs a dict argument, not {what}.")
             if index not in value:
-                raise ExprError(f"[{index!r}]: the dict has keys {', '.join(map(repr, value))}.")
+                keys = ", ".join(map(repr, value))
+                raise ExprError(f"{quote(f'[{index!r}]')}: the dict has keys {quote(keys, 200)}.")
             return value[index]
         if not isinstance(value, (tuple, list, *_array_types())):
             raise ExprError(f"[...] needs an array or a tuple, not a {type(value).__name__}.")

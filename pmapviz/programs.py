@@ -21,7 +21,7 @@ from pmapviz.catalog import Program, numpy_fn
 from pmapviz.layout import index_text, pmap_sharding
 from pmapviz.memory import CHUNK, device_dtype, large_arrays_return_to_the_os
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_tree, is_shape
+from pmapviz.settings import is_shape, md_tree
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def not_runnable(plan: Plan) -> str | None:
     output array, so an f that returns a tuple or dict of arrays is only planned."""
     if plan.out_shapes is None or is_shape(plan.out_shapes):
         return None
-    return (f"f returns several arrays, {fmt_tree(plan.out_shapes)}; live runs and timing "
+    return (f"f returns several arrays, {md_tree(plan.out_shapes)}; live runs and timing "
             "read back one output array. Return one array (e.g. jnp.concatenate or a single "
             "expression) to run it; the explorer still plans and draws it.")  # fmt: skip
 

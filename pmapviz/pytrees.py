@@ -262,7 +262,7 @@ def _describe(skel: Any) -> str:
         return "one array"
     kind, items = skel
     if kind == "dict":
-        return f"a dict with keys {', '.join(repr(k) for k, _ in items)}"
+        return f"a dict with keys {quote(', '.join(repr(k) for k, _ in items), 200)}"
     return f"a tuple of {len(items)}"
 
 

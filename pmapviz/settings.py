@@ -18,7 +18,9 @@ into typed values or one message per bad field. Pages never parse text themselve
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -254,6 +256,20 @@ def fmt_tree(x: Any) -> str:
     return str(x)
 
 
+def _has_dict(x: Any) -> bool:
+    if isinstance(x, dict):
+        return True
+    return isinstance(x, (tuple, list)) and any(_has_dict(v) for v in x)
+
+
+def md_tree(x: Any) -> str:
+    """A tree for Markdown: :func:`fmt_tree`, inside a code span (:func:`quote`) when it has
+    dict keys. The keys come from the user's f, and a key like '[a](http://...)' or
+    'www.example.org' would otherwise render as a link or an image. Shapes alone stay plain."""
+    text = fmt_tree(x)
+    return quote(text, 400) if _has_dict(x) else text
+
+
 def fmt_bytes(n: float) -> str:
     """Decimal units, as the memory messages use them: 4_096 -> '4,096 bytes', 950_000 ->
     '0.95 MB', 71_000_000 -> '71 MB', 1_234_000_000 -> '1.23 GB', 112_583_507_968 ->
@@ -445,15 +461,53 @@ def parse_folder(text: Any, name: str) -> str:
     return str(path.resolve())
 
 
-def parse_output_path(text: Any, name: str) -> Path:
-    """A file to write (e.g. ``--report PATH``) whose folder exists -> its ``Path``."""
+def _path_shown(path: Any, limit: int = 100) -> str:
+    """A path as inline code (see :func:`quote`), its end kept: the file name says the most."""
+    s = str(path)
+    return quote(s if len(s) <= limit else "..." + s[-limit:], limit + 3)
+
+
+def parse_output_path(text: Any, name: str, example: str = "report.json") -> Path:
+    """A file to write (e.g. ``--report PATH``) -> its ``Path``, checked before any work starts:
+    not a folder (``example`` is the file name suggested inside it), not a link that loops, an
+    existing file writable, a new one's folder existing and writable. ``-`` (stdout) is the
+    caller's to handle. Writing can still fail later (a full disk): callers catch OSError."""
     path = Path(_path_text(text, name)).expanduser()
-    if path.is_dir():
-        raise SettingError(f"{name} {quote(str(path), 80)} is a folder; name a file in it, "
-                           "e.g. cluster-report.json.")  # fmt: skip
-    if not path.parent.resolve().is_dir():
-        raise SettingError(f"{name} {quote(str(path), 80)}: its folder does not exist.")
+    shown = f"{name} {_path_shown(path)}"
+    try:
+        problem = _output_problem(path, example)
+    except OSError as err:  # e.g. a folder on the way that this user may not look into
+        problem = f" cannot be checked ({err.strerror}): name a file in a folder you can write to."
+    if problem:
+        raise SettingError(shown + problem)
     return path
+
+
+def _output_problem(path: Path, example: str) -> str | None:
+    """What keeps ``path`` from being written, said after the flag and path; None if nothing."""
+    real = Path(os.path.realpath(path))  # where the write lands, through any links
+    if real.is_dir():
+        return f" is a folder: give a file name inside it, e.g. {_path_shown(path / example)}."
+    try:
+        real.stat()
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return " is a link that loops: name another file."
+    if real.exists():
+        if not os.access(real, os.W_OK):
+            return (" exists and is not writable by this user: make it writable (chmod u+w) "
+                    "or name another file.")  # fmt: skip
+        return None
+    folder = real.parent
+    if not folder.exists():
+        return (f": its folder does not exist: create {_path_shown(folder)} first, or name a "
+                "file in a folder that exists.")  # fmt: skip
+    if not folder.is_dir():
+        return f": {_path_shown(folder)} is a file, not a folder: name a file inside a folder."
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f": its folder {_path_shown(folder)} is not writable by this user: name a file "
+                "in a folder you can write to.")  # fmt: skip
+    return None
 
 
 # ---------------------------------------------------------------- every page's URL state

@@ -8,7 +8,7 @@ import streamlit as st
 from pmapviz import codegen
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_shape, fmt_tree
+from pmapviz.settings import fmt_shape, md_tree
 from pmapviz.ui import explorer_form
 
 
@@ -47,8 +47,8 @@ def show(program: Program, plan: Plan, n: int, elsewhere: bool, lesson: bool = F
     st.success(
         f"Valid. pmap uses **{plan.devices_used:,} of the {N:,} devices**; each runs f on "
         + ", ".join(f"`{a}` {fmt_shape(s)}" for a, s in local_args)
-        + f" and returns {fmt_tree(plan.per_device_out_shapes)}. Result: "
-        f"**{fmt_tree(plan.out_shapes)}** {plan.out_dtypes}.",
+        + f" and returns {md_tree(plan.per_device_out_shapes)}. Result: "
+        f"**{md_tree(plan.out_shapes)}** {md_tree(plan.out_dtypes)}.",
         icon=":material/check_circle:",
     )  # fmt: skip
     for note in plan.notes:

@@ -114,8 +114,42 @@ def test_paths_stay_inside_the_reports_folder(tmp_path):
         clusterreport.read(folder, "nope.json")
     with pytest.raises(ReportError, match="characters at most"):
         clusterreport.resolve(folder, "a" * 300)
-    assert clusterreport.listing(folder) == ["link.json", "runs/a.json"]
+    assert clusterreport.listing(folder) == ["runs/a.json"]  # link.json leads out: not listed
     assert clusterreport.listing(None) == []
+
+
+def test_the_listing_never_leaves_the_folder_nor_follows_a_linked_folder(tmp_path, monkeypatch):
+    """Issue 36: `*/*.json` followed a linked subfolder out of the folder. Only what
+    clusterreport.read would open is listed: links to outside files and folders, a link back
+    to the folder itself and links that loop are left out; a link to a file inside stays."""
+    inside, outside = tmp_path / "reports", tmp_path / "elsewhere"
+    (inside / "runs").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.json").write_text(_text(REAL))
+    (inside / "a.json").write_text(_text(REAL))
+    (inside / "runs" / "b.json").write_text(_text(REAL))
+    (inside / "notes.txt").write_text("")
+    (inside / "out").symlink_to(outside)  # a linked folder: out/secret.json is not listed
+    (inside / "out.json").symlink_to(outside / "secret.json")  # a linked file outside
+    (inside / "runs" / "up.json").symlink_to(outside / "secret.json")  # the same, one down
+    (inside / "self").symlink_to(inside)  # a link back to the folder: never entered
+    (inside / "loop.json").symlink_to(inside / "loop.json")  # a link to itself
+    (inside / "ping.json").symlink_to(inside / "pong.json")
+    (inside / "pong.json").symlink_to(inside / "ping.json")
+    (inside / "same.json").symlink_to(inside / "a.json")  # a link to a file inside: opens
+    listed = clusterreport.listing(str(inside))
+    assert listed == ["a.json", "runs/b.json", "same.json"]
+    for name in listed:
+        assert clusterreport.read(str(inside), name).process_count == 4
+    assert clusterreport.listing(str(inside / "self")) == listed  # the folder named by a link
+    assert clusterreport.listing(str(inside), most=2) == ["a.json", "runs/b.json"]
+    assert clusterreport.listing(str(tmp_path / "gone")) == []
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(10):
+        (many / f"r{i}.json").write_text("{}")
+    monkeypatch.setattr(clusterreport, "MAX_SCANNED", 4)  # entries looked at, at most
+    assert len(clusterreport.listing(str(many))) == 4
 
 
 def test_the_upload_widget_says_the_same_limit_the_reader_keeps():
@@ -123,3 +157,9 @@ def test_the_upload_widget_says_the_same_limit_the_reader_keeps():
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] * 2**20 == clusterreport.MAX_BYTES
+
+
+def test_a_report_name_that_is_a_looping_link_is_one_line_not_a_crash(tmp_path):
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    with pytest.raises(clusterreport.ReportError, match="cannot be opened"):
+        clusterreport.resolve(str(tmp_path), "loop.json")

@@ -290,9 +290,9 @@ def test_broadcast_message_names_both_structures():
     with pytest.raises(TreeError) as err:
         broadcast({"w": None}, skel, "params")
     assert str(err.value) == (
-        "in_axes for params is a dict with keys 'w', but params is a dict with keys 'b', 'w': an "
-        "in_axes entry must be one axis (or None) for the whole of it, or have exactly its "
-        "structure."
+        "in_axes for params is a dict with keys `'w'`, but params is a dict with keys "
+        "`'b', 'w'`: an in_axes entry must be one axis (or None) for the whole of it, or have "
+        "exactly its structure."
     )
     with pytest.raises(TreeError, match=r"out_axes for out\[1\] is a tuple of 2, but out\[1\] is "
                                         "one array"):  # fmt: skip

@@ -89,6 +89,27 @@ def _short(value: str) -> str:
     return repr(value) if len(value) <= 40 else f"{value[:12]!r}... ({len(value):,} chars)"
 
 
+IN_CODE = "in f's code: "
+
+
+def code_carried_links() -> list[Link]:
+    """Markup carried inside valid code of your own f, where it becomes a dict key of f's
+    output, a key f indexes with, or an out_axes mismatch: the texts that name those keys."""
+    own = {"fn": "expr", "args": "x", "s0": "4,3", "a0": "0"}
+    links = []
+    for value in (*MARKUP[:3], "www.example.invalid"):
+        key = repr(value)
+        for page, params in (
+            ("explorer", {**own, "body": f"{{{key}: x, 'b': x}}", "out": "0"}),
+            ("explorer", {**own, "body": f"{{{key}: x}}", "out": "{'b': 0}"}),
+            ("explorer", {**own, "body": f"x[{key}]", "out": "0"}),
+            ("live", {**own, "body": f"{{{key}: x}}", "out": "0"}),
+            ("compiled", {**own, "src": "explorer", "body": f"{{{key}: x}}", "out": "0"}),
+        ):
+            links.append(_link(page, params, IN_CODE + _short(value)))
+    return links
+
+
 def hostile_links(n: int) -> list[Link]:
     """Deterministic: every key of every page alone with '²', another non-ASCII digit, an
     integer beyond int64 and a Markdown/HTML or 'other' value (rotating); every page with ALL
@@ -127,6 +148,7 @@ def hostile_links(n: int) -> list[Link]:
     for page in ("explorer", "live", "timing"):
         for params in overflow:
             links.append(_link(page, params, "overflowing shapes " + params["s0"]))
+    links += code_carried_links()
     links += [
         _link("collectives", [("n", "2"), ("n", "²")], "repeated n"),
         _link("collectives", [("m", "²"), ("m", "3")], "repeated m"),
@@ -520,11 +542,9 @@ def browser_subset(links: list[Link]) -> list[Link]:
     picked, seen = [], set()
     for lk in links:
         page = lk.path.split("?")[0]
-        if (
-            lk.what.startswith("every key=")
-            and any(m[:6] in lk.what for m in MARKUP[:3])
-            and (page, lk.what) not in seen
-        ):
+        if (lk.what.startswith(IN_CODE) or (
+                lk.what.startswith("every key=") and any(m[:6] in lk.what for m in MARKUP[:3])
+        )) and (page, lk.what) not in seen:  # fmt: skip
             seen.add((page, lk.what))
             picked.append(lk)
     return picked
@@ -563,7 +583,7 @@ def test_link_list_is_large_deterministic_and_covers_every_key():
             )
     paths = {lk.path.split("?")[0] for lk in links}
     assert paths == {"/", "/explorer", "/live", "/collectives", "/timing", "/training", "/cluster",
-                     "/tour", "/meshes"}  # fmt: skip
+                     "/compiled", "/tour", "/meshes"}  # fmt: skip
 
 
 @pytest.mark.timeout(900)

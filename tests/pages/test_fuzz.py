@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
+from harness import stclient
 from pmapviz.ui import PAGES, page_check, shell
 from tests.conftest import ROOT
 
@@ -74,7 +75,6 @@ QUERY_KEYS = ["fn", "s0", "s1", "d0", "d1", "a0", "a1", "out", "name", "c", "n",
               "red", "d", "step", "present", "mesh", "names", "p0", "p1", "s2", "args", "gf",
               "lf"]  # fmt: skip
 
-_CODE_SPAN = re.compile(r"(`+).*?\1", re.S)
 _MD_LINK = re.compile(r"\]\(\s*<?https?://example\.invalid", re.I)
 _HTML_TAG = re.compile(r"<(img|a|script|iframe)\b[^>]*(example\.invalid|onerror|src=x)", re.I)
 
@@ -96,7 +96,7 @@ def markup_injections(at: AppTest) -> list[str]:
                  "header", "subheader", "exception"):  # fmt: skip
         for el in getattr(at, kind):
             text = str(getattr(el, "value", "") or "")
-            plain = _CODE_SPAN.sub("", text)
+            plain = stclient.outside_code(text)
             if _MD_LINK.search(plain):
                 found.append(f"{kind}: markdown image/link from the input: {text[:120]!r}")
             proto = getattr(el, "proto", None)
