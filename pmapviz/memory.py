@@ -346,6 +346,14 @@ def live_run_bytes(plan: Plan, program_key: str | None = None) -> Need:
                 i + 2 * o + check + OVERHEAD, i + 2 * o)  # fmt: skip
 
 
+def with_temporaries(need: Need, temp: int) -> Need:
+    """``need`` plus the scratch memory XLA's compiled program allocates while it runs (its
+    ``memory_analysis().temp_size_in_bytes``): what f makes in between, which inputs and
+    outputs alone do not show (an outer product inside f). On the devices where they have
+    memory of their own, else in the one pool."""
+    return Need(need.total + temp, need.host, need.device + temp)
+
+
 # ---------------------------------------------------------------- the seed's dot example
 def dot_bytes(pairs: int, n: int) -> Need:
     """Peak of ``dotproduct.run_dot``: x and y (X bytes each, float32) generated once on the

@@ -170,10 +170,31 @@ def not_runnable(plan: Plan) -> str | None:
             "expression) to run it; the explorer still plans and draws it.")  # fmt: skip
 
 
-def estimate_bytes(plan: Plan, program: Program | None = None):
+def estimate_bytes(plan: Plan, program: Program | None = None,
+                   compiled: Compiled | None = None):  # fmt: skip
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memory.Need``: see
-    :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term."""
-    return memory.live_run_bytes(plan, None if program is None else program.key)
+    :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term,
+    and the ``compiled`` programs (compiled, never run) for what f makes in between: their
+    scratch memory from XLA's ``memory_analysis()`` (:func:`temporaries`)."""
+    need = memory.live_run_bytes(plan, None if program is None else program.key)
+    return need if compiled is None else memory.with_temporaries(need, temporaries(compiled))
+
+
+def temporaries(compiled: Compiled) -> int:
+    """The most scratch memory either compiled program needs at once, all devices together:
+    the one-device reference's ``temp_size_in_bytes``, or pmap's per-device figure times its
+    devices (the two run one after the other). 0 where XLA gives no analysis."""
+    ref = _temp_bytes(compiled.reference)
+    per_device = _temp_bytes(compiled.run)
+    return max(ref, per_device * max(1, compiled.devices))
+
+
+def _temp_bytes(executable) -> int:
+    try:
+        stats = executable.memory_analysis()
+    except Exception:  # noqa: BLE001 - a backend without the analysis: no figure, not a crash
+        return 0
+    return max(0, int(getattr(stats, "temp_size_in_bytes", 0) or 0))
 
 
 @dataclass(frozen=True)
@@ -182,6 +203,7 @@ class Compiled:
     reference: Callable  # jit(vmap(f)) on one device
     compile_s: float
     reference_compile_s: float
+    devices: int = 1  # the devices pmap runs on
 
 
 JAX_CACHE_EVERY = 8  # new pmap programs between two clears of JAX's own caches
@@ -265,7 +287,7 @@ def compile_plan(program: Program, plan: Plan) -> Compiled:
     reference_s = time.perf_counter() - t
     forget_pmap(fn)
     bound_jax_caches()  # the rest: traces of the plan's shapes (planning, time estimates)
-    return Compiled(run, reference, compile_s, reference_s)
+    return Compiled(run, reference, compile_s, reference_s, n)
 
 
 @dataclass(frozen=True)
@@ -307,7 +329,7 @@ def run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str = "aran
     devices' memory. It runs in its share of the server's memory budget (waiting in the
     queue, ``on_wait``, while other actions hold it); once the run's arrays are gone, the
     freed heap goes back to the OS."""
-    with memory.reserve(estimate_bytes(plan, program), "a live run", on_wait):
+    with memory.reserve(estimate_bytes(plan, program, compiled), "a live run", on_wait):
         result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
     devices.return_freed_memory()
     return result

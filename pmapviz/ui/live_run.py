@@ -87,12 +87,13 @@ def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
 def _fits(program: Program, plan: Plan) -> bool:
     """True when the run may start now: within the memory budget and the time limit, and
     small enough to go at once or its Run button pressed (else it says why not)."""
-    need = programs.estimate_bytes(plan, program)
+    compiled = _compiled(scenario.program_ref(program), plan.key)  # compiled, never run
+    need = programs.estimate_bytes(plan, program, compiled)
     budget = memory.budget()
     if too_big := budget.problem(need):
         st.error(
-            f"This run (inputs and outputs on the devices, the one-device reference, and the "
-            f"checks) {too_big}. Make the largest axis about {budget.share_of(need):.0%} of its "
+            f"This run (inputs and outputs on the devices, what f makes in between as XLA "
+            f"compiled it, the one-device reference, and the checks) {too_big}. Make the largest axis about {budget.share_of(need):.0%} of its "
             "size, or fewer.",
             icon=":material/memory:",
         )

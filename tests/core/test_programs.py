@@ -254,3 +254,22 @@ def test_bound_jax_caches_clears_every_n_programs(monkeypatch):
     monkeypatch.setitem(programs._COMPILES, "since_clear", 0)
     results = [programs.bound_jax_caches(every=3) for _ in range(7)]
     assert results == [False, False, True, False, False, True, False] and len(cleared) == 2
+
+
+def test_what_f_makes_in_between_is_read_from_the_compiled_program_before_it_runs():
+    """An outer product inside f: its inputs and output are small, the (n, 2000, 2000) float32
+    it makes in between is not. The estimate reads XLA's temp_size_in_bytes of the compiled
+    (never run) programs, so a budget counts it before any input exists."""
+    from pmapviz import expr, memory
+
+    prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
+    p = plan(prog, [(N, 2000)], n_devices=N)
+    compiled = programs.compile_plan(prog, p)
+    outer = N * 2000 * 2000 * 4  # the reference makes every device's outer product at once
+    assert programs.temporaries(compiled) >= outer
+    plain, full = programs.estimate_bytes(p, prog), programs.estimate_bytes(p, prog, compiled)
+    assert plain.total < outer < full.total
+    assert full.total - plain.total == programs.temporaries(compiled)
+    assert full.device - plain.device == programs.temporaries(compiled)  # on their own memory
+    small = memory.Budget(full.total - 1)  # one pool (CPU) the inputs and outputs alone fit
+    assert small.problem(plain) is None and small.problem(full)

@@ -260,3 +260,16 @@ def test_a_finished_live_run_keeps_no_arrays_alive(run_app):
         at = live(run_app, fn="double", s0=f"{N}, {size}")
         assert "PASS" in at.success[0].value
         assert alive() - before < 2**20, (size, alive() - before)
+
+
+def test_what_f_makes_in_between_is_refused_before_anything_runs(run_app):
+    """The outer-product link of issue 36: inputs of 48 KB per device, an outer product of
+    576 MB per device inside f. The compiled program says so before any input exists, and
+    the run is refused against the budget instead of taking the server past it."""
+    body = "(jnp.einsum('a,b->ab', x, x) @ x).sum()"
+    query = {"fn": "expr", "args": "x", "body": body, "s0": f"{N}, 12000", "a0": "0"}
+    at = run_app(page="pages/live.py", argv=["--max-bytes", "1G"], query=query)
+    assert not at.exception
+    refusal = next(e.value for e in at.error if "what f makes in between" in e.value)
+    assert "at its peak; the memory budget is" in refusal
+    assert not at.success  # nothing ran
