@@ -93,8 +93,8 @@ def _fits(program: Program, plan: Plan) -> bool:
     if too_big := budget.problem(need):
         st.error(
             f"This run (inputs and outputs on the devices, what f makes in between as XLA "
-            f"compiled it, the one-device reference, and the checks) {too_big}. Make the largest axis about {budget.share_of(need):.0%} of its "
-            "size, or fewer.",
+            f"compiled it, the one-device reference, and the checks) {too_big}. Make the "
+            f"largest axis about {budget.share_of(need):.0%} of its size, or fewer.",
             icon=":material/memory:",
         )
         return False
