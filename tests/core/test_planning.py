@@ -630,12 +630,12 @@ RULE_CASES = [
       "size.", "Make them equal (e.g. 8 like x), or set in_axes to None for an argument every "
       "device should get whole.", None)),
     (("x * p['w']", [(8, 3), {"w": (3,)}]), {"in_axes": (0, (0, 1))},
-     ("in_axes_structure", "in_axes for p is a tuple of 2, but p is a dict with keys 'w': an "
+     ("in_axes_structure", "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
       "in_axes entry must be one axis (or None) for the whole of it, or have exactly its "
       "structure.", "Give the argument one in_axes (e.g. 0 or None) or a dict / tuple with "
       "exactly its keys.", 1)),
     (("x * 2", [(8, 3)]), {"out_axes": {"s": 0}},
-     ("out_axes_structure", "out_axes for f's output is a dict with keys 's', but f's output is "
+     ("out_axes_structure", "out_axes for f's output is a dict with keys `'s'`, but f's output is "
       "one array.", "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
       "structure of f's output.", None)),
     (("double", [(8, 3)]), {"out_axes": None},
@@ -734,7 +734,7 @@ def test_normalise_flattens_nothing_when_the_in_axes_do_not_fit():
     assert [a.in_axes for a in n.arguments] == [0, None]  # no entry for y
     n = planning.normalise(lambda x, p: x, [(8, 3), {"w": (3,)}], in_axes=(0, (0, 1)), n_devices=8)
     assert n.leaves == ()
-    assert n.unfit == ((1, "in_axes for p is a tuple of 2, but p is a dict with keys 'w': an "
+    assert n.unfit == ((1, "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
                         "in_axes entry must be one axis (or None) for the whole of it, or have "
                         "exactly its structure."),)  # fmt: skip
 

@@ -313,7 +313,7 @@ def test_a_prefix_that_does_not_fit_the_dict_says_both_structures(run_app):
     at = explorer(run_app, **PARAMS, a0="0", a1="{'w': None}")
     assert not at.success and not at.exception
     errors = " ".join(e.value for e in at.error)
-    assert "dict with keys 'w'" in errors and "'b', 'w'" in errors, errors
+    assert "dict with keys `'w'`" in errors and "`'b', 'w'`" in errors, errors  # as code
 
 
 @pytest.mark.parametrize(
