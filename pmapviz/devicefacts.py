@@ -811,19 +811,44 @@ def event_lane(event: dict, planes: dict[int, str],
                threads: dict[tuple[int, int], str]) -> tuple[str, str] | None:  # fmt: skip
     """(lane label, HLO op) of a complete event that ran an HLO op on a device, else None.
     CPU: any event with ``args.device_ordinal`` and ``args.hlo_op`` (lane ``cpu:N``). GPU and
-    TPU: an event under a device plane with ``args.hlo_op``, or (TPU) on its "XLA Ops" line."""
+    TPU: an event under a device plane with ``args.hlo_op``, or (TPU) on its "XLA Ops" line.
+    Never raises: an event whose ``args`` is no object, whose ordinal is no plain number
+    (at most 9 digits) or whose op or ids are no plain values is not a device op's."""
     if event.get("ph") != "X":
         return None
-    args = event.get("args") or {}
-    lane = planes.get(event.get("pid"))
+    args = event.get("args")
+    args = args if isinstance(args, dict) else {}
+    pid, tid = event.get("pid"), event.get("tid")
+    if not (_plain(pid) and _plain(tid)):
+        return None
+    lane = planes.get(pid)
     if lane is None:
-        if "device_ordinal" in args and "hlo_op" in args:
-            return lane_label(CPU_TRACE_PLATFORM, int(args["device_ordinal"])), str(args["hlo_op"])
+        ordinal = args.get("device_ordinal")
+        if "hlo_op" in args and _plain(args["hlo_op"]) and _ordinal(ordinal) is not None:
+            return lane_label(CPU_TRACE_PLATFORM, _ordinal(ordinal)), str(args["hlo_op"])
         return None
     if "hlo_op" in args:
-        return lane, str(args["hlo_op"])
-    if threads.get((event.get("pid"), event.get("tid"))) == OPS_THREAD:
-        return lane, str(event.get("name", ""))
+        return (lane, str(args["hlo_op"])) if _plain(args["hlo_op"]) else None
+    name = event.get("name", "")
+    if threads.get((pid, tid)) == OPS_THREAD and _plain(name):
+        return lane, str(name)
+    return None
+
+
+def _plain(value: Any) -> bool:
+    """A trace's value that is safe to hash and print: text, a bool, None or a number that
+    is no longer than 20 digits (not a list or an object, which may nest deep)."""
+    if isinstance(value, int):
+        return abs(value) < 10**20
+    return value is None or isinstance(value, str | float)
+
+
+def _ordinal(value: Any) -> int | None:
+    """A CPU device's ordinal as a trace writes it (``"3"`` or 3): at most 9 digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 0 <= value < 10**9 else None
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,9}", value):
+        return int(value)
     return None
 
 

@@ -9,8 +9,11 @@ import math
 
 import plotly.graph_objects as go
 
+from pmapviz import timeline as tlines
 from pmapviz.palette import FONT, device_colour
 from pmapviz.settings import digits_or
+
+MAX_RATE_BARS = 100  # ops in a bandwidth figure: its longest ones (the table has them all)
 
 # ---------------------------------------------------------------- timing lab
 IMPL_COLOURS = {"pmap": "#0072B2", "vmap": "#D55E00", "jit_sharded": "#009E73",
@@ -179,9 +182,11 @@ def step_time_figure(rows: list[dict]) -> go.Figure:
 def timeline_figure(timeline, labels: list[str] | None = None) -> go.Figure:
     """One lane per device, its HLO ops as bars in time order (from a real profiler trace);
     collectives in the device's colour and named, everything else grey (named too when a
-    lane has few ops). One trace per lane.
+    lane has few ops). One trace per lane, of the lanes and ops ``timeline.drawn`` keeps (the
+    64 busiest lanes, at most 10,000 ops): never more than a browser draws in a second.
     Lanes are named as the trace names them (cpu:3, gpu:0, tpu:1); ``labels`` (JAX's device
     names) are not needed: a trace may come from another machine."""
+    timeline = tlines.drawn(timeline)[0]
     fig = go.Figure()
     for lane, events in timeline.lanes.items():
         number = lane.rpartition(":")[2]
@@ -227,8 +232,13 @@ def op_rate_figure(rows: list[dict], floor_gbs: float | None = None) -> go.Figur
     """The achieved bandwidth of each op of one call (``timeline.op_rates`` rows: bytes
     accessed / duration, from the trace), one horizontal bar per op that has a rate, in time
     order, in its device's colour; the measured floor's bandwidth as a dashed vertical line
-    when ``floor_gbs`` is given (only the floor of the machine that ran the trace compares)."""
+    when ``floor_gbs`` is given (only the floor of the machine that ran the trace compares).
+    At most :data:`MAX_RATE_BARS` bars, the longest ops', and the title says so."""
     rated = [r for r in rows if r["GB/s"] is not None]
+    every = len(rated)
+    if every > MAX_RATE_BARS:
+        keep = sorted(range(every), key=lambda i: -rated[i]["duration (us)"])[:MAX_RATE_BARS]
+        rated = [rated[i] for i in sorted(keep)]
     fig = go.Figure(go.Bar(
         x=[r["GB/s"] for r in rated], y=_op_labels(rated), orientation="h", showlegend=False,
         marker_color=[device_colour(digits_or(r["device"].rpartition(":")[2])) for r in rated],
@@ -246,7 +256,8 @@ def op_rate_figure(rows: list[dict], floor_gbs: float | None = None) -> go.Figur
                       annotation_text=f"measured floor {floor_gbs:,.0f} GB/s",
                       annotation_position="top left")  # fmt: skip
         top = max(top, floor_gbs)
-    fig.update_layout(title="Bandwidth each op reached (bytes accessed / its duration)")
+    some = f": the {len(rated):,} longest of {every:,} ops" if every > len(rated) else ""
+    fig.update_layout(title=f"Bandwidth each op reached (bytes accessed / its duration){some}")
     fig.update_xaxes(title="GB/s", range=[0, top * 1.2 or 1])
     fig.update_yaxes(autorange="reversed", type="category")
     return _timing_layout(fig, 140 + 28 * max(1, len(rated)))

@@ -12,12 +12,19 @@ the trace counted for it (bytes accessed, model FLOPs, its HLO category), and
 :func:`op_rates` turns those into a roofline of the call: achieved GB/s and TFLOP/s per op.
 The temporary folder is always removed, and one capture runs at a time in a process
 (``TURNS``, a visible queue).
+
+A trace from elsewhere is untrusted: reading one returns a Timeline or raises TraceError with
+one line saying what is wrong and where (:func:`trace_events`), never anything else; a folder
+is searched within bounds (:func:`find_trace`), a gzip inflated only up to a limit
+(:func:`inflate`), the memory parsing takes can be held while it parses (:func:`load`), and
+a figure draws at most the busiest lanes and their longest ops (:func:`drawn`).
 """
 
 from __future__ import annotations
 
 import bisect
-import glob
+import contextlib
+import fnmatch
 import gzip
 import io
 import json
@@ -27,7 +34,9 @@ import re
 import statistics
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +49,27 @@ from pmapviz.layout import pmap_sharding
 TURNS = fairlock.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
 MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~10x that)
+INFLATE_CHUNK = 2**20  # bytes of JSON inflated at a time
+# Bytes reading a trace takes at its peak, per byte of its JSON: the JSON itself and
+# json.loads' objects (the events read are a few percent of them: trace_events). Measured with
+# tracemalloc over load() (Python 3.11), the fixtures' events repeated 50 times to leave out
+# the fixed 1 MiB inflate buffer: TPU v5e 7.0 (12.4 MB of JSON; 6.9 for the fixture itself,
+# 248 KB), H200 6.0 (0.93 MB), CPU 6.0 (2.7 MB). Ten leaves room for smaller events; JSON of
+# nothing but empty objects takes 25 (tests/core/test_timeline.py measures it again).
+PARSE_FACTOR = 10
 # a TPU plane's line with one event per call: its name is the module's, args.run_id the call's
 MODULES_THREAD = "XLA Modules"
 _COUNT = re.compile(r"[0-9]{1,20}")  # bytes or FLOPs of one op: more digits is no real count
+# how far find_trace looks under a folder: levels below it, entries seen, seconds
+SEARCH_DEPTH = 6
+SEARCH_ENTRIES = 20_000
+SEARCH_S = 5.0
+TRACE_NAMES = ("perfetto_trace.json.gz", "*.trace.json.gz")  # what the profiler writes
+# what a timeline figure draws at most: the busiest lanes, each lane's longest ops, and ops
+# in all (a browser draws some ten thousand bars in about a second)
+MAX_DRAWN_LANES = 64
+MAX_LANE_EVENTS = 2_000
+MAX_DRAWN_EVENTS = 10_000
 
 
 class ProfilerBusy(RuntimeError):
@@ -132,9 +159,9 @@ def device_events(trace: dict | list) -> list[OpEvent]:
     with the call it belongs to (see :func:`_runs`; on TPU, the "XLA Modules" event that
     contains it names the module and the call: :func:`_module_calls`) and what the trace
     counted for it (``bytes_accessed``, ``model_flops``, ``hlo_category``; None where absent
-    or not a plain non-negative integer)."""
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    events = [e for e in events if isinstance(e, dict)]
+    or not a plain non-negative integer). TraceError for a malformed trace
+    (:func:`trace_events`)."""
+    events = trace_events(trace)
     planes, threads = devicefacts.trace_planes(events)
     runs = _runs(events, planes)
     calls = _module_calls(events, planes, threads)
@@ -143,26 +170,126 @@ def device_events(trace: dict | list) -> list[OpEvent]:
         where = devicefacts.event_lane(e, planes, threads)
         if where is None:
             continue
-        args = e.get("args") or {}
-        ts = _us(e.get("ts", 0.0))
+        args, ts = e["args"], e["ts"]
         module, run = args.get("hlo_module"), None
-        if "run_id" not in args and (call := calls(e.get("pid"), ts)):
+        if "run_id" not in args and (call := calls(e["pid"], ts)):
             module, run = module or call[0], call[1]  # run None: the host's events say
-        out.append(OpEvent(where[0], where[1], ts, _us(e.get("dur", 0.0)),
-                           None if module is None else str(module),
+        out.append(OpEvent(where[0], where[1], ts, e["dur"], module,
                            runs(e) if run is None else run, _count(args.get("bytes_accessed")),
                            _count(args.get("model_flops")),
                            _category(args.get("hlo_category"))))  # fmt: skip
     return out
 
 
-def _us(value: Any) -> float:
-    """A trace's time (us) as a float; 0.0 for what is not a finite number (uploaded traces)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
+def trace_events(trace: Any) -> list[dict]:
+    """The trace's events that are read, checked and cut down to what is read, in plain
+    types: its ``ph: "M"`` (metadata) events, then its ``ph: "X"`` (complete) ones on a device
+    plane or with an ``args`` key of :data:`_WANTED_ARGS` (the rest, the host's own work, are
+    checked and dropped). Each has ``pid``, ``tid`` (a number or text, None when absent),
+    ``ts``, ``dur`` (finite floats, 0.0 when absent), ``name`` (text) and ``args`` (text of
+    the keys in :data:`_TEXT_ARGS`, the counts as written). What is not a JSON object is no
+    event, and an ``args`` that is not an object holds nothing (both skipped); any other value
+    of the wrong type is a TraceError that names it and where it is (``traceEvents[12].ts is
+    'abc', not a number``). Never raises anything else."""
+    if isinstance(trace, dict):
+        if "traceEvents" not in trace:
+            raise TraceError("The JSON has no traceEvents: it is not a Chrome trace. Load the "
+                             "perfetto_trace.json.gz that jax.profiler.trace wrote.")  # fmt: skip
+        trace = trace["traceEvents"]
+    if not isinstance(trace, list):
+        raise TraceError(f"The trace's traceEvents is {_shown(trace)}, not a list of events.")
+    kept = [_checked(k, e) for k, e in enumerate(trace)
+            if isinstance(e, dict) and e.get("ph") == "M"]  # fmt: skip
+    planes = devicefacts.trace_planes(kept)[0]
+    for k, e in enumerate(trace):
+        if isinstance(e, dict) and e.get("ph") == "X":
+            event = _checked(k, e)
+            if event["pid"] in planes or not _WANTED_ARGS.isdisjoint(event["args"]):
+                kept.append(event)
+    return kept
+
+
+_TEXT_ARGS = ("name", "device_ordinal", "hlo_op", "hlo_module", "run_id", "correlation_id")
+_WANTED_ARGS = frozenset({"device_ordinal", "hlo_op", "run_id", "correlation_id"})
+_COUNT_ARGS = ("bytes_accessed", "model_flops", "hlo_category")  # read leniently: _count
+_ORDINAL = re.compile(r"[0-9]{1,9}")
+MAX_NAME = 1_000  # characters kept of a name: longer ones are no real op's, module's or plane's
+
+
+def _checked(k: int, e: dict) -> dict:
+    """Event ``k`` of the trace (a complete or metadata one) in the plain types
+    :func:`trace_events` promises; TraceError naming the first value that is not."""
+    at = f"traceEvents[{k}]"
+    raw = e.get("args")
+    raw = raw if isinstance(raw, dict) else {}  # not an object: no args to read
+    ordinal = raw.get("device_ordinal")
+    if ordinal is not None and not _is_ordinal(ordinal):
+        raise TraceError(f"{at}.args.device_ordinal is {_shown(ordinal)}, not a device "
+                         "number.")  # fmt: skip
+    args = {key: _text(raw[key], f"{at}.args.{key}") for key in _TEXT_ARGS if key in raw}
+    args = {key: v for key, v in args.items() if v is not None}  # null: as if absent
+    args.update((key, raw[key]) for key in _COUNT_ARGS if key in raw)
+    return {"ph": e["ph"], "pid": _ident(e.get("pid"), f"{at}.pid"),
+            "tid": _ident(e.get("tid"), f"{at}.tid"), "ts": _us(e.get("ts"), f"{at}.ts"),
+            "dur": _us(e.get("dur"), f"{at}.dur"),
+            "name": _text(e.get("name"), f"{at}.name") or "", "args": args}  # fmt: skip
+
+
+def _is_ordinal(value: Any) -> bool:
+    """A CPU device's number as a trace writes it: ``"3"`` or 3, at most 9 digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return 0 <= value < 10**9
+    return isinstance(value, str) and _ORDINAL.fullmatch(value) is not None
+
+
+def _shown(value: Any) -> str:
+    """A value of a trace in a few words, whatever it is (a 5,000-digit number, a list nested
+    100,000 deep): never printed whole, never recursed into."""
+    if isinstance(value, str):
+        return repr(value[:40] + "..." if len(value) > 40 else value)
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int):
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"a {digits:,}-digit number" if digits > 20 else str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return {list: "a list", dict: "an object"}.get(type(value), f"a {type(value).__name__}")
+
+
+def _ident(value: Any, at: str) -> Any:
+    """A process or thread id: a number or text, as written (None when absent)."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TraceError(f"{at} is {_shown(value)}, not a number.")
+
+
+def _text(value: Any, at: str) -> str | None:
+    """A name the trace gives (an op, a module, a call): text (its first :data:`MAX_NAME`
+    characters), or a number as text; None when absent (null)."""
+    if value is None or isinstance(value, str):
+        return value if value is None else value[:MAX_NAME]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**20:
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    raise TraceError(f"{at} is {_shown(value)}, not a name.")
+
+
+def _us(value: Any, at: str) -> float:
+    """A trace's time (us) as a float: a number, or a number written as text; 0.0 when
+    absent. TraceError for anything else (text, a list, infinity, 1e400)."""
+    if value is None:
         return 0.0
-    return x if math.isfinite(x) else 0.0
+    x = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        x = float(value) if abs(value) < 1e300 else math.inf
+    elif isinstance(value, str) and len(value) <= 40:
+        with contextlib.suppress(ValueError):
+            x = float(value)
+    if not math.isfinite(x):
+        raise TraceError(f"{at} is {_shown(value)}, not a number.")
+    return x
 
 
 def _count(value: Any) -> int | None:
@@ -194,13 +321,11 @@ def _module_calls(events: Sequence[dict], planes: dict,
     Modules" line that contains it in time (one event per call, named after the module, with
     the call's ``args.run_id``; the op events carry neither), or None outside every call."""
     spans: dict[Any, list[tuple[float, float, str, str | None]]] = {}
-    lines = [e for e in events if e.get("ph") == "X" and e.get("pid") in planes
-             and threads.get((e.get("pid"), e.get("tid"))) == MODULES_THREAD]  # fmt: skip
-    for e in sorted(lines, key=lambda e: _us(e.get("ts", 0.0))):
-        ts, run = _us(e.get("ts", 0.0)), (e.get("args") or {}).get("run_id")
-        spans.setdefault(e.get("pid"), []).append((ts, ts + _us(e.get("dur", 0.0)),
-                                                   str(e.get("name", "")),
-                                                   None if run is None else str(run)))  # fmt: skip
+    lines = [e for e in events if e["ph"] == "X" and e["pid"] in planes
+             and threads.get((e["pid"], e["tid"])) == MODULES_THREAD]  # fmt: skip
+    for e in sorted(lines, key=lambda e: e["ts"]):
+        spans.setdefault(e["pid"], []).append((e["ts"], e["ts"] + e["dur"], e["name"],
+                                               e["args"].get("run_id")))  # fmt: skip
     starts = {pid: [s[0] for s in v] for pid, v in spans.items()}
     slack = 1e-3  # us: the trace rounds picoseconds to microseconds
 
@@ -218,19 +343,19 @@ def _runs(events: Sequence[dict], planes: dict) -> Callable[[dict], str]:
     op. A GPU op has none: its ``correlation_id`` names the host's launch event, which lies
     inside the host's ``Execute`` event that carries the run_id; without a correlation, the
     last ``Execute`` that started before the op is its call."""
-    executes = sorted((_us(e.get("ts", 0.0)), _us(e.get("dur", 0.0)), str(e["args"]["run_id"]))
-                      for e in events if e.get("ph") == "X" and e.get("pid") not in planes
-                      and "run_id" in (e.get("args") or {}))  # fmt: skip
-    launches = {str(e["args"]["correlation_id"]): _us(e.get("ts", 0.0)) for e in events
-                if e.get("ph") == "X" and e.get("pid") not in planes
-                and "correlation_id" in (e.get("args") or {})}  # fmt: skip
+    executes = sorted((e["ts"], e["dur"], e["args"]["run_id"]) for e in events
+                      if e["ph"] == "X" and e["pid"] not in planes
+                      and "run_id" in e["args"])  # fmt: skip
+    launches = {e["args"]["correlation_id"]: e["ts"] for e in events
+                if e["ph"] == "X" and e["pid"] not in planes
+                and "correlation_id" in e["args"]}  # fmt: skip
     starts = [x[0] for x in executes]
 
     def run_of(e: dict) -> str:
-        args = e.get("args") or {}
+        args = e["args"]
         if "run_id" in args:
-            return str(args["run_id"])
-        at = launches.get(str(args.get("correlation_id")), _us(e.get("ts", 0.0)))
+            return args["run_id"]
+        at = launches.get(args.get("correlation_id"), e["ts"])
         k = bisect.bisect_right(starts, at) - 1
         return executes[k][2] if k >= 0 else ""
 
@@ -263,37 +388,107 @@ def lanes_of(events: Sequence[OpEvent], collectives: dict[str, str] | None = Non
     return {d: tuple(v) for d, v in lanes.items()}, name, len(runs)
 
 
-def find_trace(path: str) -> str:
+def find_trace(path: str, depth: int = SEARCH_DEPTH, entries: int = SEARCH_ENTRIES,
+               seconds: float = SEARCH_S) -> str:  # fmt: skip
     """The trace file at ``path``: the file itself, or the newest ``perfetto_trace.json.gz``
-    (else ``*.trace.json.gz``) under a folder the profiler wrote."""
+    (else ``*.trace.json.gz``) under a folder the profiler wrote, looked for at most
+    ``depth`` levels down, ``entries`` entries and ``seconds`` seconds (``trace /`` answers
+    quickly), never through a symlinked folder."""
     if os.path.isfile(path):
         return path
     if not os.path.isdir(path):
         raise TraceError(f"{path} is neither a file nor a folder.")
-    for pattern in ("perfetto_trace.json.gz", "*.trace.json.gz"):
-        paths = glob.glob(os.path.join(path, "**", pattern), recursive=True)
+    found, looked, levels, stop = _search(path, depth, entries, seconds)
+    for pattern in TRACE_NAMES:
+        paths = [p for p in found if fnmatch.fnmatch(os.path.basename(p), pattern)]
         if paths:
-            return max(paths, key=os.path.getmtime)
-    raise TraceError(f"No perfetto_trace.json.gz under {path}: capture with "
-                     "jax.profiler.trace(folder, create_perfetto_trace=True).")  # fmt: skip
+            return max(paths, key=_mtime)
+    names = " or ".join(TRACE_NAMES)
+    if stop is None:
+        raise TraceError(f"No {names} under {path} ({looked:,} entries in {levels} level(s)): "
+                         "capture with jax.profiler.trace(folder, create_perfetto_trace=True)"
+                         ".")  # fmt: skip
+    raise TraceError(f"Looked at {looked:,} entries in {levels} level(s) under {path!r} "
+                     f"({stop}) and found no {names}; give the file or the folder "
+                     "jax.profiler.trace wrote.")  # fmt: skip
 
 
-def parse_trace(data: bytes, name: str = "trace", limit: int = MAX_TRACE_BYTES) -> dict | list:
-    """Chrome trace JSON from ``data``, gzipped or not, at most ``limit`` bytes of JSON (a
-    gzip that inflates beyond it is refused, not inflated)."""
-    if data[:2] == b"\x1f\x8b":
+def _search(root: str, depth: int, entries: int,
+            seconds: float) -> tuple[list[str], int, int, str | None]:  # fmt: skip
+    """Trace files under ``root``, level by level: (paths, entries looked at, levels opened,
+    why it stopped early or None when it saw every entry ``depth`` levels down)."""
+    found: list[str] = []
+    looked, level, folders = 0, 0, [root]
+    deadline = time.monotonic() + seconds
+    while folders:
+        if level == depth:
+            return found, looked, level, f"it looks {depth} levels down at most"
+        level, deeper = level + 1, []
+        for folder in folders:
+            try:
+                with os.scandir(folder) as listing:
+                    for entry in listing:
+                        looked += 1
+                        if looked > entries:
+                            return found, entries, level, "the most it looks at"
+                        if time.monotonic() > deadline:
+                            return found, looked, level, f"it looks for {seconds:g} s at most"
+                        _sort(entry, found, deeper)
+            except OSError:
+                continue  # unreadable: nothing found there
+        folders = deeper
+    return found, looked, level, None
+
+
+def _sort(entry: os.DirEntry, found: list[str], deeper: list[str]) -> None:
+    """A folder (not a symlink to one) to look into, a trace file found, or neither."""
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            deeper.append(entry.path)
+        elif any(fnmatch.fnmatch(entry.name, p) for p in TRACE_NAMES) and entry.is_file():
+            found.append(entry.path)
+    except OSError:
+        pass
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
+
+
+def inflate(data: bytes, name: str = "trace", limit: int = MAX_TRACE_BYTES) -> bytes | bytearray:
+    """The JSON text of ``data``, gunzipped if it is gzip, at most ``limit`` bytes of it: a
+    gzip is inflated a chunk at a time and refused as soon as it passes ``limit`` (one read
+    of ``limit`` bytes would set aside all of them at once)."""
+    if data[:2] != b"\x1f\x8b":
+        text: bytes | bytearray = data[: limit + 1]
+    else:
+        text = bytearray()
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-                text = f.read(limit + 1)
-        except (OSError, EOFError) as err:
+                while len(text) <= limit and (chunk := f.read(INFLATE_CHUNK)):
+                    text += chunk
+        except (OSError, EOFError, zlib.error) as err:
             raise TraceError(f"{name} is not a readable gzip file ({err}).") from err
-    else:
-        text = data[: limit + 1]
     if len(text) > limit:
-        raise TraceError(f"{name} holds more than {limit / 2**20:,.0f} MiB of JSON; trace fewer "
-                         "calls (two are enough for a timeline).")  # fmt: skip
+        raise TraceError(f"{name} holds more than {limit / 2**20:,.0f} MiB of JSON, the most "
+                         "read here; trace fewer calls (two are enough for a timeline)"
+                         ".")  # fmt: skip
+    return text
+
+
+def parse_json(text: bytes | bytearray, name: str = "trace") -> dict | list:
+    """Chrome trace JSON from ``text``; TraceError for what is not JSON, nests too deep for
+    Python's parser, or is not an object or a list."""
     try:
         trace = json.loads(text)
+    except RecursionError as err:
+        raise TraceError(
+            f"{name} nests its JSON too deep to read (arrays or objects "
+            "thousands of levels inside each other): not a trace."
+        ) from err
     except (ValueError, UnicodeDecodeError) as err:
         raise TraceError(f"{name} is not trace JSON ({type(err).__name__}: "
                          f"{str(err)[:80]}).") from err  # fmt: skip
@@ -302,20 +497,52 @@ def parse_trace(data: bytes, name: str = "trace", limit: int = MAX_TRACE_BYTES) 
     return trace
 
 
+def parse_trace(data: bytes, name: str = "trace", limit: int = MAX_TRACE_BYTES) -> dict | list:
+    """Chrome trace JSON from ``data``, gzipped or not, at most ``limit`` bytes of JSON (a
+    gzip that inflates beyond it is refused, not inflated)."""
+    return parse_json(inflate(data, name, limit), name)
+
+
+def read_file(path: str, limit: int = MAX_TRACE_BYTES) -> tuple[str, bytes]:
+    """(the file found at ``path``: :func:`find_trace`, its bytes): at most ``limit`` of
+    them are read; a larger file is refused."""
+    found = find_trace(path)
+    with open(found, "rb") as f:
+        data = f.read(min(os.fstat(f.fileno()).st_size, limit) + 1)  # a file: it has a size
+    if len(data) > limit:
+        raise TraceError(f"{found} is larger than {limit / 2**20:,.0f} MiB, the most read "
+                         "here. Trace fewer calls.")  # fmt: skip
+    return found, data
+
+
 def read_trace(path: str, limit: int = MAX_TRACE_BYTES) -> dict | list:
     """The trace at ``path`` (a file, or a folder the profiler wrote), parsed."""
-    found = find_trace(path)
-    size = os.path.getsize(found)
-    if size > limit:
-        raise TraceError(f"{found} is {size / 2**20:,.0f} MiB; at most {limit / 2**20:,.0f} MiB "
-                         "is read. Trace fewer calls.")  # fmt: skip
-    with open(found, "rb") as f:
-        return parse_trace(f.read(), os.path.basename(found), limit)
+    found, data = read_file(path, limit)
+    return parse_trace(data, os.path.basename(found), limit)
+
+
+def parse_bytes(json_bytes: int) -> int:
+    """Bytes reading a trace of ``json_bytes`` of JSON takes at its peak (:data:`PARSE_FACTOR`),
+    for a memory reservation."""
+    return PARSE_FACTOR * json_bytes
+
+
+def load(data: bytes, name: str, limit: int, module: str | None = None,
+         hold: Callable[[int], AbstractContextManager] | None = None) -> Timeline:  # fmt: skip
+    """The timeline of a trace file's bytes (gzipped or not): inflated up to ``limit`` bytes
+    of JSON (refused beyond), then parsed and read inside ``hold(bytes)``, a reservation of
+    what parsing takes (:func:`parse_bytes`), released once read. Raises TraceError, or what
+    ``hold`` raises."""
+    text = inflate(data, name, limit)
+    with hold(parse_bytes(len(text))) if hold else contextlib.nullcontext():
+        trace = parse_json(text, name)
+        del text  # read: its bytes go back before the events are
+        return from_trace(trace, module)
 
 
 def from_trace(trace: dict | list, module: str | None = None) -> Timeline:
     """The last complete call of a parsed trace, one lane per device; TraceError when the trace
-    has no HLO op on any device."""
+    is malformed (:func:`trace_events`) or has no HLO op on any device."""
     events = device_events(trace)
     if not events:
         raise TraceError("The trace has no HLO ops on a device: it holds host events only. "
@@ -355,9 +582,34 @@ def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
 
 
 def trace_limit(host_budget: int) -> int:
-    """The JSON a trace may hold here: parsing it costs about ten times its size in Python
-    objects, so a tenth of the host budget, at most :data:`MAX_TRACE_BYTES`."""
-    return max(2**20, min(MAX_TRACE_BYTES, host_budget // 10))
+    """The JSON a trace may hold here: reading it takes :data:`PARSE_FACTOR` times its size,
+    so that share of the host budget, at least 1 MiB and at most :data:`MAX_TRACE_BYTES`."""
+    return max(2**20, min(MAX_TRACE_BYTES, host_budget // PARSE_FACTOR))
+
+
+def drawn(tl: Timeline, lanes: int = MAX_DRAWN_LANES, per_lane: int = MAX_LANE_EVENTS,
+          events: int = MAX_DRAWN_EVENTS) -> tuple[Timeline, str]:  # fmt: skip
+    """What a figure of ``tl`` draws, and a line saying what it leaves out ('' when nothing):
+    the ``lanes`` busiest lanes (most op time; in device order), and of each the longest
+    ops, at most ``per_lane`` and ``events`` in all (in time order)."""
+    busy = {lane: sum(e.dur_us for e in evs) for lane, evs in tl.lanes.items()}
+    kept = set(sorted(busy, key=lambda lane: -busy[lane])[:lanes])
+    each = max(1, min(per_lane, events // max(1, len(kept))))
+    out = {lane: evs if len(evs) <= each else _longest(evs, each)
+           for lane, evs in tl.lanes.items() if lane in kept}  # fmt: skip
+    words = []
+    if len(kept) < len(tl.lanes):
+        words.append(f"{len(tl.lanes):,} lanes: showing the {len(kept):,} busiest (most op time)")
+    if cut := sum(len(tl.lanes[lane]) > each for lane in kept):
+        words.append(f"{cut:,} lane(s) with more than {each:,} ops: showing their {each:,} "
+                     "longest")  # fmt: skip
+    return Timeline(out, tl.module, tl.calls_seen, tl.capture_s), "; ".join(words)
+
+
+def _longest(events: tuple[Event, ...], k: int) -> tuple[Event, ...]:
+    """The ``k`` longest of a lane's ops, in time order."""
+    keep = sorted(range(len(events)), key=lambda i: -events[i].dur_us)[:k]
+    return tuple(events[i] for i in sorted(keep))
 
 
 def lane_rows(tl: Timeline) -> list[dict]:

@@ -6,21 +6,30 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts, memory, timecharts, timeline
+from pmapviz import benchmarking, devicefacts, memory, settings, timecharts, timeline
 from pmapviz.ui import queue_display, tables
 
 
-def show(tl, key: str, floor_gbs: float | None = None, here: bool = True) -> None:
+def show(tl, key: str, floor_gbs: float | None = None, here: bool = True,
+         table: bool = False) -> None:  # fmt: skip
     """The timeline, or why there is none; where the trace counts each op's bytes (TPU), the
-    bandwidth each op reached (:func:`rates`)."""
+    bandwidth each op reached (:func:`rates`). A trace with many lanes or ops is drawn in
+    part (``timeline.drawn``: the busiest lanes, their longest ops), with a line that says
+    so; ``table``: one row per lane below, every lane (``timeline.lane_rows``)."""
     if not tl.lanes:
         st.warning(f"The trace holds {tl.calls_seen} call(s), but none reached every device "
                    "it mentions; trace the call again.", icon=":material/timeline:")  # fmt: skip
         return
-    st.caption(f"Module `{tl.module or 'unknown'}`: {len(tl.lanes)} device lane(s), "
-               f"{tl.calls_seen} call(s) in the trace, the last complete one shown.")  # fmt: skip
-    st.plotly_chart(timecharts.timeline_figure(tl), key=key)
-    rates(tl, f"{key}_rates", floor_gbs if here else None, here)
+    st.caption(f"Module {settings.quote(tl.module or 'unknown', 80)}: {len(tl.lanes):,} device "
+               f"lane(s), {tl.calls_seen:,} call(s) in the trace, the last complete one "
+               "shown.")  # fmt: skip
+    shown, cut = timeline.drawn(tl)
+    if cut:
+        st.caption(f"{cut}" + ("; the table below has every lane." if table else "."))
+    st.plotly_chart(timecharts.timeline_figure(shown), key=key)
+    rates(shown, f"{key}_rates", floor_gbs if here else None, here)
+    if table:
+        tables.show(timeline.lane_rows(tl))
 
 
 def rates(tl, key: str, floor_gbs: float | None, here: bool) -> None:
@@ -89,10 +98,25 @@ def upload() -> None:
                             key="cp_upload")  # fmt: skip
     if file is None:
         return
+    loaded = queue_display.queued(lambda on_wait: read(file, on_wait), "cp_upload_stop")
+    if loaded is not None:
+        show(loaded, "cp_loaded", here=False, table=True)
+
+
+def read(file, on_wait=None):
+    """The timeline of an uploaded trace file (``file.name``, ``file.getvalue()``), or None
+    with the reason shown (quoted: the file's own words are in it). Its JSON is inflated up
+    to this server's limit (``timeline.trace_limit`` of the host budget), then parsed while
+    the bytes parsing takes are held in the server's memory pool (``memory.reserve``:
+    uploads at once wait their turn, ``on_wait`` shows the queue), released once read."""
+    b = memory.budget()
+
+    def hold(nbytes: int):
+        need = memory.Need.host_only(nbytes)
+        return memory.reserve(need, "reading an uploaded trace", on_wait, b=b)
+
     try:
-        limit = timeline.trace_limit(memory.budget().host)
-        loaded = timeline.from_trace(timeline.parse_trace(file.getvalue(), file.name, limit))
-        show(loaded, "cp_loaded", here=False)
-        tables.show(timeline.lane_rows(loaded))
-    except timeline.TraceError as err:
-        st.error(str(err), icon=":material/block:")
+        return timeline.load(file.getvalue(), file.name, timeline.trace_limit(b.host), hold=hold)
+    except (timeline.TraceError, memory.BudgetError) as err:
+        st.error(f"This trace was not read: {settings.quote(err, 400)}", icon=":material/block:")
+        return None

@@ -73,3 +73,26 @@ def test_the_timeline_hover_names_what_the_trace_counted_for_each_op():
     for e, text in zip(tl.lanes["tpu:0"], bars.hovertext, strict=True):
         assert f"{e.bytes_accessed:,} bytes accessed" in text and e.category in text
         assert f"{e.model_flops:,} FLOPs" in text
+
+
+def test_a_trace_of_5000_lanes_draws_the_64_busiest_and_at_most_10000_bars():
+    from tests.core.test_timeline import many_lanes
+
+    tl = timeline.from_trace(many_lanes(long_lane_ops=5_000))
+    fig = timecharts.timeline_figure(tl)
+    assert len(fig.data) == timeline.MAX_DRAWN_LANES == 64
+    assert {bars.y[0] for bars in fig.data} == set(timeline.drawn(tl)[0].lanes)
+    assert sum(len(bars.x) for bars in fig.data) <= timeline.MAX_DRAWN_EVENTS
+
+
+def test_the_bandwidth_figure_draws_the_longest_ops_and_says_how_many_it_left_out():
+    rows = [{"device": "tpu:0", "op": f"op.{k}", "category": None, "bytes": 1000, "FLOPs": None,
+             "duration (us)": float(k % 250), "GB/s": 1.0, "TFLOP/s": None}
+            for k in range(1, 1_000)]  # fmt: skip
+    fig = timecharts.op_rate_figure(rows)
+    (bars,) = fig.data
+    assert len(bars.y) == timecharts.MAX_RATE_BARS == 100
+    kept = [int(label.split(".")[1]) for label in bars.y]
+    assert kept == sorted(kept) and all(k % 250 >= 249 - 25 for k in kept)  # the longest
+    assert fig.layout.title.text.endswith(": the 100 longest of 999 ops")
+    assert "longest" not in timecharts.op_rate_figure(rows[:50]).layout.title.text

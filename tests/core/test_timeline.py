@@ -395,3 +395,206 @@ def test_cli_trace_of_the_tpu_fixture_prints_the_module_and_each_ops_bytes(capsy
     )
     assert cli.main(["trace", str(TPU_TRACE), "--module", "jit_nope"]) == 2
     assert first in capsys.readouterr().err  # the modules it has
+
+
+# ---------------------------------------------------------------- malformed traces (issue 36)
+def _cpu_trace(**change) -> list[dict]:
+    """Two calls on two CPU devices; ``change``: event 0's keys (``args__key`` for its args)."""
+    events = [_event(d, "psum.7", 10 * r + d, 2, str(r)) for r in (1, 2) for d in (0, 1)]
+    for key, value in change.items():
+        where, key = (events[0]["args"], key[6:]) if key.startswith("args__") else (events[0], key)
+        where[key] = value
+    return events
+
+
+@pytest.mark.parametrize(("trace", "line"), [
+    ({"traceEvents": 5}, "The trace's traceEvents is 5, not a list of events."),
+    ({"traceEvents": {"a": 1}}, "The trace's traceEvents is an object, not a list of events."),
+    ({"displayTimeUnit": "ns"}, "The JSON has no traceEvents"),
+    (_cpu_trace(ts="abc"), "traceEvents[0].ts is 'abc', not a number."),
+    (_cpu_trace(dur=float("inf")), "traceEvents[0].dur is inf, not a number."),
+    (_cpu_trace(ts=10**400), "traceEvents[0].ts is a 401-digit number, not a number."),
+    (_cpu_trace(ts=[1]), "traceEvents[0].ts is a list, not a number."),
+    (_cpu_trace(ts=True), "traceEvents[0].ts is true, not a number."),
+    (_cpu_trace(pid={}), "traceEvents[0].pid is an object, not a number."),
+    (_cpu_trace(tid=[]), "traceEvents[0].tid is a list, not a number."),
+    (_cpu_trace(name={"x": 1}), "traceEvents[0].name is an object, not a name."),
+    (_cpu_trace(args__device_ordinal="9" * 5000),
+     "traceEvents[0].args.device_ordinal is '" + "9" * 40 + "...', not a device number."),
+    (_cpu_trace(args__device_ordinal=10**4000),
+     "traceEvents[0].args.device_ordinal is a 4,001-digit number, not a device number."),
+    (_cpu_trace(args__device_ordinal=-1),
+     "traceEvents[0].args.device_ordinal is -1, not a device number."),
+    (_cpu_trace(args__hlo_op=[[[]]]), "traceEvents[0].args.hlo_op is a list, not a name."),
+    (_cpu_trace(args__run_id=float("nan")), "traceEvents[0].args.run_id is nan, not a name."),
+])  # fmt: skip
+def test_a_malformed_trace_is_one_line_saying_what_is_wrong_and_where(trace, line):
+    with pytest.raises(timeline.TraceError) as err:
+        timeline.from_trace(trace)
+    assert str(err.value).startswith(line) and "\n" not in str(err.value)
+
+
+def test_what_is_not_an_event_or_holds_no_args_is_skipped():
+    """Not an object: no event. Args that are not an object (null, a list, text): no device
+    ordinal and no op, so not a device op; the rest of the trace reads as before."""
+    for bad in (None, [1, 2], "args", 5):
+        tl = timeline.from_trace([*_cpu_trace(args=bad), 7, "x", None, [1]])
+        assert [len(evs) for evs in tl.lanes.values()] == [1, 1] and tl.calls_seen == 2
+    events = _cpu_trace()
+    events[0]["args"] = {"device_ordinal": None, "hlo_op": None}  # null: as if absent
+    assert timeline.from_trace(events).calls_seen == 2
+
+
+def test_json_nested_too_deep_or_a_bad_gzip_is_one_line():
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(timeline.TraceError, match="nests its JSON too deep"):
+        timeline.parse_trace(deep, "deep.json")
+    with pytest.raises(timeline.TraceError, match="nests its JSON too deep"):
+        timeline.parse_trace(gzip.compress(b'{"traceEvents": ' + deep + b"}"), "deep.json.gz")
+    broken = bytearray(gzip.compress(json.dumps(_cpu_trace()).encode()))
+    broken[20:40] = b"\xff" * 20  # a corrupt deflate stream: zlib.error, not OSError
+    with pytest.raises(timeline.TraceError, match="not a readable gzip"):
+        timeline.parse_trace(bytes(broken), "t.json.gz")
+    with pytest.raises(timeline.TraceError, match="not trace JSON"):
+        timeline.parse_trace(b'{"traceEvents": [' + b"9" * 5000 + b"]}", "long.json")
+
+
+# ---------------------------------------------------------------- finding a trace, bounded
+def _touch(path, mtime=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(json.dumps({"traceEvents": _cpu_trace()}).encode()))
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_find_trace_takes_the_newest_perfetto_trace_else_a_trace_json(tmp_path):
+    _touch(tmp_path / "p" / "profile" / "a" / "host.trace.json.gz", 3000)
+    assert timeline.find_trace(str(tmp_path)).endswith("host.trace.json.gz")
+    _touch(tmp_path / "p" / "profile" / "a" / "perfetto_trace.json.gz", 1000)
+    newest = _touch(tmp_path / "p" / "profile" / "b" / "perfetto_trace.json.gz", 2000)
+    assert timeline.find_trace(str(tmp_path)) == str(newest)
+
+
+def test_find_trace_looks_at_most_so_deep_so_many_entries_and_so_long(tmp_path):
+    deep = tmp_path / "deep"
+    _touch(deep / "1" / "2" / "3" / "4" / "5" / "6" / "7" / "perfetto_trace.json.gz")
+    with pytest.raises(timeline.TraceError) as err:
+        timeline.find_trace(str(deep))
+    assert str(err.value) == (
+        f"Looked at 6 entries in 6 level(s) under {str(deep)!r} (it looks 6 levels down at "
+        "most) and found no perfetto_trace.json.gz or *.trace.json.gz; give the file or the "
+        "folder jax.profiler.trace wrote."
+    )
+    assert timeline.find_trace(str(deep), depth=8).endswith("perfetto_trace.json.gz")
+    wide = tmp_path / "wide"
+    _touch(wide / "b" / "perfetto_trace.json.gz")
+    for k in range(60):
+        (wide / f"f{k}").touch()
+    with pytest.raises(timeline.TraceError, match=r"Looked at 50 entries in 1 level\(s\) .*"
+                       r"\(the most it looks at\)"):  # fmt: skip
+        timeline.find_trace(str(wide), entries=50)
+    assert timeline.find_trace(str(wide), entries=70).endswith("perfetto_trace.json.gz")
+    with pytest.raises(timeline.TraceError, match=r"\(it looks for 0 s at most\)"):
+        timeline.find_trace(str(wide), seconds=0)
+
+
+def test_find_trace_never_follows_a_symlinked_folder(tmp_path):
+    """A link back up (a loop) and a link to a folder holding a trace: neither is entered."""
+    outside = tmp_path / "outside"
+    _touch(outside / "perfetto_trace.json.gz")
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "loop").symlink_to(root, target_is_directory=True)
+    (root / "there").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(timeline.TraceError) as err:
+        timeline.find_trace(str(root))
+    assert str(err.value).startswith("No perfetto_trace.json.gz or *.trace.json.gz under")
+    assert "(3 entries in 2 level(s))" in str(err.value)
+
+
+# ---------------------------------------------------------------- within the memory budget
+def test_a_file_or_gzip_over_the_limit_is_refused_naming_it_before_parsing(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (2 * 2**20))
+    with pytest.raises(timeline.TraceError, match="larger than 1 MiB, the most read here"):
+        timeline.read_trace(str(big), limit=2**20)
+    held = []
+    bomb = gzip.compress(b" " * (3 * 2**20))
+    with pytest.raises(timeline.TraceError, match="more than 2 MiB of JSON, the most read"):
+        timeline.load(bomb, "bomb.json.gz", 2 * 2**20, hold=held.append)
+    assert held == []  # refused before any reservation
+
+
+def test_load_holds_what_parsing_takes_and_releases_it_once_read():
+    from contextlib import contextmanager
+
+    text = json.dumps({"traceEvents": _cpu_trace()}).encode()
+    log = []
+
+    @contextmanager
+    def hold(nbytes):
+        log.append(("hold", nbytes))
+        try:
+            yield
+        finally:
+            log.append(("release", nbytes))
+
+    tl = timeline.load(gzip.compress(text), "t.json.gz", 2**20, hold=hold)
+    assert list(tl.lanes) == ["cpu:0", "cpu:1"]
+    n = timeline.PARSE_FACTOR * len(text)
+    assert log == [("hold", n), ("release", n)] and timeline.parse_bytes(len(text)) == n
+    log.clear()
+    with pytest.raises(timeline.TraceError, match="ts is 'abc'"):
+        timeline.load(json.dumps(_cpu_trace(ts="abc")).encode(), "t.json", 2**20, hold=hold)
+    assert [what for what, _ in log] == ["hold", "release"]  # released on a refusal too
+    assert timeline.trace_limit(100 * 2**20) == 100 * 2**20 // timeline.PARSE_FACTOR
+
+
+def test_parse_factor_covers_the_measured_peak_of_reading_a_real_trace():
+    """tracemalloc's peak over load(): the JSON, json.loads' objects, the events read."""
+    import tracemalloc
+
+    with gzip.open(TPU_TRACE, "rt") as f:
+        trace = json.load(f)
+    trace["traceEvents"] = trace["traceEvents"] * 20  # past the fixed 1 MiB inflate buffer
+    text = json.dumps(trace).encode()
+    data = gzip.compress(text, 1)
+    del trace
+    tracemalloc.start()
+    try:
+        timeline.load(data, "tpu.json.gz", 2**30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 3 < peak / len(text) < timeline.PARSE_FACTOR
+
+
+# ---------------------------------------------------------------- 5,000 lanes
+def many_lanes(lanes: int = 5_000, ops: int = 3, long_lane_ops: int = 0) -> list[dict]:
+    """A CPU trace of two calls on ``lanes`` devices, ``ops`` ops each (cpu:N busier as N
+    grows), and lane 0 with ``long_lane_ops`` more ops in each call."""
+    events = []
+    for run in ("1", "2"):
+        for d in range(lanes):
+            for k in range(ops + (long_lane_ops if d == 0 else 0)):
+                dur = 1 + d / lanes + (k * 1e-4 if d == 0 else 0)  # lane 0: later is longer
+                events.append(_event(d, f"fusion.{k}", 10_000 * int(run) + k, dur, run))
+    return events
+
+
+def test_drawing_keeps_the_64_busiest_lanes_and_each_ones_longest_ops():
+    tl = timeline.from_trace(many_lanes(long_lane_ops=5_000))
+    assert len(tl.lanes) == 5_000 and len(tl.lanes["cpu:0"]) == 5_003
+    shown, cut = timeline.drawn(tl)
+    assert list(shown.lanes) == ["cpu:0"] + [f"cpu:{d}" for d in range(4_937, 5_000)]
+    assert cut.startswith("5,000 lanes: showing the 64 busiest (most op time)")
+    assert sum(len(evs) for evs in shown.lanes.values()) <= timeline.MAX_DRAWN_EVENTS
+    small, cut = timeline.drawn(timeline.from_trace(many_lanes(4, long_lane_ops=3_000)))
+    lane0 = small.lanes["cpu:0"]
+    assert len(lane0) == timeline.MAX_LANE_EVENTS and cut == (
+        "1 lane(s) with more than 2,000 ops: showing their 2,000 longest"
+    )
+    assert [e.op for e in lane0] == [f"fusion.{k}" for k in range(1_003, 3_003)]  # the longest
+    assert [e.start_us for e in lane0] == sorted(e.start_us for e in lane0)  # in time order
+    assert timeline.drawn(timeline.from_trace(_cpu_trace()))[1] == ""

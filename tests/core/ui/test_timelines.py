@@ -1,5 +1,8 @@
 """Per-device timelines from real profiler traces: shown, or why not; captured or loaded."""
 
+import gzip
+import json
+
 from pmapviz import timeline
 from tests.conftest import ROOT
 from tests.core.ui.conftest import render
@@ -75,3 +78,79 @@ def test_capture_waits_for_its_button_and_upload_for_a_file():
                                                "A trace from any machine"]  # fmt: skip
     at.button(key="cp_trace").click().run(timeout=300)
     assert not at.exception and len(at.get("plotly_chart")) == 1
+
+
+# ---------------------------------------------------------------- malformed, large, many lanes
+def _read(data, name):
+    from types import SimpleNamespace
+
+    import streamlit as st
+
+    from pmapviz.ui import timelines
+
+    tl = timelines.read(SimpleNamespace(name=name, getvalue=lambda: data))
+    if tl is not None:
+        st.write(f"read {len(tl.lanes)} lane(s)")
+
+
+def test_a_malformed_upload_is_one_quoted_error_line_never_the_last_resort():
+    from tests.core.test_timeline import _cpu_trace
+
+    bad = {"t.json": json.dumps(_cpu_trace(ts="abc")).encode(),
+           "deep`[x](y).json": b"[" * 100_000 + b"]" * 100_000,
+           "five.json": b'{"traceEvents": 5}'}  # fmt: skip
+    said = {"t.json": "This trace was not read: `traceEvents[0].ts is 'abc', not a number.`",
+            "deep`[x](y).json": "This trace was not read: `deep'[x](y).json nests its JSON too "
+            "deep",  # the backtick in the file's name cannot close the quote
+            "five.json": "This trace was not read: `The trace's traceEvents is 5, not a list "
+            "of events.`"}  # fmt: skip
+    for name, data in bad.items():
+        at = render(_read, data, name)
+        assert not at.exception and len(at.error) == 1, name
+        assert at.error[0].value.startswith(said[name]), at.error[0].value
+
+
+def test_an_upload_holds_what_parsing_takes_in_the_servers_memory_pool(monkeypatch):
+    from pmapviz import memory
+
+    text = GPU_TRACE.read_bytes()
+    size = len(gzip.decompress(text))
+    seen = []
+    real = timeline.from_trace
+
+    def spy(trace, module=None):
+        seen.append([(label, amount) for label, amount, _ in memory.admission().held()])
+        return real(trace, module)
+
+    monkeypatch.setattr(timeline, "from_trace", spy)
+    at = render(_read, text, GPU_TRACE.name)
+    assert not at.exception and at.markdown[0].value == "read 1 lane(s)"
+    (held,) = seen
+    assert ("reading an uploaded trace", timeline.parse_bytes(size)) in [
+        (label, amount[0]) for label, amount in held
+    ]
+    assert "reading an uploaded trace" not in [h[0] for h in memory.admission().held()]
+    monkeypatch.setattr(timeline, "PARSE_FACTOR", 10**9)  # more than the budget: refused
+    at = render(_read, text, GPU_TRACE.name)
+    assert not at.exception and "This trace was not read: `Reading an uploaded trace needs" in (
+        at.error[0].value
+    )
+
+
+def _many(table):
+    from pmapviz import timeline
+    from pmapviz.ui import timelines
+    from tests.core.test_timeline import many_lanes
+
+    timelines.show(timeline.from_trace(many_lanes()), "t", None, False, table)
+
+
+def test_5000_lanes_draw_the_64_busiest_with_a_line_saying_so_and_a_table_of_every_lane():
+    at = render(_many, True)
+    assert not at.exception and "5,000 device lane(s)" in at.caption[0].value
+    assert at.caption[1].value == (
+        "5,000 lanes: showing the 64 busiest (most op time); the table below has every lane."
+    )
+    (chart,) = at.get("plotly_chart")
+    assert len(json.loads(chart.proto.spec)["data"]) == 64
+    assert len(at.dataframe[0].value) == 5_000
