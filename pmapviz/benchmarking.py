@@ -493,9 +493,11 @@ def measure_plan(program: Program, plan: Plan, repeat: int = 7, bandwidth_gbs: f
                               what="Timing these settings")  # fmt: skip
     except timebudget.TooLong as err:
         raise BenchError(str(err)) from err
+    need = memory.with_temporaries(memory.plan_timing_bytes(plan),
+                                   programs.plan_temporaries(program, plan))  # fmt: skip
     turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
-    grant = _reserve(turn, memory.plan_timing_bytes(plan), "timing the explorer's settings",
-                     on_wait, should_stop, queue_timeout)  # fmt: skip
+    grant = _reserve(turn, need, "timing the explorer's settings", on_wait, should_stop,
+                     queue_timeout)  # fmt: skip
     with turn, grant:
         return _measure_plan(program, plan, repeat, bandwidth_gbs, clock)
 

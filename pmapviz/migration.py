@@ -185,8 +185,9 @@ def run_both(program: Program, plan: Plan, kind: str = "random", seed: int = 0,
              on_wait=None) -> Agreement:  # fmt: skip
     """pmap and its shard_map equivalent on the same values, compared leaf by leaf."""
     eq = equivalent(plan)
-    with memory.reserve(memory.live_run_bytes(plan, program.key), "pmap beside shard_map",
-                        on_wait):  # fmt: skip
+    need = memory.with_temporaries(memory.live_run_bytes(plan, program.key),
+                                   programs.plan_temporaries(program, plan))  # fmt: skip
+    with memory.reserve(need, "pmap beside shard_map", on_wait):
         return _run_both(program, plan, eq, kind, seed)
 
 

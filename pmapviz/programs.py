@@ -189,6 +189,12 @@ def temporaries(compiled: Compiled) -> int:
     return max(ref, per_device * max(1, compiled.devices))
 
 
+def plan_temporaries(program: Program, plan: Plan) -> int:
+    """:func:`temporaries` of the plan's programs, compiled here (never run) before any input
+    exists: for actions that run f without keeping a compiled pair (timing, migration)."""
+    return temporaries(compile_plan(program, plan))
+
+
 def _temp_bytes(executable) -> int:
     try:
         stats = executable.memory_analysis()

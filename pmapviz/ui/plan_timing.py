@@ -47,6 +47,6 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> 
                 st.session_state["tl_report"] = bench.measure_plan(
                     program, plan, repeat=repeat, on_wait=on_wait
                 )
-            except (fairlock.WaitTimeout, bench.BenchError) as err:
+            except (fairlock.WaitTimeout, bench.BenchError, memory.BudgetError) as err:
                 st.error(str(err), icon=":material/hourglass_disabled:")
         clear_wait()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import fairlock
+from pmapviz import fairlock, memory
 
 
 def show(stop_key: str | None = None):
@@ -30,12 +30,15 @@ def show(stop_key: str | None = None):
 def queued(action, stop_key: str | None = None):
     """``action(on_wait)`` with its place in any queue it waits in (the server's memory, a
     benchmark's turn) shown while it waits; None, with the reason shown, when the wait ended
-    without its turn (a timeout, or Stop)."""
+    without its turn (a timeout, or Stop), or when it could never fit the memory budget."""
     on_wait, clear = show(stop_key)
     try:
         return action(on_wait)
     except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
         st.warning(str(err), icon=":material/hourglass_disabled:")
+        return None
+    except memory.BudgetError as err:  # could never fit, counted from the compiled program
+        st.error(str(err), icon=":material/memory:")
         return None
     finally:
         clear()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, fairlock, planning
+from pmapviz import catalog, fairlock, memory, planning
 from tests.conftest import TEST_DEVICES
 
 
@@ -511,3 +511,24 @@ def test_the_sweep_picture_has_a_cell_per_device_count_in_every_row():
         ["1 device", "-", "-"],
     ]
     assert label.startswith("The sweep: 8 measurements, sizes 64 to 128; pmap on 1, 2, 4")
+
+
+def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
+    """Issue 36: f's outer product (8 x 4000 x 4000 float32, 512 MB) with 128 KB of inputs, on
+    a 256 MiB budget: refused from the compiled program's scratch memory before any input
+    exists, where inputs and outputs alone would have let it run."""
+    from pmapviz import devices, expr
+
+    prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
+    p = planning.plan(prog, [(8, 4000)], n_devices=8)
+    original = devices.applied_settings()
+    devices.apply(devices.Settings(devices=original.devices, platform="cpu",
+                                   devices_source=original.devices_source,
+                                   max_bytes=256 * 2**20))  # fmt: skip
+    try:
+        assert memory.budget().problem(memory.plan_timing_bytes(p)) is None  # I/O alone fits
+        with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
+            bench.measure_plan(prog, p, repeat=1, bandwidth_gbs=10.0)
+        assert memory.admission().held() == [] and bench.TURNS.held_for() is None  # given back
+    finally:
+        devices.apply(original)

@@ -106,3 +106,22 @@ def test_spec_rows_show_both_blocks_for_every_array():
     assert [r["array"] for r in rows] == ["x", "out"]
     assert rows[0]["PartitionSpec"] == "P('i')" and rows[0]["pmap's block"] == "(4,)"
     assert rows[0]["shard_map's block"] == "(1, 4)"
+
+
+def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
+    """The same outer product as the Timing lab's test: refused before any input exists."""
+    from pmapviz import devices, memory
+
+    prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
+    p = plan(prog, [(8, 4000)], n_devices=8)
+    original = devices.applied_settings()
+    devices.apply(devices.Settings(devices=original.devices, platform="cpu",
+                                   devices_source=original.devices_source,
+                                   max_bytes=256 * 2**20))  # fmt: skip
+    try:
+        assert memory.budget().problem(memory.live_run_bytes(p, prog.key)) is None
+        with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
+            migration.run_both(prog, p)
+        assert memory.admission().held() == []
+    finally:
+        devices.apply(original)
