@@ -624,10 +624,15 @@ class Rates:
     device: str = ""  # the device measured
     probe_bytes: int = 0
     method: str = ""  # which probe gave the bandwidth, in words
+    sort_s: float = 0.0  # seconds per compare (n log2 n) of XLA's sort; 0: not measured
 
-    def call_s(self, flops: float, nbytes: float, dispatch_s: float = 0.0) -> float:
-        """One call moving ``nbytes`` and doing ``flops``: both costs, plus dispatch."""
-        return flops / self.flops_per_s + nbytes / (self.bandwidth_gbs * 1e9) + dispatch_s
+    def call_s(self, flops: float, nbytes: float, dispatch_s: float = 0.0,
+               compares: float = 0.0) -> float:  # fmt: skip
+        """One call moving ``nbytes``, doing ``flops`` and ``compares`` sort compares: each
+        cost, plus dispatch. XLA's cost analysis counts a compare as a FLOP, but on a CPU one
+        costs about 100 multiply-adds, so sorts are charged at their own measured rate."""
+        return (flops / self.flops_per_s + nbytes / (self.bandwidth_gbs * 1e9) + dispatch_s
+                + compares * self.sort_s)  # fmt: skip
 
     def bytes_s(self, nbytes: float) -> float:
         return nbytes / (self.bandwidth_gbs * 1e9)
@@ -637,8 +642,9 @@ class Rates:
         return nbytes / ((self.transfer_gbs or self.bandwidth_gbs) * 1e9)
 
     def describe(self) -> str:
-        return (f"{self.device}'s measured {self.bandwidth_gbs:,.1f} GB/s and "
-                f"{self.flops_per_s / 1e9:,.1f} GFLOP/s")  # fmt: skip
+        sort = f", a sort compare in {self.sort_s * 1e9:,.1f} ns" if self.sort_s else ""
+        return (f"{self.device}'s measured {self.bandwidth_gbs:,.1f} GB/s, "
+                f"{self.flops_per_s / 1e9:,.1f} GFLOP/s{sort}")  # fmt: skip
 
     def floor_words(self) -> str:
         """How the floor was measured, for the page."""
@@ -718,6 +724,22 @@ def measure_flops(n: int = 512, repeat: int = 5,
     return 2 * n**3 / best_time(lambda: mm(a), repeat, clock)
 
 
+def measure_sort(n: int = 1 << 18, repeat: int = 2,
+                 clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """Seconds per compare of a jitted ``jnp.sort`` of ``n`` shuffled float32 on the first
+    device: its time over n log2 n (13-20 ns here on a 2-core CPU, where a FLOP of a matmul
+    takes 0.006 ns; 0.1 ns on a TPU v5e)."""
+    import math
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    x = jax.device_put(np.random.default_rng(0).random(n, np.float32), local_devices_for_work()[0])
+    srt = jax.jit(jnp.sort).lower(x).compile()
+    return best_time(lambda: srt(x), repeat, clock) / (n * math.log2(n))
+
+
 def measure_transfer(nbytes: int = 16 * MiB, repeat: int = 3,
                      clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
     """GB/s of a host-to-device copy (``device_put`` of a numpy array) to the first device."""
@@ -759,7 +781,8 @@ def rates(budget: int | None = None) -> Rates:
             nbytes = probe_nbytes(budget if budget is not None else 4096 * MiB, own)
             gbs, method = measure_bandwidth(nbytes)
             _RATES[name] = Rates(gbs, measure_flops(), measure_transfer(),
-                                 str(local_devices()[0]), nbytes, method)  # fmt: skip
+                                 str(local_devices()[0]), nbytes, method,
+                                 measure_sort())  # fmt: skip
         return _RATES[name]
 
 

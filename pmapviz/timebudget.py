@@ -16,6 +16,7 @@ to stop the ten-minute run, not to predict the two-second one.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -137,11 +138,27 @@ def check_training(steps: int, step: Step, limit_s: float | None = None,
 
 
 # ---------------------------------------------------------------- a plan (live run, explorer)
-def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float]:
-    """(FLOPs, bytes) of one call of the plan over all devices. FLOPs come from XLA's cost
-    analysis of jit(vmap(f)) when ``program`` is given (no compile: lowering only)."""
+_SORT = re.compile(r'"stablehlo\.sort"\([^)]*\)\s*<\{dimension = (\d+)[^}]*\}>.*?\}\)\s*:\s*'
+                   r"\(tensor<([0-9x]+)x[a-z0-9]+>", re.S)  # fmt: skip
+
+
+def sort_compares(stablehlo: str) -> float:
+    """Compares of every sort in a lowered program's text: elements x log2(the sorted
+    dimension's length), the count XLA's cost analysis books as FLOPs."""
+    total = 0.0
+    for dim, dims in _SORT.findall(stablehlo):
+        sizes = [int(d) for d in dims.split("x")]
+        if int(dim) < len(sizes) and sizes[int(dim)] > 1:
+            total += math.prod(sizes) * math.log2(sizes[int(dim)])
+    return total
+
+
+def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float, float]:
+    """(FLOPs, bytes, sort compares) of one call of the plan over all devices, from XLA's
+    cost analysis of jit(vmap(f)) and its text when ``program`` is given (lowering only, no
+    compile). A sort's compares are taken out of the FLOPs: they have their own rate."""
     nbytes = memory.live_run_bytes(plan).total / 3  # inputs and outputs once
-    flops = 0.0
+    flops = compares = 0.0
     if program is not None:
         import jax
         import jax.numpy as jnp
@@ -151,21 +168,23 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float]
                           out_axes=plan.out_axes, axis_name=plan.axis_name)  # fmt: skip
             specs = [jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype))
                      for leaf in plan.leaves]  # fmt: skip
-            cost = jax.jit(fn).lower(*specs).cost_analysis() or {}
-            flops = float(cost.get("flops", 0.0))
+            lowered = jax.jit(fn).lower(*specs)
+            cost = lowered.cost_analysis() or {}
+            compares = sort_compares(lowered.as_text())
+            flops = max(0.0, float(cost.get("flops", 0.0)) - compares)
             nbytes = max(nbytes, float(cost.get("bytes accessed", 0.0)))
         except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone
-            flops = 0.0
-    return flops, nbytes
+            flops = compares = 0.0
+    return flops, nbytes, compares
 
 
 def plan_seconds(
     plan: Plan, calls: int, compiles: int, rates: Rates, program: Program | None = None
 ) -> float:
-    flops, nbytes = plan_cost(plan, program)
+    flops, nbytes, compares = plan_cost(plan, program)
     gen = memory.live_run_bytes(plan).total / 3 * GEN_S_PER_BYTE
     fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.transfer_s(nbytes)
-    return fixed + calls * rates.call_s(flops, nbytes, CALL_S)
+    return fixed + calls * rates.call_s(flops, nbytes, CALL_S, compares)
 
 
 def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = None,

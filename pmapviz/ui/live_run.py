@@ -14,6 +14,7 @@ from pmapviz.settings import fmt_shape, quote
 from pmapviz.ui import live_result, plan_cards, queue_display
 
 AUTO_RUN_BYTES = 64 * 2**20  # small runs go at once; larger ones wait for the button
+AUTO_RUN_S = 2.0  # and quick ones: a link must not start a long run on page load
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)  # a compiled pair is ~1.5 MB
@@ -24,11 +25,15 @@ def _compiled(ref: tuple, key: tuple):
 
 def too_long(plan: Plan, program: Program) -> str | None:
     """Why the live run would pass the operator's time limit, or None when it fits."""
+    return _seconds(plan, program)[1]
+
+
+def _seconds(plan: Plan, program: Program) -> tuple[float | None, str | None]:
+    """(estimated seconds, None), or (None, why it would pass the time limit)."""
     try:
-        timebudget.check_live(plan, devices.time_limit(), program)
+        return timebudget.check_live(plan, devices.time_limit(), program), None
     except timebudget.TooLong as err:
-        return str(err)
-    return None
+        return None, str(err)
 
 
 def form(current: Scenario, program: Program, plan: Plan, n: int) -> tuple[str, int]:
@@ -98,12 +103,14 @@ def _fits(program: Program, plan: Plan) -> bool:
             icon=":material/memory:",
         )
         return False
-    if message := too_long(plan, program):  # the time limit (timebudget.check_live)
+    seconds, message = _seconds(plan, program)  # the time limit (timebudget.check_live)
+    if message:
         st.error(message, icon=":material/timer_off:")
         return False
-    if budget.bytes_of(need) > AUTO_RUN_BYTES and not st.button(
-        f"Run ({budget.words(need)} at the peak)", type="primary", icon=":material/play_arrow:"
-    ):
-        st.info("Large inputs: press Run to start.", icon=":material/info:")
-        return False
-    return True
+    if budget.bytes_of(need) <= AUTO_RUN_BYTES and seconds <= AUTO_RUN_S:
+        return True  # small and quick: at once, also from a link
+    if st.button(f"Run ({budget.words(need)} at the peak, about {seconds:,.1f} s)",
+                 type="primary", icon=":material/play_arrow:"):  # fmt: skip
+        return True
+    st.info("Large or slow: press Run to start (a link never starts it).", icon=":material/info:")
+    return False

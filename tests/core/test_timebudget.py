@@ -104,7 +104,7 @@ def test_live_run_estimate_uses_xla_flops_and_refuses_with_a_smaller_size():
     assert timebudget.check_live(small, limit_s=60, program=catalog.get("matmul"),
                                  rates=RATES) < 5  # fmt: skip
     big = _plan("matmul", [(TEST_DEVICES, 2**16, 4096), (4096, 4096)], (0, None))
-    flops, _ = timebudget.plan_cost(big, catalog.get("matmul"))
+    flops, _, _ = timebudget.plan_cost(big, catalog.get("matmul"))
     assert flops == pytest.approx(2 * TEST_DEVICES * 2**16 * 4096 * 4096, rel=0.01)
     bytes_only = timebudget.plan_seconds(big, 12, 2, RATES)
     with pytest.raises(timebudget.TooLong) as err:
@@ -129,3 +129,36 @@ def test_estimate_is_the_right_order_of_magnitude():
     bench.sweep(bench.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"], repeat=3)
     real = time.perf_counter() - t
     assert est / 20 < real < est * 20, (est, real)
+
+
+def test_a_sort_is_charged_at_its_own_measured_rate():
+    """Issue 36: jnp.sort of an outer product ran 183.6 s against a 60 s limit, because XLA's
+    cost analysis books a sort's n log n compares as FLOPs (0.1 ns each here) while one
+    compare takes ~15-20 ns. The compares are read from the lowered program's text and
+    charged at the sort rate."""
+    import math
+
+    import jax
+    import jax.numpy as jnp
+
+    from pmapviz import expr
+
+    f = jax.jit(jax.vmap(lambda x: jnp.sort(jnp.einsum("a,b->ab", x, x))))
+    text = f.lower(jax.ShapeDtypeStruct((4, 50), jnp.float32)).as_text()
+    assert timebudget.sort_compares(text) == pytest.approx(4 * 50 * 50 * math.log2(50))
+    assert timebudget.sort_compares(f.lower(jnp.ones((4, 1))).as_text()) == 0  # length 1
+    prog = expr.program("x", "jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()")
+    p = planning.plan(prog, [(4, 300)], n_devices=4)
+    _, _, compares = timebudget.plan_cost(p, prog)
+    assert compares == pytest.approx(4 * 300**3 * math.log2(300))
+    slow_sort = timebudget.Rates(bandwidth_gbs=10.0, flops_per_s=50e9, sort_s=15e-9)
+    with pytest.raises(timebudget.TooLong, match="would take about"):
+        timebudget.check_live(p, 60, prog, rates=slow_sort)
+    assert timebudget.check_live(p, 60, prog, rates=RATES) < 60  # without the rate: let through
+
+
+def test_the_sort_rate_is_measured_on_the_device():
+    from pmapviz import devicefacts
+
+    per_compare = devicefacts.measure_sort(n=1 << 14, repeat=1)
+    assert 1e-12 < per_compare < 1e-5
