@@ -32,6 +32,10 @@ CASES = [
     ("cluster", "2", "2"),
 ]
 LOW, HIGH = 1.0, 1.5
+# Fresh-process peaks of the smallest actions vary by a third between runs (train linear:
+# 14.5-20.7 MB against a 23.9 MB estimate; live add: 240-277 MB against 265 MB), so a case
+# outside the bounds is measured up to twice more; a model that is wrong stays outside.
+RETRIES = 2
 
 
 def _probe(case: tuple[str, ...]) -> dict:
@@ -49,9 +53,10 @@ def _within(row: dict) -> bool:
 def rows() -> dict[tuple, dict]:
     with ThreadPoolExecutor(4) as pool:
         first = dict(zip(CASES, pool.map(_probe, CASES), strict=True))
-    again = [c for c, row in first.items() if not _within(row)]  # a noisy run gets one retry
-    with ThreadPoolExecutor(2) as pool:
-        first.update(zip(again, pool.map(_probe, again), strict=True))
+    for _ in range(RETRIES):  # a noisy run is measured again (RSS sampling at small sizes)
+        again = [c for c, row in first.items() if not _within(row)]
+        with ThreadPoolExecutor(2) as pool:
+            first.update(zip(again, pool.map(_probe, again), strict=True))
     return first
 
 
