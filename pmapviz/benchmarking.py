@@ -493,17 +493,18 @@ def measure_plan(program: Program, plan: Plan, repeat: int = 7, bandwidth_gbs: f
                               what="Timing these settings")  # fmt: skip
     except timebudget.TooLong as err:
         raise BenchError(str(err)) from err
+    compiled = programs.compile_plan(program, plan)  # once: its scratch memory, then the runs
     need = memory.with_temporaries(memory.plan_timing_bytes(plan),
-                                   programs.plan_temporaries(program, plan))  # fmt: skip
+                                   programs.temporaries(compiled))  # fmt: skip
     turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
     grant = _reserve(turn, need, "timing the explorer's settings", on_wait, should_stop,
                      queue_timeout)  # fmt: skip
     with turn, grant:
-        return _measure_plan(program, plan, repeat, bandwidth_gbs, clock)
+        return _measure_plan(program, plan, compiled, repeat, bandwidth_gbs, clock)
 
 
-def _measure_plan(program: Program, plan: Plan, repeat: int, bandwidth_gbs: float | None,
-                  clock: Callable[[], float]) -> Report:  # fmt: skip
+def _measure_plan(program: Program, plan: Plan, compiled: programs.Compiled, repeat: int,
+                  bandwidth_gbs: float | None, clock: Callable[[], float]) -> Report:  # fmt: skip
     import jax
 
     memory.large_arrays_return_to_the_os()
@@ -519,7 +520,6 @@ def _measure_plan(program: Program, plan: Plan, repeat: int, bandwidth_gbs: floa
     report.first_transfer_s[int(host[0].size)] = devicefacts.warm_transfer(host)
     size = int(host[0].size)
     moved = sum(a.nbytes for a in host)
-    compiled = programs.compile_plan(program, plan)
     n = plan.devices_used
     dev0 = devicefacts.local_devices_for_work()[0]
 

@@ -98,11 +98,6 @@ class Facts:
         return self.platform == "tpu"
 
     @property
-    def set_name(self) -> str:
-        """The device set these facts describe (its platform: "cpu", "gpu", "tpu")."""
-        return self.platform
-
-    @property
     def beside(self) -> bool:
         """Whether this process holds another device set beside this one (an accelerator
         and emulated CPU devices at once)."""

@@ -9,6 +9,7 @@ import math
 
 import plotly.graph_objects as go
 
+from pmapviz import benchmarking as bench
 from pmapviz import timeline as tlines
 from pmapviz.palette import FONT, device_colour
 from pmapviz.settings import digits_or
@@ -22,7 +23,7 @@ PHASE_COLOURS = {"compile": "#BBBBBB", "transfer": "#E69F00", "compute": "#0072B
                  "device to host": "#56B4E9"}  # fmt: skip
 
 
-BESIDE = " · "  # benchmarking.BESIDE: "pmap · cpu" was measured on the set beside
+BESIDE = bench.BESIDE  # "pmap · cpu" was measured on the set beside
 
 
 def impl_line(name: str, width: float = 3) -> dict:

@@ -4,14 +4,17 @@ what XLA compiles it to."""
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
-from pmapviz import charts, collectives, compiled, devicefacts, devices
+from pmapviz import charts, collectives, compiled, devicefacts, devices, deviceset
 from pmapviz.ui import compiled_analysis, grids, presenter, queue_display
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _compiled(key, n, groups, perm):
+def _compiled(device_set, key, n, groups, perm):
+    """Compiled for ``device_set``'s devices (its name keys the cache)."""
     return collectives.compile_collective(key, n, groups, perm)
 
 
@@ -21,8 +24,9 @@ def run(coll: collectives.Collective, n: int, m: int, kind: str,
     when the wait ended without room (said where it waited)."""
     groups = [list(g) for g in choice.groups] if choice.groups else None
     perm = [tuple(p) for p in choice.perm] if choice.perm else None
+    cache = functools.partial(_compiled, deviceset.current())  # this set's programs
     return queue_display.queued(lambda on_wait: collectives.run(
-        coll.key, n, m, kind, groups=groups, perm=perm, program_cache=_compiled,
+        coll.key, n, m, kind, groups=groups, perm=perm, program_cache=cache,
         on_wait=on_wait))  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import collectives, compiled, training
+from pmapviz import collectives, compiled, deviceset, training
 from pmapviz.scenario import Scenario
 from pmapviz.ui import url_state
 
@@ -30,7 +30,8 @@ class Call:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _collective(key, n, m, groups, perm):
+def _collective(device_set, key, n, m, groups, perm):
+    """Compiled for ``device_set``'s devices (its name keys the cache)."""
     return compiled.analyse_collective(key, n, m, groups, perm)
 
 
@@ -72,7 +73,9 @@ def analyse(src: str, explored: Scenario, n_all: int):
         try:
             if src == "collective":
                 call = _call(n_all)
-                analysis = _collective(call.key, call.n, call.m, call.groups, call.perm)
+                analysis = _collective(
+                    deviceset.current(), call.key, call.n, call.m, call.groups, call.perm
+                )
             elif src == "explorer":
                 program, plan, errors = explored.plan(n_all)
                 if url_state.show_errors(errors) or plan is None or not plan.ok:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devices, memory, planning, programs, scenario, timebudget
+from pmapviz import devices, deviceset, memory, planning, programs, scenario, timebudget
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.scenario import Scenario
@@ -18,7 +18,9 @@ AUTO_RUN_S = 2.0  # and quick ones: a link must not start a long run on page loa
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)  # a compiled pair is ~1.5 MB
-def _compiled(ref: tuple, key: tuple):
+def _compiled(device_set: str, ref: tuple, key: tuple):
+    """The pair compiled for ``device_set``'s devices (its name keys the cache: one plan
+    compiles for either set of a two-set server)."""
     program = scenario.program_for(*ref)
     return programs.compile_plan(program, planning.replan(program, key))
 
@@ -82,7 +84,12 @@ def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
             ref = scenario.program_ref(program)
             res = queue_display.queued(
                 lambda on_wait: programs.run_plan(
-                    program, plan, _compiled(ref, plan.key), kind, seed, on_wait=on_wait
+                    program,
+                    plan,
+                    _compiled(deviceset.current(), ref, plan.key),
+                    kind,
+                    seed,
+                    on_wait=on_wait,
                 )
             )
         if res is not None:
@@ -92,7 +99,9 @@ def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
 def _fits(program: Program, plan: Plan) -> bool:
     """True when the run may start now: within the memory budget and the time limit, and
     small enough to go at once or its Run button pressed (else it says why not)."""
-    compiled = _compiled(scenario.program_ref(program), plan.key)  # compiled, never run
+    compiled = _compiled(
+        deviceset.current(), scenario.program_ref(program), plan.key
+    )  # compiled, never run
     need = programs.estimate_bytes(plan, program, compiled)
     budget = memory.budget()
     if too_big := budget.problem(need):

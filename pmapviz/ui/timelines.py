@@ -27,7 +27,7 @@ def show(tl, key: str, floor_gbs: float | None = None, here: bool = True,
     if cut:
         st.caption(f"{cut}" + ("; the table below has every lane." if table else "."))
     st.plotly_chart(timecharts.timeline_figure(shown), key=key)
-    rates(shown, f"{key}_rates", floor_gbs if here else None, here)
+    rates(tl, f"{key}_rates", floor_gbs if here else None, here)  # every op: the table
     if table:
         tables.show(timeline.lane_rows(tl))
 
@@ -84,6 +84,9 @@ def capture(call, facts: devicefacts.Facts) -> None:
             st.warning(str(err), icon=":material/hourglass_top:")
 
 
+UPLOADED = "_cp_uploaded"  # (the uploaded file's id, its timeline or None): read once
+
+
 def upload() -> None:
     """ "A trace from any machine": a file uploader for a profiler's perfetto trace."""
     st.subheader("A trace from any machine")
@@ -98,7 +101,11 @@ def upload() -> None:
                             key="cp_upload")  # fmt: skip
     if file is None:
         return
-    loaded = queue_display.queued(lambda on_wait: read(file, on_wait), "cp_upload_stop")
+    kept = st.session_state.get(UPLOADED)
+    if kept is None or kept[0] != file.file_id:  # read once per file, not on every rerun
+        kept = (file.file_id, queue_display.queued(lambda w: read(file, w), "cp_upload_stop"))
+        st.session_state[UPLOADED] = kept
+    loaded = kept[1]
     if loaded is not None:
         show(loaded, "cp_loaded", here=False, table=True)
 

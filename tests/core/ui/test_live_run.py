@@ -58,3 +58,21 @@ def test_a_slow_run_waits_for_its_button_even_when_it_is_small():
     assert " s)" in run.label and "about" in run.label
     assert any(i.value.startswith("Large or slow: press Run") for i in at.info)
     assert not at.metric  # nothing ran
+
+
+def test_a_plan_is_compiled_once_per_device_set():
+    """On a two-set server one plan can run on either set: the cached pair is keyed by the
+    set, so switching sets never runs a program compiled for the other set's devices."""
+    from pmapviz import deviceset, scenario
+    from tests import fakes
+
+    texts = {"fn": "add", "s0": "1, 4", "s1": "1, 4"}
+    program, plan, _ = Scenario.from_texts(texts, TEST_DEVICES).plan(TEST_DEVICES)
+    ref = scenario.program_ref(program)
+    with fakes.fake_devices("tpu", 1):
+        with deviceset.use("tpu"):
+            on_chip = live_run._compiled(deviceset.current(), ref, plan.key)
+        with deviceset.use("cpu"):
+            on_cpu = live_run._compiled(deviceset.current(), ref, plan.key)
+            assert live_run._compiled(deviceset.current(), ref, plan.key) is on_cpu  # cached
+    assert on_cpu is not on_chip
