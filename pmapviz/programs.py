@@ -328,13 +328,19 @@ def _rtol(dtypes) -> float:
 
 
 def run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
-             repeat: int = 5, keep: bool = False, on_wait=None) -> LiveResult:  # fmt: skip
+             repeat: int = 5, keep: bool = False, on_wait=None,
+             reserve: bool = True) -> LiveResult:  # fmt: skip
     """Run the compiled pmap on real values; read every device's blocks from the shards;
     check against jit(vmap(f)) on one device, and numpy where it applies. The result is
     plain data; with ``keep`` (tests) it also holds every device's blocks, which hold the
     devices' memory. It runs in its share of the server's memory budget (waiting in the
     queue, ``on_wait``, while other actions hold it); once the run's arrays are gone, the
-    freed heap goes back to the OS."""
+    freed heap goes back to the OS. ``reserve=False``: the caller holds the memory (the
+    sandbox's worker, whose server reserved it)."""
+    if not reserve:
+        result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
+        devices.return_freed_memory()
+        return result
     with memory.reserve(estimate_bytes(plan, program, compiled), "a live run", on_wait):
         result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
     devices.return_freed_memory()

@@ -186,7 +186,7 @@ FLOORS = {  # each module stands on a floor and imports only from its floor or b
     2: "planning layout scenario meshes clusterreport",  # shapes
     3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
     4: "programs collectives compiled timeline training dotproduct benchmarking cluster worker join"
-    " meshrun meshfunction migration",
+    " meshrun meshfunction migration sandbox sandboxworker",
     5: "charts timecharts codegen presets tour doctor",  # presentation without Streamlit
     6: "ui cli warmup __main__ __init__ app pages",  # adapters
 }

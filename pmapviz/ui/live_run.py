@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devices, deviceset, memory, planning, programs, scenario, timebudget
+from pmapviz import devices, deviceset, memory, planning, programs, sandbox, scenario, timebudget
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.scenario import Scenario
@@ -77,49 +77,54 @@ def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
         st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
     elif why := programs.not_runnable(plan):
         st.info(why, icon=":material/info:")
-    elif _fits(program, plan):
+    elif (need := _ready(program, plan)) is not None:
         with st.spinner("Compiling (first time only), placing inputs, running..."):
-            # the compiled program is not a page global: a session keeps its page's globals
-            # (for its fragments) as long as it lives, and thirty sessions would keep thirty
-            ref = scenario.program_ref(program)
-            res = queue_display.queued(
-                lambda on_wait: programs.run_plan(
-                    program,
-                    plan,
-                    _compiled(deviceset.current(), ref, plan.key),
-                    kind,
-                    seed,
-                    on_wait=on_wait,
-                )
-            )
+            res = queue_display.queued(lambda on_wait: _run(program, plan, need, kind, seed,
+                                                            on_wait))  # fmt: skip
         if res is not None:
             live_result.show(res, plan, program, report)
 
 
-def _fits(program: Program, plan: Plan) -> bool:
-    """True when the run may start now: within the memory budget and the time limit, and
-    small enough to go at once or its Run button pressed (else it says why not)."""
+def _run(program: Program, plan: Plan, need: memory.Need, kind: str, seed: int, on_wait):
+    """The run: your own f in the sandbox's worker process (stopped at the time limit), or
+    here; here, your own f in a thread that its session stops waiting for at the limit."""
+    if sandbox.applies(program):
+        return sandbox.run_plan(program, plan, need, kind, seed, on_wait)
+    # the compiled program is not a page global: a session keeps its page's globals (for its
+    # fragments) as long as it lives, and thirty sessions would keep thirty
+    compiled = _compiled(deviceset.current(), scenario.program_ref(program), plan.key)
+    if scenario.program_ref(program)[0] != scenario.EXPR:
+        return programs.run_plan(program, plan, compiled, kind, seed, on_wait=on_wait)
+    return sandbox.run_here(lambda: programs.run_plan(program, plan, compiled, kind, seed,
+                                                      reserve=False),
+                            need, on_wait)  # fmt: skip
+
+
+def _ready(program: Program, plan: Plan) -> memory.Need | None:
+    """What the run needs, when it may start now: within the memory budget and the time
+    limit, and small enough to go at once or its Run button pressed (else None, and it says
+    why not)."""
     compiled = _compiled(
         deviceset.current(), scenario.program_ref(program), plan.key
     )  # compiled, never run
     need = programs.estimate_bytes(plan, program, compiled)
     budget = memory.budget()
-    if too_big := budget.problem(need):
+    if too_big := budget.problem(sandbox.need(program, need)):
         st.error(
             f"This run (inputs and outputs on the devices, what f makes in between as XLA "
             f"compiled it, the one-device reference, and the checks) {too_big}. Make the "
             f"largest axis about {budget.share_of(need):.0%} of its size, or fewer.",
             icon=":material/memory:",
         )
-        return False
+        return None
     seconds, message = _seconds(plan, program)  # the time limit (timebudget.check_live)
     if message:
         st.error(message, icon=":material/timer_off:")
-        return False
+        return None
     if budget.bytes_of(need) <= AUTO_RUN_BYTES and seconds <= AUTO_RUN_S:
-        return True  # small and quick: at once, also from a link
+        return need  # small and quick: at once, also from a link
     if st.button(f"Run ({budget.words(need)} at the peak, about {seconds:,.1f} s)",
                  type="primary", icon=":material/play_arrow:"):  # fmt: skip
-        return True
+        return need
     st.info("Large or slow: press Run to start (a link never starts it).", icon=":material/info:")
-    return False
+    return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import fairlock, memory, programs, scenario, settings
+from pmapviz import fairlock, memory, programs, sandbox, scenario, settings
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.ui import queue_display, url_state
@@ -47,6 +47,9 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> 
                 st.session_state["tl_report"] = bench.measure_plan(
                     program, plan, repeat=repeat, on_wait=on_wait
                 )
-            except (fairlock.WaitTimeout, bench.BenchError, memory.BudgetError) as err:
+            except (fairlock.WaitTimeout, bench.BenchError, memory.BudgetError,
+                    sandbox.Stopped) as err:  # fmt: skip
                 st.error(str(err), icon=":material/hourglass_disabled:")
+            except sandbox.WorkerFailed as err:  # the worker's own words: shown as text
+                st.error(settings.quote(str(err), 800), icon=":material/error:")
         clear_wait()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import fairlock, memory
+from pmapviz import fairlock, memory, sandbox
+from pmapviz.settings import quote
 
 
 def show(stop_key: str | None = None):
@@ -39,6 +40,12 @@ def queued(action, stop_key: str | None = None):
         return None
     except memory.BudgetError as err:  # could never fit, counted from the compiled program
         st.error(str(err), icon=":material/memory:")
+        return None
+    except sandbox.Stopped as err:  # ran past the time limit
+        st.error(str(err), icon=":material/timer_off:")
+        return None
+    except sandbox.WorkerFailed as err:  # its words are the worker's: shown as text
+        st.error(quote(str(err), 800), icon=":material/error:")
         return None
     finally:
         clear()

@@ -273,3 +273,27 @@ def test_what_f_makes_in_between_is_refused_before_anything_runs(run_app):
     refusal = next(e.value for e in at.error if "what f makes in between" in e.value)
     assert "at its peak; the memory budget is" in refusal
     assert not at.success  # nothing ran
+
+
+def test_own_f_past_the_time_limit_is_stopped_and_the_page_says_so(run_app, monkeypatch):
+    """An estimate that lets a slow f through (as a model hole would): the run goes to the
+    sandbox's worker, which is ended at the limit; the page says so, and nothing is left
+    running."""
+    from pmapviz import devices, sandbox, timebudget
+
+    monkeypatch.setattr(timebudget, "check_live", lambda *a, **k: 0.1)
+    monkeypatch.setattr(devices, "time_limit", lambda: 1)
+    monkeypatch.setattr(sandbox, "GRACE_S", 0.5)
+    sandbox._WORKER.stop()
+    try:
+        at = live(run_app, fn="expr", args="x",
+                  body="jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()", s0=f"{N}, 200",
+                  a0="0", out="0")  # fmt: skip
+        assert "press Run" in all_text(at)  # its memory: no run starts from the link
+        next(b for b in at.button if b.label.startswith("Run (")).click().run()
+        errors = " ".join(e.value for e in at.error)
+        assert "ran past the 1 s limit" in errors and "nothing of it is left running" in errors
+        assert not at.success and not at.exception
+        assert not sandbox._WORKER.alive()
+    finally:
+        sandbox._WORKER.stop()
