@@ -511,7 +511,8 @@ def measure_plan(program: Program, plan: Plan, repeat: int = 7, bandwidth_gbs: f
         with turn:
             bw = bandwidth_gbs or bandwidth(memory.budget()).bandwidth_gbs
             args = (scenario.program_ref(program), plan.key, repeat, bw)
-            return sandbox.call("timing", args, need, "timing your own f", plan, on_wait,
+            return sandbox.call("timing", args, need, "timing your own f",
+                                sandbox.largest_axis(plan), on_wait,
                                 time_limit)  # fmt: skip
     grant = _reserve(turn, need, "timing the explorer's settings", on_wait, should_stop,
                      queue_timeout)  # fmt: skip

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import expr, memory, meshrun
+from pmapviz import expr, memory, meshrun, sandbox
 from pmapviz.meshes import (
     Entry,
     Mesh,
@@ -300,9 +300,22 @@ def run(mesh: Mesh, args: Args, f: MeshF, checked: Check, devices: list | None =
         raise ValueError("run only settings that check() passed")
     views = compile_views(mesh, args, f, devices)
     need = run_bytes(mesh, args, checked, planned_temps(mesh, views))
-    specs = [spec for _, _, spec in args]
+    if devices is None and sandbox.wanted():  # in a process stopped at the time limit
+        largest = max((max(shape, default=0) for _, shape, _ in args), default=None)
+        return sandbox.call("mesh", (mesh, args, f, repeat, seed), need,
+                            "running your f on the mesh", largest, on_wait)  # fmt: skip
     with memory.reserve(need, "running your f on the mesh", on_wait):
-        xs = values(args, seed)
-        return tuple(meshrun.run_compiled(view, views[view], views["mesh"], views["reference"],
-                                          xs, specs, f.out_spec, repeat)
-                     for view in ("global", "per-device"))  # fmt: skip
+        return run_views(mesh, args, f, views, repeat, seed)
+
+
+def run_views(mesh: Mesh, args: Args, f: MeshF, views: dict | None = None,
+              repeat: int = meshrun.REPEAT, seed: int = 0,
+              ) -> tuple[meshrun.RunResult, meshrun.RunResult]:  # fmt: skip
+    """:func:`run`'s runs alone (the caller holds the memory: :func:`run`, or the sandbox's
+    worker), compiling the views first when ``views`` is None."""
+    views = views or compile_views(mesh, args, f)
+    specs = [spec for _, _, spec in args]
+    xs = values(args, seed)
+    return tuple(meshrun.run_compiled(view, views[view], views["mesh"], views["reference"],
+                                      xs, specs, f.out_spec, repeat)
+                 for view in ("global", "per-device"))  # fmt: skip

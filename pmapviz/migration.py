@@ -189,7 +189,8 @@ def run_both(program: Program, plan: Plan, kind: str = "random", seed: int = 0,
                                    programs.plan_temporaries(program, plan))  # fmt: skip
     if sandbox.applies(program):  # your own f: in a process stopped at the time limit
         args = (scenario.program_ref(program), plan.key, kind, seed)
-        return sandbox.call("both", args, need, "pmap beside shard_map", plan, on_wait)
+        largest = sandbox.largest_axis(plan)
+        return sandbox.call("both", args, need, "pmap beside shard_map", largest, on_wait)
     with memory.reserve(need, "pmap beside shard_map", on_wait):
         return _run_both(program, plan, eq, kind, seed)
 

@@ -58,12 +58,16 @@ class WorkerFailed(RuntimeError):
 
 
 # ---------------------------------------------------------------- where a run goes
+def wanted() -> bool:
+    """Whether runs of your own f go to a worker here: on the emulated CPU devices (a chip
+    serves one process), unless ``PMAPVIZ_SANDBOX=off``."""
+    return deviceset.current() == deviceset.CPU and os.environ.get(OFF) != "off"
+
+
 def applies(program: Program) -> bool:
-    """Whether a live run of ``program`` goes to the worker: your own f (only the catalog's
-    functions have estimates the tests hold), on the emulated CPU devices (a chip serves one
-    process), unless ``PMAPVIZ_SANDBOX=off``."""
-    own = scenario.program_ref(program)[0] == scenario.EXPR
-    return own and deviceset.current() == deviceset.CPU and os.environ.get(OFF) != "off"
+    """Whether a run of ``program`` goes to the worker: your own f (only the catalog's
+    functions have estimates the tests hold), where :func:`wanted`."""
+    return scenario.program_ref(program)[0] == scenario.EXPR and wanted()
 
 
 def need(program: Program, run: memory.Need) -> memory.Need:
@@ -88,7 +92,9 @@ def run_plan(
     """A live run of your own f in the worker (``programs.run_plan`` there): its
     ``programs.LiveResult``, or Stopped past the time limit."""
     args = (scenario.program_ref(program), plan.key, kind, seed, repeat)
-    return call("live", args, run_need, "a live run of your own f", plan, on_wait, limit_s)
+    return call(
+        "live", args, run_need, "a live run of your own f", largest_axis(plan), on_wait, limit_s
+    )
 
 
 def call(
@@ -96,25 +102,31 @@ def call(
     args: tuple,
     run_need: memory.Need,
     label: str,
-    plan: Plan,
+    largest: int | None,
     on_wait=None,
     limit_s: float | None = None,
 ):
     """``task`` (a name in ``pmapviz.sandboxworker.TASKS``) on ``args`` in the worker (see the
-    module doc), in its turn, holding ``run_need`` (the estimate from the compiled program) in the
-    server's memory pool; its answer, or Stopped past the time limit (words about ``plan``)."""
+    module doc), in its turn, holding ``run_need`` (the estimate from the compiled program) in
+    the server's memory pool; its answer, or Stopped past the time limit (its words name the
+    ``largest`` axis, to make smaller)."""
     limit = float(limit_s if limit_s is not None else devices.time_limit())
     with _TURNS.acquire(on_wait=on_wait):
         _WORKER.ensure(len(deviceset.devices(deviceset.CPU)), on_wait)
         with memory.reserve(run_need, label, on_wait):
-            answer = _WORKER.ask((task, *args), limit + GRACE_S, _stopped_words(plan, limit))
+            answer = _WORKER.ask((task, *args), limit + GRACE_S, _stopped_words(largest, limit))
     devices.return_freed_memory()
     return answer
 
 
-def _stopped_words(plan: Plan, limit: float) -> str:
+def largest_axis(plan: Plan) -> int | None:
+    """The first argument's largest axis (what the stopped message says to make smaller)."""
     first = plan.leaves[0].shape if plan.leaves else ()
-    size = f" (its largest axis is {max(first):,})" if first else ""
+    return max(first) if first else None
+
+
+def _stopped_words(largest: int | None, limit: float) -> str:
+    size = f" (its largest axis is {largest:,})" if largest else ""
     return (
         f"Your f ran past the {limit:.0f} s limit, so it was stopped {GRACE_S:.0f} s later: its "
         f"process was ended, and nothing of it is left running. Make the inputs smaller{size}, "

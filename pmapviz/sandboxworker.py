@@ -18,7 +18,17 @@ import pickle
 import sys
 from collections import OrderedDict
 
-from pmapviz import benchmarking, devices, migration, planning, programs, sandbox, scenario, worker
+from pmapviz import (
+    benchmarking,
+    devices,
+    meshfunction,
+    migration,
+    planning,
+    programs,
+    sandbox,
+    scenario,
+    worker,
+)
 
 _COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> programs.Compiled, a few kept
 KEEP = 4
@@ -53,7 +63,12 @@ def both(ref: tuple, key: tuple, kind: str, seed: int) -> migration.Agreement:
     return migration.run_both_here(program, planning.replan(program, key), kind, seed)
 
 
-TASKS = {"live": live, "timing": timing, "both": both}
+def mesh(m, args, f, repeat: int, seed: int):
+    """``meshfunction.run``'s runs of your f on a mesh (the server reserved their memory)."""
+    return meshfunction.run_views(m, args, f, None, repeat, seed)
+
+
+TASKS = {"live": live, "timing": timing, "both": both, "mesh": mesh}
 
 
 def answer(request: tuple) -> tuple[bool, object]:

@@ -49,3 +49,24 @@ def test_the_worker_tasks_agree_with_the_same_work_here():
     there = sandboxworker.live(ref, p.key, "arange", 0, 2)
     here = programs.run_plan(prog, p, programs.compile_plan(prog, p), "arange", 0, 2)
     assert there.rows == here.rows and there.passed
+
+
+def test_your_f_on_a_mesh_runs_in_the_worker_as_it_would_here():
+    from pmapviz import meshes, meshfunction
+
+    sandbox._WORKER.stop()
+    try:
+        shape = meshes.default_mesh(N)
+        mesh = meshes.Mesh(shape, ("a", "b")[: len(shape)])
+        args = [("x", (2 * shape[0], 3), (mesh.names[0], None))]
+        f = meshfunction.MeshF("x", "x * 2", "x * 2", (mesh.names[0], None))
+        checked = meshfunction.check(mesh, args, f)
+        assert checked.ok, checked.problems
+        there = meshfunction.run(mesh, args, f, checked)
+        assert sandbox._WORKER.alive()
+        here = meshfunction.run_views(mesh, args, f)
+        assert [r.shape for r in there] == [r.shape for r in here]
+        assert [r.blocks for r in there] == [r.blocks for r in here]
+        assert all(r.agrees() for r in there)
+    finally:
+        sandbox._WORKER.stop()
