@@ -308,3 +308,19 @@ def jaxpr_lines(text: str) -> tuple[int, ...]:
 def stablehlo_lines(text: str) -> tuple[int, ...]:
     """1-based lines of StableHLO (``lowered.as_text()``) holding a collective op."""
     return tuple(k for k, raw in enumerate(text.splitlines(), start=1) if _STABLEHLO.search(raw))
+
+
+# ---------------------------------------------------------------- sorts, for time estimates
+_SORT = re.compile(r'"stablehlo\.sort"\([^)]*\)\s*<\{dimension = (\d+)[^}]*\}>.*?\}\)\s*:\s*'
+                   r"\(tensor<([0-9x]+)x[a-z0-9]+>", re.S)  # fmt: skip
+
+
+def sort_compares(stablehlo: str) -> float:
+    """Compares of every sort in a lowered program's text: elements x log2(the sorted
+    dimension's length), the count XLA's cost analysis books as FLOPs."""
+    total = 0.0
+    for dim, dims in _SORT.findall(stablehlo):
+        sizes = [int(d) for d in dims.split("x")]
+        if int(dim) < len(sizes) and sizes[int(dim)] > 1:
+            total += math.prod(sizes) * math.log2(sizes[int(dim)])
+    return total

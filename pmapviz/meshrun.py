@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from pmapviz import devicefacts, hlo
-from pmapviz.meshes import Entry, Mesh, jax_mesh, problems, spec_text
+from pmapviz.meshes import Entry, Mesh, default_mesh, jax_mesh, problems, spec_text
 
 Spec = tuple[Entry, ...]
 REPEAT = 5
@@ -321,10 +321,11 @@ EXAMPLE = {e.key: e for e in EXAMPLES}
 
 
 def example_mesh(n_devices: int) -> Mesh:
-    """The ready examples' mesh on ``n_devices``: 2 x n/2 where the devices split in two and
-    there are at least 4 (2x4 for 8), else 1 x n, so every count has one (1x1, 1x3, 1x5)."""
-    a = 2 if n_devices % 2 == 0 and n_devices >= 4 else 1
-    return Mesh((a, n_devices // a), MESH_2X4.names)
+    """The ready examples' mesh on ``n_devices``: the default mesh (:func:`meshes.default_mesh`,
+    2x4 for 8), with a data axis of 1 where that has one axis (1x1, 1x3, 1x5): the examples
+    name two."""
+    shape = default_mesh(n_devices)
+    return Mesh(shape if len(shape) == 2 else (1, *shape), MESH_2X4.names)
 
 
 def examples_for(n_devices: int) -> tuple[Example, ...]:

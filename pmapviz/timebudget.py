@@ -16,11 +16,10 @@ to stop the ten-minute run, not to predict the two-second one.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pmapviz import devices, memory
+from pmapviz import devices, hlo, memory
 from pmapviz.catalog import Program
 from pmapviz.devicefacts import Rates
 from pmapviz.planning import Plan
@@ -138,21 +137,6 @@ def check_training(steps: int, step: Step, limit_s: float | None = None,
 
 
 # ---------------------------------------------------------------- a plan (live run, explorer)
-_SORT = re.compile(r'"stablehlo\.sort"\([^)]*\)\s*<\{dimension = (\d+)[^}]*\}>.*?\}\)\s*:\s*'
-                   r"\(tensor<([0-9x]+)x[a-z0-9]+>", re.S)  # fmt: skip
-
-
-def sort_compares(stablehlo: str) -> float:
-    """Compares of every sort in a lowered program's text: elements x log2(the sorted
-    dimension's length), the count XLA's cost analysis books as FLOPs."""
-    total = 0.0
-    for dim, dims in _SORT.findall(stablehlo):
-        sizes = [int(d) for d in dims.split("x")]
-        if int(dim) < len(sizes) and sizes[int(dim)] > 1:
-            total += math.prod(sizes) * math.log2(sizes[int(dim)])
-    return total
-
-
 def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float, float]:
     """(FLOPs, bytes, sort compares) of one call of the plan over all devices, from XLA's
     cost analysis of jit(vmap(f)) and its text when ``program`` is given (lowering only, no
@@ -170,7 +154,7 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float,
                      for leaf in plan.leaves]  # fmt: skip
             lowered = jax.jit(fn).lower(*specs)
             cost = lowered.cost_analysis() or {}
-            compares = sort_compares(lowered.as_text())
+            compares = hlo.sort_compares(lowered.as_text())
             flops = max(0.0, float(cost.get("flops", 0.0)) - compares)
             nbytes = max(nbytes, float(cost.get("bytes accessed", 0.0)))
         except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone

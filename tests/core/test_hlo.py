@@ -122,3 +122,17 @@ def test_parsed_pairs_equal_what_was_asked(order, keep):
     target = compiled.collective_target("ppermute", TEST_DEVICES, 1, perm=pairs)
     (c,) = compiled.analyse(target, variants=False).rows
     assert sorted(c.hlo.source_target_pairs) == sorted(pairs)
+
+
+def test_sort_compares_counts_n_log_n_per_sorted_row():
+    """A sort's compares, read from a lowered program's text (XLA's cost analysis books them
+    as FLOPs; the time estimate charges them at the measured sort rate)."""
+    import math
+
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(jax.vmap(lambda x: jnp.sort(jnp.einsum("a,b->ab", x, x))))
+    text = f.lower(jax.ShapeDtypeStruct((4, 50), jnp.float32)).as_text()
+    assert hlo.sort_compares(text) == pytest.approx(4 * 50 * 50 * math.log2(50))
+    assert hlo.sort_compares(f.lower(jnp.ones((4, 1))).as_text()) == 0  # length 1

@@ -138,15 +138,8 @@ def test_a_sort_is_charged_at_its_own_measured_rate():
     charged at the sort rate."""
     import math
 
-    import jax
-    import jax.numpy as jnp
-
     from pmapviz import expr
 
-    f = jax.jit(jax.vmap(lambda x: jnp.sort(jnp.einsum("a,b->ab", x, x))))
-    text = f.lower(jax.ShapeDtypeStruct((4, 50), jnp.float32)).as_text()
-    assert timebudget.sort_compares(text) == pytest.approx(4 * 50 * 50 * math.log2(50))
-    assert timebudget.sort_compares(f.lower(jnp.ones((4, 1))).as_text()) == 0  # length 1
     prog = expr.program("x", "jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()")
     p = planning.plan(prog, [(4, 300)], n_devices=4)
     _, _, compares = timebudget.plan_cost(p, prog)
