@@ -529,7 +529,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         res = cluster.launch(processes, local, timeout=timeout)
     except cluster.NoSockets as err:
         print(f"pmapviz: {err}", file=sys.stderr)
-        return 3  # this machine's rule, not a failure of the cluster
+        return cluster.EXIT_NO_SOCKETS  # this machine's rule, not a failure of the cluster
     except (cluster.ClusterError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 1

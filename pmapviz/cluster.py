@@ -22,7 +22,6 @@ import os
 import re
 import selectors
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -48,6 +47,9 @@ class ClusterError(RuntimeError):
     def __init__(self, reason: str, details: dict[int, list[str]] | None = None):
         super().__init__(reason)
         self.details = details or {}
+
+
+EXIT_NO_SOCKETS = 3  # the CLI's exit status for NoSockets: this machine's rule, not a failure
 
 
 class NoSockets(ClusterError):
@@ -161,9 +163,8 @@ def picture_label(res: ClusterResult) -> str:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free TCP port on 127.0.0.1 (OSError where this machine allows no socket)."""
+    return devicefacts.free_local_port()
 
 
 def worker_command(port: int, processes: int, pid: int, local: int, timeout: int) -> list[str]:

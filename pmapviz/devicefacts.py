@@ -196,13 +196,19 @@ def _read_facts(name: str) -> Facts:
 
 
 # ---------------------------------------------------------------- the host
+def free_local_port() -> int:
+    """A free TCP port on 127.0.0.1, from the kernel (OSError where no socket may open)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def no_local_sockets() -> str | None:
     """Why this machine lets no process open a TCP socket on 127.0.0.1 (a sandbox can forbid
     them), in words; None where it can. A jax.distributed coordinator needs one, and so does a
     Streamlit server."""
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
+        free_local_port()
     except OSError as err:
         return (f"this machine lets no process open a network socket, not even on 127.0.0.1 "
                 f"({err.strerror or err}), and jax.distributed's coordinator needs one. "

@@ -104,3 +104,27 @@ def test_a_page_check_the_cli_hands_over_runs_or_its_absence_is_said(monkeypatch
     assert report["pages"].startswith("Streamlit is not installed")
     rows = [{"page": "p", "exceptions": [], "errors": [], "cpu_words": []}]
     assert doctor.run(settings, progress=None, pages=lambda s, p: rows)["pages"] == rows
+
+
+def test_a_command_this_machine_forbids_is_skipped_with_its_own_words(monkeypatch):
+    """The cluster command exits 3 where no socket may open (cluster.NoSockets): the doctor
+    reads that exit and the command's own line, rather than deciding the rule itself."""
+    from pmapviz import cluster, devices
+
+    said = "pmapviz: No local cluster here: this machine lets no process open a network socket"
+
+    def fake_run(argv):
+        if argv[0] == "cluster":
+            return cluster.EXIT_NO_SOCKETS, "", said + "\n"
+        return 0, "", ""
+
+    monkeypatch.setattr(doctor, "in_subprocess", fake_run)
+    rows = doctor.commands_section(devices.parse_settings(["--devices", "4"], {}))
+    by = {r["command"]: r for r in rows}
+    assert by["cluster"]["skipped"].startswith("No local cluster here")
+    assert by["cluster"]["rc"] == 0 and all(r["rc"] == 0 for r in rows)
+    monkeypatch.setattr(doctor, "in_subprocess", lambda argv: (1, "", "pmapviz: broke\n"))
+    assert all(
+        "skipped" not in r
+        for r in doctor.commands_section(devices.parse_settings(["--devices", "4"], {}))
+    )
