@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pmapviz import folders
 from pmapviz.settings import first_line, quote
 
 KIND = "pmapviz cluster report"
@@ -323,52 +324,22 @@ def read(folder: str | None, name: str) -> Report:
 
 def listing(folder: str | None, most: int = 50) -> list[str]:
     """The ``.json`` files in the reports folder and in its own subfolders (one level down), by
-    name, at most ``most`` of them from at most :data:`MAX_SCANNED` entries looked at. A linked
-    subfolder is never entered, and a file (or link) whose real path is outside the folder is
-    never listed, as :func:`resolve` would refuse to open it."""
+    name, at most ``most`` of them from at most :data:`MAX_SCANNED` entries looked at
+    (:func:`folders.entries`). A linked subfolder is never entered, and a file (or link) whose
+    real path is outside the folder is never listed, as :func:`resolve` would refuse to open
+    it."""
     if not folder:
         return []
     root = os.path.realpath(folder)
-    budget = [MAX_SCANNED]
-    found = []
-    for entry in _entries(root, budget):
-        if _is_own_folder(entry):
-            found += [f"{entry.name}/{e.name}" for e in _entries(entry.path, budget)
-                      if _is_report_file(e, root)]  # fmt: skip
-        elif _is_report_file(entry, root):
-            found.append(entry.name)
+    found = [os.path.relpath(e.path, root).replace(os.sep, "/")
+             for e in folders.entries(root, folders.Walk(), 2, MAX_SCANNED)
+             if _is_report_file(e, root)]  # fmt: skip
     return sorted(found)[:most]
-
-
-def _entries(folder: str, budget: list[int]):
-    """A folder's entries, as long as ``budget[0]`` (shared by every folder listed) lasts."""
-    try:
-        with os.scandir(folder) as it:
-            for entry in it:
-                if budget[0] <= 0:
-                    return
-                budget[0] -= 1
-                yield entry
-    except OSError:
-        return
-
-
-def _is_own_folder(entry: os.DirEntry) -> bool:
-    """A real subfolder, not a link to one (which may lead out, or loop)."""
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 def _is_report_file(entry: os.DirEntry, root: str) -> bool:
     """A ``.json`` file whose real path lies inside ``root`` (a link that loops is not)."""
-    if not entry.name.endswith(".json"):
-        return False
-    try:
-        if not entry.is_file():  # through a link: what it points at
-            return False
-    except OSError:  # a link that loops
+    if not entry.name.endswith(".json") or not folders.is_file(entry):
         return False
     real = os.path.realpath(entry.path)
     return os.path.commonpath([real, root]) == root

@@ -192,7 +192,6 @@ def commands_section(settings: devices.Settings, progress: Progress = None,
     return rows
 
 
-
 def beside_section(settings: devices.Settings) -> dict:
     """Where a chip serves one process at a time: what a second process is told while this
     one holds it (one line, what works beside it, no harmful advice; whether it named this

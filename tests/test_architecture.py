@@ -181,7 +181,7 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
 
 # ---------------------------------------------------------------- floors: imports go down only
 FLOORS = {  # each module stands on a floor and imports only from its floor or below
-    0: "settings palette fairlock hlo catalog launchlines",  # text and values
+    0: "settings palette fairlock hlo catalog launchlines folders",  # text and values
     1: "pytrees expr deviceset devicefacts devices clusterenv",  # vocabulary
     2: "planning layout scenario meshes clusterreport",  # shapes
     3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
