@@ -84,7 +84,7 @@ def capture(call, facts: devicefacts.Facts) -> None:
             st.warning(str(err), icon=":material/hourglass_top:")
 
 
-UPLOADED = "_cp_uploaded"  # (the uploaded file's id, its timeline or None): read once
+UPLOADED = "_cp_uploaded"  # (the uploaded file's id, its timeline or why not): read once
 
 
 def upload() -> None:
@@ -103,16 +103,20 @@ def upload() -> None:
         return
     kept = st.session_state.get(UPLOADED)
     if kept is None or kept[0] != file.file_id:  # read once per file, not on every rerun
-        kept = (file.file_id, queue_display.queued(lambda w: read(file, w), "cp_upload_stop"))
+        loaded = queue_display.queued(lambda w: read(file, w), "cp_upload_stop")
+        if loaded is None:
+            return  # the wait ended without a turn (shown): the next rerun tries again
+        kept = (file.file_id, loaded)
         st.session_state[UPLOADED] = kept
-    loaded = kept[1]
-    if loaded is not None:
-        show(loaded, "cp_loaded", here=False, table=True)
+    if isinstance(kept[1], str):  # refused: said on every rerun, not only the first
+        st.error(kept[1], icon=":material/block:")
+    else:
+        show(kept[1], "cp_loaded", here=False, table=True)
 
 
 def read(file, on_wait=None):
-    """The timeline of an uploaded trace file (``file.name``, ``file.getvalue()``), or None
-    with the reason shown (quoted: the file's own words are in it). Its JSON is inflated up
+    """The timeline of an uploaded trace file (``file.name``, ``file.getvalue()``), or why it
+    was not read, as Markdown (quoted: the file's own words are in it). Its JSON is inflated up
     to this server's limit (``timeline.trace_limit`` of the host budget), then parsed while
     the bytes parsing takes are held in the server's memory pool (``memory.reserve``:
     uploads at once wait their turn, ``on_wait`` shows the queue), released once read."""
@@ -125,5 +129,4 @@ def read(file, on_wait=None):
     try:
         return timeline.load(file.getvalue(), file.name, timeline.trace_limit(b.host), hold=hold)
     except (timeline.TraceError, memory.BudgetError) as err:
-        st.error(f"This trace was not read: {settings.quote(err, 400)}", icon=":material/block:")
-        return None
+        return f"This trace was not read: {settings.quote(err, 400)}"

@@ -89,7 +89,9 @@ def _read(data, name):
     from pmapviz.ui import timelines
 
     tl = timelines.read(SimpleNamespace(name=name, getvalue=lambda: data))
-    if tl is not None:
+    if isinstance(tl, str):
+        st.error(tl)
+    elif tl is not None:
         st.write(f"read {len(tl.lanes)} lane(s)")
 
 
@@ -154,3 +156,34 @@ def test_5000_lanes_draw_the_64_busiest_with_a_line_saying_so_and_a_table_of_eve
     (chart,) = at.get("plotly_chart")
     assert len(json.loads(chart.proto.spec)["data"]) == 64
     assert len(at.dataframe[0].value) == 5_000
+
+
+def _upload_page(data):
+    from types import SimpleNamespace
+    from unittest import mock
+
+    import streamlit as st
+
+    from pmapviz.ui import timelines
+
+    file = SimpleNamespace(file_id="f1", name="bad.json", getvalue=lambda: data)
+    reads = st.session_state.setdefault("reads", [])
+    real = timelines.read
+
+    def counted(f, on_wait=None):
+        reads.append(f.file_id)
+        return real(f, on_wait)
+
+    with mock.patch.object(st, "file_uploader", lambda *a, **k: file), \
+            mock.patch.object(timelines, "read", counted):  # fmt: skip
+        timelines.upload()
+    st.caption(f"reads: {len(reads)}")
+
+
+def test_a_refused_upload_is_read_once_and_said_on_every_rerun():
+    at = render(_upload_page, b'{"traceEvents": 5}')
+    for _ in range(2):
+        assert not at.exception and len(at.error) == 1
+        assert at.error[0].value.startswith("This trace was not read")
+        at = at.run()
+    assert at.caption[-1].value == "reads: 1"
