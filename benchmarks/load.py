@@ -64,6 +64,8 @@ class Sampler(threading.Thread):
         self.peak = self.last = 0
         self.killed = False
         self.stop = threading.Event()
+        self.started = time.perf_counter()
+        self.samples: list[tuple[float, int]] = []  # (time.perf_counter(), bytes)
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -72,10 +74,48 @@ class Sampler(threading.Thread):
             except psutil.Error:  # the server itself gone
                 rss = 0
             self.last, self.peak = rss, max(self.peak, rss)
+            self.samples.append((time.perf_counter(), rss))
             if rss > self.cap and not self.killed:
                 self.killed = True
                 stop_server(self.proc)
             self.stop.wait(0.1)
+
+    def peak_between(self, t0: float, t1: float) -> int:
+        """The highest sample taken from ``t0`` to ``t1`` (time.perf_counter()), 0 if none."""
+        return max((rss for t, rss in list(self.samples) if t0 <= t <= t1), default=0)
+
+
+SERVER_ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": ""}  # the flags alone set them
+
+
+def start_measured(server_args: list[str], kill_above_gib: float, warm_link: str,
+                   env: dict[str, str] | None = None, settle_s: float = 3.0):  # fmt: skip
+    """(proc, url, sampler, baseline): a server started with ``server_args``, its process
+    tree's RSS sampled every 100 ms from the start (stopped past ``kill_above_gib``), and the
+    baseline RSS once ``warm_link`` was opened (the first page's start-up work) and
+    ``settle_s`` passed. Stop it with :func:`finish`."""
+    proc, url = start_server(server_args, env=SERVER_ENV if env is None else env)
+    sampler = Sampler(proc, int(kill_above_gib * 2**30))
+    sampler.start()
+    try:
+        warm = Session(url)
+        warm.open(warm_link)
+        warm.close()
+        time.sleep(settle_s)
+    except BaseException:
+        finish(proc, url, sampler)
+        raise
+    return proc, url, sampler, sampler.last
+
+
+def finish(proc, url: str, sampler: Sampler) -> bool:
+    """Whether the server is still alive and healthy; then sampling and the server stop."""
+    try:
+        return proc.poll() is None and healthy(url)
+    finally:
+        sampler.stop.set()
+        sampler.join(timeout=2)
+        stop_server(proc)
 
 
 def healthy(url: str) -> bool:
@@ -160,17 +200,13 @@ def main() -> int:
     budget = settings.parse_bytes(args.max_bytes, "--max-bytes")
     plan = roles(args.devices, budget)
     names = [ORDER[i % len(ORDER)] for i in range(args.sessions)]
-    proc, url = start_server(["--devices", str(args.devices), "--max-bytes", args.max_bytes],
-                             env={"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": ""})  # fmt: skip
-    sampler = Sampler(proc, int(args.kill_above_gib * 2**30))
-    sampler.start()
-    t0 = time.perf_counter()
+    proc, url, sampler, base = start_measured(
+        ["--devices", str(args.devices), "--max-bytes", args.max_bytes],
+        args.kill_above_gib,
+        "/live?fn=double&s0=8,1000",
+    )  # the first page and its start-up work, before the baseline
+    t0 = sampler.started
     try:
-        warm = Session(url)  # the first page and its start-up work, before the baseline
-        warm.open("/live?fn=double&s0=8,1000")
-        warm.close()
-        time.sleep(3)
-        base = sampler.last
         outs = [{} for _ in names]
         start = threading.Barrier(len(names))
         threads = [threading.Thread(target=session, args=(url, plan[name], start, args.timeout,
@@ -180,11 +216,8 @@ def main() -> int:
             t.start()
         for t in threads:
             t.join(args.timeout + 120)
-        alive = proc.poll() is None and healthy(url)
     finally:
-        sampler.stop.set()
-        sampler.join(timeout=2)
-        stop_server(proc)
+        alive = finish(proc, url, sampler)
     return report(args, budget, base, names, outs, sampler, alive, time.perf_counter() - t0)
 
 
