@@ -290,8 +290,10 @@ def run(
     program_cache: Callable[..., Callable] | None = None, on_wait=None,
 ) -> Outcome:  # fmt: skip
     """Run collective ``key`` on n devices with blocks of m elements; all values from JAX.
-    It runs in its (small) share of the server's memory budget, waiting in the queue
-    (``on_wait``) while other actions hold it all."""
+    The program is compiled first, from the input's shape alone; then what it will hold
+    (:func:`run_need`, from its ``memory_analysis()``) is refused when it could never fit
+    (BudgetError, naming the largest block that fits) or held in the server's memory budget,
+    waiting in the queue (``on_wait``) while other actions hold it all."""
 
     c = BY_KEY[key]
     if n < 1 or n > devicefacts.facts().local_count:
@@ -301,18 +303,65 @@ def run(
     check(c, n, m, groups)
     if c.key == "ppermute":
         perm = check_perm(list(perm or ring(n, "right")), n)
-    with memory.reserve(memory.collective_bytes(n, m), f"a {c.key} on {n} devices", on_wait):
-        return _run(c, n, m, kind, groups, perm, program_cache)
+    fn = (program_cache or compile_collective)(key, n, _freeze(groups), tuple(perm or ()))
+    executable = compiled_for(fn, n, m)  # before any input exists: what it will hold
+    need = run_need(executable, n, m)
+    refuse_unfit(c, n, m, need)
+    with memory.reserve(need, f"a {c.key} on {n} devices", on_wait):
+        return _run(c, n, m, kind, groups, perm, executable)
 
 
-def _run(c, n: int, m: int, kind: str, groups, perm, program_cache) -> Outcome:
+def compiled_for(fn: Callable, n: int, m: int):
+    """``fn`` (a collective's pmap) compiled for an (n, m) float32 input from its shape alone
+    (``jax.ShapeDtypeStruct``): no input is allocated. JAX keeps the compilation, so a later
+    call of ``fn`` on a real input of that shape compiles nothing again."""
+    import jax
+    import jax.numpy as jnp
+
+    arg = jax.ShapeDtypeStruct((n, m), jnp.float32, sharding=pmap_sharding(2, 0, n))
+    return fn.lower(arg).compile()
+
+
+def run_need(executable, n: int, m: int) -> memory.Need:
+    """What a run of the compiled collective holds at its peak (:func:`run`; the Compiled
+    page's trace, :func:`pmapviz.timeline.collective_timeline`): the larger of the formula
+    (``memory.collective_bytes``: input and an all_gather-sized output) and the program's own
+    ``memory_analysis()`` (``memory.compiled_need``). That analysis is per device (see
+    ``memory.Footprint``): on the devices, n times each device's block (arguments), its
+    result (outputs: n blocks for all_gather, one for psum, ppermute and all_to_all) and its
+    scratch (temporaries: all_to_all's pieces); on the host, the (n, m) input made there and
+    two copies of every device's result (read back, and numpy's reference)."""
+    fp = memory.footprint(executable)
+    host = 0 if fp is None else n * (fp.arguments + 2 * fp.outputs)
+    compiled = memory.compiled_need([(executable, n)], host, memory.COLLECTIVE_BYTES)
+    return memory.larger(memory.collective_bytes(n, m), compiled)
+
+
+def refuse_unfit(c: Collective, n: int, m: int, need: memory.Need,
+                 budget: int | memory.Budget | None = None) -> None:  # fmt: skip
+    """BudgetError, naming the largest block that fits, when ``need`` (blocks of ``m``
+    elements) could never fit the memory budget. Larger and smaller blocks are ``need``
+    scaled: a collective's buffers grow with its block, its runtime part does not."""
+    b = memory.budget() if budget is None else memory.Budget.of(budget)
+    if b.fits(need):
+        return
+    step = n if c.needs_divisible else 1
+    fit = memory.largest_fitting(
+        lambda size: memory.scaled(need, size / m, memory.COLLECTIVE_BYTES), b, step, m, step
+    )
+    fits = (f"The largest block that fits is {fit:,} element(s) per device." if fit else
+            f"Not even blocks of {step} element(s) fit.")  # fmt: skip
+    memory.refuse_over(need, b, f"Running {c.key} on {n} devices with blocks of {m:,} "
+                       "elements", fits)  # fmt: skip
+
+
+def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
     import jax
 
     key = c.key
     x = make_input(n, m, kind)
     placed = jax.device_put(x, pmap_sharding(2, 0, n))
-    fn = (program_cache or compile_collective)(key, n, _freeze(groups), tuple(perm or ()))
-    out = fn(placed)
+    out = executable(placed)
     out.block_until_ready()
     before = [s.data.reshape(-1) for s in shards_of(placed)]
     after = [s.data[0] for s in shards_of(out)]  # drop pmap's leading device axis (size 1)

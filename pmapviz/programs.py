@@ -196,11 +196,9 @@ def plan_temporaries(program: Program, plan: Plan) -> int:
 
 
 def _temp_bytes(executable) -> int:
-    try:
-        stats = executable.memory_analysis()
-    except Exception:  # noqa: BLE001 - a backend without the analysis: no figure, not a crash
-        return 0
-    return max(0, int(getattr(stats, "temp_size_in_bytes", 0) or 0))
+    """Its scratch memory per device (``memory.footprint``), 0 where XLA gives no analysis."""
+    fp = memory.footprint(executable)
+    return 0 if fp is None else fp.temporaries
 
 
 @dataclass(frozen=True)

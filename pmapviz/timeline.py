@@ -41,22 +41,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmapviz import collectives as col
-from pmapviz import devicefacts, fairlock
+from pmapviz import devicefacts, fairlock, folders, memory
 from pmapviz.compiled import analyse_collective
 from pmapviz.hlo import KINDS
 from pmapviz.layout import pmap_sharding
 
 TURNS = fairlock.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
-MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~10x that)
+MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~12x that)
 INFLATE_CHUNK = 2**20  # bytes of JSON inflated at a time
 # Bytes reading a trace takes at its peak, per byte of its JSON: the JSON itself and
 # json.loads' objects (the events read are a few percent of them: trace_events). Measured with
 # tracemalloc over load() (Python 3.11), the fixtures' events repeated 50 times to leave out
 # the fixed 1 MiB inflate buffer: TPU v5e 7.0 (12.4 MB of JSON; 6.9 for the fixture itself,
-# 248 KB), H200 6.0 (0.93 MB), CPU 6.0 (2.7 MB). Ten leaves room for smaller events; JSON of
-# nothing but empty objects takes 25 (tests/core/test_timeline.py measures it again).
-PARSE_FACTOR = 10
+# 248 KB), H200 6.0 (0.93 MB), CPU 6.0 (2.7 MB). A trace of nothing but device ops, which
+# every one is kept (benchmarks/hostile_load.py: 849k events, 100 MiB), took 10.7: twelve
+# covers it; JSON of nothing but empty objects takes 25 (tests/core/test_timeline.py
+# measures both again).
+PARSE_FACTOR = 12
 # a TPU plane's line with one event per call: its name is the module's, args.run_id the call's
 MODULES_THREAD = "XLA Modules"
 _COUNT = re.compile(r"[0-9]{1,20}")  # bytes or FLOPs of one op: more digits is no real count
@@ -73,7 +75,8 @@ MAX_DRAWN_EVENTS = 10_000
 
 
 class ProfilerBusy(RuntimeError):
-    """Another capture holds the profiler; the message says to try again."""
+    """A capture's wait for its turn ended without one: another capture held the profiler, or
+    other actions the memory it needs; the message says what it waited for."""
 
 
 class TraceError(ValueError):
@@ -415,40 +418,16 @@ def find_trace(path: str, depth: int = SEARCH_DEPTH, entries: int = SEARCH_ENTRI
 
 def _search(root: str, depth: int, entries: int,
             seconds: float) -> tuple[list[str], int, int, str | None]:  # fmt: skip
-    """Trace files under ``root``, level by level: (paths, entries looked at, levels opened,
-    why it stopped early or None when it saw every entry ``depth`` levels down)."""
-    found: list[str] = []
-    looked, level, folders = 0, 0, [root]
-    deadline = time.monotonic() + seconds
-    while folders:
-        if level == depth:
-            return found, looked, level, f"it looks {depth} levels down at most"
-        level, deeper = level + 1, []
-        for folder in folders:
-            try:
-                with os.scandir(folder) as listing:
-                    for entry in listing:
-                        looked += 1
-                        if looked > entries:
-                            return found, entries, level, "the most it looks at"
-                        if time.monotonic() > deadline:
-                            return found, looked, level, f"it looks for {seconds:g} s at most"
-                        _sort(entry, found, deeper)
-            except OSError:
-                continue  # unreadable: nothing found there
-        folders = deeper
-    return found, looked, level, None
-
-
-def _sort(entry: os.DirEntry, found: list[str], deeper: list[str]) -> None:
-    """A folder (not a symlink to one) to look into, a trace file found, or neither."""
-    try:
-        if entry.is_dir(follow_symlinks=False):
-            deeper.append(entry.path)
-        elif any(fnmatch.fnmatch(entry.name, p) for p in TRACE_NAMES) and entry.is_file():
-            found.append(entry.path)
-    except OSError:
-        pass
+    """Trace files under ``root`` (:func:`folders.entries`): (paths, entries looked at,
+    levels opened, why it stopped early or None when it saw every entry ``depth`` levels
+    down)."""
+    walk = folders.Walk()
+    found = [
+        e.path
+        for e in folders.entries(root, walk, depth, entries, seconds)
+        if any(fnmatch.fnmatch(e.name, p) for p in TRACE_NAMES) and folders.is_file(e)
+    ]
+    return found, walk.looked, walk.levels, walk.stopped
 
 
 def _mtime(path: str) -> float:
@@ -711,16 +690,32 @@ def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
                         bandwidth_gbs: float | None = None,
                         on_wait=None) -> tuple[Timeline, list]:  # fmt: skip
     """A collective of the playground: compiled (pmapviz.compiled), traced, and each collective's
-    measured time beside the ring model."""
+    measured time beside the ring model.
+
+    Compiled first, from the input's shape alone; what the call holds
+    (``collectives.run_need``, from its ``memory_analysis()``) is refused when it could never
+    fit (BudgetError, naming the largest block that fits), else held in the server's memory
+    budget from before the input exists until the trace is read. The memory comes first, then
+    the profiler's turn (:func:`capture`): nothing holds the profiler while it waits for
+    memory, so the two queues cannot wait on each other. ``on_wait`` shows either queue; a
+    wait that ends without a turn raises ProfilerBusy."""
     import jax
 
     analysis = analyse_collective(key, n, m, groups, perm)
     t = analysis.target
     fn = jax.pmap(t.fn, axis_name=t.axis_name, devices=devicefacts.local_devices_for_work()[:n])
-    x = jax.device_put(col.make_input(n, m), pmap_sharding(2, 0, n))
-    jax.block_until_ready(fn(x))  # compile outside the trace
+    executable = col.compiled_for(fn, n, m)  # compiled outside the trace, no input yet
+    need = col.run_need(executable, n, m)
+    col.refuse_unfit(col.BY_KEY[key], n, m, need)
     kinds = {r.hlo.name: r.hlo.kind for r in analysis.rows}
-    timeline = capture(lambda: fn(x), kinds, on_wait=on_wait)
+    try:
+        grant = memory.reserve(need, f"tracing a {key} on {n} devices", on_wait)
+    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
+        raise ProfilerBusy(str(err)) from err
+    with grant:
+        x = jax.device_put(col.make_input(n, m), pmap_sharding(2, 0, n))
+        jax.block_until_ready(executable(x))  # its first run, outside the trace
+        timeline = capture(lambda: executable(x), kinds, on_wait=on_wait)
     measured = timeline.collective_times()
     rows = []
     for r in analysis.rows:

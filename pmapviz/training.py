@@ -32,6 +32,11 @@ class TrainError(ValueError):
     """Settings training cannot run with; the message says what to use instead."""
 
 
+class TrainBudgetError(TrainError, memory.BudgetError):
+    """Training whose compiled steps could never fit the memory budget; the message names the
+    largest global batch that fits (a TrainError for the CLI, a BudgetError for the pages)."""
+
+
 @dataclass(frozen=True)
 class Config:
     model: str = "linear"
@@ -129,7 +134,10 @@ def check_budget(cfg: Config, budget: int | memory.Budget | None = None) -> None
         raise TrainError(f"Training {why}. The largest global batch that fits is {fit:,}.")
 
 
-def make_data(cfg: Config, n_samples: int = 4096):
+SAMPLES = 4096  # examples make_data makes at least (more when the batch is larger)
+
+
+def make_data(cfg: Config, n_samples: int = SAMPLES):
     """Synthetic, seeded: a noisy linear target, or three Gaussian blobs for the classifier."""
     rng = np.random.default_rng(cfg.seed)
     n = max(n_samples, cfg.batch)
@@ -243,26 +251,83 @@ def train(
     time_limit: float | None = None,
     on_wait=None,
 ) -> History:
-    """Train data-parallel and on one device, step by step (see the module doc), in its
-    share of the server's memory budget (waiting in the queue, ``on_wait``, while others
-    hold it)."""
+    """Train data-parallel and on one device, step by step (see the module doc). The two
+    steps (``steps_fn``: pmapped, one-device) are compiled first, from shapes alone; what
+    they will hold (:func:`run_need`) is refused when it could never fit
+    (TrainBudgetError, naming the largest batch that fits), else held in the server's
+    memory budget (waiting in the queue, ``on_wait``, while others hold it)."""
 
     validate(cfg, devicefacts.facts().local_count, time_limit)
     check_budget(cfg)
-    with memory.reserve(
-        memory.training_bytes(cfg.model, cfg.batch), "training", on_wait, should_stop
-    ):
-        return _train(cfg, progress, should_stop, steps_fn)
+    pstep, sstep = compile_steps(cfg, *steps_fn(cfg))  # before any data exists
+    need = run_need(cfg, pstep, sstep)
+    refuse_unfit(cfg, need)
+    with memory.reserve(need, "training", on_wait, should_stop):
+        return _train(cfg, progress, should_stop, pstep, sstep)
 
 
-def _train(cfg: Config, progress, should_stop, steps_fn) -> History:
+def compile_steps(cfg: Config, pstep, sstep) -> tuple:
+    """The pmapped step and the one-device step, compiled ahead of time for ``cfg``'s shapes
+    from abstract arguments (``jax.ShapeDtypeStruct``): nothing is allocated. Training runs
+    these executables, so the steps are compiled once, here."""
+    import jax
+
+    k, lb = cfg.devices, cfg.local_batch
+    y_dtype = np.int32 if cfg.model == "mlp" else np.float32  # make_data's labels
+
+    def like(shape, dtype, sharding):
+        return jax.ShapeDtypeStruct(tuple(shape), dtype, sharding=sharding)
+
+    params = init_params(cfg)  # a few hundred numbers: only their shapes are used
+    rep = jax.tree.map(lambda p: like((k, *p.shape), p.dtype, pmap_sharding(p.ndim + 1, 0, k)),
+                       params)  # fmt: skip
+    xs = like((k, lb, FEATURES), np.float32, pmap_sharding(3, 0, k))
+    ys = like((k, lb), y_dtype, pmap_sharding(2, 0, k))
+    dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
+    single = jax.tree.map(lambda p: like(p.shape, p.dtype, dev0), params)
+    xb, yb = like((cfg.batch, FEATURES), np.float32, dev0), like((cfg.batch,), y_dtype, dev0)
+    return pstep.lower(rep, xs, ys).compile(), sstep.lower(single, xb, yb).compile()
+
+
+def run_need(cfg: Config, pstep, sstep) -> memory.Need:
+    """What training holds at its peak: the larger of the formula
+    (``memory.training_bytes``) and the compiled steps' ``memory_analysis()``
+    (``memory.compiled_need``): the pmapped step's arguments and outputs on every device (its
+    figures are per device) and the one-device step's, plus the larger of their temporaries
+    (the activations and gradients; the steps run one after the other), on the devices; the
+    data made on the host (``make_data``: x and y); the model's fixed runtime part."""
+    host = max(SAMPLES, cfg.batch) * (FEATURES + 1) * 4
+    base = memory.TRAIN_BASE[cfg.model]
+    compiled = memory.compiled_need([(pstep, cfg.devices), (sstep, 1)], host, base)
+    return memory.larger(memory.training_bytes(cfg.model, cfg.batch), compiled)
+
+
+def refuse_unfit(cfg: Config, need: memory.Need,
+                 budget: int | memory.Budget | None = None) -> None:  # fmt: skip
+    """TrainBudgetError, naming the largest global batch that fits, when ``need`` could never
+    fit the budget; other batches are ``need`` scaled (all but the runtime part grows with
+    the batch), never below the formula."""
+    b = memory.budget() if budget is None else memory.Budget.of(budget)
+    why = b.problem(need)
+    if not why:
+        return
+    base = memory.TRAIN_BASE[cfg.model]
+
+    def at(batch: int) -> memory.Need:
+        return memory.larger(memory.training_bytes(cfg.model, batch),
+                             memory.scaled(need, batch / cfg.batch, base))  # fmt: skip
+
+    fit = memory.largest_fitting(at, b, cfg.devices, cfg.batch, cfg.devices)
+    raise TrainBudgetError(f"Training {why}. The largest global batch that fits is {fit:,}.")
+
+
+def _train(cfg: Config, progress, should_stop, pstep, sstep) -> History:
     import jax
 
     memory.large_arrays_return_to_the_os()
     k, lb = cfg.devices, cfg.local_batch
     x_all, y_all = make_data(cfg)
     params0 = init_params(cfg)
-    pstep, sstep = steps_fn(cfg)
     # replicas: a leading device axis, placed one copy per device
     rep = jax.tree.map(
         lambda p: jax.device_put(np.stack([p] * k), pmap_sharding(p.ndim + 1, 0, k)), params0

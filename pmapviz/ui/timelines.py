@@ -82,6 +82,8 @@ def capture(call, facts: devicefacts.Facts) -> None:
             tables.show(timeline.time_rows(times))
         except timeline.ProfilerBusy as err:
             st.warning(str(err), icon=":material/hourglass_top:")
+        except memory.BudgetError as err:  # could never fit, from the compiled program
+            st.error(str(err), icon=":material/memory:")
 
 
 UPLOADED = "_cp_uploaded"  # (the uploaded file's id, its timeline or why not): read once

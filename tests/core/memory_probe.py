@@ -125,22 +125,42 @@ def timing_plan(key: str, dtype: str, shape: str):
     return memory.plan_timing_bytes(p).total, measured
 
 
+def reserved_during(action) -> tuple[int, int, object]:
+    """(the largest Need.total the action reserved with ``memory.reserve``, its peak as
+    :func:`peak_during` measures it, its result): for actions whose reservation is read from
+    their compiled programs, so the estimate held to the measurement is what they hold."""
+    from pmapviz import memory
+
+    seen, real = [], memory.reserve
+
+    def spy(need, *args, **kwargs):
+        seen.append(need)
+        return real(need, *args, **kwargs)
+
+    memory.reserve = spy
+    try:
+        measured, result = peak_during(action)
+    finally:
+        memory.reserve = real
+    return max(n.total for n in seen), measured, result
+
+
 def train(model: str, batch: str, steps: str):
-    from pmapviz import memory, training
+    from pmapviz import training
 
     training.train(training.Config("linear", DEVICES, 8 * DEVICES, 2))  # JAX's first-use costs
     cfg = training.Config(model, DEVICES, int(batch), int(steps))
-    measured, hist = peak_during(lambda: training.train(cfg))
+    estimate, measured, hist = reserved_during(lambda: training.train(cfg))
     assert hist.replicas_identical
-    return memory.training_bytes(cfg.model, cfg.batch).total, measured
+    return estimate, measured
 
 
 def collective(key: str, m: str):
-    from pmapviz import collectives, memory
+    from pmapviz import collectives
 
     collectives.run("psum", DEVICES, 4)  # JAX's first-use costs
-    measured, _ = peak_during(lambda: collectives.run(key, DEVICES, int(m)))
-    return memory.collective_bytes(DEVICES, int(m)).total, measured
+    estimate, measured, _ = reserved_during(lambda: collectives.run(key, DEVICES, int(m)))
+    return estimate, measured
 
 
 def cluster(processes: str, local: str):

@@ -317,3 +317,86 @@ def test_the_picture_label_says_before_and_after():
     assert col.picture_label(out) == (f"{out.collective.label} on 4 devices: before "
                                       f"{', '.join(f'{v:.3g}' for v in x)}; after "
                                       f"{', '.join([total] * 4)}")  # fmt: skip
+
+
+# ---------------------------------------------------------------- its memory, compiled first
+class _Reserved(Exception):
+    """Raised by a spy reserve: the need is recorded and nothing runs."""
+
+
+def _spy_reserve(monkeypatch, seen: list):
+    from pmapviz import memory
+
+    def spy(need, label, on_wait=None, *args, **kwargs):
+        seen.append(need)
+        raise _Reserved(label)
+
+    monkeypatch.setattr(memory, "reserve", spy)
+
+
+@pytest.mark.parametrize("n", [2, N])
+def test_memory_analysis_of_a_pmapped_collective_is_per_device(n):
+    """What XLA reports for a pmap executable on CPU: one device's block as its argument
+    (not the whole (n, m) input), n blocks out of all_gather, one out of psum."""
+    from pmapviz import memory
+
+    m = 1000
+    gather = col.compiled_for(col.compile_collective("all_gather", n, None, ()), n, m)
+    psum = col.compiled_for(col.compile_collective("psum", n, None, ()), n, m)
+    assert memory.footprint(gather) == memory.Footprint(4 * m, 4 * m * n, 0)
+    assert memory.footprint(psum) == memory.Footprint(4 * m, 4 * m, 0)
+
+
+@pytest.mark.parametrize("key, n", [("all_gather", N), ("all_to_all", 4), ("ppermute", N),
+                                    ("psum", N)])  # fmt: skip
+def test_a_run_reserves_what_its_compiled_program_holds_before_any_input_exists(
+        monkeypatch, key, n):  # fmt: skip
+    """all_gather n = 8, m = 1,000,000: the formula said 290 MB, while the program holds 288 MB
+    on the devices and the run 544 MB more on the host (the input, every device's result read
+    back and numpy's reference); all_to_all's scratch (n = 4: 7 MB a device) is in the
+    analysis alone."""
+    from pmapviz import memory
+
+    seen: list = []
+    _spy_reserve(monkeypatch, seen)
+    made = []
+    monkeypatch.setattr(col, "make_input", lambda *a, **k: made.append(a))
+    m = 1_000_000
+    with pytest.raises(_Reserved):
+        col.run(key, n, m)
+    (need,) = seen
+    assert not made  # reserved before any input exists
+    fp = memory.footprint(col.compiled_for(col.compile_collective(key, n, None, (
+        tuple(col.ring(n, "right")) if key == "ppermute" else ())), n, m))  # fmt: skip
+    on_devices = n * (fp.arguments + fp.outputs + fp.temporaries)
+    host = n * (fp.arguments + 2 * fp.outputs)
+    assert need.device >= on_devices and need.total >= on_devices + host
+    assert need.total >= memory.collective_bytes(n, m).total
+    if key == "all_gather":
+        assert need.total >= 832_000_000 > memory.collective_bytes(n, m).total
+    if key == "all_to_all":
+        assert fp.temporaries > 0 and need.total > memory.collective_bytes(n, m).total
+
+
+def test_a_block_that_could_never_fit_is_refused_naming_the_largest_that_fits(monkeypatch):
+    from pmapviz import memory
+
+    budget = memory.Budget(200 * 10**6)
+    monkeypatch.setattr(memory, "budget", lambda name=None: budget)
+    seen: list = []
+    _spy_reserve(monkeypatch, seen)
+    with pytest.raises(memory.BudgetError, match=r"blocks of 1,000,000 elements needs about") as e:
+        col.run("all_gather", N, 1_000_000)
+    assert not seen  # refused before it queued
+    fit = int(
+        e.value.args[0].split("largest block that fits is ")[1].split(" ")[0].replace(",", "")
+    )
+    ex = col.compiled_for(col.compile_collective("all_gather", N, None, ()), N, fit)
+    assert budget.fits(col.run_need(ex, N, fit))  # what it names fits, compiled at that size
+    bigger = col.compiled_for(col.compile_collective("all_gather", N, None, ()), N, fit + 1000)
+    assert not budget.fits(col.run_need(bigger, N, fit + 1000))
+    step = col.BY_KEY["all_to_all"]  # a block of a multiple of n: the fit is one too
+    with pytest.raises(memory.BudgetError) as e:
+        col.refuse_unfit(step, N, 8 * 10**6, memory.Need(10**9, 10**9, 10**9), budget)
+    # 2 MiB fixed + (1 GB - 2 MiB) x size / 8,000,000 <= 200 MB, a multiple of 8
+    assert "largest block that fits is 1,586,544 element(s) per device." in str(e.value)

@@ -90,6 +90,62 @@ def test_a_second_capture_waits_in_the_queue_then_says_the_profiler_is_busy():
         holder.release()
 
 
+def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_turn(
+        monkeypatch):  # fmt: skip
+    """The Compiled page's trace reserves what the compiled collective holds (the same need
+    as a run of it) from before its input exists until the trace is read, and waits for
+    memory before it takes the profiler's turn (never holding the profiler while waiting)."""
+    import contextlib
+
+    from pmapviz import collectives, memory
+
+    events, needs, waits = [], [], []
+    real_capture, real_put = timeline.capture, timeline.col.make_input
+
+    @contextlib.contextmanager
+    def held():
+        events.append("memory held")
+        yield
+        events.append("memory released")
+
+    def reserve(need, label, on_wait=None, *args, **kwargs):
+        assert timeline.TURNS.held_for() is None  # no profiler turn held while it waits
+        needs.append(need)
+        waits.append(on_wait)
+        return held()
+
+    def capture(*args, **kwargs):
+        events.append("capture")
+        return real_capture(*args, **kwargs)
+
+    def make_input(*args, **kwargs):
+        events.append("input")
+        return real_put(*args, **kwargs)
+
+    monkeypatch.setattr(memory, "reserve", reserve)
+    monkeypatch.setattr(timeline, "capture", capture)
+    monkeypatch.setattr(timeline.col, "make_input", make_input)
+    on_wait = lambda *a: None  # noqa: E731
+    tl, rows = timeline.collective_timeline("all_gather", 4, 256, on_wait=on_wait)
+    assert events == ["memory held", "input", "capture", "memory released"]
+    assert waits == [on_wait] and rows and len(tl.lanes) == 4
+    fn = collectives.compile_collective("all_gather", 4, None, ())
+    (need,) = needs
+    assert need == collectives.run_need(collectives.compiled_for(fn, 4, 256), 4, 256)
+    assert need.device >= 4 * (4 * 256 + 4 * 4 * 256)  # each device: its block, 4 blocks out
+
+
+def test_a_capture_whose_wait_for_memory_ends_says_so(monkeypatch):
+    from pmapviz import fairlock, memory
+
+    def reserve(need, label, on_wait=None, *args, **kwargs):
+        raise fairlock.WaitTimeout("Waited 120 s for memory: other actions hold it.", 1, 120.0)
+
+    monkeypatch.setattr(memory, "reserve", reserve)
+    with pytest.raises(timeline.ProfilerBusy, match="Waited 120 s for memory"):
+        timeline.collective_timeline("psum", 4, 16)
+
+
 # ---------------------------------------------------------------- traces from any machine
 GPU_TRACE = FIXTURES / "pmap_psum_gpu.perfetto_trace.json.gz"
 
@@ -568,6 +624,34 @@ def test_parse_factor_covers_the_measured_peak_of_reading_a_real_trace():
     finally:
         tracemalloc.stop()
     assert 3 < peak / len(text) < timeline.PARSE_FACTOR
+
+
+def test_parse_factor_covers_a_trace_of_nothing_but_device_ops():
+    """The worst real shape: every event a device op, all kept (the hostile-load benchmark's
+    100 MiB trace took 10.7x its JSON)."""
+    import tracemalloc
+
+    events = [{"ph": "M", "pid": 3 + d, "name": "process_name",
+               "args": {"name": f"/device:TPU:{d}"}} for d in range(4)]  # fmt: skip
+    events += [{"ph": "M", "pid": 3 + d, "tid": 3, "name": "thread_name",
+                "args": {"name": "XLA Ops"}} for d in range(4)]  # fmt: skip
+    for call in range(60):
+        for d in range(4):
+            events += [{"ph": "X", "pid": 3 + d, "tid": 3, "ts": call * 1000 + k * 2.01,
+                        "dur": 1.5, "name": f"fusion.{k % 40}",
+                        "args": {"bytes_accessed": str(2 ** (10 + k % 8)),
+                                 "model_flops": str(k % 100)}} for k in range(200)]  # fmt: skip
+    text = json.dumps({"traceEvents": events}, separators=(",", ":")).encode()
+    data = gzip.compress(text, 1)
+    del events
+    tracemalloc.start()
+    try:
+        tl = timeline.load(data, "ops.json.gz", 2**30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(tl.lanes) == 4
+    assert 5 < peak / len(text) < timeline.PARSE_FACTOR, peak / len(text)
 
 
 # ---------------------------------------------------------------- 5,000 lanes

@@ -198,3 +198,81 @@ def test_the_setup_picture_splits_the_batch_and_copies_the_parameters():
     assert [c[0] for c in rows[1][1]] == ["rows 0-15", "rows 16-31", "rows 32-47", "rows 48-63"]
     assert all(len(cells) == 4 for _, cells in rows)
     assert "batch of 64 split into 4 shards of 16 rows" in label and "pmean" in label
+
+
+# ---------------------------------------------------------------- its memory, compiled first
+class _Reserved(Exception):
+    """Raised by a spy reserve: the need is recorded and no step runs."""
+
+
+def _with_a_gram_matrix(cfg):
+    """The usual pmapped step, and a one-device step that also makes the (batch, batch) Gram
+    matrix of its inputs: scratch memory XLA plans and no formula knows about."""
+    import jax
+    import jax.numpy as jnp
+
+    pstep, _ = tr.build_steps(cfg)
+    loss = tr.loss_fn(cfg.model)
+
+    def single_step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        gram = jnp.sum(jnp.sort(x @ x.T, axis=0)[0])  # sorted: materialised, not fused away
+        return jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads), value + 0 * gram
+
+    return pstep, jax.jit(single_step)
+
+
+def _spy(monkeypatch, seen: list) -> None:
+    from pmapviz import memory, timebudget
+
+    timebudget.machine_rates()  # the time check's bandwidth probe, measured (and held) first
+
+    def reserve(need, label, on_wait=None, *args, **kwargs):
+        seen.append(need)
+        raise _Reserved(label)
+
+    monkeypatch.setattr(memory, "reserve", reserve)
+
+
+@pytest.mark.parametrize("model", tr.MODELS)
+def test_training_reserves_what_its_compiled_steps_hold_before_any_data_exists(
+        monkeypatch, model):  # fmt: skip
+    from pmapviz import memory
+
+    seen, made = [], []
+    _spy(monkeypatch, seen)
+    monkeypatch.setattr(tr, "make_data", lambda *a, **k: made.append(a))
+    cfg = tr.Config(model, 4, 65536, 2)
+    with pytest.raises(_Reserved):
+        tr.train(cfg)
+    (need,) = seen
+    assert not made  # reserved before the data is made
+    pstep, sstep = tr.compile_steps(cfg, *tr.build_steps(cfg))
+    p, s = memory.footprint(pstep), memory.footprint(sstep)
+    on_devices = 4 * p.held + s.held + max(4 * p.temporaries, s.temporaries)
+    assert need.device >= on_devices > 0 and need.total >= on_devices
+    assert need.total >= memory.training_bytes(model, cfg.batch).total
+
+
+def test_scratch_only_the_compiled_step_shows_is_reserved_or_refused(monkeypatch):
+    """A one-device step with a (4096, 4096) float32 Gram matrix: 64 MB of scratch that the
+    formula (9 MB) misses. Reserved; over a 40 MB budget, refused with the batch that fits."""
+    from pmapviz import memory
+
+    seen: list = []
+    _spy(monkeypatch, seen)
+    cfg = tr.Config("linear", 4, 4096, 2)
+    gram = 4096 * 4096 * 4
+    _, sstep = tr.compile_steps(cfg, *_with_a_gram_matrix(cfg))
+    assert memory.footprint(sstep).temporaries >= gram
+    with pytest.raises(_Reserved):
+        tr.train(cfg, steps_fn=_with_a_gram_matrix)
+    (need,) = seen
+    assert memory.training_bytes("linear", 4096).total < gram <= need.device <= need.total
+    budget = memory.Budget(40 * 10**6)
+    monkeypatch.setattr(memory, "budget", lambda name=None: budget)
+    with pytest.raises(tr.TrainError, match="largest global batch that fits is") as e:
+        tr.train(cfg, steps_fn=_with_a_gram_matrix)
+    assert isinstance(e.value, memory.BudgetError)  # the pages' queue shows it as one
+    fit = int(str(e.value).split("fits is ")[1].rstrip(".").replace(",", ""))
+    assert 0 < fit < 4096 and fit % 4 == 0 and len(seen) == 1  # refused before it queued
