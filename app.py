@@ -11,7 +11,9 @@ import streamlit as st
 
 from pmapviz import devices, settings, warmup  # import no JAX
 
-st.set_page_config(page_title="pmapviz", page_icon=":material/grid_view:", layout="wide")
+# the tab's icon is a file of our own: a ":material/...:" icon is fetched from fonts.gstatic.com
+ICON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pmapviz", "icon.png")
+st.set_page_config(page_title="pmapviz", page_icon=ICON, layout="wide")
 st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.toml
 
 try:

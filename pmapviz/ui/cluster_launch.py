@@ -41,7 +41,7 @@ def save() -> None:
 
 def sizes() -> tuple[int, int]:
     """(processes, devices per process), parsed (the page stops on bad text)."""
-    v = url_state.parsed(P, cluster.schema())
+    v = url_state.parsed(P, cluster.schema(), ["p", "d"])  # the launch lines parse their own
     return int(v["p"]), int(v["d"])
 
 
