@@ -217,7 +217,7 @@ def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
     if any("the budget is" in e for e in errors):
         pytest.skip("this machine's memory budget refuses it first")
     assert any("This live run would take about" in e and "the limit is" in e and
-               "Make the inputs about" in e for e in errors), errors  # fmt: skip
+               "Make the inputs about" in e for e in errors), all_text(at)  # fmt: skip
     assert not at.success  # nothing ran
 
 
