@@ -49,7 +49,7 @@ import load  # benchmarks/load.py: Sampler, start_measured, finish (and common: 
 
 from harness import stclient  # noqa: E402
 from harness.stupload import UploadSession  # noqa: E402
-from pmapviz import settings  # noqa: E402  (imports no JAX)
+from pmapviz import settings, timeline  # noqa: E402  (imports no JAX)
 
 ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": "", "PMAPVIZ_PLATFORM": "",
        "PMAPVIZ_MAX_SECONDS": "", "PMAPVIZ_MAX_DEVICE_BYTES": ""}  # fmt: skip
@@ -287,20 +287,29 @@ def options() -> argparse.Namespace:
     return ap.parse_args()
 
 
-def plan(phases: list[str]) -> dict[str, tuple[str, list[Action]]]:
+def plan(phases: list[str], budget: int) -> dict[str, tuple[str, list[Action]]]:
+    """The actions of each phase: the issue's links, its 100 MiB trace (twice), a trace just
+    under this server's limit (twice: the most it reads, at once) and 5,000 lanes."""
     t = time.perf_counter()
     big, events = big_trace()
     gz = gzip.compress(big, 9)
+    limit = timeline.trace_limit(budget)  # the JSON a trace may hold on this server
+    near, near_events = big_trace(calls=int(1000 * 0.97 * limit / len(big)))
+    near_gz = gzip.compress(near, 9)
     lanes = lanes_trace()
     print(f"traces made in {time.perf_counter() - t:.1f} s: perfetto_trace.json.gz "
           f"{len(gz) / 1e6:.2f} MB -> {len(big) / 2**20:.1f} MiB of JSON, {events:,} events; "
+          f"at the limit: {len(near_gz) / 1e6:.2f} MB -> {len(near) / 2**20:.1f} MiB of JSON "
+          f"(limit {limit / 2**20:.1f} MiB), {near_events:,} events; "
           f"lanes.json {len(lanes) / 1e3:.0f} KB, 5,000 lanes")  # fmt: skip
     up = [upload_action(f"upload {len(gz) / 1e6:.1f} MB gz #{k}",
                         ("perfetto_trace.json.gz", gz)) for k in (1, 2)]  # fmt: skip
+    at_limit = [upload_action(f"upload at limit #{k}", ("perfetto_trace.json.gz", near_gz))
+                for k in (1, 2)]  # fmt: skip
     lane = upload_action("5,000 lanes upload", ("lanes.json", lanes))
-    every = {"all": ("all at once", [*link_actions(), *up, lane]),
+    every = {"all": ("all at once", [*link_actions(), *up, *at_limit, lane]),
              "lanes": ("5,000 lanes alone", [lane]),
-             "two": ("two uploads at once", up)}  # fmt: skip
+             "two": ("two uploads at the limit at once", at_limit)}  # fmt: skip
     return {p: every[p] for p in phases}
 
 
@@ -308,7 +317,7 @@ def main() -> int:
     args = options()
     budget = settings.parse_bytes(args.max_bytes, "--max-bytes")
     names = [p.strip() for p in args.phases.split(",") if p.strip()]
-    todo = plan(names)
+    todo = plan(names, budget)
     server = ["--devices", str(args.devices), "--max-bytes", args.max_bytes,
               "--max-seconds", args.max_seconds]  # fmt: skip
     proc, url, sampler, base = load.start_measured(server, args.kill_above_gib, "/compiled", ENV)
