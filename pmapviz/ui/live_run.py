@@ -83,6 +83,9 @@ def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
                                                             on_wait))  # fmt: skip
         if res is not None:
             live_result.show(res, plan, program, report)
+            if sandbox.applies(program):
+                st.caption(f"Your own f ran in a process of its own, which is ended if a run "
+                           f"passes the {devices.time_limit()} s limit.")  # fmt: skip
 
 
 def _run(program: Program, plan: Plan, need: memory.Need, kind: str, seed: int, on_wait):

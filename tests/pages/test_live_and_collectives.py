@@ -275,6 +275,17 @@ def test_what_f_makes_in_between_is_refused_before_anything_runs(run_app):
     assert not at.success  # nothing ran
 
 
+def test_own_f_runs_in_its_own_process_and_the_page_says_so(run_app):
+    from pmapviz import sandbox
+
+    at = live(run_app, fn="expr", args="x", body="jnp.tanh(x) * 2", s0=f"{N}, 6", a0="0")
+    assert "PASS" in at.success[0].value
+    assert "Your own f ran in a process of its own" in all_text(at)
+    assert sandbox._WORKER.alive()
+    at = live(run_app, fn="batched_dot", s0=f"{N}, 5, 3", s1=f"{N}, 5, 3")
+    assert "PASS" in at.success[0].value and "process of its own" not in all_text(at)
+
+
 def test_own_f_past_the_time_limit_is_stopped_and_the_page_says_so(run_app, monkeypatch):
     """An estimate that lets a slow f through (as a model hole would): the run goes to the
     sandbox's worker, which is ended at the limit; the page says so, and nothing is left
