@@ -1,4 +1,4 @@
-"""The suite's two-worker rules (tests/conftest.py): every test named in ALONE exists, and the
+"""The suite's two-worker rules (tests/xdist_groups.py): every test named in ALONE exists, and the
 readers-writer lock really keeps an ALONE test apart from the other worker's tests."""
 
 import os
@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from tests.conftest import ALONE, ROOT
+from tests.conftest import ROOT
+from tests.xdist_groups import ALONE
 
 
 @pytest.mark.parametrize("path", sorted(ALONE))
@@ -16,7 +17,7 @@ def test_every_alone_test_exists(path):
     """A renamed test would silently lose its protection: name it here again."""
     source = (ROOT / path).read_text()
     missing = [name for name in ALONE[path] if f"def {name}(" not in source]
-    assert not missing, f"{path}: no {missing} (update ALONE in tests/conftest.py)"
+    assert not missing, f"{path}: no {missing} (update ALONE in tests/xdist_groups.py)"
 
 
 SUITE = """
