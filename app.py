@@ -21,13 +21,16 @@ try:
     devices.apply(_settings)  # before anything else touches JAX
 except settings.SettingError as err:
 
-    def _cannot_start(message: str = str(err), missing: bool = isinstance(
-            err, devices.PlatformUnavailable)) -> None:  # fmt: skip
+    def _cannot_start(
+        message: str = str(err), missing: bool = isinstance(err, devices.PlatformUnavailable)
+    ) -> None:
         st.title("pmapviz could not start")
         st.error(message, icon=":material/error:")
         if missing:
-            st.markdown("Install the accelerator build of the pinned JAX into this "
-                        "environment, then restart; or use emulated CPU devices:")  # fmt: skip
+            st.markdown(
+                "Install the accelerator build of the pinned JAX into this "
+                "environment, then restart; or use emulated CPU devices:"
+            )
             st.code(devices.install_commands(), language="bash")
             return
         st.markdown(

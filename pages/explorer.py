@@ -43,8 +43,9 @@ def _explorer() -> None:
     if url_state.show_errors(errors) or not plan_verdict.show(program, plan, n, elsewhere, lesson):
         return
     with presenter.picture(slot):
-        inputs, outputs = plan_cards.show(plan, "How the arrays are split",
-                                          plan_cards.intro(elsewhere))  # fmt: skip
+        inputs, outputs = plan_cards.show(
+            plan, "How the arrays are split", plan_cards.intro(elsewhere)
+        )
     plan_cards.device_table(plan, inputs, outputs, "What each device holds and computes")
     plan_code.show(program, plan, report)
     migration_view.show(program, plan, report)

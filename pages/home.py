@@ -15,10 +15,13 @@ n = report.count
 st.title("pmapviz: see what `jax.pmap` does")
 slot = presenter.picture_slot()  # presenter mode: the live hello-pmap first
 st.markdown(
-    (devicefacts.sets_sentence(report.facts) or f"This server has **{n} {report.platform} "
-     "devices**.") + " Every diagram, shape and number in this app comes from real JAX arrays "
+    (
+        devicefacts.sets_sentence(report.facts)
+        or f"This server has **{n} {report.platform} devices**."
+    )
+    + " Every diagram, shape and number in this app comes from real JAX arrays "
     "on them."
-)  # fmt: skip
+)
 pmap_intro.show(report.facts)
 
 st.subheader("Your device set")

@@ -13,8 +13,9 @@ n = report.count
 
 st.title("Timing lab")
 slot = presenter.picture_slot()  # presenter mode: what the sweep measures, first
-st.markdown(devicefacts.speed_story(report.facts, n) + " Everything below is measured, not "
-            "modelled.")  # fmt: skip
+st.markdown(
+    devicefacts.speed_story(report.facts, n) + " Everything below is measured, not modelled."
+)
 
 choice = sweep.form(n)
 url_state.share_link("timing")

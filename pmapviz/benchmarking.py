@@ -65,8 +65,10 @@ class Workload:
         if self.key == "dot":
             return [rng.random((size, 3), dtype=np.float32) for _ in range(2)]
         if self.key == "matmul":
-            return [rng.random((size, MATMUL_K), dtype=np.float32),
-                    rng.random((MATMUL_K, MATMUL_K), dtype=np.float32)]  # fmt: skip
+            return [
+                rng.random((size, MATMUL_K), dtype=np.float32),
+                rng.random((MATMUL_K, MATMUL_K), dtype=np.float32),
+            ]
         return [rng.random((size,), dtype=np.float32)]
 
     @property
@@ -123,15 +125,24 @@ MATMUL_K = 256
 WORKLOADS = {
     w.key: w
     for w in (
-        Workload("dot", "Dot products (the seed)", "pairs of 3-vectors",
-                 "x, y: (size, 3) -> one dot product per pair; memory-bound"),
-        Workload("matmul", f"Matrix multiply (size, {MATMUL_K}) @ ({MATMUL_K}, {MATMUL_K})",
-                 "rows", "rows split over devices, the weights given whole to each; "
-                 "compute-bound, so the memory floor is far below it"),
-        Workload("elementwise", "Elementwise x * 2 + 1", "elements",
-                 "the simplest memory-bound op"),
+        Workload(
+            "dot",
+            "Dot products (the seed)",
+            "pairs of 3-vectors",
+            "x, y: (size, 3) -> one dot product per pair; memory-bound",
+        ),
+        Workload(
+            "matmul",
+            f"Matrix multiply (size, {MATMUL_K}) @ ({MATMUL_K}, {MATMUL_K})",
+            "rows",
+            "rows split over devices, the weights given whole to each; "
+            "compute-bound, so the memory floor is far below it",
+        ),
+        Workload(
+            "elementwise", "Elementwise x * 2 + 1", "elements", "the simplest memory-bound op"
+        ),
     )
-}  # fmt: skip
+}
 
 
 BESIDE = " · "  # between an implementation and the set beside it was measured on
@@ -180,24 +191,32 @@ class Report:
 
     def to_json(self) -> dict:
         return {
-            "machine": self.machine, "bandwidth_gbs": self.bandwidth_gbs,
-            "floor_method": self.floor_method, "workload": self.workload,
+            "machine": self.machine,
+            "bandwidth_gbs": self.bandwidth_gbs,
+            "floor_method": self.floor_method,
+            "workload": self.workload,
             "beside_floor_method": self.beside_floor_method,
             "cancelled": self.cancelled,
             "first_transfer_s": {str(k): v for k, v in self.first_transfer_s.items()},
             "results": [m.to_json() for m in self.results],
-        }  # fmt: skip
+        }
 
 
 def machine_info() -> dict:
     f = devicefacts.facts()
     return {
-        "platform": f.platform, "device_kind": f.device_kind, "emulated": f.emulated,
-        "device_count": f.local_count, "physical_cores": f.physical_cores,
-        "logical_cpus": f.logical_cpus, "startup_s": f.startup_s,
-        "jax_version": f.jax_version, "numpy_version": np.__version__,
-        "python": platform.python_version(), "machine": platform.machine(),
-    }  # fmt: skip
+        "platform": f.platform,
+        "device_kind": f.device_kind,
+        "emulated": f.emulated,
+        "device_count": f.local_count,
+        "physical_cores": f.physical_cores,
+        "logical_cpus": f.logical_cpus,
+        "startup_s": f.startup_s,
+        "jax_version": f.jax_version,
+        "numpy_version": np.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }
 
 
 def bandwidth(budget: int | memory.Budget) -> devicefacts.Rates:
@@ -217,29 +236,53 @@ def prepare_impl(impl: str, wl: Workload, k: int, host: list[np.ndarray]):
         return None, lambda: host
     if impl == "vmap":
         dev0 = devicefacts.local_devices_for_work()[0]
-        return (lambda placed: jax.jit(f).lower(*placed).compile(),
-                lambda: [jax.device_put(a, dev0) for a in host])  # fmt: skip
+        return (
+            lambda placed: jax.jit(f).lower(*placed).compile(),
+            lambda: [jax.device_put(a, dev0) for a in host],
+        )
     mesh = Mesh(np.array(devs), ("i",))
     specs = [PartitionSpec("i") if s else PartitionSpec() for s in wl.split]
     if impl == "pmap":
-        shaped = [a.reshape((k, a.shape[0] // k) + a.shape[1:]) if s else a
-                  for a, s in zip(host, wl.split, strict=True)]  # fmt: skip
+        shaped = [
+            a.reshape((k, a.shape[0] // k) + a.shape[1:]) if s else a
+            for a, s in zip(host, wl.split, strict=True)
+        ]
         pm = jax.pmap(f, in_axes=tuple(0 if s else None for s in wl.split), devices=devs)
-        return (lambda placed: pm.lower(*placed).compile(),
-                lambda: [jax.device_put(a, NamedSharding(mesh, sp))
-                         for a, sp in zip(shaped, specs, strict=True)])  # fmt: skip
-    place = lambda: [jax.device_put(a, NamedSharding(mesh, sp))  # noqa: E731
-                     for a, sp in zip(host, specs, strict=True)]  # fmt: skip
+        return (
+            lambda placed: pm.lower(*placed).compile(),
+            lambda: [
+                jax.device_put(a, NamedSharding(mesh, sp))
+                for a, sp in zip(shaped, specs, strict=True)
+            ],
+        )
+    place = lambda: [
+        jax.device_put(a, NamedSharding(mesh, sp))  # noqa: E731
+        for a, sp in zip(host, specs, strict=True)
+    ]
     if impl == "jit_sharded":
-        return (lambda placed: jax.jit(f, out_shardings=NamedSharding(mesh, PartitionSpec("i")))
-                .lower(*placed).compile(), place)  # fmt: skip
+        return (
+            lambda placed: (
+                jax.jit(f, out_shardings=NamedSharding(mesh, PartitionSpec("i")))
+                .lower(*placed)
+                .compile()
+            ),
+            place,
+        )
     sm = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=tuple(specs), out_specs=PartitionSpec("i")))
     return (lambda placed: sm.lower(*placed).compile(), place)
 
 
-def measure(impl: str, wl: Workload, k: int, size: int, host: list[np.ndarray], repeat: int,
-            bandwidth_gbs: float, clock: Callable[[], float] = time.perf_counter,
-            prepare=prepare_impl) -> Measurement:  # fmt: skip
+def measure(
+    impl: str,
+    wl: Workload,
+    k: int,
+    size: int,
+    host: list[np.ndarray],
+    repeat: int,
+    bandwidth_gbs: float,
+    clock: Callable[[], float] = time.perf_counter,
+    prepare=prepare_impl,
+) -> Measurement:
     """One implementation at one device count and size. ``host`` is reused across calls; the
     caller has made the first copy at this size already (:func:`devicefacts.warm_transfer`)."""
     import jax
@@ -263,8 +306,9 @@ def measure(impl: str, wl: Workload, k: int, size: int, host: list[np.ndarray], 
     del out  # no result is held across timed calls, so each reuses the allocator's memory
     _, times = devicefacts.timed_calls(lambda: run(*placed), repeat, clock, warm=False)
     moved = wl.bytes_moved(size)
-    return Measurement(impl, k, size, compile_s, transfer_s, times, d2h_s,
-                       moved / (bandwidth_gbs * 1e9), moved)  # fmt: skip
+    return Measurement(
+        impl, k, size, compile_s, transfer_s, times, d2h_s, moved / (bandwidth_gbs * 1e9), moved
+    )
 
 
 def device_counts(n: int) -> list[int]:
@@ -295,9 +339,15 @@ def size_choices(workload: str, ks: Sequence[int]) -> list[int]:
     return out
 
 
-def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
-               budget: int, repeat: int | None = None,
-               time_limit: float | None = None) -> list[tuple[str, int, int]]:  # fmt: skip
+def plan_sweep(
+    wl: Workload,
+    sizes: Sequence[int],
+    ks: Sequence[int],
+    impls: Sequence[str],
+    budget: int,
+    repeat: int | None = None,
+    time_limit: float | None = None,
+) -> list[tuple[str, int, int]]:
     """The (impl, devices, size) runs of a sweep, checked: sizes divisible by every device
     count, working set within the memory budget and, when ``repeat`` is given, estimated time
     within ``time_limit`` (default: the operator's, see devices.time_limit). Raises BenchError
@@ -308,10 +358,16 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
         raise BenchError("Choose at least one size, one device count and one implementation.")
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
-        more = ("" if facts.emulated else " To compare more devices than the machine has, "
-                "start with --platform cpu --devices N (emulated CPU devices).")  # fmt: skip
-        raise BenchError(f"This process has {facts.devices_phrase()}: device counts must be 1 "
-                         f"to {n}; got {bad}.{more}")  # fmt: skip
+        more = (
+            ""
+            if facts.emulated
+            else " To compare more devices than the machine has, "
+            "start with --platform cpu --devices N (emulated CPU devices)."
+        )
+        raise BenchError(
+            f"This process has {facts.devices_phrase()}: device counts must be 1 "
+            f"to {n}; got {bad}.{more}"
+        )
     unknown = [i for i in impls if i not in IMPLS]
     if unknown:
         raise BenchError(f"Unknown implementation(s) {unknown}; choose from {', '.join(IMPLS)}.")
@@ -339,9 +395,13 @@ def plan_sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Seq
     return runs
 
 
-def check_time(wl: Workload, runs: Sequence[tuple[str, int, int]], repeat: int,
-               time_limit: float | None = None, budget: int | memory.Budget | None = None
-               ) -> float:  # fmt: skip
+def check_time(
+    wl: Workload,
+    runs: Sequence[tuple[str, int, int]],
+    repeat: int,
+    time_limit: float | None = None,
+    budget: int | memory.Budget | None = None,
+) -> float:
     """Estimated seconds of the runs; BenchError (with the largest size that fits) above the
     limit. The rates are measured (once) with the probe the sweep's budget allows."""
     rates = None if budget is None else bandwidth(budget)
@@ -351,13 +411,20 @@ def check_time(wl: Workload, runs: Sequence[tuple[str, int, int]], repeat: int,
         raise BenchError(str(err)) from err
 
 
-def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence[str],
-          repeat: int = 5, budget: int | None = None,
-          progress: Callable[[Measurement, int, int], None] | None = None,
-          should_stop: Callable[[], bool] = lambda: False,
-          on_wait: Callable[[int, float], None] | None = None, seed: int = 0,
-          time_limit: float | None = None,
-          queue_timeout: float = QUEUE_TIMEOUT_S) -> Report:  # fmt: skip
+def sweep(
+    wl: Workload,
+    sizes: Sequence[int],
+    ks: Sequence[int],
+    impls: Sequence[str],
+    repeat: int = 5,
+    budget: int | None = None,
+    progress: Callable[[Measurement, int, int], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_wait: Callable[[int, float], None] | None = None,
+    seed: int = 0,
+    time_limit: float | None = None,
+    queue_timeout: float = QUEUE_TIMEOUT_S,
+) -> Report:
     """Run a sweep in its turn (see TURNS). Inputs are generated once per size.
 
     Refused (BenchError) when it would not fit the memory budget or the time limit. While
@@ -395,8 +462,9 @@ def sweep(wl: Workload, sizes: Sequence[int], ks: Sequence[int], impls: Sequence
         return report
 
 
-def _reserve(turn: fairlock.Turn, need: memory.Need, label: str, on_wait, should_stop,
-             timeout: float) -> fairlock.Grant:  # fmt: skip
+def _reserve(
+    turn: fairlock.Turn, need: memory.Need, label: str, on_wait, should_stop, timeout: float
+) -> fairlock.Grant:
     """The memory of a benchmark that holds its turn; the turn is given back if none comes."""
     try:
         return memory.reserve(need, label, on_wait, should_stop, timeout)
@@ -414,31 +482,50 @@ def sweep_grid(runs: Sequence[tuple[str, int, int]]) -> tuple[list, str]:
         if k not in order.setdefault(impl, []):
             order[impl].append(k)
     ks = sorted({k for _, k, _ in runs})
-    rows = [(impl, [(f"{k} device{'s' * (k != 1)}", None, f"{impl} on {k} device(s), at "
-                     f"{len(sizes)} size(s)") if k in counts else ("-", None, f"{impl} runs on "
-                     "one device only") for k in ks])
-            for impl, counts in order.items()]  # fmt: skip
+    rows = [
+        (
+            impl,
+            [
+                (
+                    f"{k} device{'s' * (k != 1)}",
+                    None,
+                    f"{impl} on {k} device(s), at {len(sizes)} size(s)",
+                )
+                if k in counts
+                else ("-", None, f"{impl} runs on one device only")
+                for k in ks
+            ],
+        )
+        for impl, counts in order.items()
+    ]
     span = f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{sizes[0]:,}"
-    label = (f"The sweep: {len(runs)} measurements, sizes {span}; "
-             + "; ".join(f"{impl} on {', '.join(map(str, counts))} device(s)"
-                         for impl, counts in order.items()))  # fmt: skip
+    label = f"The sweep: {len(runs)} measurements, sizes {span}; " + "; ".join(
+        f"{impl} on {', '.join(map(str, counts))} device(s)" for impl, counts in order.items()
+    )
     return rows, label
 
 
 def floor_caption(report: Report) -> str:
     """Where the floor comes from and what the untimed first copies were (the Timing lab)."""
-    text = (f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "
-            "The floor for a call is the bytes it must move divided by that bandwidth: no "
-            "implementation on this device can beat it.")  # fmt: skip
+    text = (
+        f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "
+        "The floor for a call is the bytes it must move divided by that bandwidth: no "
+        "implementation on this device can beat it."
+    )
     if report.beside_floor_method:
-        text += (f" Beside them, marked `{BESIDE.strip()} cpu`: the emulated CPU devices, "
-                 f"whose floor is {report.beside_floor_method}.")  # fmt: skip
+        text += (
+            f" Beside them, marked `{BESIDE.strip()} cpu`: the emulated CPU devices, "
+            f"whose floor is {report.beside_floor_method}."
+        )
     if report.first_transfer_s:
-        firsts = ", ".join(f"{t * 1e3:,.1f} ms at {s:,}"
-                           for s, t in sorted(report.first_transfer_s.items()))  # fmt: skip
-        text += (" Transfers are timed after one untimed copy of the inputs at each size "
-                 f"({firsts}): on a GPU the first copy at a new size is slower, whoever makes "
-                 "it.")  # fmt: skip
+        firsts = ", ".join(
+            f"{t * 1e3:,.1f} ms at {s:,}" for s, t in sorted(report.first_transfer_s.items())
+        )
+        text += (
+            " Transfers are timed after one untimed copy of the inputs at each size "
+            f"({firsts}): on a GPU the first copy at a new size is slower, whoever makes "
+            "it."
+        )
     return text + (" (Sweep cancelled: partial results.)" if report.cancelled else "")
 
 
@@ -451,8 +538,15 @@ def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dic
         if m.impl in ("vmap", "numpy") or (m.beside, m.size) not in base:
             continue
         sp = base[(m.beside, m.size)] / m.run_s_median
-        rows.append({"impl": m.label, "devices": m.devices, "size": m.size, "speedup": sp,
-                     "efficiency": sp / m.devices})  # fmt: skip
+        rows.append(
+            {
+                "impl": m.label,
+                "devices": m.devices,
+                "size": m.size,
+                "speedup": sp,
+                "efficiency": sp / m.devices,
+            }
+        )
     return rows
 
 
@@ -476,22 +570,37 @@ def rows_for_table(report: Report) -> list[dict]:
     """Flat rows (one per measurement) for CSV and tables; seconds as floats."""
     out = []
     for m in report.results:
-        out.append({
-            "impl": m.label, "device_set": m.device_set, "devices": m.devices, "size": m.size,
-            "compile_s": m.compile_s, "transfer_s": m.transfer_s,
-            "run_s_median": m.run_s_median, "run_s_min": min(m.run_s),
-            "run_s_max": max(m.run_s), "runs": len(m.run_s), "d2h_s": m.d2h_s,
-            "floor_s": m.floor_s, "bytes_moved": m.bytes_moved,
-        })  # fmt: skip
+        out.append(
+            {
+                "impl": m.label,
+                "device_set": m.device_set,
+                "devices": m.devices,
+                "size": m.size,
+                "compile_s": m.compile_s,
+                "transfer_s": m.transfer_s,
+                "run_s_median": m.run_s_median,
+                "run_s_min": min(m.run_s),
+                "run_s_max": max(m.run_s),
+                "runs": len(m.run_s),
+                "d2h_s": m.d2h_s,
+                "floor_s": m.floor_s,
+                "bytes_moved": m.bytes_moved,
+            }
+        )
     return out
 
 
-def measure_plan(program: Program, plan: Plan, repeat: int = 7, bandwidth_gbs: float | None = None,
-                 clock: Callable[[], float] = time.perf_counter,
-                 should_stop: Callable[[], bool] | None = None,
-                 on_wait: Callable[[int, float], None] | None = None,
-                 time_limit: float | None = None,
-                 queue_timeout: float = QUEUE_TIMEOUT_S) -> Report:  # fmt: skip
+def measure_plan(
+    program: Program,
+    plan: Plan,
+    repeat: int = 7,
+    bandwidth_gbs: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    should_stop: Callable[[], bool] | None = None,
+    on_wait: Callable[[int, float], None] | None = None,
+    time_limit: float | None = None,
+    queue_timeout: float = QUEUE_TIMEOUT_S,
+) -> Report:
     """The explorer's settings as a workload: pmap on the plan's devices, jit(vmap(f)) on one
     device, and numpy where the function has a numpy version. (jit + NamedSharding and
     shard_map are compared on the built-in workloads, whose layout they can express.)
@@ -499,36 +608,50 @@ def measure_plan(program: Program, plan: Plan, repeat: int = 7, bandwidth_gbs: f
     Refused (BenchError) above the time limit; waits its turn like :func:`sweep`, but raises
     fairlock.Cancelled or fairlock.WaitTimeout when the wait ends without one."""
     try:
-        timebudget.check_plan(plan, 3 * (repeat + 1), 2, time_limit, program,
-                              what="Timing these settings")  # fmt: skip
+        timebudget.check_plan(
+            plan, 3 * (repeat + 1), 2, time_limit, program, what="Timing these settings"
+        )
     except timebudget.TooLong as err:
         raise BenchError(str(err)) from err
     compiled = programs.compile_plan(program, plan)  # once: its scratch memory, then the runs
-    need = memory.with_temporaries(memory.plan_timing_bytes(plan),
-                                   programs.temporaries(compiled))  # fmt: skip
+    need = memory.with_temporaries(memory.plan_timing_bytes(plan), programs.temporaries(compiled))
     turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
     if sandbox.applies(program):  # your own f: in a process stopped at the time limit
         with turn:
             bw = bandwidth_gbs or bandwidth(memory.budget()).bandwidth_gbs
             args = (scenario.program_ref(program), plan.key, repeat, bw)
-            return sandbox.call("timing", args, need, "timing your own f",
-                                sandbox.largest_axis(plan), on_wait,
-                                time_limit)  # fmt: skip
-    grant = _reserve(turn, need, "timing the explorer's settings", on_wait, should_stop,
-                     queue_timeout)  # fmt: skip
+            return sandbox.call(
+                "timing",
+                args,
+                need,
+                "timing your own f",
+                sandbox.largest_axis(plan),
+                on_wait,
+                time_limit,
+            )
+    grant = _reserve(
+        turn, need, "timing the explorer's settings", on_wait, should_stop, queue_timeout
+    )
     with turn, grant:
         return _measure_plan(program, plan, compiled, repeat, bandwidth_gbs, clock)
 
 
-def measure_compiled(program: Program, plan: Plan, compiled: programs.Compiled, repeat: int,
-                     bandwidth_gbs: float) -> Report:  # fmt: skip
+def measure_compiled(
+    program: Program, plan: Plan, compiled: programs.Compiled, repeat: int, bandwidth_gbs: float
+) -> Report:
     """:func:`measure_plan`'s measurement alone (no estimate, turn or memory: the caller's,
     e.g. the sandbox's worker), against a floor of ``bandwidth_gbs``."""
     return _measure_plan(program, plan, compiled, repeat, bandwidth_gbs, time.perf_counter)
 
 
-def _measure_plan(program: Program, plan: Plan, compiled: programs.Compiled, repeat: int,
-                  bandwidth_gbs: float | None, clock: Callable[[], float]) -> Report:  # fmt: skip
+def _measure_plan(
+    program: Program,
+    plan: Plan,
+    compiled: programs.Compiled,
+    repeat: int,
+    bandwidth_gbs: float | None,
+    clock: Callable[[], float],
+) -> Report:
     import jax
 
     memory.large_arrays_return_to_the_os()
@@ -548,16 +671,34 @@ def _measure_plan(program: Program, plan: Plan, compiled: programs.Compiled, rep
     dev0 = devicefacts.local_devices_for_work()[0]
 
     def place_pmap():
-        return [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
-                for a, ax in zip(host, plan.leaf_axes, strict=True)]  # fmt: skip
+        return [
+            jax.device_put(a, pmap_sharding(a.ndim, ax, n))
+            for a, ax in zip(host, plan.leaf_axes, strict=True)
+        ]
 
-    impls = [("pmap", n, compiled.run, compiled.compile_s, place_pmap),
-             ("vmap", 1, compiled.reference, compiled.reference_compile_s,
-              lambda: [jax.device_put(a, dev0) for a in host])]  # fmt: skip
+    impls = [
+        ("pmap", n, compiled.run, compiled.compile_s, place_pmap),
+        (
+            "vmap",
+            1,
+            compiled.reference,
+            compiled.reference_compile_s,
+            lambda: [jax.device_put(a, dev0) for a in host],
+        ),
+    ]
     f_np = numpy_fn(program.key)
     for impl, k, run, compile_s, place in impls:
-        m = measure(impl, PLAN_WORKLOAD, k, size, host, repeat, bw, clock,
-                    prepare=lambda *_a, _r=run, _p=place: ((lambda _pl: _r), _p))  # fmt: skip
+        m = measure(
+            impl,
+            PLAN_WORKLOAD,
+            k,
+            size,
+            host,
+            repeat,
+            bw,
+            clock,
+            prepare=lambda *_a, _r=run, _p=place: ((lambda _pl: _r), _p),
+        )
         m.compile_s, m.bytes_moved, m.floor_s = compile_s, moved, moved / (bw * 1e9)
         report.results.append(m)
     if f_np is not None and plan.out_axes is not None:
@@ -581,8 +722,12 @@ def _measure_plan(program: Program, plan: Plan, compiled: programs.Compiled, rep
     return report
 
 
-PLAN_WORKLOAD = Workload("explorer", "The explorer's settings", "elements of the first input",
-                    "as set on the Shapes & sharding page")  # fmt: skip
+PLAN_WORKLOAD = Workload(
+    "explorer",
+    "The explorer's settings",
+    "elements of the first input",
+    "as set on the Shapes & sharding page",
+)
 
 
 # ---------------------------------------------------------------- the Timing lab's URL state
@@ -611,11 +756,13 @@ def schema(n_devices: int, workload: str = "dot", beside: bool = False) -> setti
             raise s.SettingError(f"{name} is empty: choose from {', '.join(IMPLS)}.")
         return list(dict.fromkeys(parts))
 
-    return s.Schema((
-        s.choice_field("w", "Workload", tuple(WORKLOADS), "dot"),
-        s.Field("r", "Timed runs", "7", lambda t, name: int(s.parse_choice(t, name, RUNS))),
-        s.Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
-        s.Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
-        s.Field("impls", "Implementations", ",".join(IMPLS), impls),
-        *([s.flag_field("beside", "Also on the emulated CPU devices")] if beside else []),
-    ))  # fmt: skip
+    return s.Schema(
+        (
+            s.choice_field("w", "Workload", tuple(WORKLOADS), "dot"),
+            s.Field("r", "Timed runs", "7", lambda t, name: int(s.parse_choice(t, name, RUNS))),
+            s.Field("sizes", "Sizes", ",".join(map(str, choices[:4])), sizes),
+            s.Field("ks", "Device counts", ",".join(map(str, ks_all)), ks),
+            s.Field("impls", "Implementations", ",".join(IMPLS), impls),
+            *([s.flag_field("beside", "Also on the emulated CPU devices")] if beside else []),
+        )
+    )

@@ -100,32 +100,85 @@ def _builders() -> dict[str, Callable[[str | None], Callable]]:
 _BUILDERS = _builders()
 
 PROGRAMS: tuple[Program, ...] = (
-    Program("double", "Elementwise: x * 2", ("x",), "x * 2",
-            "Each device doubles its own block.", ((8, 4),), (0,)),
-    Program("add", "Sum of two arrays: x + y", ("x", "y"), "x + y",
-            "Each device adds its blocks of x and y.", ((8, 4), (8, 4)), (0, 0)),
-    Program("vdot", "Dot of two vectors: jnp.vdot(x, y)", ("x", "y"), "jnp.vdot(x, y)",
-            "One dot product per device: each device gets one pair of vectors.",
-            ((8, 3), (8, 3)), (0, 0)),
-    Program("batched_dot", "Batched dot: jax.vmap(jnp.dot)(x, y)", ("x", "y"),
-            "jax.vmap(jnp.dot)(x, y)",
-            "The seed's pmap(vmap(dot)): each device takes a block of pairs of 3-vectors "
-            "and vmap computes their dot products.",
-            ((8, 1_250_000, 3), (8, 1_250_000, 3)), (0, 0)),
-    Program("matmul", "Matrix multiply: x @ w", ("x", "w"), "x @ w",
-            "Each device multiplies its block of x by w; with in_axes None for w, every "
-            "device gets all of w (broadcast).", ((8, 4, 5), (5, 2)), (0, None)),
-    Program("local_sum", "Sum over the local block: jnp.sum(x)", ("x",), "jnp.sum(x)",
-            "Each device sums only its own block; no communication.", ((8, 100),), (0,)),
-    Program("normalise", "Normalise by a global sum: x / psum(sum(x))", ("x",),
-            "x / lax.psum(jnp.sum(x), {axis})",
-            "Each device divides its block by the sum over all devices: a collective "
-            "(psum) over axis_name.", ((8, 4),), (0,), needs_axis_name=True),
-    Program("global_sum", "Global sum: psum(sum(x))", ("x",),
-            "lax.psum(jnp.sum(x), {axis})",
-            "Every device ends with the same total, so out_axes=None is safe here.",
-            ((8, 4),), (0,), needs_axis_name=True, default_out_axes=None),
-)  # fmt: skip
+    Program(
+        "double",
+        "Elementwise: x * 2",
+        ("x",),
+        "x * 2",
+        "Each device doubles its own block.",
+        ((8, 4),),
+        (0,),
+    ),
+    Program(
+        "add",
+        "Sum of two arrays: x + y",
+        ("x", "y"),
+        "x + y",
+        "Each device adds its blocks of x and y.",
+        ((8, 4), (8, 4)),
+        (0, 0),
+    ),
+    Program(
+        "vdot",
+        "Dot of two vectors: jnp.vdot(x, y)",
+        ("x", "y"),
+        "jnp.vdot(x, y)",
+        "One dot product per device: each device gets one pair of vectors.",
+        ((8, 3), (8, 3)),
+        (0, 0),
+    ),
+    Program(
+        "batched_dot",
+        "Batched dot: jax.vmap(jnp.dot)(x, y)",
+        ("x", "y"),
+        "jax.vmap(jnp.dot)(x, y)",
+        "The seed's pmap(vmap(dot)): each device takes a block of pairs of 3-vectors "
+        "and vmap computes their dot products.",
+        ((8, 1_250_000, 3), (8, 1_250_000, 3)),
+        (0, 0),
+    ),
+    Program(
+        "matmul",
+        "Matrix multiply: x @ w",
+        ("x", "w"),
+        "x @ w",
+        "Each device multiplies its block of x by w; with in_axes None for w, every "
+        "device gets all of w (broadcast).",
+        ((8, 4, 5), (5, 2)),
+        (0, None),
+    ),
+    Program(
+        "local_sum",
+        "Sum over the local block: jnp.sum(x)",
+        ("x",),
+        "jnp.sum(x)",
+        "Each device sums only its own block; no communication.",
+        ((8, 100),),
+        (0,),
+    ),
+    Program(
+        "normalise",
+        "Normalise by a global sum: x / psum(sum(x))",
+        ("x",),
+        "x / lax.psum(jnp.sum(x), {axis})",
+        "Each device divides its block by the sum over all devices: a collective "
+        "(psum) over axis_name.",
+        ((8, 4),),
+        (0,),
+        needs_axis_name=True,
+    ),
+    Program(
+        "global_sum",
+        "Global sum: psum(sum(x))",
+        ("x",),
+        "lax.psum(jnp.sum(x), {axis})",
+        "Every device ends with the same total, so out_axes=None is safe here.",
+        ((8, 4),),
+        (0,),
+        needs_axis_name=True,
+        default_out_axes=None,
+    ),
+)
 
 BY_KEY = {p.key: p for p in PROGRAMS}
 

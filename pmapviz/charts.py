@@ -40,24 +40,60 @@ class _Canvas:
 
     def figure(self, x_range: list[float], y_range: list[float], height: int) -> go.Figure:
         bs = self.blocks
-        shapes = [dict(type="rect", x0=b["x0"], x1=b["x1"], y0=b["y0"], y1=b["y1"],
-                       fillcolor=b["fill"], line=dict(color="#FFFFFF", width=1.5), layer="below")
-                  for b in bs]  # fmt: skip
-        labels = [dict(x=(b["x0"] + b["x1"]) / 2, y=(b["y0"] + b["y1"]) / 2, text=b["text"],
-                       showarrow=False, font=dict(size=12, color=text_colour(b["fill"])))
-                  for b in bs if b["text"]]  # fmt: skip
-        traces = [go.Scatter(
-            x=[(b["x0"] + b["x1"]) / 2 for b in bs], y=[(b["y0"] + b["y1"]) / 2 for b in bs],
-            mode="markers", marker=dict(size=22, opacity=0), hoverinfo="text",
-            hovertext=[b["hover"] for b in bs],
-        )] if bs else []  # fmt: skip
-        return go.Figure(data=traces, layout=dict(
-            height=height, margin=dict(l=8, r=8, t=8, b=8), font=FONT,
-            plot_bgcolor="rgba(0,0,0,0)", paper_bgcolor="rgba(0,0,0,0)", showlegend=False,
-            hoverlabel=dict(font=FONT), shapes=shapes, annotations=labels + self.notes,
-            xaxis=dict(visible=False, fixedrange=True, range=x_range),
-            yaxis=dict(visible=False, fixedrange=True, range=y_range),
-        ))  # fmt: skip
+        shapes = [
+            dict(
+                type="rect",
+                x0=b["x0"],
+                x1=b["x1"],
+                y0=b["y0"],
+                y1=b["y1"],
+                fillcolor=b["fill"],
+                line=dict(color="#FFFFFF", width=1.5),
+                layer="below",
+            )
+            for b in bs
+        ]
+        labels = [
+            dict(
+                x=(b["x0"] + b["x1"]) / 2,
+                y=(b["y0"] + b["y1"]) / 2,
+                text=b["text"],
+                showarrow=False,
+                font=dict(size=12, color=text_colour(b["fill"])),
+            )
+            for b in bs
+            if b["text"]
+        ]
+        traces = (
+            [
+                go.Scatter(
+                    x=[(b["x0"] + b["x1"]) / 2 for b in bs],
+                    y=[(b["y0"] + b["y1"]) / 2 for b in bs],
+                    mode="markers",
+                    marker=dict(size=22, opacity=0),
+                    hoverinfo="text",
+                    hovertext=[b["hover"] for b in bs],
+                )
+            ]
+            if bs
+            else []
+        )
+        return go.Figure(
+            data=traces,
+            layout=dict(
+                height=height,
+                margin=dict(l=8, r=8, t=8, b=8),
+                font=FONT,
+                plot_bgcolor="rgba(0,0,0,0)",
+                paper_bgcolor="rgba(0,0,0,0)",
+                showlegend=False,
+                hoverlabel=dict(font=FONT),
+                shapes=shapes,
+                annotations=labels + self.notes,
+                xaxis=dict(visible=False, fixedrange=True, range=x_range),
+                yaxis=dict(visible=False, fixedrange=True, range=y_range),
+            ),
+        )
 
     def html(self, x_range: list[float], y_range: list[float], height: int, label: str) -> str:
         """The same drawing as HTML: positioned boxes, x in percent of the width (the width
@@ -101,10 +137,12 @@ def _html_text(note: dict, x: float, y: float) -> str:
     font = note.get("font", {})
     turn = f" rotate({note['textangle']}deg)" if note.get("textangle") else ""
     shift = "-50%" if turn else _SHIFT[note.get("xanchor", "center")]
-    return (f'<div style="position:absolute;left:{x:.3f}%;top:{y:.1f}px;white-space:nowrap;'
-            f"transform:translate({shift},-50%){turn};color:{font.get('color', '#444444')};"
-            f'font-size:{font.get("size", 12) / 16:g}rem;pointer-events:none">'
-            f"{html.escape(note['text'])}</div>")  # fmt: skip
+    return (
+        f'<div style="position:absolute;left:{x:.3f}%;top:{y:.1f}px;white-space:nowrap;'
+        f"transform:translate({shift},-50%){turn};color:{font.get('color', '#444444')};"
+        f'font-size:{font.get("size", 12) / 16:g}rem;pointer-events:none">'
+        f"{html.escape(note['text'])}</div>"
+    )
 
 
 def _rect(fig: _Canvas, x0, x1, y0, y1, fill, text, hover):
@@ -112,8 +150,17 @@ def _rect(fig: _Canvas, x0, x1, y0, y1, fill, text, hover):
 
 
 def _label(fig: _Canvas, x, y, text, anchor="left", size=12, colour="#444444", angle=0):
-    fig.notes.append(dict(x=x, y=y, text=text, showarrow=False, xanchor=anchor, textangle=angle,
-                          font=dict(size=size, color=colour)))  # fmt: skip
+    fig.notes.append(
+        dict(
+            x=x,
+            y=y,
+            text=text,
+            showarrow=False,
+            xanchor=anchor,
+            textangle=angle,
+            font=dict(size=size, color=colour),
+        )
+    )
 
 
 PX_PER_UNIT = 32  # vertically; horizontally the drawing (~11.3 units) spans its column
@@ -138,8 +185,14 @@ def _number(device: str) -> str:
     return m.group(0) if m else device
 
 
-def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float, unit_px: float,
-                  label_px: float | None = None):  # fmt: skip
+def _pieces_along(
+    layout: ArrayLayout,
+    axis: int,
+    start: float,
+    length: float,
+    unit_px: float,
+    label_px: float | None = None,
+):
     """(position, label, hover, a, b): each device's span along `axis`, from JAX's index,
     labelled to fit in ``label_px`` (default: the span's own length at ``unit_px`` pixels per
     drawing unit); above MAX_BLOCKS
@@ -170,8 +223,10 @@ def _pieces_along(layout: ArrayLayout, axis: int, start: float, length: float, u
         lo, hi = bounds(run[0])[0], bounds(run[-1])[1]
         a, b = span(lo, hi)
         first, last = run[0].device, run[-1].device
-        hover = (f"{len(run):,} devices, {first} to {last}: one index each of "
-                 f"{layout.name} axis {axis} [{lo:,}:{hi:,}]<br>local shape {local}")  # fmt: skip
+        hover = (
+            f"{len(run):,} devices, {first} to {last}: one index each of "
+            f"{layout.name} axis {axis} [{lo:,}:{hi:,}]<br>local shape {local}"
+        )
         px = (b - a) * unit_px if label_px is None else label_px
         texts = [f"{_number(first)}-{_number(last)}", f"{_number(first)}+", ""]
         text = next(t for t in texts if px >= 7.5 * len(t))
@@ -327,9 +382,11 @@ def cards_html(cards: list[tuple], per_row: int, width_px: int) -> str:
 
 
 def _swatch(position: int) -> str:
-    return (f'<span style="display:inline-block;width:0.8em;height:0.8em;border-radius:2px;'
-            f'margin-right:0.4em;vertical-align:-0.05em;background:{device_colour(position)}">'
-            "</span>")  # fmt: skip
+    return (
+        f'<span style="display:inline-block;width:0.8em;height:0.8em;border-radius:2px;'
+        f'margin-right:0.4em;vertical-align:-0.05em;background:{device_colour(position)}">'
+        "</span>"
+    )
 
 
 _CELL = "padding:0.25rem 0.6rem;border-bottom:1px solid rgba(49,51,63,0.1);text-align:left"
@@ -345,12 +402,16 @@ def table_html(rows: list[dict[str, str]], label: str, positions: list[int]) -> 
         cells = list(row.values())
         name = f"{_swatch(positions[k])}{html.escape(cells[0])}"
         first = f'<td style="{_CELL};white-space:nowrap">{name}</td>'
-        rest = "".join(f'<td style="{_CELL};{MONO_CSS};font-size:0.875em">{html.escape(c)}</td>'
-                       for c in cells[1:])  # fmt: skip
+        rest = "".join(
+            f'<td style="{_CELL};{MONO_CSS};font-size:0.875em">{html.escape(c)}</td>'
+            for c in cells[1:]
+        )
         body.append(f"<tr>{first}{rest}</tr>")
-    return (f'<div style="overflow-x:auto"><table aria-label="{html.escape(label)}" '
-            f'style="border-collapse:collapse;width:100%"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")  # fmt: skip
+    return (
+        f'<div style="overflow-x:auto"><table aria-label="{html.escape(label)}" '
+        f'style="border-collapse:collapse;width:100%"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Figure:
@@ -360,19 +421,49 @@ def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Fig
     fig = _Canvas()
     for d in range(n):
         fill = device_colour(d)
-        _rect(fig, d + 0.1, d + 0.9, 1.6, 2.2, fill, _block_label(labels[d], 0.8 * 40),
-              f"{labels[d]} sends its block" if any(s == d for s, _ in perm)
-              else f"{labels[d]} sends nothing")  # fmt: skip
+        _rect(
+            fig,
+            d + 0.1,
+            d + 0.9,
+            1.6,
+            2.2,
+            fill,
+            _block_label(labels[d], 0.8 * 40),
+            f"{labels[d]} sends its block"
+            if any(s == d for s, _ in perm)
+            else f"{labels[d]} sends nothing",
+        )
         got = next((s for s, t in perm if t == d), None)
         rfill = device_colour(got) if got is not None else NEUTRAL
-        _rect(fig, d + 0.1, d + 0.9, 0, 0.6, rfill,
-              f"from {got}" if got is not None else "zeros",
-              f"{labels[d]} receives {labels[got]}'s block" if got is not None
-              else f"{labels[d]} receives nothing: zeros")  # fmt: skip
+        _rect(
+            fig,
+            d + 0.1,
+            d + 0.9,
+            0,
+            0.6,
+            rfill,
+            f"from {got}" if got is not None else "zeros",
+            f"{labels[d]} receives {labels[got]}'s block"
+            if got is not None
+            else f"{labels[d]} receives nothing: zeros",
+        )
     for s, t in perm:
-        arrow = dict(x=t + 0.5, y=0.62, ax=s + 0.5, ay=1.58, xref="x", yref="y", axref="x",
-                     ayref="y", text="", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,
-                     arrowcolor=device_colour(s))  # fmt: skip
+        arrow = dict(
+            x=t + 0.5,
+            y=0.62,
+            ax=s + 0.5,
+            ay=1.58,
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            text="",
+            showarrow=True,
+            arrowhead=3,
+            arrowsize=1.2,
+            arrowwidth=2,
+            arrowcolor=device_colour(s),
+        )
         fig.notes.append(arrow)
     _label(fig, -0.05, 1.9, "before", anchor="right")
     _label(fig, -0.05, 0.3, "after", anchor="right")

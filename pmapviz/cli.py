@@ -54,25 +54,34 @@ def _device_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     _device_set_arg(p)
-    p.add_argument("--max-bytes", help="the host memory budget, shared by every action at once, "
-                   "e.g. 4G (default: a quarter of the available memory)")  # fmt: skip
-    p.add_argument("--max-device-bytes", help="device memory budget of the server on GPUs and "
-                   "TPUs, e.g. 16G (default: a quarter of the fullest device's free "
-                   "memory)")  # fmt: skip
+    p.add_argument(
+        "--max-bytes",
+        help="the host memory budget, shared by every action at once, "
+        "e.g. 4G (default: a quarter of the available memory)",
+    )
+    p.add_argument(
+        "--max-device-bytes",
+        help="device memory budget of the server on GPUs and "
+        "TPUs, e.g. 16G (default: a quarter of the fullest device's free "
+        "memory)",
+    )
     _max_seconds_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _device_set_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device-set", default="auto", metavar="SET",
-                   help="where the machine has GPUs or TPUs, the process holds them and "
-                   "--devices emulated CPU devices beside them: cpu, gpu or tpu runs on that "
-                   "set; auto (default) on the larger set for lessons, on the machine's own "
-                   "devices for timing")  # fmt: skip
+    p.add_argument(
+        "--device-set",
+        default="auto",
+        metavar="SET",
+        help="where the machine has GPUs or TPUs, the process holds them and "
+        "--devices emulated CPU devices beside them: cpu, gpu or tpu runs on that "
+        "set; auto (default) on the larger set for lessons, on the machine's own "
+        "devices for timing",
+    )
 
 
-def _start(device_settings: devices.Settings, args: argparse.Namespace,
-           need: str = "many") -> str:  # fmt: skip
+def _start(device_settings: devices.Settings, args: argparse.Namespace, need: str = "many") -> str:
     """Start JAX with ``device_settings`` and run the rest of the command on the device set
     ``--device-set`` names (``auto``: the set ``need`` prefers, a ``deviceset.NEEDS`` word).
     Returns the set's name."""
@@ -112,8 +121,10 @@ def _settings(args: argparse.Namespace) -> devices.Settings:
 
 
 def _max_seconds_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-seconds", help="time limit per action in seconds, 1 to 3600 "
-                   "(default: $PMAPVIZ_MAX_SECONDS or 60)")  # fmt: skip
+    p.add_argument(
+        "--max-seconds",
+        help="time limit per action in seconds, 1 to 3600 (default: $PMAPVIZ_MAX_SECONDS or 60)",
+    )
 
 
 def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
@@ -128,22 +139,28 @@ def cmd_devices(args: argparse.Namespace) -> int:
     stats = devicefacts.device_memory()
     started = devicefacts.startup()
     if args.json:
-        out = {"requested": asdict(report.requested), **devicefacts.facts_json(facts),
-               "sets": [devicefacts.facts_json(f) for f in report.sets],
-               "startup": None if started is None else asdict(started),
-               "notes": list(report.notes),
-               "device_memory": None if stats is None else [asdict(m) for m in stats],
-               "budget": asdict(budget)}  # fmt: skip
+        out = {
+            "requested": asdict(report.requested),
+            **devicefacts.facts_json(facts),
+            "sets": [devicefacts.facts_json(f) for f in report.sets],
+            "startup": None if started is None else asdict(started),
+            "notes": list(report.notes),
+            "device_memory": None if stats is None else [asdict(m) for m in stats],
+            "budget": asdict(budget),
+        }
         print(json.dumps(out, indent=2))
         return 0
     for f in report.sets:
         mark = " (this command's set)" if f.platform == facts.platform and f.beside else ""
-        print(f"{devicefacts.summary(f)}: platform {f.platform}, kind {f.device_kind!r}, "
-              f"JAX {f.jax_version}, {f.physical_cores} physical core(s){mark}")  # fmt: skip
+        print(
+            f"{devicefacts.summary(f)}: platform {f.platform}, kind {f.device_kind!r}, "
+            f"JAX {f.jax_version}, {f.physical_cores} physical core(s){mark}"
+        )
         for d in f.devices:
             print(f"  {d.label:>8}  id {d.id:<3} process {d.process_index}")
-    for line in memory.budget_lines(budget, stats) + (devicefacts.startup_lines(started)
-                                                       if started else []):  # fmt: skip
+    for line in memory.budget_lines(budget, stats) + (
+        devicefacts.startup_lines(started) if started else []
+    ):
         print(line.replace("**", "").replace("`", ""))
     for note in (*report.notes, *facts.hints):
         print(f"note: {note}")
@@ -162,11 +179,16 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
         choices=sorted(catalog.BY_KEY),
         help="a function from the catalog (default batched_dot)",
     )
-    p.add_argument("--expr", default=None, metavar="BODY",
-                   help="your own f instead of --fn: one expression, e.g. 'jnp.tanh(x @ w)' "
-                   "(checked against an allow-list, never run as Python)")  # fmt: skip
-    p.add_argument("--args", default=None, metavar="NAMES",
-                   help="the argument names of --expr, e.g. x,w")  # fmt: skip
+    p.add_argument(
+        "--expr",
+        default=None,
+        metavar="BODY",
+        help="your own f instead of --fn: one expression, e.g. 'jnp.tanh(x @ w)' "
+        "(checked against an allow-list, never run as Python)",
+    )
+    p.add_argument(
+        "--args", default=None, metavar="NAMES", help="the argument names of --expr, e.g. x,w"
+    )
     p.add_argument(
         "--shape",
         action="append",
@@ -174,15 +196,22 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
         help="one per argument, e.g. --shape 8,1250000,3, or a dict / tuple of shapes for a "
         "pytree argument, e.g. --shape \"{'w': (5, 2), 'b': (2,)}\" (default: the fn's example)",
     )
-    p.add_argument("--in-axes", help="comma-separated, one per argument, e.g. 0,None; or a "
-                   "tuple with pytree prefixes, e.g. \"(0, {'w': None, 'b': 0})\"")  # fmt: skip
-    p.add_argument("--out-axes", default=None,
-                   help="an integer, None or a pytree prefix (default: the fn's)")  # fmt: skip
+    p.add_argument(
+        "--in-axes",
+        help="comma-separated, one per argument, e.g. 0,None; or a "
+        "tuple with pytree prefixes, e.g. \"(0, {'w': None, 'b': 0})\"",
+    )
+    p.add_argument(
+        "--out-axes", default=None, help="an integer, None or a pytree prefix (default: the fn's)"
+    )
     p.add_argument("--axis-name", default=None, help="e.g. i")
     p.add_argument("--dtype", action="append", help="one per argument (default float32)")
-    p.add_argument("--plan-devices", default=None,
-                   help="plan for this many devices (default: this process's count); may be "
-                   "larger than the machine has")  # fmt: skip
+    p.add_argument(
+        "--plan-devices",
+        default=None,
+        help="plan for this many devices (default: this process's count); may be "
+        "larger than the machine has",
+    )
 
 
 def _program(args: argparse.Namespace):
@@ -232,10 +261,13 @@ def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     v, errors = scenario.inputs(texts, len(shapes), len(axes or []), len(dtypes), labels)
     if errors:
         raise settings.SettingError(errors[0])
-    return (v["shapes"] or list(program.default_shapes),
-            v["in_axes"] if axes is not None else tuple(program.default_in_axes),
-            program.default_out_axes if args.out_axes is None else v["out_axes"],
-            v["axis_name"], v["dtypes"])  # fmt: skip
+    return (
+        v["shapes"] or list(program.default_shapes),
+        v["in_axes"] if axes is not None else tuple(program.default_in_axes),
+        program.default_out_axes if args.out_axes is None else v["out_axes"],
+        v["axis_name"],
+        v["dtypes"],
+    )
 
 
 def _in_axes_texts(text: str | None) -> list[str] | None:
@@ -250,11 +282,15 @@ def _in_axes_texts(text: str | None) -> list[str] | None:
     elif raw.startswith("(") and raw.endswith(")"):
         parts = pytrees.split_top_level(raw[1:-1])
     else:
-        raise settings.SettingError("--in-axes with brackets is one tuple, an entry per "
-                                    "argument, e.g. \"(0, {'w': None, 'b': 0})\".")  # fmt: skip
+        raise settings.SettingError(
+            "--in-axes with brackets is one tuple, an entry per "
+            "argument, e.g. \"(0, {'w': None, 'b': 0})\"."
+        )
     if len(parts) > scenario.MAX_ARGS:
-        raise settings.SettingError(f"--in-axes has {len(parts)} entries; a function takes at "
-                                    f"most {scenario.MAX_ARGS} arguments.")  # fmt: skip
+        raise settings.SettingError(
+            f"--in-axes has {len(parts)} entries; a function takes at "
+            f"most {scenario.MAX_ARGS} arguments."
+        )
     return parts
 
 
@@ -267,8 +303,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         n = settings.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
     else:
         _start(device_settings, args)
-    p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                      n_devices=n, dtypes=dtypes)  # fmt: skip
+    p = planning.plan(
+        program,
+        shapes,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        n_devices=n,
+        dtypes=dtypes,
+    )
     if args.json:
         print(p.to_json())
     else:
@@ -282,18 +325,23 @@ def _argument_lines(p: Plan) -> list[str]:
     rows = p.leaf_rows()
     if all(pytrees.is_shape(shape) for _, shape, _ in rows):
         return [f"{name}: {fmt(shape)} in_axes={ax}" for name, shape, ax in rows]
-    return [f"{a.name}: {a.shape_tree} in_axes={pytrees.fmt_prefix(a.in_axes)}"
-            for a in p.arguments]  # fmt: skip
+    return [
+        f"{a.name}: {a.shape_tree} in_axes={pytrees.fmt_prefix(a.in_axes)}" for a in p.arguments
+    ]
 
 
 def _print_plan(p: Plan, program: Program, axis_name) -> None:
-    print(f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
-          f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK"))  # fmt: skip
+    print(
+        f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
+        f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK")
+    )
     for line in _argument_lines(p):
         print(f"  {line}")
     if p.ok:
-        print(f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
-              f"result {p.out_shapes}")  # fmt: skip
+        print(
+            f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
+            f"result {p.out_shapes}"
+        )
     for q in p.problems:
         print(f"  problem [{q.code}]: {q.message}\n    fix: {q.fix}")
     for note in p.notes:
@@ -302,11 +350,16 @@ def _print_plan(p: Plan, program: Program, axis_name) -> None:
 
 def _hlo_args(p: argparse.ArgumentParser) -> None:
     _plan_args(p)
-    p.add_argument("--collective", default=None, choices=[c.key for c in collectives.COLLECTIVES],
-                   help="a collective of the playground instead of --fn")  # fmt: skip
+    p.add_argument(
+        "--collective",
+        default=None,
+        choices=[c.key for c in collectives.COLLECTIVES],
+        help="a collective of the playground instead of --fn",
+    )
     p.add_argument("--groups", default=None, help="axis_index_groups, e.g. '0 1 | 2 3'")
-    p.add_argument("--perm", default=None, help="ppermute pairs, e.g. '0->1, 1->0' (default: "
-                   "ring right)")  # fmt: skip
+    p.add_argument(
+        "--perm", default=None, help="ppermute pairs, e.g. '0->1, 1->0' (default: ring right)"
+    )
     p.add_argument("--elements", default=None, help="elements per device (default: devices)")
 
 
@@ -319,8 +372,9 @@ def cmd_hlo(args: argparse.Namespace) -> int:
     _start(_settings(args), args)
     n = devicefacts.facts().local_count
     if args.collective is None:
-        p = planning.plan(program, shapes, in_axes=in_axes, out_axes=out_axes,
-                          axis_name=axis_name, dtypes=dtypes)  # fmt: skip
+        p = planning.plan(
+            program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, dtypes=dtypes
+        )
         if not p.ok:
             _print_plan(p, program, axis_name)
             return 1
@@ -350,9 +404,14 @@ def cmd_dot(args: argparse.Namespace) -> int:
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
     seed = settings.parse_int(args.seed, "--seed", 0, MAX_SEED)
     try:
-        res = dotproduct.run_dot(pairs, seed=seed, repeat=repeat, progress=(
-            None if args.json else lambda text, frac: print(f"[{frac:4.0%}] {text}", flush=True)
-        ))  # fmt: skip
+        res = dotproduct.run_dot(
+            pairs,
+            seed=seed,
+            repeat=repeat,
+            progress=(
+                None if args.json else lambda text, frac: print(f"[{frac:4.0%}] {text}", flush=True)
+            ),
+        )
     except dotproduct.DotError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
@@ -361,23 +420,30 @@ def cmd_dot(args: argparse.Namespace) -> int:
         out.pop("per_device")
         print(json.dumps(out, indent=2))
     else:
-        print(f"pmap out {res.pmap_out_shape} -> reshape -> {res.flat_shape}; vs jit(vmap(dot)): "
-              f"max |diff| {res.max_abs_diff:.3g}, allclose={res.allclose}")  # fmt: skip
+        print(
+            f"pmap out {res.pmap_out_shape} -> reshape -> {res.flat_shape}; vs jit(vmap(dot)): "
+            f"max |diff| {res.max_abs_diff:.3g}, allclose={res.allclose}"
+        )
         shared = " (the devices share the host's memory: no copy)" if res.zero_copy else ""
-        print(f"compile {res.compile_s * 1e3:.0f} ms, transfer {res.transfer_s * 1e3:.1f} ms"
-              f"{shared}, run {res.run_s * 1e3:.1f} ms (median); one-device vmap run "
-              f"{res.vmap_run_s * 1e3:.1f} ms; host memory grew {res.host_growth_mb or 0:.0f} "
-              "MB")  # fmt: skip
+        print(
+            f"compile {res.compile_s * 1e3:.0f} ms, transfer {res.transfer_s * 1e3:.1f} ms"
+            f"{shared}, run {res.run_s * 1e3:.1f} ms (median); one-device vmap run "
+            f"{res.vmap_run_s * 1e3:.1f} ms; host memory grew {res.host_growth_mb or 0:.0f} "
+            "MB"
+        )
     return 0 if res.allclose else 1
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", default="dot", choices=sorted(benchmarking.WORKLOADS))
     p.add_argument("--size", default="1048576", help="comma-separated sizes, e.g. 65536,1048576")
-    p.add_argument("--devices", default=None,
-                   help="device counts to compare, e.g. 1,2,4,8; on CPU the process gets the "
-                   "largest (default: 1, 2, 4, ... up to the devices the process has: "
-                   "$PMAPVIZ_DEVICES or 8 on CPU, the machine's GPUs or TPUs)")  # fmt: skip
+    p.add_argument(
+        "--devices",
+        default=None,
+        help="device counts to compare, e.g. 1,2,4,8; on CPU the process gets the "
+        "largest (default: 1, 2, 4, ... up to the devices the process has: "
+        "$PMAPVIZ_DEVICES or 8 on CPU, the machine's GPUs or TPUs)",
+    )
     p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
     _device_set_arg(p)
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
@@ -396,18 +462,27 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
 def _bench_inputs(args: argparse.Namespace) -> tuple:
     """Device counts, sizes, implementations, repeat and the --json file (None: stdout or no
     file) from the flags (settings layer), all checked before the sweep starts."""
-    ks = (settings.parse_int_list(args.devices, "--devices", devices.MIN_DEVICES,
-                                  devices.MAX_DEVICES) if args.devices else None)  # fmt: skip
+    ks = (
+        settings.parse_int_list(args.devices, "--devices", devices.MIN_DEVICES, devices.MAX_DEVICES)
+        if args.devices
+        else None
+    )
     argv = ["--devices", str(max(ks))] if ks else []
     if args.platform:
         argv += ["--platform", args.platform]
     device_settings = devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
     sizes = settings.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
-    impls = [settings.parse_choice(i, "--impls", benchmarking.IMPLS) for i in args.impls.split(",")
-             ] if args.impls else list(benchmarking.IMPLS)  # fmt: skip
+    impls = (
+        [settings.parse_choice(i, "--impls", benchmarking.IMPLS) for i in args.impls.split(",")]
+        if args.impls
+        else list(benchmarking.IMPLS)
+    )
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
-    target = (None if args.json in (None, "-")  # "-": stdout
-              else settings.parse_output_path(args.json, "--json", "bench.json"))  # fmt: skip
+    target = (
+        None
+        if args.json in (None, "-")  # "-": stdout
+        else settings.parse_output_path(args.json, "--json", "bench.json")
+    )
     return device_settings, ks, sizes, impls, repeat, target
 
 
@@ -416,12 +491,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _start(device_settings, args, "real")
     ks = ks or benchmarking.device_counts(devicefacts.facts().local_count)  # the devices it has
     try:
-        report = benchmarking.sweep(benchmarking.WORKLOADS[args.workload], sizes, ks, impls,
-                             repeat=repeat, progress=None if args.json == "-" else (
-            lambda m, i, t: print(f"[{i}/{t}] {m.impl:12} x{m.devices:<3} size {m.size:>10,}: "
-                                  f"compile {m.compile_s * 1e3:7.1f} ms  transfer "
-                                  f"{m.transfer_s * 1e3:7.2f} ms  run {m.run_s_median * 1e3:8.3f}"
-                                  f" ms  floor {m.floor_s * 1e3:.3f} ms", flush=True)))  # fmt: skip
+        report = benchmarking.sweep(
+            benchmarking.WORKLOADS[args.workload],
+            sizes,
+            ks,
+            impls,
+            repeat=repeat,
+            progress=None
+            if args.json == "-"
+            else (
+                lambda m, i, t: print(
+                    f"[{i}/{t}] {m.impl:12} x{m.devices:<3} size {m.size:>10,}: "
+                    f"compile {m.compile_s * 1e3:7.1f} ms  transfer "
+                    f"{m.transfer_s * 1e3:7.2f} ms  run {m.run_s_median * 1e3:8.3f}"
+                    f" ms  floor {m.floor_s * 1e3:.3f} ms",
+                    flush=True,
+                )
+            ),
+        )
     except benchmarking.BenchError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
@@ -435,8 +522,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
             except OSError as err:  # checked before the sweep; a full disk is found only now
                 print(f"pmapviz: --json {target}: {err.strerror}", file=sys.stderr)
                 return 1
-        print(f"memory bandwidth (the floor) {report.floor_method}; {len(report.results)} "
-              f"results" + (f", written to {target}" if target else ""))  # fmt: skip
+        print(
+            f"memory bandwidth (the floor) {report.floor_method}; {len(report.results)} "
+            f"results" + (f", written to {target}" if target else "")
+        )
     return 0
 
 
@@ -452,12 +541,14 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 def cmd_train(args: argparse.Namespace) -> int:
     _start(_settings(args), args)
     cfg = training.Config(
-        args.model, devicefacts.facts().local_count,
+        args.model,
+        devicefacts.facts().local_count,
         settings.parse_int(args.batch, "--batch", 1, training.MAX_BATCH),
         settings.parse_int(args.steps, "--steps", 1, training.MAX_STEPS),
-        settings.parse_float(args.lr, "--lr", 1e-6, 100.0), args.reduction,
+        settings.parse_float(args.lr, "--lr", 1e-6, 100.0),
+        args.reduction,
         settings.parse_int(args.seed, "--seed", 0, MAX_SEED),
-    )  # fmt: skip
+    )
     try:
         hist = training.train(cfg)
     except training.TrainError as err:
@@ -469,33 +560,55 @@ def cmd_train(args: argparse.Namespace) -> int:
             out.pop(key)
         print(json.dumps(out, indent=2))
     else:
-        print(f"{cfg.model} on {cfg.devices} devices, batch {cfg.batch} ({cfg.local_batch} "
-              f"per device), {len(hist.losses)} steps: loss {hist.losses[0]:.4g} -> "
-              f"{hist.losses[-1]:.4g}; replicas identical every step: "
-              f"{hist.replicas_identical}; max |param diff| vs one device: "
-              f"{hist.max_param_diff}")  # fmt: skip
+        print(
+            f"{cfg.model} on {cfg.devices} devices, batch {cfg.batch} ({cfg.local_batch} "
+            f"per device), {len(hist.losses)} steps: loss {hist.losses[0]:.4g} -> "
+            f"{hist.losses[-1]:.4g}; replicas identical every step: "
+            f"{hist.replicas_identical}; max |param diff| vs one device: "
+            f"{hist.max_param_diff}"
+        )
     if hist.diverged_at is not None:
-        print(f"pmapviz: training diverged at step {hist.diverged_at + 1}; lower --lr",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"pmapviz: training diverged at step {hist.diverged_at + 1}; lower --lr",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
 
 def _cluster_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--join", action="store_true", help="join the real cluster this process was "
-                   "started in (by srun, mpirun, or on every TPU host) with jax.distributed."
-                   "initialize() and no arguments; process 0 gathers the report")  # fmt: skip
-    p.add_argument("--report", metavar="PATH", help="with --join: process 0 writes the report "
-                   "(one JSON object) here")  # fmt: skip
+    p.add_argument(
+        "--join",
+        action="store_true",
+        help="join the real cluster this process was "
+        "started in (by srun, mpirun, or on every TPU host) with jax.distributed."
+        "initialize() and no arguments; process 0 gathers the report",
+    )
+    p.add_argument(
+        "--report",
+        metavar="PATH",
+        help="with --join: process 0 writes the report (one JSON object) here",
+    )
     p.add_argument("--processes", default="2", help="worker processes, 2 to 4")
-    p.add_argument("--local-devices", default=None, help="CPU devices per process, 1 to 4 "
-                   f"(default 2); with --join, 1 to {join.MAX_LOCAL} emulated CPU devices "
-                   "(default: the devices JAX gives each process)")  # fmt: skip
-    p.add_argument("--timeout", default=None, help="seconds before a worker is declared hung, "
-                   f"1 to 600 (default 45); with --join, 1 to {join.MAX_TIMEOUT:.0f} (default "
-                   f"{join.DEFAULT_TIMEOUT:.0f})")  # fmt: skip
-    p.add_argument("--max-bytes", help="memory budget, e.g. 4G (default: $PMAPVIZ_MAX_BYTES or "
-                   "a quarter of the available memory)")  # fmt: skip
+    p.add_argument(
+        "--local-devices",
+        default=None,
+        help="CPU devices per process, 1 to 4 "
+        f"(default 2); with --join, 1 to {join.MAX_LOCAL} emulated CPU devices "
+        "(default: the devices JAX gives each process)",
+    )
+    p.add_argument(
+        "--timeout",
+        default=None,
+        help="seconds before a worker is declared hung, "
+        f"1 to 600 (default 45); with --join, 1 to {join.MAX_TIMEOUT:.0f} (default "
+        f"{join.DEFAULT_TIMEOUT:.0f})",
+    )
+    p.add_argument(
+        "--max-bytes",
+        help="memory budget, e.g. 4G (default: $PMAPVIZ_MAX_BYTES or "
+        "a quarter of the available memory)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -515,14 +628,19 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if args.join:
         return _cmd_join(args)
     if args.report is not None:
-        raise settings.SettingError("--report PATH goes with --join (the loopback launch "
-                                    "prints its result; add --json for JSON).")  # fmt: skip
-    processes = settings.parse_int(args.processes, "--processes", cluster.MIN_PROCESSES,
-                                   cluster.MAX_PROCESSES)  # fmt: skip
-    local = settings.parse_int(_given(args.local_devices, "2"), "--local-devices",
-                               cluster.MIN_LOCAL, cluster.MAX_LOCAL)  # fmt: skip
-    timeout = settings.parse_float(_given(args.timeout, "45"), "--timeout", 1.0,
-                                   MAX_CLUSTER_TIMEOUT)  # fmt: skip
+        raise settings.SettingError(
+            "--report PATH goes with --join (the loopback launch "
+            "prints its result; add --json for JSON)."
+        )
+    processes = settings.parse_int(
+        args.processes, "--processes", cluster.MIN_PROCESSES, cluster.MAX_PROCESSES
+    )
+    local = settings.parse_int(
+        _given(args.local_devices, "2"), "--local-devices", cluster.MIN_LOCAL, cluster.MAX_LOCAL
+    )
+    timeout = settings.parse_float(
+        _given(args.timeout, "45"), "--timeout", 1.0, MAX_CLUSTER_TIMEOUT
+    )
     devices.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
     _exit_on_signals()
     try:
@@ -536,11 +654,15 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(res.to_json(), indent=2))
     else:
-        print(f"{res.processes} processes x {res.local_devices} devices = {res.global_devices} "
-              f"global devices, {res.seconds:.1f} s")  # fmt: skip
+        print(
+            f"{res.processes} processes x {res.local_devices} devices = {res.global_devices} "
+            f"global devices, {res.seconds:.1f} s"
+        )
         for pp in res.per_process:
-            print(f"  process {pp['process_index']}: local devices {pp['local_device_ids']}, "
-                  f"psum {pp['psum']}, all_gather {pp['all_gather']}")  # fmt: skip
+            print(
+                f"  process {pp['process_index']}: local devices {pp['local_device_ids']}, "
+                f"psum {pp['psum']}, all_gather {pp['all_gather']}"
+            )
     return 0
 
 
@@ -553,12 +675,24 @@ def _cmd_join(args: argparse.Namespace) -> int:
     """One process of a real cluster (pmapviz.join): no devices.apply here, since JAX must not
     start before jax.distributed.initialize(). Process 0 prints the report; the others print
     one line each (nothing with --json, so a launcher's merged output is one JSON object)."""
-    local = (None if args.local_devices is None else settings.parse_int(
-        args.local_devices, "--local-devices", join.MIN_LOCAL, join.MAX_LOCAL))  # fmt: skip
-    timeout = settings.parse_float(_given(args.timeout, f"{join.DEFAULT_TIMEOUT:g}"), "--timeout",
-                                   join.MIN_TIMEOUT, join.MAX_TIMEOUT)  # fmt: skip
-    target = None if args.report is None else settings.parse_output_path(
-        args.report, "--report", "cluster-report.json")  # fmt: skip
+    local = (
+        None
+        if args.local_devices is None
+        else settings.parse_int(
+            args.local_devices, "--local-devices", join.MIN_LOCAL, join.MAX_LOCAL
+        )
+    )
+    timeout = settings.parse_float(
+        _given(args.timeout, f"{join.DEFAULT_TIMEOUT:g}"),
+        "--timeout",
+        join.MIN_TIMEOUT,
+        join.MAX_TIMEOUT,
+    )
+    target = (
+        None
+        if args.report is None
+        else settings.parse_output_path(args.report, "--report", "cluster-report.json")
+    )
     try:
         outcome = join.join(local, timeout)
     except join.JoinError as err:
@@ -567,8 +701,10 @@ def _cmd_join(args: argparse.Namespace) -> int:
     report, rec = outcome.report, outcome.record
     if report is None:
         if not args.json:
-            print(f"process {rec['process_index']} on {rec['hostname']}: local devices "
-                  f"{rec['local_device_ids']}, psum {rec['psum']:g}")  # fmt: skip
+            print(
+                f"process {rec['process_index']} on {rec['hostname']}: local devices "
+                f"{rec['local_device_ids']}, psum {rec['psum']:g}"
+            )
         return 0
     if target is not None:
         try:
@@ -576,18 +712,28 @@ def _cmd_join(args: argparse.Namespace) -> int:
         except OSError as err:
             print(f"pmapviz: --report {target}: {err.strerror}", file=sys.stderr)
             return 1
-    _print(args.json, report, join.summary(report)
-           + ([f"report written to {target}"] if target else []))  # fmt: skip
+    _print(
+        args.json,
+        report,
+        join.summary(report) + ([f"report written to {target}"] if target else []),
+    )
     return 0 if report["check"]["ok"] else 1
 
 
 def _trace_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="a perfetto_trace.json.gz (or .json), or the folder that "
-                   "jax.profiler.trace(folder, create_perfetto_trace=True) wrote")  # fmt: skip
-    p.add_argument("--module", default=None, metavar="NAME",
-                   help="show the last complete call of this module (its name as the "
-                   "trace gives it, e.g. jit__fun(1615...)); default: the last complete "
-                   "call of any")  # fmt: skip
+    p.add_argument(
+        "path",
+        help="a perfetto_trace.json.gz (or .json), or the folder that "
+        "jax.profiler.trace(folder, create_perfetto_trace=True) wrote",
+    )
+    p.add_argument(
+        "--module",
+        default=None,
+        metavar="NAME",
+        help="show the last complete call of this module (its name as the "
+        "trace gives it, e.g. jit__fun(1615...)); default: the last complete "
+        "call of any",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -602,8 +748,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
         return 2
     if args.module is not None and not tl.calls_seen:
         names = sorted({e.module for e in timeline.device_events(raw) if e.module})
-        print(f"pmapviz: no call of module {args.module[:80]!r} in the trace; its modules: "
-              f"{', '.join(names) or 'none named'}", file=sys.stderr)  # fmt: skip
+        print(
+            f"pmapviz: no call of module {args.module[:80]!r} in the trace; its modules: "
+            f"{', '.join(names) or 'none named'}",
+            file=sys.stderr,
+        )
         return 2
     _print(args.json, tl.to_json(), timeline.summary_lines(tl))
     return 0
@@ -622,8 +771,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _mesh_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mesh", default=None, help="the mesh's axis sizes, e.g. 2,4 or 2x4 "
-                   "(default: 2 x n/2 of the devices, or n on one axis)")  # fmt: skip
+    p.add_argument(
+        "--mesh",
+        default=None,
+        help="the mesh's axis sizes, e.g. 2,4 or 2x4 "
+        "(default: 2 x n/2 of the devices, or n on one axis)",
+    )
     p.add_argument(
         "--axis-names",
         default=None,
@@ -657,10 +810,14 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
     page's example arguments too)."""
     if args.mesh is None and n_devices is None:
         raise settings.SettingError("give --mesh with --plan-devices, e.g. --mesh 4x4.")
-    sizes = (meshes.parse_mesh(args.mesh, "--mesh") if args.mesh is not None
-             else meshes.default_mesh(n_devices))  # fmt: skip
-    names = meshes.parse_axis_names(args.axis_names or ", ".join(meshes.DEFAULT_NAMES[:len(sizes)]),
-                                    len(sizes), "--axis-names")  # fmt: skip
+    sizes = (
+        meshes.parse_mesh(args.mesh, "--mesh")
+        if args.mesh is not None
+        else meshes.default_mesh(n_devices)
+    )
+    names = meshes.parse_axis_names(
+        args.axis_names or ", ".join(meshes.DEFAULT_NAMES[: len(sizes)]), len(sizes), "--axis-names"
+    )
     shape_texts, spec_texts = args.shape or [], args.spec or []
     if args.mesh is None and not shape_texts and not spec_texts:  # the Meshes page's example
         page = meshes.schema(n_devices).defaults()
@@ -669,8 +826,10 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
     shapes = [settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(shape_texts)]
     specs = [meshes.parse_spec(t, f"--spec {k + 1}") for k, t in enumerate(spec_texts)]
     if not shapes or len(specs) != len(shapes):
-        raise settings.SettingError(f"give --shape and --spec once per argument (got "
-                                    f"{len(shapes)} --shape and {len(specs)} --spec).")  # fmt: skip
+        raise settings.SettingError(
+            f"give --shape and --spec once per argument (got "
+            f"{len(shapes)} --shape and {len(specs)} --spec)."
+        )
     return meshes.Mesh(sizes, names), shapes, specs
 
 
@@ -682,7 +841,8 @@ def cmd_mesh(args: argparse.Namespace) -> int:
         if n != mesh.devices:
             raise settings.SettingError(
                 f"--plan-devices {n}, but the mesh {mesh.text()} has {mesh.devices} devices: "
-                "give that number.")  # fmt: skip
+                "give that number."
+            )
         jax_devices = None
     else:
         _start(device_settings, args)
@@ -693,17 +853,34 @@ def cmd_mesh(args: argparse.Namespace) -> int:
                 f"the mesh {mesh.text()} needs {mesh.devices} devices; "
                 f"{devicefacts.facts().devices_phrase()} here: "
                 f"{devicefacts.more_devices(devicefacts.facts(), mesh.devices)}, or plan with "
-                f"--plan-devices {mesh.devices}.")  # fmt: skip
+                f"--plan-devices {mesh.devices}."
+            )
         jax_devices = devicefacts.local_devices_for_work()
-    found = [(k, p) for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True))
-             for p in meshes.problems(mesh, shape, spec, f"argument {k + 1}")]  # fmt: skip
-    placed = [] if found else [meshes.place(mesh, shape, spec, jax_devices)
-                               for shape, spec in zip(shapes, specs, strict=True)]  # fmt: skip
-    data = {"mesh": {"shape": list(mesh.shape), "axis_names": list(mesh.names),
-                     "devices": meshes.device_grid(mesh, placed[0].blocks) if placed else None},
-            "arguments": [p.to_dict() for p in placed],
-            "problems": [{"argument": k + 1, "code": p.code, "message": p.message, "fix": p.fix}
-                         for k, p in found]}  # fmt: skip
+    found = [
+        (k, p)
+        for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True))
+        for p in meshes.problems(mesh, shape, spec, f"argument {k + 1}")
+    ]
+    placed = (
+        []
+        if found
+        else [
+            meshes.place(mesh, shape, spec, jax_devices)
+            for shape, spec in zip(shapes, specs, strict=True)
+        ]
+    )
+    data = {
+        "mesh": {
+            "shape": list(mesh.shape),
+            "axis_names": list(mesh.names),
+            "devices": meshes.device_grid(mesh, placed[0].blocks) if placed else None,
+        },
+        "arguments": [p.to_dict() for p in placed],
+        "problems": [
+            {"argument": k + 1, "code": p.code, "message": p.message, "fix": p.fix}
+            for k, p in found
+        ],
+    }
     _print(args.json, data, _mesh_lines(mesh, placed, found))
     return 1 if found else 0
 
@@ -714,9 +891,11 @@ def _mesh_lines(mesh: meshes.Mesh, placed: list, found: list) -> list[str]:
         lines += [f"argument {k + 1}: {p.message}", f"  fix: {p.fix}"]
     for k, p in enumerate(placed):
         rep = f"; replicated over {', '.join(p.replicated_over)}" if p.replicated_over else ""
-        lines.append(f"argument {k + 1}: {settings.fmt_shape(p.shape)} "
-                     f"{meshes.spec_text(p.spec)}: each device holds "
-                     f"{settings.fmt_shape(p.local_shape)}{rep}")  # fmt: skip
+        lines.append(
+            f"argument {k + 1}: {settings.fmt_shape(p.shape)} "
+            f"{meshes.spec_text(p.spec)}: each device holds "
+            f"{settings.fmt_shape(p.local_shape)}{rep}"
+        )
         lines += [
             f"  device {b.device} at {b.coords}: "
             + "["

@@ -74,14 +74,18 @@ class ClusterResult:
 
     def to_json(self) -> dict:
         return {
-            "processes": self.processes, "local_devices": self.local_devices,
-            "global_devices": self.global_devices, "per_process": self.per_process,
-            "seconds": self.seconds, "single_process": self.single_process,
-        }  # fmt: skip
+            "processes": self.processes,
+            "local_devices": self.local_devices,
+            "global_devices": self.global_devices,
+            "per_process": self.per_process,
+            "seconds": self.seconds,
+            "single_process": self.single_process,
+        }
 
 
-def check_budget(processes: int, budget: int | memory.Budget,
-                 local_devices: int = MAX_LOCAL) -> None:  # fmt: skip
+def check_budget(
+    processes: int, budget: int | memory.Budget, local_devices: int = MAX_LOCAL
+) -> None:
     """Each worker is a whole Python + JAX process (:func:`pmapviz.memory.cluster_bytes`), on
     the host; refuse a cluster the budget cannot hold (ClusterError, as every refusal here)."""
     host = memory.Budget.of(budget).host
@@ -111,8 +115,9 @@ def validate(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOU
 def check_timeout(timeout: float) -> float:
     ok = isinstance(timeout, int | float) and not isinstance(timeout, bool)
     if not (ok and math.isfinite(timeout) and MIN_TIMEOUT <= timeout <= MAX_TIMEOUT):
-        raise ClusterError(f"Use a timeout from {MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f} seconds "
-                           f"(got {timeout!r}).")  # fmt: skip
+        raise ClusterError(
+            f"Use a timeout from {MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f} seconds (got {timeout!r})."
+        )
     return float(timeout)
 
 
@@ -143,11 +148,20 @@ def worker_code(processes: int, local_devices: int) -> str:
 def plan_grid(processes: int, local_devices: int) -> tuple[list, str]:
     """(grid rows, what they show) for the picture of a cluster before it starts: each
     process and its local devices (their ids come from JAX once the processes join)."""
-    rows = [(f"process {p}", [(f"local device {j}", p * local_devices + j,
-                               f"process {p}'s local device {j}") for j in range(local_devices)])
-            for p in range(processes)]  # fmt: skip
-    label = (f"The cluster to launch: {processes} processes x {local_devices} local devices = "
-             f"{processes * local_devices} global devices")  # fmt: skip
+    rows = [
+        (
+            f"process {p}",
+            [
+                (f"local device {j}", p * local_devices + j, f"process {p}'s local device {j}")
+                for j in range(local_devices)
+            ],
+        )
+        for p in range(processes)
+    ]
+    label = (
+        f"The cluster to launch: {processes} processes x {local_devices} local devices = "
+        f"{processes * local_devices} global devices"
+    )
     return rows, label
 
 
@@ -158,8 +172,10 @@ def picture_label(res: ClusterResult) -> str:
         f"{', '.join(map(str, pp['local_device_ids']))}"
         for pp in res.per_process
     )
-    return (f"{res.processes} processes x {res.local_devices} local devices = "
-            f"{res.global_devices} global devices: {procs}")  # fmt: skip
+    return (
+        f"{res.processes} processes x {res.local_devices} local devices = "
+        f"{res.global_devices} global devices: {procs}"
+    )
 
 
 def free_port() -> int:
@@ -169,11 +185,22 @@ def free_port() -> int:
 
 def worker_command(port: int, processes: int, pid: int, local: int, timeout: int) -> list[str]:
     return [
-        sys.executable, "-m", "pmapviz.worker", "--coordinator", f"127.0.0.1:{int(port)}",
-        "--num-processes", str(int(processes)), "--process-id", str(int(pid)),
-        "--local-devices", str(int(local)), "--timeout", str(int(timeout)),
-        "--parent", str(os.getpid()),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pmapviz.worker",
+        "--coordinator",
+        f"127.0.0.1:{int(port)}",
+        "--num-processes",
+        str(int(processes)),
+        "--process-id",
+        str(int(pid)),
+        "--local-devices",
+        str(int(local)),
+        "--timeout",
+        str(int(timeout)),
+        "--parent",
+        str(os.getpid()),
+    ]
 
 
 CommandBuilder = Callable[[int, int, int, int, int], list[str]]
@@ -263,8 +290,16 @@ def _parse(lines: list[str]) -> dict | None:
 
 def run_single(total_devices: int, timeout: float = DEFAULT_TIMEOUT) -> dict:
     """The same work in one process with all the devices (for the timing comparison)."""
-    cmd = [sys.executable, "-m", "pmapviz.worker", "--single", "--local-devices",
-           str(int(total_devices)), "--parent", str(os.getpid())]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pmapviz.worker",
+        "--single",
+        "--local-devices",
+        str(int(total_devices)),
+        "--parent",
+        str(os.getpid()),
+    ]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
     except subprocess.TimeoutExpired as err:
@@ -275,26 +310,33 @@ def run_single(total_devices: int, timeout: float = DEFAULT_TIMEOUT) -> dict:
     return res
 
 
-def _start(processes: int, local_devices: int, timeout: float,
-           command: CommandBuilder) -> list[subprocess.Popen]:  # fmt: skip
+def _start(
+    processes: int, local_devices: int, timeout: float, command: CommandBuilder
+) -> list[subprocess.Popen]:
     """Start the workers, each in its own process group; on a failure, stop those started."""
     port = free_port()
     procs: list[subprocess.Popen] = []
     try:
         for i in range(processes):
-            procs.append(subprocess.Popen(
-                command(port, processes, i, local_devices, math.ceil(timeout)),
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, env=_env(),
-            ))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    command(port, processes, i, local_devices, math.ceil(timeout)),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=_env(),
+                )
+            )
     except BaseException:
         _kill(procs)
         raise
     return procs
 
 
-def _failure(lines: dict[int, list[str]], codes: list, results: list,
-             timeout: float) -> ClusterError | None:  # fmt: skip
+def _failure(
+    lines: dict[int, list[str]], codes: list, results: list, timeout: float
+) -> ClusterError | None:
     crashed = [i for i, c in enumerate(codes) if c not in (None, 0)]
     missing = [i for i, r in enumerate(results) if r is None]
     if not crashed and not missing:
@@ -314,11 +356,17 @@ def _failure(lines: dict[int, list[str]], codes: list, results: list,
     )
 
 
-def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
-           fault=None, compare_single: bool = True, command: CommandBuilder = worker_command,
-           should_stop: Callable[[], bool] | None = None,
-           on_wait: Callable[[int, float], None] | None = None,
-           queue_timeout: float = QUEUE_TIMEOUT_S) -> ClusterResult:  # fmt: skip
+def launch(
+    processes: int,
+    local_devices: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    fault=None,
+    compare_single: bool = True,
+    command: CommandBuilder = worker_command,
+    should_stop: Callable[[], bool] | None = None,
+    on_wait: Callable[[int, float], None] | None = None,
+    queue_timeout: float = QUEUE_TIMEOUT_S,
+) -> ClusterResult:
     """Start the cluster, wait for every worker's result, stop everything.
 
     Waits its turn first (``on_wait(position, waited_s)`` while waiting; ``should_stop`` or
@@ -336,9 +384,13 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
     except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
         raise ClusterError(str(err)) from err
     try:
-        grant = memory.reserve(memory.cluster_bytes(processes, local_devices),
-                               f"{processes} worker processes", on_wait, should_stop,
-                               queue_timeout)  # fmt: skip
+        grant = memory.reserve(
+            memory.cluster_bytes(processes, local_devices),
+            f"{processes} worker processes",
+            on_wait,
+            should_stop,
+            queue_timeout,
+        )
     except (fairlock.WaitTimeout, fairlock.Cancelled, memory.BudgetError) as err:
         turn.release()
         raise ClusterError(str(err)) from err
@@ -355,10 +407,14 @@ def launch(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT,
             raise err
         single = run_single(processes * local_devices, timeout) if compare_single else None
     return ClusterResult(
-        processes=processes, local_devices=local_devices,
-        global_devices=results[0]["global_devices"], per_process=results,
-        seconds=time.perf_counter() - t0, single_process=single, pids=[p.pid for p in procs],
-    )  # fmt: skip
+        processes=processes,
+        local_devices=local_devices,
+        global_devices=results[0]["global_devices"],
+        per_process=results,
+        seconds=time.perf_counter() - t0,
+        single_process=single,
+        pids=[p.pid for p in procs],
+    )
 
 
 @dataclass(frozen=True)
@@ -384,13 +440,19 @@ def check_result(res: ClusterResult) -> ResultCheck:
 
     g = res.global_devices
     first = res.per_process[0]
-    identical = all(pp["psum"] == first["psum"] and pp["all_gather"] == first["all_gather"]
-                    for pp in res.per_process)  # fmt: skip
+    identical = all(
+        pp["psum"] == first["psum"] and pp["all_gather"] == first["all_gather"]
+        for pp in res.per_process
+    )
     expect = float(np.arange(1, g + 1).sum())
     correct = first["psum"] == expect and np.allclose(first["all_gather"], np.arange(1, g + 1))
-    return ResultCheck(identical, bool(correct), expect,
-                       max(pp["init_s"] for pp in res.per_process),
-                       statistics.median(pp["steady_s"] for pp in res.per_process))  # fmt: skip
+    return ResultCheck(
+        identical,
+        bool(correct),
+        expect,
+        max(pp["init_s"] for pp in res.per_process),
+        statistics.median(pp["steady_s"] for pp in res.per_process),
+    )
 
 
 # ---------------------------------------------------------------- the page's URL state
@@ -399,14 +461,24 @@ def schema() -> settings.Schema:
     launch on this machine; report (a report's path inside the reports folder); nodes, ppn
     (processes per node), dpp (devices per process) and kind (gpu, cpu) of the launch lines."""
     s = settings
-    return s.Schema((
-        s.choice_field("p", "Processes",
-                       tuple(str(v) for v in range(MIN_PROCESSES, MAX_PROCESSES + 1)), "2"),
-        s.choice_field("d", "CPU devices per process",
-                       tuple(str(v) for v in range(MIN_LOCAL, MAX_LOCAL + 1)), "2"),
-        s.text_field("report", "Report path", "", max_len=clusterreport.MAX_NAME),
-        s.int_field("nodes", "Nodes", 1, launchlines.MAX_NODES, 2),
-        s.int_field("ppn", "Processes per node", 1, launchlines.MAX_PER_NODE, 4),
-        s.int_field("dpp", "Devices per process", 1, launchlines.MAX_DEVICES, 1),
-        s.choice_field("kind", "Device kind", launchlines.KINDS, "gpu"),
-    ))  # fmt: skip
+    return s.Schema(
+        (
+            s.choice_field(
+                "p",
+                "Processes",
+                tuple(str(v) for v in range(MIN_PROCESSES, MAX_PROCESSES + 1)),
+                "2",
+            ),
+            s.choice_field(
+                "d",
+                "CPU devices per process",
+                tuple(str(v) for v in range(MIN_LOCAL, MAX_LOCAL + 1)),
+                "2",
+            ),
+            s.text_field("report", "Report path", "", max_len=clusterreport.MAX_NAME),
+            s.int_field("nodes", "Nodes", 1, launchlines.MAX_NODES, 2),
+            s.int_field("ppn", "Processes per node", 1, launchlines.MAX_PER_NODE, 4),
+            s.int_field("dpp", "Devices per process", 1, launchlines.MAX_DEVICES, 1),
+            s.choice_field("kind", "Device kind", launchlines.KINDS, "gpu"),
+        )
+    )

@@ -41,32 +41,51 @@ class Environment:
 
 
 OMPI = Environment(
-    "Open MPI", "OmpiCluster", ("OMPI_MCA_orte_hnp_uri",),
+    "Open MPI",
+    "OmpiCluster",
+    ("OMPI_MCA_orte_hnp_uri",),
     ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"),
     "mpirun or mpiexec (Open MPI 4)",
-)  # fmt: skip
+)
 SLURM = Environment(
-    "Slurm", "SlurmCluster",
+    "Slurm",
+    "SlurmCluster",
     ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID"),
     ("SLURM_JOB_ID", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID"),
     "srun, in each task of a job step (a batch script alone has no SLURM_STEP_NODELIST)",
-)  # fmt: skip
+)
 MPI4PY = Environment("mpi4py", "Mpi4pyCluster", (), (), "an MPI launcher (opt-in only)")
-GKE_TPU = Environment("a TPU slice on GKE", "GkeTpuCluster",
-                      ("TPU_WORKER_HOSTNAMES", "TPU_PROCESS_ADDRESSES"), ("TPU_WORKER_ID",),
-                      "GKE, on each TPU host")  # fmt: skip
-GCE_TPU = Environment("a Cloud TPU VM", "GceTpuCluster", (), (),
-                      "gcloud compute tpus tpu-vm ssh ... --worker=all")  # fmt: skip
-K8S = Environment("Kubernetes", "K8sCluster", ("KUBERNETES_SERVICE_HOST",), (),
-                  "a Kubernetes job (needs pip install jax[k8s])")  # fmt: skip
+GKE_TPU = Environment(
+    "a TPU slice on GKE",
+    "GkeTpuCluster",
+    ("TPU_WORKER_HOSTNAMES", "TPU_PROCESS_ADDRESSES"),
+    ("TPU_WORKER_ID",),
+    "GKE, on each TPU host",
+)
+GCE_TPU = Environment(
+    "a Cloud TPU VM", "GceTpuCluster", (), (), "gcloud compute tpus tpu-vm ssh ... --worker=all"
+)
+K8S = Environment(
+    "Kubernetes",
+    "K8sCluster",
+    ("KUBERNETES_SERVICE_HOST",),
+    (),
+    "a Kubernetes job (needs pip install jax[k8s])",
+)
 # JAX's order: its classes register as they are defined (ClusterEnv.__init_subclass__), and
 # cloud_tpu_cluster.py defines GceTpuCluster before GkeTpuCluster
 ORDER = (OMPI, SLURM, MPI4PY, GCE_TPU, GKE_TPU, K8S)
 BY_CLASS = {e.jax_class: e for e in ORDER}
-OVERRIDES = ("JAX_COORDINATOR_ADDRESS", "JAX_COORDINATOR_PORT", "JAX_COORDINATOR_BIND_ADDRESS",
-             "JAX_LOCAL_DEVICE_IDS")  # fmt: skip
-RANKS = {"OmpiCluster": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-         "SlurmCluster": ("SLURM_PROCID", "SLURM_NTASKS")}  # fmt: skip
+OVERRIDES = (
+    "JAX_COORDINATOR_ADDRESS",
+    "JAX_COORDINATOR_PORT",
+    "JAX_COORDINATOR_BIND_ADDRESS",
+    "JAX_LOCAL_DEVICE_IDS",
+)
+RANKS = {
+    "OmpiCluster": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+    "SlurmCluster": ("SLURM_PROCID", "SLURM_NTASKS"),
+}
 _WHOLE = re.compile(r"[0-9]{1,9}")
 _HOST_PORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
@@ -98,8 +117,12 @@ class Detection:
         return out
 
     def to_json(self) -> dict:
-        return {"name": self.name, "jax_class": self.env.jax_class if self.env else None,
-                "coordinator": self.coordinator, "variables": dict(self.variables)}  # fmt: skip
+        return {
+            "name": self.name,
+            "jax_class": self.env.jax_class if self.env else None,
+            "coordinator": self.coordinator,
+            "variables": dict(self.variables),
+        }
 
 
 def jax_choice() -> str | None:
@@ -140,8 +163,14 @@ def detect(env: Mapping[str, str] = os.environ) -> Detection:
     if found.problem is None:
         where = coordinator(chosen, env)
         bind = env.get("JAX_COORDINATOR_BIND_ADDRESS")
-        found = Detection(found.env, port_problem(where, bind), found.variables,
-                          found.process_id, found.process_count, where)  # fmt: skip
+        found = Detection(
+            found.env,
+            port_problem(where, bind),
+            found.variables,
+            found.process_id,
+            found.process_count,
+            where,
+        )
     return found
 
 
@@ -153,9 +182,11 @@ def port_problem(where: str | None, bind: str | None) -> str | None:
     port, bound = where.rsplit(":", 1)[1], bind.strip().rsplit(":", 1)[1]
     if port == bound:
         return None
-    return (f"JAX_COORDINATOR_BIND_ADDRESS={_cut(bind, 60)!r} listens on port {bound}, but the "
-            f"processes connect to the coordinator {where}: use the same port "
-            f"(e.g. 127.0.0.1:{port}).")  # fmt: skip
+    return (
+        f"JAX_COORDINATOR_BIND_ADDRESS={_cut(bind, 60)!r} listens on port {bound}, but the "
+        f"processes connect to the coordinator {where}: use the same port "
+        f"(e.g. 127.0.0.1:{port})."
+    )
 
 
 def diagnose(env: Mapping[str, str], chosen: str | None) -> Detection:
@@ -180,20 +211,26 @@ def _present_problem(env_: Environment, env: Mapping[str, str]) -> str | None:
     missing = [k for k in env_.reads if not env.get(k, "").strip()]
     head = f"{env_.name} detected ({env_.jax_class}, by {', '.join(env_.detect) or 'JAX'})"
     if missing:
-        return (f"{head}, but {_names(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
-                f"start every process with {env_.started_by}.")  # fmt: skip
+        return (
+            f"{head}, but {_names(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
+            f"start every process with {env_.started_by}."
+        )
     for k in env_.reads:
         if not _WHOLE.fullmatch(env[k].strip()):
             return f"{head}, but {k}={_cut(env[k], 20)!r} is not a whole number."
     if env_.jax_class in RANKS:
         rank, size = (int(env[k]) for k in RANKS[env_.jax_class])
         if not 0 <= rank < size:
-            return (f"{head}, but its process id {rank} is not below its process count {size} "
-                    f"({' and '.join(RANKS[env_.jax_class])}).")  # fmt: skip
+            return (
+                f"{head}, but its process id {rank} is not below its process count {size} "
+                f"({' and '.join(RANKS[env_.jax_class])})."
+            )
     uri = env.get("OMPI_MCA_orte_hnp_uri", "")
     if env_ is OMPI and not re.search(r"tcp://(.+?)[,:]|tcp6://\[(.+?)[,\]]", uri):
-        return (f"{head}, but no launcher address can be read from OMPI_MCA_orte_hnp_uri="
-                f"{_cut(uri, 60)!r} (JAX expects '...;tcp://HOST:PORT').")  # fmt: skip
+        return (
+            f"{head}, but no launcher address can be read from OMPI_MCA_orte_hnp_uri="
+            f"{_cut(uri, 60)!r} (JAX expects '...;tcp://HOST:PORT')."
+        )
     return None
 
 
@@ -201,43 +238,59 @@ def _absent_problem(env: Mapping[str, str]) -> str:
     slurm = [k for k in SLURM.detect if k in env]
     if slurm:
         lacking = [k for k in SLURM.detect if k not in env]
-        return (f"Slurm partly detected ({_names(slurm)} set), but {_names(lacking)} "
-                f"{'is' if len(lacking) == 1 else 'are'} not: JAX's Slurm detection needs all "
-                f"five; start every process with {SLURM.started_by}.")  # fmt: skip
+        return (
+            f"Slurm partly detected ({_names(slurm)} set), but {_names(lacking)} "
+            f"{'is' if len(lacking) == 1 else 'are'} not: JAX's Slurm detection needs all "
+            f"five; start every process with {SLURM.started_by}."
+        )
     if any(k in env for k in OMPI.reads):
-        return ("Open MPI partly detected (OMPI_COMM_WORLD_* set), but OMPI_MCA_orte_hnp_uri is "
-                "not: JAX 0.10 detects Open MPI only by it, which Open MPI 4's mpirun sets and "
-                "Open MPI 5 (PRRTE) does not; launch with srun, or with Open MPI 4.")  # fmt: skip
+        return (
+            "Open MPI partly detected (OMPI_COMM_WORLD_* set), but OMPI_MCA_orte_hnp_uri is "
+            "not: JAX 0.10 detects Open MPI only by it, which Open MPI 4's mpirun sets and "
+            "Open MPI 5 (PRRTE) does not; launch with srun, or with Open MPI 4."
+        )
     if any(k in env for k in (*GKE_TPU.detect, *GKE_TPU.reads)):
-        return ("TPU variables are set, but this is not a Cloud TPU VM that JAX recognises "
-                "(GkeTpuCluster needs a TPU VM and TPU_WORKER_HOSTNAMES or "
-                "TPU_PROCESS_ADDRESSES).")  # fmt: skip
+        return (
+            "TPU variables are set, but this is not a Cloud TPU VM that JAX recognises "
+            "(GkeTpuCluster needs a TPU VM and TPU_WORKER_HOSTNAMES or "
+            "TPU_PROCESS_ADDRESSES)."
+        )
     if "KUBERNETES_SERVICE_HOST" in env:
-        return ("Kubernetes partly detected (KUBERNETES_SERVICE_HOST set), but JAX's K8sCluster "
-                "needs the kubernetes package: pip install 'jax[k8s]'.")  # fmt: skip
+        return (
+            "Kubernetes partly detected (KUBERNETES_SERVICE_HOST set), but JAX's K8sCluster "
+            "needs the kubernetes package: pip install 'jax[k8s]'."
+        )
     if env.get("JAX_COORDINATOR_ADDRESS"):
-        return ("JAX_COORDINATOR_ADDRESS is set, but no cluster environment gives the number of "
-                "processes and this process's id: start every process with srun, mpirun, or "
-                "on every host of a TPU slice.")  # fmt: skip
-    return ("no cluster environment detected: JAX looks for Open MPI (OMPI_MCA_orte_hnp_uri), "
-            "Slurm (SLURM_JOB_ID, SLURM_STEP_NODELIST, SLURM_NTASKS, SLURM_PROCID, "
-            "SLURM_LOCALID), a TPU slice (a Cloud TPU VM's metadata, or TPU_WORKER_HOSTNAMES) "
-            "and Kubernetes, in that order. Start every process with srun, mpirun, or "
-            "gcloud ... --worker=all.")  # fmt: skip
+        return (
+            "JAX_COORDINATOR_ADDRESS is set, but no cluster environment gives the number of "
+            "processes and this process's id: start every process with srun, mpirun, or "
+            "on every host of a TPU slice."
+        )
+    return (
+        "no cluster environment detected: JAX looks for Open MPI (OMPI_MCA_orte_hnp_uri), "
+        "Slurm (SLURM_JOB_ID, SLURM_STEP_NODELIST, SLURM_NTASKS, SLURM_PROCID, "
+        "SLURM_LOCALID), a TPU slice (a Cloud TPU VM's metadata, or TPU_WORKER_HOSTNAMES) "
+        "and Kubernetes, in that order. Start every process with srun, mpirun, or "
+        "gcloud ... --worker=all."
+    )
 
 
 def _override_problem(env: Mapping[str, str]) -> str | None:
     bind = env.get("JAX_COORDINATOR_BIND_ADDRESS")
     if bind is not None and not _HOST_PORT.fullmatch(bind.strip()):
-        return (f"JAX_COORDINATOR_BIND_ADDRESS={_cut(bind, 60)!r} needs a host and a port, e.g. "
-                "127.0.0.1:61586 (with the host alone the coordinator never answers).")  # fmt: skip
+        return (
+            f"JAX_COORDINATOR_BIND_ADDRESS={_cut(bind, 60)!r} needs a host and a port, e.g. "
+            "127.0.0.1:61586 (with the host alone the coordinator never answers)."
+        )
     port = env.get("JAX_COORDINATOR_PORT")
     if port is not None and not (_WHOLE.fullmatch(port.strip()) and 0 < int(port) < 65536):
         return f"JAX_COORDINATOR_PORT={_cut(port, 20)!r} is not a port number (1 to 65535)."
     ids = env.get("JAX_LOCAL_DEVICE_IDS")
     if ids and not re.fullmatch(r"\s*[0-9]{1,6}\s*(,\s*[0-9]{1,6}\s*){0,1023}", ids):
-        return (f"JAX_LOCAL_DEVICE_IDS={_cut(ids, 40)!r} is not a comma-separated list of "
-                "device numbers, e.g. 0,1,2,3.")  # fmt: skip
+        return (
+            f"JAX_LOCAL_DEVICE_IDS={_cut(ids, 40)!r} is not a comma-separated list of "
+            "device numbers, e.g. 0,1,2,3."
+        )
     return None
 
 

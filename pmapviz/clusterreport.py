@@ -78,25 +78,34 @@ class Report:
 
 
 # ---------------------------------------------------------------- writing
-def build(records: list[dict], environment: dict, seconds: float, created: str,
-          jax_version: str) -> dict:  # fmt: skip
+def build(
+    records: list[dict], environment: dict, seconds: float, created: str, jax_version: str
+) -> dict:
     """The report (a JSON-ready dict) from every process's record, by process index."""
     records = sorted(records, key=lambda r: r["process_index"])
     host = {r["process_index"]: r["hostname"] for r in records}
     first = records[0]
-    devices = [{"id": i, "process_index": p, "host": host.get(p)}
-               for i, p in zip(first["global_device_ids"], first["global_device_processes"],
-                               strict=True)]  # fmt: skip
+    devices = [
+        {"id": i, "process_index": p, "host": host.get(p)}
+        for i, p in zip(first["global_device_ids"], first["global_device_processes"], strict=True)
+    ]
     hosts: dict[str, list[int]] = {}
     for r in records:
         hosts.setdefault(r["hostname"], []).append(r["process_index"])
     report = {
-        "kind": KIND, "version": VERSION, "created": created, "jax_version": jax_version,
-        "environment": environment, "process_count": first["process_count"],
-        "global_device_count": len(devices), "global_devices": devices,
+        "kind": KIND,
+        "version": VERSION,
+        "created": created,
+        "jax_version": jax_version,
+        "environment": environment,
+        "process_count": first["process_count"],
+        "global_device_count": len(devices),
+        "global_devices": devices,
         "hosts": [{"hostname": h, "process_indices": ps} for h, ps in hosts.items()],
-        "platform": first.get("platform", ""), "per_process": records, "seconds": seconds,
-    }  # fmt: skip
+        "platform": first.get("platform", ""),
+        "per_process": records,
+        "seconds": seconds,
+    }
     report["check"] = check(parse(json.dumps(report))).to_json()
     return report
 
@@ -105,21 +114,25 @@ def build(records: list[dict], environment: dict, seconds: float, created: str,
 def parse(text: str | bytes) -> Report:
     """A report from JSON text, checked; ReportError says what is wrong."""
     if len(text) > MAX_BYTES:
-        raise ReportError(f"The file is {len(text):,} bytes; a report is at most "
-                          f"{MAX_BYTES // 2**20} MiB.")  # fmt: skip
+        raise ReportError(
+            f"The file is {len(text):,} bytes; a report is at most {MAX_BYTES // 2**20} MiB."
+        )
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except UnicodeDecodeError as err:
         raise ReportError("The file is not text (UTF-8): not a report.") from err
     except json.JSONDecodeError as err:
-        raise ReportError(f"The file is not valid JSON: {err.msg} at line {err.lineno}, "
-                          f"column {err.colno}.") from err  # fmt: skip
+        raise ReportError(
+            f"The file is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}."
+        ) from err
     except RecursionError as err:
         raise ReportError("The file's JSON is nested too deeply to be a report.") from err
     if not isinstance(data, dict) or "per_process" not in data or "process_count" not in data:
-        raise ReportError("The file is JSON but not a pmapviz cluster report (it has no "
-                          "process_count and per_process); make one with python -m pmapviz "
-                          "cluster --join --report PATH.")  # fmt: skip
+        raise ReportError(
+            "The file is JSON but not a pmapviz cluster report (it has no "
+            "process_count and per_process); make one with python -m pmapviz "
+            "cluster --join --report PATH."
+        )
     return _report(data)
 
 
@@ -130,26 +143,44 @@ def _no_constant(name: str):
 def _report(data: dict) -> Report:
     n = _int(data, "process_count", 1, MAX_PROCESSES)
     devs = _list(data, "global_devices", MAX_DEVICES)
-    devices = tuple((_int(d, "id", 0, 2**31, f"global_devices[{k}]"),
-                     _int(d, "process_index", 0, n - 1, f"global_devices[{k}]"))
-                    for k, d in enumerate(_dicts(devs, "global_devices")))  # fmt: skip
+    devices = tuple(
+        (
+            _int(d, "id", 0, 2**31, f"global_devices[{k}]"),
+            _int(d, "process_index", 0, n - 1, f"global_devices[{k}]"),
+        )
+        for k, d in enumerate(_dicts(devs, "global_devices"))
+    )
     if not devices or len({i for i, _ in devices}) != len(devices):
         raise ReportError("The report's global_devices are empty or name a device id twice.")
     records = _dicts(_list(data, "per_process", MAX_PROCESSES), "per_process")
-    procs = tuple(sorted((_process(r, k, n, len(devices)) for k, r in enumerate(records)),
-                         key=lambda p: p.index))  # fmt: skip
+    procs = tuple(
+        sorted(
+            (_process(r, k, n, len(devices)) for k, r in enumerate(records)), key=lambda p: p.index
+        )
+    )
     if [p.index for p in procs] != list(range(n)):
-        raise ReportError(f"The report has records of processes {[p.index for p in procs][:8]}; "
-                          f"process_count {n} needs one for each of 0..{n - 1}.")  # fmt: skip
+        raise ReportError(
+            f"The report has records of processes {[p.index for p in procs][:8]}; "
+            f"process_count {n} needs one for each of 0..{n - 1}."
+        )
     for p in procs:
         owned = [i for i, q in devices if q == p.index]
         if sorted(p.local_device_ids) != sorted(owned):
-            raise ReportError(f"Process {p.index}'s local devices {list(p.local_device_ids)[:8]} "
-                              f"are not the global devices of process {p.index} "
-                              f"({owned[:8]}).")  # fmt: skip
+            raise ReportError(
+                f"Process {p.index}'s local devices {list(p.local_device_ids)[:8]} "
+                f"are not the global devices of process {p.index} "
+                f"({owned[:8]})."
+            )
     env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
-    return Report(n, devices, procs, env, _text(data.get("jax_version")),
-                  _text(data.get("created")), _text(data.get("platform")))  # fmt: skip
+    return Report(
+        n,
+        devices,
+        procs,
+        env,
+        _text(data.get("jax_version")),
+        _text(data.get("created")),
+        _text(data.get("platform")),
+    )
 
 
 def _process(r: dict, k: int, n: int, g: int) -> Process:
@@ -158,16 +189,23 @@ def _process(r: dict, k: int, n: int, g: int) -> Process:
     inputs = _numbers(r, "local_inputs", where, len(ids))
     axis = _ints(r, "axis_index", 0, g - 1, where, len(ids))
     if len(inputs) != len(ids) or len(axis) != len(ids):
-        raise ReportError(f"The report's {where} has {len(ids)} local devices but "
-                          f"{len(inputs)} inputs and {len(axis)} axis indices.")  # fmt: skip
+        raise ReportError(
+            f"The report's {where} has {len(ids)} local devices but "
+            f"{len(inputs)} inputs and {len(axis)} axis indices."
+        )
     return Process(
-        index=_int(r, "process_index", 0, n - 1, where), hostname=_text(r.get("hostname")) or "?",
-        local_device_ids=ids, local_inputs=inputs, psum=_number(r, "psum", where),
-        all_gather=_numbers(r, "all_gather", where, g), axis_index=axis,
+        index=_int(r, "process_index", 0, n - 1, where),
+        hostname=_text(r.get("hostname")) or "?",
+        local_device_ids=ids,
+        local_inputs=inputs,
+        psum=_number(r, "psum", where),
+        all_gather=_numbers(r, "all_gather", where, g),
+        axis_index=axis,
         sees=_int(r, "global_devices", 1, MAX_DEVICES, where),
-        init_s=_seconds(r.get("init_s")), first_call_s=_seconds(r.get("first_call_s")),
+        init_s=_seconds(r.get("init_s")),
+        first_call_s=_seconds(r.get("first_call_s")),
         steady_s=_seconds(r.get("steady_s")),
-    )  # fmt: skip
+    )
 
 
 def _list(d: dict, key: str, most: int) -> list:
@@ -198,8 +236,9 @@ def _int(d: dict, key: str, lo: int, hi: int, where: str = "") -> int:
 def _ints(d: dict, key: str, lo: int, hi: int, where: str, most: int) -> tuple[int, ...]:
     v = d.get(key)
     if not isinstance(v, list) or len(v) > most:
-        raise ReportError(f"The report's {where}.{key} is not a list of at most {most:,} "
-                          "whole numbers.")  # fmt: skip
+        raise ReportError(
+            f"The report's {where}.{key} is not a list of at most {most:,} whole numbers."
+        )
     return tuple(_int({key: x}, key, lo, hi, where) for x in v)
 
 
@@ -213,8 +252,7 @@ def _number(d: dict, key: str, where: str) -> float:
 def _numbers(d: dict, key: str, where: str, most: int) -> tuple[float, ...]:
     v = d.get(key)
     if not isinstance(v, list) or len(v) > most:
-        raise ReportError(f"The report's {where}.{key} is not a list of at most {most:,} "
-                          "numbers.")  # fmt: skip
+        raise ReportError(f"The report's {where}.{key} is not a list of at most {most:,} numbers.")
     return tuple(_number({key: x}, key, where) for x in v)
 
 
@@ -252,10 +290,15 @@ class Check:
         return self.psum_equal and self.psum_correct and self.gather_correct and self.axis_complete
 
     def to_json(self) -> dict:
-        return {"expected_psum": self.expected_psum, "psum_equal": self.psum_equal,
-                "psum_correct": self.psum_correct, "all_gather_correct": self.gather_correct,
-                "axis_index_complete": self.axis_complete,
-                "inputs_as_designed": self.inputs_as_designed, "ok": self.ok}  # fmt: skip
+        return {
+            "expected_psum": self.expected_psum,
+            "psum_equal": self.psum_equal,
+            "psum_correct": self.psum_correct,
+            "all_gather_correct": self.gather_correct,
+            "axis_index_complete": self.axis_complete,
+            "inputs_as_designed": self.inputs_as_designed,
+            "ok": self.ok,
+        }
 
 
 def check(report: Report) -> Check:
@@ -274,11 +317,12 @@ def check(report: Report) -> Check:
         expected_psum=expected,
         psum_equal=all(p.psum == first for p in report.processes),
         psum_correct=bool(np.isclose(first, expected)),
-        gather_correct=all(len(p.all_gather) == g and np.allclose(p.all_gather, full)
-                           for p in report.processes),
+        gather_correct=all(
+            len(p.all_gather) == g and np.allclose(p.all_gather, full) for p in report.processes
+        ),
         axis_complete=bool((seen == 1).all()),
         inputs_as_designed=bool(np.array_equal(full, np.arange(1, g + 1))),
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------- the folder of reports
@@ -293,16 +337,19 @@ def resolve(folder: str | None, name: str) -> Path:
         )
     name = (name or "").strip()
     if not name or len(name) > MAX_NAME or any(not ch.isprintable() for ch in name):
-        raise ReportError(f"Give a report's path inside the reports folder ({MAX_NAME} "
-                          "characters at most), e.g. cluster-report.json.")  # fmt: skip
+        raise ReportError(
+            f"Give a report's path inside the reports folder ({MAX_NAME} "
+            "characters at most), e.g. cluster-report.json."
+        )
     try:
         root = Path(folder).resolve()
         path = (root / name).resolve()
     except (OSError, RuntimeError) as err:  # a link that loops (RuntimeError on 3.11)
         raise ReportError(f"{quote(name)} cannot be opened: {first_line(err)}.") from err
     if not path.is_relative_to(root) or path == root:
-        raise ReportError(f"{quote(name, 60)} is outside the reports folder; only files inside it "
-                          "can be opened.")  # fmt: skip
+        raise ReportError(
+            f"{quote(name, 60)} is outside the reports folder; only files inside it can be opened."
+        )
     return path
 
 
@@ -315,8 +362,9 @@ def read(folder: str | None, name: str) -> Report:
                 f"There is no report {quote(name.strip(), 60)} in the reports folder."
             )
         if path.stat().st_size > MAX_BYTES:
-            raise ReportError(f"{quote(name.strip(), 60)} is larger than {MAX_BYTES // 2**20} MiB: "
-                              "not a report.")  # fmt: skip
+            raise ReportError(
+                f"{quote(name.strip(), 60)} is larger than {MAX_BYTES // 2**20} MiB: not a report."
+            )
         return parse(path.read_bytes())
     except OSError as err:
         raise ReportError(f"{quote(name.strip(), 60)} cannot be read: {err.strerror}.") from err
@@ -331,9 +379,11 @@ def listing(folder: str | None, most: int = 50) -> list[str]:
     if not folder:
         return []
     root = os.path.realpath(folder)
-    found = [os.path.relpath(e.path, root).replace(os.sep, "/")
-             for e in folders.entries(root, folders.Walk(), 2, MAX_SCANNED)
-             if _is_report_file(e, root)]  # fmt: skip
+    found = [
+        os.path.relpath(e.path, root).replace(os.sep, "/")
+        for e in folders.entries(root, folders.Walk(), 2, MAX_SCANNED)
+        if _is_report_file(e, root)
+    ]
     return sorted(found)[:most]
 
 

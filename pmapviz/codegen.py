@@ -68,8 +68,11 @@ def _inputs(p: Plan) -> list[str]:
     """One random input per leaf, in the plan's leaf order (so both scripts draw the same
     numbers), put together into each argument's tree."""
     texts = [_random(leaf.shape, leaf.dtype) for leaf in p.leaves]
-    return ["", "rng = np.random.default_rng(0)",
-            *(f"{name} = {src}" for name, src in _per_argument(p, texts))]  # fmt: skip
+    return [
+        "",
+        "rng = np.random.default_rng(0)",
+        *(f"{name} = {src}" for name, src in _per_argument(p, texts)),
+    ]
 
 
 def _in_axes_text(p: Plan, compact: bool = False) -> str:
@@ -88,8 +91,10 @@ def _in_axes_text(p: Plan, compact: bool = False) -> str:
 
 def pmap_call(p: Plan, compact: bool = False) -> str:
     """``jax.pmap(f, in_axes=..., out_axes=..., axis_name=...)`` as the user would write it."""
-    return (f"jax.pmap(f, in_axes={_in_axes_text(p, compact)}, "
-            f"out_axes={pytrees.fmt_prefix(p.out_axes)}, axis_name={p.axis_name!r})")  # fmt: skip
+    return (
+        f"jax.pmap(f, in_axes={_in_axes_text(p, compact)}, "
+        f"out_axes={pytrees.fmt_prefix(p.out_axes)}, axis_name={p.axis_name!r})"
+    )
 
 
 def _print_out(p: Plan) -> str:
@@ -120,8 +125,10 @@ def _block_result(p: Plan, args: str) -> list[str]:
         return [f"    return jnp.expand_dims(f({args}), {p.out_axes})  # put the device axis back"]
     skel = pytrees.skeleton(p.out_shapes)
     names = [n for n, _ in pytrees.leaves(p.out_shapes, "o")]
-    back = [n if a is None else f"jnp.expand_dims({n}, {a})"
-            for n, a in zip(names, _out_leaf_axes(p), strict=True)]  # fmt: skip
+    back = [
+        n if a is None else f"jnp.expand_dims({n}, {a})"
+        for n, a in zip(names, _out_leaf_axes(p), strict=True)
+    ]
     return [
         f"    o = f({args})",
         f"    return {pytrees.render(skel, back)}  # each leaf gets its device axis back",
@@ -188,8 +195,9 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
         raise ValueError("export needs a valid plan")
     name = p.axis_name or "i"
     args = ", ".join(_names(p))
-    dropped = [leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})"
-               for leaf in p.leaves]  # fmt: skip
+    dropped = [
+        leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})" for leaf in p.leaves
+    ]
     squeeze = [
         f"    {n} = {src}  # this device's block keeps the mapped axis (size 1); drop it"
         for n, src in _per_argument(p, dropped)
@@ -226,25 +234,56 @@ def mesh_script(ex: meshrun.Example, facts: devicefacts.Facts | None = None) -> 
     PartitionSpecs, f in the global view (``jax.jit`` with NamedSharding) and in the per-device
     view (``jax.shard_map`` with collectives over named axes), and a check that they agree."""
     names = ("x", "w")[: len(ex.shapes)]
-    return _mesh_views(f"both views on a named mesh: {ex.title}", ex.mesh, names, ex.shapes,
-                       ex.in_specs, ex.out_spec, ex.global_code, ex.local_code, facts)  # fmt: skip
+    return _mesh_views(
+        f"both views on a named mesh: {ex.title}",
+        ex.mesh,
+        names,
+        ex.shapes,
+        ex.in_specs,
+        ex.out_spec,
+        ex.global_code,
+        ex.local_code,
+        facts,
+    )
 
 
-def mesh_own_script(mesh: meshes.Mesh, args: list, g: ExprProgram, loc: ExprProgram,
-                    out_spec: tuple, facts: devicefacts.Facts | None = None) -> str:  # fmt: skip
+def mesh_own_script(
+    mesh: meshes.Mesh,
+    args: list,
+    g: ExprProgram,
+    loc: ExprProgram,
+    out_spec: tuple,
+    facts: devicefacts.Facts | None = None,
+) -> str:
     """Your own f on a mesh (the Meshes page's arguments ``(label, shape, spec)`` and the two
     checked expressions), as the same runnable script as :func:`mesh_script`."""
-    return _mesh_views("both views of your own f on a named mesh", mesh, g.arg_names,
-                       [shape for _, shape, _ in args], [spec for _, _, spec in args],
-                       out_spec, g.source, loc.source, facts)  # fmt: skip
+    return _mesh_views(
+        "both views of your own f on a named mesh",
+        mesh,
+        g.arg_names,
+        [shape for _, shape, _ in args],
+        [spec for _, _, spec in args],
+        out_spec,
+        g.source,
+        loc.source,
+        facts,
+    )
 
 
-def _mesh_views(title: str, mesh: meshes.Mesh, names, shapes, in_specs, out_spec,
-                global_code: str, local_code: str, facts) -> str:  # fmt: skip
+def _mesh_views(
+    title: str,
+    mesh: meshes.Mesh,
+    names,
+    shapes,
+    in_specs,
+    out_spec,
+    global_code: str,
+    local_code: str,
+    facts,
+) -> str:
     args = ", ".join(names)
     unpack = args + ("," if len(names) == 1 else "")  # x, = ... for one argument
-    specs = ", ".join(meshes.spec_text(sp) for sp in in_specs) + (
-        "," if len(in_specs) == 1 else "")  # fmt: skip
+    specs = ", ".join(meshes.spec_text(sp) for sp in in_specs) + ("," if len(in_specs) == 1 else "")
     out = meshes.spec_text(out_spec)
     lines = [
         _header(title, mesh.devices, facts),
@@ -252,8 +291,10 @@ def _mesh_views(title: str, mesh: meshes.Mesh, names, shapes, in_specs, out_spec
         "",
         f"mesh = jax.make_mesh({tuple(mesh.shape)}, {tuple(mesh.names)})  # Explicit axes",
         "rng = np.random.default_rng(0)",
-        *(f"{n} = rng.standard_normal({tuple(shape)}).astype(np.float32)"
-          for n, shape in zip(names, shapes, strict=True)),
+        *(
+            f"{n} = rng.standard_normal({tuple(shape)}).astype(np.float32)"
+            for n, shape in zip(names, shapes, strict=True)
+        ),
         f"specs = ({specs})",
         f"{unpack} = (jax.device_put(a, NamedSharding(mesh, s))",
         f"{' ' * len(unpack)}    for a, s in zip(({unpack}), specs))",
@@ -278,5 +319,5 @@ def _mesh_views(title: str, mesh: meshes.Mesh, names, shapes, in_specs, out_spec
         "diff = float(np.max(np.abs(np.asarray(glob) - np.asarray(local))))",
         'print("max |global - per-device| =", diff)',
         "assert diff <= 1e-4, diff",
-    ]  # fmt: skip
+    ]
     return "\n".join(lines) + "\n"

@@ -48,20 +48,43 @@ COLLECTIVES: tuple[Collective, ...] = (
     Collective("pmean", "pmean: mean over devices", "lax.pmean(x, 'i'{groups})", "reduce", True),
     Collective("pmax", "pmax: maximum over devices", "lax.pmax(x, 'i'{groups})", "reduce", True),
     Collective("pmin", "pmin: minimum over devices", "lax.pmin(x, 'i'{groups})", "reduce", True),
-    Collective("all_gather", "all_gather: every device gets every block",
-               "lax.all_gather(x, 'i')", "gather"),
-    Collective("all_gather_tiled", "all_gather(tiled=True): concatenated",
-               "lax.all_gather(x, 'i', tiled=True)", "gather"),
-    Collective("ppermute", "ppermute: send blocks along pairs", "lax.ppermute(x, 'i', perm={perm})",
-               "permute"),
-    Collective("psum_scatter", "psum_scatter: sum, then each keeps one piece",
-               "lax.psum_scatter(x, 'i', tiled=True)", "scatter", needs_divisible=True),
-    Collective("all_to_all", "all_to_all: piece j of device i goes to device j",
-               "lax.all_to_all(x, 'i', 0, 0, tiled=True)", "scatter", needs_divisible=True),
+    Collective(
+        "all_gather",
+        "all_gather: every device gets every block",
+        "lax.all_gather(x, 'i')",
+        "gather",
+    ),
+    Collective(
+        "all_gather_tiled",
+        "all_gather(tiled=True): concatenated",
+        "lax.all_gather(x, 'i', tiled=True)",
+        "gather",
+    ),
+    Collective(
+        "ppermute",
+        "ppermute: send blocks along pairs",
+        "lax.ppermute(x, 'i', perm={perm})",
+        "permute",
+    ),
+    Collective(
+        "psum_scatter",
+        "psum_scatter: sum, then each keeps one piece",
+        "lax.psum_scatter(x, 'i', tiled=True)",
+        "scatter",
+        needs_divisible=True,
+    ),
+    Collective(
+        "all_to_all",
+        "all_to_all: piece j of device i goes to device j",
+        "lax.all_to_all(x, 'i', 0, 0, tiled=True)",
+        "scatter",
+        needs_divisible=True,
+    ),
     Collective("axis_index", "axis_index: which device am I?", "lax.axis_index('i')", "index"),
-    Collective("normalise", "normalise by the global sum", "x / lax.psum(jnp.sum(x), 'i')",
-               "normalise"),
-)  # fmt: skip
+    Collective(
+        "normalise", "normalise by the global sum", "x / lax.psum(jnp.sum(x), 'i')", "normalise"
+    ),
+)
 BY_KEY = {c.key: c for c in COLLECTIVES}
 VALUE_KINDS = ("arange", "random")
 PERMUTATIONS = ("ring right", "ring left", "custom")
@@ -157,12 +180,16 @@ def unequal_groups_warning(key: str, groups) -> str | None:
     sizes = [len(g) for g in groups or []]
     if len(set(sizes)) <= 1:
         return None
-    text = (f"The groups have unequal sizes ({', '.join(map(str, sizes))}). JAX runs this on "
-            "CPU, but TPUs reject it; keep groups the same size to be safe.")  # fmt: skip
+    text = (
+        f"The groups have unequal sizes ({', '.join(map(str, sizes))}). JAX runs this on "
+        "CPU, but TPUs reject it; keep groups the same size to be safe."
+    )
     if key == "pmean":
-        text += (f" pmean is wrong here: JAX 0.10 divides every group's sum by the size of "
-                 f"the first group ({sizes[0]}), silently. The correct mean is shown beside "
-                 "it.")  # fmt: skip
+        text += (
+            f" pmean is wrong here: JAX 0.10 divides every group's sum by the size of "
+            f"the first group ({sizes[0]}), silently. The correct mean is shown beside "
+            "it."
+        )
     return text
 
 
@@ -228,8 +255,12 @@ def check(c: Collective, n: int, m: int, groups) -> None:
         )
 
 
-HLO_KIND = {"reduce": "all-reduce", "normalise": "all-reduce", "gather": "all-gather",
-            "permute": "collective-permute"}  # fmt: skip
+HLO_KIND = {
+    "reduce": "all-reduce",
+    "normalise": "all-reduce",
+    "gather": "all-gather",
+    "permute": "collective-permute",
+}
 
 
 def comm_cost(c: Collective, n: int, m: int, itemsize: int, groups, perm) -> tuple[dict, str]:
@@ -267,10 +298,10 @@ def ring_model(kind: str, block_bytes: float, groups, n: int, pairs=None) -> tup
     if kind == "collective-permute":
         senders = {s for s, _ in pairs or []}
         receivers = {d for _, d in pairs or []}
-        return {"sent": block_bytes * len(senders) / n,
-                "received": block_bytes * len(receivers) / n}, (
-            "point to point: each pair moves one block (average over devices)"
-        )  # fmt: skip
+        return {
+            "sent": block_bytes * len(senders) / n,
+            "received": block_bytes * len(receivers) / n,
+        }, ("point to point: each pair moves one block (average over devices)")
     raise ValueError(f"no ring model for {kind!r}")
 
 
@@ -286,9 +317,15 @@ def make_input(n: int, m: int, kind: str = "arange", seed: int = 0) -> np.ndarra
 
 
 def run(
-    key: str, n: int, m: int, kind: str = "arange", groups=None, perm=None,
-    program_cache: Callable[..., Callable] | None = None, on_wait=None,
-) -> Outcome:  # fmt: skip
+    key: str,
+    n: int,
+    m: int,
+    kind: str = "arange",
+    groups=None,
+    perm=None,
+    program_cache: Callable[..., Callable] | None = None,
+    on_wait=None,
+) -> Outcome:
     """Run collective ``key`` on n devices with blocks of m elements; all values from JAX.
     The program is compiled first, from the input's shape alone; then what it will hold
     (:func:`run_need`, from its ``memory_analysis()``) is refused when it could never fit
@@ -337,8 +374,9 @@ def run_need(executable, n: int, m: int) -> memory.Need:
     return memory.larger(memory.collective_bytes(n, m), compiled)
 
 
-def refuse_unfit(c: Collective, n: int, m: int, need: memory.Need,
-                 budget: int | memory.Budget | None = None) -> None:  # fmt: skip
+def refuse_unfit(
+    c: Collective, n: int, m: int, need: memory.Need, budget: int | memory.Budget | None = None
+) -> None:
     """BudgetError, naming the largest block that fits, when ``need`` (blocks of ``m``
     elements) could never fit the memory budget. Larger and smaller blocks are ``need``
     scaled: a collective's buffers grow with its block, its runtime part does not."""
@@ -349,10 +387,14 @@ def refuse_unfit(c: Collective, n: int, m: int, need: memory.Need,
     fit = memory.largest_fitting(
         lambda size: memory.scaled(need, size / m, memory.COLLECTIVE_BYTES), b, step, m, step
     )
-    fits = (f"The largest block that fits is {fit:,} element(s) per device." if fit else
-            f"Not even blocks of {step} element(s) fit.")  # fmt: skip
-    memory.refuse_over(need, b, f"Running {c.key} on {n} devices with blocks of {m:,} "
-                       "elements", fits)  # fmt: skip
+    fits = (
+        f"The largest block that fits is {fit:,} element(s) per device."
+        if fit
+        else f"Not even blocks of {step} element(s) fit."
+    )
+    memory.refuse_over(
+        need, b, f"Running {c.key} on {n} devices with blocks of {m:,} elements", fits
+    )
 
 
 def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
@@ -371,8 +413,20 @@ def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
     note = unequal_groups_warning(key, groups)
     if note:
         warnings.insert(0, note)
-    return Outcome(c, code_for(c, groups, perm), n, before, after, sources, groups, perm, cost,
-                   model, expected, tuple(warnings))  # fmt: skip
+    return Outcome(
+        c,
+        code_for(c, groups, perm),
+        n,
+        before,
+        after,
+        sources,
+        groups,
+        perm,
+        cost,
+        model,
+        expected,
+        tuple(warnings),
+    )
 
 
 def picture_label(out: Outcome) -> str:
@@ -396,8 +450,11 @@ def compile_collective(key: str, n: int, groups, perm) -> Callable:
     import jax
 
     groups_list = [list(g) for g in groups] if groups else None
-    return jax.pmap(build(BY_KEY[key], groups_list, list(perm) or None), axis_name=AXIS,
-                    devices=devicefacts.local_devices_for_work()[:n])  # fmt: skip
+    return jax.pmap(
+        build(BY_KEY[key], groups_list, list(perm) or None),
+        axis_name=AXIS,
+        devices=devicefacts.local_devices_for_work()[:n],
+    )
 
 
 def defined_sources(c: Collective, n: int, perm) -> list[list[tuple[int, int] | None]]:
@@ -435,8 +492,10 @@ def checked_sources(c: Collective, n: int, m: int, perm, before, after):
                 row.append(src)
             else:
                 row.append(None)
-                warnings.append(f"Device {d}, piece {k}: expected a copy of device {src}'s "
-                                "values, but the values differ.")  # fmt: skip
+                warnings.append(
+                    f"Device {d}, piece {k}: expected a copy of device {src}'s "
+                    "values, but the values differ."
+                )
         sources.append(row)
     return sources, warnings
 
@@ -482,9 +541,13 @@ def differs_from_numpy(out: Outcome) -> list[int]:
     """Devices whose real result is not what numpy computes (e.g. pmean over unequal groups)."""
     if out.expected is None:
         return []
-    return [d for d, (got, want) in enumerate(zip(out.after, out.expected, strict=True))
-            if not np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               rtol=1e-5, atol=1e-6)]  # fmt: skip
+    return [
+        d
+        for d, (got, want) in enumerate(zip(out.after, out.expected, strict=True))
+        if not np.allclose(
+            np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-5, atol=1e-6
+        )
+    ]
 
 
 @dataclass(frozen=True)
@@ -496,8 +559,9 @@ class Choice:
     perm: tuple[tuple[int, int], ...] | None
 
 
-def playground_choice(key: str, n: int, groups_text: str = "", pairs_text: str = "",
-                      mode: str = "custom") -> Choice:  # fmt: skip
+def playground_choice(
+    key: str, n: int, groups_text: str = "", pairs_text: str = "", mode: str = "custom"
+) -> Choice:
     """Groups (for the reductions) and pairs (for ppermute) from what the user typed; ``mode``
     'ring right' / 'ring left' picks a ring, 'custom' the typed pairs (a ring right when
     empty). Raises CollectiveError with the fix."""
@@ -511,8 +575,9 @@ def playground_choice(key: str, n: int, groups_text: str = "", pairs_text: str =
             perm = parse_pairs(pairs_text, n)
         else:
             perm = ring(n, "right")
-    return Choice(tuple(map(tuple, groups)) if groups else None,
-                  tuple(map(tuple, perm)) if perm else None)  # fmt: skip
+    return Choice(
+        tuple(map(tuple, groups)) if groups else None, tuple(map(tuple, perm)) if perm else None
+    )
 
 
 # ---------------------------------------------------------------- the playground's URL state
@@ -522,13 +587,20 @@ MAX_ELEMENTS = 64  # elements per device on the playground
 def schema(n_devices: int) -> settings.Schema:
     """The Collectives playground's settings: c, n, m, v, g, p, pairs."""
     s = settings
-    return s.Schema((
-        s.choice_field("c", "Collective", tuple(c.key for c in COLLECTIVES), "psum"),
-        s.int_field("n", "Devices", 1, n_devices, n_devices),
-        s.int_field("m", "Elements per device", 1, MAX_ELEMENTS,
-                    max(4, n_devices) if n_devices <= MAX_ELEMENTS else MAX_ELEMENTS),
-        s.choice_field("v", "Values", VALUE_KINDS, "arange"),
-        s.text_field("g", "axis_index_groups", ""),
-        s.choice_field("p", "Permutation", PERMUTATIONS, "ring right"),
-        s.text_field("pairs", "Pairs", "0->1, 1->2"),
-    ))  # fmt: skip
+    return s.Schema(
+        (
+            s.choice_field("c", "Collective", tuple(c.key for c in COLLECTIVES), "psum"),
+            s.int_field("n", "Devices", 1, n_devices, n_devices),
+            s.int_field(
+                "m",
+                "Elements per device",
+                1,
+                MAX_ELEMENTS,
+                max(4, n_devices) if n_devices <= MAX_ELEMENTS else MAX_ELEMENTS,
+            ),
+            s.choice_field("v", "Values", VALUE_KINDS, "arange"),
+            s.text_field("g", "axis_index_groups", ""),
+            s.choice_field("p", "Permutation", PERMUTATIONS, "ring right"),
+            s.text_field("pairs", "Pairs", "0->1, 1->2"),
+        )
+    )

@@ -70,13 +70,19 @@ class Row:
         shape = list(c.shapes[0]) if len(c.shapes) == 1 else [list(s) for s in c.shapes]
         groups, pairs = c.replica_groups, c.source_target_pairs
         return {
-            "kind": c.kind, "name": c.name, "shape": shape, "dtype": c.dtype, "bytes": c.bytes,
+            "kind": c.kind,
+            "name": c.name,
+            "shape": shape,
+            "dtype": c.dtype,
+            "bytes": c.bytes,
             "replica_groups": None if groups is None else [list(g) for g in groups],
             "source_target_pairs": None if pairs is None else [list(p) for p in pairs],
-            "source_line": c.source_line, "hlo_line": c.line,
-            "model_sent_bytes": self.model_sent, "model_received_bytes": self.model_received,
+            "source_line": c.source_line,
+            "hlo_line": c.line,
+            "model_sent_bytes": self.model_sent,
+            "model_received_bytes": self.model_received,
             "model": self.model,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -98,11 +104,14 @@ class Cost:
 
     def memory_json(self) -> dict:
         return {
-            "argument_bytes": self.argument_bytes, "output_bytes": self.output_bytes,
-            "temp_bytes": self.temp_bytes, "generated_code_bytes": self.generated_code_bytes,
-            "alias_bytes": self.alias_bytes, "peak_bytes": self.peak_bytes,
+            "argument_bytes": self.argument_bytes,
+            "output_bytes": self.output_bytes,
+            "temp_bytes": self.temp_bytes,
+            "generated_code_bytes": self.generated_code_bytes,
+            "alias_bytes": self.alias_bytes,
+            "peak_bytes": self.peak_bytes,
             "peak_is_estimate": self.peak_is_estimate,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -116,11 +125,12 @@ class Variant:
 
     def to_json(self) -> dict:
         return {
-            "label": self.label, "error": self.error,
+            "label": self.label,
+            "error": self.error,
             "collectives": [r.hlo.kind for r in self.rows],
             "cost": self.cost.to_json() if self.cost else None,
             "memory": self.cost.memory_json() if self.cost else None,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -145,14 +155,23 @@ def program_grid(a, labels: list[str]) -> tuple[list, str]:
     memory = f"in {fmt_bytes(c.argument_bytes)} · out {fmt_bytes(c.output_bytes)}"
     rows = [
         ("device", [(names[d], d, f"{names[d]}: position {d}") for d in range(n)]),
-        ("runs", [(f"{lines:,} HLO lines", d, "one compiled program, the same on every device")
-                  for d in range(n)]),
+        (
+            "runs",
+            [
+                (f"{lines:,} HLO lines", d, "one compiled program, the same on every device")
+                for d in range(n)
+            ],
+        ),
         ("collectives", [(kinds, None, "the collectives XLA emitted") for _ in range(n)]),
-        ("memory", [(memory, None, "per device, from compiled.memory_analysis()")
-                    for _ in range(n)]),
-    ]  # fmt: skip
-    label = (f"{a.target.code} compiled by XLA: the same {lines:,}-line program on each of {n} "
-             f"devices; collectives: {kinds}; per device {memory}")  # fmt: skip
+        (
+            "memory",
+            [(memory, None, "per device, from compiled.memory_analysis()") for _ in range(n)],
+        ),
+    ]
+    label = (
+        f"{a.target.code} compiled by XLA: the same {lines:,}-line program on each of {n} "
+        f"devices; collectives: {kinds}; per device {memory}"
+    )
     return rows, label
 
 
@@ -168,13 +187,16 @@ class Analysis:
 
     def to_json(self) -> dict:
         return {
-            "label": self.target.label, "code": self.target.code, "devices": self.target.n,
+            "label": self.target.label,
+            "code": self.target.code,
+            "devices": self.target.n,
             "collectives": [r.to_json() for r in self.rows],
             "unparsed": [{"line": k, "text": t, "why": w} for k, t, w in self.unparsed],
-            "cost": self.cost.to_json(), "memory": self.cost.memory_json(),
+            "cost": self.cost.to_json(),
+            "memory": self.cost.memory_json(),
             "variants": {k: v.to_json() for k, v in self.variants.items()},
             "compile_s": self.compile_s,
-        }  # fmt: skip
+        }
 
 
 # ---------------------------------------------------------------- reading a compilation
@@ -196,13 +218,23 @@ def cost_of(compiled) -> Cost:
     ca = ca or {}
     ma = compiled.memory_analysis()
     get = lambda name: int(getattr(ma, name, 0) or 0)  # noqa: E731
-    arg, out, temp = get("argument_size_in_bytes"), get("output_size_in_bytes"), get(
-        "temp_size_in_bytes")  # fmt: skip
+    arg, out, temp = (
+        get("argument_size_in_bytes"),
+        get("output_size_in_bytes"),
+        get("temp_size_in_bytes"),
+    )
     alias, peak = get("alias_size_in_bytes"), get("peak_memory_in_bytes")
     return Cost(
-        ca.get("flops"), ca.get("bytes accessed"), arg, out, temp,
-        get("generated_code_size_in_bytes"), alias, peak or arg + out + temp - alias, not peak,
-    )  # fmt: skip
+        ca.get("flops"),
+        ca.get("bytes accessed"),
+        arg,
+        out,
+        temp,
+        get("generated_code_size_in_bytes"),
+        alias,
+        peak or arg + out + temp - alias,
+        not peak,
+    )
 
 
 # ---------------------------------------------------------------- the four variants
@@ -211,18 +243,27 @@ def _placed(target: Target, sharding_for: Callable[[int, int | None], Any]) -> l
     import jax
 
     return [
-        jax.tree.map(lambda s, ax=ax: jax.ShapeDtypeStruct(s.shape, s.dtype,
-                                                           sharding=sharding_for(s.ndim, ax)), a)
+        jax.tree.map(
+            lambda s, ax=ax: jax.ShapeDtypeStruct(
+                s.shape, s.dtype, sharding=sharding_for(s.ndim, ax)
+            ),
+            a,
+        )
         for a, ax in zip(target.args, target.in_axes, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def _pmap_lowered(target: Target):
     import jax
 
     devs = devicefacts.local_devices_for_work()[: target.n]
-    pm = jax.pmap(target.fn, in_axes=target.in_axes, out_axes=target.out_axes,
-                  axis_name=target.axis_name, devices=devs)  # fmt: skip
+    pm = jax.pmap(
+        target.fn,
+        in_axes=target.in_axes,
+        out_axes=target.out_axes,
+        axis_name=target.axis_name,
+        devices=devs,
+    )
     args = _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n))
     return pm, args, pm.lower(*args)
 
@@ -230,8 +271,9 @@ def _pmap_lowered(target: Target):
 def _vmapped(target: Target) -> Callable:
     import jax
 
-    return jax.vmap(target.fn, in_axes=target.in_axes, out_axes=target.out_axes,
-                    axis_name=target.axis_name)  # fmt: skip
+    return jax.vmap(
+        target.fn, in_axes=target.in_axes, out_axes=target.out_axes, axis_name=target.axis_name
+    )
 
 
 def _shard_mapped(target: Target):
@@ -247,17 +289,24 @@ def _shard_mapped(target: Target):
         return PartitionSpec() if ax is None else PartitionSpec(*([None] * ax), name)
 
     def per_block(*blocks):
-        args = [b if ax is None else jax.tree.map(lambda v, ax=ax: jnp.squeeze(v, ax), b)
-                for b, ax in zip(blocks, target.in_axes, strict=True)]  # fmt: skip
+        args = [
+            b if ax is None else jax.tree.map(lambda v, ax=ax: jnp.squeeze(v, ax), b)
+            for b, ax in zip(blocks, target.in_axes, strict=True)
+        ]
         out = target.fn(*args)
         # out_axes may be a prefix of the output (one axis per subtree): spread it per leaf
         axes = jax.tree.broadcast(target.out_axes, out, is_leaf=lambda x: x is None)
-        return jax.tree.map(lambda o, ax: o if ax is None else jnp.expand_dims(o, ax), out, axes,
-                            is_leaf=lambda x: x is None)  # fmt: skip
+        return jax.tree.map(
+            lambda o, ax: o if ax is None else jnp.expand_dims(o, ax),
+            out,
+            axes,
+            is_leaf=lambda x: x is None,
+        )
 
     out_specs = jax.tree.map(spec, target.out_axes, is_leaf=lambda x: x is None)
-    sm = jax.shard_map(per_block, mesh=mesh, in_specs=tuple(spec(a) for a in target.in_axes),
-                       out_specs=out_specs)  # fmt: skip
+    sm = jax.shard_map(
+        per_block, mesh=mesh, in_specs=tuple(spec(a) for a in target.in_axes), out_specs=out_specs
+    )
     return jax.jit(sm), _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n, name))
 
 
@@ -279,8 +328,9 @@ def _variant(key: str, target: Target) -> Variant:
     except Exception as err:  # noqa: BLE001  (any JAX refusal is the finding)
         return Variant(key, VARIANTS[key], error=first_line(err))
     report = parse_hlo(compiled.as_text())
-    return Variant(key, VARIANTS[key], rows_for(report, target.n), report.unparsed,
-                   cost_of(compiled))  # fmt: skip
+    return Variant(
+        key, VARIANTS[key], rows_for(report, target.n), report.unparsed, cost_of(compiled)
+    )
 
 
 def analyse(target: Target, variants: bool = True) -> Analysis:
@@ -296,8 +346,7 @@ def analyse(target: Target, variants: bool = True) -> Analysis:
     report = parse_hlo(hlo_text)
     jaxpr = str(jax.make_jaxpr(pm)(*args))
     shlo = lowered.as_text()
-    levels = Levels(jaxpr, shlo, hlo_text, jaxpr_lines(jaxpr), stablehlo_lines(shlo),
-                    report.lines)  # fmt: skip
+    levels = Levels(jaxpr, shlo, hlo_text, jaxpr_lines(jaxpr), stablehlo_lines(shlo), report.lines)
     cost = cost_of(compiled)
     rows = rows_for(report, target.n)
     found = {"pmap": Variant("pmap", VARIANTS["pmap"], rows, report.unparsed, cost)}
@@ -315,13 +364,23 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
 
     c = collectives.BY_KEY[key]
     collectives.check(c, n, m, groups)
-    perm = (collectives.check_perm(list(perm or collectives.ring(n, "right")), n)
-            if key == "ppermute" else None)  # fmt: skip
+    perm = (
+        collectives.check_perm(list(perm or collectives.ring(n, "right")), n)
+        if key == "ppermute"
+        else None
+    )
     groups = [list(g) for g in groups] if groups else None
     code = f"jax.pmap(lambda x: {collectives.code_for(c, groups, perm)}, axis_name='i')"
-    return Target(c.label, code, collectives.build(c, groups, perm),
-                  (jax.ShapeDtypeStruct((n, m), jnp.float32),), (0,), 0, collectives.AXIS,
-                  n)  # fmt: skip
+    return Target(
+        c.label,
+        code,
+        collectives.build(c, groups, perm),
+        (jax.ShapeDtypeStruct((n, m), jnp.float32),),
+        (0,),
+        0,
+        collectives.AXIS,
+        n,
+    )
 
 
 def plan_target(program: Program, plan: Plan) -> Target:
@@ -332,17 +391,27 @@ def plan_target(program: Program, plan: Plan) -> Target:
     if not plan.ok:
         raise ValueError("only a valid plan can be compiled")
     if plan.devices_used > devicefacts.facts().local_count:
-        raise ValueError(f"the plan uses {plan.devices_used} devices; this process has "
-                         f"{devicefacts.facts().local_count}")  # fmt: skip
-    args = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype))
-                 for leaf in plan.leaves)  # fmt: skip
+        raise ValueError(
+            f"the plan uses {plan.devices_used} devices; this process has "
+            f"{devicefacts.facts().local_count}"
+        )
+    args = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves)
     given = plan.in_axes_given if plan.has_trees else plan.leaf_axes
-    code = (f"jax.pmap(f, in_axes={pytrees.fmt_prefix(tuple(given))}, "
-            f"out_axes={pytrees.fmt_prefix(plan.out_axes)}, "
-            f"axis_name={plan.axis_name!r})  # f: {program.body(plan.axis_name)}")  # fmt: skip
-    return Target(program.label, code, plan.leaf_fn(program.build(plan.axis_name)), args,
-                  plan.leaf_axes,
-                  plan.out_axes, plan.axis_name, plan.devices_used)  # fmt: skip
+    code = (
+        f"jax.pmap(f, in_axes={pytrees.fmt_prefix(tuple(given))}, "
+        f"out_axes={pytrees.fmt_prefix(plan.out_axes)}, "
+        f"axis_name={plan.axis_name!r})  # f: {program.body(plan.axis_name)}"
+    )
+    return Target(
+        program.label,
+        code,
+        plan.leaf_fn(program.build(plan.axis_name)),
+        args,
+        plan.leaf_axes,
+        plan.out_axes,
+        plan.axis_name,
+        plan.devices_used,
+    )
 
 
 def training_target(cfg: Config) -> Target:
@@ -352,14 +421,22 @@ def training_target(cfg: Config) -> Target:
     import numpy as np
 
     k, lb = cfg.devices, cfg.local_batch
-    params = jax.tree.map(lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype),
-                          training.init_params(cfg))  # fmt: skip
+    params = jax.tree.map(
+        lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype), training.init_params(cfg)
+    )
     ydt = jnp.float32 if cfg.model == "linear" else jnp.int32
     x = jax.ShapeDtypeStruct((k, lb, training.FEATURES), np.float32)
     y = jax.ShapeDtypeStruct((k, lb), ydt)
-    return Target(f"training step ({cfg.model}, {cfg.reduction})", training.code_for(cfg),
-                  training.dp_step_fn(cfg), (params, x, y), (0, 0, 0), 0, training.AXIS,
-                  k)  # fmt: skip
+    return Target(
+        f"training step ({cfg.model}, {cfg.reduction})",
+        training.code_for(cfg),
+        training.dp_step_fn(cfg),
+        (params, x, y),
+        (0, 0, 0),
+        0,
+        training.AXIS,
+        k,
+    )
 
 
 # ---------------------------------------------------------------- cached entry points
@@ -411,11 +488,16 @@ class Hidden:
 
     def to_json(self) -> dict:
         return {
-            "label": self.label, "code": self.code, "collectives": [r.to_json() for r in self.rows],
-            "fix_code": self.fix_code, "fix_collectives": [r.to_json() for r in self.fix_rows],
-            "time_s": self.time_s, "fix_time_s": self.fix_time_s,
-            "same_values": self.same_values, "note": self.note,
-        }  # fmt: skip
+            "label": self.label,
+            "code": self.code,
+            "collectives": [r.to_json() for r in self.rows],
+            "fix_code": self.fix_code,
+            "fix_collectives": [r.to_json() for r in self.fix_rows],
+            "time_s": self.time_s,
+            "fix_time_s": self.fix_time_s,
+            "same_values": self.same_values,
+            "note": self.note,
+        }
 
 
 def median_time(fn: Callable[[], Any], repeat: int = 5) -> float:
@@ -433,38 +515,57 @@ def hidden_communication(n: int, m: int = 1024, repeat: int = 5) -> list[Hidden]
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
 
-    x = jax.device_put(np.arange(1, n * m + 1, dtype=np.float32).reshape(n, m),
-                       pmap_sharding(2, 0, n))  # fmt: skip
+    x = jax.device_put(
+        np.arange(1, n * m + 1, dtype=np.float32).reshape(n, m), pmap_sharding(2, 0, n)
+    )
     out = jax.pmap(lambda v: v * 2, devices=devicefacts.local_devices_for_work()[:n])(x)
     shard0 = out.addressable_shards[0].data  # device 0's block, shape (1, m)
     take0, take0_twice = jax.jit(lambda a: a[0]), jax.jit(lambda a: a[0] * 2)
     cases = [
-        ("index a pmap output", "out[0]", lambda: out[0], _rows_of(take0, out, n=n),
-         "out.addressable_shards[0].data[0]", lambda: shard0[0], _rows_of(take0, shard0, n=n),
-         "Indexing the global array asks every device for its part of row 0: a masked "
-         "all-reduce. The shard is already on device 0."),
-        ("a jitted function on a pmap output", "jax.jit(lambda a: a[0] * 2)(out)",
-         lambda: take0_twice(out), _rows_of(take0_twice, out, n=n),
-         "jax.jit(lambda b: b[0] * 2)(out.addressable_shards[0].data)",
-         lambda: take0_twice(shard0), _rows_of(take0_twice, shard0, n=n),
-         "jit follows the input's sharding: over all devices, so reading one device's block "
-         "becomes a collective."),
-    ]  # fmt: skip
+        (
+            "index a pmap output",
+            "out[0]",
+            lambda: out[0],
+            _rows_of(take0, out, n=n),
+            "out.addressable_shards[0].data[0]",
+            lambda: shard0[0],
+            _rows_of(take0, shard0, n=n),
+            "Indexing the global array asks every device for its part of row 0: a masked "
+            "all-reduce. The shard is already on device 0.",
+        ),
+        (
+            "a jitted function on a pmap output",
+            "jax.jit(lambda a: a[0] * 2)(out)",
+            lambda: take0_twice(out),
+            _rows_of(take0_twice, out, n=n),
+            "jax.jit(lambda b: b[0] * 2)(out.addressable_shards[0].data)",
+            lambda: take0_twice(shard0),
+            _rows_of(take0_twice, shard0, n=n),
+            "jit follows the input's sharding: over all devices, so reading one device's block "
+            "becomes a collective.",
+        ),
+    ]
     found = [_measure(*c, repeat=repeat) for c in cases]
     devs = devicefacts.local_devices_for_work()
     w0 = jax.device_put(np.arange(1, m + 1, dtype=np.float32), devs[0])
     rep = jax.device_put(w0, NamedSharding(pmap_sharding(1, 0, n).mesh, PartitionSpec()))
     scale = jax.pmap(lambda w, v: w * v, in_axes=(None, 0), devices=devs[:n])
     rows = lambda w: rows_for(parse_hlo(scale.lower(w, x).compile().as_text()), n)  # noqa: E731
-    found.append(_measure(
-        "replicating parameters", "jax.pmap(f, in_axes=(None, 0))(w_on_device_0, x)",
-        lambda: scale(w0, x), rows(w0),
-        "w = jax.device_put(w, NamedSharding(mesh, P()))  # once; then the same call",
-        lambda: scale(rep, x), rows(rep),
-        "A broadcast argument that lives on one device is copied to every device on every "
-        "call: no collective in the HLO, the copies happen before the program runs. Place it "
-        "replicated once.", repeat=repeat,
-    ))  # fmt: skip
+    found.append(
+        _measure(
+            "replicating parameters",
+            "jax.pmap(f, in_axes=(None, 0))(w_on_device_0, x)",
+            lambda: scale(w0, x),
+            rows(w0),
+            "w = jax.device_put(w, NamedSharding(mesh, P()))  # once; then the same call",
+            lambda: scale(rep, x),
+            rows(rep),
+            "A broadcast argument that lives on one device is copied to every device on every "
+            "call: no collective in the HLO, the copies happen before the program runs. Place it "
+            "replicated once.",
+            repeat=repeat,
+        )
+    )
     return found
 
 
@@ -472,8 +573,17 @@ def _measure(label, code, run, rows, fix_code, fix, fix_rows, note, repeat) -> H
     import numpy as np
 
     same = bool(np.array_equal(np.asarray(run()), np.asarray(fix())))
-    return Hidden(label, code, rows, fix_code, fix_rows, median_time(run, repeat),
-                  median_time(fix, repeat), same, note)  # fmt: skip
+    return Hidden(
+        label,
+        code,
+        rows,
+        fix_code,
+        fix_rows,
+        median_time(run, repeat),
+        median_time(fix, repeat),
+        same,
+        note,
+    )
 
 
 # ---------------------------------------------------------------- text summary (CLI)
@@ -483,13 +593,18 @@ def table_rows(rows: tuple[Row, ...]) -> list[dict]:
     for r in rows:
         c = r.hlo
         where = c.source_target_pairs if c.source_target_pairs else c.replica_groups
-        out.append({
-            "collective": c.kind, "HLO op": c.name, "operand": f"{c.dtype}{c.shape_text}",
-            "bytes per device": c.bytes,
-            "groups / pairs": str([list(g) for g in where]) if where else "all devices",
-            "ring model: sends (B)": round(r.model_sent), "receives (B)": round(r.model_received),
-            "from": c.source_line or "?",
-        })  # fmt: skip
+        out.append(
+            {
+                "collective": c.kind,
+                "HLO op": c.name,
+                "operand": f"{c.dtype}{c.shape_text}",
+                "bytes per device": c.bytes,
+                "groups / pairs": str([list(g) for g in where]) if where else "all devices",
+                "ring model: sends (B)": round(r.model_sent),
+                "receives (B)": round(r.model_received),
+                "from": c.source_line or "?",
+            }
+        )
     return out
 
 
@@ -504,11 +619,19 @@ def variant_table(a: Analysis) -> tuple[list[dict], list[str]]:
             continue
         c = v.cost
         kinds = sorted(r.hlo.kind for r in v.rows)
-        rows.append({"variant": v.label, "collectives": ", ".join(kinds) or "none",
-                     "flops": c.flops, "bytes accessed": c.bytes_accessed,
-                     "arguments (B)": c.argument_bytes, "outputs (B)": c.output_bytes,
-                     "temporaries (B)": c.temp_bytes, "code (B)": c.generated_code_bytes,
-                     "peak (B)": c.peak_bytes})  # fmt: skip
+        rows.append(
+            {
+                "variant": v.label,
+                "collectives": ", ".join(kinds) or "none",
+                "flops": c.flops,
+                "bytes accessed": c.bytes_accessed,
+                "arguments (B)": c.argument_bytes,
+                "outputs (B)": c.output_bytes,
+                "temporaries (B)": c.temp_bytes,
+                "code (B)": c.generated_code_bytes,
+                "peak (B)": c.peak_bytes,
+            }
+        )
         if key != "pmap" and kinds != mine:
             notes.append(
                 f"{v.label} compiles to {', '.join(kinds) or 'no collective'}, where "
@@ -520,12 +643,20 @@ def variant_table(a: Analysis) -> tuple[list[dict], list[str]]:
 
 def hidden_table(n: int) -> list[dict]:
     """:func:`hidden_communication` as table rows (ms; collectives by kind)."""
-    return [{"what": h.label, "code": h.code,
-             "compiles to": ", ".join(r.hlo.kind for r in h.rows) or "no collective",
-             "time (ms)": round(h.time_s * 1e3, 3), "fix": h.fix_code,
-             "fix compiles to": ", ".join(r.hlo.kind for r in h.fix_rows) or "no collective",
-             "fix time (ms)": round(h.fix_time_s * 1e3, 3), "same values": h.same_values,
-             "note": h.note} for h in hidden_communication(n)]  # fmt: skip
+    return [
+        {
+            "what": h.label,
+            "code": h.code,
+            "compiles to": ", ".join(r.hlo.kind for r in h.rows) or "no collective",
+            "time (ms)": round(h.time_s * 1e3, 3),
+            "fix": h.fix_code,
+            "fix compiles to": ", ".join(r.hlo.kind for r in h.fix_rows) or "no collective",
+            "fix time (ms)": round(h.fix_time_s * 1e3, 3),
+            "same values": h.same_values,
+            "note": h.note,
+        }
+        for h in hidden_communication(n)
+    ]
 
 
 def summary_lines(a: Analysis) -> list[str]:
@@ -536,21 +667,27 @@ def summary_lines(a: Analysis) -> list[str]:
     for r in a.rows:
         c = r.hlo
         where = c.replica_groups if c.source_target_pairs is None else c.source_target_pairs
-        out.append(f"  {c.kind:<18} {c.shape_text:<14} {c.bytes:>10,} B/device  model sends "
-                   f"{r.model_sent:>12,.0f} B  {list(map(list, where))}  "
-                   f"from {c.source_line or '?'}")  # fmt: skip
+        out.append(
+            f"  {c.kind:<18} {c.shape_text:<14} {c.bytes:>10,} B/device  model sends "
+            f"{r.model_sent:>12,.0f} B  {list(map(list, where))}  "
+            f"from {c.source_line or '?'}"
+        )
     for line, text, why in a.unparsed:
         out.append(f"  unparsed (line {line}: {why}): {text[:120]}")
-    out.append("variant        collectives                    flops     bytes accessed  "
-               "argument  output  temp  (per device)")  # fmt: skip
+    out.append(
+        "variant        collectives                    flops     bytes accessed  "
+        "argument  output  temp  (per device)"
+    )
     for key, v in a.variants.items():
         if v.error:
             out.append(f"  {key:<12} cannot express it: {v.error}")
             continue
         kinds = ", ".join(r.hlo.kind for r in v.rows) or "none"
         c = v.cost
-        out.append(f"  {key:<12} {kinds:<30} {c.flops or 0:>8,.0f} {c.bytes_accessed or 0:>14,.0f}"
-                   f"  {c.argument_bytes:>8,} {c.output_bytes:>7,} {c.temp_bytes:>5,}")  # fmt: skip
+        out.append(
+            f"  {key:<12} {kinds:<30} {c.flops or 0:>8,.0f} {c.bytes_accessed or 0:>14,.0f}"
+            f"  {c.argument_bytes:>8,} {c.output_bytes:>7,} {c.temp_bytes:>5,}"
+        )
     return out
 
 
@@ -561,5 +698,9 @@ SOURCES = ("explorer", "collective", "training")
 def schema(n_devices: int) -> settings.Schema:
     """The Compiled program page: what to compile (src) and, for a collective, the
     playground's own settings (c, n, m, g, p, pairs)."""
-    return settings.Schema((settings.choice_field("src", "Program", SOURCES, "collective"),
-                            *collectives.schema(n_devices).fields))  # fmt: skip
+    return settings.Schema(
+        (
+            settings.choice_field("src", "Program", SOURCES, "collective"),
+            *collectives.schema(n_devices).fields,
+        )
+    )

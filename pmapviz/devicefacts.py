@@ -184,15 +184,20 @@ def _read_facts(name: str) -> Facts:
     local = local_devices(name)
     first = local[0]
     return Facts(
-        platform=first.platform, device_kind=first.device_kind,
-        devices=tuple(DeviceInfo(d.id, d.process_index, d.platform, d.device_kind, str(d))
-                      for d in devs),
-        local_count=len(local), process_count=1 + max(d.process_index for d in devs),
-        jax_version=jax.__version__, physical_cores=physical_cores(),
-        logical_cpus=logical_cpus(), startup=_STARTUP.get("startup"),
+        platform=first.platform,
+        device_kind=first.device_kind,
+        devices=tuple(
+            DeviceInfo(d.id, d.process_index, d.platform, d.device_kind, str(d)) for d in devs
+        ),
+        local_count=len(local),
+        process_count=1 + max(d.process_index for d in devs),
+        jax_version=jax.__version__,
+        physical_cores=physical_cores(),
+        logical_cpus=logical_cpus(),
+        startup=_STARTUP.get("startup"),
         hints=tuple(accelerator_hints(first.platform, deviceset.names())),
         sets=deviceset.names(),
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------- the host
@@ -210,9 +215,11 @@ def no_local_sockets() -> str | None:
     try:
         free_local_port()
     except OSError as err:
-        return (f"this machine lets no process open a network socket, not even on 127.0.0.1 "
-                f"({err.strerror or err}), and jax.distributed's coordinator needs one. "
-                "A sandbox does this; on your own machine or a cluster it works.")  # fmt: skip
+        return (
+            f"this machine lets no process open a network socket, not even on 127.0.0.1 "
+            f"({err.strerror or err}), and jax.distributed's coordinator needs one. "
+            "A sandbox does this; on your own machine or a cluster it works."
+        )
     return None
 
 
@@ -309,8 +316,7 @@ class HostGrowth:
     def __enter__(self) -> HostGrowth:
         self.start = self.peak = rss_bytes()
         if self.start is not None:
-            self._thread = threading.Thread(target=self._watch, daemon=True,
-                                            name="pmapviz-rss")  # fmt: skip
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="pmapviz-rss")
             self._thread.start()
         return self
 
@@ -356,9 +362,14 @@ def device_memory(name: str | None = None) -> list[DeviceMemory] | None:
         if not stats:
             return None
         limit = stats.get("bytes_limit")
-        out.append(DeviceMemory(str(d), None if limit is None else int(limit),
-                                int(stats.get("bytes_in_use", 0)),
-                                int(stats.get("peak_bytes_in_use", 0))))  # fmt: skip
+        out.append(
+            DeviceMemory(
+                str(d),
+                None if limit is None else int(limit),
+                int(stats.get("bytes_in_use", 0)),
+                int(stats.get("peak_bytes_in_use", 0)),
+            )
+        )
     return out
 
 
@@ -419,8 +430,9 @@ def start_backend(clock: Callable[[], float] = time.perf_counter) -> Startup:
         t = clock()
         jax.block_until_ready(jax.device_put(np.zeros(1, np.float32), deviceset.devices(name)[0]))
         first.append((name, clock() - t))
-    started = Startup(backend_s, tuple(first), rss_before, rss_bytes(), avail_before,
-                      host_memory().available)  # fmt: skip
+    started = Startup(
+        backend_s, tuple(first), rss_before, rss_bytes(), avail_before, host_memory().available
+    )
     with _LOCK:
         _STARTUP.setdefault("startup", started)
         _FACTS.clear()  # facts now carry it
@@ -435,13 +447,17 @@ def startup() -> Startup | None:
 def startup_lines(s: Startup) -> list[str]:
     """The start-up in words, once (the sidebar, ``devices``, ``doctor``)."""
     puts = ", ".join(f"{PLATFORM_NAMES.get(name, name)} {sec:.2f} s" for name, sec in s.first_put)
-    lines = [f"JAX start-up: {s.backend_s:.2f} s to start the runtime (`jax.devices()`); the "
-             f"first transfer to each device set: {puts}. Measured once, kept out of every "
-             "timing."]  # fmt: skip
+    lines = [
+        f"JAX start-up: {s.backend_s:.2f} s to start the runtime (`jax.devices()`); the "
+        f"first transfer to each device set: {puts}. Measured once, kept out of every "
+        "timing."
+    ]
     if (s.runtime_bytes or 0) >= RUNTIME_NOTE_BYTES:
-        lines.append(f"The runtime mapped {s.runtime_bytes / 2**30:,.1f} GiB into this process "
-                     "as it started (memory windows onto devices count there too); host "
-                     "memory figures are growth over it.")  # fmt: skip
+        lines.append(
+            f"The runtime mapped {s.runtime_bytes / 2**30:,.1f} GiB into this process "
+            "as it started (memory windows onto devices count there too); host "
+            "memory figures are growth over it."
+        )
     return lines
 
 
@@ -466,8 +482,10 @@ def warm_transfer(hosts: Sequence) -> float:
 
 
 # ---------------------------------------------------------------- what JAX could use but does not
-_PLUGINS = {"gpu": ("jax_cuda13_plugin", "jax_cuda12_plugin", "jax_rocm7_plugin"),
-            "tpu": ("libtpu",)}  # fmt: skip
+_PLUGINS = {
+    "gpu": ("jax_cuda13_plugin", "jax_cuda12_plugin", "jax_rocm7_plugin"),
+    "tpu": ("libtpu",),
+}
 
 
 def backends_installed() -> list[str]:
@@ -500,8 +518,10 @@ def install_commands(platform: str) -> list[str]:
         version = "0.10.2"
     if platform == "tpu":
         return [f".venv/bin/pip install 'jax[tpu]=={version}'"]
-    return [f".venv/bin/pip install 'jax[cuda12]=={version}'  # CUDA 12 driver",
-            f".venv/bin/pip install 'jax[cuda13]=={version}'  # CUDA 13 driver"]  # fmt: skip
+    return [
+        f".venv/bin/pip install 'jax[cuda12]=={version}'  # CUDA 12 driver",
+        f".venv/bin/pip install 'jax[cuda13]=={version}'  # CUDA 13 driver",
+    ]
 
 
 def install_advice(platform: str) -> str:
@@ -528,7 +548,7 @@ def accelerator_hints(platform: str, held: Sequence[str] = ()) -> list[str]:
                 f"This machine has a {name}, but this JAX is the CPU-only build. "
                 f"Install the accelerator build: {install_advice(acc)}, then restart."
             )
-    return hints  # fmt: skip
+    return hints
 
 
 _BACKEND = re.compile(r"Unable to initialize backend '([a-z0-9_]+)'")
@@ -551,12 +571,17 @@ def unavailable_message(platform: str, error: BaseException | None = None) -> st
     why = f" (JAX said: {said[:200]})" if said else ""
     have = ", ".join(backends_installed())
     if platform == "auto":
-        return (f"JAX cannot start its backend here{why}. Backends this JAX installation has: "
-                f"{have}. Start with --platform cpu (emulated CPU devices).")  # fmt: skip
+        return (
+            f"JAX cannot start its backend here{why}. Backends this JAX installation has: "
+            f"{have}. Start with --platform cpu (emulated CPU devices)."
+        )
     name = PLATFORM_NAMES.get(platform, platform.upper())
     files = "/dev/nvidia*" if platform == "gpu" else "/dev/accel*"
-    machine = (f"This machine does show a {name} ({files})." if platform in accelerators_present()
-               else f"This machine shows no {name} device files ({files}) either.")  # fmt: skip
+    machine = (
+        f"This machine does show a {name} ({files})."
+        if platform in accelerators_present()
+        else f"This machine shows no {name} device files ({files}) either."
+    )
     return (
         f"JAX cannot start the {name} here{why}. Backends this JAX installation has: {have}. "
         f"{machine} For a {name}, install the accelerator build of the pinned JAX: "
@@ -572,11 +597,16 @@ def held_message(said: str) -> str | None:
     if found is None and "libtpu_lockfile" not in said:
         return None
     pid = int(found.group(1)) if found else tpu_holder()
-    holder = (f"process {pid}{_command_of(pid)}" if pid
-              else "another process (libtpu's lock file is taken)")  # fmt: skip
-    return (f"The TPU here is in use by {holder}, and a TPU chip serves one process at a time. "
-            "Beside it, run with --platform cpu (emulated CPU devices); if that process is a "
-            "pmapviz server, its own pages run on the TPU.")  # fmt: skip
+    holder = (
+        f"process {pid}{_command_of(pid)}"
+        if pid
+        else "another process (libtpu's lock file is taken)"
+    )
+    return (
+        f"The TPU here is in use by {holder}, and a TPU chip serves one process at a time. "
+        "Beside it, run with --platform cpu (emulated CPU devices); if that process is a "
+        "pmapviz server, its own pages run on the TPU."
+    )
 
 
 _TPU_FILES = ("/dev/accel", "/dev/vfio/", "/tmp/libtpu_lockfile")
@@ -627,13 +657,18 @@ class Rates:
     method: str = ""  # which probe gave the bandwidth, in words
     sort_s: float = 0.0  # seconds per compare (n log2 n) of XLA's sort; 0: not measured
 
-    def call_s(self, flops: float, nbytes: float, dispatch_s: float = 0.0,
-               compares: float = 0.0) -> float:  # fmt: skip
+    def call_s(
+        self, flops: float, nbytes: float, dispatch_s: float = 0.0, compares: float = 0.0
+    ) -> float:
         """One call moving ``nbytes``, doing ``flops`` and ``compares`` sort compares: each
         cost, plus dispatch. XLA's cost analysis counts a compare as a FLOP, but on a CPU one
         costs about 100 multiply-adds, so sorts are charged at their own measured rate."""
-        return (flops / self.flops_per_s + nbytes / (self.bandwidth_gbs * 1e9) + dispatch_s
-                + compares * self.sort_s)  # fmt: skip
+        return (
+            flops / self.flops_per_s
+            + nbytes / (self.bandwidth_gbs * 1e9)
+            + dispatch_s
+            + compares * self.sort_s
+        )
 
     def bytes_s(self, nbytes: float) -> float:
         return nbytes / (self.bandwidth_gbs * 1e9)
@@ -644,19 +679,27 @@ class Rates:
 
     def describe(self) -> str:
         sort = f", a sort compare in {self.sort_s * 1e9:,.1f} ns" if self.sort_s else ""
-        return (f"{self.device}'s measured {self.bandwidth_gbs:,.1f} GB/s, "
-                f"{self.flops_per_s / 1e9:,.1f} GFLOP/s{sort}")  # fmt: skip
+        return (
+            f"{self.device}'s measured {self.bandwidth_gbs:,.1f} GB/s, "
+            f"{self.flops_per_s / 1e9:,.1f} GFLOP/s{sort}"
+        )
 
     def floor_words(self) -> str:
         """How the floor was measured, for the page."""
-        return (f"{self.bandwidth_gbs:,.1f} GB/s, measured on {self.device} with XLA: "
-                f"{self.method} of {self.probe_bytes / MiB:,.0f} MiB, warm, timed with "
-                "block_until_ready")  # fmt: skip
+        return (
+            f"{self.bandwidth_gbs:,.1f} GB/s, measured on {self.device} with XLA: "
+            f"{self.method} of {self.probe_bytes / MiB:,.0f} MiB, warm, timed with "
+            "block_until_ready"
+        )
 
 
-def timed_calls(run: Callable[[], Any], repeat: int,
-                clock: Callable[[], float] = time.perf_counter, warm: bool = True,
-                free: bool = True) -> tuple[Any, list[float]]:  # fmt: skip
+def timed_calls(
+    run: Callable[[], Any],
+    repeat: int,
+    clock: Callable[[], float] = time.perf_counter,
+    warm: bool = True,
+    free: bool = True,
+) -> tuple[Any, list[float]]:
     """The one timing loop every measurement in pmapviz uses: a warm-up call (not timed;
     ``warm=False`` when the caller made it), then ``repeat`` calls of ``run``, each timed to
     ``block_until_ready``. With ``free``, the previous output's buffers are deleted before the
@@ -679,8 +722,9 @@ def timed_calls(run: Callable[[], Any], repeat: int,
     return out, times
 
 
-def best_time(run: Callable[[], object], repeat: int,
-              clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+def best_time(
+    run: Callable[[], object], repeat: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """The fastest of ``repeat`` warm calls of ``run`` (:func:`timed_calls`)."""
     return max(min(timed_calls(run, repeat, clock, free=False)[1]), 1e-9)
 
@@ -714,8 +758,9 @@ def measure_bandwidth(
     return read_gbs, "a jitted sum (bytes read / time; a jitted in-place copy moved fewer)"
 
 
-def measure_flops(n: int = 512, repeat: int = 5,
-                  clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+def measure_flops(
+    n: int = 512, repeat: int = 5, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """FLOP/s of an (n, n) @ (n, n) float32 matmul, jitted on the first device."""
     import jax
     import jax.numpy as jnp
@@ -725,8 +770,9 @@ def measure_flops(n: int = 512, repeat: int = 5,
     return 2 * n**3 / best_time(lambda: mm(a), repeat, clock)
 
 
-def measure_sort(n: int = 1 << 18, repeat: int = 2,
-                 clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+def measure_sort(
+    n: int = 1 << 18, repeat: int = 2, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Seconds per compare of a jitted ``jnp.sort`` of ``n`` shuffled float32 on the first
     device: its time over n log2 n (13-20 ns here on a 2-core CPU, where a FLOP of a matmul
     takes 0.006 ns; 0.1 ns on a TPU v5e)."""
@@ -741,8 +787,9 @@ def measure_sort(n: int = 1 << 18, repeat: int = 2,
     return best_time(lambda: srt(x), repeat, clock) / (n * math.log2(n))
 
 
-def measure_transfer(nbytes: int = 16 * MiB, repeat: int = 3,
-                     clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+def measure_transfer(
+    nbytes: int = 16 * MiB, repeat: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """GB/s of a host-to-device copy (``device_put`` of a numpy array) to the first device."""
     import jax
     import numpy as np
@@ -781,9 +828,15 @@ def rates(budget: int | None = None) -> Rates:
             own = not facts().shares_host_memory
             nbytes = probe_nbytes(budget if budget is not None else 4096 * MiB, own)
             gbs, method = measure_bandwidth(nbytes)
-            _RATES[name] = Rates(gbs, measure_flops(), measure_transfer(),
-                                 str(local_devices()[0]), nbytes, method,
-                                 measure_sort())  # fmt: skip
+            _RATES[name] = Rates(
+                gbs,
+                measure_flops(),
+                measure_transfer(),
+                str(local_devices()[0]),
+                nbytes,
+                method,
+                measure_sort(),
+            )
         return _RATES[name]
 
 
@@ -831,8 +884,9 @@ def lane_label(platform: str, ordinal: int) -> str:
     return f"{platform.lower()}:{ordinal}"
 
 
-def event_lane(event: dict, planes: dict[int, str],
-               threads: dict[tuple[int, int], str]) -> tuple[str, str] | None:  # fmt: skip
+def event_lane(
+    event: dict, planes: dict[int, str], threads: dict[tuple[int, int], str]
+) -> tuple[str, str] | None:
     """(lane label, HLO op) of a complete event that ran an HLO op on a device, else None.
     CPU: any event with ``args.device_ordinal`` and ``args.hlo_op`` (lane ``cpu:N``). GPU and
     TPU: an event under a device plane with ``args.hlo_op``, or (TPU) on its "XLA Ops" line.
@@ -895,8 +949,10 @@ def sets_sentence(f: Facts) -> str:
     other = beside(f)
     if other is None:
         return ""
-    return (f"This page runs on **{f.devices_phrase()}**; the server also holds "
-            f"{other.devices_phrase()} (switch at the top of the page).")  # fmt: skip
+    return (
+        f"This page runs on **{f.devices_phrase()}**; the server also holds "
+        f"{other.devices_phrase()} (switch at the top of the page)."
+    )
 
 
 def beside_sentences(f: Facts) -> list[str]:
@@ -918,8 +974,12 @@ def speed_story(f: Facts, n: int | None = None) -> str:
     n = f.local_count if n is None else n
     if f.emulated:
         other = beside(f)
-        real = (f" This server also holds {other.devices_phrase()}: pick it at the top of the "
-                "page to time the real device." if other else "")  # fmt: skip
+        real = (
+            f" This server also holds {other.devices_phrase()}: pick it at the top of the "
+            "page to time the real device."
+            if other
+            else ""
+        )
         return (
             f"**This machine: {f.physical_cores} physical CPU core(s), {f.devices_phrase(n)}.** "
             "Emulated devices share those cores, and `jit` on a single device already uses all "
@@ -946,26 +1006,36 @@ def speed_story(f: Facts, n: int | None = None) -> str:
 def speed_caveat(f: Facts, n: int) -> str:
     """A sentence on what a timing on n devices can show here (Live, Training)."""
     if f.emulated:
-        return (f"On {f.physical_cores} CPU core(s) shared by {f.devices_phrase(n)}, expect no "
-                "speed-up over one device (see the Timing lab).")  # fmt: skip
+        return (
+            f"On {f.physical_cores} CPU core(s) shared by {f.devices_phrase(n)}, expect no "
+            "speed-up over one device (see the Timing lab)."
+        )
     if n == 1:
-        return (f"On {f.devices_phrase(1)} there is nothing to split; the Timing lab compares the "
-                "APIs' overheads.")  # fmt: skip
-    return (f"On {f.devices_phrase(n)} each device has its own compute: expect a speed-up, "
-            "limited by communication (see the Timing lab).")  # fmt: skip
+        return (
+            f"On {f.devices_phrase(1)} there is nothing to split; the Timing lab compares the "
+            "APIs' overheads."
+        )
+    return (
+        f"On {f.devices_phrase(n)} each device has its own compute: expect a speed-up, "
+        "limited by communication (see the Timing lab)."
+    )
 
 
 def step_time_story(f: Facts, batch: int) -> str:
     """What time per training step versus devices should show here."""
     head = f"The same global batch of {batch:,} split over 1, 2, 4, ... devices. "
     if f.emulated:
-        return head + (f"On this machine's {f.physical_cores} CPU core(s) the emulated devices "
-                       "share the cores, so more devices add all-reduce and dispatch overhead "
-                       "rather than speed; on real accelerators the step time falls until "
-                       "communication dominates.")  # fmt: skip
-    return head + (f"These are {f.devices_phrase()}: each has its own compute, so the step "
-                   "time should fall with more devices until the gradient all-reduce "
-                   "dominates.")  # fmt: skip
+        return head + (
+            f"On this machine's {f.physical_cores} CPU core(s) the emulated devices "
+            "share the cores, so more devices add all-reduce and dispatch overhead "
+            "rather than speed; on real accelerators the step time falls until "
+            "communication dominates."
+        )
+    return head + (
+        f"These are {f.devices_phrase()}: each has its own compute, so the step "
+        "time should fall with more devices until the gradient all-reduce "
+        "dominates."
+    )
 
 
 # Two-way sentences: (on emulated CPU devices, on real GPUs or TPUs). Fields: {n} devices,
@@ -975,36 +1045,41 @@ WORDS: dict[str, tuple[str, str]] = {
         "emulated CPU devices share this machine's cores, so they show the *mechanics* of "
         "pmap, not a speed-up. Real accelerators do speed up.",
         "this server runs on {phrase}: real devices with their own compute, so the Timing lab "
-        "shows real speed-ups and real communication costs."),
+        "shows real speed-ups and real communication costs.",
+    ),
     "wire": (  # Collectives: what crosses a wire
-        "Latency and on-device copies are ignored; on emulated CPU devices nothing crosses a "
-        "wire.",
+        "Latency and on-device copies are ignored; on emulated CPU devices nothing crosses a wire.",
         "Latency and on-device copies are ignored; on these {name}s the bytes cross the "
-        "interconnect between devices."),
+        "interconnect between devices.",
+    ),
     "trace": (  # Compiled: what a collective's bar means
         "on emulated CPU devices a collective is a copy between threads, so its measured time "
         "is mostly waiting for the slowest device.",
         "on {name}s a collective is a kernel that moves data over the interconnect; its time "
-        "includes waiting for the other devices to arrive."),
+        "includes waiting for the other devices to arrive.",
+    ),
     "devices info": (  # tour step 1's closing line
         "These {n} devices share {cores} physical core(s): they show how pmap works, not how "
         "fast it is.",
         "These are real {name}s: each has its own memory and compute, so they show how pmap "
-        "works and how fast it is."),
+        "works and how fast it is.",
+    ),
     "devices title": ("Emulating devices on a CPU", "Your {name} devices"),  # tour step 1
     "restart": (  # the sidebar, above the restart command
         "The device count is **fixed for this server process**: JAX sets it when it starts. "
         "To use another count, stop the server and restart it:",
         "The devices are **fixed for this server process**: JAX found these {name}s when it "
-        "started. To show another count, restart on CPU devices instead:"),
+        "started. To show another count, restart on CPU devices instead:",
+    ),
     "restart beside": (  # the same, where the server holds an accelerator and CPU devices
         "Both device sets are **fixed for this server process**: JAX found the {real} and "
         "made the emulated CPU devices when it started. To emulate another count beside the "
         "{real_name}, restart the server:",
         "Both device sets are **fixed for this server process**: JAX found the {real} and "
         "made the emulated CPU devices when it started. To emulate another count beside the "
-        "{real_name}, restart the server:"),
-}  # fmt: skip
+        "{real_name}, restart the server:",
+    ),
+}
 
 
 def say(f: Facts, key: str, n: int | None = None) -> str:
@@ -1030,17 +1105,23 @@ def devices_note(f: Facts) -> str | None:
     """The sidebar's note on what the devices are, when it matters."""
     other = beside(f)
     if f.emulated and other is not None:
-        return (f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s), "
-                f"beside {other.devices_phrase()}: they show how pmap splits work over several "
-                f"devices; the {other.name} shows how fast it runs.")  # fmt: skip
+        return (
+            f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s), "
+            f"beside {other.devices_phrase()}: they show how pmap splits work over several "
+            f"devices; the {other.name} shows how fast it runs."
+        )
     if f.emulated and f.local_count > 1:
-        return (f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s). "
-                "They share the cores, so more devices give no speed-up here; on real GPUs or "
-                "TPUs they would.")  # fmt: skip
+        return (
+            f"These {f.local_count} devices are emulated on {f.physical_cores} CPU core(s). "
+            "They share the cores, so more devices give no speed-up here; on real GPUs or "
+            "TPUs they would."
+        )
     if not f.emulated:
-        return (f"{f.devices_phrase()}: real devices, each with its own memory and compute. "
-                "Arrays on them are copied from the host (transfer), and collectives cross "
-                "the interconnect.")  # fmt: skip
+        return (
+            f"{f.devices_phrase()}: real devices, each with its own memory and compute. "
+            "Arrays on them are copied from the host (transfer), and collectives cross "
+            "the interconnect."
+        )
     return None
 
 
@@ -1048,33 +1129,43 @@ def devices_story(f: Facts, n: int) -> str:
     """Tour step 1: where the devices come from."""
     other = beside(f)
     emulated = f if f.emulated else other
-    how = (f"JAX can pretend one CPU is several devices: this server asked for "
-           f"**{emulated.local_count}** of them, before JAX started, with "
-           f"`jax.config.update(\"jax_num_cpu_devices\", {emulated.local_count})` (or "
-           f"`XLA_FLAGS=--xla_force_host_platform_device_count={emulated.local_count}`). After "
-           "JAX's first operation the count cannot change: it is fixed for the whole process."
-           if emulated is not None else "")  # fmt: skip
+    how = (
+        f"JAX can pretend one CPU is several devices: this server asked for "
+        f"**{emulated.local_count}** of them, before JAX started, with "
+        f'`jax.config.update("jax_num_cpu_devices", {emulated.local_count})` (or '
+        f"`XLA_FLAGS=--xla_force_host_platform_device_count={emulated.local_count}`). After "
+        "JAX's first operation the count cannot change: it is fixed for the whole process."
+        if emulated is not None
+        else ""
+    )
     if other is not None:
         real = other if f.emulated else f
-        return (f"This server holds two device sets at once: the machine's own "
-                f"**{real.devices_phrase()}**, and beside it emulated CPU devices for the "
-                f"lessons that need several. {how} This step runs on **{f.devices_phrase(n)}**; "
-                "switch at the top of the page. To emulate another count, restart the "
-                "server:")  # fmt: skip
+        return (
+            f"This server holds two device sets at once: the machine's own "
+            f"**{real.devices_phrase()}**, and beside it emulated CPU devices for the "
+            f"lessons that need several. {how} This step runs on **{f.devices_phrase(n)}**; "
+            "switch at the top of the page. To emulate another count, restart the "
+            "server:"
+        )
     if f.emulated:
         return f"{how} To show another count, restart the server:"
-    return (f"This server runs on **{f.devices_phrase(n)}**, the real devices JAX found when "
-            "its backend started; the set is fixed for the whole process. To teach with more "
-            "devices than the machine has, restart on CPU devices (up to 64):")  # fmt: skip
+    return (
+        f"This server runs on **{f.devices_phrase(n)}**, the real devices JAX found when "
+        "its backend started; the set is fixed for the whole process. To teach with more "
+        "devices than the machine has, restart on CPU devices (up to 64):"
+    )
 
 
 def scaling_story(f: Facts, n: int) -> str:
     """Tour step 9."""
-    head = ("More devices speed things up only when each has its own compute, and only until "
-            "communication eats the gain: scaling is sublinear. ")  # fmt: skip
+    head = (
+        "More devices speed things up only when each has its own compute, and only until "
+        "communication eats the gain: scaling is sublinear. "
+    )
     if f.emulated:
-        return head + (f"Here the {n} devices share {f.physical_cores} core(s), so expect no "
-                       "gain at all:")  # fmt: skip
+        return head + (
+            f"Here the {n} devices share {f.physical_cores} core(s), so expect no gain at all:"
+        )
     if n == 1:
         return head + f"Here there is {f.devices_phrase(1)}: nothing to split, only overhead:"
     return head + f"Here the {f.devices_phrase(n)} each have their own compute: expect a gain:"
@@ -1084,23 +1175,31 @@ def workers_note(f: Facts) -> str | None:
     """Multi-process page: the local cluster's workers are CPU processes, whatever this is."""
     if f.emulated:
         return None
-    return (f"This server runs on {f.devices_phrase()}, but the workers launched here are CPU "
-            "processes (JAX_PLATFORMS=cpu), so that several of them can share one machine; on a "
-            f"real cluster each process would drive its own {f.name}s.")  # fmt: skip
+    return (
+        f"This server runs on {f.devices_phrase()}, but the workers launched here are CPU "
+        "processes (JAX_PLATFORMS=cpu), so that several of them can share one machine; on a "
+        f"real cluster each process would drive its own {f.name}s."
+    )
 
 
 def export_header(f: Facts, n: int) -> tuple[str, str]:
     """(docstring lines, device set-up code) of an exported script that needs ``n`` devices."""
     if f.emulated:
         other = beside(f)
-        held = (f" It was exported from a server with {other.devices_phrase()}; these lines "
-                f"keep it on the CPU, so it also runs beside a process that holds the "
-                f"{other.name}." if other else "")  # fmt: skip
-        return (f"Exported by pmapviz for JAX {f.jax_version}: {n} emulated CPU device(s).{held}\n"
-                "To use a machine's GPUs or TPUs instead, delete the two jax.config lines.",
-                'jax.config.update("jax_platforms", "cpu")  # CPU devices, also beside a GPU/TPU\n'
-                f'jax.config.update("jax_num_cpu_devices", {n})'
-                "  # before any other JAX call")  # fmt: skip
+        held = (
+            f" It was exported from a server with {other.devices_phrase()}; these lines "
+            f"keep it on the CPU, so it also runs beside a process that holds the "
+            f"{other.name}."
+            if other
+            else ""
+        )
+        return (
+            f"Exported by pmapviz for JAX {f.jax_version}: {n} emulated CPU device(s).{held}\n"
+            "To use a machine's GPUs or TPUs instead, delete the two jax.config lines.",
+            'jax.config.update("jax_platforms", "cpu")  # CPU devices, also beside a GPU/TPU\n'
+            f'jax.config.update("jax_num_cpu_devices", {n})'
+            "  # before any other JAX call",
+        )
     return (
         f"Exported by pmapviz for JAX {f.jax_version} on a {f.name} server "
         f"({f.device_kind}); it runs on {n} of the machine's {f.name}s.\n"

@@ -55,12 +55,16 @@ class PlatformUnavailable(SettingError):
 
 def install_commands() -> str:
     """The commands that give this environment a GPU or TPU backend, or start on CPU."""
-    return "\n".join([
-        "# an NVIDIA GPU:", *devicefacts.install_commands("gpu"),
-        "# a Google TPU:", *devicefacts.install_commands("tpu"),
-        "# or, on this machine as it is, emulated CPU devices:",
-        "streamlit run app.py -- --platform cpu --devices 8",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "# an NVIDIA GPU:",
+            *devicefacts.install_commands("gpu"),
+            "# a Google TPU:",
+            *devicefacts.install_commands("tpu"),
+            "# or, on this machine as it is, emulated CPU devices:",
+            "streamlit run app.py -- --platform cpu --devices 8",
+        ]
+    )
 
 
 def _parse_count(text: str, where: str) -> int:
@@ -132,16 +136,25 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         platform = _parse_platform(env[ENV_PLATFORM], f"{ENV_PLATFORM}=")
     else:
         platform = "auto"
-    return Settings(devices=devices, platform=platform, devices_source=source,
-                    max_bytes=_bytes(flags, env, "--max-bytes", ENV_MAX_BYTES),
-                    max_seconds=_max_seconds(flags, env),
-                    max_device_bytes=_bytes(flags, env, "--max-device-bytes",
-                                            ENV_MAX_DEVICE_BYTES),
-                    reports=_reports(flags, env))  # fmt: skip
+    return Settings(
+        devices=devices,
+        platform=platform,
+        devices_source=source,
+        max_bytes=_bytes(flags, env, "--max-bytes", ENV_MAX_BYTES),
+        max_seconds=_max_seconds(flags, env),
+        max_device_bytes=_bytes(flags, env, "--max-device-bytes", ENV_MAX_DEVICE_BYTES),
+        reports=_reports(flags, env),
+    )
 
 
-OPTIONS = ("--devices", "--platform", "--max-bytes", "--max-device-bytes", "--max-seconds",
-           "--reports")  # fmt: skip
+OPTIONS = (
+    "--devices",
+    "--platform",
+    "--max-bytes",
+    "--max-device-bytes",
+    "--max-seconds",
+    "--reports",
+)
 
 
 def _reports(flags: dict[str, str], env) -> str | None:

@@ -100,8 +100,10 @@ def parse(text: str, where: str = "--device-set") -> str:
     if name == "auto" or name in have:
         return name
     offer = ", ".join(("auto", *have))
-    raise SettingError(f"{where} {quote(text, 20)} is not a device set here. This process has: "
-                       f"{offer} ('auto': the set each action prefers).")  # fmt: skip
+    raise SettingError(
+        f"{where} {quote(text, 20)} is not a device set here. This process has: "
+        f"{offer} ('auto': the set each action prefers)."
+    )
 
 
 # ---------------------------------------------------------------- which set runs now

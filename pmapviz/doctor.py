@@ -50,33 +50,48 @@ def facts_section() -> dict:
     f = devicefacts.facts()
     stats = devicefacts.device_memory()
     started = devicefacts.startup()
-    return {**devicefacts.facts_json(f), "summary": devicefacts.summary(f),
-            "sets": [devicefacts.summary(s) for s in devicefacts.every_set()],
-            "startup": None if started is None else asdict(started),
-            "startup_lines": devicefacts.startup_lines(started) if started else [],
-            "device_memory": None if stats is None else [asdict(m) for m in stats],
-            "budget": asdict(memory.budget()),
-            "budget_lines": memory.budget_lines(memory.budget(), stats)}  # fmt: skip
+    return {
+        **devicefacts.facts_json(f),
+        "summary": devicefacts.summary(f),
+        "sets": [devicefacts.summary(s) for s in devicefacts.every_set()],
+        "startup": None if started is None else asdict(started),
+        "startup_lines": devicefacts.startup_lines(started) if started else [],
+        "device_memory": None if stats is None else [asdict(m) for m in stats],
+        "budget": asdict(memory.budget()),
+        "budget_lines": memory.budget_lines(memory.budget(), stats),
+    }
 
 
 def floor_section(sizes: tuple[int, ...] = (2**16, 2**20, 2**22)) -> dict:
     """A dot sweep at a few sizes: the floor against each size's fastest run."""
     n = devicefacts.facts().local_count
-    rep = bench.sweep(bench.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(bench.IMPLS),
-                      repeat=5)  # fmt: skip
+    rep = bench.sweep(
+        bench.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(bench.IMPLS), repeat=5
+    )
     rows = []
     for s in sizes:
         at = [m for m in rep.results if m.size == s]
         best = min(at, key=lambda m: min(m.run_s))
         floor = at[0].floor_s
-        rows.append({"size": s, "floor_ms": floor * 1e3, "fastest": best.impl,
-                     "fastest_devices": best.devices, "fastest_ms": min(best.run_s) * 1e3,
-                     "floor_over_fastest": floor / min(best.run_s),
-                     "pmap_transfer_ms": _transfer(at, "pmap"),
-                     "vmap_transfer_ms": _transfer(at, "vmap"),
-                     "first_transfer_ms": rep.first_transfer_s.get(s, 0.0) * 1e3})  # fmt: skip
-    return {"bandwidth_gbs": rep.bandwidth_gbs, "method": rep.floor_method, "rows": rows,
-            "ok": all(r["floor_over_fastest"] <= FLOOR_SLACK for r in rows)}  # fmt: skip
+        rows.append(
+            {
+                "size": s,
+                "floor_ms": floor * 1e3,
+                "fastest": best.impl,
+                "fastest_devices": best.devices,
+                "fastest_ms": min(best.run_s) * 1e3,
+                "floor_over_fastest": floor / min(best.run_s),
+                "pmap_transfer_ms": _transfer(at, "pmap"),
+                "vmap_transfer_ms": _transfer(at, "vmap"),
+                "first_transfer_ms": rep.first_transfer_s.get(s, 0.0) * 1e3,
+            }
+        )
+    return {
+        "bandwidth_gbs": rep.bandwidth_gbs,
+        "method": rep.floor_method,
+        "rows": rows,
+        "ok": all(r["floor_over_fastest"] <= FLOOR_SLACK for r in rows),
+    }
 
 
 def _transfer(results, impl: str) -> float | None:
@@ -118,8 +133,13 @@ def transfer_order_section(pairs: int = 2**23) -> dict:
 def timeline_section() -> dict:
     n = devicefacts.facts().local_count
     tl, rows = timeline.collective_timeline("psum", n, 1024)
-    return {"lanes": list(tl.lanes), "module": tl.module, "calls_seen": tl.calls_seen,
-            "collectives": [r.op for r in rows], "ok": len(tl.lanes) == n}  # fmt: skip
+    return {
+        "lanes": list(tl.lanes),
+        "module": tl.module,
+        "calls_seen": tl.calls_seen,
+        "collectives": [r.op for r in rows],
+        "ok": len(tl.lanes) == n,
+    }
 
 
 def device_flags(settings: devices.Settings) -> list[str]:
@@ -128,9 +148,11 @@ def device_flags(settings: devices.Settings) -> list[str]:
     flags = ["--devices", str(settings.devices)] if settings.devices_source == "flag" else []
     if settings.platform != "auto":
         flags += ["--platform", settings.platform]
-    for flag, value in (("--max-bytes", settings.max_bytes),
-                        ("--max-device-bytes", settings.max_device_bytes),
-                        ("--max-seconds", settings.max_seconds)):  # fmt: skip
+    for flag, value in (
+        ("--max-bytes", settings.max_bytes),
+        ("--max-device-bytes", settings.max_device_bytes),
+        ("--max-seconds", settings.max_seconds),
+    ):
         if value:
             flags += [flag, str(value)]
     return flags
@@ -142,18 +164,53 @@ def command_lines(settings: devices.Settings, trace_path: str | None) -> list[li
     on = ["--device-set", deviceset.current()] if deviceset.has_two() else []
     d = device_flags(settings) + on
     n = str(devicefacts.facts().local_count)
-    cmds = [["devices", *d, "--json"],
-            ["plan", *d, "--fn", "batched_dot", "--shape", f"{n},1000,3", "--shape",
-             f"{n},1000,3", "--json"],
-            ["hlo", *d, "--collective", "psum", "--json"],
-            ["dot", *d, "--pairs", str(int(n) * 100_000), "--repeat", "3", "--json"],
-            ["train", *d, "--steps", "20", "--batch", str(int(n) * 32), "--json"],
-            ["bench", "--workload", "elementwise", "--size", str(int(n) * 4096), "--devices",
-             n, "--platform", settings.platform, *on,
-             "--repeat", "3", "--json", "-"],
-            ["cluster", "--processes", "2", "--local-devices", "1", "--json"],
-            ["mesh", *d, "--mesh", n, "--axis-names", "data", "--shape", f"{n},16", "--spec",
-             "P('data', None)", "--json"]]  # fmt: skip
+    cmds = [
+        ["devices", *d, "--json"],
+        [
+            "plan",
+            *d,
+            "--fn",
+            "batched_dot",
+            "--shape",
+            f"{n},1000,3",
+            "--shape",
+            f"{n},1000,3",
+            "--json",
+        ],
+        ["hlo", *d, "--collective", "psum", "--json"],
+        ["dot", *d, "--pairs", str(int(n) * 100_000), "--repeat", "3", "--json"],
+        ["train", *d, "--steps", "20", "--batch", str(int(n) * 32), "--json"],
+        [
+            "bench",
+            "--workload",
+            "elementwise",
+            "--size",
+            str(int(n) * 4096),
+            "--devices",
+            n,
+            "--platform",
+            settings.platform,
+            *on,
+            "--repeat",
+            "3",
+            "--json",
+            "-",
+        ],
+        ["cluster", "--processes", "2", "--local-devices", "1", "--json"],
+        [
+            "mesh",
+            *d,
+            "--mesh",
+            n,
+            "--axis-names",
+            "data",
+            "--shape",
+            f"{n},16",
+            "--spec",
+            "P('data', None)",
+            "--json",
+        ],
+    ]
     if trace_path:
         cmds.append(["trace", trace_path, "--json"])
     return cmds
@@ -164,13 +221,19 @@ Here = Callable[[list[str]], tuple[int, str, str]]  # a command in this process 
 
 def in_subprocess(argv: list[str]) -> tuple[int, str, str]:
     """``python -m pmapviz ARGV`` in a fresh process: (exit status, stdout, stderr)."""
-    r = subprocess.run([sys.executable, "-m", "pmapviz", *argv], cwd=ROOT, text=True,
-                       capture_output=True, timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "pmapviz", *argv],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        timeout=300,
+    )
     return r.returncode, r.stdout, r.stderr
 
 
-def commands_section(settings: devices.Settings, progress: Progress = None,
-                     here: Here | None = None) -> list[dict]:  # fmt: skip
+def commands_section(
+    settings: devices.Settings, progress: Progress = None, here: Here | None = None
+) -> list[dict]:
     """Every CLI command, each in a fresh process; where the devices serve one process at a
     time (a TPU chip, which this doctor holds), each in this process (``here``)."""
     run = here if here is not None and devicefacts.facts().exclusive else in_subprocess
@@ -182,10 +245,14 @@ def commands_section(settings: devices.Settings, progress: Progress = None,
             t = time.perf_counter()
             rc, _, stderr = run(cmd)
             err = stderr.strip().splitlines()
-            row = {"command": cmd[0], "rc": rc, "seconds": time.perf_counter() - t,
-                   "stderr": err[-1][:300] if err else "",
-                   "where": "this process" if run is here else "a fresh process",
-                   "traceback": "Traceback" in stderr}  # fmt: skip
+            row = {
+                "command": cmd[0],
+                "rc": rc,
+                "seconds": time.perf_counter() - t,
+                "stderr": err[-1][:300] if err else "",
+                "where": "this process" if run is here else "a fresh process",
+                "traceback": "Traceback" in stderr,
+            }
             if rc == cluster.EXIT_NO_SOCKETS and err:  # this machine's rule, not a failure
                 row.update(rc=0, skipped=err[-1].removeprefix("pmapviz: ")[:300])
             rows.append(row)
@@ -197,14 +264,21 @@ def beside_section(settings: devices.Settings) -> dict:
     one holds it (one line, what works beside it, no harmful advice; whether it named this
     process), and that the CPU devices still work beside it. Elsewhere: not needed."""
     if not devicefacts.facts().exclusive:
-        return {"ok": True, "skipped": f"{devicefacts.facts().name} devices can be shared by "
-                "several processes"}  # fmt: skip
+        return {
+            "ok": True,
+            "skipped": f"{devicefacts.facts().name} devices can be shared by several processes",
+        }
     rc, _, stderr = in_subprocess(["devices", *device_flags(settings)])
     lines = stderr.strip().splitlines()
     said = lines[-1] if lines else ""
     cpu_rc, _, cpu_err = in_subprocess(["devices", "--platform", "cpu", "--json"])
-    ok = (rc == 2 and "--platform cpu" in said and "sudo" not in said and "auto" not in said
-          and cpu_rc == 0)  # fmt: skip
+    ok = (
+        rc == 2
+        and "--platform cpu" in said
+        and "sudo" not in said
+        and "auto" not in said
+        and cpu_rc == 0
+    )
     return {
         "ok": ok,
         "names_this_process": f"process {os.getpid()}" in said,
@@ -240,8 +314,12 @@ NO_STREAMLIT = (
 PageCheck = Callable[[devices.Settings, Progress], list[dict]]
 
 
-def run(settings: devices.Settings, progress: Progress = print,
-        pages: PageCheck | str = "skipped", here: Here | None = None) -> dict:  # fmt: skip
+def run(
+    settings: devices.Settings,
+    progress: Progress = print,
+    pages: PageCheck | str = "skipped",
+    here: Here | None = None,
+) -> dict:
     """Every check, on the machine's own devices (the accelerators where there are; the page
     check runs every page on every set); ``report["ok"]`` is False when any failed. A check
     that raises is reported (its error's type and first line) and the others still run.
@@ -253,8 +331,9 @@ def run(settings: devices.Settings, progress: Progress = print,
         return _run_checks(settings, progress, pages, here)
 
 
-def _run_checks(settings: devices.Settings, progress: Progress, pages: PageCheck | str,
-                here: Here | None) -> dict:  # fmt: skip
+def _run_checks(
+    settings: devices.Settings, progress: Progress, pages: PageCheck | str, here: Here | None
+) -> dict:
     t0 = time.perf_counter()
     sections = (
         ("facts", "device facts, budgets", facts_section),
@@ -263,17 +342,23 @@ def _run_checks(settings: devices.Settings, progress: Progress, pages: PageCheck
         ("timeline", "a profiler trace of psum", timeline_section),
         ("commands", "every CLI command", lambda: commands_section(settings, progress, here)),
         ("beside", "a second process beside this one", lambda: beside_section(settings)),
-        ("pages", "every page (AppTest)",
-         lambda: pages if isinstance(pages, str) else pages(settings, progress)),
-    )  # fmt: skip
+        (
+            "pages",
+            "every page (AppTest)",
+            lambda: pages if isinstance(pages, str) else pages(settings, progress),
+        ),
+    )
     report: dict = {}
     for key, label, check in sections:
         say(progress, label)
         try:
             report[key] = check()
         except Exception as err:  # noqa: BLE001 - one failed check must not hide the others
-            report[key] = {"failed": f"{type(err).__name__}: {first_line(err)}"
-                           if str(err) else type(err).__name__}  # fmt: skip
+            report[key] = {
+                "failed": f"{type(err).__name__}: {first_line(err)}"
+                if str(err)
+                else type(err).__name__
+            }
     report["seconds"] = time.perf_counter() - t0
     report["ok"] = _all_ok(report)
     return report
@@ -297,63 +382,83 @@ def _all_ok(report: dict) -> bool:
 
 def report_lines(report: dict) -> list[str]:
     """The report as text (a failed check as one line with its error)."""
-    lines = [f"pmapviz doctor: {'OK' if report['ok'] else 'PROBLEMS FOUND'} "
-             f"({report['seconds']:.0f} s)"]  # fmt: skip
-    for key, write in (("facts", _facts_lines), ("floor", _floor_lines),
-                       ("transfer_order", _order_lines), ("timeline", _timeline_lines),
-                       ("commands", _command_lines), ("beside", _beside_lines),
-                       ("pages", _page_lines)):  # fmt: skip
+    lines = [
+        f"pmapviz doctor: {'OK' if report['ok'] else 'PROBLEMS FOUND'} ({report['seconds']:.0f} s)"
+    ]
+    for key, write in (
+        ("facts", _facts_lines),
+        ("floor", _floor_lines),
+        ("transfer_order", _order_lines),
+        ("timeline", _timeline_lines),
+        ("commands", _command_lines),
+        ("beside", _beside_lines),
+        ("pages", _page_lines),
+    ):
         why = _failed(report[key])
         lines.extend([f"{key}: FAILED {why}"] if why else write(report[key]))
     return lines
 
 
 def _facts_lines(f: dict) -> list[str]:
-    plain = [f"  {line}".replace("**", "").replace("`", "")
-             for line in f["budget_lines"] + f.get("startup_lines", [])]  # fmt: skip
+    plain = [
+        f"  {line}".replace("**", "").replace("`", "")
+        for line in f["budget_lines"] + f.get("startup_lines", [])
+    ]
     beside = [s for s in f.get("sets", []) if s != f["summary"]]
-    return [f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
-            f"JAX {f['jax_version']}" + (f"; beside them {', '.join(beside)}" if beside else ""),
-            *plain]  # fmt: skip
+    return [
+        f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
+        f"JAX {f['jax_version']}" + (f"; beside them {', '.join(beside)}" if beside else ""),
+        *plain,
+    ]
 
 
 def _beside_lines(b: dict) -> list[str]:
     if "skipped" in b:
         return [f"beside: not needed ({b['skipped']})"]
     named = "" if b.get("names_this_process", True) else " (JAX did not say which process)"
-    return [f"beside: {'OK' if b['ok'] else 'WRONG'}: a second process was told (exit "
-            f"{b['rc']}){named}: {b['said']}", f"  the same with --platform cpu: exit {b['cpu_rc']}"
-            + (f" ({b['cpu_stderr']})" if b["cpu_stderr"] else "")]  # fmt: skip
+    return [
+        f"beside: {'OK' if b['ok'] else 'WRONG'}: a second process was told (exit "
+        f"{b['rc']}){named}: {b['said']}",
+        f"  the same with --platform cpu: exit {b['cpu_rc']}"
+        + (f" ({b['cpu_stderr']})" if b["cpu_stderr"] else ""),
+    ]
 
 
 def _floor_lines(fl: dict) -> list[str]:
     lines = [f"floor: {fl['method']}"]
     for r in fl["rows"]:
-        lines.append(f"  size {r['size']:>9,}: floor {r['floor_ms']:.3f} ms, fastest "
-                     f"{r['fastest']} x{r['fastest_devices']} {r['fastest_ms']:.3f} ms "
-                     f"(floor/fastest {r['floor_over_fastest']:.2f}); transfer pmap "
-                     f"{r['pmap_transfer_ms'] or 0:.2f} ms, vmap {r['vmap_transfer_ms'] or 0:.2f}"
-                     f" ms, untimed first copy {r['first_transfer_ms']:.2f} ms")  # fmt: skip
+        lines.append(
+            f"  size {r['size']:>9,}: floor {r['floor_ms']:.3f} ms, fastest "
+            f"{r['fastest']} x{r['fastest_devices']} {r['fastest_ms']:.3f} ms "
+            f"(floor/fastest {r['floor_over_fastest']:.2f}); transfer pmap "
+            f"{r['pmap_transfer_ms'] or 0:.2f} ms, vmap {r['vmap_transfer_ms'] or 0:.2f}"
+            f" ms, untimed first copy {r['first_transfer_ms']:.2f} ms"
+        )
     return lines
 
 
 def _order_lines(order: dict) -> list[str]:
     sizes = order.get("sizes") or [order["pairs"]] * len(order["ms"])
-    return [f"transfers, {name} ({size:,} pairs, a size not copied before): "
-            + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
-            for (name, ms), size in zip(order["ms"].items(), sizes, strict=False)]  # fmt: skip
+    return [
+        f"transfers, {name} ({size:,} pairs, a size not copied before): "
+        + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
+        for (name, ms), size in zip(order["ms"].items(), sizes, strict=False)
+    ]
 
 
 def _timeline_lines(tl: dict) -> list[str]:
-    return [f"timeline: {len(tl['lanes'])} lane(s) {tl['lanes']}, collectives "
-            f"{tl['collectives']}"]  # fmt: skip
+    return [f"timeline: {len(tl['lanes'])} lane(s) {tl['lanes']}, collectives {tl['collectives']}"]
 
 
 def _command_lines(commands: list[dict]) -> list[str]:
-    return [f"command {r['command']:<8} skipped: {r['skipped']}" if "skipped" in r else
-            f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
-            + (f" (in {r['where']})" if r.get("where") == "this process" else "")
-            + (f"  {r['stderr']}" if r["rc"] else "") for r in commands]  # fmt: skip
+    return [
+        f"command {r['command']:<8} skipped: {r['skipped']}"
+        if "skipped" in r
+        else f"command {r['command']:<8} rc {r['rc']} {r['seconds']:5.1f} s"
+        + (f" (in {r['where']})" if r.get("where") == "this process" else "")
+        + (f"  {r['stderr']}" if r["rc"] else "")
+        for r in commands
+    ]
 
 
 def _page_lines(pages) -> list[str]:
@@ -363,8 +468,13 @@ def _page_lines(pages) -> list[str]:
     for r in pages:
         bad = r["exceptions"] + [f"says {w!r}" for w in r["cpu_words"]]
         pressed = f" (pressed {', '.join(r['pressed'])})" if r.get("pressed") else ""
-        lines.append(f"page {r['page']} {r['query'] or ''}{pressed}: "
-                     + ("; ".join(bad) if bad else "ok")
-                     + (f" ({len(r['errors'])} error box(es): {r['errors'][0][:120]})"
-                        if r["errors"] else ""))  # fmt: skip
+        lines.append(
+            f"page {r['page']} {r['query'] or ''}{pressed}: "
+            + ("; ".join(bad) if bad else "ok")
+            + (
+                f" ({len(r['errors'])} error box(es): {r['errors'][0][:120]})"
+                if r["errors"]
+                else ""
+            )
+        )
     return lines

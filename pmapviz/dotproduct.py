@@ -110,8 +110,7 @@ def max_pairs(budget: int | memory.Budget, n: int) -> int:
     budget: a multiple of 16 n, so every device's block is shared with the host on CPU (any
     larger size needs more); MIN_PAIRS if none fits (run_dot then refuses with the reason)."""
     step = memory.dot_shared_step(n)
-    fit = memory.largest_fitting(lambda p: memory.dot_bytes(p, n), budget, MIN_PAIRS, 10**10,
-                                 step)  # fmt: skip
+    fit = memory.largest_fitting(lambda p: memory.dot_bytes(p, n), budget, MIN_PAIRS, 10**10, step)
     return max(MIN_PAIRS, fit)
 
 
@@ -130,11 +129,15 @@ def check_pairs(pairs: int, n: int, limit: int) -> None:
             f"the same block). Use {lower:,} or {upper:,}."
         )
     if pairs > limit or (shared and dot_bytes(pairs, n).total > dot_bytes(limit, n).total):
-        why = "" if memory.dot_blocks_shared(pairs, n) or not shared else (
-            f" (blocks of {pairs // n:,} pairs do not start on 64-byte boundaries, so the "
-            f"devices get copies; a multiple of {dot_shared_step(n):,} pairs shares the host's "
-            "memory)"
-        )  # fmt: skip
+        why = (
+            ""
+            if memory.dot_blocks_shared(pairs, n) or not shared
+            else (
+                f" (blocks of {pairs // n:,} pairs do not start on 64-byte boundaries, so the "
+                f"devices get copies; a multiple of {dot_shared_step(n):,} pairs shares the host's "
+                "memory)"
+            )
+        )
         words = dot_bytes(pairs, n).words(shared)
         raise DotError(
             f"{pairs:,} pairs need about {words} at the peak here{why}; the largest that fits "
@@ -193,8 +196,11 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
     block = pairs // n
     pmap_dot, vmap_dot, pmap_vdot = programs(n)
 
-    step(f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB) "
-         "on the host", 0.0)  # fmt: skip
+    step(
+        f"Generating {pairs:,} pairs of 3-vectors ({pairs * BYTES_PER_PAIR / 1e6:,.0f} MB) "
+        "on the host",
+        0.0,
+    )
     memory.large_arrays_return_to_the_os()
     devicefacts.start_backend()  # a GPU's start-up (seconds) is not anybody's transfer
     host = _generate(seed, (n, block, 3))
@@ -226,20 +232,34 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
     forgot = planning.plan(catalog.get("batched_dot"), [(pairs, 3)] * 2, n_devices=n)
     forgot_msg = forgot.problems[0].message if forgot.problems else ""
     result = DotResult(
-        pairs=pairs, devices=n, block=block,
-        pmap_out_shape=tuple(out.shape), flat_shape=(pairs,), vmap_out_shape=(pairs,),
-        max_abs_diff=cmp["max_abs"], max_rel_diff=cmp["max_rel"], allclose=cmp["close"],
+        pairs=pairs,
+        devices=n,
+        block=block,
+        pmap_out_shape=tuple(out.shape),
+        flat_shape=(pairs,),
+        vmap_out_shape=(pairs,),
+        max_abs_diff=cmp["max_abs"],
+        max_rel_diff=cmp["max_rel"],
+        allclose=cmp["close"],
         numpy_max_abs_diff=cmp["np_diff"],
-        compile_s=compile_s, transfer_s=transfer_s,
-        run_s=statistics.median(run_all), run_s_all=run_all,
-        vmap_compile_s=vmap_compile_s, vmap_transfer_s=vmap_transfer_s,
+        compile_s=compile_s,
+        transfer_s=transfer_s,
+        run_s=statistics.median(run_all),
+        run_s_all=run_all,
+        vmap_compile_s=vmap_compile_s,
+        vmap_transfer_s=vmap_transfer_s,
         vmap_run_s=vmap_run_s,
-        host_growth_mb=None, sample=cmp["sample"], per_device=cmp["per_device"],
-        without_vmap_shape=wrong_shape, without_vmap_is_block_sums=is_block_sums,
-        forgot_reshape_message=forgot_msg, zero_copy=zero_copy,
-        platform=devicefacts.facts().platform, first_transfer_s=warm_s,
+        host_growth_mb=None,
+        sample=cmp["sample"],
+        per_device=cmp["per_device"],
+        without_vmap_shape=wrong_shape,
+        without_vmap_is_block_sums=is_block_sums,
+        forgot_reshape_message=forgot_msg,
+        zero_copy=zero_copy,
+        platform=devicefacts.facts().platform,
+        first_transfer_s=warm_s,
         device_peak_bytes=devicefacts.peak_device_bytes(),
-    )  # fmt: skip
+    )
     step("Done", 1.0)
     return result
 
@@ -268,15 +288,25 @@ def _compare(out, ref, xs, ys, block: int) -> dict:
     for sx, sy, so in zip(shards_of(xs), shards_of(ys), outs, strict=True):
         expect = np.einsum("ij,ij->i", sx.data[0], sy.data[0])
         np_diff = max(np_diff, diff_stats([(so.data[0], expect)], 0.0, 0.0)[0])
-        per_device.append({
-            "device": so.device, "x slice": sx.index_text, "out slice": so.index_text,
-            "block": f"{block:,} pairs",
-            "first values": [round(float(v), 4) for v in so.data[0, :3]],
-        })  # fmt: skip
+        per_device.append(
+            {
+                "device": so.device,
+                "x slice": sx.index_text,
+                "out slice": so.index_text,
+                "block": f"{block:,} pairs",
+                "first values": [round(float(v), 4) for v in so.data[0, :3]],
+            }
+        )
         del expect
     sample = [float(v) for v in np.concatenate([so.data[0] for so in outs[:5]])[:5]]
-    return {"max_abs": max_abs, "max_rel": max_rel, "close": close, "np_diff": np_diff,
-            "per_device": per_device, "sample": sample}  # fmt: skip
+    return {
+        "max_abs": max_abs,
+        "max_rel": max_rel,
+        "close": close,
+        "np_diff": np_diff,
+        "per_device": per_device,
+        "sample": sample,
+    }
 
 
 def _without_vmap(pmap_vdot, xs, ys, out) -> tuple[tuple[int, ...], bool]:

@@ -93,8 +93,9 @@ _RED = ("axis", "keepdims", "dtype")
 _GROUPS = ("axis_index_groups",)
 
 
-def _collective(min_pos: int, max_pos: int, keywords: tuple[str, ...], note: str,
-                axis_arg: int = 1) -> Fn:  # fmt: skip
+def _collective(
+    min_pos: int, max_pos: int, keywords: tuple[str, ...], note: str, axis_arg: int = 1
+) -> Fn:
     return Fn(min_pos, max_pos, (*keywords, "axis_name"), axis_arg, note)
 
 
@@ -222,8 +223,10 @@ class _Ctx:
         return ast.get_source_segment(self.text, node) or type(node).__name__
 
     def anywhere(self) -> str:
-        return (f"the arguments {', '.join(self.args)}, numbers, strings, jnp.<fn>, lax.<fn>, "
-                "jax.nn.<fn>, jax.vmap, operators and (...) [...] {...}")  # fmt: skip
+        return (
+            f"the arguments {', '.join(self.args)}, numbers, strings, jnp.<fn>, lax.<fn>, "
+            "jax.nn.<fn>, jax.vmap, operators and (...) [...] {...}"
+        )
 
 
 def _fail(col: int, token: str, problem: str, allowed: str) -> ExprError:
@@ -235,13 +238,23 @@ def _refuse(ctx: _Ctx, node: ast.AST, problem: str, allowed: str | None = None) 
 
 
 _DESCRIBE = {
-    ast.Lambda: "a lambda", ast.ListComp: "a comprehension", ast.SetComp: "a comprehension",
-    ast.DictComp: "a comprehension", ast.GeneratorExp: "a generator expression",
-    ast.NamedExpr: "`:=`", ast.Starred: "`*` unpacking", ast.IfExp: "`if ... else`",
-    ast.BoolOp: "`and` / `or`", ast.JoinedStr: "an f-string", ast.Await: "`await`",
-    ast.Yield: "`yield`", ast.YieldFrom: "`yield`", ast.Set: "a set",
-    ast.Slice: "a slice outside [...]", ast.FormattedValue: "an f-string",
-}  # fmt: skip
+    ast.Lambda: "a lambda",
+    ast.ListComp: "a comprehension",
+    ast.SetComp: "a comprehension",
+    ast.DictComp: "a comprehension",
+    ast.GeneratorExp: "a generator expression",
+    ast.NamedExpr: "`:=`",
+    ast.Starred: "`*` unpacking",
+    ast.IfExp: "`if ... else`",
+    ast.BoolOp: "`and` / `or`",
+    ast.JoinedStr: "an f-string",
+    ast.Await: "`await`",
+    ast.Yield: "`yield`",
+    ast.YieldFrom: "`yield`",
+    ast.Set: "a set",
+    ast.Slice: "a slice outside [...]",
+    ast.FormattedValue: "an f-string",
+}
 
 
 # ---------------------------------------------------------------- compiled nodes
@@ -265,12 +278,14 @@ def _lit(value: Any) -> _Node:
 
 def _compile(node: ast.AST, ctx: _Ctx, depth: int) -> _Node:
     if depth > MAX_DEPTH:
-        raise _refuse(ctx, node, f"is nested more than {MAX_DEPTH} levels deep",
-                      "a flatter expression")  # fmt: skip
+        raise _refuse(
+            ctx, node, f"is nested more than {MAX_DEPTH} levels deep", "a flatter expression"
+        )
     ctx.nodes += 1
     if ctx.nodes > MAX_NODES:
-        raise _refuse(ctx, node, f"makes the expression longer than {MAX_NODES} parts",
-                      "a shorter expression")  # fmt: skip
+        raise _refuse(
+            ctx, node, f"makes the expression longer than {MAX_NODES} parts", "a shorter expression"
+        )
     handler = _HANDLERS.get(type(node))
     if handler is None:
         what = _DESCRIBE.get(type(node), "this kind of expression")
@@ -301,12 +316,20 @@ def _constant(node: ast.Constant, ctx: _Ctx, depth: int) -> _Node:
         return _lit(v)
     if isinstance(v, str):
         if len(v) > MAX_STR or not all(" " <= ch <= "~" for ch in v):
-            raise _refuse(ctx, node, f"is not a string of at most {MAX_STR} printable ASCII "
-                          "characters", "short plain strings like 'i'")  # fmt: skip
+            raise _refuse(
+                ctx,
+                node,
+                f"is not a string of at most {MAX_STR} printable ASCII characters",
+                "short plain strings like 'i'",
+            )
         return _lit(v)
     what = "bytes" if isinstance(v, bytes) else "`...`" if v is Ellipsis else type(v).__name__
-    raise _refuse(ctx, node, f"({what}) is not allowed",
-                  "ints, floats, strings, None, True, False (and ... inside [...])")  # fmt: skip
+    raise _refuse(
+        ctx,
+        node,
+        f"({what}) is not allowed",
+        "ints, floats, strings, None, True, False (and ... inside [...])",
+    )
 
 
 def _name(node: ast.Name, ctx: _Ctx, depth: int) -> _Node:
@@ -338,8 +361,9 @@ def _attribute(node: ast.Attribute, ctx: _Ctx, depth: int) -> _Node:
     if attr in ATTRIBUTES:
         return _Node("value", lambda env: getattr(_array(run(env), attr), attr))
     if attr in METHODS:
-        return _Node("fn", lambda env: getattr(_array(run(env), attr), attr),
-                     f"method:{attr}", METHODS[attr])  # fmt: skip
+        return _Node(
+            "fn", lambda env: getattr(_array(run(env), attr), attr), f"method:{attr}", METHODS[attr]
+        )
     raise _fail(col, attr, "is not an allowed array method or attribute", allowed)
 
 
@@ -353,8 +377,12 @@ def _module_attr(module: str, attr: str, col: int) -> _Node:
     if module == "jax":
         names = ["nn.<fn>", "vmap"]
     hint = {"jax.numpy": " (write jnp.<fn>)", "jax.lax": " (write lax.<fn>)"}.get(path, "")
-    raise _fail(col, attr, f"is not an allowed {module} function{hint}",
-                f"{module}.{' '.join(sorted(names))}".replace(" ", f", {module}."))  # fmt: skip
+    raise _fail(
+        col,
+        attr,
+        f"is not an allowed {module} function{hint}",
+        f"{module}.{' '.join(sorted(names))}".replace(" ", f", {module}."),
+    )
 
 
 def _bounded(run: Callable[[dict], Any], col: int) -> Callable[[dict], Any]:
@@ -367,9 +395,12 @@ def _bounded(run: Callable[[dict], Any], col: int) -> Callable[[dict], Any]:
         if isinstance(value, _array_types()):
             shape = tuple(value.shape)
             if len(shape) > MAX_RANK or math.prod(shape) > MAX_ELEMENTS:
-                raise ExprError(f"column {col}: this part of f would make an array of shape "
-                                f"{shape} (at most {MAX_RANK} axes and `2**40` elements are "
-                                "allowed).", col)  # fmt: skip
+                raise ExprError(
+                    f"column {col}: this part of f would make an array of shape "
+                    f"{shape} (at most {MAX_RANK} axes and `2**40` elements are "
+                    "allowed).",
+                    col,
+                )
         return value
 
     return checked
@@ -388,9 +419,12 @@ def _array(value: Any, attr: str) -> Any:
 def _call(node: ast.Call, ctx: _Ctx, depth: int) -> _Node:
     func = _compile(node.func, ctx, depth)
     if func.kind != "fn":
-        raise _refuse(ctx, node.func, "cannot be called",
-                      "calls of jnp.<fn>, lax.<fn>, jax.nn.<fn>, jax.vmap(...) and array "
-                      "methods")  # fmt: skip
+        raise _refuse(
+            ctx,
+            node.func,
+            "cannot be called",
+            "calls of jnp.<fn>, lax.<fn>, jax.nn.<fn>, jax.vmap(...) and array methods",
+        )
     spec, name = func.spec, func.name
     for a in node.args:
         if isinstance(a, ast.Starred):
@@ -398,9 +432,12 @@ def _call(node: ast.Call, ctx: _Ctx, depth: int) -> _Node:
     keywords = _check_keywords(node, ctx, spec, name)
     n_pos = len(node.args) + (1 if spec.collective and "axis_name" in keywords else 0)
     if not spec.min_pos <= n_pos <= spec.max_pos:
-        raise _refuse(ctx, node, f"passes {n_pos} positional argument(s) to "
-                      f"{name.removeprefix('method:')}",
-                      f"{spec.min_pos} to {spec.max_pos} positional arguments")  # fmt: skip
+        raise _refuse(
+            ctx,
+            node,
+            f"passes {n_pos} positional argument(s) to {name.removeprefix('method:')}",
+            f"{spec.min_pos} to {spec.max_pos} positional arguments",
+        )
     if name == "jax.vmap":
         return _vmap(node, ctx, depth, keywords)
     args = [_argument(a, ctx, depth, name, spec, k) for k, a in enumerate(node.args)]
@@ -454,8 +491,12 @@ def _keyword(value: ast.AST, ctx: _Ctx, depth: int, key: str) -> _Node:
         return _lit(_literal(value, ctx, depth, "ints, None and tuples or lists of them"))
     if key in _CHOICES:
         if not (isinstance(value, ast.Constant) and value.value in _CHOICES[key]):
-            raise _refuse(ctx, value, f"is not a choice of {key}=",
-                          " or ".join(repr(c) for c in _CHOICES[key]))  # fmt: skip
+            raise _refuse(
+                ctx,
+                value,
+                f"is not a choice of {key}=",
+                " or ".join(repr(c) for c in _CHOICES[key]),
+            )
         return _lit(value.value)
     _no_strings(value, ctx)
     return _value(value, ctx, depth)
@@ -465,9 +506,12 @@ def _no_strings(node: ast.AST, ctx: _Ctx) -> None:
     """Strings are einsum specs, axis names and dtypes, nothing else: ``jnp.sum(x, 'i')``
     would reduce over a named axis, a collective the program would not know about."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        raise _refuse(ctx, node, "is a string where JAX takes an array, number or axis",
-                      "strings only as einsum specs, axis names of lax collectives and "
-                      "dtypes")  # fmt: skip
+        raise _refuse(
+            ctx,
+            node,
+            "is a string where JAX takes an array, number or axis",
+            "strings only as einsum specs, axis names of lax collectives and dtypes",
+        )
     for child in node.elts if isinstance(node, (ast.Tuple, ast.List)) else ():
         _no_strings(child, ctx)
 
@@ -484,8 +528,9 @@ def _axis_name(a: ast.AST, ctx: _Ctx) -> _Node:
 
 
 def _one_axis(a: ast.AST, ctx: _Ctx) -> str:
-    if not (isinstance(a, ast.Constant) and isinstance(a.value, str)
-            and _AXIS_NAME.fullmatch(a.value)):  # fmt: skip
+    if not (
+        isinstance(a, ast.Constant) and isinstance(a.value, str) and _AXIS_NAME.fullmatch(a.value)
+    ):
         raise _refuse(
             ctx,
             a,
@@ -525,13 +570,23 @@ def _vmap(node: ast.Call, ctx: _Ctx, depth: int, keywords: dict[str, ast.AST]) -
     inner = _compile(node.args[0], ctx, depth)
     ok = inner.kind == "fn" and not inner.name.startswith("method:")
     if not ok or inner.spec.collective:
-        raise _refuse(ctx, node.args[0], "cannot be vmapped here",
-                      "jax.vmap of jnp.<fn>, jax.nn.<fn> or of another jax.vmap(...)")  # fmt: skip
+        raise _refuse(
+            ctx,
+            node.args[0],
+            "cannot be vmapped here",
+            "jax.vmap of jnp.<fn>, jax.nn.<fn> or of another jax.vmap(...)",
+        )
     names = ("in_axes", "out_axes")
-    kw = dict(zip(names, (_literal(a, ctx, depth, "ints, None and tuples of them")
-                          for a in node.args[1:]), strict=False))  # fmt: skip
-    kw.update({k: _literal(v, ctx, depth, "ints, None and tuples of them")
-               for k, v in keywords.items()})  # fmt: skip
+    kw = dict(
+        zip(
+            names,
+            (_literal(a, ctx, depth, "ints, None and tuples of them") for a in node.args[1:]),
+            strict=False,
+        )
+    )
+    kw.update(
+        {k: _literal(v, ctx, depth, "ints, None and tuples of them") for k, v in keywords.items()}
+    )
     inner_run = inner.run
 
     def run(env):
@@ -543,14 +598,23 @@ def _vmap(node: ast.Call, ctx: _Ctx, depth: int, keywords: dict[str, ast.AST]) -
 # ---------------------------------------------------------------- operators
 
 _BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow, ast.MatMult: operator.matmul,
-}  # fmt: skip
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.MatMult: operator.matmul,
+}
 _COMPARE = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne,
-}  # fmt: skip
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
 _OPS_TEXT = "`+ - * / // % ** @` and one comparison `< <= > >= == !=`"
 
 
@@ -583,8 +647,12 @@ def _binop(node: ast.BinOp, ctx: _Ctx, depth: int) -> _Node:
     if op is operator.pow:
         e = right.literal
         if not right.is_literal or isinstance(e, bool) or not abs(e) <= MAX_POW:
-            raise _refuse(ctx, node.right, "is not allowed as an exponent",
-                          f"a number from -{MAX_POW} to {MAX_POW}")  # fmt: skip
+            raise _refuse(
+                ctx,
+                node.right,
+                "is not allowed as an exponent",
+                f"a number from -{MAX_POW} to {MAX_POW}",
+            )
     if left.is_literal and right.is_literal:
         value = _arith(op, left.literal, right.literal, ctx.col(node))
         return _lit(value)
@@ -597,8 +665,11 @@ def _arith(op: Callable, a: Any, b: Any, col: int | None = None) -> Any:
     where = f"column {col}: " if col else ""
     for v in (a, b):
         if not isinstance(v, (int, float, *_array_types())):
-            raise ExprError(f"{where}an operator got a {type(v).__name__}; only arrays and "
-                            "numbers can be combined.", col)  # fmt: skip
+            raise ExprError(
+                f"{where}an operator got a {type(v).__name__}; only arrays and "
+                "numbers can be combined.",
+                col,
+            )
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         try:
             value = op(a, b)
@@ -670,8 +741,10 @@ def _index_item(node: ast.AST, ctx: _Ctx, depth: int) -> Any:
     if isinstance(node, ast.Constant) and node.value is Ellipsis:
         return Ellipsis
     if isinstance(node, ast.Slice):
-        parts = [None if p is None else _index_item(p, ctx, depth)
-                 for p in (node.lower, node.upper, node.step)]  # fmt: skip
+        parts = [
+            None if p is None else _index_item(p, ctx, depth)
+            for p in (node.lower, node.upper, node.step)
+        ]
         if any(p is Ellipsis or isinstance(p, (slice, str)) for p in parts):
             raise _refuse(ctx, node, "is not a valid slice", _INDEX_TEXT)
         return slice(*parts)
@@ -712,10 +785,18 @@ def _subscript(node: ast.Subscript, ctx: _Ctx, depth: int) -> _Node:
 
 
 _HANDLERS: dict[type, Callable[[Any, _Ctx, int], _Node]] = {
-    ast.Constant: _constant, ast.Name: _name, ast.Attribute: _attribute, ast.Call: _call,
-    ast.BinOp: _binop, ast.UnaryOp: _unary, ast.Compare: _compare, ast.Tuple: _sequence,
-    ast.List: _sequence, ast.Dict: _dict, ast.Subscript: _subscript,
-}  # fmt: skip
+    ast.Constant: _constant,
+    ast.Name: _name,
+    ast.Attribute: _attribute,
+    ast.Call: _call,
+    ast.BinOp: _binop,
+    ast.UnaryOp: _unary,
+    ast.Compare: _compare,
+    ast.Tuple: _sequence,
+    ast.List: _sequence,
+    ast.Dict: _dict,
+    ast.Subscript: _subscript,
+}
 
 
 # ---------------------------------------------------------------- text
@@ -723,21 +804,31 @@ _HANDLERS: dict[type, Callable[[Any, _Ctx, int], _Node]] = {
 
 def _check_text(text: str, limit: int | None) -> None:
     if limit is not None and len(text) > limit:
-        raise ExprError(f"The expression is {len(text):,} characters long; at most {limit} "
-                        "are allowed.")  # fmt: skip
+        raise ExprError(
+            f"The expression is {len(text):,} characters long; at most {limit} are allowed."
+        )
     for k, ch in enumerate(text):
         if not " " <= ch <= "~":
-            what = unicodedata.name(ch, "a control character") if ch.isprintable() else (
-                "a control or invisible character")  # fmt: skip
-            raise ExprError(f"column {k + 1}: character U+{ord(ch):04X} ({what}) is not "
-                            "allowed; allowed here: plain ASCII on one line (no tabs, "
-                            "newlines or look-alike letters).", k + 1)  # fmt: skip
+            what = (
+                unicodedata.name(ch, "a control character")
+                if ch.isprintable()
+                else ("a control or invisible character")
+            )
+            raise ExprError(
+                f"column {k + 1}: character U+{ord(ch):04X} ({what}) is not "
+                "allowed; allowed here: plain ASCII on one line (no tabs, "
+                "newlines or look-alike letters).",
+                k + 1,
+            )
     if not text.strip():
         raise ExprError("The expression is empty: type the body of f, e.g. jnp.sum(x).")
     col = _bracket_too_deep(text)
     if col is not None:
-        raise ExprError(f"column {col}: brackets nest more than {MAX_DEPTH} levels deep; "
-                        "allowed here: a flatter expression.", col)  # fmt: skip
+        raise ExprError(
+            f"column {col}: brackets nest more than {MAX_DEPTH} levels deep; "
+            "allowed here: a flatter expression.",
+            col,
+        )
 
 
 def _bracket_too_deep(text: str) -> int | None:
@@ -808,14 +899,18 @@ def parse_arg_names(text: Any) -> tuple[str, ...]:
         raise ExprError(f"f takes {len(parts)} arguments; at most {MAX_ARGS} are allowed.")
     for p in parts:
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,31}", p):
-            raise ExprError(f"Argument {quote(p)} is not a simple name: letters, digits and _, "
-                            "starting with a letter, e.g. x or w1.")  # fmt: skip
+            raise ExprError(
+                f"Argument {quote(p)} is not a simple name: letters, digits and _, "
+                "starting with a letter, e.g. x or w1."
+            )
         if keyword.iskeyword(p) or keyword.issoftkeyword(p) or hasattr(builtins, p):
-            raise ExprError(f"Argument {quote(p)} is a Python keyword or builtin: choose "
-                            "another name.")  # fmt: skip
+            raise ExprError(
+                f"Argument {quote(p)} is a Python keyword or builtin: choose another name."
+            )
         if p in RESERVED:
-            raise ExprError(f"Argument {quote(p)} is reserved for the module {p}: choose "
-                            "another name.")  # fmt: skip
+            raise ExprError(
+                f"Argument {quote(p)} is reserved for the module {p}: choose another name."
+            )
     if len(set(parts)) != len(parts):
         dupe = next(p for p in parts if parts.count(p) > 1)
         raise ExprError(f"Argument {quote(dupe)} is named twice.")
@@ -856,9 +951,12 @@ def _build(arg_names: tuple[str, ...], source: str, axis_name: str | None) -> Ca
     return f
 
 
-def program(arg_names: str, body: str,
-            default_shapes: tuple[tuple[int, ...], ...] | None = None,
-            default_in_axes: tuple[int | None, ...] | None = None) -> ExprProgram:  # fmt: skip
+def program(
+    arg_names: str,
+    body: str,
+    default_shapes: tuple[tuple[int, ...], ...] | None = None,
+    default_in_axes: tuple[int | None, ...] | None = None,
+) -> ExprProgram:
     """Check ``body`` (the expression) over the arguments in ``arg_names`` ('x, w, b').
     Raises :class:`ExprError`, one line naming the column of the first bad token."""
     names = parse_arg_names(arg_names)

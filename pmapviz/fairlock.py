@@ -75,8 +75,9 @@ class Turn(_Held):
 class FairLock:
     """First come, first served access to one resource (see the module doc). Thread-safe."""
 
-    def __init__(self, what: str, slice_s: float = SLICE_S,
-                 clock: Callable[[], float] = time.monotonic):  # fmt: skip
+    def __init__(
+        self, what: str, slice_s: float = SLICE_S, clock: Callable[[], float] = time.monotonic
+    ):
         self.what = what  # e.g. "benchmark": used in messages
         self._slice = slice_s
         self._clock = clock
@@ -101,12 +102,18 @@ class FairLock:
         ran = f"; it has run for {_secs(held)}" if held is not None else ""
         ahead = "" if position <= 1 else f" ({position - 1} ahead of you)"
         waited = f" You have waited {_secs(waited_s)}." if waited_s else ""
-        return (f"Waiting for another session's {self.what}: you are number {position} in the "
-                f"queue{ahead}{ran}.{waited}")  # fmt: skip
+        return (
+            f"Waiting for another session's {self.what}: you are number {position} in the "
+            f"queue{ahead}{ran}.{waited}"
+        )
 
     # ------------------------------------------------------------------ taking a turn
-    def acquire(self, timeout: float = 120.0, should_stop: Callable[[], bool] | None = None,
-                on_wait: Callable[[int, float], None] | None = None) -> Turn:  # fmt: skip
+    def acquire(
+        self,
+        timeout: float = 120.0,
+        should_stop: Callable[[], bool] | None = None,
+        on_wait: Callable[[int, float], None] | None = None,
+    ) -> Turn:
         """Wait for the turn (FIFO) for at most ``timeout`` seconds; see the module doc.
 
         ``on_wait(position, waited_s, message)`` is called on every slice while waiting (never
@@ -126,8 +133,12 @@ class FairLock:
                     return turn
                 waited = self._clock() - start
                 if should_stop is not None and should_stop():
-                    raise Cancelled(f"Stopped while waiting for another session's {self.what} "
-                                    f"(after {_secs(waited)}).", position, waited)  # fmt: skip
+                    raise Cancelled(
+                        f"Stopped while waiting for another session's {self.what} "
+                        f"(after {_secs(waited)}).",
+                        position,
+                        waited,
+                    )
                 if waited >= timeout:
                     raise WaitTimeout(self._timeout_message(position, waited), position, waited)
                 if on_wait is not None:
@@ -168,8 +179,10 @@ class FairLock:
     def _timeout_message(self, position: int, waited: float) -> str:
         held = self.held_for()
         ran = f" (it has run for {_secs(held)})" if held is not None else ""
-        return (f"Gave up after waiting {_secs(waited)} for another session's {self.what}{ran}; "
-                f"you were number {position} in the queue. Try again in a moment.")  # fmt: skip
+        return (
+            f"Gave up after waiting {_secs(waited)} for another session's {self.what}{ran}; "
+            f"you were number {position} in the queue. Try again in a moment."
+        )
 
 
 def _secs(s: float) -> str:
@@ -210,9 +223,14 @@ class Pool:
     gives up with :class:`WaitTimeout` or :class:`Cancelled`. ``describe(amount)`` writes an
     amount in words for the messages. Thread-safe."""
 
-    def __init__(self, what: str, capacity: tuple[int, ...],
-                 describe: Callable[[tuple[int, ...]], str] = str, slice_s: float = SLICE_S,
-                 clock: Callable[[], float] = time.monotonic):  # fmt: skip
+    def __init__(
+        self,
+        what: str,
+        capacity: tuple[int, ...],
+        describe: Callable[[tuple[int, ...]], str] = str,
+        slice_s: float = SLICE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.what, self.capacity, self.describe = what, tuple(capacity), describe
         self._slice, self._clock = slice_s, clock
         self._cond = threading.Condition()
@@ -237,24 +255,35 @@ class Pool:
             return len(self._queue)
 
     def wait_message(self, position: int, waited_s: float | None, amount: tuple[int, ...]) -> str:
-        running = "; ".join(f"{label} ({self.describe(a)}, {_secs(s)})"
-                            for label, a, s in self.held()) or "nothing"  # fmt: skip
+        running = (
+            "; ".join(f"{label} ({self.describe(a)}, {_secs(s)})" for label, a, s in self.held())
+            or "nothing"
+        )
         ahead = "" if position <= 1 else f" ({position - 1} ahead of you)"
         waited = f" You have waited {_secs(waited_s)}." if waited_s else ""
-        return (f"Waiting for {self.what}: this needs {self.describe(amount)}, and "
-                f"{self.describe(self.free())} of {self.describe(self.capacity)} is free now. "
-                f"Running: {running}. You are number {position} in the queue{ahead}."
-                f"{waited}")  # fmt: skip
+        return (
+            f"Waiting for {self.what}: this needs {self.describe(amount)}, and "
+            f"{self.describe(self.free())} of {self.describe(self.capacity)} is free now. "
+            f"Running: {running}. You are number {position} in the queue{ahead}."
+            f"{waited}"
+        )
 
-    def acquire(self, amount: tuple[int, ...], label: str, timeout: float = 120.0,
-                should_stop: Callable[[], bool] | None = None,
-                on_wait: Callable[[int, float], None] | None = None) -> Grant:  # fmt: skip
+    def acquire(
+        self,
+        amount: tuple[int, ...],
+        label: str,
+        timeout: float = 120.0,
+        should_stop: Callable[[], bool] | None = None,
+        on_wait: Callable[[int, float], None] | None = None,
+    ) -> Grant:
         """Wait (FIFO) until ``amount`` fits, for at most ``timeout`` seconds; NeverFits at
         once when it is larger than the whole capacity."""
         amount = tuple(int(a) for a in amount)
         if any(a > c for a, c in zip(amount, self.capacity, strict=True)):
-            raise NeverFits(f"{label} needs {self.describe(amount)}; all of {self.what} is "
-                            f"{self.describe(self.capacity)}.")  # fmt: skip
+            raise NeverFits(
+                f"{label} needs {self.describe(amount)}; all of {self.what} is "
+                f"{self.describe(self.capacity)}."
+            )
         ticket, start = object(), self._clock()
         with self._cond:
             self._queue.append(ticket)
@@ -265,14 +294,19 @@ class Pool:
                     return grant
                 waited = self._clock() - start
                 if should_stop is not None and should_stop():
-                    raise Cancelled(f"Stopped while waiting for {self.what} (after "
-                                    f"{_secs(waited)}).", position, waited)  # fmt: skip
+                    raise Cancelled(
+                        f"Stopped while waiting for {self.what} (after {_secs(waited)}).",
+                        position,
+                        waited,
+                    )
                 if waited >= timeout:
                     raise WaitTimeout(
                         f"Gave up after waiting {_secs(waited)} for {self.what}: this needs "
                         f"{self.describe(amount)}, and other sessions held the rest; you were "
                         f"number {position} in the queue. Try again in a moment.",
-                        position, waited)  # fmt: skip
+                        position,
+                        waited,
+                    )
                 if on_wait is not None:
                     on_wait(position, waited, self.wait_message(position, waited, amount))
                 with self._cond:
@@ -283,8 +317,9 @@ class Pool:
                     self._queue.remove(ticket)
                     self._cond.notify_all()
 
-    def _try_take(self, ticket: object, amount: tuple[int, ...],
-                  label: str) -> tuple[Grant | None, int]:  # fmt: skip
+    def _try_take(
+        self, ticket: object, amount: tuple[int, ...], label: str
+    ) -> tuple[Grant | None, int]:
         with self._cond:
             position = self._queue.index(ticket) + 1
             fits = all(a <= f for a, f in zip(amount, self._free(), strict=True))

@@ -24,8 +24,9 @@ class Walk:
     stopped: str | None = None
 
 
-def entries(root: str, walk: Walk, depth: int, most: int,
-            seconds: float = math.inf) -> Iterator[os.DirEntry]:  # fmt: skip
+def entries(
+    root: str, walk: Walk, depth: int, most: int, seconds: float = math.inf
+) -> Iterator[os.DirEntry]:
     """Every entry under ``root``, level by level, at most ``depth`` levels down, ``most``
     entries and ``seconds`` seconds in all; ``walk`` (updated as it goes) says how far."""
     deadline = time.monotonic() + seconds

@@ -25,9 +25,22 @@ import numpy as np
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
 DTYPE_BYTES = {
-    "pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
-    "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
-}  # fmt: skip
+    "pred": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+}
 _KIND = "|".join(KINDS)
 _CALL = re.compile(rf"\s({_KIND})(-start)?\(")
 _INSTR = re.compile(
@@ -183,9 +196,17 @@ def _collective(raw: str, line: int, n: int | None, defs, frames) -> HloCollecti
     else:
         groups = _groups(attrs, n)
     return HloCollective(
-        kind, m["name"], tuple(shapes), dtypes[0], size * sum(math.prod(s) for s in shapes),
-        groups, pairs, _source(attrs, frames), _op_name(attrs), line,
-    )  # fmt: skip
+        kind,
+        m["name"],
+        tuple(shapes),
+        dtypes[0],
+        size * sum(math.prod(s) for s in shapes),
+        groups,
+        pairs,
+        _source(attrs, frames),
+        _op_name(attrs),
+        line,
+    )
 
 
 def _operands(text: str, defs, kind: str, result_type: str):
@@ -311,8 +332,11 @@ def stablehlo_lines(text: str) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------- sorts, for time estimates
-_SORT = re.compile(r'"stablehlo\.sort"\([^)]*\)\s*<\{dimension = (\d+)[^}]*\}>.*?\}\)\s*:\s*'
-                   r"\(tensor<([0-9x]+)x[a-z0-9]+>", re.S)  # fmt: skip
+_SORT = re.compile(
+    r'"stablehlo\.sort"\([^)]*\)\s*<\{dimension = (\d+)[^}]*\}>.*?\}\)\s*:\s*'
+    r"\(tensor<([0-9x]+)x[a-z0-9]+>",
+    re.S,
+)
 
 
 def sort_compares(stablehlo: str) -> float:

@@ -76,25 +76,35 @@ class Watchdog:
         if self._done.wait(self.timeout):
             return
         out = self._out or sys.stderr
-        print(f"pmapviz: {self.who}: {self.phase} did not finish within {self.timeout:g} s; "
-              "stopped.", file=out, flush=True)  # fmt: skip
+        print(
+            f"pmapviz: {self.who}: {self.phase} did not finish within {self.timeout:g} s; stopped.",
+            file=out,
+            flush=True,
+        )
         self._exit(1)
 
 
 def hint(detection: clusterenv.Detection) -> str:
     """What joining waits for, in the watchdog's words."""
     if detection.process_id == 0:
-        return (f"joining (waiting for all {detection.process_count} processes to reach "
-                f"the coordinator {detection.coordinator or ''}; did every process "
-                "start?)")  # fmt: skip
+        return (
+            f"joining (waiting for all {detection.process_count} processes to reach "
+            f"the coordinator {detection.coordinator or ''}; did every process "
+            "start?)"
+        )
     where = detection.coordinator or "the coordinator"
-    return (f"joining (no answer from {where}: is process 0 running there, and its port "
-            "free and reachable?)")  # fmt: skip
+    return (
+        f"joining (no answer from {where}: is process 0 running there, and its port "
+        "free and reachable?)"
+    )
 
 
-def join(local_devices: int | None, timeout: float = DEFAULT_TIMEOUT,
-         env: Mapping[str, str] = os.environ, watchdog_exit: Callable[[int], None] = os._exit,
-         ) -> Outcome:  # fmt: skip
+def join(
+    local_devices: int | None,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] = os.environ,
+    watchdog_exit: Callable[[int], None] = os._exit,
+) -> Outcome:
     """Join the cluster this process was started in, run the check, gather (process 0)."""
     detection = clusterenv.detect(env)
     if detection.problem:
@@ -111,8 +121,9 @@ def join(local_devices: int | None, timeout: float = DEFAULT_TIMEOUT,
         dog.stop()
 
 
-def _run(detection: clusterenv.Detection, local_devices: int | None, timeout: float,
-         dog: Watchdog) -> Outcome:  # fmt: skip
+def _run(
+    detection: clusterenv.Detection, local_devices: int | None, timeout: float, dog: Watchdog
+) -> Outcome:
     import jax
 
     t0 = time.monotonic()
@@ -123,16 +134,21 @@ def _run(detection: clusterenv.Detection, local_devices: int | None, timeout: fl
     try:
         jax.distributed.initialize()  # no arguments: JAX's own detection
     except Exception as err:  # noqa: BLE001  (JAX raises ValueError, RuntimeError, KeyError...)
-        raise JoinError(f"{detection.describe()}, but jax.distributed.initialize() failed: "
-                        f"{first_line(err)}") from err  # fmt: skip
+        raise JoinError(
+            f"{detection.describe()}, but jax.distributed.initialize() failed: {first_line(err)}"
+        ) from err
     init_s = time.monotonic() - t0
     from jax._src import distributed
 
     state = distributed.global_state
     me, n = jax.process_index(), jax.process_count()
     dog.phase = f"the check on process {me} (psum, all_gather, axis_index over all devices)"
-    record = {**worker.run_check(), "init_s": init_s, "hostname": socket.gethostname()[:255],
-              "pid": os.getpid()}  # fmt: skip
+    record = {
+        **worker.run_check(),
+        "init_s": init_s,
+        "hostname": socket.gethostname()[:255],
+        "pid": os.getpid(),
+    }
     dog.phase = f"gathering the records of all {n} processes"
     state.client.key_value_set(RECORD_KEY.format(me), json.dumps(record))
     report = None
@@ -140,12 +156,14 @@ def _run(detection: clusterenv.Detection, local_devices: int | None, timeout: fl
         records = [record]
         for i in range(1, n):
             left_ms = max(1, int((timeout - (time.monotonic() - t0)) * 1000))
-            records.append(json.loads(state.client.blocking_key_value_get(RECORD_KEY.format(i),
-                                                                          left_ms)))  # fmt: skip
+            records.append(
+                json.loads(state.client.blocking_key_value_get(RECORD_KEY.format(i), left_ms))
+            )
         environment = {**detection.to_json(), "coordinator": state.coordinator_address}
         made = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        report = clusterreport.build(records, environment, time.monotonic() - t0, made,
-                                     jax.__version__)  # fmt: skip
+        report = clusterreport.build(
+            records, environment, time.monotonic() - t0, made, jax.__version__
+        )
     dog.phase = "shutting down (waiting for every process to finish)"
     jax.distributed.shutdown()
     return Outcome(record, report)
@@ -171,15 +189,21 @@ def summary(report: dict) -> list[str]:
     """Process 0's lines of text (without --json)."""
     check = report["check"]
     env = report["environment"]
-    lines = [f"{env.get('name')}: {report['process_count']} processes on "
-             f"{len(report['hosts'])} host(s), {report['global_device_count']} global devices "
-             f"(coordinator {env.get('coordinator')})"]  # fmt: skip
+    lines = [
+        f"{env.get('name')}: {report['process_count']} processes on "
+        f"{len(report['hosts'])} host(s), {report['global_device_count']} global devices "
+        f"(coordinator {env.get('coordinator')})"
+    ]
     for r in report["per_process"]:
-        lines.append(f"  process {r['process_index']} on {r['hostname']}: local devices "
-                     f"{r['local_device_ids']}, psum {r['psum']:g}, joined in "
-                     f"{r['init_s']:.2f} s")  # fmt: skip
-    lines.append(f"check: psum {'equal' if check['psum_equal'] else 'DIFFERS'} in every process"
-                 f" and {'equal to' if check['psum_correct'] else 'NOT'} numpy's "
-                 f"{check['expected_psum']:g}; all_gather "
-                 f"{'correct' if check['all_gather_correct'] else 'WRONG'}")  # fmt: skip
+        lines.append(
+            f"  process {r['process_index']} on {r['hostname']}: local devices "
+            f"{r['local_device_ids']}, psum {r['psum']:g}, joined in "
+            f"{r['init_s']:.2f} s"
+        )
+    lines.append(
+        f"check: psum {'equal' if check['psum_equal'] else 'DIFFERS'} in every process"
+        f" and {'equal to' if check['psum_correct'] else 'NOT'} numpy's "
+        f"{check['expected_psum']:g}; all_gather "
+        f"{'correct' if check['all_gather_correct'] else 'WRONG'}"
+    )
     return lines

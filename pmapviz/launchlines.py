@@ -52,19 +52,25 @@ def _ids(devices: int) -> str:
 def _who(nodes: int, per_node: int, devices: int, kind: str) -> str:
     n = nodes * per_node
     what = "GPU" if kind == "gpu" else "CPU device"
-    return (f"{n} process{'es' if n != 1 else ''} ({nodes} node{'s' if nodes != 1 else ''} x "
-            f"{per_node}), each with {devices} local {what}{'s' if devices != 1 else ''}: "
-            f"{n * devices} global devices.")  # fmt: skip
+    return (
+        f"{n} process{'es' if n != 1 else ''} ({nodes} node{'s' if nodes != 1 else ''} x "
+        f"{per_node}), each with {devices} local {what}{'s' if devices != 1 else ''}: "
+        f"{n * devices} global devices."
+    )
 
 
 def _gpu_note(per_node: int, devices: int, rank: str) -> str:
     if devices == 1:
         return f" JAX gives each process GPU number {rank} (its default local_device_ids)."
     if per_node == 1:
-        return (f" JAX_LOCAL_DEVICE_IDS={_ids(devices)} overrides JAX's default of one GPU "
-                "(number = local rank) per process.")  # fmt: skip
-    return (f" Each process sets JAX_LOCAL_DEVICE_IDS to its own {devices} GPUs from {rank}, "
-            "instead of JAX's default of one.")  # fmt: skip
+        return (
+            f" JAX_LOCAL_DEVICE_IDS={_ids(devices)} overrides JAX's default of one GPU "
+            "(number = local rank) per process."
+        )
+    return (
+        f" Each process sets JAX_LOCAL_DEVICE_IDS to its own {devices} GPUs from {rank}, "
+        "instead of JAX's default of one."
+    )
 
 
 def slurm(nodes: int, per_node: int, devices: int, kind: str) -> Launch:
@@ -78,10 +84,14 @@ def slurm(nodes: int, per_node: int, devices: int, kind: str) -> Launch:
             head = f"JAX_LOCAL_DEVICE_IDS={_ids(devices)} {head}"  # srun exports it
         elif devices > 1:
             cmd = device_ids(SLURM_RANK, devices, cmd)
-    return Launch("Slurm", f"{head} {cmd}", _who(nodes, per_node, devices, kind)
-                  + " srun sets SLURM_JOB_ID, SLURM_STEP_NODELIST, SLURM_NTASKS, SLURM_PROCID "
-                  "and SLURM_LOCALID in each task; the coordinator is the first node, port "
-                  "SLURM_JOB_ID % 4096 + 61440." + note)  # fmt: skip
+    return Launch(
+        "Slurm",
+        f"{head} {cmd}",
+        _who(nodes, per_node, devices, kind)
+        + " srun sets SLURM_JOB_ID, SLURM_STEP_NODELIST, SLURM_NTASKS, SLURM_PROCID "
+        "and SLURM_LOCALID in each task; the coordinator is the first node, port "
+        "SLURM_JOB_ID % 4096 + 61440." + note,
+    )
 
 
 def openmpi(nodes: int, per_node: int, devices: int, kind: str, title: str = "Open MPI") -> Launch:
@@ -97,31 +107,49 @@ def openmpi(nodes: int, per_node: int, devices: int, kind: str, title: str = "Op
         elif devices > 1:
             cmd = device_ids(OMPI_RANK, devices, cmd)
     where = "hosts.txt lists the nodes, one per line. " if nodes > 1 else ""
-    return Launch(title, f"{head} {cmd}", _who(nodes, per_node, devices, kind) + " " + where
-                  + "Open MPI 4's mpirun sets OMPI_MCA_orte_hnp_uri and OMPI_COMM_WORLD_SIZE, "
-                  "_RANK, _LOCAL_RANK; the coordinator is mpirun's host." + note)  # fmt: skip
+    return Launch(
+        title,
+        f"{head} {cmd}",
+        _who(nodes, per_node, devices, kind)
+        + " "
+        + where
+        + "Open MPI 4's mpirun sets OMPI_MCA_orte_hnp_uri and OMPI_COMM_WORLD_SIZE, "
+        "_RANK, _LOCAL_RANK; the coordinator is mpirun's host." + note,
+    )
 
 
 def tpu_pod(hosts: int) -> Launch:
-    cmd = (f"gcloud compute tpus tpu-vm ssh $TPU_NAME --zone $ZONE --worker=all "
-           f'--command="cd pmapviz && {join_command("tpu", 0)}"')  # fmt: skip
-    return Launch("TPU pod slice", cmd,
-                  f"One process on each of the slice's {hosts} host{'s' if hosts != 1 else ''}, "
-                  "with all of that host's chips as its local devices (JAX never restricts TPU "
-                  "devices). JAX reads the worker number and the hosts from the TPU VM's "
-                  "metadata (on GKE: TPU_WORKER_ID and TPU_WORKER_HOSTNAMES); process 0's "
-                  "host is the coordinator, port 8482.")  # fmt: skip
+    cmd = (
+        f"gcloud compute tpus tpu-vm ssh $TPU_NAME --zone $ZONE --worker=all "
+        f'--command="cd pmapviz && {join_command("tpu", 0)}"'
+    )
+    return Launch(
+        "TPU pod slice",
+        cmd,
+        f"One process on each of the slice's {hosts} host{'s' if hosts != 1 else ''}, "
+        "with all of that host's chips as its local devices (JAX never restricts TPU "
+        "devices). JAX reads the worker number and the hosts from the TPU VM's "
+        "metadata (on GKE: TPU_WORKER_ID and TPU_WORKER_HOSTNAMES); process 0's "
+        "host is the coordinator, port 8482.",
+    )
 
 
 def gpu_host(per_node: int, devices: int) -> Launch:
     found = openmpi(1, per_node, devices, "gpu", "A multi-GPU host")
-    return Launch(found.title, found.command,
-                  found.explains + " One process per GPU is the usual layout; one process "
-                  "driving every GPU needs no cluster at all: python -m pmapviz devices lists "
-                  "them and the app uses them.")  # fmt: skip
+    return Launch(
+        found.title,
+        found.command,
+        found.explains + " One process per GPU is the usual layout; one process "
+        "driving every GPU needs no cluster at all: python -m pmapviz devices lists "
+        "them and the app uses them.",
+    )
 
 
 def all_launches(nodes: int, per_node: int, devices: int, kind: str) -> list[Launch]:
     """Slurm, Open MPI, a TPU pod slice (``nodes`` hosts) and one multi-GPU host."""
-    return [slurm(nodes, per_node, devices, kind), openmpi(nodes, per_node, devices, kind),
-            tpu_pod(nodes), gpu_host(per_node, devices)]  # fmt: skip
+    return [
+        slurm(nodes, per_node, devices, kind),
+        openmpi(nodes, per_node, devices, kind),
+        tpu_pod(nodes),
+        gpu_host(per_node, devices),
+    ]

@@ -80,8 +80,10 @@ def pmap_indices(rank: int, split_axis: int | None, n_used: int) -> list[tuple]:
     all of the split axis, which JAX writes as a whole slice."""
     whole = slice(None, None, None)
     split = split_axis if n_used > 1 else None
-    return [tuple(slice(k, k + 1, None) if a == split else whole for a in range(rank))
-            for k in range(n_used)]  # fmt: skip
+    return [
+        tuple(slice(k, k + 1, None) if a == split else whole for a in range(rank))
+        for k in range(n_used)
+    ]
 
 
 def array_layout(

@@ -96,14 +96,20 @@ class Budget:
         if self.device is None:
             if need.total <= self.host:
                 return None
-            return (f"needs about {fmt_bytes(need.total)} at its peak; the memory budget is "
-                    f"{fmt_bytes(self.host)}")  # fmt: skip
+            return (
+                f"needs about {fmt_bytes(need.total)} at its peak; the memory budget is "
+                f"{fmt_bytes(self.host)}"
+            )
         if need.device > self.device:
-            return (f"needs about {fmt_bytes(need.device)} of device memory at its peak; the "
-                    f"device memory budget is {fmt_bytes(self.device)}")  # fmt: skip
+            return (
+                f"needs about {fmt_bytes(need.device)} of device memory at its peak; the "
+                f"device memory budget is {fmt_bytes(self.device)}"
+            )
         if need.host > self.host:
-            return (f"needs about {fmt_bytes(need.host)} of host memory at its peak; the host "
-                    f"memory budget is {fmt_bytes(self.host)}")  # fmt: skip
+            return (
+                f"needs about {fmt_bytes(need.host)} of host memory at its peak; the host "
+                f"memory budget is {fmt_bytes(self.host)}"
+            )
         return None
 
     def words(self, need: Need) -> str:
@@ -131,8 +137,9 @@ def refuse_over(need: Need, budget: int | Budget, what: str, fits: str) -> None:
         raise BudgetError(f"{what} {why}. {fits}")
 
 
-def largest_fitting(need: Callable[[int], Need], budget: int | Budget, lo: int, hi: int,
-                    step: int = 1) -> int:  # fmt: skip
+def largest_fitting(
+    need: Callable[[int], Need], budget: int | Budget, lo: int, hi: int, step: int = 1
+) -> int:
     """The largest multiple of ``step`` in [lo, hi] whose need fits ``budget`` (needs grow
     with size), or 0 if none: binary search, exact integers."""
     fits = Budget.of(budget).fits
@@ -176,11 +183,16 @@ def _host_budget(max_bytes: int | None) -> tuple[int, str]:
     available = started.available_after if started else devicefacts.host_memory().available
     host = _DEFAULTS.setdefault("host", available // 4)
     runtime = (started.runtime_bytes if started else None) or 0
-    took = (f"; the JAX runtime had mapped {fmt_bytes(runtime)} into the server as it started, "
-            "device memory windows included" if runtime >= devicefacts.RUNTIME_NOTE_BYTES
-            else "")  # fmt: skip
-    return host, (f"a quarter of the {fmt_bytes(4 * host)} of host memory available once JAX "
-                  f"had started{took}; set with --max-bytes")  # fmt: skip
+    took = (
+        f"; the JAX runtime had mapped {fmt_bytes(runtime)} into the server as it started, "
+        "device memory windows included"
+        if runtime >= devicefacts.RUNTIME_NOTE_BYTES
+        else ""
+    )
+    return host, (
+        f"a quarter of the {fmt_bytes(4 * host)} of host memory available once JAX "
+        f"had started{took}; set with --max-bytes"
+    )
 
 
 def _device_budget(max_device_bytes: int | None, host: int, name: str) -> tuple[int, str]:
@@ -188,12 +200,16 @@ def _device_budget(max_device_bytes: int | None, host: int, name: str) -> tuple[
         return max_device_bytes, "set with --max-device-bytes"
     free = [m.free for m in devicefacts.device_memory(name) or [] if m.free is not None]
     if not free:
-        return host, ("this backend reports no device memory limit, so the host's budget is "
-                      "used; set one with --max-device-bytes")  # fmt: skip
+        return host, (
+            "this backend reports no device memory limit, so the host's budget is "
+            "used; set one with --max-device-bytes"
+        )
     device = _DEFAULTS.setdefault(f"device:{name}", min(free) // 4)
-    return device, ("a quarter of the free memory of the fullest device when the server "
-                    "started (memory_stats: bytes_limit - bytes_in_use); set with "
-                    "--max-device-bytes")  # fmt: skip
+    return device, (
+        "a quarter of the free memory of the fullest device when the server "
+        "started (memory_stats: bytes_limit - bytes_in_use); set with "
+        "--max-device-bytes"
+    )
 
 
 # ---------------------------------------------------------------- sharing it: admission
@@ -246,9 +262,14 @@ def measured_rates(b: Budget | None = None) -> devicefacts.Rates:
         return devicefacts.rates(b.probe_pool())
 
 
-def reserve(need: Need, label: str, on_wait=None, should_stop=None,
-            timeout: float = QUEUE_TIMEOUT_S,
-            b: Budget | None = None) -> fairlock.Grant:  # fmt: skip
+def reserve(
+    need: Need,
+    label: str,
+    on_wait=None,
+    should_stop=None,
+    timeout: float = QUEUE_TIMEOUT_S,
+    b: Budget | None = None,
+) -> fairlock.Grant:
     """Wait until ``need`` fits in what the server's other actions leave of the budget, and
     hold it (``with memory.reserve(...):``). Raises BudgetError at once when it could never
     fit (its message names what it needs; callers refuse earlier, with the largest size that
@@ -260,8 +281,11 @@ def reserve(need: Need, label: str, on_wait=None, should_stop=None,
     return pool.acquire(_amount(need, b, pool), label, timeout, should_stop, on_wait)
 
 
-def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None,
-                 reserved: tuple[int, ...] | None = None) -> list[str]:  # fmt: skip
+def budget_lines(
+    budget: Budget,
+    stats: list[devicefacts.DeviceMemory] | None,
+    reserved: tuple[int, ...] | None = None,
+) -> list[str]:
     """The sidebar's memory lines, each saying which memory it is: the server's budget, which
     its running actions share (host, and device where the devices have their own), what they
     hold now (``reserved``), and each device's bytes in use and at peak as its backend reports
@@ -269,22 +293,28 @@ def budget_lines(budget: Budget, stats: list[devicefacts.DeviceMemory] | None,
     gib = 2**30
     held = reserved or (0, 0)
     if budget.shared:
-        return [f"Memory budget for the whole server: **{budget.host / gib:.1f} GiB** of host "
-                f"memory, which the devices share ({budget.host_source}); running actions "
-                f"hold {held[0] / gib:.1f} GiB of it now."]  # fmt: skip
-    lines = [f"Host memory budget for the whole server: **{budget.host / gib:.1f} GiB** "
-             f"({budget.host_source}); running actions hold {held[0] / gib:.1f} GiB.",
-             f"Device memory budget for the whole server: **{(budget.device or 0) / gib:.1f} "
-             f"GiB** ({budget.device_source}); running actions hold "
-             f"{held[1] / gib:.1f} GiB."]  # fmt: skip
+        return [
+            f"Memory budget for the whole server: **{budget.host / gib:.1f} GiB** of host "
+            f"memory, which the devices share ({budget.host_source}); running actions "
+            f"hold {held[0] / gib:.1f} GiB of it now."
+        ]
+    lines = [
+        f"Host memory budget for the whole server: **{budget.host / gib:.1f} GiB** "
+        f"({budget.host_source}); running actions hold {held[0] / gib:.1f} GiB.",
+        f"Device memory budget for the whole server: **{(budget.device or 0) / gib:.1f} "
+        f"GiB** ({budget.device_source}); running actions hold "
+        f"{held[1] / gib:.1f} GiB.",
+    ]
     if stats:
         fullest = max(stats, key=lambda m: (m.in_use, m.peak))
         known = [m.limit for m in stats if m.limit is not None]
         limit = f"of {min(known) / gib:,.1f} GiB" if known else "no limit reported"
         which = f"`{fullest.device}`" if len(stats) == 1 else f"the fullest, `{fullest.device}`"
         peak = max(m.peak for m in stats) / gib
-        lines.append(f"Device memory now (memory_stats, {which}): {fullest.in_use / gib:,.2f} "
-                     f"GiB in use {limit}, peak {peak:,.2f} GiB.")  # fmt: skip
+        lines.append(
+            f"Device memory now (memory_stats, {which}): {fullest.in_use / gib:,.2f} "
+            f"GiB in use {limit}, peak {peak:,.2f} GiB."
+        )
     return lines
 
 
@@ -305,8 +335,9 @@ def _out_leaves(plan: Plan) -> list[tuple[tuple, np.dtype]]:
     import jax
 
     shapes = [shape for _, shape in pytrees.leaves(plan.out_shapes, "out")]  # tuples of shapes
-    return [(s, device_dtype(d)) for s, d in zip(shapes, jax.tree.leaves(plan.out_dtypes),
-                                                 strict=True)]  # fmt: skip
+    return [
+        (s, device_dtype(d)) for s, d in zip(shapes, jax.tree.leaves(plan.out_dtypes), strict=True)
+    ]
 
 
 def _numpy_check_bytes(plan: Plan, key: str | None) -> int:
@@ -316,8 +347,10 @@ def _numpy_check_bytes(plan: Plan, key: str | None) -> int:
     if plan.out_axes is None or (key is not None and f_np is None):
         return 0
     dtypes = [leaf.dtype for leaf in plan.leaves]
-    blocks = [np.dtype(np.float64) if device_dtype(d).kind not in "iub" else device_dtype(d)
-              for d in dtypes]  # fmt: skip
+    blocks = [
+        np.dtype(np.float64) if device_dtype(d).kind not in "iub" else device_dtype(d)
+        for d in dtypes
+    ]
     shapes = [leaf.local_shape for leaf in plan.leaves]
     ins = sum(nbytes(s, dt) for s, dt in zip(shapes, blocks, strict=True) if dt == np.float64)
     if f_np is None:
@@ -342,8 +375,9 @@ def live_run_bytes(plan: Plan, program_key: str | None = None) -> Need:
     i = sum(nbytes(leaf.shape, device_dtype(leaf.dtype)) for leaf in plan.leaves)
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
     check = _numpy_check_bytes(plan, program_key)
-    return Need(max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD,
-                i + 2 * o + check + OVERHEAD, i + 2 * o)  # fmt: skip
+    return Need(
+        max(2 * i + o, i + 2 * o, i + o + check) + OVERHEAD, i + 2 * o + check + OVERHEAD, i + 2 * o
+    )
 
 
 def with_temporaries(need: Need, temp: int) -> Need:
@@ -393,8 +427,12 @@ def footprint(executable) -> Footprint | None:
     def get(name: str) -> int:
         return max(0, int(getattr(stats, name, 0) or 0))
 
-    return Footprint(get("argument_size_in_bytes"), get("output_size_in_bytes"),
-                     get("temp_size_in_bytes"), get("alias_size_in_bytes"))  # fmt: skip
+    return Footprint(
+        get("argument_size_in_bytes"),
+        get("output_size_in_bytes"),
+        get("temp_size_in_bytes"),
+        get("alias_size_in_bytes"),
+    )
 
 
 def compiled_need(runs, host: int = 0, overhead: int = OVERHEAD) -> Need | None:
@@ -405,8 +443,9 @@ def compiled_need(runs, host: int = 0, overhead: int = OVERHEAD) -> Need | None:
     ``host`` bytes of host copies (inputs made on the host, results read back, numpy's
     reference) and a fixed ``overhead`` for the runtime. None when no executable has an
     analysis (keep the formula then)."""
-    prints = [(fp, max(1, int(d))) for fp, d in ((footprint(ex), d) for ex, d in runs)
-              if fp is not None]  # fmt: skip
+    prints = [
+        (fp, max(1, int(d))) for fp, d in ((footprint(ex), d) for ex, d in runs) if fp is not None
+    ]
     if not prints:
         return None
     held = sum(d * fp.held for fp, d in prints)
@@ -419,8 +458,9 @@ def larger(need: Need, other: Need | None) -> Need:
     """Each part the larger of the two (a formula and a compiled program's figure)."""
     if other is None:
         return need
-    return Need(max(need.total, other.total), max(need.host, other.host),
-                max(need.device, other.device))  # fmt: skip
+    return Need(
+        max(need.total, other.total), max(need.host, other.host), max(need.device, other.device)
+    )
 
 
 def scaled(need: Need, factor: float, fixed: int) -> Need:
@@ -473,8 +513,9 @@ def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) 
     measured it."""
     largest = max(sizes)
     on_device = any(i != "numpy" for i in impls)
-    placed = max((workload.input_bytes(s) if on_device else 0) + workload.output_bytes(s)
-                 for s in sizes)  # fmt: skip
+    placed = max(
+        (workload.input_bytes(s) if on_device else 0) + workload.output_bytes(s) for s in sizes
+    )
     back = max(workload.output_bytes(s) for s in sizes)
     probe = 0
     if budget is not None and not devicefacts.rates_measured():
@@ -529,8 +570,9 @@ def mesh_run_bytes(inputs: int, placed: int, output: int, temps: int = 0) -> Nee
     own copy of the inputs (I); plus the largest temporaries XLA planned for one of its
     programs (T, all devices together). The two views run one after the other."""
     peak = 2 * inputs + placed + 3 * output + temps
-    return Need(peak + OVERHEAD, inputs + 2 * output + OVERHEAD,
-                inputs + placed + 2 * output + temps)  # fmt: skip
+    return Need(
+        peak + OVERHEAD, inputs + 2 * output + OVERHEAD, inputs + placed + 2 * output + temps
+    )
 
 
 # ---------------------------------------------------------------- cluster
@@ -548,5 +590,6 @@ def cluster_bytes(processes: int, local_devices: int) -> Need:
     """Peak of ``cluster.launch``: P workers at once, then the one-process comparison with all
     P * D devices (after the workers have exited, so the larger of the two). Host only: the
     workers run on CPU devices."""
-    return Need.host_only(max(processes * worker_bytes(local_devices),
-                              worker_bytes(processes * local_devices)))  # fmt: skip
+    return Need.host_only(
+        max(processes * worker_bytes(local_devices), worker_bytes(processes * local_devices))
+    )

@@ -38,16 +38,19 @@ def parse_mesh(text: Any, name: str = "mesh") -> tuple[int, ...]:
     raw = str(text if text is not None else "").strip()
     parts = [p.strip() for p in re.split(r"[x×,*]", raw)]
     if not raw or any(not re.fullmatch(r"[0-9]{1,5}", p) for p in parts):  # ASCII: not '²'
-        raise SettingError(f"{name} {quote(raw)} is not a mesh shape: write the axis sizes "
-                           "separated by x or commas, like 2x4.")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is not a mesh shape: write the axis sizes "
+            "separated by x or commas, like 2x4."
+        )
     sizes = tuple(int(p) for p in parts)
     if len(sizes) > MAX_MESH_RANK:
         raise SettingError(f"{name} has {len(sizes)} axes; at most {MAX_MESH_RANK}.")
     if min(sizes) < 1:
         raise SettingError(f"{name} {quote(raw)}: every axis has at least 1 device.")
     if math.prod(sizes) > MAX_MESH_DEVICES:
-        raise SettingError(f"{name} {quote(raw)} has {math.prod(sizes):,} devices; at most "
-                           f"{MAX_MESH_DEVICES:,}.")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} has {math.prod(sizes):,} devices; at most {MAX_MESH_DEVICES:,}."
+        )
     return sizes
 
 
@@ -57,23 +60,28 @@ def parse_axis_names(text: Any, rank: int, name: str = "axis names") -> tuple[st
     names = tuple(p.strip().strip("'\"") for p in raw.split(",")) if raw else ()
     if len(names) != rank:
         like = ", ".join(DEFAULT_NAMES[:rank])
-        raise SettingError(f"{name} {quote(raw)} names {len(names)} axes; the mesh has {rank}: "
-                           f"give one name per axis, like {like}.")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} names {len(names)} axes; the mesh has {rank}: "
+            f"give one name per axis, like {like}."
+        )
     bad = [n for n in names if not NAME.match(n)]
     if bad:
-        raise SettingError(f"{name}: {quote(bad[0])} is not a simple name (letters, digits "
-                           "and _, not starting with a digit).")  # fmt: skip
+        raise SettingError(
+            f"{name}: {quote(bad[0])} is not a simple name (letters, digits "
+            "and _, not starting with a digit)."
+        )
     if len(set(names)) != len(names):
         twice = next(n for n in names if names.count(n) > 1)
-        raise SettingError(f"{name}: {quote(twice)} names two axes; each axis has its own "
-                           "name.")  # fmt: skip
+        raise SettingError(f"{name}: {quote(twice)} names two axes; each axis has its own name.")
     return names
 
 
 DEFAULT_NAMES = ("data", "model", "pipe", "expert")
 
-_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<str>'[^']*'|\"[^\"]*\")"
-                    r"|(?P<punct>[(),]))")  # fmt: skip
+_TOKEN = re.compile(
+    r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<str>'[^']*'|\"[^\"]*\")"
+    r"|(?P<punct>[(),]))"
+)
 
 
 def _tokens(raw: str, name: str) -> list[str]:
@@ -84,8 +92,10 @@ def _tokens(raw: str, name: str) -> list[str]:
         m = _TOKEN.match(raw, pos)
         if not m:
             bad = quote(raw[pos:].strip()[:12])
-            raise SettingError(f"{name} {quote(raw)}: {bad} is not part of a PartitionSpec; "
-                               "write it like P('data', None).")  # fmt: skip
+            raise SettingError(
+                f"{name} {quote(raw)}: {bad} is not part of a PartitionSpec; "
+                "write it like P('data', None)."
+            )
         out.append(m.group(m.lastgroup).strip())
         pos = m.end()
     return out
@@ -109,8 +119,9 @@ def parse_spec(text: Any, name: str = "spec") -> tuple[Entry, ...]:
         entries.append(entry)
         if i < len(toks):
             if toks[i] != ",":
-                raise SettingError(f"{name} {quote(raw)}: expected a comma after entry "
-                                   f"{len(entries)}.")  # fmt: skip
+                raise SettingError(
+                    f"{name} {quote(raw)}: expected a comma after entry {len(entries)}."
+                )
             i += 1
     return tuple(entries)
 
@@ -182,8 +193,9 @@ class Problem:
     fix: str
 
 
-def problems(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
-             what: str = "x") -> list[Problem]:  # fmt: skip
+def problems(
+    mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...], what: str = "x"
+) -> list[Problem]:
     """What ``NamedSharding(mesh, spec)`` refuses for an array of ``shape`` (the constructor,
     ``check_compatible_aval`` and ``shard_shape``), in these numbers, each with a fix."""
     found = []
@@ -198,9 +210,14 @@ def _unknown_axes(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
     for e in spec:
         for a in axes_of(e):
             if a not in mesh.names:
-                return [Problem("unknown_axis", f"{spec_text(spec)} names the axis {quote(a)}, "
-                                f"which the mesh ({mesh.text()}) does not have.",
-                                f"Use one of {', '.join(mesh.names)}, or None.")]  # fmt: skip
+                return [
+                    Problem(
+                        "unknown_axis",
+                        f"{spec_text(spec)} names the axis {quote(a)}, "
+                        f"which the mesh ({mesh.text()}) does not have.",
+                        f"Use one of {', '.join(mesh.names)}, or None.",
+                    )
+                ]
     return []
 
 
@@ -208,10 +225,14 @@ def _axes_twice(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
     used = [a for e in spec for a in axes_of(e)]
     for a in used:
         if used.count(a) > 1:
-            return [Problem("axis_twice", f"{spec_text(spec)} uses the mesh axis {quote(a)} "
-                            "twice: each mesh axis splits at most one dimension.",
-                            f"Keep {quote(a)} in one entry; put None (or another axis) in the "
-                            "other.")]  # fmt: skip
+            return [
+                Problem(
+                    "axis_twice",
+                    f"{spec_text(spec)} uses the mesh axis {quote(a)} "
+                    "twice: each mesh axis splits at most one dimension.",
+                    f"Keep {quote(a)} in one entry; put None (or another axis) in the other.",
+                )
+            ]
     return []
 
 
@@ -219,9 +240,14 @@ def _too_long(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
     if len(spec) <= len(shape):
         return []
     fixed = spec_text(spec[: len(shape)])
-    return [Problem("spec_too_long", f"{spec_text(spec)} has {len(spec)} entries, but {what} "
-                    f"{shape} has {len(shape)} dimensions.",
-                    f"Use at most {len(shape)} entries: {fixed}.")]  # fmt: skip
+    return [
+        Problem(
+            "spec_too_long",
+            f"{spec_text(spec)} has {len(spec)} entries, but {what} "
+            f"{shape} has {len(shape)} dimensions.",
+            f"Use at most {len(shape)} entries: {fixed}.",
+        )
+    ]
 
 
 def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
@@ -230,12 +256,17 @@ def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
         if shape[dim] % parts:
             lo = shape[dim] // parts * parts
             sizes = " or ".join(f"{v:,}" for v in (lo, lo + parts) if v > 0)
-            return [Problem("indivisible", f"Dimension {dim} of {what} {shape} has "
-                            f"{shape[dim]:,} elements; {' x '.join(axes_of(e))} splits it "
-                            f"into {parts} equal blocks, and {parts} does not divide "
-                            f"{shape[dim]:,}.",
-                            f"Make dimension {dim} a multiple of {parts} ({sizes}), or leave it "
-                            "whole (None).")]  # fmt: skip
+            return [
+                Problem(
+                    "indivisible",
+                    f"Dimension {dim} of {what} {shape} has "
+                    f"{shape[dim]:,} elements; {' x '.join(axes_of(e))} splits it "
+                    f"into {parts} equal blocks, and {parts} does not divide "
+                    f"{shape[dim]:,}.",
+                    f"Make dimension {dim} a multiple of {parts} ({sizes}), or leave it "
+                    "whole (None).",
+                )
+            ]
     return []
 
 
@@ -259,23 +290,30 @@ class Placement:
 
     def to_dict(self) -> dict:
         """The CLI's JSON for one argument (tuples of axes as lists)."""
-        devices = [{"id": b.device, "coords": list(b.coords), "index": [list(i) for i in b.index]}
-                   for b in self.blocks]  # fmt: skip
-        return {"shape": list(self.shape),
-                "spec": [list(e) if isinstance(e, tuple) else e for e in self.spec],
-                "local_shape": list(self.local_shape),
-                "replicated_over": list(self.replicated_over), "devices": devices}  # fmt: skip
+        devices = [
+            {"id": b.device, "coords": list(b.coords), "index": [list(i) for i in b.index]}
+            for b in self.blocks
+        ]
+        return {
+            "shape": list(self.shape),
+            "spec": [list(e) if isinstance(e, tuple) else e for e in self.spec],
+            "local_shape": list(self.local_shape),
+            "replicated_over": list(self.replicated_over),
+            "devices": devices,
+        }
 
 
 def local_shape(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...]) -> tuple[int, ...]:
     """Each device's block of an array of ``shape`` placed by ``spec`` (which must divide it)."""
     full = tuple(spec) + (None,) * (len(shape) - len(spec))
-    return tuple(d // math.prod(mesh.size[a] for a in axes_of(e))
-                 for d, e in zip(shape, full, strict=True))  # fmt: skip
+    return tuple(
+        d // math.prod(mesh.size[a] for a in axes_of(e)) for d, e in zip(shape, full, strict=True)
+    )
 
 
-def place(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
-          devices: list | None = None) -> Placement:  # fmt: skip
+def place(
+    mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...], devices: list | None = None
+) -> Placement:
     """Where ``NamedSharding(mesh, spec)`` puts each block of an array of ``shape``; the spec
     must have no problems. ``devices``: JAX devices for the mesh (default: this process's
     first ones, when it has enough); without enough, the same placement is planned."""
@@ -288,8 +326,9 @@ def place(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...],
         blocks = _blocks_from_jax(mesh, shape, spec, jax_devices)
     else:
         blocks = _blocks_planned(mesh, shape, full)
-    return Placement(mesh, tuple(shape), tuple(spec), local, replicated, blocks,
-                     jax_devices is not None)  # fmt: skip
+    return Placement(
+        mesh, tuple(shape), tuple(spec), local, replicated, blocks, jax_devices is not None
+    )
 
 
 def device_grid(mesh: Mesh, blocks: tuple[Block, ...]) -> list:
@@ -390,14 +429,31 @@ def schema(n_devices: int) -> settings.Schema:
     def shown(as_text):  # a typed value back to text; text (from the widgets) as it is
         return lambda v: v if isinstance(v, str) else as_text(v)
 
-    fields = [s.text_field("mesh", "Mesh", "x".join(map(str, sizes)), parse_mesh, typed=True,
-                           show=shown(lambda v: "x".join(map(str, v)))),
-              s.text_field("names", "Axis names", names)]  # fmt: skip
+    fields = [
+        s.text_field(
+            "mesh",
+            "Mesh",
+            "x".join(map(str, sizes)),
+            parse_mesh,
+            typed=True,
+            show=shown(lambda v: "x".join(map(str, v))),
+        ),
+        s.text_field("names", "Axis names", names),
+    ]
     for k in range(MAX_ARGS):
-        fields += [s.text_field(f"s{k}", f"shape {k + 1}", shapes[k], shape_or_none, typed=True,
-                                show=shown(lambda v: "" if v is None else ", ".join(map(str, v)))),
-                   s.text_field(f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True,
-                                show=shown(spec_text))]  # fmt: skip
+        fields += [
+            s.text_field(
+                f"s{k}",
+                f"shape {k + 1}",
+                shapes[k],
+                shape_or_none,
+                typed=True,
+                show=shown(lambda v: "" if v is None else ", ".join(map(str, v))),
+            ),
+            s.text_field(
+                f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True, show=shown(spec_text)
+            ),
+        ]
     fields += own_f_fields(len(sizes))
     return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
 
@@ -421,9 +477,13 @@ def own_f_defaults(rank: int) -> tuple[str, str, str, str]:
     and out_specs. On two axes, x @ w with w's columns split over model: the per-device
     product is a (rows, columns) block, gathered over model. On one axis w is whole."""
     if rank >= 2:
-        return ("x, w", "x @ w",
-                f"lax.all_gather(x @ w, '{DEFAULT_NAMES[rank - 1]}', axis=1, tiled=True, "
-                "to='invarying')", f"P('{DEFAULT_NAMES[0]}', None)")  # fmt: skip
+        return (
+            "x, w",
+            "x @ w",
+            f"lax.all_gather(x @ w, '{DEFAULT_NAMES[rank - 1]}', axis=1, tiled=True, "
+            "to='invarying')",
+            f"P('{DEFAULT_NAMES[0]}', None)",
+        )
     return "x, w", "x @ w", "x @ w", f"P('{DEFAULT_NAMES[0]}', None)"
 
 
@@ -432,8 +492,16 @@ def own_f_fields(rank: int) -> list:
     out (out_specs, as typed). The bodies are checked by pmapviz.expr when f is built."""
     s = settings
     names, gf, lf, out = own_f_defaults(rank)
-    return [s.text_field("args", "f's arguments", names, _arg_names),
-            s.text_field("gf", "global f", gf, max_len=expr.MAX_TEXT),
-            s.text_field("lf", "per-device f", lf, max_len=expr.MAX_TEXT),
-            s.text_field("out", "out_specs", out, parse_spec, typed=True,
-                         show=lambda v: v if isinstance(v, str) else spec_text(v))]  # fmt: skip
+    return [
+        s.text_field("args", "f's arguments", names, _arg_names),
+        s.text_field("gf", "global f", gf, max_len=expr.MAX_TEXT),
+        s.text_field("lf", "per-device f", lf, max_len=expr.MAX_TEXT),
+        s.text_field(
+            "out",
+            "out_specs",
+            out,
+            parse_spec,
+            typed=True,
+            show=lambda v: v if isinstance(v, str) else spec_text(v),
+        ),
+    ]

@@ -85,13 +85,18 @@ def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> Chec
     try:
         g, loc = f.programs()
     except expr.ExprError as err:
-        return _problem("expression", str(err), "Edit that expression; the message names the "
-                        "column of the first thing refused.")  # fmt: skip
+        return _problem(
+            "expression",
+            str(err),
+            "Edit that expression; the message names the column of the first thing refused.",
+        )
     if len(g.arg_names) != len(args):
-        return _problem("arg_count", f"f takes {len(g.arg_names)} argument(s) "
-                        f"({', '.join(g.arg_names)}), and {len(args)} shape(s) are given above.",
-                        f"Name {len(args)} argument(s), one per shape, or give "
-                        f"{len(g.arg_names)} shape(s).")  # fmt: skip
+        return _problem(
+            "arg_count",
+            f"f takes {len(g.arg_names)} argument(s) "
+            f"({', '.join(g.arg_names)}), and {len(args)} shape(s) are given above.",
+            f"Name {len(args)} argument(s), one per shape, or give {len(g.arg_names)} shape(s).",
+        )
     if found := _axis_problems(mesh, g, loc):
         return Check(tuple(found))
     if found := [p for p in _spec_problems(mesh, f.out_spec) if p]:
@@ -107,16 +112,27 @@ def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> Chec
 def _axis_problems(mesh: Mesh, g: expr.ExprProgram, loc: expr.ExprProgram) -> list[Problem]:
     found = []
     if g.axis_names:
-        found.append(Problem("collective_in_global", f"The global f uses a collective over "
-                             f"{', '.join(map(quote, g.axis_names))}; under jax.jit the whole "
-                             "arrays are in hand and there are no named axes to reduce over.",
-                             "Write the global f on whole arrays (x.sum(axis=0), not "
-                             "lax.psum); collectives belong in the per-device f."))  # fmt: skip
+        found.append(
+            Problem(
+                "collective_in_global",
+                f"The global f uses a collective over "
+                f"{', '.join(map(quote, g.axis_names))}; under jax.jit the whole "
+                "arrays are in hand and there are no named axes to reduce over.",
+                "Write the global f on whole arrays (x.sum(axis=0), not "
+                "lax.psum); collectives belong in the per-device f.",
+            )
+        )
     unknown = [a for a in loc.axis_names if a not in mesh.names]
     if unknown:
-        found.append(Problem("unknown_axis", f"The per-device f names the axis "
-                             f"{quote(unknown[0])}, which the mesh ({mesh.text()}) does not "
-                             "have.", f"Use one of {', '.join(mesh.names)}."))  # fmt: skip
+        found.append(
+            Problem(
+                "unknown_axis",
+                f"The per-device f names the axis "
+                f"{quote(unknown[0])}, which the mesh ({mesh.text()}) does not "
+                "have.",
+                f"Use one of {', '.join(mesh.names)}.",
+            )
+        )
     return found
 
 
@@ -129,51 +145,70 @@ def _spec_problems(mesh: Mesh, spec: Spec) -> list[Problem]:
     return found
 
 
-def _out_problems(mesh: Mesh, spec: Spec, global_out, local_out, varying,
-                  source: str) -> list[Problem]:  # fmt: skip
+def _out_problems(
+    mesh: Mesh, spec: Spec, global_out, local_out, varying, source: str
+) -> list[Problem]:
     if len(spec) > len(local_out):
-        return [Problem("spec_too_long", f"out_specs {spec_text(spec)} has {len(spec)} entries, "
-                        f"but the per-device f returns a block of shape {fmt_shape(local_out)} "
-                        f"({len(local_out)} dimensions).",
-                        f"Use at most {len(local_out)} entries: "
-                        f"{spec_text(spec[: len(local_out)])}.")]  # fmt: skip
+        return [
+            Problem(
+                "spec_too_long",
+                f"out_specs {spec_text(spec)} has {len(spec)} entries, "
+                f"but the per-device f returns a block of shape {fmt_shape(local_out)} "
+                f"({len(local_out)} dimensions).",
+                f"Use at most {len(local_out)} entries: {spec_text(spec[: len(local_out)])}.",
+            )
+        ]
     named = {a for e in spec for a in axes_of(e)}
     claimed = [a for a in mesh.names if a in varying and a not in named]
     if claimed:
         return [_claims_replication(mesh, spec, claimed, local_out, source)]
     full = tuple(spec) + (None,) * (len(local_out) - len(spec))
-    assembled = tuple(d * math.prod(mesh.size[a] for a in axes_of(e))
-                      for d, e in zip(local_out, full, strict=True))  # fmt: skip
+    assembled = tuple(
+        d * math.prod(mesh.size[a] for a in axes_of(e))
+        for d, e in zip(local_out, full, strict=True)
+    )
     if assembled != tuple(global_out):
-        return [Problem("shapes_differ", f"The global f returns {fmt_shape(global_out)}; the "
-                        f"per-device f returns blocks of {fmt_shape(local_out)}, which "
-                        f"out_specs {spec_text(spec)} puts together as {fmt_shape(assembled)}.",
-                        "Make the two views compute the same thing: change out_specs (which "
-                        "mesh axes each output dimension is split over) or one of the "
-                        "bodies.")]  # fmt: skip
+        return [
+            Problem(
+                "shapes_differ",
+                f"The global f returns {fmt_shape(global_out)}; the "
+                f"per-device f returns blocks of {fmt_shape(local_out)}, which "
+                f"out_specs {spec_text(spec)} puts together as {fmt_shape(assembled)}.",
+                "Make the two views compute the same thing: change out_specs (which "
+                "mesh axes each output dimension is split over) or one of the "
+                "bodies.",
+            )
+        ]
     return []
 
 
-def _claims_replication(mesh: Mesh, spec: Spec, claimed: list[str], local_out,
-                        source: str) -> Problem:  # fmt: skip
+def _claims_replication(
+    mesh: Mesh, spec: Spec, claimed: list[str], local_out, source: str
+) -> Problem:
     axes = ", ".join(map(quote, claimed))
     first = claimed[0]
-    same = (f"make it the same everywhere in the per-device f: `lax.psum(..., {first!r})` "
-            f"adds the blocks, `lax.all_gather(..., {first!r}, tiled=True, to='invarying')` "
-            "collects them")  # fmt: skip
+    same = (
+        f"make it the same everywhere in the per-device f: `lax.psum(..., {first!r})` "
+        f"adds the blocks, `lax.all_gather(..., {first!r}, tiled=True, to='invarying')` "
+        "collects them"
+    )
     if "lax.all_gather(" in source and "to='invarying'" not in source:
-        same = (f"if your lax.all_gather already gives every device the same array, say so: "
-                f"add to='invarying' to it (an all_gather's result counts as differing "
-                f"between devices unless it says otherwise); or {same}")  # fmt: skip
+        same = (
+            f"if your lax.all_gather already gives every device the same array, say so: "
+            f"add to='invarying' to it (an all_gather's result counts as differing "
+            f"between devices unless it says otherwise); or {same}"
+        )
     free = [k for k in range(len(local_out)) if k >= len(spec) or spec[k] is None]
     named = ""
     if free:
         k = free[0]
         entries = list(spec) + [None] * (k + 1 - len(spec))
         entries[k] = first if len(claimed) == 1 else tuple(claimed)
-        named = (f"; or, if the blocks really differ, name {'it' if len(claimed) == 1 else 'them'} "
-                 f"in out_specs, e.g. {spec_text(tuple(entries))}, which lays the blocks side "
-                 f"by side along dimension {k}")  # fmt: skip
+        named = (
+            f"; or, if the blocks really differ, name {'it' if len(claimed) == 1 else 'them'} "
+            f"in out_specs, e.g. {spec_text(tuple(entries))}, which lays the blocks side "
+            f"by side along dimension {k}"
+        )
     return Problem(
         "claims_replication",
         f"out_specs {spec_text(spec)} says the output is the same on every device along "
@@ -192,20 +227,28 @@ def _trace(mesh: Mesh, args: Args, g, loc, devices):
     from jax.sharding import NamedSharding, PartitionSpec
 
     m = meshes_jax(mesh, devices)
-    structs = [jax.ShapeDtypeStruct(shape, jnp.float32,
-                                    sharding=NamedSharding(m, PartitionSpec(*spec)))
-               for _, shape, spec in args]  # fmt: skip
-    shapes = ", ".join(f"{n} {fmt_shape(s)}" for n, (_, s, _) in zip(g.arg_names, args,
-                                                                     strict=True))  # fmt: skip
+    structs = [
+        jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(m, PartitionSpec(*spec)))
+        for _, shape, spec in args
+    ]
+    shapes = ", ".join(
+        f"{n} {fmt_shape(s)}" for n, (_, s, _) in zip(g.arg_names, args, strict=True)
+    )
     try:
         with jax.set_mesh(m):
             out = jax.eval_shape(jax.jit(g.build()), *structs)
     except Exception as err:  # noqa: BLE001 - JAX's refusal, said in the user's shapes
-        return _problem("global_trace", f"The global f on {shapes}: JAX says: "
-                        f"{first_line(err)}", "Change the global f or the shapes.")  # fmt: skip
+        return _problem(
+            "global_trace",
+            f"The global f on {shapes}: JAX says: {first_line(err)}",
+            "Change the global f or the shapes.",
+        )
     if not hasattr(out, "shape"):
-        return _problem("not_one_array", "The global f returns "
-                        f"{type(out).__name__}, not one array.", "Return one array.")  # fmt: skip
+        return _problem(
+            "not_one_array",
+            f"The global f returns {type(out).__name__}, not one array.",
+            "Return one array.",
+        )
     seen: dict = {}
     body = loc.build()
 
@@ -215,16 +258,25 @@ def _trace(mesh: Mesh, args: Args, g, loc, devices):
         seen["varying"] = _varying(jax.typeof(res))
         return ()
 
-    mapped = jax.shard_map(probe, mesh=m, in_specs=tuple(PartitionSpec(*s) for _, _, s in args),
-                           out_specs=(), check_vma=True)  # fmt: skip
+    mapped = jax.shard_map(
+        probe,
+        mesh=m,
+        in_specs=tuple(PartitionSpec(*s) for _, _, s in args),
+        out_specs=(),
+        check_vma=True,
+    )
     try:
         jax.eval_shape(mapped, *structs)
     except Exception as err:  # noqa: BLE001
-        local = ", ".join(f"{n} {fmt_shape(local_shape(mesh, s, sp))}"
-                          for n, (_, s, sp) in zip(loc.arg_names, args, strict=True))  # fmt: skip
-        return _problem("local_trace", f"The per-device f on each device's blocks ({local}): "
-                        f"JAX says: {first_line(err)}",
-                        "Write the per-device f for the blocks, not the whole arrays.")  # fmt: skip
+        local = ", ".join(
+            f"{n} {fmt_shape(local_shape(mesh, s, sp))}"
+            for n, (_, s, sp) in zip(loc.arg_names, args, strict=True)
+        )
+        return _problem(
+            "local_trace",
+            f"The per-device f on each device's blocks ({local}): JAX says: {first_line(err)}",
+            "Write the per-device f for the blocks, not the whole arrays.",
+        )
     varying = tuple(a for a in mesh.names if a in seen["varying"])
     return tuple(out.shape), seen["shape"], varying, seen["dtype"]
 
@@ -268,19 +320,22 @@ def compile_views(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None)
     m = meshes_jax(mesh, devices)
     specs = [sp for _, _, sp in args]
     structs = meshrun.abstract(m, values_like(args), specs)
-    return {"mesh": m,
-            "global": meshrun.compile_global(g.build(), m, structs, specs, f.out_spec),
-            "per-device": meshrun.compile_per_device(loc.build(), m, structs, specs,
-                                                     f.out_spec),
-            "reference": meshrun.compile_one_device(g.build(), m, structs)}  # fmt: skip
+    return {
+        "mesh": m,
+        "global": meshrun.compile_global(g.build(), m, structs, specs, f.out_spec),
+        "per-device": meshrun.compile_per_device(loc.build(), m, structs, specs, f.out_spec),
+        "reference": meshrun.compile_one_device(g.build(), m, structs),
+    }
 
 
 def planned_temps(mesh: Mesh, views: dict) -> int:
     """The largest temporaries XLA plans for one of the compiled programs, all devices
     together (``compiled.memory_analysis()``): an f whose output is small can still build a
     huge intermediate (``(x[:, :, None] * w[None]).sum(1)``)."""
-    temps = [dict(meshrun.device_memory(views[v])).get("temporaries", 0) * mesh.devices
-             for v in ("global", "per-device")]  # fmt: skip
+    temps = [
+        dict(meshrun.device_memory(views[v])).get("temporaries", 0) * mesh.devices
+        for v in ("global", "per-device")
+    ]
     return max([*temps, dict(meshrun.device_memory(views["reference"])).get("temporaries", 0)])
 
 
@@ -290,9 +345,16 @@ def values_like(args: Args) -> list:
     return [np.broadcast_to(np.float32(0), shape) for _, shape, _ in args]
 
 
-def run(mesh: Mesh, args: Args, f: MeshF, checked: Check, devices: list | None = None,
-        repeat: int = meshrun.REPEAT, on_wait=None, seed: int = 0,
-        ) -> tuple[meshrun.RunResult, meshrun.RunResult]:  # fmt: skip
+def run(
+    mesh: Mesh,
+    args: Args,
+    f: MeshF,
+    checked: Check,
+    devices: list | None = None,
+    repeat: int = meshrun.REPEAT,
+    on_wait=None,
+    seed: int = 0,
+) -> tuple[meshrun.RunResult, meshrun.RunResult]:
     """Both views, each checked against the global f on one device; ``checked`` must be ok.
     Each program is compiled once; the run waits for room in the server's memory budget for
     its arrays and the temporaries XLA planned (BudgetError when it could never fit)."""
@@ -302,20 +364,34 @@ def run(mesh: Mesh, args: Args, f: MeshF, checked: Check, devices: list | None =
     need = run_bytes(mesh, args, checked, planned_temps(mesh, views))
     if devices is None and sandbox.wanted():  # in a process stopped at the time limit
         largest = max((max(shape, default=0) for _, shape, _ in args), default=None)
-        return sandbox.call("mesh", (mesh, args, f, repeat, seed), need,
-                            "running your f on the mesh", largest, on_wait)  # fmt: skip
+        return sandbox.call(
+            "mesh",
+            (mesh, args, f, repeat, seed),
+            need,
+            "running your f on the mesh",
+            largest,
+            on_wait,
+        )
     with memory.reserve(need, "running your f on the mesh", on_wait):
         return run_views(mesh, args, f, views, repeat, seed)
 
 
-def run_views(mesh: Mesh, args: Args, f: MeshF, views: dict | None = None,
-              repeat: int = meshrun.REPEAT, seed: int = 0,
-              ) -> tuple[meshrun.RunResult, meshrun.RunResult]:  # fmt: skip
+def run_views(
+    mesh: Mesh,
+    args: Args,
+    f: MeshF,
+    views: dict | None = None,
+    repeat: int = meshrun.REPEAT,
+    seed: int = 0,
+) -> tuple[meshrun.RunResult, meshrun.RunResult]:
     """:func:`run`'s runs alone (the caller holds the memory: :func:`run`, or the sandbox's
     worker), compiling the views first when ``views`` is None."""
     views = views or compile_views(mesh, args, f)
     specs = [spec for _, _, spec in args]
     xs = values(args, seed)
-    return tuple(meshrun.run_compiled(view, views[view], views["mesh"], views["reference"],
-                                      xs, specs, f.out_spec, repeat)
-                 for view in ("global", "per-device"))  # fmt: skip
+    return tuple(
+        meshrun.run_compiled(
+            view, views[view], views["mesh"], views["reference"], xs, specs, f.out_spec, repeat
+        )
+        for view in ("global", "per-device")
+    )

@@ -65,29 +65,50 @@ class RunResult:
 
     def summary(self) -> str:
         local = sorted({b.shape for b in self.blocks})
-        return (f"{self.view}: output {self.dtype}{list(self.shape)} as {spec_text(self.out_spec)}"
-                f", blocks {' / '.join(str(list(s)) for s in local)} on {len(self.blocks)} "
-                f"devices; differs from one device by at most {self.max_abs_diff:.3g}; "
-                f"median {self.median_s * 1e3:.3f} ms over {len(self.times_s)} calls.")  # fmt: skip
+        return (
+            f"{self.view}: output {self.dtype}{list(self.shape)} as {spec_text(self.out_spec)}"
+            f", blocks {' / '.join(str(list(s)) for s in local)} on {len(self.blocks)} "
+            f"devices; differs from one device by at most {self.max_abs_diff:.3g}; "
+            f"median {self.median_s * 1e3:.3f} ms over {len(self.times_s)} calls."
+        )
 
 
 # ---------------------------------------------------------------- the two runs
-def run_global(fn: Callable, mesh: Mesh, args: Sequence[Any], in_specs: Sequence[Spec],
-               out_spec: Spec, devices: list | None = None,
-               repeat: int = REPEAT) -> RunResult:  # fmt: skip
+def run_global(
+    fn: Callable,
+    mesh: Mesh,
+    args: Sequence[Any],
+    in_specs: Sequence[Spec],
+    out_spec: Spec,
+    devices: list | None = None,
+    repeat: int = REPEAT,
+) -> RunResult:
     """``jax.jit(fn)`` with every argument placed by ``NamedSharding(mesh, P(*spec))`` and the
     output laid out as ``out_spec``: the global view of the computation."""
     m = jax_mesh(mesh, mesh_devices(mesh, devices))
     structs = abstract(m, args, in_specs)
-    return run_compiled("global", compile_global(fn, m, structs, in_specs, out_spec), m,
-                        compile_one_device(fn, m, structs), args, in_specs, out_spec,
-                        repeat)  # fmt: skip
+    return run_compiled(
+        "global",
+        compile_global(fn, m, structs, in_specs, out_spec),
+        m,
+        compile_one_device(fn, m, structs),
+        args,
+        in_specs,
+        out_spec,
+        repeat,
+    )
 
 
-def run_per_device(fn_local: Callable, mesh: Mesh, args: Sequence[Any],
-                   in_specs: Sequence[Spec], out_spec: Spec, devices: list | None = None,
-                   repeat: int = REPEAT,
-                   reference: Callable | None = None) -> RunResult:  # fmt: skip
+def run_per_device(
+    fn_local: Callable,
+    mesh: Mesh,
+    args: Sequence[Any],
+    in_specs: Sequence[Spec],
+    out_spec: Spec,
+    devices: list | None = None,
+    repeat: int = REPEAT,
+    reference: Callable | None = None,
+) -> RunResult:
     """``jax.shard_map(fn_local)``: each device runs ``fn_local`` on its own block, talking to
     the others only through collectives over the mesh's named axes. ``reference``: the global
     function to check against (default: ``fn_local`` itself, right when it has no collective
@@ -95,10 +116,16 @@ def run_per_device(fn_local: Callable, mesh: Mesh, args: Sequence[Any],
     m = jax_mesh(mesh, mesh_devices(mesh, devices))
     structs = abstract(m, args, in_specs)
     ref = reference if reference is not None else fn_local
-    return run_compiled("per-device", compile_per_device(fn_local, m, structs, in_specs,
-                                                         out_spec),
-                        m, compile_one_device(ref, m, structs), args, in_specs, out_spec,
-                        repeat)  # fmt: skip
+    return run_compiled(
+        "per-device",
+        compile_per_device(fn_local, m, structs, in_specs, out_spec),
+        m,
+        compile_one_device(ref, m, structs),
+        args,
+        in_specs,
+        out_spec,
+        repeat,
+    )
 
 
 def abstract(m, args: Sequence[Any], in_specs: Sequence[Spec]) -> list:
@@ -107,9 +134,12 @@ def abstract(m, args: Sequence[Any], in_specs: Sequence[Spec]) -> list:
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
-    return [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype,
-                                 sharding=NamedSharding(m, PartitionSpec(*s)))
-            for a, s in zip(args, in_specs, strict=True)]  # fmt: skip
+    return [
+        jax.ShapeDtypeStruct(
+            np.shape(a), np.asarray(a).dtype, sharding=NamedSharding(m, PartitionSpec(*s))
+        )
+        for a, s in zip(args, in_specs, strict=True)
+    ]
 
 
 def compile_global(fn: Callable, m, structs: list, in_specs: Sequence[Spec], out_spec: Spec):
@@ -123,14 +153,20 @@ def compile_global(fn: Callable, m, structs: list, in_specs: Sequence[Spec], out
         return f.lower(*structs).compile()
 
 
-def compile_per_device(fn_local: Callable, m, structs: list, in_specs: Sequence[Spec],
-                       out_spec: Spec):  # fmt: skip
+def compile_per_device(
+    fn_local: Callable, m, structs: list, in_specs: Sequence[Spec], out_spec: Spec
+):
     """The per-device view, compiled: ``jax.jit(jax.shard_map(...))`` with check_vma."""
     import jax
     from jax.sharding import PartitionSpec
 
-    mapped = jax.shard_map(fn_local, mesh=m, in_specs=tuple(PartitionSpec(*s) for s in in_specs),
-                           out_specs=PartitionSpec(*out_spec), check_vma=True)  # fmt: skip
+    mapped = jax.shard_map(
+        fn_local,
+        mesh=m,
+        in_specs=tuple(PartitionSpec(*s) for s in in_specs),
+        out_specs=PartitionSpec(*out_spec),
+        check_vma=True,
+    )
     with jax.set_mesh(m):
         return jax.jit(mapped).lower(*structs).compile()
 
@@ -142,21 +178,26 @@ def compile_one_device(fn: Callable, m, structs: list):
 
     dev = m.devices.flat[0]
     one = jax.make_mesh((1,) * len(m.axis_names), tuple(m.axis_names), devices=[dev])
-    whole = [jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=jax.sharding.SingleDeviceSharding(dev))
-             for s in structs]  # fmt: skip
+    whole = [
+        jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=jax.sharding.SingleDeviceSharding(dev))
+        for s in structs
+    ]
     with jax.set_mesh(one):
         return jax.jit(fn).lower(*whole).compile()
 
 
-def run_compiled(view: str, compiled, m, reference, args, in_specs, out_spec: Spec,
-                 repeat: int = REPEAT) -> RunResult:  # fmt: skip
+def run_compiled(
+    view: str, compiled, m, reference, args, in_specs, out_spec: Spec, repeat: int = REPEAT
+) -> RunResult:
     """Run a compiled view on ``args`` placed by their specs (read for its HLO and memory,
     then timed), and the compiled ``reference`` on one device; plain numbers back."""
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
-    placed = [jax.device_put(np.asarray(a), NamedSharding(m, PartitionSpec(*s)))
-              for a, s in zip(args, in_specs, strict=True)]  # fmt: skip
+    placed = [
+        jax.device_put(np.asarray(a), NamedSharding(m, PartitionSpec(*s)))
+        for a, s in zip(args, in_specs, strict=True)
+    ]
     hlo = compiled.as_text()
     mem = device_memory(compiled)
     out, times = devicefacts.timed_calls(lambda: compiled(*placed), repeat)
@@ -171,9 +212,18 @@ def run_compiled(view: str, compiled, m, reference, args, in_specs, out_spec: Sp
         a.delete()
     want = _on_one_device(reference, args, m.devices.flat[0])
     diff = float(np.max(np.abs(got.astype(np.float64) - want))) if got.size else 0.0
-    return RunResult(view, shape, dtype, tuple(out_spec), blocks, diff,
-                     statistics.median(times), tuple(times),
-                     tuple(collectives_on_axes(m, hlo)), mem)  # fmt: skip
+    return RunResult(
+        view,
+        shape,
+        dtype,
+        tuple(out_spec),
+        blocks,
+        diff,
+        statistics.median(times),
+        tuple(times),
+        tuple(collectives_on_axes(m, hlo)),
+        mem,
+    )
 
 
 def _on_one_device(reference, args, dev) -> np.ndarray:
@@ -186,9 +236,12 @@ def _on_one_device(reference, args, dev) -> np.ndarray:
     return np.asarray(out).astype(np.float64)
 
 
-MEMORY_PARTS = (("arguments", "argument_size_in_bytes"), ("output", "output_size_in_bytes"),
-                ("temporaries", "temp_size_in_bytes"),
-                ("code", "generated_code_size_in_bytes"))  # fmt: skip
+MEMORY_PARTS = (
+    ("arguments", "argument_size_in_bytes"),
+    ("output", "output_size_in_bytes"),
+    ("temporaries", "temp_size_in_bytes"),
+    ("code", "generated_code_size_in_bytes"),
+)
 
 
 def device_memory(compiled) -> tuple[tuple[str, int], ...]:
@@ -221,8 +274,9 @@ def mesh_devices(mesh: Mesh, devices: list | None) -> list:
     """The mesh's devices: the first of ``devices`` (default: this process's)."""
     devs = list(devices) if devices is not None else devicefacts.local_devices_for_work()
     if len(devs) < mesh.devices:
-        raise ValueError(f"the mesh {mesh.text()} needs {mesh.devices} devices; this process "
-                         f"has {len(devs)}.")  # fmt: skip
+        raise ValueError(
+            f"the mesh {mesh.text()} needs {mesh.devices} devices; this process has {len(devs)}."
+        )
     return devs[: mesh.devices]
 
 
@@ -291,32 +345,62 @@ class Example:
 
 MESH_2X4 = Mesh((2, 4), ("data", "model"))
 EXAMPLES = (
-    Example("matmul_gather", "x @ w, columns gathered over model", MESH_2X4,
-            ((16, 8), (8, 16)), (("data", None), (None, "model")), ("data", None),
-            _matmul, _local_matmul_gather, "x @ w",
-            "jax.lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')",
-            "Each device multiplies its rows of x by its columns of w; the columns are then "
-            "gathered over model, so every device in a data row holds whole rows of the "
-            "product."),
-    Example("matmul_psum", "x @ w, contracted dimension split over model", MESH_2X4,
-            ((16, 8), (8, 16)), (("data", "model"), ("model", None)), ("data", None),
-            _matmul_rows, _local_matmul_psum,
-            "jnp.matmul(x, w, out_sharding=P('data', None))",
-            "jax.lax.psum(x @ w, 'model')",
-            "Each device multiplies a slice of the inner dimension: a partial sum of the "
-            "product. psum over model adds the {model} partial sums."),
-    Example("column_sums", "column sums, rows split over data", MESH_2X4,
-            ((16, 8),), (("data", "model"),), ("model",),
-            _column_sums, _local_column_sums, "x.sum(axis=0)",
-            "jax.lax.psum(x.sum(axis=0), 'data')",
-            "Each device sums its rows; psum over data adds the {data} row blocks' sums."),
-    Example("gather_rows", "gather rows over data", MESH_2X4,
-            ((16, 8),), (("data", None),), (),
-            _double, _local_gather_rows, "x * 2",
-            "jax.lax.all_gather(x * 2, 'data', axis=0, tiled=True, to='invarying')",
-            "Each device doubles its rows; all_gather over data gives every device the whole "
-            "array."),
-)  # fmt: skip
+    Example(
+        "matmul_gather",
+        "x @ w, columns gathered over model",
+        MESH_2X4,
+        ((16, 8), (8, 16)),
+        (("data", None), (None, "model")),
+        ("data", None),
+        _matmul,
+        _local_matmul_gather,
+        "x @ w",
+        "jax.lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')",
+        "Each device multiplies its rows of x by its columns of w; the columns are then "
+        "gathered over model, so every device in a data row holds whole rows of the "
+        "product.",
+    ),
+    Example(
+        "matmul_psum",
+        "x @ w, contracted dimension split over model",
+        MESH_2X4,
+        ((16, 8), (8, 16)),
+        (("data", "model"), ("model", None)),
+        ("data", None),
+        _matmul_rows,
+        _local_matmul_psum,
+        "jnp.matmul(x, w, out_sharding=P('data', None))",
+        "jax.lax.psum(x @ w, 'model')",
+        "Each device multiplies a slice of the inner dimension: a partial sum of the "
+        "product. psum over model adds the {model} partial sums.",
+    ),
+    Example(
+        "column_sums",
+        "column sums, rows split over data",
+        MESH_2X4,
+        ((16, 8),),
+        (("data", "model"),),
+        ("model",),
+        _column_sums,
+        _local_column_sums,
+        "x.sum(axis=0)",
+        "jax.lax.psum(x.sum(axis=0), 'data')",
+        "Each device sums its rows; psum over data adds the {data} row blocks' sums.",
+    ),
+    Example(
+        "gather_rows",
+        "gather rows over data",
+        MESH_2X4,
+        ((16, 8),),
+        (("data", None),),
+        (),
+        _double,
+        _local_gather_rows,
+        "x * 2",
+        "jax.lax.all_gather(x * 2, 'data', axis=0, tiled=True, to='invarying')",
+        "Each device doubles its rows; all_gather over data gives every device the whole array.",
+    ),
+)
 EXAMPLE = {e.key: e for e in EXAMPLES}
 
 
@@ -335,18 +419,24 @@ def examples_for(n_devices: int) -> tuple[Example, ...]:
     mesh = example_mesh(n_devices)
     data, model = mesh.shape
     x, w = (8 * data, 2 * model), (2 * model, 4 * model)
-    return tuple(replace(e, mesh=mesh, shapes=(x, w)[: len(e.shapes)],
-                         note=e.note.format(data=data, model=model)) for e in EXAMPLES)  # fmt: skip
+    return tuple(
+        replace(
+            e, mesh=mesh, shapes=(x, w)[: len(e.shapes)], note=e.note.format(data=data, model=model)
+        )
+        for e in EXAMPLES
+    )
 
 
-def run_example(example: Example, devices: list | None = None,
-                repeat: int = REPEAT) -> tuple[RunResult, RunResult]:  # fmt: skip
+def run_example(
+    example: Example, devices: list | None = None, repeat: int = REPEAT
+) -> tuple[RunResult, RunResult]:
     """Both views of one example, each checked against one device."""
     args = example.args()
     common = (example.mesh, args, example.in_specs, example.out_spec)
     glob = run_global(example.global_fn, *common, devices=devices, repeat=repeat)
-    local = run_per_device(example.local_fn, *common, devices=devices, repeat=repeat,
-                           reference=example.global_fn)  # fmt: skip
+    local = run_per_device(
+        example.local_fn, *common, devices=devices, repeat=repeat, reference=example.global_fn
+    )
     return glob, local
 
 
@@ -355,8 +445,9 @@ def sweep_shapes(n_devices: int) -> list[tuple[int, int]]:
     return [(a, n_devices // a) for a in range(1, n_devices + 1) if n_devices % a == 0]
 
 
-def mesh_sweep(example: Example, shapes: Sequence[tuple[int, int]] | None = None,
-               repeat: int = REPEAT) -> list[dict]:  # fmt: skip
+def mesh_sweep(
+    example: Example, shapes: Sequence[tuple[int, int]] | None = None, repeat: int = REPEAT
+) -> list[dict]:
     """Both views of ``example`` on each mesh shape of the same devices (same axis names),
     where its shapes divide: one row per shape and view, with the median seconds, whether it
     agrees with one device, and the collectives XLA emitted as mesh axes. A shape the
@@ -364,18 +455,33 @@ def mesh_sweep(example: Example, shapes: Sequence[tuple[int, int]] | None = None
     rows = []
     for shape in shapes or sweep_shapes(example.mesh.devices):
         ex = replace(example, mesh=Mesh(tuple(shape), example.mesh.names))
-        found = [p for sh, sp in zip(ex.shapes, ex.in_specs, strict=True)
-                 for p in problems(ex.mesh, sh, sp)]  # fmt: skip
+        found = [
+            p
+            for sh, sp in zip(ex.shapes, ex.in_specs, strict=True)
+            for p in problems(ex.mesh, sh, sp)
+        ]
         label = " x ".join(map(str, shape))
         if found:
-            rows.append({"mesh": label, "view": "-", "median ms": None, "agrees": None,
-                         "collectives": found[0].message})  # fmt: skip
+            rows.append(
+                {
+                    "mesh": label,
+                    "view": "-",
+                    "median ms": None,
+                    "agrees": None,
+                    "collectives": found[0].message,
+                }
+            )
             continue
         for res in run_example(ex, repeat=repeat):
-            rows.append({"mesh": label, "view": res.view, "median ms": res.median_s * 1e3,
-                         "agrees": res.agrees(),
-                         "collectives": "; ".join(c.sentence for c in res.collectives)
-                         or "none"})  # fmt: skip
+            rows.append(
+                {
+                    "mesh": label,
+                    "view": res.view,
+                    "median ms": res.median_s * 1e3,
+                    "agrees": res.agrees(),
+                    "collectives": "; ".join(c.sentence for c in res.collectives) or "none",
+                }
+            )
     return rows
 
 
@@ -406,13 +512,24 @@ def collectives_on_axes(mesh, hlo_text: str) -> list[AxisCollective]:
             groups = tuple(tuple(p) for p in c.source_target_pairs)
         else:
             groups = c.replica_groups or ()
-        axes = _pair_axes(groups, names, shape) if c.source_target_pairs is not None else (
-            group_axes(groups, names, shape))  # fmt: skip
+        axes = (
+            _pair_axes(groups, names, shape)
+            if c.source_target_pairs is not None
+            else (group_axes(groups, names, shape))
+        )
         size = len(groups[0]) if groups else 0
         dev_groups = tuple(tuple(int(ids[k]) for k in g) for g in groups)
-        out.append(AxisCollective(c.kind, axes, len(groups), size, dev_groups,
-                                  _sentence(c.kind, axes, groups, dev_groups, names),
-                                  c.line))  # fmt: skip
+        out.append(
+            AxisCollective(
+                c.kind,
+                axes,
+                len(groups),
+                size,
+                dev_groups,
+                _sentence(c.kind, axes, groups, dev_groups, names),
+                c.line,
+            )
+        )
     return out
 
 
@@ -423,8 +540,9 @@ def _mesh_layout(mesh) -> tuple[tuple[str, ...], tuple[int, ...], list[int]]:
     return tuple(mesh.axis_names), tuple(grid.shape), [d.id for d in grid.flat]
 
 
-def group_axes(groups: Sequence[Sequence[int]], names: tuple[str, ...],
-               shape: tuple[int, ...]) -> tuple[str, ...] | None:  # fmt: skip
+def group_axes(
+    groups: Sequence[Sequence[int]], names: tuple[str, ...], shape: tuple[int, ...]
+) -> tuple[str, ...] | None:
     """The mesh axes whose coordinates vary within each group while the others stay fixed;
     None when the groups are not whole lines of the mesh along the same axes (numbers are
     positions in the mesh, row-major)."""
@@ -462,11 +580,15 @@ def _sentence(kind: str, axes, groups, dev_groups, names) -> str:
         where = f"along {', '.join(axes)}" if axes else "between devices"
         return f"{kind} {where}: {len(groups)} device-to-device sends ({shown})."
     if axes is None:
-        return (f"{kind} in {len(groups)} groups that are not lines of the mesh "
-                f"({', '.join(names)}): {shown}.")  # fmt: skip
+        return (
+            f"{kind} in {len(groups)} groups that are not lines of the mesh "
+            f"({', '.join(names)}): {shown}."
+        )
     if not axes:
         return f"{kind} within each device alone ({len(groups)} groups of 1): no communication."
     size = len(groups[0])
     many = "all devices" if len(groups) == 1 else "one group per position of the other axes"
-    return (f"{kind} over {', '.join(axes)}: {len(groups)} group{'s' * (len(groups) > 1)} of "
-            f"{size} ({many}): {shown}.")  # fmt: skip
+    return (
+        f"{kind} over {', '.join(axes)}: {len(groups)} group{'s' * (len(groups) > 1)} of "
+        f"{size} ({many}): {shown}."
+    )

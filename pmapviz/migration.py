@@ -65,37 +65,52 @@ def equivalent(plan: Plan) -> Equivalent:
     name, n = plan.axis_name or "i", plan.devices_used
     ins = tuple(_row(leaf.name, leaf.shape, leaf.axis, name, n) for leaf in plan.leaves)
     named = pytrees.leaves(plan.out_shapes, "out")  # out, or out[0], out['b'], ...
-    outs = tuple(_row(o, shape, ax, name, n)
-                 for (o, shape), ax in zip(named, plan.out_leaf_axes, strict=True))  # fmt: skip
-    notes = [f"The mesh is the {n} device(s) pmap uses, on one axis named {name!r}: "
-             f"jax.make_mesh(({n},), ({name!r},))."]  # fmt: skip
+    outs = tuple(
+        _row(o, shape, ax, name, n)
+        for (o, shape), ax in zip(named, plan.out_leaf_axes, strict=True)
+    )
+    notes = [
+        f"The mesh is the {n} device(s) pmap uses, on one axis named {name!r}: "
+        f"jax.make_mesh(({n},), ({name!r},))."
+    ]
     if any(r.axis is not None for r in ins):
-        notes.append("shard_map keeps the mapped axis in each device's block (size 1 here); "
-                     "pmap removes it. The per-device function squeezes it off before calling "
-                     "f and puts it back on f's result.")  # fmt: skip
+        notes.append(
+            "shard_map keeps the mapped axis in each device's block (size 1 here); "
+            "pmap removes it. The per-device function squeezes it off before calling "
+            "f and puts it back on f's result."
+        )
     if plan.axis_name is None:
         notes.append("pmap had no axis_name; a mesh axis always has one, so it is called 'i'.")
     for r in outs:
         if r.axis is None:
-            notes.append(f"{r.name} has out_axes=None, so its out_specs is P(): one value for "
-                         "every device. shard_map checks that f's output really is the same on "
-                         "every device (check_vma) and refuses it otherwise, where pmap would "
-                         "return one device's value without a word (the explorer refuses "
-                         "that setting too).")  # fmt: skip
+            notes.append(
+                f"{r.name} has out_axes=None, so its out_specs is P(): one value for "
+                "every device. shard_map checks that f's output really is the same on "
+                "every device (check_vma) and refuses it otherwise, where pmap would "
+                "return one device's value without a word (the explorer refuses "
+                "that setting too)."
+            )
     return Equivalent(Mesh((n,), (name,)), ins, outs, tuple(notes))
 
 
 def spec_rows(eq: Equivalent) -> list[dict]:
     """The table: per array, its axes in pmap and its PartitionSpec, and the two blocks."""
-    return [{"array": r.name, "shape": fmt_shape(r.shape),
-             "pmap axis": "None" if r.axis is None else str(r.axis),
-             "PartitionSpec": spec_text(r.spec), "pmap's block": fmt_shape(r.pmap_block),
-             "shard_map's block": fmt_shape(r.shard_map_block)}
-            for r in (*eq.inputs, *eq.outputs)]  # fmt: skip
+    return [
+        {
+            "array": r.name,
+            "shape": fmt_shape(r.shape),
+            "pmap axis": "None" if r.axis is None else str(r.axis),
+            "PartitionSpec": spec_text(r.spec),
+            "pmap's block": fmt_shape(r.pmap_block),
+            "shard_map's block": fmt_shape(r.shard_map_block),
+        }
+        for r in (*eq.inputs, *eq.outputs)
+    ]
 
 
-def meshes_settings(eq: Equivalent, program: Program, max_args: int,
-                    n_devices: int = 0) -> dict[str, str] | None:  # fmt: skip
+def meshes_settings(
+    eq: Equivalent, program: Program, max_args: int, n_devices: int = 0
+) -> dict[str, str] | None:
     """The Meshes page's settings (its URL keys) for these arrays: the one-axis mesh, each
     input's global shape and PartitionSpec, and f. f's own body serves as both views when it
     has no collective and the Meshes page's check passes on this server's ``n_devices``
@@ -104,8 +119,14 @@ def meshes_settings(eq: Equivalent, program: Program, max_args: int,
     if len(eq.inputs) > max_args or not eq.inputs:
         return None
     names = [r.name if r.name.isidentifier() else f"a{k}" for k, r in enumerate(eq.inputs)]
-    found = {"mesh": str(eq.mesh.shape[0]), "names": eq.mesh.names[0], "args": ", ".join(names),
-             "gf": names[0], "lf": names[0], "out": spec_text(eq.inputs[0].spec)}  # fmt: skip
+    found = {
+        "mesh": str(eq.mesh.shape[0]),
+        "names": eq.mesh.names[0],
+        "args": ", ".join(names),
+        "gf": names[0],
+        "lf": names[0],
+        "out": spec_text(eq.inputs[0].spec),
+    }
     for k in range(max_args):
         r = eq.inputs[k] if k < len(eq.inputs) else None
         found[f"s{k}"] = ", ".join(map(str, r.shape)) if r else ""
@@ -117,8 +138,12 @@ def meshes_settings(eq: Equivalent, program: Program, max_args: int,
 
 def _own_body(eq: Equivalent, program: Program, names: list[str], n_devices: int) -> str | None:
     """f's body, when the Meshes page can run it as both views of these arrays."""
-    if (program.needs_axis_name or len(eq.outputs) != 1 or names != list(program.arg_names)
-            or eq.mesh.devices > n_devices):  # fmt: skip
+    if (
+        program.needs_axis_name
+        or len(eq.outputs) != 1
+        or names != list(program.arg_names)
+        or eq.mesh.devices > n_devices
+    ):
         return None
     body = program.body(None)
     f = meshfunction.MeshF(", ".join(names), body, body, eq.outputs[0].spec)
@@ -149,8 +174,11 @@ class Agreement:
 
     @property
     def agree(self) -> bool:
-        return self.refused is None and self.max_abs_diff is not None and (
-            self.max_abs_diff <= 1e-5 and self.pmap_shapes == self.shard_map_shapes)  # fmt: skip
+        return (
+            self.refused is None
+            and self.max_abs_diff is not None
+            and (self.max_abs_diff <= 1e-5 and self.pmap_shapes == self.shard_map_shapes)
+        )
 
 
 def shard_map_fn(fn, plan: Plan, eq: Equivalent):
@@ -165,28 +193,41 @@ def shard_map_fn(fn, plan: Plan, eq: Equivalent):
     out_axes = plan.out_leaf_axes
 
     def f_block(*blocks):
-        args = [b if ax is None else jnp.squeeze(b, ax)
-                for b, ax in zip(blocks, plan.leaf_axes, strict=True)]  # fmt: skip
+        args = [
+            b if ax is None else jnp.squeeze(b, ax)
+            for b, ax in zip(blocks, plan.leaf_axes, strict=True)
+        ]
         leaves, tree = jax.tree.flatten(fn(*args))
-        back = [o if ax is None else jnp.expand_dims(o, ax)
-                for o, ax in zip(leaves, out_axes, strict=True)]  # fmt: skip
+        back = [
+            o if ax is None else jnp.expand_dims(o, ax)
+            for o, ax in zip(leaves, out_axes, strict=True)
+        ]
         return jax.tree.unflatten(tree, back)
 
-    out_specs = pytrees.unflatten(pytrees.skeleton(plan.out_shapes),
-                                  [PartitionSpec(*r.spec) for r in eq.outputs])  # fmt: skip
+    out_specs = pytrees.unflatten(
+        pytrees.skeleton(plan.out_shapes), [PartitionSpec(*r.spec) for r in eq.outputs]
+    )
     devs = devicefacts.local_devices_for_work()[: plan.devices_used]
     mesh = JaxMesh(np.array(devs), eq.mesh.names)
-    return jax.jit(jax.shard_map(f_block, mesh=mesh,
-                                 in_specs=tuple(PartitionSpec(*r.spec) for r in eq.inputs),
-                                 out_specs=out_specs, check_vma=True))  # fmt: skip
+    return jax.jit(
+        jax.shard_map(
+            f_block,
+            mesh=mesh,
+            in_specs=tuple(PartitionSpec(*r.spec) for r in eq.inputs),
+            out_specs=out_specs,
+            check_vma=True,
+        )
+    )
 
 
-def run_both(program: Program, plan: Plan, kind: str = "random", seed: int = 0,
-             on_wait=None) -> Agreement:  # fmt: skip
+def run_both(
+    program: Program, plan: Plan, kind: str = "random", seed: int = 0, on_wait=None
+) -> Agreement:
     """pmap and its shard_map equivalent on the same values, compared leaf by leaf."""
     eq = equivalent(plan)
-    need = memory.with_temporaries(memory.live_run_bytes(plan, program.key),
-                                   programs.plan_temporaries(program, plan))  # fmt: skip
+    need = memory.with_temporaries(
+        memory.live_run_bytes(plan, program.key), programs.plan_temporaries(program, plan)
+    )
     if sandbox.applies(program):  # your own f: in a process stopped at the time limit
         args = (scenario.program_ref(program), plan.key, kind, seed)
         largest = sandbox.largest_axis(plan)
@@ -205,8 +246,13 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
 
     fn = programs.own_function(plan.leaf_fn(program.build(plan.axis_name)))
     xs = programs.make_values(plan, kind, seed)
-    pm = jax.pmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name,
-                  devices=devicefacts.local_devices_for_work()[: plan.devices_used])  # fmt: skip
+    pm = jax.pmap(
+        fn,
+        in_axes=plan.leaf_axes,
+        out_axes=plan.out_axes,
+        axis_name=plan.axis_name,
+        devices=devicefacts.local_devices_for_work()[: plan.devices_used],
+    )
     want = [np.asarray(o) for o in jax.tree.leaves(pm(*xs))]
     programs.forget_pmap(fn)
     pshapes = tuple(tuple(w.shape) for w in want)
@@ -216,7 +262,11 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
         return Agreement(pshapes, (), None, REFUSED + f" JAX says: {first_line(err)}")
     finally:
         programs.bound_jax_caches()  # every few programs, refused ones included
-    diffs = [float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64)))) if w.size
-             else 0.0 for w, g in zip(want, got, strict=True) if w.shape == g.shape]  # fmt: skip
-    return Agreement(pshapes, tuple(tuple(g.shape) for g in got),
-                     max(diffs) if diffs else None, None)  # fmt: skip
+    diffs = [
+        float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64)))) if w.size else 0.0
+        for w, g in zip(want, got, strict=True)
+        if w.shape == g.shape
+    ]
+    return Agreement(
+        pshapes, tuple(tuple(g.shape) for g in got), max(diffs) if diffs else None, None
+    )

@@ -146,9 +146,14 @@ class Plan:
         argument, in_axes and out_axes as given, axis name, device count. :func:`replan`
         turns it back into this plan."""
         trees = tuple(a.shape_tree for a in self.arguments)
-        return (pytrees.freeze(trees), tuple(a.dtype for a in self.arguments),
-                pytrees.freeze(self.in_axes_given), pytrees.freeze(self.out_axes),
-                self.axis_name, self.n_devices)  # fmt: skip
+        return (
+            pytrees.freeze(trees),
+            tuple(a.dtype for a in self.arguments),
+            pytrees.freeze(self.in_axes_given),
+            pytrees.freeze(self.out_axes),
+            self.axis_name,
+            self.n_devices,
+        )
 
     def leaf_fn(self, fn: Callable) -> Callable:
         """``fn`` taking one array per leaf (``fn`` itself when no argument is a tree)."""
@@ -307,8 +312,10 @@ def infer_arguments(
         raise ValueError(f"dtypes has {len(dts)} entries for {n_args} arguments")
     given = tuple(in_axes) if isinstance(in_axes, (list, tuple)) else (in_axes,) * n_args
     names = _arg_names(fn, n_args)
-    arguments = tuple(Argument(k, names[k], trees[k], dts[k], given[k] if k < len(given) else None)
-                      for k in range(n_args))  # fmt: skip
+    arguments = tuple(
+        Argument(k, names[k], trees[k], dts[k], given[k] if k < len(given) else None)
+        for k in range(n_args)
+    )
     return arguments, given
 
 
@@ -335,8 +342,9 @@ def infer_leaves(arguments: tuple[Argument, ...]) -> tuple[tuple[Leaf, ...], tup
             unfit.append((arg.index, str(err)))
             continue
         pairs = pytrees.leaves(arg.shape_tree, arg.name)
-        leaves += [infer_leaf(arg, name, shape, ax)
-                   for (name, shape), ax in zip(pairs, axes, strict=True)]  # fmt: skip
+        leaves += [
+            infer_leaf(arg, name, shape, ax) for (name, shape), ax in zip(pairs, axes, strict=True)
+        ]
     return (() if unfit else tuple(leaves)), tuple(unfit)
 
 
@@ -356,9 +364,16 @@ def normalise(
     if n_devices is None:  # the devices of the set this runs on
         n_devices = devicefacts.facts().local_count
     leaves, unfit = infer_leaves(arguments) if len(given) == len(arguments) else ((), ())
-    return Normalised(fn=fn, arguments=arguments, in_axes_given=given, leaves=leaves,
-                      unfit=unfit, out_axes=out_axes, axis_name=axis_name,
-                      n_devices=n_devices)  # fmt: skip
+    return Normalised(
+        fn=fn,
+        arguments=arguments,
+        in_axes_given=given,
+        leaves=leaves,
+        unfit=unfit,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        n_devices=n_devices,
+    )
 
 
 # ---------------------------------------------------------------- rules on the inputs
@@ -386,24 +401,43 @@ def rule_in_axes_length(n: Normalised) -> Problem | None:
 
 def rule_in_axes_structure(n: Normalised) -> list[Problem]:
     """An argument's in_axes prefix must fit its tree (one axis, or exactly its structure)."""
-    return [Problem("in_axes_structure", why, "Give the argument one in_axes (e.g. 0 or None) "
-                    "or a dict / tuple with exactly its keys.", arg=k)
-            for k, why in n.unfit]  # fmt: skip
+    return [
+        Problem(
+            "in_axes_structure",
+            why,
+            "Give the argument one in_axes (e.g. 0 or None) "
+            "or a dict / tuple with exactly its keys.",
+            arg=k,
+        )
+        for k, why in n.unfit
+    ]
 
 
 def rule_dtypes(n: Normalised) -> list[Problem]:
-    return [Problem("dtype", f"{leaf.name}: dtype {quote(leaf.dtype)} is not supported here.",
-                    f"Choose one of {', '.join(DTYPES)}.", arg=leaf.argument)
-            for leaf in n.leaves if leaf.dtype not in DTYPES]  # fmt: skip
+    return [
+        Problem(
+            "dtype",
+            f"{leaf.name}: dtype {quote(leaf.dtype)} is not supported here.",
+            f"Choose one of {', '.join(DTYPES)}.",
+            arg=leaf.argument,
+        )
+        for leaf in n.leaves
+        if leaf.dtype not in DTYPES
+    ]
 
 
 def rule_sizes_fit(n: Normalised) -> list[Problem]:
-    return [Problem(
-        "too_large",
-        f"{leaf.name} {fmt_shape(leaf.shape)} has {fmt_count(math.prod(leaf.shape))} elements; "
-        f"pmapviz plans arrays of at most {MAX_ELEMENTS:,} (2**40) elements.",
-        "Use smaller sizes.", arg=leaf.argument,
-    ) for leaf in n.leaves if math.prod(leaf.shape) > MAX_ELEMENTS]  # fmt: skip
+    return [
+        Problem(
+            "too_large",
+            f"{leaf.name} {fmt_shape(leaf.shape)} has {fmt_count(math.prod(leaf.shape))} elements; "
+            f"pmapviz plans arrays of at most {MAX_ELEMENTS:,} (2**40) elements.",
+            "Use smaller sizes.",
+            arg=leaf.argument,
+        )
+        for leaf in n.leaves
+        if math.prod(leaf.shape) > MAX_ELEMENTS
+    ]
 
 
 def rule_axes_in_range(n: Normalised) -> list[Problem]:
@@ -412,20 +446,26 @@ def rule_axes_in_range(n: Normalised) -> list[Problem]:
     for leaf in n.leaves:
         ax, rank, name = leaf.given_axis, len(leaf.shape), leaf.name
         if ax is not None and rank == 0:
-            found.append(Problem(
-                "axis_out_of_range",
-                f"{name} is a scalar (shape ()), so it has no axis {ax} to map over.",
-                f"Set in_axes for {name} to None to give every device the same value, "
-                f"or give {name} a leading axis, e.g. shape ({n.n_devices},).", arg=leaf.argument,
-            ))  # fmt: skip
+            found.append(
+                Problem(
+                    "axis_out_of_range",
+                    f"{name} is a scalar (shape ()), so it has no axis {ax} to map over.",
+                    f"Set in_axes for {name} to None to give every device the same value, "
+                    f"or give {name} a leading axis, e.g. shape ({n.n_devices},).",
+                    arg=leaf.argument,
+                )
+            )
         elif ax is not None and not -rank <= ax < rank:
-            found.append(Problem(
-                "axis_out_of_range",
-                f"in_axes={ax} for {name}, but {name} has shape {fmt_shape(leaf.shape)} (rank "
-                f"{rank}): valid axes are 0 to {rank - 1}.",
-                f"Use in_axes={rank - 1} for the last axis, 0 for the first, or None to "
-                "broadcast it.", arg=leaf.argument,
-            ))  # fmt: skip
+            found.append(
+                Problem(
+                    "axis_out_of_range",
+                    f"in_axes={ax} for {name}, but {name} has shape {fmt_shape(leaf.shape)} (rank "
+                    f"{rank}): valid axes are 0 to {rank - 1}.",
+                    f"Use in_axes={rank - 1} for the last axis, 0 for the first, or None to "
+                    "broadcast it.",
+                    arg=leaf.argument,
+                )
+            )
     return found
 
 
@@ -442,15 +482,18 @@ def rule_negative_in_axes(n: Normalised) -> list[Problem]:
         ax, norm = leaf.given_axis, leaf.axis
         if ax is None or ax >= 0 or norm in (None, 0):
             continue
-        found.append(Problem(
-            "negative_in_axes",
-            f"in_axes={ax} for {leaf.name} {fmt_shape(leaf.shape)} means axis {norm}, but "
-            "pmap in JAX 0.10 does not normalise negative in_axes: it shards the wrong axis "
-            "and fails with a misleading IndivisibleError or 'cannot select an axis to "
-            "squeeze out' (only a negative axis that means axis 0 works).",
-            f"Write the axis as a non-negative number: in_axes={norm} for {leaf.name}.",
-            arg=leaf.argument, new_axes=_fixes(n, {k: norm}),
-        ))  # fmt: skip
+        found.append(
+            Problem(
+                "negative_in_axes",
+                f"in_axes={ax} for {leaf.name} {fmt_shape(leaf.shape)} means axis {norm}, but "
+                "pmap in JAX 0.10 does not normalise negative in_axes: it shards the wrong axis "
+                "and fails with a misleading IndivisibleError or 'cannot select an axis to "
+                "squeeze out' (only a negative axis that means axis 0 works).",
+                f"Write the axis as a non-negative number: in_axes={norm} for {leaf.name}.",
+                arg=leaf.argument,
+                new_axes=_fixes(n, {k: norm}),
+            )
+        )
     return found
 
 
@@ -468,8 +511,9 @@ def rule_some_axis_mapped(n: Normalised) -> Problem | None:
 def rule_mapped_sizes_equal(n: Normalised) -> Problem | None:
     if len({leaf.shape[leaf.axis] for _, leaf in n.mapped}) <= 1:
         return None
-    detail = ", ".join(f"{leaf.name} axis {leaf.axis} has {leaf.shape[leaf.axis]:,}"
-                       for _, leaf in n.mapped)  # fmt: skip
+    detail = ", ".join(
+        f"{leaf.name} axis {leaf.axis} has {leaf.shape[leaf.axis]:,}" for _, leaf in n.mapped
+    )
     first = n.mapped[0][1]
     return Problem(
         "mapped_sizes_differ",
@@ -488,8 +532,9 @@ def rule_mapped_axis_not_empty(n: Normalised) -> Problem | None:
         "mapped_axis_empty",
         f"The mapped axis has size 0 (axis {leaf.axis} of {leaf.name}, shape "
         f"{fmt_shape(leaf.shape)}): there is nothing to give the devices.",
-        f"Use a size from 1 to {n.n_devices} for the mapped axis.", arg=leaf.argument,
-    )  # fmt: skip
+        f"Use a size from 1 to {n.n_devices} for the mapped axis.",
+        arg=leaf.argument,
+    )
 
 
 def _reshape_fix(shape: tuple[int, ...], axis: int, n: int) -> tuple[tuple[int, ...], str]:
@@ -528,19 +573,25 @@ def rule_mapped_axis_fits(n: Normalised) -> Problem | None:
         f"so it can be at most {n.n_devices}.",
         "; ".join(lines).capitalize() + f", and keep in_axes={ax0}: each device then gets a "
         "block and can vmap over it (pmap(vmap(f))).",
-        arg=first.argument, new_shapes=_fixes(n, fixes),
-    )  # fmt: skip
+        arg=first.argument,
+        new_shapes=_fixes(n, fixes),
+    )
 
 
 def rule_no_empty_blocks(n: Normalised) -> list[Problem]:
-    return [Problem(
-        "empty_block",
-        f"{leaf.name} has shape {fmt_shape(leaf.shape)}, so every device would get an "
-        f"empty block {fmt_shape(leaf.local_shape)} (0 elements). There is nothing to compute, "
-        "and JAX 0.10 handles empty blocks inconsistently (a dot over length 0 even fails to "
-        "compile), so pmapviz refuses them.", "Give every axis a size of at least 1.",
-        arg=leaf.argument,
-    ) for leaf in n.leaves if 0 in leaf.local_shape]  # fmt: skip
+    return [
+        Problem(
+            "empty_block",
+            f"{leaf.name} has shape {fmt_shape(leaf.shape)}, so every device would get an "
+            f"empty block {fmt_shape(leaf.local_shape)} (0 elements). There is nothing to compute, "
+            "and JAX 0.10 handles empty blocks inconsistently (a dot over length 0 even fails to "
+            "compile), so pmapviz refuses them.",
+            "Give every axis a size of at least 1.",
+            arg=leaf.argument,
+        )
+        for leaf in n.leaves
+        if 0 in leaf.local_shape
+    ]
 
 
 def rule_axis_name_given(n: Normalised) -> Problem | None:
@@ -556,11 +607,19 @@ def rule_axis_name_given(n: Normalised) -> Problem | None:
 
 
 INPUT_RULES: tuple[Rule, ...] = (
-    rule_in_axes_length, rule_in_axes_structure, rule_dtypes, rule_sizes_fit,
-    rule_axes_in_range, rule_some_axis_mapped, rule_mapped_sizes_equal,
-    rule_mapped_axis_not_empty, rule_mapped_axis_fits, rule_no_empty_blocks,
-    rule_negative_in_axes, rule_axis_name_given,
-)  # fmt: skip
+    rule_in_axes_length,
+    rule_in_axes_structure,
+    rule_dtypes,
+    rule_sizes_fit,
+    rule_axes_in_range,
+    rule_some_axis_mapped,
+    rule_mapped_sizes_equal,
+    rule_mapped_axis_not_empty,
+    rule_mapped_axis_fits,
+    rule_no_empty_blocks,
+    rule_negative_in_axes,
+    rule_axis_name_given,
+)
 """Checked in order; the first rule that finds problems ends the plan there (it is the one a
 person should fix first, and later rules assume it passed, e.g. a single mapped size)."""
 
@@ -618,13 +677,16 @@ def infer_output(n: Normalised) -> Output | Problem:
         return Problem(
             "function_rejects_shapes",
             f"Each device would call f with {shown}, and f cannot take that: {first_line(err)}",
-            SHARD_MAP_ONLY if any(w in str(err) for w in SHARD_MAP_WORDS) else
-            "Change the shapes (or in_axes) so that one device's slice is what f expects.",
-        )  # fmt: skip
+            SHARD_MAP_ONLY
+            if any(w in str(err) for w in SHARD_MAP_WORDS)
+            else "Change the shapes (or in_axes) so that one device's slice is what f expects.",
+        )
     flat, treedef = jax.tree.flatten(out)  # shapes are pytrees too: work on flat leaves
     axes, unfit = _out_axes_per_leaf(n.out_axes, out)
-    leaves = tuple(OutLeaf(name, tuple(a.shape[1:]), str(a.dtype), ax)
-                   for name, a, ax in zip(_out_names(out), flat, axes, strict=True))  # fmt: skip
+    leaves = tuple(
+        OutLeaf(name, tuple(a.shape[1:]), str(a.dtype), ax)
+        for name, a, ax in zip(_out_names(out), flat, axes, strict=True)
+    )
     return Output(fn, structs, treedef, leaves, varies, unfit)
 
 
@@ -654,8 +716,9 @@ def _out_axes_per_leaf(out_axes: Any, out: Any) -> tuple[list, str | None]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _leaf_varies(fn: Callable, structs: tuple, in_axes: tuple, axis_name: str | None,
-                 leaf: int) -> bool:  # fmt: skip
+def _leaf_varies(
+    fn: Callable, structs: tuple, in_axes: tuple, axis_name: str | None, leaf: int
+) -> bool:
     """Does output leaf ``leaf`` differ from device to device? (vmap refuses out_axes=None
     for it then.)"""
     import jax
@@ -677,9 +740,12 @@ def rule_out_axes_structure(n: Normalised) -> Problem | None:
     """out_axes must fit f's output (one axis, or exactly its structure)."""
     if n.output is None or n.output.unfit is None:
         return None
-    return Problem("out_axes_structure", n.output.unfit,
-                   "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
-                   "structure of f's output.")  # fmt: skip
+    return Problem(
+        "out_axes_structure",
+        n.output.unfit,
+        "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
+        "structure of f's output.",
+    )
 
 
 def _varying_none_leaves(n: Normalised) -> list[str]:
@@ -690,17 +756,22 @@ def _varying_none_leaves(n: Normalised) -> list[str]:
     if n.out_axes is None:
         return ["f's output"]
     in_axes = tuple(leaf.axis for leaf in n.leaves)
-    return [o.name for i, o in enumerate(out.leaves)
-            if o.axis is None
-            and _leaf_varies(out.fn, out.structs, in_axes, n.axis_name, i)]  # fmt: skip
+    return [
+        o.name
+        for i, o in enumerate(out.leaves)
+        if o.axis is None and _leaf_varies(out.fn, out.structs, in_axes, n.axis_name, i)
+    ]
 
 
 def rule_out_axes_none_varies(n: Normalised) -> Problem | None:
     varying = _varying_none_leaves(n)
     if not varying:
         return None
-    what = "f's output differs" if varying == ["f's output"] else (
-        f"{', '.join(varying)} differ{'s' if len(varying) == 1 else ''}")  # fmt: skip
+    what = (
+        "f's output differs"
+        if varying == ["f's output"]
+        else (f"{', '.join(varying)} differ{'s' if len(varying) == 1 else ''}")
+    )
     return Problem(
         "out_axes_none_varies",
         f"out_axes=None says every device returns the same value, but {what} from "
@@ -763,8 +834,11 @@ def rule_output_fits(n: Normalised) -> Problem | None:
 
 
 OUTPUT_RULES: tuple[Rule, ...] = (
-    rule_out_axes_none_varies, rule_negative_out_axes, rule_out_axes_in_range, rule_output_fits,
-)  # fmt: skip
+    rule_out_axes_none_varies,
+    rule_negative_out_axes,
+    rule_out_axes_in_range,
+    rule_output_fits,
+)
 """All checked, once out_axes fit the output (each looks at a different property of it)."""
 
 
@@ -773,8 +847,15 @@ def replan(fn: Callable, key: tuple) -> Plan:
     """The plan of ``fn`` for a :attr:`Plan.key` (how caches rebuild a plan from its key)."""
     trees, dtypes, in_axes, out_axes, axis_name, n = key
     thaw = pytrees.thaw
-    return plan(fn, list(thaw(trees)), in_axes=thaw(in_axes), out_axes=thaw(out_axes),
-                axis_name=axis_name, n_devices=n, dtypes=dtypes)  # fmt: skip
+    return plan(
+        fn,
+        list(thaw(trees)),
+        in_axes=thaw(in_axes),
+        out_axes=thaw(out_axes),
+        axis_name=axis_name,
+        n_devices=n,
+        dtypes=dtypes,
+    )
 
 
 def plan(
@@ -810,9 +891,14 @@ def plan(
 
 def _reported_leaves(n: Normalised, stop: int) -> tuple[Leaf, ...]:
     """The leaves as far as the checks got before ``stop`` (see :class:`Plan`)."""
-    return tuple(replace(leaf, axis=leaf.axis if stop >= AXES_CHECKED else None,
-                         local_shape=leaf.local_shape if stop >= LAYOUT_CHECKED else None)
-                 for leaf in n.leaves)  # fmt: skip
+    return tuple(
+        replace(
+            leaf,
+            axis=leaf.axis if stop >= AXES_CHECKED else None,
+            local_shape=leaf.local_shape if stop >= LAYOUT_CHECKED else None,
+        )
+        for leaf in n.leaves
+    )
 
 
 def _output_fields(n: Normalised, problems: list[Problem]) -> dict[str, Any]:
@@ -821,10 +907,14 @@ def _output_fields(n: Normalised, problems: list[Problem]) -> dict[str, Any]:
     if not n.traced:
         return {"out_varies": None if out is None else out.varies}
     size = n.size or 0
-    bad = any(q.code in ("negative_out_axes", "out_axes_out_of_range", "output_too_large")
-              for q in problems)  # fmt: skip
-    stacked = [o.shape if o.axis is None else o.shape[: o.axis] + (size,) + o.shape[o.axis :]
-               for o in out.leaves]  # fmt: skip
+    bad = any(
+        q.code in ("negative_out_axes", "out_axes_out_of_range", "output_too_large")
+        for q in problems
+    )
+    stacked = [
+        o.shape if o.axis is None else o.shape[: o.axis] + (size,) + o.shape[o.axis :]
+        for o in out.leaves
+    ]
     return {
         "out_shapes": None if bad else out.treedef.unflatten(stacked),
         "per_device_out_shapes": out.treedef.unflatten([o.shape for o in out.leaves]),
@@ -845,9 +935,15 @@ def _finish(n: Normalised, problems: list[Problem], stop: int) -> Plan:
             f"{n.n_devices} devices; the other {n.n_devices - size} stay idle."
         )
     return Plan(
-        ok=not problems, problems=tuple(problems), n_devices=n.n_devices,
+        ok=not problems,
+        problems=tuple(problems),
+        n_devices=n.n_devices,
         devices_used=size if stop >= LAYOUT_CHECKED else 0,
-        arguments=n.arguments, leaves=_reported_leaves(n, stop), in_axes_given=n.in_axes_given,
-        out_axes=n.out_axes, axis_name=n.axis_name, notes=tuple(notes),
+        arguments=n.arguments,
+        leaves=_reported_leaves(n, stop),
+        in_axes_given=n.in_axes_given,
+        out_axes=n.out_axes,
+        axis_name=n.axis_name,
+        notes=tuple(notes),
         **_output_fields(n, problems),
-    )  # fmt: skip
+    )

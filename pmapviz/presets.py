@@ -27,18 +27,36 @@ class Preset:
 
 
 PRESETS: tuple[Preset, ...] = (
-    Preset("seed_noreshape", "10M pairs, no reshape", "batched_dot",
-           ("10_000_000, 3", "10_000_000, 3"), ("0", "0"), lesson=True),
-    Preset("seed", "10M pairs, reshaped", "batched_dot",
-           ("{n}, {block}, 3", "{n}, {block}, 3"), ("0", "0")),
-    Preset("broadcast", "Broadcast weights (None)", "matmul", ("{n}, 4, 5", "5, 2"),
-           ("0", "None")),
-    Preset("axis1", "Mapped axis 1, out_axes=1", "add", ("3, {n}", "3, {n}"), ("1", "1"),
-           out_axes="1"),
-    Preset("outnone", "out_axes=None pitfall", "double", ("{n}, 4",), ("0",), out_axes="None",
-           lesson=True),
+    Preset(
+        "seed_noreshape",
+        "10M pairs, no reshape",
+        "batched_dot",
+        ("10_000_000, 3", "10_000_000, 3"),
+        ("0", "0"),
+        lesson=True,
+    ),
+    Preset(
+        "seed",
+        "10M pairs, reshaped",
+        "batched_dot",
+        ("{n}, {block}, 3", "{n}, {block}, 3"),
+        ("0", "0"),
+    ),
+    Preset("broadcast", "Broadcast weights (None)", "matmul", ("{n}, 4, 5", "5, 2"), ("0", "None")),
+    Preset(
+        "axis1", "Mapped axis 1, out_axes=1", "add", ("3, {n}", "3, {n}"), ("1", "1"), out_axes="1"
+    ),
+    Preset(
+        "outnone",
+        "out_axes=None pitfall",
+        "double",
+        ("{n}, 4",),
+        ("0",),
+        out_axes="None",
+        lesson=True,
+    ),
     Preset("psum", "Normalise with psum", "normalise", ("{n}, 4",), ("0",), axis_name="i"),
-)  # fmt: skip
+)
 BY_KEY = {p.key: p for p in PRESETS}
 
 

@@ -115,15 +115,23 @@ def hello_rows(hello: HelloResult) -> list[tuple[str, list[tuple[str, int | None
         return ", ".join(str(v) for v in s.data.tolist())
 
     return [
-        ("device", [(s.device, s.position, f"{s.device} (id {s.device_id})")
-                    for s in hello.outputs]),
-        ("slice", [(s.index_text, None, f"{s.device} holds y{s.index_text}")
-                   for s in hello.outputs]),
-        ("x", [(value(s), s.position, f"{s.device} received x{s.index_text}")
-               for s in hello.inputs]),
-        ("y = x * 2", [(value(s), s.position, f"{s.device} computed y{s.index_text}")
-                       for s in hello.outputs]),
-    ]  # fmt: skip
+        (
+            "device",
+            [(s.device, s.position, f"{s.device} (id {s.device_id})") for s in hello.outputs],
+        ),
+        (
+            "slice",
+            [(s.index_text, None, f"{s.device} holds y{s.index_text}") for s in hello.outputs],
+        ),
+        (
+            "x",
+            [(value(s), s.position, f"{s.device} received x{s.index_text}") for s in hello.inputs],
+        ),
+        (
+            "y = x * 2",
+            [(value(s), s.position, f"{s.device} computed y{s.index_text}") for s in hello.outputs],
+        ),
+    ]
 
 
 # ---------------------------------------------------------------- live runs of a plan
@@ -165,13 +173,14 @@ def not_runnable(plan: Plan) -> str | None:
     output array, so an f that returns a tuple or dict of arrays is only planned."""
     if plan.out_shapes is None or is_shape(plan.out_shapes):
         return None
-    return (f"f returns several arrays, {md_tree(plan.out_shapes)}; live runs and timing "
-            "read back one output array. Return one array (e.g. jnp.concatenate or a single "
-            "expression) to run it; the explorer still plans and draws it.")  # fmt: skip
+    return (
+        f"f returns several arrays, {md_tree(plan.out_shapes)}; live runs and timing "
+        "read back one output array. Return one array (e.g. jnp.concatenate or a single "
+        "expression) to run it; the explorer still plans and draws it."
+    )
 
 
-def estimate_bytes(plan: Plan, program: Program | None = None,
-                   compiled: Compiled | None = None):  # fmt: skip
+def estimate_bytes(plan: Plan, program: Program | None = None, compiled: Compiled | None = None):
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memory.Need``: see
     :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term,
     and the ``compiled`` programs (compiled, never run) for what f makes in between: their
@@ -273,19 +282,26 @@ def compile_plan(program: Program, plan: Plan) -> Compiled:
     fn = own_function(plan.leaf_fn(program.build(plan.axis_name)))  # one array per leaf
     n = plan.devices_used
     specs = [
-        jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype),
-                             sharding=pmap_sharding(len(leaf.shape), leaf.axis, n))
+        jax.ShapeDtypeStruct(
+            leaf.shape, jnp.dtype(leaf.dtype), sharding=pmap_sharding(len(leaf.shape), leaf.axis, n)
+        )
         for leaf in plan.leaves
-    ]  # fmt: skip
-    pm = jax.pmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name,
-                  devices=devicefacts.local_devices_for_work()[:n])  # fmt: skip
+    ]
+    pm = jax.pmap(
+        fn,
+        in_axes=plan.leaf_axes,
+        out_axes=plan.out_axes,
+        axis_name=plan.axis_name,
+        devices=devicefacts.local_devices_for_work()[:n],
+    )
     t = time.perf_counter()
     run = pm.lower(*specs).compile()
     compile_s = time.perf_counter() - t
     dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
     ref_specs = [jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=dev0) for s in specs]
-    ref = jax.jit(jax.vmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes,
-                           axis_name=plan.axis_name))  # fmt: skip
+    ref = jax.jit(
+        jax.vmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name)
+    )
     t = time.perf_counter()
     reference = ref.lower(*ref_specs).compile()
     reference_s = time.perf_counter() - t
@@ -325,9 +341,17 @@ def _rtol(dtypes) -> float:
     return 1e-5
 
 
-def run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str = "arange", seed: int = 0,
-             repeat: int = 5, keep: bool = False, on_wait=None,
-             reserve: bool = True) -> LiveResult:  # fmt: skip
+def run_plan(
+    program: Program,
+    plan: Plan,
+    compiled: Compiled,
+    kind: str = "arange",
+    seed: int = 0,
+    repeat: int = 5,
+    keep: bool = False,
+    on_wait=None,
+    reserve: bool = True,
+) -> LiveResult:
     """Run the compiled pmap on real values; read every device's blocks from the shards;
     check against jit(vmap(f)) on one device, and numpy where it applies. The result is
     plain data; with ``keep`` (tests) it also holds every device's blocks, which hold the
@@ -345,8 +369,9 @@ def run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str = "aran
     return result
 
 
-def _run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str, seed: int, repeat: int,
-              keep: bool) -> LiveResult:  # fmt: skip
+def _run_plan(
+    program: Program, plan: Plan, compiled: Compiled, kind: str, seed: int, repeat: int, keep: bool
+) -> LiveResult:
     """run_plan's work.
 
     Memory (see :func:`pmapviz.memory.live_run_bytes`): the reference runs first and its
@@ -365,8 +390,10 @@ def _run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str, seed:
     ref, ref_times = devicefacts.timed_calls(functools.partial(compiled.reference, *ref_in), 1)
     del ref_in
     t = time.perf_counter()
-    placed = [jax.device_put(a, pmap_sharding(a.ndim, ax, n))
-              for a, ax in zip(host, plan.leaf_axes, strict=True)]  # fmt: skip
+    placed = [
+        jax.device_put(a, pmap_sharding(a.ndim, ax, n))
+        for a, ax in zip(host, plan.leaf_axes, strict=True)
+    ]
     jax.block_until_ready(placed)
     transfer_s = time.perf_counter() - t
     del host
@@ -381,14 +408,22 @@ def _run_plan(program: Program, plan: Plan, compiled: Compiled, kind: str, seed:
     del want, ref
     inputs = [shards_of(p) for p in placed]
     return LiveResult(
-        rows=device_rows(plan, inputs, outputs), out_shape=tuple(out.shape),
-        max_abs_diff=max_abs, max_rel_diff=max_rel, passed=passed, rtol=rtol,
+        rows=device_rows(plan, inputs, outputs),
+        out_shape=tuple(out.shape),
+        max_abs_diff=max_abs,
+        max_rel_diff=max_rel,
+        passed=passed,
+        rtol=rtol,
         numpy_max_abs_diff=_numpy_check(program.key, plan, inputs, outputs),
-        compile_s=compiled.compile_s, transfer_s=transfer_s,
+        compile_s=compiled.compile_s,
+        transfer_s=transfer_s,
         run_s=statistics.median(times),
-        run_s_all=times, reference_run_s=ref_times[0], reshape_back=reshape,
-        flat_equal=flat_equal, blocks=(inputs, outputs) if keep else None,
-    )  # fmt: skip
+        run_s_all=times,
+        reference_run_s=ref_times[0],
+        reshape_back=reshape,
+        flat_equal=flat_equal,
+        blocks=(inputs, outputs) if keep else None,
+    )
 
 
 def _chunks(shape: tuple[int, ...], limit: int | None = None):
@@ -492,16 +527,22 @@ def describe_block(data: np.ndarray, limit: int = 12) -> str:
     """Values for a small block; shape, min/max/mean and a sample for a large one."""
     a = np.asarray(data)
     if a.size <= limit:
-        return np.array2string(a.astype(np.float64) if a.dtype.kind == "V" else a, precision=4,
-                               separator=", ", threshold=limit)  # fmt: skip
+        return np.array2string(
+            a.astype(np.float64) if a.dtype.kind == "V" else a,
+            precision=4,
+            separator=", ",
+            threshold=limit,
+        )
     flat = a.reshape(-1)
     lo, hi, total = np.inf, -np.inf, 0.0
     for k in range(0, flat.size, memory.CHUNK):  # float64 a chunk at a time, never the block
         piece = flat[k : k + memory.CHUNK].astype(np.float64)
         lo, hi, total = min(lo, piece.min()), max(hi, piece.max()), total + piece.sum()
     sample = ", ".join(f"{v:.4g}" for v in flat[:3].astype(np.float64))
-    return (f"shape {a.shape}: min {lo:.4g}, max {hi:.4g}, mean {total / flat.size:.4g}; "
-            f"first [{sample}, ...]")  # fmt: skip
+    return (
+        f"shape {a.shape}: min {lo:.4g}, max {hi:.4g}, mean {total / flat.size:.4g}; "
+        f"first [{sample}, ...]"
+    )
 
 
 def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
@@ -524,18 +565,23 @@ def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
     mesh = Mesh(np.array(devicefacts.local_devices_for_work()[:n]), ("i",))
     rows = NamedSharding(mesh, PartitionSpec("i"))
     xs, ys = jax.device_put(x, rows), jax.device_put(y, rows)
-    out_sm = jax.jit(jax.shard_map(dot, mesh=mesh, in_specs=(PartitionSpec("i"),) * 2,
-                                   out_specs=PartitionSpec("i")))(xs, ys)  # fmt: skip
+    out_sm = jax.jit(
+        jax.shard_map(
+            dot, mesh=mesh, in_specs=(PartitionSpec("i"),) * 2, out_specs=PartitionSpec("i")
+        )
+    )(xs, ys)
     out_jit = jax.jit(dot)(xs, ys)
     flat = np.asarray(out_pmap).reshape(-1)
     return {
-        "pmap_shape": tuple(out_pmap.shape), "shard_map_shape": tuple(out_sm.shape),
+        "pmap_shape": tuple(out_pmap.shape),
+        "shard_map_shape": tuple(out_sm.shape),
         "jit_shape": tuple(out_jit.shape),
-        "shard_map_sharding": str(out_sm.sharding.spec), "jit_sharding": str(out_jit.sharding.spec),
+        "shard_map_sharding": str(out_sm.sharding.spec),
+        "jit_sharding": str(out_jit.sharding.spec),
         "max_diff_shard_map": float(np.abs(flat - np.asarray(out_sm)).max()),
         "max_diff_jit": float(np.abs(flat - np.asarray(out_jit)).max()),
         "jit_devices": len(out_jit.sharding.device_set),
-    }  # fmt: skip
+    }
 
 
 def _first(a: np.ndarray, axis: int) -> np.ndarray:

@@ -65,9 +65,11 @@ def _tokens(text: str, name: str) -> list[tuple[str, str, int]]:
         m = _TOKEN.match(text, i)
         if not m:
             col = i + len(text[i:]) - len(text[i:].lstrip()) + 1
-            raise TreeError(f"{name}: column {col}: {quote(text[col - 1])} is not allowed here; a "
-                            "tree is written with {'key': ...}, (..., ...), sizes, None and "
-                            "quoted keys made of letters, digits and _.")  # fmt: skip
+            raise TreeError(
+                f"{name}: column {col}: {quote(text[col - 1])} is not allowed here; a "
+                "tree is written with {'key': ...}, (..., ...), sizes, None and "
+                "quoted keys made of letters, digits and _."
+            )
         kind = m.lastgroup
         out.append((kind, m.group(kind), m.start(kind) + 1))
         i = m.end()
@@ -77,8 +79,9 @@ def _tokens(text: str, name: str) -> list[tuple[str, str, int]]:
 class _Reader:
     def __init__(self, text: str, name: str, leaf: str):
         if len(text) > MAX_TREE_TEXT:
-            raise TreeError(f"{name} is {len(text):,} characters long; at most {MAX_TREE_TEXT} "
-                            "are allowed.")  # fmt: skip
+            raise TreeError(
+                f"{name} is {len(text):,} characters long; at most {MAX_TREE_TEXT} are allowed."
+            )
         self.toks, self.k, self.n_leaves = _tokens(text, name), 0, 0
         self.name, self.leaf, self.length = name, leaf, len(text)
 
@@ -93,8 +96,11 @@ class _Reader:
         return tok
 
     def fail(self, tok, what: str):
-        where = (f"column {tok[2]}: {tok[1]!r}" if tok[0] != "end"
-                 else f"the end of the text (column {self.length + 1})")  # fmt: skip
+        where = (
+            f"column {tok[2]}: {tok[1]!r}"
+            if tok[0] != "end"
+            else f"the end of the text (column {self.length + 1})"
+        )
         raise TreeError(f"{self.name}: {what}, found {where}.")
 
     def separator(self, close: str):
@@ -122,8 +128,11 @@ class _Reader:
             self.take()
             self.count_leaf()
             return None if kind == "none" else _small_int(value, tok, self)
-        want = ("an axis (an integer or None), {...} or (...)" if self.leaf == "axis" else
-                "a shape in brackets like (5, 2), {...} or a tuple of shapes")  # fmt: skip
+        want = (
+            "an axis (an integer or None), {...} or (...)"
+            if self.leaf == "axis"
+            else "a shape in brackets like (5, 2), {...} or a tuple of shapes"
+        )
         self.fail(tok, f"expected {want}")
 
     def mapping(self, depth: int) -> dict:
@@ -156,8 +165,10 @@ class _Reader:
             self.separator(close)
         self.take(close)
         if ints and items:
-            raise TreeError(f"{self.name}: a bracket holds either sizes (a shape) or arrays, not "
-                            "both; write a tuple of shapes as ((8, 4), (4,)).")  # fmt: skip
+            raise TreeError(
+                f"{self.name}: a bracket holds either sizes (a shape) or arrays, not "
+                "both; write a tuple of shapes as ((8, 4), (4,))."
+            )
         if self.leaf == "shape" and not items:
             self.count_leaf()
             return tuple(ints)  # a shape; () is a scalar
@@ -252,8 +263,9 @@ def render(skel: Any, texts: list[str]) -> str:
     def as_tuple(parts: list[str]) -> str:
         return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
-    return _rebuild(skel, texts, lambda kv: "{" + ", ".join(f"{k!r}: {v}" for k, v in kv) + "}",
-                    as_tuple)  # fmt: skip
+    return _rebuild(
+        skel, texts, lambda kv: "{" + ", ".join(f"{k!r}: {v}" for k, v in kv) + "}", as_tuple
+    )
 
 
 # ---------------------------------------------------------------- prefixes
@@ -272,14 +284,22 @@ def broadcast(prefix: Any, skel: Any, name: str, what: str = "in_axes") -> list[
     if is_axis(prefix):
         return [prefix] * count(skel)
     given = skeleton(prefix, is_axis)
-    if skel == LEAF or given[0] != skel[0] or (
-        skel[0] == "dict" and [k for k, _ in given[1]] != [k for k, _ in skel[1]]
-    ) or len(given[1]) != len(skel[1]):  # fmt: skip
-        raise TreeError(f"{what} for {name} is {_describe(given)}, but {name} is "
-                        f"{_describe(skel)}: an {what} entry must be one axis (or None) for "
-                        "the whole of it, or have exactly its structure.")  # fmt: skip
-    subs = ([(f"[{k!r}]", prefix[k]) for k, _ in skel[1]] if skel[0] == "dict"
-            else [(f"[{i}]", v) for i, v in enumerate(prefix)])  # fmt: skip
+    if (
+        skel == LEAF
+        or given[0] != skel[0]
+        or (skel[0] == "dict" and [k for k, _ in given[1]] != [k for k, _ in skel[1]])
+        or len(given[1]) != len(skel[1])
+    ):
+        raise TreeError(
+            f"{what} for {name} is {_describe(given)}, but {name} is "
+            f"{_describe(skel)}: an {what} entry must be one axis (or None) for "
+            "the whole of it, or have exactly its structure."
+        )
+    subs = (
+        [(f"[{k!r}]", prefix[k]) for k, _ in skel[1]]
+        if skel[0] == "dict"
+        else [(f"[{i}]", v) for i, v in enumerate(prefix)]
+    )
     out = []
     for (suffix, sub), sub_skel in zip(subs, _skel_values(skel), strict=True):
         out += broadcast(sub, sub_skel, name + suffix, what)
@@ -339,8 +359,9 @@ def parse_shape_tree(text: Any, name: str = "shape") -> Any:
     tree = parse_tree(text, name, "shape")
     for leaf_name, shape in leaves(tree, name):
         if len(shape) > settings.MAX_RANK:
-            raise SettingError(f"{leaf_name} has {len(shape)} axes; at most "
-                               f"{settings.MAX_RANK} are supported.")  # fmt: skip
+            raise SettingError(
+                f"{leaf_name} has {len(shape)} axes; at most {settings.MAX_RANK} are supported."
+            )
         settings.check_elements(shape, leaf_name)
     return tree
 

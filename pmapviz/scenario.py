@@ -29,8 +29,15 @@ EXPR_LABEL = "Your own f: type an expression"
 FUNCTIONS = (*catalog.BY_KEY, EXPR)
 MAX_ARGS = expr.MAX_ARGS
 MAX_PLAN_DEVICES = 4096
-KEYS = ("fn", "args", "body", "out", "name", "pn",
-        *(f"{c}{k}" for k in range(MAX_ARGS) for c in "sda"))  # fmt: skip
+KEYS = (
+    "fn",
+    "args",
+    "body",
+    "out",
+    "name",
+    "pn",
+    *(f"{c}{k}" for k in range(MAX_ARGS) for c in "sda"),
+)
 EXPR_DEFAULT = ("x, w", "jnp.tanh(x @ w)")  # the first example of your own f
 
 
@@ -90,8 +97,11 @@ class Scenario:
     @classmethod
     def defaults(cls, fn: str, n_devices: int) -> Scenario:
         """A function's own example, with its mapped axes sized to ``n_devices``."""
-        p = (expr.program(*EXPR_DEFAULT, ((8, 4, 5), (5, 2)), (0, None)) if fn == EXPR
-             else catalog.get(fn))  # fmt: skip
+        p = (
+            expr.program(*EXPR_DEFAULT, ((8, 4, 5), (5, 2)), (0, None))
+            if fn == EXPR
+            else catalog.get(fn)
+        )
         shapes, axes = [], []
         for k in range(MAX_ARGS):
             shape = p.default_shapes[k] if k < p.n_args else (n_devices, 4)
@@ -100,23 +110,35 @@ class Scenario:
                 shape = shape[:ax] + (n_devices,) + shape[ax + 1 :]
             shapes.append(shape_text(shape))
             axes.append(axis_text(ax))
-        return cls(fn, tuple(shapes), ("float32",) * MAX_ARGS, tuple(axes),
-                   axis_text(p.default_out_axes), "i" if p.needs_axis_name else "")  # fmt: skip
+        return cls(
+            fn,
+            tuple(shapes),
+            ("float32",) * MAX_ARGS,
+            tuple(axes),
+            axis_text(p.default_out_axes),
+            "i" if p.needs_axis_name else "",
+        )
 
     @classmethod
     def from_texts(cls, texts: Mapping[str, str], n_devices: int) -> Scenario:
         """From text keyed like the URL (missing keys: the function's defaults)."""
         fn = texts.get("fn", "batched_dot")
         base = cls.defaults(fn if fn in FUNCTIONS else "batched_dot", n_devices)
-        merged = {**base.texts(every_slot=True), **{k: str(v) for k, v in texts.items()
-                                                    if k in KEYS}}  # fmt: skip
+        merged = {
+            **base.texts(every_slot=True),
+            **{k: str(v) for k, v in texts.items() if k in KEYS},
+        }
         return cls(
             merged["fn"],
             tuple(merged[f"s{k}"] for k in range(MAX_ARGS)),
             tuple(merged[f"d{k}"] for k in range(MAX_ARGS)),
             tuple(merged[f"a{k}"] for k in range(MAX_ARGS)),
-            merged["out"], merged["name"], merged["args"], merged["body"], merged["pn"],
-        )  # fmt: skip
+            merged["out"],
+            merged["name"],
+            merged["args"],
+            merged["body"],
+            merged["pn"],
+        )
 
     def with_changes(self, changes: Mapping[str, str], n_devices: int) -> Scenario:
         return Scenario.from_texts({**self.texts(every_slot=True), **changes}, n_devices)
@@ -126,8 +148,9 @@ class Scenario:
         if self.fn not in catalog.BY_KEY:
             return replace(self, fn=EXPR)
         p = catalog.get(self.fn)
-        return replace(self, fn=EXPR, args=", ".join(p.arg_names),
-                       body=p.body(self.name.strip() or "i"))  # fmt: skip
+        return replace(
+            self, fn=EXPR, args=", ".join(p.arg_names), body=p.body(self.name.strip() or "i")
+        )
 
     def switched(self, fn: str, n_devices: int) -> Scenario:
         """The settings after choosing ``fn``: your own f starts from the current function's
@@ -222,23 +245,40 @@ class Scenario:
                 return None
 
         if self.fn not in FUNCTIONS:
-            return None, None, [f"Unknown function {settings.quote(self.fn)}: choose one from "
-                                "the catalog."]  # fmt: skip
+            return (
+                None,
+                None,
+                [f"Unknown function {settings.quote(self.fn)}: choose one from the catalog."],
+            )
         try:
             program = program_for(self.fn, self.args, self.body)
         except expr.ExprError as err:
             return None, None, [f"Your own f: {err}"]
         n = attempt(parse_plan_devices, self.pn, n_devices) if use_pn else n_devices
         names = program.arg_names
-        v, bad = inputs(self.texts(every_slot=True), len(names), len(names), len(names),
-                        {**{f"s{k}": f"shape of {a}" for k, a in enumerate(names)},
-                         **{f"a{k}": f"in_axes of {a}" for k, a in enumerate(names)},
-                         **{f"d{k}": f"dtype of {a}" for k, a in enumerate(names)}})  # fmt: skip
+        v, bad = inputs(
+            self.texts(every_slot=True),
+            len(names),
+            len(names),
+            len(names),
+            {
+                **{f"s{k}": f"shape of {a}" for k, a in enumerate(names)},
+                **{f"a{k}": f"in_axes of {a}" for k, a in enumerate(names)},
+                **{f"d{k}": f"dtype of {a}" for k, a in enumerate(names)},
+            },
+        )
         errors += bad
         if errors:
             return program, None, errors
-        p = planning.plan(program, v["shapes"], in_axes=v["in_axes"], out_axes=v["out_axes"],
-                          axis_name=v["axis_name"], n_devices=n, dtypes=v["dtypes"])  # fmt: skip
+        p = planning.plan(
+            program,
+            v["shapes"],
+            in_axes=v["in_axes"],
+            out_axes=v["out_axes"],
+            axis_name=v["axis_name"],
+            n_devices=n,
+            dtypes=v["dtypes"],
+        )
         return program, p, []
 
 
@@ -270,26 +310,32 @@ def schema(n_devices: int) -> settings.Schema:
         if t.strip():
             s.parse_int(t, name, 1, MAX_PLAN_DEVICES)
 
-    fields = [s.choice_field("fn", "Function", FUNCTIONS, defaults["fn"]),
-              s.text_field("args", "Arguments of f", defaults["args"], _check_args),
-              s.text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
-              s.text_field("out", "out_axes", defaults["out"], pytrees.parse_axis_tree, **TREE),
-              s.text_field("name", "axis_name", defaults["name"], _axis_name, typed=True,
-                           show=lambda v: v or ""),
-              s.text_field("pn", "Plan for N devices", "", check_pn)]  # fmt: skip
+    fields = [
+        s.choice_field("fn", "Function", FUNCTIONS, defaults["fn"]),
+        s.text_field("args", "Arguments of f", defaults["args"], _check_args),
+        s.text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
+        s.text_field("out", "out_axes", defaults["out"], pytrees.parse_axis_tree, **TREE),
+        s.text_field(
+            "name", "axis_name", defaults["name"], _axis_name, typed=True, show=lambda v: v or ""
+        ),
+        s.text_field("pn", "Plan for N devices", "", check_pn),
+    ]
     for k in range(MAX_ARGS):
         fields += [
-            s.text_field(f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], pytrees.parse_shape_tree,
-                         **TREE),
+            s.text_field(
+                f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], pytrees.parse_shape_tree, **TREE
+            ),
             s.choice_field(f"d{k}", f"dtype {k + 1}", s.DTYPES, defaults[f"d{k}"]),
-            s.text_field(f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], pytrees.parse_axis_tree,
-                         **TREE),
-        ]  # fmt: skip
+            s.text_field(
+                f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], pytrees.parse_axis_tree, **TREE
+            ),
+        ]
     return s.Schema(tuple(fields), (s.Joint(("args", "body"), _check_expression),))
 
 
-def inputs(texts: Mapping[str, str], shapes: int, axes: int, dtypes: int,
-           labels: Mapping[str, str]) -> tuple[dict, list[str]]:  # fmt: skip
+def inputs(
+    texts: Mapping[str, str], shapes: int, axes: int, dtypes: int, labels: Mapping[str, str]
+) -> tuple[dict, list[str]]:
     """The planner's inputs from the explorer's text, parsed by its schema (the one place the
     explorer's settings are parsed; the CLI's flags come here too): the first ``shapes``
     shapes, ``axes`` in_axes and ``dtypes`` dtypes (slots s0.., a0.., d0..), and out and name
@@ -302,11 +348,14 @@ def inputs(texts: Mapping[str, str], shapes: int, axes: int, dtypes: int,
         for k, n in ((f"s{i}", shapes), (f"a{i}", axes), (f"d{i}", dtypes))
         if i < n
     ]
-    keys += [k for k in ("out", "name") if k in texts]  # fmt: skip
+    keys += [k for k in ("out", "name") if k in texts]
     v, errors = schema(1).parse(texts, keys, labels)
     if errors:
         return {}, errors
-    return {"shapes": [v[f"s{i}"] for i in range(shapes)],
-            "in_axes": tuple(v[f"a{i}"] for i in range(axes)),
-            "dtypes": [v[f"d{i}"] for i in range(dtypes)] or None,
-            "out_axes": v.get("out"), "axis_name": v.get("name")}, []  # fmt: skip
+    return {
+        "shapes": [v[f"s{i}"] for i in range(shapes)],
+        "in_axes": tuple(v[f"a{i}"] for i in range(axes)),
+        "dtypes": [v[f"d{i}"] for i in range(dtypes)] or None,
+        "out_axes": v.get("out"),
+        "axis_name": v.get("name"),
+    }, []

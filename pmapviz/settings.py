@@ -76,15 +76,17 @@ def parse_int(text: Any, name: str, lo: int, hi: int) -> int:
     span = f"a whole number from {lo:,} to {hi:,}"
     if len(raw.replace("_", "").replace(",", "")) > MAX_DIGITS + 1 and _INT.fullmatch(raw):
         nearest = hi if not raw.startswith("-") else lo
-        raise SettingError(f"{name} {quote(raw)} is far too large: use {span} "
-                           f"(nearest valid: {nearest:,}).")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is far too large: use {span} (nearest valid: {nearest:,})."
+        )
     if not _INT.fullmatch(raw):
         raise SettingError(f"{name} {quote(raw)} is not {span} (digits 0-9 only).")
     value = int(raw.replace("_", "").replace(",", ""))
     if not lo <= value <= hi:
         nearest = min(max(value, lo), hi)
-        raise SettingError(f"{name} {value:,} is out of range: use {span} "
-                           f"(nearest valid: {nearest:,}).")  # fmt: skip
+        raise SettingError(
+            f"{name} {value:,} is out of range: use {span} (nearest valid: {nearest:,})."
+        )
     return value
 
 
@@ -97,8 +99,9 @@ def parse_float(text: Any, name: str, lo: float, hi: float) -> float:
     value = float(raw)
     if not math.isfinite(value) or not lo <= value <= hi:
         nearest = min(max(value, lo), hi) if math.isfinite(value) else hi
-        raise SettingError(f"{name} {quote(raw)} is out of range: use {span} "
-                           f"(nearest valid: {nearest:g}).")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is out of range: use {span} (nearest valid: {nearest:g})."
+        )
     return value
 
 
@@ -110,8 +113,14 @@ def parse_choice(text: Any, name: str, choices: Sequence[str]) -> str:
     return raw
 
 
-def parse_int_list(text: Any, name: str, lo: int, hi: int, max_items: int = 16,
-                   allowed: Sequence[int] | None = None) -> list[int]:  # fmt: skip
+def parse_int_list(
+    text: Any,
+    name: str,
+    lo: int,
+    hi: int,
+    max_items: int = 16,
+    allowed: Sequence[int] | None = None,
+) -> list[int]:
     """'1, 2, 4' -> [1, 2, 4]: each a whole number in [lo, hi] (and in ``allowed`` if given),
     no duplicates, at most ``max_items``."""
     raw = str(text if text is not None else "").strip()
@@ -124,14 +133,29 @@ def parse_int_list(text: Any, name: str, lo: int, hi: int, max_items: int = 16,
     if allowed is not None:
         bad = [v for v in values if v not in allowed]
         if bad:
-            raise SettingError(f"{name}: {bad[0]:,} is not one of the choices "
-                               f"({', '.join(f'{a:,}' for a in allowed)}).")  # fmt: skip
+            raise SettingError(
+                f"{name}: {bad[0]:,} is not one of the choices "
+                f"({', '.join(f'{a:,}' for a in allowed)})."
+            )
     return sorted(set(values))
 
 
-_BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6,
-               "mib": 2**20, "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12,
-               "tib": 2**40}  # fmt: skip
+_BYTE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 2**10,
+    "kb": 10**3,
+    "kib": 2**10,
+    "m": 2**20,
+    "mb": 10**6,
+    "mib": 2**20,
+    "g": 2**30,
+    "gb": 10**9,
+    "gib": 2**30,
+    "t": 2**40,
+    "tb": 10**12,
+    "tib": 2**40,
+}
 MIN_BUDGET = 64 * 2**20
 MAX_BUDGET = 2**40  # 1 TiB: above any machine this runs on; a typo like 4000G is refused
 
@@ -143,18 +167,23 @@ def parse_bytes(text: Any, name: str, lo: int = MIN_BUDGET, hi: int = MAX_BUDGET
     m = re.fullmatch(r"([0-9]{1,13})(?:\.([0-9]{1,6}))?\s*([A-Za-z]{0,3})", raw)
     unit = m.group(3).lower() if m else None
     if not m or unit not in _BYTE_UNITS:
-        raise SettingError(f"{name} {quote(raw)} is not a size. Use bytes, or a number with K, "
-                           "M, G or T, e.g. 4G.")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is not a size. Use bytes, or a number with K, M, G or T, e.g. 4G."
+        )
     whole, frac = m.group(1), m.group(2) or ""
     value = (int(whole + frac) * _BYTE_UNITS[unit]) // 10 ** len(frac)
     if value < lo:
         least = f"{lo // 2**20}M"
-        raise SettingError(f"{name} {quote(raw)} is {value:,} bytes; the smallest useful "
-                           f"budget is {least} (nearest valid: {least}).")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is {value:,} bytes; the smallest useful "
+            f"budget is {least} (nearest valid: {least})."
+        )
     if value > hi:
-        raise SettingError(f"{name} {quote(raw)} is {value:,} bytes, above the largest "
-                           f"budget accepted, {hi // 2**30:,}G (nearest valid: "
-                           f"{hi // 2**30}G).")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is {value:,} bytes, above the largest "
+            f"budget accepted, {hi // 2**30:,}G (nearest valid: "
+            f"{hi // 2**30}G)."
+        )
     return value
 
 
@@ -187,12 +216,16 @@ def parse_shape(text: Any, name: str = "shape") -> tuple[int, ...]:
 def _dim(part: str, raw: str, name: str) -> int:
     clean = part.replace("_", "")
     if not re.fullmatch(r"[0-9]+", clean):
-        raise SettingError(f"{name}: {quote(part)} in {quote(raw)} is not a size. Sizes are "
-                           "whole numbers >= 0 (digits 0-9), separated by commas, like "
-                           "8, 1250000, 3.")  # fmt: skip
+        raise SettingError(
+            f"{name}: {quote(part)} in {quote(raw)} is not a size. Sizes are "
+            "whole numbers >= 0 (digits 0-9), separated by commas, like "
+            "8, 1250000, 3."
+        )
     if len(clean.lstrip("0")) > MAX_DIM_DIGITS:
-        raise SettingError(f"{name}: the size {quote(part, 20)} has {len(clean)} digits; no "
-                           f"array here may exceed {MAX_ELEMENTS:,} elements.")  # fmt: skip
+        raise SettingError(
+            f"{name}: the size {quote(part, 20)} has {len(clean)} digits; no "
+            f"array here may exceed {MAX_ELEMENTS:,} elements."
+        )
     return int(clean)
 
 
@@ -213,8 +246,9 @@ def parse_axis(text: Any, name: str = "axis") -> int | None:
     if raw.lower() in ("", "none", "null"):
         return None
     if not re.fullmatch(r"[+-]?[0-9]{1,3}", raw):
-        raise SettingError(f"{name} {quote(raw)} is not an axis: type an integer like 0 or 1, "
-                           "or None.")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is not an axis: type an integer like 0 or 1, or None."
+        )
     return int(raw)
 
 
@@ -224,8 +258,10 @@ def parse_axis_name(text: Any) -> str | None:
     if not raw:
         return None
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,31}", raw):
-        raise SettingError(f"axis_name {quote(raw)} is not a simple name: use letters, digits "
-                           "and _, starting with a letter, e.g. i or batch.")  # fmt: skip
+        raise SettingError(
+            f"axis_name {quote(raw)} is not a simple name: use letters, digits "
+            "and _, starting with a letter, e.g. i or batch."
+        )
     return raw
 
 
@@ -340,14 +376,24 @@ def parse_flag(text: Any, name: str) -> bool:
 
 def flag_field(key: str, label: str, default: bool = False) -> Field:
     """An on/off setting: '1' or '0' in a link, a bool in its checkbox."""
-    return Field(key, label, "1" if default else "0", parse_flag,
-                 show=lambda v: "1" if parse_flag(v, label) else "0")  # fmt: skip
+    return Field(
+        key,
+        label,
+        "1" if default else "0",
+        parse_flag,
+        show=lambda v: "1" if parse_flag(v, label) else "0",
+    )
 
 
-def text_field(key: str, label: str, default: str,
-               check: Callable[[str, str], Any] | None = None,
-               max_len: int = MAX_TEXT, typed: bool = False,
-               show: Callable[[Any], str] = to_text) -> Field:  # fmt: skip
+def text_field(
+    key: str,
+    label: str,
+    default: str,
+    check: Callable[[str, str], Any] | None = None,
+    max_len: int = MAX_TEXT,
+    typed: bool = False,
+    show: Callable[[Any], str] = to_text,
+) -> Field:
     """Free text (groups, pairs, shapes): capped in length; ``check`` validates its form and,
     with ``typed``, its value is what the field parses to (a shape tree, an axis)."""
 
@@ -418,9 +464,12 @@ class Schema:
         text, lists joined with commas; fields absent from ``values`` are left out."""
         return {f.key: f.show(values[f.key]) for f in self.fields if f.key in values}
 
-    def parse(self, texts: Mapping[str, Any], keys: Sequence[str] | None = None,
-              labels: Mapping[str, str] | None = None
-              ) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+    def parse(
+        self,
+        texts: Mapping[str, Any],
+        keys: Sequence[str] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> tuple[dict[str, Any], list[str]]:
         """Typed values for ``keys`` (default: all fields; in the order given), and one
         message per field that fails, naming it by ``labels`` (default: the field's label; the
         CLI says ``--shape 2``, the explorer ``shape of w``); then each check over several
@@ -448,8 +497,10 @@ MAX_PATH = 4096
 def _path_text(text: Any, name: str) -> str:
     raw = str(text if text is not None else "").strip()
     if not raw or len(raw) > MAX_PATH or any(not ch.isprintable() for ch in raw):
-        raise SettingError(f"{name} {quote(raw)} is not a path: give a file or folder name "
-                           f"({MAX_PATH} characters at most, no control characters).")  # fmt: skip
+        raise SettingError(
+            f"{name} {quote(raw)} is not a path: give a file or folder name "
+            f"({MAX_PATH} characters at most, no control characters)."
+        )
     return raw
 
 
@@ -495,18 +546,24 @@ def _output_problem(path: Path, example: str) -> str | None:
             return " is a link that loops: name another file."
     if real.exists():
         if not os.access(real, os.W_OK):
-            return (" exists and is not writable by this user: make it writable (chmod u+w) "
-                    "or name another file.")  # fmt: skip
+            return (
+                " exists and is not writable by this user: make it writable (chmod u+w) "
+                "or name another file."
+            )
         return None
     folder = real.parent
     if not folder.exists():
-        return (f": its folder does not exist: create {_path_shown(folder)} first, or name a "
-                "file in a folder that exists.")  # fmt: skip
+        return (
+            f": its folder does not exist: create {_path_shown(folder)} first, or name a "
+            "file in a folder that exists."
+        )
     if not folder.is_dir():
         return f": {_path_shown(folder)} is a file, not a folder: name a file inside a folder."
     if not os.access(folder, os.W_OK | os.X_OK):
-        return (f": its folder {_path_shown(folder)} is not writable by this user: name a file "
-                "in a folder you can write to.")  # fmt: skip
+        return (
+            f": its folder {_path_shown(folder)} is not writable by this user: name a file "
+            "in a folder you can write to."
+        )
     return None
 
 

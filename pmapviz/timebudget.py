@@ -51,8 +51,9 @@ def _limit(limit_s: float | None) -> float:
     return float(limit_s)
 
 
-def _largest_fitting(cost: Callable[[int], float], lo: int, hi: int, step: int,
-                     limit_s: float) -> int | None:  # fmt: skip
+def _largest_fitting(
+    cost: Callable[[int], float], lo: int, hi: int, step: int, limit_s: float
+) -> int | None:
     """The largest multiple of ``step`` in [lo, hi] with cost <= limit (cost grows with it)."""
     if cost(lo) > limit_s:
         return None
@@ -64,8 +65,9 @@ def _largest_fitting(cost: Callable[[int], float], lo: int, hi: int, step: int,
 
 
 # ---------------------------------------------------------------- timing sweeps
-def sweep_seconds(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
-                  rates: Rates, cap: int | None = None) -> float:  # fmt: skip
+def sweep_seconds(
+    wl, runs: Sequence[tuple[str, int, int]], repeat: int, rates: Rates, cap: int | None = None
+) -> float:
     """Estimated seconds for a sweep's runs (sizes above ``cap`` counted as ``cap``)."""
     total = FIXED_S
     sizes = [s if cap is None else min(s, cap) for _, _, s in runs]
@@ -77,8 +79,13 @@ def sweep_seconds(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
     return total
 
 
-def check_sweep(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
-                limit_s: float | None = None, rates: Rates | None = None) -> float:  # fmt: skip
+def check_sweep(
+    wl,
+    runs: Sequence[tuple[str, int, int]],
+    repeat: int,
+    limit_s: float | None = None,
+    rates: Rates | None = None,
+) -> float:
     """The sweep's estimate in seconds; raises TooLong with the largest size that fits."""
     limit = _limit(limit_s)
     rates = rates or machine_rates()
@@ -87,17 +94,24 @@ def check_sweep(wl, runs: Sequence[tuple[str, int, int]], repeat: int,
         return est
     step = math.lcm(*{k for _, k, _ in runs})
     biggest = max(s for _, _, s in runs)
-    fit = _largest_fitting(lambda cap: sweep_seconds(wl, runs, repeat, rates, cap),
-                           step, biggest, step, limit)  # fmt: skip
-    head = (f"This sweep of {len(runs)} measurements x {repeat + 1} calls would take about "
-            f"{est:,.0f} s (estimated from {rates.describe()}); the limit is {limit:.0f} s per "
-            "action.")  # fmt: skip
+    fit = _largest_fitting(
+        lambda cap: sweep_seconds(wl, runs, repeat, rates, cap), step, biggest, step, limit
+    )
+    head = (
+        f"This sweep of {len(runs)} measurements x {repeat + 1} calls would take about "
+        f"{est:,.0f} s (estimated from {rates.describe()}); the limit is {limit:.0f} s per "
+        "action."
+    )
     if fit is None:
-        advice = (" Even the smallest size does not fit: choose fewer implementations, device "
-                  "counts or timed runs.")  # fmt: skip
+        advice = (
+            " Even the smallest size does not fit: choose fewer implementations, device "
+            "counts or timed runs."
+        )
     else:
-        advice = (f" The largest size that fits with these settings is {fit:,} {wl.unit}; or "
-                  "time fewer sizes, implementations or runs.")  # fmt: skip
+        advice = (
+            f" The largest size that fits with these settings is {fit:,} {wl.unit}; or "
+            "time fewer sizes, implementations or runs."
+        )
     raise TooLong(head + advice, est, limit)
 
 
@@ -112,12 +126,12 @@ class Step:
 
 
 def training_step_seconds(step: Step, rates: Rates) -> float:
-    return STEP_S + STEP_PER_DEVICE_S * step.devices + rates.call_s(step.flops, step.nbytes,
-                                                                    CALL_S)  # fmt: skip
+    return STEP_S + STEP_PER_DEVICE_S * step.devices + rates.call_s(step.flops, step.nbytes, CALL_S)
 
 
-def check_training(steps: int, step: Step, limit_s: float | None = None,
-                   rates: Rates | None = None) -> float:  # fmt: skip
+def check_training(
+    steps: int, step: Step, limit_s: float | None = None, rates: Rates | None = None
+) -> float:
     """Estimated seconds for ``steps`` training steps; raises TooLong with the most that fit."""
     limit = _limit(limit_s)
     rates = rates or machine_rates()
@@ -127,13 +141,18 @@ def check_training(steps: int, step: Step, limit_s: float | None = None,
     if est <= limit:
         return est
     fit = max(0, int((limit - fixed) / per_step))
-    advice = (f" At most {fit:,} steps fit; or use a smaller batch or fewer devices." if fit
-              else " Even one step does not fit: use a smaller batch.")  # fmt: skip
+    advice = (
+        f" At most {fit:,} steps fit; or use a smaller batch or fewer devices."
+        if fit
+        else " Even one step does not fit: use a smaller batch."
+    )
     raise TooLong(
         f"Training {steps:,} steps would take about {est:,.0f} s ({per_step * 1e3:.1f} ms "
         f"per step, estimated from {rates.describe()}); the limit is {limit:.0f} s per "
-        f"action.{advice}", est, limit,
-    )  # fmt: skip
+        f"action.{advice}",
+        est,
+        limit,
+    )
 
 
 # ---------------------------------------------------------------- a plan (live run, explorer)
@@ -148,10 +167,15 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float,
         import jax.numpy as jnp
 
         try:
-            fn = jax.vmap(plan.leaf_fn(program.build(plan.axis_name)), in_axes=plan.leaf_axes,
-                          out_axes=plan.out_axes, axis_name=plan.axis_name)  # fmt: skip
-            specs = [jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype))
-                     for leaf in plan.leaves]  # fmt: skip
+            fn = jax.vmap(
+                plan.leaf_fn(program.build(plan.axis_name)),
+                in_axes=plan.leaf_axes,
+                out_axes=plan.out_axes,
+                axis_name=plan.axis_name,
+            )
+            specs = [
+                jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves
+            ]
             lowered = jax.jit(fn).lower(*specs)
             cost = lowered.cost_analysis() or {}
             compares = hlo.sort_compares(lowered.as_text())
@@ -171,9 +195,15 @@ def plan_seconds(
     return fixed + calls * rates.call_s(flops, nbytes, CALL_S, compares)
 
 
-def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = None,
-               program: Program | None = None, rates: Rates | None = None,
-               what: str = "This run") -> float:  # fmt: skip
+def check_plan(
+    plan: Plan,
+    calls: int,
+    compiles: int,
+    limit_s: float | None = None,
+    program: Program | None = None,
+    rates: Rates | None = None,
+    what: str = "This run",
+) -> float:
     """Estimated seconds for ``calls`` calls of the plan; TooLong says how much smaller fits."""
     limit = _limit(limit_s)
     rates = rates or machine_rates()
@@ -188,16 +218,26 @@ def check_plan(plan: Plan, calls: int, compiles: int, limit_s: float | None = No
     if axis is not None and share > 0:
         size = first[axis]
         example = f" (e.g. the largest axis from {size:,} to at most {int(size * share):,})"
-    advice = (f" Make the inputs about {share:.0%} of their size{example}." if share > 0
-              else " Even tiny inputs do not fit this limit.")  # fmt: skip
+    advice = (
+        f" Make the inputs about {share:.0%} of their size{example}."
+        if share > 0
+        else " Even tiny inputs do not fit this limit."
+    )
     raise TooLong(
         f"{what} would take about {est:,.0f} s (estimated from {rates.describe()}); the limit "
-        f"is {limit:.0f} s per action.{advice}", est, limit,
-    )  # fmt: skip
+        f"is {limit:.0f} s per action.{advice}",
+        est,
+        limit,
+    )
 
 
-def check_live(plan: Plan, limit_s: float | None = None, program: Program | None = None,
-               repeat: int = 5, rates: Rates | None = None) -> float:  # fmt: skip
+def check_live(
+    plan: Plan,
+    limit_s: float | None = None,
+    program: Program | None = None,
+    repeat: int = 5,
+    rates: Rates | None = None,
+) -> float:
     """For the live run (``programs.run_plan``): pmap and jit(vmap) compiled, each called
     1 + ``repeat`` times, read back and checked. Returns the estimate or raises TooLong."""
     return check_plan(plan, 2 * (repeat + 1) + 2, 2, limit_s, program, rates, "This live run")

@@ -118,12 +118,28 @@ class Timeline:
         """``{"module", "calls_seen", "lanes": [{"device", "events": [{"op", "start_us",
         "dur_us", "collective", "bytes_accessed", "model_flops", "category"}]}]}``; the last
         three are null where the trace does not count them (CPU, GPU)."""
-        return {"module": self.module, "calls_seen": self.calls_seen,
-                "lanes": [{"device": lane, "events": [
-                    {"op": e.op, "start_us": e.start_us, "dur_us": e.dur_us,
-                     "collective": e.collective, "bytes_accessed": e.bytes_accessed,
-                     "model_flops": e.model_flops, "category": e.category} for e in events]}
-                    for lane, events in self.lanes.items()]}  # fmt: skip
+        return {
+            "module": self.module,
+            "calls_seen": self.calls_seen,
+            "lanes": [
+                {
+                    "device": lane,
+                    "events": [
+                        {
+                            "op": e.op,
+                            "start_us": e.start_us,
+                            "dur_us": e.dur_us,
+                            "collective": e.collective,
+                            "bytes_accessed": e.bytes_accessed,
+                            "model_flops": e.model_flops,
+                            "category": e.category,
+                        }
+                        for e in events
+                    ],
+                }
+                for lane, events in self.lanes.items()
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -143,10 +159,17 @@ class OpEvent:
 
 _SUFFIX = re.compile(r"(-start|-done)?(\.[0-9]+)?$")
 # JAX names a collective's HLO instruction after its primitive (CPU traces: "psum.7")
-_BY_PRIMITIVE = {"psum": "all-reduce", "pmean": "all-reduce", "pmax": "all-reduce",
-                 "pmin": "all-reduce", "all_gather": "all-gather",
-                 "ppermute": "collective-permute", "psum_scatter": "reduce-scatter",
-                 "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all"}  # fmt: skip
+_BY_PRIMITIVE = {
+    "psum": "all-reduce",
+    "pmean": "all-reduce",
+    "pmax": "all-reduce",
+    "pmin": "all-reduce",
+    "all_gather": "all-gather",
+    "ppermute": "collective-permute",
+    "psum_scatter": "reduce-scatter",
+    "reduce_scatter": "reduce-scatter",
+    "all_to_all": "all-to-all",
+}
 
 
 def collective_kind(op: str) -> str | None:
@@ -177,10 +200,19 @@ def device_events(trace: dict | list) -> list[OpEvent]:
         module, run = args.get("hlo_module"), None
         if "run_id" not in args and (call := calls(e["pid"], ts)):
             module, run = module or call[0], call[1]  # run None: the host's events say
-        out.append(OpEvent(where[0], where[1], ts, e["dur"], module,
-                           runs(e) if run is None else run, _count(args.get("bytes_accessed")),
-                           _count(args.get("model_flops")),
-                           _category(args.get("hlo_category"))))  # fmt: skip
+        out.append(
+            OpEvent(
+                where[0],
+                where[1],
+                ts,
+                e["dur"],
+                module,
+                runs(e) if run is None else run,
+                _count(args.get("bytes_accessed")),
+                _count(args.get("model_flops")),
+                _category(args.get("hlo_category")),
+            )
+        )
     return out
 
 
@@ -196,13 +228,16 @@ def trace_events(trace: Any) -> list[dict]:
     'abc', not a number``). Never raises anything else."""
     if isinstance(trace, dict):
         if "traceEvents" not in trace:
-            raise TraceError("The JSON has no traceEvents: it is not a Chrome trace. Load the "
-                             "perfetto_trace.json.gz that jax.profiler.trace wrote.")  # fmt: skip
+            raise TraceError(
+                "The JSON has no traceEvents: it is not a Chrome trace. Load the "
+                "perfetto_trace.json.gz that jax.profiler.trace wrote."
+            )
         trace = trace["traceEvents"]
     if not isinstance(trace, list):
         raise TraceError(f"The trace's traceEvents is {_shown(trace)}, not a list of events.")
-    kept = [_checked(k, e) for k, e in enumerate(trace)
-            if isinstance(e, dict) and e.get("ph") == "M"]  # fmt: skip
+    kept = [
+        _checked(k, e) for k, e in enumerate(trace) if isinstance(e, dict) and e.get("ph") == "M"
+    ]
     planes = devicefacts.trace_planes(kept)[0]
     for k, e in enumerate(trace):
         if isinstance(e, dict) and e.get("ph") == "X":
@@ -227,15 +262,19 @@ def _checked(k: int, e: dict) -> dict:
     raw = raw if isinstance(raw, dict) else {}  # not an object: no args to read
     ordinal = raw.get("device_ordinal")
     if ordinal is not None and not _is_ordinal(ordinal):
-        raise TraceError(f"{at}.args.device_ordinal is {_shown(ordinal)}, not a device "
-                         "number.")  # fmt: skip
+        raise TraceError(f"{at}.args.device_ordinal is {_shown(ordinal)}, not a device number.")
     args = {key: _text(raw[key], f"{at}.args.{key}") for key in _TEXT_ARGS if key in raw}
     args = {key: v for key, v in args.items() if v is not None}  # null: as if absent
     args.update((key, raw[key]) for key in _COUNT_ARGS if key in raw)
-    return {"ph": e["ph"], "pid": _ident(e.get("pid"), f"{at}.pid"),
-            "tid": _ident(e.get("tid"), f"{at}.tid"), "ts": _us(e.get("ts"), f"{at}.ts"),
-            "dur": _us(e.get("dur"), f"{at}.dur"),
-            "name": _text(e.get("name"), f"{at}.name") or "", "args": args}  # fmt: skip
+    return {
+        "ph": e["ph"],
+        "pid": _ident(e.get("pid"), f"{at}.pid"),
+        "tid": _ident(e.get("tid"), f"{at}.tid"),
+        "ts": _us(e.get("ts"), f"{at}.ts"),
+        "dur": _us(e.get("dur"), f"{at}.dur"),
+        "name": _text(e.get("name"), f"{at}.name") or "",
+        "args": args,
+    }
 
 
 def _is_ordinal(value: Any) -> bool:
@@ -318,17 +357,24 @@ def _category(value: Any) -> str | None:
 Call = tuple[str, str | None]  # (module, run_id) of a call on a TPU's "XLA Modules" line
 
 
-def _module_calls(events: Sequence[dict], planes: dict,
-                  threads: dict) -> Callable[[Any, float], Call | None]:  # fmt: skip
+def _module_calls(
+    events: Sequence[dict], planes: dict, threads: dict
+) -> Callable[[Any, float], Call | None]:
     """Which call a TPU op ran in: (module, run_id) of the event on its device plane's "XLA
     Modules" line that contains it in time (one event per call, named after the module, with
     the call's ``args.run_id``; the op events carry neither), or None outside every call."""
     spans: dict[Any, list[tuple[float, float, str, str | None]]] = {}
-    lines = [e for e in events if e["ph"] == "X" and e["pid"] in planes
-             and threads.get((e["pid"], e["tid"])) == MODULES_THREAD]  # fmt: skip
+    lines = [
+        e
+        for e in events
+        if e["ph"] == "X"
+        and e["pid"] in planes
+        and threads.get((e["pid"], e["tid"])) == MODULES_THREAD
+    ]
     for e in sorted(lines, key=lambda e: e["ts"]):
-        spans.setdefault(e["pid"], []).append((e["ts"], e["ts"] + e["dur"], e["name"],
-                                               e["args"].get("run_id")))  # fmt: skip
+        spans.setdefault(e["pid"], []).append(
+            (e["ts"], e["ts"] + e["dur"], e["name"], e["args"].get("run_id"))
+        )
     starts = {pid: [s[0] for s in v] for pid, v in spans.items()}
     slack = 1e-3  # us: the trace rounds picoseconds to microseconds
 
@@ -346,12 +392,16 @@ def _runs(events: Sequence[dict], planes: dict) -> Callable[[dict], str]:
     op. A GPU op has none: its ``correlation_id`` names the host's launch event, which lies
     inside the host's ``Execute`` event that carries the run_id; without a correlation, the
     last ``Execute`` that started before the op is its call."""
-    executes = sorted((e["ts"], e["dur"], e["args"]["run_id"]) for e in events
-                      if e["ph"] == "X" and e["pid"] not in planes
-                      and "run_id" in e["args"])  # fmt: skip
-    launches = {e["args"]["correlation_id"]: e["ts"] for e in events
-                if e["ph"] == "X" and e["pid"] not in planes
-                and "correlation_id" in e["args"]}  # fmt: skip
+    executes = sorted(
+        (e["ts"], e["dur"], e["args"]["run_id"])
+        for e in events
+        if e["ph"] == "X" and e["pid"] not in planes and "run_id" in e["args"]
+    )
+    launches = {
+        e["args"]["correlation_id"]: e["ts"]
+        for e in events
+        if e["ph"] == "X" and e["pid"] not in planes and "correlation_id" in e["args"]
+    }
     starts = [x[0] for x in executes]
 
     def run_of(e: dict) -> str:
@@ -365,8 +415,9 @@ def _runs(events: Sequence[dict], planes: dict) -> Callable[[dict], str]:
     return run_of
 
 
-def lanes_of(events: Sequence[OpEvent], collectives: dict[str, str] | None = None,
-             module: str | None = None) -> tuple[Lanes, str | None, int]:  # fmt: skip
+def lanes_of(
+    events: Sequence[OpEvent], collectives: dict[str, str] | None = None, module: str | None = None
+) -> tuple[Lanes, str | None, int]:
     """One lane per device for the last call that reached every device seen; times relative
     to that call's first event. ``collectives``: HLO op name -> kind (from the compiled HLO);
     an op not in it is classified by its name (:func:`collective_kind`)."""
@@ -385,14 +436,16 @@ def lanes_of(events: Sequence[OpEvent], collectives: dict[str, str] | None = Non
     lanes: dict[str, list[Event]] = {d: [] for d in sorted(lanes_seen, key=devicefacts.lane_order)}
     for e in sorted(chosen, key=lambda e: e.ts):
         kind = known.get(e.op) or collective_kind(e.op)
-        lanes[e.lane].append(Event(e.lane, e.op, e.ts - t0, e.dur, kind, e.bytes_accessed,
-                                   e.model_flops, e.category))  # fmt: skip
+        lanes[e.lane].append(
+            Event(e.lane, e.op, e.ts - t0, e.dur, kind, e.bytes_accessed, e.model_flops, e.category)
+        )
     name = module or next((e.module for e in chosen if e.module), None)
     return {d: tuple(v) for d, v in lanes.items()}, name, len(runs)
 
 
-def find_trace(path: str, depth: int = SEARCH_DEPTH, entries: int = SEARCH_ENTRIES,
-               seconds: float = SEARCH_S) -> str:  # fmt: skip
+def find_trace(
+    path: str, depth: int = SEARCH_DEPTH, entries: int = SEARCH_ENTRIES, seconds: float = SEARCH_S
+) -> str:
     """The trace file at ``path``: the file itself, or the newest ``perfetto_trace.json.gz``
     (else ``*.trace.json.gz``) under a folder the profiler wrote, looked for at most
     ``depth`` levels down, ``entries`` entries and ``seconds`` seconds (``trace /`` answers
@@ -408,16 +461,21 @@ def find_trace(path: str, depth: int = SEARCH_DEPTH, entries: int = SEARCH_ENTRI
             return max(paths, key=_mtime)
     names = " or ".join(TRACE_NAMES)
     if stop is None:
-        raise TraceError(f"No {names} under {path} ({looked:,} entries in {levels} level(s)): "
-                         "capture with jax.profiler.trace(folder, create_perfetto_trace=True)"
-                         ".")  # fmt: skip
-    raise TraceError(f"Looked at {looked:,} entries in {levels} level(s) under {path!r} "
-                     f"({stop}) and found no {names}; give the file or the folder "
-                     "jax.profiler.trace wrote.")  # fmt: skip
+        raise TraceError(
+            f"No {names} under {path} ({looked:,} entries in {levels} level(s)): "
+            "capture with jax.profiler.trace(folder, create_perfetto_trace=True)"
+            "."
+        )
+    raise TraceError(
+        f"Looked at {looked:,} entries in {levels} level(s) under {path!r} "
+        f"({stop}) and found no {names}; give the file or the folder "
+        "jax.profiler.trace wrote."
+    )
 
 
-def _search(root: str, depth: int, entries: int,
-            seconds: float) -> tuple[list[str], int, int, str | None]:  # fmt: skip
+def _search(
+    root: str, depth: int, entries: int, seconds: float
+) -> tuple[list[str], int, int, str | None]:
     """Trace files under ``root`` (:func:`folders.entries`): (paths, entries looked at,
     levels opened, why it stopped early or None when it saw every entry ``depth`` levels
     down)."""
@@ -452,9 +510,11 @@ def inflate(data: bytes, name: str = "trace", limit: int = MAX_TRACE_BYTES) -> b
         except (OSError, EOFError, zlib.error) as err:
             raise TraceError(f"{name} is not a readable gzip file ({err}).") from err
     if len(text) > limit:
-        raise TraceError(f"{name} holds more than {limit / 2**20:,.0f} MiB of JSON, the most "
-                         "read here; trace fewer calls (two are enough for a timeline)"
-                         ".")  # fmt: skip
+        raise TraceError(
+            f"{name} holds more than {limit / 2**20:,.0f} MiB of JSON, the most "
+            "read here; trace fewer calls (two are enough for a timeline)"
+            "."
+        )
     return text
 
 
@@ -469,8 +529,9 @@ def parse_json(text: bytes | bytearray, name: str = "trace") -> dict | list:
             "thousands of levels inside each other): not a trace."
         ) from err
     except (ValueError, UnicodeDecodeError) as err:
-        raise TraceError(f"{name} is not trace JSON ({type(err).__name__}: "
-                         f"{str(err)[:80]}).") from err  # fmt: skip
+        raise TraceError(
+            f"{name} is not trace JSON ({type(err).__name__}: {str(err)[:80]})."
+        ) from err
     if not isinstance(trace, dict | list):
         raise TraceError(f"{name} is JSON but not a trace: expected traceEvents.")
     return trace
@@ -489,8 +550,10 @@ def read_file(path: str, limit: int = MAX_TRACE_BYTES) -> tuple[str, bytes]:
     with open(found, "rb") as f:
         data = f.read(min(os.fstat(f.fileno()).st_size, limit) + 1)  # a file: it has a size
     if len(data) > limit:
-        raise TraceError(f"{found} is larger than {limit / 2**20:,.0f} MiB, the most read "
-                         "here. Trace fewer calls.")  # fmt: skip
+        raise TraceError(
+            f"{found} is larger than {limit / 2**20:,.0f} MiB, the most read "
+            "here. Trace fewer calls."
+        )
     return found, data
 
 
@@ -506,8 +569,13 @@ def parse_bytes(json_bytes: int) -> int:
     return PARSE_FACTOR * json_bytes
 
 
-def load(data: bytes, name: str, limit: int, module: str | None = None,
-         hold: Callable[[int], AbstractContextManager] | None = None) -> Timeline:  # fmt: skip
+def load(
+    data: bytes,
+    name: str,
+    limit: int,
+    module: str | None = None,
+    hold: Callable[[int], AbstractContextManager] | None = None,
+) -> Timeline:
     """The timeline of a trace file's bytes (gzipped or not): inflated up to ``limit`` bytes
     of JSON (refused beyond), then parsed and read inside ``hold(bytes)``, a reservation of
     what parsing takes (:func:`parse_bytes`), released once read. Raises TraceError, or what
@@ -524,16 +592,23 @@ def from_trace(trace: dict | list, module: str | None = None) -> Timeline:
     is malformed (:func:`trace_events`) or has no HLO op on any device."""
     events = device_events(trace)
     if not events:
-        raise TraceError("The trace has no HLO ops on a device: it holds host events only. "
-                         "Trace a jitted or pmapped call, and wait for its result inside the "
-                         "trace (block_until_ready).")  # fmt: skip
+        raise TraceError(
+            "The trace has no HLO ops on a device: it holds host events only. "
+            "Trace a jitted or pmapped call, and wait for its result inside the "
+            "trace (block_until_ready)."
+        )
     lanes, name, seen = lanes_of(events, None, module)
     return Timeline(lanes, name, seen, 0.0)
 
 
-def capture(run: Callable[[], Any], collectives: dict[str, str], calls: int = 2,
-            module: str | None = None, timeout_s: float = LOCK_TIMEOUT_S,
-            on_wait=None) -> Timeline:  # fmt: skip
+def capture(
+    run: Callable[[], Any],
+    collectives: dict[str, str],
+    calls: int = 2,
+    module: str | None = None,
+    timeout_s: float = LOCK_TIMEOUT_S,
+    on_wait=None,
+) -> Timeline:
     """Trace ``calls`` calls of ``run`` (already compiled and warm; its result is waited for),
     in this process's profiler queue (``TURNS``: ``on_wait(position, waited_s)`` while
     waiting; ProfilerBusy after ``timeout_s``)."""
@@ -566,22 +641,28 @@ def trace_limit(host_budget: int) -> int:
     return max(2**20, min(MAX_TRACE_BYTES, host_budget // PARSE_FACTOR))
 
 
-def drawn(tl: Timeline, lanes: int = MAX_DRAWN_LANES, per_lane: int = MAX_LANE_EVENTS,
-          events: int = MAX_DRAWN_EVENTS) -> tuple[Timeline, str]:  # fmt: skip
+def drawn(
+    tl: Timeline,
+    lanes: int = MAX_DRAWN_LANES,
+    per_lane: int = MAX_LANE_EVENTS,
+    events: int = MAX_DRAWN_EVENTS,
+) -> tuple[Timeline, str]:
     """What a figure of ``tl`` draws, and a line saying what it leaves out ('' when nothing):
     the ``lanes`` busiest lanes (most op time; in device order), and of each the longest
     ops, at most ``per_lane`` and ``events`` in all (in time order)."""
     busy = {lane: sum(e.dur_us for e in evs) for lane, evs in tl.lanes.items()}
     kept = set(sorted(busy, key=lambda lane: -busy[lane])[:lanes])
     each = max(1, min(per_lane, events // max(1, len(kept))))
-    out = {lane: evs if len(evs) <= each else _longest(evs, each)
-           for lane, evs in tl.lanes.items() if lane in kept}  # fmt: skip
+    out = {
+        lane: evs if len(evs) <= each else _longest(evs, each)
+        for lane, evs in tl.lanes.items()
+        if lane in kept
+    }
     words = []
     if len(kept) < len(tl.lanes):
         words.append(f"{len(tl.lanes):,} lanes: showing the {len(kept):,} busiest (most op time)")
     if cut := sum(len(tl.lanes[lane]) > each for lane in kept):
-        words.append(f"{cut:,} lane(s) with more than {each:,} ops: showing their {each:,} "
-                     "longest")  # fmt: skip
+        words.append(f"{cut:,} lane(s) with more than {each:,} ops: showing their {each:,} longest")
     return Timeline(out, tl.module, tl.calls_seen, tl.capture_s), "; ".join(words)
 
 
@@ -597,25 +678,34 @@ def lane_rows(tl: Timeline) -> list[dict]:
     for lane, events in tl.lanes.items():
         end = max((e.start_us + e.dur_us for e in events), default=0.0)
         start = min((e.start_us for e in events), default=0.0)
-        rows.append({"device": lane, "HLO ops": len(events),
-                     "busy (us)": round(sum(e.dur_us for e in events), 1),
-                     "span (us)": round(end - start, 1),
-                     "collectives": ", ".join(e.op for e in events if e.collective)
-                     or "none"})  # fmt: skip
+        rows.append(
+            {
+                "device": lane,
+                "HLO ops": len(events),
+                "busy (us)": round(sum(e.dur_us for e in events), 1),
+                "span (us)": round(end - start, 1),
+                "collectives": ", ".join(e.op for e in events if e.collective) or "none",
+            }
+        )
     return rows
 
 
 def summary_lines(tl: Timeline) -> list[str]:
     """The timeline as text, one line per op, grouped by lane (the CLI); an op's bytes, its
     achieved GB/s and TFLOP/s where the trace counts them (TPU)."""
-    lines = [f"module {tl.module or '(unknown)'}: {len(tl.lanes)} device lane(s), "
-             f"{tl.calls_seen} call(s) in the trace, the last complete one shown"]  # fmt: skip
+    lines = [
+        f"module {tl.module or '(unknown)'}: {len(tl.lanes)} device lane(s), "
+        f"{tl.calls_seen} call(s) in the trace, the last complete one shown"
+    ]
     for lane, events in tl.lanes.items():
         busy = sum(e.dur_us for e in events)
         lines.append(f"{lane}: {len(events)} op(s), {busy:,.1f} us busy")
-        lines.extend(f"  {e.start_us:10.1f} us  +{e.dur_us:9.1f} us  {e.op}"
-                     + (f"  [{e.collective}]" if e.collective else "") + _cost_words(e)
-                     for e in events)  # fmt: skip
+        lines.extend(
+            f"  {e.start_us:10.1f} us  +{e.dur_us:9.1f} us  {e.op}"
+            + (f"  [{e.collective}]" if e.collective else "")
+            + _cost_words(e)
+            for e in events
+        )
     return lines
 
 
@@ -649,8 +739,9 @@ def _share(x: float | None, of: float) -> float | None:
     return None if x is None else 100 * x / of
 
 
-def op_rates(tl: Timeline, bandwidth_gbs: float | None = None,
-             flops_per_s: float | None = None) -> list[dict]:  # fmt: skip
+def op_rates(
+    tl: Timeline, bandwidth_gbs: float | None = None, flops_per_s: float | None = None
+) -> list[dict]:
     """A roofline of the call shown, from the trace's own counts: one row per op that carries
     bytes or FLOPs (TPU traces do; CPU and GPU ones do not, so none there), lane by lane in
     time order, with its bytes accessed, model FLOPs, duration, achieved GB/s (bytes /
@@ -664,14 +755,22 @@ def op_rates(tl: Timeline, bandwidth_gbs: float | None = None,
             if e.bytes_accessed is None and e.model_flops is None:
                 continue
             gbs, tflops = _rates(e)
-            row = {"device": lane, "op": e.op, "category": e.category, "bytes": e.bytes_accessed,
-                   "FLOPs": e.model_flops, "duration (us)": e.dur_us, "GB/s": gbs,
-                   "TFLOP/s": tflops}  # fmt: skip
+            row = {
+                "device": lane,
+                "op": e.op,
+                "category": e.category,
+                "bytes": e.bytes_accessed,
+                "FLOPs": e.model_flops,
+                "duration (us)": e.dur_us,
+                "GB/s": gbs,
+                "TFLOP/s": tflops,
+            }
             if _positive(bandwidth_gbs):
                 row["% of the floor's bandwidth"] = _share(gbs, bandwidth_gbs)
             if _positive(flops_per_s):
-                row["% of the FLOP rate"] = _share(None if tflops is None else tflops * 1e12,
-                                                   flops_per_s)  # fmt: skip
+                row["% of the FLOP rate"] = _share(
+                    None if tflops is None else tflops * 1e12, flops_per_s
+                )
             rows.append(row)
     return rows
 
@@ -686,9 +785,15 @@ class CollectiveTime:
     model_us: float | None  # model_bytes at ``bandwidth_gbs``, if given
 
 
-def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
-                        bandwidth_gbs: float | None = None,
-                        on_wait=None) -> tuple[Timeline, list]:  # fmt: skip
+def collective_timeline(
+    key: str,
+    n: int,
+    m: int,
+    groups=None,
+    perm=None,
+    bandwidth_gbs: float | None = None,
+    on_wait=None,
+) -> tuple[Timeline, list]:
     """A collective of the playground: compiled (pmapviz.compiled), traced, and each collective's
     measured time beside the ring model.
 
@@ -721,17 +826,29 @@ def collective_timeline(key: str, n: int, m: int, groups=None, perm=None,
     for r in analysis.rows:
         per = tuple(measured.get(r.hlo.name, ()))
         model_us = r.model_sent / (bandwidth_gbs * 1e3) if bandwidth_gbs else None
-        rows.append(CollectiveTime(r.hlo.name, r.hlo.kind,
-                                   statistics.median(per) if per else float("nan"), per,
-                                   r.model_sent, model_us))  # fmt: skip
+        rows.append(
+            CollectiveTime(
+                r.hlo.name,
+                r.hlo.kind,
+                statistics.median(per) if per else float("nan"),
+                per,
+                r.model_sent,
+                model_us,
+            )
+        )
     return timeline, rows
 
 
 def time_rows(times: list[CollectiveTime]) -> list[dict]:
     """Measured collective times beside the ring model, as table rows."""
-    return [{"HLO op": t.op, "collective": t.kind, "measured (us, median of devices)":
-             round(t.measured_us, 1), "per device (us)": ", ".join(f"{x:.0f}" for x in
-                                                                    t.per_device_us),
-             "ring model: bytes sent": round(t.model_bytes),
-             "ring model (us)": None if t.model_us is None else float(f"{t.model_us:.3g}")}
-            for t in times]  # fmt: skip
+    return [
+        {
+            "HLO op": t.op,
+            "collective": t.kind,
+            "measured (us, median of devices)": round(t.measured_us, 1),
+            "per device (us)": ", ".join(f"{x:.0f}" for x in t.per_device_us),
+            "ring model: bytes sent": round(t.model_bytes),
+            "ring model (us)": None if t.model_us is None else float(f"{t.model_us:.3g}"),
+        }
+        for t in times
+    ]

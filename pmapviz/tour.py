@@ -78,26 +78,34 @@ def step_devices(ctx: Context) -> list[Block]:
         Block("chips", None),
         Block("info", devicefacts.say(ctx.facts, "devices info", n)),
         _link("Home: the device set", page_url("home")),
-    ]  # fmt: skip
+    ]
 
 
 def step_hello(ctx: Context) -> list[Block]:
     r = programs.run_hello(programs.hello_program(ctx.n), ctx.n)
-    cells = [(s.device, s.position, int(x.data[0]), int(s.data[0]))
-             for x, s in zip(r.inputs, r.outputs, strict=True)]  # fmt: skip
+    cells = [
+        (s.device, s.position, int(x.data[0]), int(s.data[0]))
+        for x, s in zip(r.inputs, r.outputs, strict=True)
+    ]
     return [
-        Block("markdown", "`jax.pmap(f)` compiles `f` once with XLA, replicates it to every "
-              "device and runs one copy per device on its slice of the input: SPMD, single "
-              "program, multiple data. No separate `jax.jit` is needed. Here "
-              "`pmap(lambda x: x * 2)` on `arange(n)`:"),
-        Block("grid", [
-            ("device", [(d, p, d) for d, p, _, _ in cells]),
-            ("x", [(str(x), p, "input") for _, p, x, _ in cells]),
-            ("x * 2", [(str(y), p, "computed on this device") for _, p, _, y in cells]),
-        ], f"pmap(lambda x: x * 2) on arange({ctx.n}): each device's x and the x * 2 it "
-           "computed"),
+        Block(
+            "markdown",
+            "`jax.pmap(f)` compiles `f` once with XLA, replicates it to every "
+            "device and runs one copy per device on its slice of the input: SPMD, single "
+            "program, multiple data. No separate `jax.jit` is needed. Here "
+            "`pmap(lambda x: x * 2)` on `arange(n)`:",
+        ),
+        Block(
+            "grid",
+            [
+                ("device", [(d, p, d) for d, p, _, _ in cells]),
+                ("x", [(str(x), p, "input") for _, p, x, _ in cells]),
+                ("x * 2", [(str(y), p, "computed on this device") for _, p, _, y in cells]),
+            ],
+            f"pmap(lambda x: x * 2) on arange({ctx.n}): each device's x and the x * 2 it computed",
+        ),
         _link("Home: hello pmap", page_url("home")),
-    ]  # fmt: skip
+    ]
 
 
 def step_dot(ctx: Context) -> list[Block]:
@@ -105,19 +113,23 @@ def step_dot(ctx: Context) -> list[Block]:
     r = dotproduct.run_dot(pairs, n, repeat=2, limit=10**8)
     block = f"{10_000_000 // n:_}"
     seed = Scenario.defaults("batched_dot", n).with_changes(
-        {"s0": f"{n}, {block}, 3", "s1": f"{n}, {block}, 3"}, n)  # fmt: skip
+        {"s0": f"{n}, {block}, 3", "s1": f"{n}, {block}, 3"}, n
+    )
     return [
-        Block("markdown", f"Ten million pairs of 3-vectors do not fit pmap's rule (the mapped "
-              f"axis may not exceed the device count), so reshape `(pairs, 3)` to `({n}, pairs "
-              f"/ {n}, 3)`, run `jax.pmap(jax.vmap(jnp.dot))`, and reshape back. Live, with "
-              f"{pairs:,} pairs: **{fmt_shape(r.pmap_out_shape)} -> reshape -> "
-              f"{fmt_shape(r.flat_shape)}**, equal to `jit(vmap(dot))`: **{r.allclose}** (max "
-              f"|diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of `vdot` gives "
-              f"{fmt_shape(r.without_vmap_shape)}: one number per device, the wrong meaning."),
+        Block(
+            "markdown",
+            f"Ten million pairs of 3-vectors do not fit pmap's rule (the mapped "
+            f"axis may not exceed the device count), so reshape `(pairs, 3)` to `({n}, pairs "
+            f"/ {n}, 3)`, run `jax.pmap(jax.vmap(jnp.dot))`, and reshape back. Live, with "
+            f"{pairs:,} pairs: **{fmt_shape(r.pmap_out_shape)} -> reshape -> "
+            f"{fmt_shape(r.flat_shape)}**, equal to `jit(vmap(dot))`: **{r.allclose}** (max "
+            f"|diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of `vdot` gives "
+            f"{fmt_shape(r.without_vmap_shape)}: one number per device, the wrong meaning.",
+        ),
         Block("cards", seed.texts(), f"10,000,000 pairs, reshaped to ({n}, {block}, 3)"),
         _link("Explorer with the seed's shapes", seed.url("explorer")),
         _link("Live outputs: the full 10M example", page_url("live")),
-    ]  # fmt: skip
+    ]
 
 
 def step_too_many(ctx: Context) -> list[Block]:
@@ -134,16 +146,20 @@ def step_too_many(ctx: Context) -> list[Block]:
     p = planning.plan(catalog.get("double"), [(n + 1, 3)], n_devices=n)
     mistake = Scenario.defaults("double", n).with_changes({"s0": f"{n + 1}, 3"}, n)
     return [
-        Block("markdown", f"What happens when the mapped axis has {n + 1} elements and there "
-              f"are {n} devices? JAX itself says:"),
+        Block(
+            "markdown",
+            f"What happens when the mapped axis has {n + 1} elements and there "
+            f"are {n} devices? JAX itself says:",
+        ),
         Block("code", jax_msg, "text"),
-        Block("markdown", "which does not tell you what to change. pmapviz, from the shapes "
-              "alone:"),
+        Block(
+            "markdown", "which does not tell you what to change. pmapviz, from the shapes alone:"
+        ),
         Block("lesson", p.problems[0].message),
         Block("markdown", f"**Fix:** {p.problems[0].fix}"),
         *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),
-    ]  # fmt: skip
+    ]
 
 
 def _fixed_cards(p, n: int) -> list[Block]:
@@ -175,44 +191,71 @@ def step_axes(ctx: Context) -> list[Block]:
     for label, fn, shapes, axes, out in AXES_CASES:
         scenario = _case(ctx.n, fn, shapes, axes, out)
         _, p, _ = scenario.plan(ctx.n)
-        rows.append({"case": label, "f": catalog.get(fn).body(None),
-                     "inputs": ", ".join(fmt_shape(leaf.shape) for leaf in p.leaves),
-                     "in_axes": str(p.in_axes_given), "out_axes": p.out_axes,
-                     "each device gets": ", ".join(fmt_shape(leaf.local_shape)
-                                                   for leaf in p.leaves),
-                     "result": fmt_shape(p.out_shapes)})  # fmt: skip
+        rows.append(
+            {
+                "case": label,
+                "f": catalog.get(fn).body(None),
+                "inputs": ", ".join(fmt_shape(leaf.shape) for leaf in p.leaves),
+                "in_axes": str(p.in_axes_given),
+                "out_axes": p.out_axes,
+                "each device gets": ", ".join(fmt_shape(leaf.local_shape) for leaf in p.leaves),
+                "result": fmt_shape(p.out_shapes),
+            }
+        )
     broadcast = _case(ctx.n, *AXES_CASES[0][1:])
     axis1 = _case(ctx.n, "add", ("3, {n}", "3, {n}"), ("1", "1"), "1")
     return [
-        Block("markdown", "`in_axes` says which axis of each argument is split (None: every "
-              "device gets all of it); `out_axes` says where the device axis goes in the "
-              "result."),
+        Block(
+            "markdown",
+            "`in_axes` says which axis of each argument is split (None: every "
+            "device gets all of it); `out_axes` says where the device axis goes in the "
+            "result.",
+        ),
         Block("cards", broadcast.texts(), "in_axes (0, None): x split, the weights broadcast"),
         Block("table", rows),
         _link("Explorer: broadcast weights", broadcast.url("explorer")),
         _link("Explorer: mapped axis 1, out_axes=1", axis1.url("explorer")),
-    ]  # fmt: skip
+    ]
 
 
 def step_collectives(ctx: Context) -> list[Block]:
     import numpy as np
 
     n = ctx.n
-    blocks = [Block("markdown", "With `axis_name='i'`, the copies of f can talk: "
-                    "`lax.psum(x, 'i')` sums over devices. Normalising by the global sum, then "
-                    "a ring shift with `ppermute`:")]  # fmt: skip
+    blocks = [
+        Block(
+            "markdown",
+            "With `axis_name='i'`, the copies of f can talk: "
+            "`lax.psum(x, 'i')` sums over devices. Normalising by the global sum, then "
+            "a ring shift with `ppermute`:",
+        )
+    ]
     for key, perm in (("normalise", None), ("ppermute", collectives.ring(n, "right"))):
         out = collectives.run(key, n, 1, perm=perm)
         blocks.append(Block("markdown", f"`{out.code}`"))
-        blocks.append(Block("grid", [
-            ("before", [(f"{b[0]:g}", d, "") for d, b in enumerate(out.before)]),
-            ("after", [(f"{float(np.asarray(a).reshape(-1)[0]):.3g}", None, "")
-                       for a in out.after]),
-        ], collectives.picture_label(out)))  # fmt: skip
-    blocks.append(_link("Collectives: normalise", page_url("collectives", c="normalise", n=n,
-                                                           m=1)))  # fmt: skip
-    blocks.append(_link("Collectives: ppermute ring", page_url(
-        "collectives", c="ppermute", n=n, m=1, p="ring right")))  # fmt: skip
+        blocks.append(
+            Block(
+                "grid",
+                [
+                    ("before", [(f"{b[0]:g}", d, "") for d, b in enumerate(out.before)]),
+                    (
+                        "after",
+                        [
+                            (f"{float(np.asarray(a).reshape(-1)[0]):.3g}", None, "")
+                            for a in out.after
+                        ],
+                    ),
+                ],
+                collectives.picture_label(out),
+            )
+        )
+    blocks.append(_link("Collectives: normalise", page_url("collectives", c="normalise", n=n, m=1)))
+    blocks.append(
+        _link(
+            "Collectives: ppermute ring",
+            page_url("collectives", c="ppermute", n=n, m=1, p="ring right"),
+        )
+    )
     return blocks
 
 
@@ -220,31 +263,55 @@ def step_training(ctx: Context) -> list[Block]:
     n = ctx.n
     h = training.train(training.Config("linear", n, 32 * n, 30, 0.05))
     return [
-        Block("markdown", f"Each device gets a shard of the batch and a copy of the "
-              f"parameters; `lax.pmean` of the gradients makes every device apply the same "
-              f"update. Live, 30 steps of linear regression on {n} devices: loss "
-              f"{h.losses[0]:.3g} -> {h.losses[-1]:.3g}; replicas identical at every step: "
-              f"**{h.replicas_identical}**; difference from one-device training: "
-              f"{h.max_param_diff:.2g}."),
-        Block("grid", [
-            ("device", [(ctx.labels[d], d, ctx.labels[d]) for d in range(n)]),
-            ("local loss", [(f"{h.local_losses[-1][d]:.3g}", None, "the loss on this shard")
-                            for d in range(n)]),
-            ("parameters", [("identical" if h.replica_diffs[-1] == 0 else "differ", d,
-                             "after the pmean of the gradients") for d in range(n)]),
-        ], training.step_label(h)),
+        Block(
+            "markdown",
+            f"Each device gets a shard of the batch and a copy of the "
+            f"parameters; `lax.pmean` of the gradients makes every device apply the same "
+            f"update. Live, 30 steps of linear regression on {n} devices: loss "
+            f"{h.losses[0]:.3g} -> {h.losses[-1]:.3g}; replicas identical at every step: "
+            f"**{h.replicas_identical}**; difference from one-device training: "
+            f"{h.max_param_diff:.2g}.",
+        ),
+        Block(
+            "grid",
+            [
+                ("device", [(ctx.labels[d], d, ctx.labels[d]) for d in range(n)]),
+                (
+                    "local loss",
+                    [
+                        (f"{h.local_losses[-1][d]:.3g}", None, "the loss on this shard")
+                        for d in range(n)
+                    ],
+                ),
+                (
+                    "parameters",
+                    [
+                        (
+                            "identical" if h.replica_diffs[-1] == 0 else "differ",
+                            d,
+                            "after the pmean of the gradients",
+                        )
+                        for d in range(n)
+                    ],
+                ),
+            ],
+            training.step_label(h),
+        ),
         _link("Data-parallel training", page_url("training", k=n, steps=100)),
-    ]  # fmt: skip
+    ]
 
 
 def step_processes(ctx: Context) -> list[Block]:
     return [
-        Block("markdown", "Across hosts, each process sees its **local** devices; collectives "
-              "span the **global** ones. This starts two real processes with one device each, "
-              "joined by `jax.distributed.initialize` (about two seconds):"),
+        Block(
+            "markdown",
+            "Across hosts, each process sees its **local** devices; collectives "
+            "span the **global** ones. This starts two real processes with one device each, "
+            "joined by `jax.distributed.initialize` (about two seconds):",
+        ),
         Block("grid", *cluster.plan_grid(2, 1)),
         _link("Multi-process", page_url("cluster", p=2, d=2)),
-    ]  # fmt: skip
+    ]
 
 
 def step_scaling(ctx: Context) -> list[Block]:
@@ -252,40 +319,54 @@ def step_scaling(ctx: Context) -> list[Block]:
         Block("markdown", devicefacts.scaling_story(ctx.facts, ctx.n)),
         Block("chips", None),
         _link("Timing lab", page_url("timing")),
-    ]  # fmt: skip
+    ]
 
 
 def step_today(ctx: Context) -> list[Block]:
     n, r = ctx.n, programs.three_ways(ctx.n, 1000)
-    table = "\n".join([
-        "| API | view | input | result | agrees with pmap |",
-        "|---|---|---|---|---|",
-        f"| `jax.pmap(jax.vmap(jnp.dot))` | per device, the mapped axis removed | "
-        f"`({n}, 1000, 3)` | {fmt_shape(r['pmap_shape'])} | (reference) |",
-        f"| `jax.jit(jax.shard_map(..., in_specs=P('i')))` | per device, blocks keep their "
-        f"rank | `({n * 1000}, 3)` | {fmt_shape(r['shard_map_shape'])} sharded "
-        f"{r['shard_map_sharding']} | max diff {r['max_diff_shard_map']:.2g} |",
-        f"| `jax.jit(jax.vmap(jnp.dot))` on `NamedSharding` inputs | global: XLA partitions "
-        f"it | `({n * 1000}, 3)` | {fmt_shape(r['jit_shape'])} sharded {r['jit_sharding']} "
-        f"over {r['jit_devices']} devices | max diff {r['max_diff_jit']:.2g} |",
-    ])  # fmt: skip
-    ways = [("jax.pmap", f"{fmt_shape(r['pmap_shape'])}, the reference"),
-            ("jax.shard_map", f"{fmt_shape(r['shard_map_shape'])}, max diff "
-             f"{r['max_diff_shard_map']:.2g}"),
-            ("jit + NamedSharding", f"{fmt_shape(r['jit_shape'])}, max diff "
-             f"{r['max_diff_jit']:.2g}")]  # fmt: skip
+    table = "\n".join(
+        [
+            "| API | view | input | result | agrees with pmap |",
+            "|---|---|---|---|---|",
+            f"| `jax.pmap(jax.vmap(jnp.dot))` | per device, the mapped axis removed | "
+            f"`({n}, 1000, 3)` | {fmt_shape(r['pmap_shape'])} | (reference) |",
+            f"| `jax.jit(jax.shard_map(..., in_specs=P('i')))` | per device, blocks keep their "
+            f"rank | `({n * 1000}, 3)` | {fmt_shape(r['shard_map_shape'])} sharded "
+            f"{r['shard_map_sharding']} | max diff {r['max_diff_shard_map']:.2g} |",
+            f"| `jax.jit(jax.vmap(jnp.dot))` on `NamedSharding` inputs | global: XLA partitions "
+            f"it | `({n * 1000}, 3)` | {fmt_shape(r['jit_shape'])} sharded {r['jit_sharding']} "
+            f"over {r['jit_devices']} devices | max diff {r['max_diff_jit']:.2g} |",
+        ]
+    )
+    ways = [
+        ("jax.pmap", f"{fmt_shape(r['pmap_shape'])}, the reference"),
+        (
+            "jax.shard_map",
+            f"{fmt_shape(r['shard_map_shape'])}, max diff {r['max_diff_shard_map']:.2g}",
+        ),
+        ("jit + NamedSharding", f"{fmt_shape(r['jit_shape'])}, max diff {r['max_diff_jit']:.2g}"),
+    ]
     return [
-        Block("grid", [(api, [(res, None, f"{api}: {res}")]) for api, res in ways],
-              f"The same {n}-device dot products three ways: "
-              + "; ".join(f"{api} gives {res}" for api, res in ways)),
-        Block("markdown", f"pmap is now `jit(shard_map(...))` and in maintenance mode. The "
-              f"same {n}-device dot products, three ways, live:\n\n{table}"),
-        Block("markdown", "**When to use which.** `jit` + `NamedSharding` for most new code: "
-              "write global-view code and let XLA insert the communication. `shard_map` when "
-              "you want to write the per-device program and its collectives yourself. `pmap` "
-              "for existing code and for learning the per-device picture; it no longer nests."),
+        Block(
+            "grid",
+            [(api, [(res, None, f"{api}: {res}")]) for api, res in ways],
+            f"The same {n}-device dot products three ways: "
+            + "; ".join(f"{api} gives {res}" for api, res in ways),
+        ),
+        Block(
+            "markdown",
+            f"pmap is now `jit(shard_map(...))` and in maintenance mode. The "
+            f"same {n}-device dot products, three ways, live:\n\n{table}",
+        ),
+        Block(
+            "markdown",
+            "**When to use which.** `jit` + `NamedSharding` for most new code: "
+            "write global-view code and let XLA insert the communication. `shard_map` when "
+            "you want to write the per-device program and its collectives yourself. `pmap` "
+            "for existing code and for learning the per-device picture; it no longer nests.",
+        ),
         _link("Explorer: the code tab shows the shard_map version", page_url("explorer")),
-    ]  # fmt: skip
+    ]
 
 
 @dataclass(frozen=True)
@@ -296,8 +377,10 @@ class Step:
 
 def titles(facts: devicefacts.Facts) -> list[str]:
     """The steps' titles on these devices (step 1 names what the devices are)."""
-    return [devicefacts.say(facts, "devices title") if s.demo is step_devices else s.title
-            for s in STEPS]  # fmt: skip
+    return [
+        devicefacts.say(facts, "devices title") if s.demo is step_devices else s.title
+        for s in STEPS
+    ]
 
 
 STEPS: tuple[Step, ...] = (
@@ -318,9 +401,15 @@ STEPS: tuple[Step, ...] = (
 def launch_two_processes(on_wait=None) -> list[dict]:
     """Two real processes with one device each (step 8); raises ClusterError on failure."""
     res = cluster.launch(2, 1, timeout=30, compare_single=False, on_wait=on_wait)
-    return [{"process": p["process_index"], "local devices": str(p["local_device_ids"]),
-             "global devices": p["global_devices"], "psum": p["psum"]}
-            for p in res.per_process]  # fmt: skip
+    return [
+        {
+            "process": p["process_index"],
+            "local devices": str(p["local_device_ids"]),
+            "global devices": p["global_devices"],
+            "psum": p["psum"],
+        }
+        for p in res.per_process
+    ]
 
 
 def time_one_and_all(n: int, on_wait=None) -> list[dict]:
@@ -330,9 +419,15 @@ def time_one_and_all(n: int, on_wait=None) -> list[dict]:
     rep = bench.sweep(
         bench.WORKLOADS["elementwise"], [size], [1, n], ["pmap", "vmap"], repeat=5, on_wait=on_wait
     )
-    return [{"impl": m.impl, "devices": m.devices,
-             "compute (ms, median)": round(m.run_s_median * 1e3, 3),
-             "memory floor (ms)": round(m.floor_s * 1e3, 3)} for m in rep.results]  # fmt: skip
+    return [
+        {
+            "impl": m.impl,
+            "devices": m.devices,
+            "compute (ms, median)": round(m.run_s_median * 1e3, 3),
+            "memory floor (ms)": round(m.floor_s * 1e3, 3),
+        }
+        for m in rep.results
+    ]
 
 
 # ---------------------------------------------------------------- the page's URL state

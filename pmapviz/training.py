@@ -55,8 +55,9 @@ class Config:
 def step_cost(cfg: Config) -> timebudget.Step:
     """What one step of ``cfg`` costs: FLOPs (forward and backward, data-parallel and one
     device) and bytes (the batch placed twice, read once)."""
-    params = FEATURES + 1 if cfg.model == "linear" else (FEATURES + 1) * HIDDEN + (
-        HIDDEN + 1) * CLASSES  # fmt: skip
+    params = (
+        FEATURES + 1 if cfg.model == "linear" else (FEATURES + 1) * HIDDEN + (HIDDEN + 1) * CLASSES
+    )
     return timebudget.Step(
         flops=2 * 6 * cfg.batch * params,
         nbytes=3 * cfg.batch * (FEATURES + 1) * 4,
@@ -128,9 +129,12 @@ def check_budget(cfg: Config, budget: int | memory.Budget | None = None) -> None
     why = budget.problem(memory.training_bytes(cfg.model, cfg.batch))
     if why:
         fit = memory.largest_fitting(
-            lambda b: memory.training_bytes(cfg.model, b), budget,
-            cfg.devices, MAX_BATCH, cfg.devices,
-        )  # fmt: skip
+            lambda b: memory.training_bytes(cfg.model, b),
+            budget,
+            cfg.devices,
+            MAX_BATCH,
+            cfg.devices,
+        )
         raise TrainError(f"Training {why}. The largest global batch that fits is {fit:,}.")
 
 
@@ -217,8 +221,12 @@ def build_steps(cfg: Config):
         value, grads = jax.value_and_grad(loss)(params, x, y)
         return jax.tree.map(lambda p, g: p - cfg.lr * g, params, grads), value
 
-    pstep = jax.pmap(dp_step_fn(cfg), axis_name=AXIS, in_axes=(0, 0, 0),
-                     devices=devicefacts.local_devices_for_work()[: cfg.devices])  # fmt: skip
+    pstep = jax.pmap(
+        dp_step_fn(cfg),
+        axis_name=AXIS,
+        in_axes=(0, 0, 0),
+        devices=devicefacts.local_devices_for_work()[: cfg.devices],
+    )
     return pstep, jax.jit(single_step)
 
 
@@ -279,8 +287,9 @@ def compile_steps(cfg: Config, pstep, sstep) -> tuple:
         return jax.ShapeDtypeStruct(tuple(shape), dtype, sharding=sharding)
 
     params = init_params(cfg)  # a few hundred numbers: only their shapes are used
-    rep = jax.tree.map(lambda p: like((k, *p.shape), p.dtype, pmap_sharding(p.ndim + 1, 0, k)),
-                       params)  # fmt: skip
+    rep = jax.tree.map(
+        lambda p: like((k, *p.shape), p.dtype, pmap_sharding(p.ndim + 1, 0, k)), params
+    )
     xs = like((k, lb, FEATURES), np.float32, pmap_sharding(3, 0, k))
     ys = like((k, lb), y_dtype, pmap_sharding(2, 0, k))
     dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
@@ -302,8 +311,7 @@ def run_need(cfg: Config, pstep, sstep) -> memory.Need:
     return memory.larger(memory.training_bytes(cfg.model, cfg.batch), compiled)
 
 
-def refuse_unfit(cfg: Config, need: memory.Need,
-                 budget: int | memory.Budget | None = None) -> None:  # fmt: skip
+def refuse_unfit(cfg: Config, need: memory.Need, budget: int | memory.Budget | None = None) -> None:
     """TrainBudgetError, naming the largest global batch that fits, when ``need`` could never
     fit the budget; other batches are ``need`` scaled (all but the runtime part grows with
     the batch), never below the formula."""
@@ -314,8 +322,9 @@ def refuse_unfit(cfg: Config, need: memory.Need,
     base = memory.TRAIN_BASE[cfg.model]
 
     def at(batch: int) -> memory.Need:
-        return memory.larger(memory.training_bytes(cfg.model, batch),
-                             memory.scaled(need, batch / cfg.batch, base))  # fmt: skip
+        return memory.larger(
+            memory.training_bytes(cfg.model, batch), memory.scaled(need, batch / cfg.batch, base)
+        )
 
     fit = memory.largest_fitting(at, b, cfg.devices, cfg.batch, cfg.devices)
     raise TrainBudgetError(f"Training {why}. The largest global batch that fits is {fit:,}.")
@@ -388,16 +397,34 @@ def setup_grid(cfg: Config, labels: list[str]) -> tuple[list, str]:
     k, lb = cfg.devices, cfg.local_batch
     rows = [
         ("device", [(labels[d], d, f"{labels[d]}: position {d}") for d in range(k)]),
-        ("batch shard", [(f"rows {d * lb}-{(d + 1) * lb - 1}", d,
-                          f"device {d} gets {lb} of the {cfg.batch} examples") for d in range(k)]),
-        ("parameters", [("a copy", None, "every device holds the same parameters")
-                        for _ in range(k)]),
-        ("gradients", [(cfg.reduction, None, f"combined over all {k} devices by {cfg.reduction}")
-                       for _ in range(k)]),
-    ]  # fmt: skip
-    label = (f"Data-parallel {cfg.model} on {k} devices: the batch of {cfg.batch} split into "
-             f"{k} shards of {lb} rows, the parameters copied to every device, the gradients "
-             f"combined by {cfg.reduction}")  # fmt: skip
+        (
+            "batch shard",
+            [
+                (
+                    f"rows {d * lb}-{(d + 1) * lb - 1}",
+                    d,
+                    f"device {d} gets {lb} of the {cfg.batch} examples",
+                )
+                for d in range(k)
+            ],
+        ),
+        (
+            "parameters",
+            [("a copy", None, "every device holds the same parameters") for _ in range(k)],
+        ),
+        (
+            "gradients",
+            [
+                (cfg.reduction, None, f"combined over all {k} devices by {cfg.reduction}")
+                for _ in range(k)
+            ],
+        ),
+    ]
+    label = (
+        f"Data-parallel {cfg.model} on {k} devices: the batch of {cfg.batch} split into "
+        f"{k} shards of {lb} rows, the parameters copied to every device, the gradients "
+        f"combined by {cfg.reduction}"
+    )
     return rows, label
 
 
@@ -431,12 +458,15 @@ def schema(n_devices: int) -> settings.Schema:
     """The Training page's settings: model, k (devices), batch, steps, lr, red."""
     s = settings
     batch = 256 if 256 % n_devices == 0 else 32 * n_devices
-    return s.Schema((
-        s.choice_field("model", "Model", MODELS, "linear"),
-        s.choice_field("k", "Devices", tuple(str(k) for k in range(1, n_devices + 1)),
-                       str(n_devices)),
-        s.int_field("batch", "Global batch", 1, MAX_BATCH, batch),
-        s.int_field("steps", "Steps", 1, MAX_STEPS, 100),
-        s.float_field("lr", "Learning rate", 1e-6, 100.0, "0.05"),
-        s.choice_field("red", "Reduction", REDUCTIONS, "pmean"),
-    ))  # fmt: skip
+    return s.Schema(
+        (
+            s.choice_field("model", "Model", MODELS, "linear"),
+            s.choice_field(
+                "k", "Devices", tuple(str(k) for k in range(1, n_devices + 1)), str(n_devices)
+            ),
+            s.int_field("batch", "Global batch", 1, MAX_BATCH, batch),
+            s.int_field("steps", "Steps", 1, MAX_STEPS, 100),
+            s.float_field("lr", "Learning rate", 1e-6, 100.0, "0.05"),
+            s.choice_field("red", "Reduction", REDUCTIONS, "pmean"),
+        )
+    )

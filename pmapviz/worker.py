@@ -55,13 +55,17 @@ def main(argv: list[str] | None = None) -> int:
     jax.config.update("jax_num_cpu_devices", args.local_devices)  # before anything else
     t0 = time.perf_counter()
     if not args.single:
-        print(f"joining {args.coordinator} as process {args.process_id}/{args.num_processes}",
-              flush=True)  # fmt: skip
+        print(
+            f"joining {args.coordinator} as process {args.process_id}/{args.num_processes}",
+            flush=True,
+        )
         jax.distributed.initialize(
-            coordinator_address=args.coordinator, num_processes=args.num_processes,
-            process_id=args.process_id, initialization_timeout=args.timeout,
+            coordinator_address=args.coordinator,
+            num_processes=args.num_processes,
+            process_id=args.process_id,
+            initialization_timeout=args.timeout,
             coordinator_bind_address=args.coordinator,  # 127.0.0.1:PORT, not [::]:PORT
-        )  # fmt: skip
+        )
     init_s = time.perf_counter() - t0
     print(f"joined: {jax.device_count()} global devices", flush=True)
 

@@ -24,12 +24,17 @@ def form() -> bool:
     url_state.load(P, cluster.schema())
     with st.container(border=True):
         c1, c2, c3 = st.columns([1, 1, 2])
-        c1.selectbox("Processes", [str(v) for v in range(2, cluster.MAX_PROCESSES + 1)],
-                     key=P + "p")  # fmt: skip
-        c2.selectbox("CPU devices per process", [str(v) for v in range(1, cluster.MAX_LOCAL + 1)],
-                     key=P + "d")  # fmt: skip
-        crash = c3.checkbox("Kill worker 1 right after launch (to see how a failure is handled)",
-                            key=P + "crash")  # fmt: skip
+        c1.selectbox(
+            "Processes", [str(v) for v in range(2, cluster.MAX_PROCESSES + 1)], key=P + "p"
+        )
+        c2.selectbox(
+            "CPU devices per process",
+            [str(v) for v in range(1, cluster.MAX_LOCAL + 1)],
+            key=P + "d",
+        )
+        crash = c3.checkbox(
+            "Kill worker 1 right after launch (to see how a failure is handled)", key=P + "crash"
+        )
     return crash
 
 
@@ -57,14 +62,21 @@ def show(procs: int, local: int, crash: bool) -> None:
     still work)."""
     if why := devicefacts.no_local_sockets():
         st.info(f"No local cluster on this machine: {why}", icon=":material/block:")
-    if st.button(f"Launch {procs} processes x {local} devices", type="primary",
-                 icon=":material/rocket_launch:", key="cl_go", disabled=bool(why)):  # fmt: skip
+    if st.button(
+        f"Launch {procs} processes x {local} devices",
+        type="primary",
+        icon=":material/rocket_launch:",
+        key="cl_go",
+        disabled=bool(why),
+    ):
         _launch(procs, local, crash)
     if "cl_error" in st.session_state:
         msg, details = st.session_state["cl_error"]
         st.error(f"**The cluster failed**: {msg}", icon=":material/error:")
-        st.markdown("Every worker was stopped and no process was left behind; the dashboard "
-                    "keeps serving. What each worker printed last:")  # fmt: skip
+        st.markdown(
+            "Every worker was stopped and no process was left behind; the dashboard "
+            "keeps serving. What each worker printed last:"
+        )
         for i, lines in details.items():
             st.code(f"worker {i}:\n" + "\n".join(lines[-6:] or ["(no output)"]), language="text")
 
@@ -74,9 +86,12 @@ def _launch(procs: int, local: int, crash: bool) -> None:
     with st.spinner(f"Starting {procs} workers (waits its turn if another launch is under way)..."):
         try:
             st.session_state["cl_result"] = cluster.launch(
-                procs, local, timeout=30, fault=kill_worker_1 if crash else None,
+                procs,
+                local,
+                timeout=30,
+                fault=kill_worker_1 if crash else None,
                 on_wait=on_wait,
-            )  # fmt: skip
+            )
             st.session_state.pop("cl_error", None)
         except (cluster.ClusterError, ValueError, OSError) as err:
             st.session_state.pop("cl_result", None)

@@ -20,14 +20,16 @@ def show() -> None:
     c1.text_input("Nodes (hosts)", key=P + "nodes", max_chars=8)
     c2.text_input("Processes per node", key=P + "ppn", max_chars=8)
     c3.text_input("Devices per process", key=P + "dpp", max_chars=8)
-    c4.selectbox("Device kind", launchlines.KINDS, key=P + "kind",
-                 format_func=KIND_LABELS.__getitem__)  # fmt: skip
+    c4.selectbox(
+        "Device kind", launchlines.KINDS, key=P + "kind", format_func=KIND_LABELS.__getitem__
+    )
     texts = {k: st.session_state.get(P + k) for k in KEYS}
     values, errors = cluster.schema().parse(texts, KEYS)
     if url_state.show_errors(errors):
         return
-    for launch in launchlines.all_launches(values["nodes"], values["ppn"], values["dpp"],
-                                           values["kind"]):  # fmt: skip
+    for launch in launchlines.all_launches(
+        values["nodes"], values["ppn"], values["dpp"], values["kind"]
+    ):
         st.markdown(f"**{launch.title}**")
         st.code(launch.command, language="bash", wrap_lines=True)
         st.caption(launch.explains)

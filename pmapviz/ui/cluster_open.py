@@ -20,21 +20,31 @@ def show() -> tuple[clusterreport.Report | None, str]:
     could not be read (said on the page)."""
     folder = devices.applied_settings().reports
     c1, c2 = st.columns(2)
-    upload = c1.file_uploader("Upload a report (JSON)", type=["json"], key="cl_upload",
-                              help="The file that process 0 wrote with --report PATH.")  # fmt: skip
-    c2.text_input("Or a path inside the reports folder", key=P + "report",
-                  max_chars=clusterreport.MAX_NAME, disabled=folder is None,
-                  placeholder="cluster-report.json")  # fmt: skip
+    upload = c1.file_uploader(
+        "Upload a report (JSON)",
+        type=["json"],
+        key="cl_upload",
+        help="The file that process 0 wrote with --report PATH.",
+    )
+    c2.text_input(
+        "Or a path inside the reports folder",
+        key=P + "report",
+        max_chars=clusterreport.MAX_NAME,
+        disabled=folder is None,
+        placeholder="cluster-report.json",
+    )
     c2.caption(folder_note(folder))
     try:
         if upload is not None:
             if upload.size > clusterreport.MAX_BYTES:
                 raise clusterreport.ReportError(
                     f"The upload is {upload.size:,} bytes; a report is at most "
-                    f"{clusterreport.MAX_BYTES // 2**20} MiB.")  # fmt: skip
+                    f"{clusterreport.MAX_BYTES // 2**20} MiB."
+                )
             return clusterreport.parse(upload.getvalue()), f"the upload {quote(upload.name, 60)}"
         values, errors = cluster.schema().parse(
-            {"report": st.session_state.get(P + "report", "")}, ["report"])  # fmt: skip
+            {"report": st.session_state.get(P + "report", "")}, ["report"]
+        )
         if url_state.show_errors(errors):
             return None, ""
         if folder is not None and values["report"].strip():
@@ -48,8 +58,10 @@ def show() -> tuple[clusterreport.Report | None, str]:
 def folder_note(folder: str | None) -> str:
     """Where paths are read from, and the reports found there."""
     if folder is None:
-        return ("No reports folder was named at start-up: start the server with "
-                "`--reports DIR` (or `PMAPVIZ_REPORTS=DIR`) to open reports by path.")  # fmt: skip
+        return (
+            "No reports folder was named at start-up: start the server with "
+            "`--reports DIR` (or `PMAPVIZ_REPORTS=DIR`) to open reports by path."
+        )
     found = clusterreport.listing(folder, 12)
     return f"Reports folder {quote(folder, 80)}: " + (
         ", ".join(quote(n, 60) for n in found) if found else "no .json files yet."

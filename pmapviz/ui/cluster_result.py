@@ -24,21 +24,32 @@ def show() -> None:
         "numbered from i x 2048 on CPU."
     )
     check = cluster.check_result(res)
-    tables.show([
-        {"process": pp["process_index"], "local devices": str(pp["local_device_ids"]),
-         "sees global devices": pp["global_devices"], "local x": str(pp["local_inputs"]),
-         "psum": pp["psum"], "all_gather": str(pp["all_gather"]),
-         "init (s)": round(pp["init_s"], 3),
-         "first call (ms)": round(pp["first_call_s"] * 1e3, 1),
-         "steady call (ms)": round(pp["steady_s"] * 1e3, 3)}
-        for pp in res.per_process
-    ])  # fmt: skip
+    tables.show(
+        [
+            {
+                "process": pp["process_index"],
+                "local devices": str(pp["local_device_ids"]),
+                "sees global devices": pp["global_devices"],
+                "local x": str(pp["local_inputs"]),
+                "psum": pp["psum"],
+                "all_gather": str(pp["all_gather"]),
+                "init (s)": round(pp["init_s"], 3),
+                "first call (ms)": round(pp["first_call_s"] * 1e3, 1),
+                "steady call (ms)": round(pp["steady_s"] * 1e3, 3),
+            }
+            for pp in res.per_process
+        ]
+    )
     (st.success if check.ok else st.error)(
         f"psum = {res.per_process[0]['psum']:g} and all_gather = 1..{g} in **every** process"
-        + (f", equal to numpy (sum 1..{g} = {check.expect_sum:g})." if check.correct
-           else ": WRONG.") + ("" if check.identical else " The processes DISAGREE."),
+        + (
+            f", equal to numpy (sum 1..{g} = {check.expect_sum:g})."
+            if check.correct
+            else ": WRONG."
+        )
+        + ("" if check.identical else " The processes DISAGREE."),
         icon=":material/check_circle:" if check.ok else ":material/error:",
-    )  # fmt: skip
+    )
     if single := res.single_process:
         st.markdown(
             f"**Timings.** Joining the cluster took {check.init_s:.2f} s. A steady call of the "
@@ -54,8 +65,9 @@ def process_rows(res) -> grids.Rows:
     rows = []
     for pp in res.per_process:
         cells = []
-        for j, (dev_id, idx) in enumerate(zip(pp["local_device_ids"], pp["axis_index"],
-                                              strict=True)):  # fmt: skip
+        for j, (dev_id, idx) in enumerate(
+            zip(pp["local_device_ids"], pp["axis_index"], strict=True)
+        ):
             label = grids.titled(f"id {dev_id}", f"axis_index {idx} · x={pp['local_inputs'][j]:g}")
             tip = f"process {pp['process_index']}, local device {j}, global device id {dev_id}"
             cells.append((label, idx, tip))

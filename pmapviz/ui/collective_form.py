@@ -18,27 +18,36 @@ def show(n_all: int) -> collectives.Collective:
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
-        c1.selectbox("Collective", [c.key for c in collectives.COLLECTIVES], key=P + "c",
-                     format_func=lambda k: collectives.BY_KEY[k].label)  # fmt: skip
+        c1.selectbox(
+            "Collective",
+            [c.key for c in collectives.COLLECTIVES],
+            key=P + "c",
+            format_func=lambda k: collectives.BY_KEY[k].label,
+        )
         c2.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
         c3.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
         c4.radio("Values", collectives.VALUE_KINDS, key=P + "v")
         coll = collectives.BY_KEY[st.session_state[P + "c"]]
         if coll.uses_groups:
             st.text_input(
-                "axis_index_groups (optional)", key=P + "g", max_chars=400,
+                "axis_index_groups (optional)",
+                key=P + "g",
+                max_chars=400,
                 placeholder="e.g. 0 1 | 2 3   (empty: all devices in one group)",
                 help="Groups of devices that reduce among themselves; they must split all "
                 "devices. Unequal sizes run on CPU (pmean then divides by the first group's "
                 "size, wrongly; TPUs refuse them).",
-            )  # fmt: skip
+            )
         if coll.key == "ppermute":
             p1, p2 = st.columns([1, 2])
             p1.radio("Permutation", collectives.PERMUTATIONS, key=P + "p")
             if st.session_state[P + "p"] == "custom":
-                p2.text_input("Pairs source->destination", key=P + "pairs", max_chars=400,
-                              help="e.g. 0->1, 1->2. Devices that no pair sends to get "
-                              "zeros.")  # fmt: skip
+                p2.text_input(
+                    "Pairs source->destination",
+                    key=P + "pairs",
+                    max_chars=400,
+                    help="e.g. 0->1, 1->2. Devices that no pair sends to get zeros.",
+                )
     url_state.save(P, schema)
     return coll
 
@@ -57,5 +66,6 @@ def value_kind() -> str:
 def choice(coll: collectives.Collective, n: int) -> collectives.Choice:
     """The groups and pairs the boxes describe (raises ``collectives.CollectiveError``)."""
     state = st.session_state
-    return collectives.playground_choice(coll.key, n, state[P + "g"], state[P + "pairs"],
-                                         state[P + "p"])  # fmt: skip
+    return collectives.playground_choice(
+        coll.key, n, state[P + "g"], state[P + "pairs"], state[P + "p"]
+    )

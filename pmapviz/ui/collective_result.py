@@ -18,27 +18,32 @@ def _compiled(device_set, key, n, groups, perm):
     return collectives.compile_collective(key, n, groups, perm)
 
 
-def run(coll: collectives.Collective, n: int, m: int, kind: str,
-        choice: collectives.Choice) -> collectives.Outcome | None:  # fmt: skip
+def run(
+    coll: collectives.Collective, n: int, m: int, kind: str, choice: collectives.Choice
+) -> collectives.Outcome | None:
     """The collective on ``n`` devices, ``m`` elements each, after its turn for memory; None
     when the wait ended without room (said where it waited)."""
     groups = [list(g) for g in choice.groups] if choice.groups else None
     perm = [tuple(p) for p in choice.perm] if choice.perm else None
     cache = functools.partial(_compiled, deviceset.current())  # this set's programs
-    return queue_display.queued(lambda on_wait: collectives.run(
-        coll.key, n, m, kind, groups=groups, perm=perm, program_cache=cache,
-        on_wait=on_wait))  # fmt: skip
+    return queue_display.queued(
+        lambda on_wait: collectives.run(
+            coll.key, n, m, kind, groups=groups, perm=perm, program_cache=cache, on_wait=on_wait
+        )
+    )
 
 
-def show(out: collectives.Outcome, choice: collectives.Choice, m: int,
-         report: devices.DeviceReport, slot) -> None:  # fmt: skip
+def show(
+    out: collectives.Outcome, choice: collectives.Choice, m: int, report: devices.DeviceReport, slot
+) -> None:
     """The call on ``out.n`` devices, ``m`` elements each; the picture (in the presenter's
     ``slot``), the warnings, the permutation, the communication, and the compiled program on
     request."""
     coll, n = out.collective, out.n
     labels = report.labels
-    st.code(f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})",
-            language="python")  # fmt: skip
+    st.code(
+        f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})", language="python"
+    )
     with presenter.picture(slot):
         grids.show(rows(out, choice, labels), collectives.picture_label(out))
     for warning in out.warnings:
@@ -49,8 +54,10 @@ def show(out: collectives.Outcome, choice: collectives.Choice, m: int,
         )
         idle = sorted(set(range(n)) - {d for _, d in out.perm})
         if idle:
-            st.info(f"Device(s) {idle} are no pair's destination, so they receive **zeros**.",
-                    icon=":material/info:")  # fmt: skip
+            st.info(
+                f"Device(s) {idle} are no pair's destination, so they receive **zeros**.",
+                icon=":material/info:",
+            )
     sent, recv = out.cost["sent"], out.cost["received"]
     st.markdown(
         f"**Communication**: each device sends about **{sent:,.0f} bytes** and receives about "
@@ -59,8 +66,9 @@ def show(out: collectives.Outcome, choice: collectives.Choice, m: int,
     )
     with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):
         if st.toggle("Compile it and read the HLO", key="co_xla"):
-            compiled_analysis.show(compiled.analyse_collective(coll.key, n, m, choice.groups,
-                                                               choice.perm), labels)  # fmt: skip
+            compiled_analysis.show(
+                compiled.analyse_collective(coll.key, n, m, choice.groups, choice.perm), labels
+            )
 
 
 def rows(out: collectives.Outcome, choice: collectives.Choice, labels: list[str]) -> grids.Rows:
@@ -70,22 +78,51 @@ def rows(out: collectives.Outcome, choice: collectives.Choice, labels: list[str]
     show_values = collectives.show_values
     grid = [
         ("device", [(labels[d], d, f"{labels[d]}: position {d} on the axis") for d in range(n)]),
-        ("x before", [(show_values(out.before[d]), d,
-                       f"device {d} starts with {show_values(out.before[d])}") for d in range(n)]),
-        ("y after", [(show_values(out.after[d]), None,
-                      f"device {d} ends with {show_values(out.after[d])}") for d in range(n)]),
-    ]  # fmt: skip
+        (
+            "x before",
+            [
+                (
+                    show_values(out.before[d]),
+                    d,
+                    f"device {d} starts with {show_values(out.before[d])}",
+                )
+                for d in range(n)
+            ],
+        ),
+        (
+            "y after",
+            [
+                (
+                    show_values(out.after[d]),
+                    None,
+                    f"device {d} ends with {show_values(out.after[d])}",
+                )
+                for d in range(n)
+            ],
+        ),
+    ]
     if collectives.differs_from_numpy(out):
         tip = "the mathematically right result, from numpy"
-        grid.append(("numpy expects", [(show_values(out.expected[d]), None, tip)
-                                       for d in range(n)]))  # fmt: skip
+        grid.append(
+            ("numpy expects", [(show_values(out.expected[d]), None, tip) for d in range(n)])
+        )
     if coll.kind in ("gather", "permute", "scatter") and coll.key != "psum_scatter":
         tip = "which device each piece came from: the collective's definition, checked by value"
         grid.append(("came from", [(grids.chips(out.sources[d]), None, tip) for d in range(n)]))
     elif coll.kind in ("reduce", "normalise") or coll.key == "psum_scatter":
         groups = [list(g) for g in choice.groups] if choice.groups else [list(range(n))]
         group_of = {d: g for g in groups for d in g}
-        grid.append(("combines", [(grids.chips(group_of[d]), None,
-                                   f"device {d}'s result combines devices {group_of[d]}")
-                                  for d in range(n)]))  # fmt: skip
+        grid.append(
+            (
+                "combines",
+                [
+                    (
+                        grids.chips(group_of[d]),
+                        None,
+                        f"device {d}'s result combines devices {group_of[d]}",
+                    )
+                    for d in range(n)
+                ],
+            )
+        )
     return grid

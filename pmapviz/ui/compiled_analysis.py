@@ -14,16 +14,21 @@ def show(a, labels: list[str]) -> None:
     """A compiled pmap program (pmapviz.compiled.Analysis): the collectives XLA emitted beside
     the ring model, their groups and pairs on the devices, the program at three levels, and
     cost and memory per variant."""
-    st.caption(f"`{a.target.code}` on {a.target.n} device(s), compiled in "
-               f"{a.compile_s * 1e3:,.0f} ms.")  # fmt: skip
+    st.caption(
+        f"`{a.target.code}` on {a.target.n} device(s), compiled in {a.compile_s * 1e3:,.0f} ms."
+    )
     if a.unparsed:
-        st.warning("Some collective lines of the HLO could not be read by this version of "
-                   "pmapviz; they are shown as text instead of being guessed.",
-                   icon=":material/help:")  # fmt: skip
+        st.warning(
+            "Some collective lines of the HLO could not be read by this version of "
+            "pmapviz; they are shown as text instead of being guessed.",
+            icon=":material/help:",
+        )
         st.code("\n".join(f"{k}: {t}" for k, t, _ in a.unparsed), language=None)
     if not a.rows:
-        st.info("XLA emitted no collective: every device computes on its own block.",
-                icon=":material/info:")  # fmt: skip
+        st.info(
+            "XLA emitted no collective: every device computes on its own block.",
+            icon=":material/info:",
+        )
     else:
         tables.show(tables.frame(compiled.table_rows(a.rows)))
         for r in a.rows:
@@ -55,19 +60,27 @@ def _collective(c, labels: list[str], n: int) -> None:
 
 def _levels(a) -> None:
     lv = a.levels
-    for title, text, lines in (("jaxpr (pmap is jit of shard_map)", lv.jaxpr, lv.jaxpr_lines),
-                               ("StableHLO, as lowered", lv.stablehlo, lv.stablehlo_lines),
-                               ("HLO, as compiled by XLA", lv.hlo, lv.hlo_lines)):  # fmt: skip
-        with st.expander(f"{title}: {len(text.splitlines()):,} lines, collectives on lines "
-                         f"{', '.join(map(str, lines)) or 'none'}"):  # fmt: skip
-            marked = "\n".join(f"{'>>' if k in lines else '  '} {k:>4} {line}"
-                               for k, line in enumerate(text.splitlines(), 1))  # fmt: skip
+    for title, text, lines in (
+        ("jaxpr (pmap is jit of shard_map)", lv.jaxpr, lv.jaxpr_lines),
+        ("StableHLO, as lowered", lv.stablehlo, lv.stablehlo_lines),
+        ("HLO, as compiled by XLA", lv.hlo, lv.hlo_lines),
+    ):
+        with st.expander(
+            f"{title}: {len(text.splitlines()):,} lines, collectives on lines "
+            f"{', '.join(map(str, lines)) or 'none'}"
+        ):
+            marked = "\n".join(
+                f"{'>>' if k in lines else '  '} {k:>4} {line}"
+                for k, line in enumerate(text.splitlines(), 1)
+            )
             st.code(marked[:200_000], language=None)
 
 
 def _variants(a) -> None:
-    st.markdown("**The same computation, four ways** (per device; `bytes accessed` is each "
-                "device's LOCAL memory traffic, not network bytes):")  # fmt: skip
+    st.markdown(
+        "**The same computation, four ways** (per device; `bytes accessed` is each "
+        "device's LOCAL memory traffic, not network bytes):"
+    )
     rows, notes = compiled.variant_table(a)
     tables.show(tables.frame(rows))
     for note in notes:

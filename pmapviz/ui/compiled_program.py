@@ -13,8 +13,11 @@ from pmapviz.scenario import Scenario
 from pmapviz.ui import url_state
 
 P = "cp_"
-SOURCE_LABELS = {"explorer": "Explorer's settings", "collective": "A collective",
-                 "training": "Training step"}  # fmt: skip
+SOURCE_LABELS = {
+    "explorer": "Explorer's settings",
+    "collective": "A collective",
+    "training": "Training step",
+}
 COLLECTIVE_KEYS = ["src", "c", "n", "m", "g", "pairs"]  # the link of a collective's program
 
 
@@ -42,26 +45,44 @@ def form(n_all: int) -> tuple[str, Scenario]:
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
-        c1.radio("Program", compiled.SOURCES, key=P + "src", horizontal=True,
-                 format_func=lambda s: SOURCE_LABELS.get(s, s))  # fmt: skip
+        c1.radio(
+            "Program",
+            compiled.SOURCES,
+            key=P + "src",
+            horizontal=True,
+            format_func=lambda s: SOURCE_LABELS.get(s, s),
+        )
         src = st.session_state[P + "src"]
         if src == "collective":
-            c2.selectbox("Collective", [c.key for c in collectives.COLLECTIVES], key=P + "c",
-                         format_func=lambda k: collectives.BY_KEY[k].label)  # fmt: skip
+            c2.selectbox(
+                "Collective",
+                [c.key for c in collectives.COLLECTIVES],
+                key=P + "c",
+                format_func=lambda k: collectives.BY_KEY[k].label,
+            )
             c3.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
             c4.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
             if collectives.BY_KEY[st.session_state[P + "c"]].uses_groups:
-                st.text_input("axis_index_groups (optional)", key=P + "g", max_chars=400,
-                              placeholder="e.g. 0 1 | 2 3")  # fmt: skip
+                st.text_input(
+                    "axis_index_groups (optional)",
+                    key=P + "g",
+                    max_chars=400,
+                    placeholder="e.g. 0 1 | 2 3",
+                )
             if st.session_state[P + "c"] == "ppermute":
-                st.text_input("Pairs source->destination (empty: ring right)", key=P + "pairs",
-                              max_chars=400)  # fmt: skip
+                st.text_input(
+                    "Pairs source->destination (empty: ring right)", key=P + "pairs", max_chars=400
+                )
     explored = url_state.explorer_scenario(n_all)  # read before the URL is rewritten below
     if src == "collective":
         url_state.save(P, schema, COLLECTIVE_KEYS)
     else:
-        url_state.save(P, schema, ["src"], also=url_state.scenario_query(explored, n_all)
-                       if src == "explorer" else None)  # fmt: skip
+        url_state.save(
+            P,
+            schema,
+            ["src"],
+            also=url_state.scenario_query(explored, n_all) if src == "explorer" else None,
+        )
     return src, explored
 
 
@@ -79,13 +100,14 @@ def analyse(src: str, explored: Scenario, n_all: int):
             elif src == "explorer":
                 program, plan, errors = explored.plan(n_all)
                 if url_state.show_errors(errors) or plan is None or not plan.ok:
-                    st.info("Fix the explorer's settings first (Shapes & sharding page).",
-                            icon=":material/grid_view:")  # fmt: skip
+                    st.info(
+                        "Fix the explorer's settings first (Shapes & sharding page).",
+                        icon=":material/grid_view:",
+                    )
                     st.stop()
                 analysis = compiled.analyse_plan(program, plan)
             else:
-                analysis = compiled.analyse_training(training.Config("linear", n_all,
-                                                                     32 * n_all))  # fmt: skip
+                analysis = compiled.analyse_training(training.Config("linear", n_all, 32 * n_all))
         except collectives.CollectiveError as err:
             st.error(str(err), icon=":material/block:")
             st.stop()
@@ -95,6 +117,7 @@ def analyse(src: str, explored: Scenario, n_all: int):
 def _call(n_all: int) -> Call:
     """The collective the boxes describe (raises ``collectives.CollectiveError``)."""
     v = url_state.parsed(P, compiled.schema(n_all), ["c", "n", "m"])
-    target = collectives.playground_choice(v["c"], v["n"], st.session_state[P + "g"],
-                                           st.session_state[P + "pairs"])  # fmt: skip
+    target = collectives.playground_choice(
+        v["c"], v["n"], st.session_state[P + "g"], st.session_state[P + "pairs"]
+    )
     return Call(v["c"], v["n"], v["m"], target.groups, target.perm)

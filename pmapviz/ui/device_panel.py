@@ -31,8 +31,10 @@ def _set_lines(report: devices.DeviceReport) -> None:
         here = f.platform == report.platform
         real = "emulated" if f.emulated else "real"
         mark = " · **this page**" if here and f.beside else ""
-        st.markdown(f"**{f.devices_phrase()}** · platform `{f.platform}` ({real}), kind "
-                    f"`{f.device_kind}`{mark}")  # fmt: skip
+        st.markdown(
+            f"**{f.devices_phrase()}** · platform `{f.platform}` ({real}), kind "
+            f"`{f.device_kind}`{mark}"
+        )
         st.markdown(device_chips(report, f), unsafe_allow_html=True)
 
 
@@ -41,8 +43,9 @@ def show(report: devices.DeviceReport) -> None:
     and device where the devices have their own), start-up, restart."""
     facts = report.facts
     with st.sidebar:
-        heading = (f"{report.count} devices" if len(report.sets) < 2
-                   else f"{len(report.sets)} device sets")  # fmt: skip
+        heading = (
+            f"{report.count} devices" if len(report.sets) < 2 else f"{len(report.sets)} device sets"
+        )
         st.markdown(f"### :material/memory: {heading}")
         _set_lines(report)
         st.markdown(

@@ -78,8 +78,12 @@ def picker(name: str) -> None:
         return
     st.session_state[PICKER] = name  # the page's set, also when it came from its default
     st.segmented_control(
-        "Devices this page runs on", names, format_func=label, key=PICKER, on_change=_picked,
+        "Devices this page runs on",
+        names,
+        format_func=label,
+        key=PICKER,
+        on_change=_picked,
         help="This server holds both sets at once. Lessons about splitting work start on the "
         "larger set, timing on the machine's own devices; switching opens the pages with the "
         "defaults for those devices. Also ?on=" + "|".join(names) + " in a link.",
-    )  # fmt: skip
+    )

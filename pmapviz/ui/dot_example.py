@@ -28,10 +28,13 @@ def _example(n: int) -> None:
     limit = dotproduct.max_pairs(memory.budget(), n)
     c1, c2 = st.columns([2, 1])
     pairs = c1.number_input(
-        f"Pairs (1,000 to {limit:,}, a multiple of {n})", min_value=dotproduct.MIN_PAIRS,
-        max_value=limit, value=min(dotproduct.DEFAULT_PAIRS - dotproduct.DEFAULT_PAIRS % n, limit),
-        step=n * 125_000, key="dot_pairs",
-    )  # fmt: skip
+        f"Pairs (1,000 to {limit:,}, a multiple of {n})",
+        min_value=dotproduct.MIN_PAIRS,
+        max_value=limit,
+        value=min(dotproduct.DEFAULT_PAIRS - dotproduct.DEFAULT_PAIRS % n, limit),
+        step=n * 125_000,
+        key="dot_pairs",
+    )
     c2.write("")
     go = c2.button("Run the example", type="primary", icon=":material/play_arrow:", key="dot_run")
     if go:
@@ -39,8 +42,13 @@ def _example(n: int) -> None:
         try:
             st.session_state["dot_result"] = queue_display.queued(
                 lambda on_wait: dotproduct.run_dot(
-                    int(pairs), n, progress=lambda text, frac: bar.progress(frac, text=text),
-                    limit=limit, on_wait=on_wait))  # fmt: skip
+                    int(pairs),
+                    n,
+                    progress=lambda text, frac: bar.progress(frac, text=text),
+                    limit=limit,
+                    on_wait=on_wait,
+                )
+            )
         except dotproduct.DotError as err:
             st.session_state.pop("dot_result", None)
             st.error(str(err), icon=":material/error:")

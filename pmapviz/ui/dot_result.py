@@ -11,24 +11,36 @@ from pmapviz.ui import tables
 
 
 def show(res) -> None:
-    st.markdown(f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
-                f"{fmt_shape(res.flat_shape)}")  # fmt: skip
+    st.markdown(
+        f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
+        f"{fmt_shape(res.flat_shape)}"
+    )
     cols = st.columns(4 if res.device_peak_bytes is None else 5)
-    cols[0].metric("max |pmap - vmap|", f"{res.max_abs_diff:.2g}",
-                   "equal" if res.allclose else "DIFFERENT", delta_color="off")  # fmt: skip
+    cols[0].metric(
+        "max |pmap - vmap|",
+        f"{res.max_abs_diff:.2g}",
+        "equal" if res.allclose else "DIFFERENT",
+        delta_color="off",
+    )
     cols[1].metric("Compute (median)", f"{res.run_s * 1e3:,.1f} ms")
     cols[2].metric("jit(vmap) on 1 device", f"{res.vmap_run_s * 1e3:,.1f} ms")
     grew = "unknown" if res.host_growth_mb is None else f"{res.host_growth_mb:,.0f} MB"
-    cols[3].metric("Host memory (this run)", grew,
-                   help="How far the server's resident memory rose above its level when the "
-                   "run started, at its highest (sampled every 2 ms): the run's own host "
-                   "cost. What the JAX runtime mapped in at start-up (13 GB on a TPU, chip "
-                   "windows included) is not counted; runs of other sessions at the same time "
-                   "are.")  # fmt: skip
+    cols[3].metric(
+        "Host memory (this run)",
+        grew,
+        help="How far the server's resident memory rose above its level when the "
+        "run started, at its highest (sampled every 2 ms): the run's own host "
+        "cost. What the JAX runtime mapped in at start-up (13 GB on a TPU, chip "
+        "windows included) is not counted; runs of other sessions at the same time "
+        "are.",
+    )
     if res.device_peak_bytes is not None:
-        cols[4].metric("Device peak", f"{res.device_peak_bytes / 1e6:,.0f} MB",
-                       help="The highest peak_bytes_in_use of the devices since the server "
-                       "started, as the backend reports it (memory_stats).")  # fmt: skip
+        cols[4].metric(
+            "Device peak",
+            f"{res.device_peak_bytes / 1e6:,.0f} MB",
+            help="The highest peak_bytes_in_use of the devices since the server "
+            "started, as the backend reports it (memory_stats).",
+        )
     st.markdown(
         f"{res.pairs:,} pairs: compile {res.compile_s * 1e3:,.0f} ms, transfer to {res.devices} "
         f"devices {res.transfer_s * 1e3:,.1f} ms, compute {res.run_s * 1e3:,.1f} ms (median of "
@@ -40,8 +52,10 @@ def show(res) -> None:
     st.caption(dotproduct.transfer_note(res))
     tables.static(res.per_device)
     _mistakes(res)
-    st.caption(f"The same code path: `python -m pmapviz dot --pairs {res.pairs} --devices "
-               f"{res.devices} --json`.")  # fmt: skip
+    st.caption(
+        f"The same code path: `python -m pmapviz dot --pairs {res.pairs} --devices "
+        f"{res.devices} --json`."
+    )
 
 
 def _mistakes(res) -> None:

@@ -71,26 +71,51 @@ def presets_row(n: int) -> None:
     st.caption("Start from an example:")
     cols = st.columns(3)
     for k, preset in enumerate(presets.PRESETS):
-        cols[k % 3].button(preset.label, key=f"preset_{preset.key}", on_click=apply,
-                           args=(preset.scenario(n).texts(every_slot=True),),
-                           width="stretch")  # fmt: skip
+        cols[k % 3].button(
+            preset.label,
+            key=f"preset_{preset.key}",
+            on_click=apply,
+            args=(preset.scenario(n).texts(every_slot=True),),
+            width="stretch",
+        )
 
 
 def show(n: int) -> Scenario:
     """The settings' boxes; returns the scenario they hold, kept for the other pages."""
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
-        c1.selectbox("Function f", scenario.FUNCTIONS, key=P + "fn", on_change=_on_fn_change,
-                     args=(n,), format_func=scenario.label)  # fmt: skip
+        c1.selectbox(
+            "Function f",
+            scenario.FUNCTIONS,
+            key=P + "fn",
+            on_change=_on_fn_change,
+            args=(n,),
+            format_func=scenario.label,
+        )
         c2.text_input("out_axes", key=P + "out", max_chars=12, help="An integer, or None.")
-        c3.text_input("axis_name", key=P + "name", max_chars=32,
-                      help="Needed by collectives such as lax.psum; e.g. i.")  # fmt: skip
-        c4.text_input("Plan for N devices", key=P + "pn", max_chars=8, on_change=_on_pn_change,
-                      args=(n,), placeholder=f"{n} (this server)", help=pn_help(n))  # fmt: skip
+        c3.text_input(
+            "axis_name",
+            key=P + "name",
+            max_chars=32,
+            help="Needed by collectives such as lax.psum; e.g. i.",
+        )
+        c4.text_input(
+            "Plan for N devices",
+            key=P + "pn",
+            max_chars=8,
+            on_change=_on_pn_change,
+            args=(n,),
+            placeholder=f"{n} (this server)",
+            help=pn_help(n),
+        )
         if st.session_state[P + "fn"] == scenario.EXPR:
             e1, e2 = st.columns([1, 3])
-            e1.text_input("Arguments", key=P + "args", max_chars=200,
-                          help="Names separated by commas, e.g. x, w (at most 6).")  # fmt: skip
+            e1.text_input(
+                "Arguments",
+                key=P + "args",
+                max_chars=200,
+                help="Names separated by commas, e.g. x, w (at most 6).",
+            )
             e2.text_input("f(...) = ", key=P + "body", max_chars=500, help=EXPR_HELP)
             st.caption(
                 "Your own f: one expression, checked and interpreted by pmapviz (hover ? "
@@ -131,5 +156,4 @@ def _argument_boxes(names: list[str]) -> None:
             a, b, c = cols[3 * j : 3 * j + 3]
             a.text_input(f"shape of {names[k]}", key=f"{P}s{k}", max_chars=200, help=SHAPE_HELP)
             b.selectbox(f"dtype of {names[k]}", settings.DTYPES, key=f"{P}d{k}")
-            c.text_input(f"in_axes of {names[k]}", key=f"{P}a{k}", max_chars=200,
-                         help=IN_AXES_HELP)  # fmt: skip
+            c.text_input(f"in_axes of {names[k]}", key=f"{P}a{k}", max_chars=200, help=IN_AXES_HELP)

@@ -55,13 +55,25 @@ def show(rows: Rows, label: str) -> None:
 def device_set(report: devices.DeviceReport, per_row: int = 8) -> None:
     """Every device in mesh order, rows of ``per_row``, labelled and coloured from JAX."""
     n = report.count
-    show([(f"{start}-{min(n, start + per_row) - 1}",
-           [(titled(d.label, f"id {d.id} · process {d.process_index}"), k,
-             f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}")
-            for k, d in enumerate(report.devices[start : start + per_row], start)])
-          for start in range(0, n, per_row)],
-         f"The {n} devices of this server, in mesh order: "
-         + ", ".join(report.labels[:16]) + (" ..." if n > 16 else ""))  # fmt: skip
+    show(
+        [
+            (
+                f"{start}-{min(n, start + per_row) - 1}",
+                [
+                    (
+                        titled(d.label, f"id {d.id} · process {d.process_index}"),
+                        k,
+                        f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}",
+                    )
+                    for k, d in enumerate(report.devices[start : start + per_row], start)
+                ],
+            )
+            for start in range(0, n, per_row)
+        ],
+        f"The {n} devices of this server, in mesh order: "
+        + ", ".join(report.labels[:16])
+        + (" ..." if n > 16 else ""),
+    )
 
 
 def chips(positions: list[int | None]) -> str:
@@ -73,8 +85,10 @@ def chips(positions: list[int | None]) -> str:
             out.append("<span style='padding:0 4px;color:inherit'>·</span>")
         else:
             fill = device_colour(s)
-            out.append(f"<span style='background:{fill};color:{text_colour(fill)};"
-                       f"border-radius:3px;padding:0 4px;margin:1px'>{int(s)}</span>")  # fmt: skip
+            out.append(
+                f"<span style='background:{fill};color:{text_colour(fill)};"
+                f"border-radius:3px;padding:0 4px;margin:1px'>{int(s)}</span>"
+            )
     return "".join(out)
 
 

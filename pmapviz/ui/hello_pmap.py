@@ -27,9 +27,11 @@ def show(n: int, slot) -> None:
     with st.spinner("Compiling and running on every device..."):
         hello = programs.run_hello(_hello_program(deviceset.current(), n), n)
     with presenter.picture(slot):
-        grids.show(programs.hello_rows(hello),
-                   f"pmap(lambda x: x * 2) on arange({n}): each device's x and the x * 2 it "
-                   "computed, read from the output's shards")  # fmt: skip
+        grids.show(
+            programs.hello_rows(hello),
+            f"pmap(lambda x: x * 2) on arange({n}): each device's x and the x * 2 it "
+            "computed, read from the output's shards",
+        )
     st.caption(
         f"Every cell is read from the arrays' `addressable_shards` (device, `index`, `data`). "
         f"`y.sharding` is `{hello.sharding}`: pmap's output is an ordinary `jax.Array` split "

@@ -42,32 +42,55 @@ def form(current: Scenario, program: Program, plan: Plan, n: int) -> tuple[str, 
     """What runs (f on its arguments, from the explorer) and ``(value kind, seed)``."""
     with st.container(border=True):
         if plan is not None:
-            args = ", ".join(f"`{leaf.name}` {fmt_shape(leaf.shape)} (in_axes {leaf.axis}, "
-                             f"{leaf.dtype})" for leaf in plan.leaves)  # fmt: skip
-            st.markdown(f"**f** = {quote(program.body(plan.axis_name), 200)} on {args}; "
-                        f"out_axes {plan.out_axes}, axis_name `{plan.axis_name}`")  # fmt: skip
+            args = ", ".join(
+                f"`{leaf.name}` {fmt_shape(leaf.shape)} (in_axes {leaf.axis}, {leaf.dtype})"
+                for leaf in plan.leaves
+            )
+            st.markdown(
+                f"**f** = {quote(program.body(plan.axis_name), 200)} on {args}; "
+                f"out_axes {plan.out_axes}, axis_name `{plan.axis_name}`"
+            )
         if elsewhere := current.plans_elsewhere(n):
-            st.caption(f"The explorer plans for {elsewhere:,} devices; live runs use this "
-                       f"server's {n} devices.")  # fmt: skip
-        st.page_link("pages/explorer.py", label="Change the settings in the explorer",
-                     icon=":material/grid_view:")  # fmt: skip
+            st.caption(
+                f"The explorer plans for {elsewhere:,} devices; live runs use this "
+                f"server's {n} devices."
+            )
+        st.page_link(
+            "pages/explorer.py",
+            label="Change the settings in the explorer",
+            icon=":material/grid_view:",
+        )
         c1, c2 = st.columns([3, 1])
-        kind = c1.radio("Values", programs.VALUE_KINDS, horizontal=True, key="live_kind",
-                        help="arange: 0, 1, 2, ... (offset by 100 per argument); random: seeded "
-                        "normal (integers for int dtypes); ones.")  # fmt: skip
-        seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="live_seed",
-                               disabled=kind != "random")  # fmt: skip
+        kind = c1.radio(
+            "Values",
+            programs.VALUE_KINDS,
+            horizontal=True,
+            key="live_kind",
+            help="arange: 0, 1, 2, ... (offset by 100 per argument); random: seeded "
+            "normal (integers for int dtypes); ones.",
+        )
+        seed = c2.number_input("Seed", 0, 2**31 - 1, 0, key="live_seed", disabled=kind != "random")
     return kind, int(seed)
 
 
-def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
-         report: devices.DeviceReport, slot) -> None:  # fmt: skip
+def show(
+    program: Program,
+    plan: Plan,
+    errors: list[str],
+    kind: str,
+    seed: int,
+    report: devices.DeviceReport,
+    slot,
+) -> None:
     """The arrays (in the presenter's ``slot``), what stops the run, or the run and its
     result."""
     if slot is not None and plan is not None and plan.ok:
         with slot:
-            plan_cards.show(plan, "What runs: the arrays, split over the devices",
-                            "From JAX's NamedSharding, as pmap places them.")  # fmt: skip
+            plan_cards.show(
+                plan,
+                "What runs: the arrays, split over the devices",
+                "From JAX's NamedSharding, as pmap places them.",
+            )
     for e in errors:
         st.error(e, icon=":material/edit:")
     if plan is not None and not plan.ok:
@@ -79,13 +102,16 @@ def show(program: Program, plan: Plan, errors: list[str], kind: str, seed: int,
         st.info(why, icon=":material/info:")
     elif (need := _ready(program, plan)) is not None:
         with st.spinner("Compiling (first time only), placing inputs, running..."):
-            res = queue_display.queued(lambda on_wait: _run(program, plan, need, kind, seed,
-                                                            on_wait))  # fmt: skip
+            res = queue_display.queued(
+                lambda on_wait: _run(program, plan, need, kind, seed, on_wait)
+            )
         if res is not None:
             live_result.show(res, plan, program, report)
             if sandbox.applies(program):
-                st.caption(f"Your own f ran in a process of its own, which is ended if a run "
-                           f"passes the {devices.time_limit()} s limit.")  # fmt: skip
+                st.caption(
+                    f"Your own f ran in a process of its own, which is ended if a run "
+                    f"passes the {devices.time_limit()} s limit."
+                )
 
 
 def _run(program: Program, plan: Plan, need: memory.Need, kind: str, seed: int, on_wait):
@@ -98,9 +124,9 @@ def _run(program: Program, plan: Plan, need: memory.Need, kind: str, seed: int, 
     compiled = _compiled(deviceset.current(), scenario.program_ref(program), plan.key)
     if scenario.program_ref(program)[0] != scenario.EXPR:
         return programs.run_plan(program, plan, compiled, kind, seed, on_wait=on_wait)
-    return sandbox.run_here(lambda: programs.run_plan(program, plan, compiled, kind, seed,
-                                                      reserve=False),
-                            need, on_wait)  # fmt: skip
+    return sandbox.run_here(
+        lambda: programs.run_plan(program, plan, compiled, kind, seed, reserve=False), need, on_wait
+    )
 
 
 def _ready(program: Program, plan: Plan) -> memory.Need | None:
@@ -126,8 +152,11 @@ def _ready(program: Program, plan: Plan) -> memory.Need | None:
         return None
     if budget.bytes_of(need) <= AUTO_RUN_BYTES and seconds <= AUTO_RUN_S:
         return need  # small and quick: at once, also from a link
-    if st.button(f"Run ({budget.words(need)} at the peak, about {seconds:,.1f} s)",
-                 type="primary", icon=":material/play_arrow:"):  # fmt: skip
+    if st.button(
+        f"Run ({budget.words(need)} at the peak, about {seconds:,.1f} s)",
+        type="primary",
+        icon=":material/play_arrow:",
+    ):
         return need
     st.info("Large or slow: press Run to start (a link never starts it).", icon=":material/info:")
     return None

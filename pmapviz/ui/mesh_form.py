@@ -20,22 +20,38 @@ def show(n_devices: int) -> tuple[meshes.Mesh, list[tuple[str, tuple[int, ...], 
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2 = st.columns([1, 2])
-        c1.text_input("Mesh (axis sizes)", key=P + "mesh", max_chars=40,
-                      help=f"e.g. 2x4; this server has {n_devices} devices (a bigger mesh is "
-                      "planned from shapes alone)")  # fmt: skip
-        c2.text_input("Axis names", key=P + "names", max_chars=120,
-                      help="one per mesh axis, e.g. data, model")  # fmt: skip
+        c1.text_input(
+            "Mesh (axis sizes)",
+            key=P + "mesh",
+            max_chars=40,
+            help=f"e.g. 2x4; this server has {n_devices} devices (a bigger mesh is "
+            "planned from shapes alone)",
+        )
+        c2.text_input(
+            "Axis names", key=P + "names", max_chars=120, help="one per mesh axis, e.g. data, model"
+        )
         for k in range(meshes.MAX_ARGS):
             a, b = st.columns([1, 2])
-            a.text_input(f"Shape of argument {k + 1}", key=f"{P}s{k}", max_chars=80,
-                         help="its global shape, e.g. 8, 16 (empty: no such argument)")  # fmt: skip
-            b.text_input(f"PartitionSpec of argument {k + 1}", key=f"{P}p{k}", max_chars=200,
-                         help="as in code: P('data', None), P(('data', 'model')), P(), or "
-                         "the short form data, None")  # fmt: skip
+            a.text_input(
+                f"Shape of argument {k + 1}",
+                key=f"{P}s{k}",
+                max_chars=80,
+                help="its global shape, e.g. 8, 16 (empty: no such argument)",
+            )
+            b.text_input(
+                f"PartitionSpec of argument {k + 1}",
+                key=f"{P}p{k}",
+                max_chars=200,
+                help="as in code: P('data', None), P(('data', 'model')), P(), or "
+                "the short form data, None",
+            )
     url_state.save(P, schema)
     values = url_state.parsed(P, schema, MESH_KEYS)
     names = meshes.parse_axis_names(values["names"], len(values["mesh"]))  # checked by parsed
-    given = [(values[f"s{k}"], values[f"p{k}"]) for k in range(meshes.MAX_ARGS)
-             if values[f"s{k}"] is not None]  # fmt: skip
+    given = [
+        (values[f"s{k}"], values[f"p{k}"])
+        for k in range(meshes.MAX_ARGS)
+        if values[f"s{k}"] is not None
+    ]
     labels = meshes.argument_labels(st.session_state.get(P + "args", ""), len(given))
     return meshes.Mesh(values["mesh"], names), [(n, *a) for n, a in zip(labels, given, strict=True)]

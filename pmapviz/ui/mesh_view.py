@@ -14,8 +14,9 @@ from pmapviz.ui import grids, presenter
 
 def problems(mesh: meshes.Mesh, args: list) -> bool:
     """One error box per problem, with its fix; True when there were any."""
-    found = [(name, p) for name, shape, spec in args
-             for p in meshes.problems(mesh, shape, spec, name)]  # fmt: skip
+    found = [
+        (name, p) for name, shape, spec in args for p in meshes.problems(mesh, shape, spec, name)
+    ]
     for name, p in found:
         st.error(f"**{name}**: {p.message}\n\n**Fix:** {p.fix}", icon=":material/block:")
     return bool(found)
@@ -33,8 +34,12 @@ def mesh_rows(placed: meshes.Placement) -> grids.Rows:
         label = f"{mesh.names[0]}={b.coords[0]}"
         rest = ", ".join(f"{n}={c}" for n, c in zip(mesh.names[1:], b.coords[1:], strict=True))
         rows.setdefault(label, []).append(
-            (grids.titled(f"device {b.device}", _slices(b)), position[b.device],
-             f"device {b.device} at {rest or mesh.names[0]}: holds {_slices(b)}"))  # fmt: skip
+            (
+                grids.titled(f"device {b.device}", _slices(b)),
+                position[b.device],
+                f"device {b.device} at {rest or mesh.names[0]}: holds {_slices(b)}",
+            )
+        )
     return list(rows.items())
 
 
@@ -53,8 +58,9 @@ def tile_rows(placed: meshes.Placement) -> grids.Rows:
             label = f"rows {a}:{b}" if split[0] == 0 else f"dim {split[0]} {a}:{b}"
         else:
             label = "all"
-        cell = (f"<small>{_slices(meshes.Block(0, (), index))}</small><br>"
-                + grids.chips([position[d] for d in devs]))  # fmt: skip
+        cell = f"<small>{_slices(meshes.Block(0, (), index))}</small><br>" + grids.chips(
+            [position[d] for d in devs]
+        )
         rows.setdefault(label, []).append((cell, None, f"held by devices {devs}"))
     return list(rows.items())
 
@@ -63,17 +69,29 @@ def show(placed: list[meshes.Placement], names: list[str], slot) -> None:
     """Per argument: the mesh grid and the tiles; the first argument's mesh grid goes in the
     presenter's slot."""
     for k, (p, name) in enumerate(zip(placed, names, strict=True)):
-        rep = (f"; replicated over {', '.join(p.replicated_over)}" if p.replicated_over
-               else "; every device holds a different block")  # fmt: skip
+        rep = (
+            f"; replicated over {', '.join(p.replicated_over)}"
+            if p.replicated_over
+            else "; every device holds a different block"
+        )
         where = presenter.picture(slot) if k == 0 else st.container()
         with where:
             st.subheader(f"{name}: {fmt_shape(p.shape)} {meshes.spec_text(p.spec)}")
-            st.markdown(f"Each device holds {fmt_shape(p.local_shape)}{rep}."
-                        + ("" if p.from_jax else " Planned for a mesh bigger than this server "
-                           "(index arithmetic, checked against JAX in tests)."))  # fmt: skip
-            grids.show(mesh_rows(p), f"{name} {fmt_shape(p.shape)} placed by "
-                       f"{meshes.spec_text(p.spec)} on the mesh {p.mesh.text()}: each device "
-                       f"holds {fmt_shape(p.local_shape)}{rep}")  # fmt: skip
+            st.markdown(
+                f"Each device holds {fmt_shape(p.local_shape)}{rep}."
+                + (
+                    ""
+                    if p.from_jax
+                    else " Planned for a mesh bigger than this server "
+                    "(index arithmetic, checked against JAX in tests)."
+                )
+            )
+            grids.show(
+                mesh_rows(p),
+                f"{name} {fmt_shape(p.shape)} placed by "
+                f"{meshes.spec_text(p.spec)} on the mesh {p.mesh.text()}: each device "
+                f"holds {fmt_shape(p.local_shape)}{rep}",
+            )
         if len(p.shape) >= 1:
             with st.expander(f"The tiles of {name}: which devices hold each block"):
                 grids.show(tile_rows(p), f"the distinct blocks of {name} and their devices")
@@ -81,6 +99,8 @@ def show(placed: list[meshes.Placement], names: list[str], slot) -> None:
 
 def mesh_note(mesh: meshes.Mesh, n_devices: int) -> None:
     if mesh.devices > n_devices:
-        st.info(f"The mesh {quote(mesh.text())} has {mesh.devices} devices and this server "
-                f"{n_devices}: the placement below is planned from shapes alone.",
-                icon=":material/info:")  # fmt: skip
+        st.info(
+            f"The mesh {quote(mesh.text())} has {mesh.devices} devices and this server "
+            f"{n_devices}: the placement below is planned from shapes alone.",
+            icon=":material/info:",
+        )

@@ -19,8 +19,15 @@ from pmapviz import devicefacts, devices, deviceset, doctor
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
 # tells the CPU story)
-CPU_ONLY_WORDS = ("emulated", "jax_num_cpu_devices", "share the cores", "CPU core(s) shared",
-                  "nothing crosses a wire", "copy between threads", "no speed-up")  # fmt: skip
+CPU_ONLY_WORDS = (
+    "emulated",
+    "jax_num_cpu_devices",
+    "share the cores",
+    "CPU core(s) shared",
+    "nothing crosses a wire",
+    "copy between threads",
+    "no speed-up",
+)
 
 # words a page may say on an accelerator too: the local cluster's workers run on CPU devices
 # whatever the server holds, and the page shows their code
@@ -90,8 +97,9 @@ def section(settings: devices.Settings, progress: doctor.Progress = None) -> lis
     return rows
 
 
-def _checked(page: str, query: dict, buttons: tuple[str, ...], argv: list[str],
-             facts: devicefacts.Facts) -> dict:  # fmt: skip
+def _checked(
+    page: str, query: dict, buttons: tuple[str, ...], argv: list[str], facts: devicefacts.Facts
+) -> dict:
     """One page's row: what it raised, showed as an error, or said of the CPU on an
     accelerator set (``facts``: the set it ran on)."""
     sys_argv, sys.argv = sys.argv, ["app.py", *argv]
@@ -143,10 +151,26 @@ def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
 def _page_row(page: str, query: dict, at, facts: devicefacts.Facts) -> dict:
     """The page's main area is read for CPU words: the sidebar lists every device set of the
     server, the emulated one beside an accelerator included."""
-    texts = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "success",
-                                       "error", "title", "header", "subheader", "code")
-             for e in getattr(at.main, kind)]  # fmt: skip
-    return {"page": page, "query": query,
-            "exceptions": [str(e.value)[:300] for e in at.exception],
-            "errors": [str(e.value)[:300] for e in at.error],
-            "cpu_words": cpu_words(texts, facts, page)}  # fmt: skip
+    texts = [
+        str(e.value)
+        for kind in (
+            "markdown",
+            "caption",
+            "info",
+            "warning",
+            "success",
+            "error",
+            "title",
+            "header",
+            "subheader",
+            "code",
+        )
+        for e in getattr(at.main, kind)
+    ]
+    return {
+        "page": page,
+        "query": query,
+        "exceptions": [str(e.value)[:300] for e in at.exception],
+        "errors": [str(e.value)[:300] for e in at.error],
+        "cpu_words": cpu_words(texts, facts, page),
+    }

@@ -56,9 +56,12 @@ def intro(elsewhere: bool) -> str:
     return (
         "Blocks are coloured by device (the same colours on every page) and labelled; hover for "
         "the exact slice. "
-        + ("Computed by index arithmetic for the planned devices (tested against JAX's "
-           "`devices_indices_map` on real ones); more than 32 blocks are drawn as groups."
-           if elsewhere else "Read from JAX's `NamedSharding.devices_indices_map`, the sharding "
-           "pmap gives its arrays; no array is allocated.")
+        + (
+            "Computed by index arithmetic for the planned devices (tested against JAX's "
+            "`devices_indices_map` on real ones); more than 32 blocks are drawn as groups."
+            if elsewhere
+            else "Read from JAX's `NamedSharding.devices_indices_map`, the sharding "
+            "pmap gives its arrays; no array is allocated."
+        )
         + " Axis lengths are drawn on a log scale."
-    )  # fmt: skip
+    )

@@ -14,13 +14,18 @@ from pmapviz.ui import compiled_analysis
 def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
     """The section (the call itself is always shown, above it, by the verdict). The same
     settings with jax.shard_map, beside this script, are in the Open as shard_map section."""
-    box = st.expander("The code: jax.pmap and what XLA compiles", icon=":material/code:",
-                      key="ex_code_open", on_change="rerun")  # fmt: skip
+    box = st.expander(
+        "The code: jax.pmap and what XLA compiles",
+        icon=":material/code:",
+        key="ex_code_open",
+        on_change="rerun",
+    )
     if not box.open:
         return
     with box:
-        tab_pmap, tab_xla = st.tabs(["jax.pmap", "What XLA compiles"], key="ex_code",
-                                    on_change="rerun")  # fmt: skip
+        tab_pmap, tab_xla = st.tabs(
+            ["jax.pmap", "What XLA compiles"], key="ex_code", on_change="rerun"
+        )
         if tab_pmap.open:
             with tab_pmap:
                 st.code(codegen.pmap_script(program, plan), language="python", line_numbers=True)
@@ -31,10 +36,16 @@ def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
 
 def _compiled(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
     if plan.devices_used > report.count:
-        st.info("Planned for more devices than this server has: compile it on a machine with "
-                f"{plan.devices_used} devices.", icon=":material/info:")  # fmt: skip
+        st.info(
+            "Planned for more devices than this server has: compile it on a machine with "
+            f"{plan.devices_used} devices.",
+            icon=":material/info:",
+        )
     elif st.toggle("Compile it and show the collectives XLA emits", key="ex_xla"):
         with st.spinner("Lowering and compiling..."):
             compiled_analysis.show(compiled.analyse_plan(program, plan), report.labels)
-        st.page_link("pages/compiled.py", label="More on the Compiled program page",
-                     icon=":material/memory_alt:")  # fmt: skip
+        st.page_link(
+            "pages/compiled.py",
+            label="More on the Compiled program page",
+            icon=":material/memory_alt:",
+        )

@@ -18,11 +18,16 @@ def show(n: int, repeat: int, budget: memory.Budget) -> None:
         explored = url_state.explorer_scenario(n)
         program, plan, errors = explored.plan(n)
         if elsewhere := explored.plans_elsewhere(n):
-            st.caption(f"The explorer plans for {elsewhere:,} devices; timing uses this "
-                       f"server's {n} devices.")  # fmt: skip
+            st.caption(
+                f"The explorer plans for {elsewhere:,} devices; timing uses this "
+                f"server's {n} devices."
+            )
         if errors or plan is None or not plan.ok:
-            st.warning("The explorer's settings are not valid yet: fix them on the Shapes & "
-                       "sharding page first.", icon=":material/grid_view:")  # fmt: skip
+            st.warning(
+                "The explorer's settings are not valid yet: fix them on the Shapes & "
+                "sharding page first.",
+                icon=":material/grid_view:",
+            )
         elif why := programs.not_runnable(plan):
             st.info(why, icon=":material/info:")
         else:
@@ -31,13 +36,15 @@ def show(n: int, repeat: int, budget: memory.Budget) -> None:
 
 def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> None:
     """What would be timed, and the button that times it (after its turn in the queue)."""
-    args = ", ".join(f"{leaf.name} {settings.fmt_shape(leaf.shape)}"
-                     for leaf in plan.leaves)  # fmt: skip
-    vs_numpy = (" vs numpy" if scenario.has_numpy_version(program)
-                else " (this f has no numpy version)")  # fmt: skip
+    args = ", ".join(f"{leaf.name} {settings.fmt_shape(leaf.shape)}" for leaf in plan.leaves)
+    vs_numpy = (
+        " vs numpy" if scenario.has_numpy_version(program) else " (this f has no numpy version)"
+    )
     shown = settings.quote(program.body(plan.axis_name), 200)
-    st.markdown(f"f = {shown} on {args}: pmap on {plan.devices_used} device(s) vs "
-                f"jit(vmap(f)) on one{vs_numpy}.")  # fmt: skip
+    st.markdown(
+        f"f = {shown} on {args}: pmap on {plan.devices_used} device(s) vs "
+        f"jit(vmap(f)) on one{vs_numpy}."
+    )
     if too_big := budget.problem(memory.plan_timing_bytes(plan)):
         st.error(f"Timing these settings {too_big}.", icon=":material/memory:")
     elif st.button("Time the explorer's settings", key="tl_explorer"):
@@ -47,8 +54,12 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> 
                 st.session_state["tl_report"] = bench.measure_plan(
                     program, plan, repeat=repeat, on_wait=on_wait
                 )
-            except (fairlock.WaitTimeout, bench.BenchError, memory.BudgetError,
-                    sandbox.Stopped) as err:  # fmt: skip
+            except (
+                fairlock.WaitTimeout,
+                bench.BenchError,
+                memory.BudgetError,
+                sandbox.Stopped,
+            ) as err:
                 st.error(str(err), icon=":material/hourglass_disabled:")
             except sandbox.WorkerFailed as err:  # the worker's own words: shown as text
                 st.error(settings.quote(str(err), 800), icon=":material/error:")

@@ -16,8 +16,10 @@ def fix_keys(problems) -> list[str]:
     """One widget key per problem's fix button: the same problem can come twice (e.g. a
     negative in_axes for x and for y), so a repeat gets its count."""
     codes = [p.code for p in problems]
-    return [f"fix_{p.code}" + (f"_{again}" if (again := codes[:k].count(p.code)) else "")
-            for k, p in enumerate(problems)]  # fmt: skip
+    return [
+        f"fix_{p.code}" + (f"_{again}" if (again := codes[:k].count(p.code)) else "")
+        for k, p in enumerate(problems)
+    ]
 
 
 LESSON = (
@@ -33,9 +35,11 @@ def show(program: Program, plan: Plan, n: int, elsewhere: bool, lesson: bool = F
     lesson, not as errors."""
     N = plan.n_devices
     if elsewhere:
-        st.info(f"Planning for **{N:,} devices** from the shapes alone; this server has {n}. "
-                "Live outputs and the Timing lab run on this server's devices.",
-                icon=":material/dns:")  # fmt: skip
+        st.info(
+            f"Planning for **{N:,} devices** from the shapes alone; this server has {n}. "
+            "Live outputs and the Timing lab run on this server's devices.",
+            icon=":material/dns:",
+        )
     st.code(codegen.pmap_call(plan, compact=True), language="python")
     if lesson and plan.problems:
         st.info(LESSON, icon=":material/school:")
@@ -50,13 +54,15 @@ def show(program: Program, plan: Plan, n: int, elsewhere: bool, lesson: bool = F
         + f" and returns {md_tree(plan.per_device_out_shapes)}. Result: "
         f"**{md_tree(plan.out_shapes)}** {md_tree(plan.out_dtypes)}.",
         icon=":material/check_circle:",
-    )  # fmt: skip
+    )
     for note in plan.notes:
         st.info(note, icon=":material/info:")
     if plan.out_axes is None:
-        st.info("out_axes=None is safe here: the output is the same on every device (it "
-                "comes from a collective), so pmap returns one copy.",
-                icon=":material/info:")  # fmt: skip
+        st.info(
+            "out_axes=None is safe here: the output is the same on every device (it "
+            "comes from a collective), so pmap returns one copy.",
+            icon=":material/info:",
+        )
     return True
 
 
@@ -71,15 +77,27 @@ def _problem(program: Program, problem, key: str, lesson: bool = False) -> None:
         st.markdown(f"**Fix:** {problem.fix}")
         if problem.new_axes:
             new = {f"a{k}": str(a) for k, a in problem.new_axes.items()}
-            label = "; ".join(f"in_axes={a} for {program.arg_names[k]}"
-                              for k, a in problem.new_axes.items())  # fmt: skip
-            st.button(f"Apply: {label}", key=key, on_click=explorer_form.apply,
-                      args=(new,), type="primary", icon=":material/auto_fix_high:")  # fmt: skip
+            label = "; ".join(
+                f"in_axes={a} for {program.arg_names[k]}" for k, a in problem.new_axes.items()
+            )
+            st.button(
+                f"Apply: {label}",
+                key=key,
+                on_click=explorer_form.apply,
+                args=(new,),
+                type="primary",
+                icon=":material/auto_fix_high:",
+            )
         if problem.new_shapes:
             new = {f"s{k}": ", ".join(f"{d:_}" for d in s) for k, s in problem.new_shapes.items()}
             label = "; ".join(
                 f"{program.arg_names[k]} -> {fmt_shape(s)}" for k, s in problem.new_shapes.items()
             )
-            st.button(f"Apply: reshape {label}", key=key + "_shape" * bool(problem.new_axes),
-                      on_click=explorer_form.apply, args=(new,), type="primary",
-                      icon=":material/auto_fix_high:")  # fmt: skip
+            st.button(
+                f"Apply: reshape {label}",
+                key=key + "_shape" * bool(problem.new_axes),
+                on_click=explorer_form.apply,
+                args=(new,),
+                type="primary",
+                icon=":material/auto_fix_high:",
+            )

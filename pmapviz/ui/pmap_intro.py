@@ -40,5 +40,6 @@ def show(facts: devicefacts.Facts) -> None:
         st.markdown(WHAT_PMAP_DOES)
     with right:
         st.subheader("When to use it, today")
-        st.markdown(WHEN_TO_USE_IT + f"- **Honesty about speed:** "
-                    f"{devicefacts.say(facts, 'honesty')}")  # fmt: skip
+        st.markdown(
+            WHEN_TO_USE_IT + f"- **Honesty about speed:** {devicefacts.say(facts, 'honesty')}"
+        )

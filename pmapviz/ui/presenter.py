@@ -26,10 +26,13 @@ def toggle() -> bool:
     its label."""
     if "present" not in st.session_state:
         st.session_state["present"] = settings.present(dict(st.query_params))
-    on = st.sidebar.toggle("Presenter mode", key="present",
-                           help="A layout for a projector: the picture first, the sidebar "
-                           "folded, larger type, no fine print. Also ?present=1 in the "
-                           "URL.")  # fmt: skip
+    on = st.sidebar.toggle(
+        "Presenter mode",
+        key="present",
+        help="A layout for a projector: the picture first, the sidebar "
+        "folded, larger type, no fine print. Also ?present=1 in the "
+        "URL.",
+    )
     if on:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)

@@ -27,28 +27,78 @@ class PageInfo:
 
 
 PAGES = (
-    PageInfo("pages/home.py", "Home", ":material/home:", "home",
-             "What pmap does, your devices, and a live hello-pmap."),
-    PageInfo("pages/explorer.py", "Shapes & sharding", ":material/grid_view:", "explorer",
-             "Set shapes, in_axes and out_axes; see how pmap splits them."),
-    PageInfo("pages/live.py", "Live outputs", ":material/play_circle:", "live",
-             "Run pmap on real values, per device, checked against jit(vmap(f))."),
-    PageInfo("pages/collectives.py", "Collectives", ":material/hub:", "collectives",
-             "psum, all_gather, ppermute and friends, before and after, per device."),
-    PageInfo("pages/timing.py", "Timing lab", ":material/timer:", "timing",
-             "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.",
-             "real"),
-    PageInfo("pages/training.py", "Data-parallel training", ":material/model_training:",
-             "training", "Sharded batches, replicated parameters, pmean of gradients."),
-    PageInfo("pages/cluster.py", "Multi-process", ":material/lan:", "cluster",
-             "jax.distributed here or on a real cluster: local versus global devices."),
-    PageInfo("pages/compiled.py", "Compiled program", ":material/memory_alt:", "compiled",
-             "The collectives XLA really emits, cost and memory, a per-device timeline."),
-    PageInfo("pages/meshes.py", "Meshes & PartitionSpecs", ":material/grid_on:", "meshes",
-             "Named meshes, PartitionSpecs, and your f with jit and shard_map."),
-    PageInfo("pages/tour.py", "Guided tour", ":material/school:", "tour",
-             "A step-by-step workshop path through pmap."),
-)  # fmt: skip
+    PageInfo(
+        "pages/home.py",
+        "Home",
+        ":material/home:",
+        "home",
+        "What pmap does, your devices, and a live hello-pmap.",
+    ),
+    PageInfo(
+        "pages/explorer.py",
+        "Shapes & sharding",
+        ":material/grid_view:",
+        "explorer",
+        "Set shapes, in_axes and out_axes; see how pmap splits them.",
+    ),
+    PageInfo(
+        "pages/live.py",
+        "Live outputs",
+        ":material/play_circle:",
+        "live",
+        "Run pmap on real values, per device, checked against jit(vmap(f)).",
+    ),
+    PageInfo(
+        "pages/collectives.py",
+        "Collectives",
+        ":material/hub:",
+        "collectives",
+        "psum, all_gather, ppermute and friends, before and after, per device.",
+    ),
+    PageInfo(
+        "pages/timing.py",
+        "Timing lab",
+        ":material/timer:",
+        "timing",
+        "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.",
+        "real",
+    ),
+    PageInfo(
+        "pages/training.py",
+        "Data-parallel training",
+        ":material/model_training:",
+        "training",
+        "Sharded batches, replicated parameters, pmean of gradients.",
+    ),
+    PageInfo(
+        "pages/cluster.py",
+        "Multi-process",
+        ":material/lan:",
+        "cluster",
+        "jax.distributed here or on a real cluster: local versus global devices.",
+    ),
+    PageInfo(
+        "pages/compiled.py",
+        "Compiled program",
+        ":material/memory_alt:",
+        "compiled",
+        "The collectives XLA really emits, cost and memory, a per-device timeline.",
+    ),
+    PageInfo(
+        "pages/meshes.py",
+        "Meshes & PartitionSpecs",
+        ":material/grid_on:",
+        "meshes",
+        "Named meshes, PartitionSpecs, and your f with jit and shard_map.",
+    ),
+    PageInfo(
+        "pages/tour.py",
+        "Guided tour",
+        ":material/school:",
+        "tour",
+        "A step-by-step workshop path through pmap.",
+    ),
+)
 
 
 _ROUTER = threading.local()  # per script thread: is app.py's router running this page?
@@ -120,9 +170,11 @@ def device_report() -> devices.DeviceReport:
     return devices.describe(devices.applied_settings())
 
 
-UNEXPECTED = ("This page ran into an unexpected problem and stopped. The server is fine and "
-              "other pages keep working: change a setting, or open the page again from the "
-              "sidebar.")  # fmt: skip
+UNEXPECTED = (
+    "This page ran into an unexpected problem and stopped. The server is fine and "
+    "other pages keep working: change a setting, or open the page again from the "
+    "sidebar."
+)
 
 
 def page_failed(err: BaseException) -> None:

@@ -41,15 +41,23 @@ def form(n: int) -> Choice:
         )
     with st.container(border=True):
         c1, c2 = st.columns([2, 1])
-        c1.selectbox("Workload", list(bench.WORKLOADS), key=P + "w",
-                     format_func=lambda k: bench.WORKLOADS[k].label)  # fmt: skip
+        c1.selectbox(
+            "Workload",
+            list(bench.WORKLOADS),
+            key=P + "w",
+            format_func=lambda k: bench.WORKLOADS[k].label,
+        )
         c2.selectbox("Timed runs per measurement", list(bench.RUNS), key=P + "r")
         wl = bench.WORKLOADS[st.session_state[P + "w"]]
         st.caption(wl.description)
         choices = bench.size_choices(wl.key, ks_all)
-        sizes = st.multiselect(f"Sizes ({wl.unit})", choices, format_func=lambda s: f"{s:,}",
-                               default=None if P + "sizes_" + wl.key in st.session_state
-                               else choices[:4], key=P + "sizes_" + wl.key)  # fmt: skip
+        sizes = st.multiselect(
+            f"Sizes ({wl.unit})",
+            choices,
+            format_func=lambda s: f"{s:,}",
+            default=None if P + "sizes_" + wl.key in st.session_state else choices[:4],
+            key=P + "sizes_" + wl.key,
+        )
         c3, c4 = st.columns(2)
         ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
         impls = c4.multiselect("Implementations", bench.IMPLS, key=P + "impls")
@@ -65,11 +73,14 @@ def _beside_box() -> str | None:
     other = devicefacts.beside(here)
     if here.emulated or other is None:
         return None
-    on = st.checkbox(f"Also time the {other.devices_phrase()} beside (dotted, marked "
-                     f"'{bench.BESIDE.strip()} {other.platform}')", key=P + "beside",
-                     help="The same sweep on the emulated devices this server holds beside "
-                     "the accelerator, 1, 2, 4, ... of them, drawn in the same charts: what "
-                     "a laptop's emulated devices show against the real chip.")  # fmt: skip
+    on = st.checkbox(
+        f"Also time the {other.devices_phrase()} beside (dotted, marked "
+        f"'{bench.BESIDE.strip()} {other.platform}')",
+        key=P + "beside",
+        help="The same sweep on the emulated devices this server holds beside "
+        "the accelerator, 1, 2, 4, ... of them, drawn in the same charts: what "
+        "a laptop's emulated devices show against the real chip.",
+    )
     return other.platform if on else None
 
 
@@ -78,8 +89,14 @@ def planned(choice: Choice, slot) -> tuple[list, int]:
     (in the presenter's ``slot``), or why there are none."""
     repeat = url_state.parsed(P, choice.schema, ["r"])["r"]
     try:
-        runs = bench.plan_sweep(choice.workload, sorted(choice.sizes), sorted(choice.ks),
-                                choice.impls, choice.budget, repeat=repeat)  # fmt: skip
+        runs = bench.plan_sweep(
+            choice.workload,
+            sorted(choice.sizes),
+            sorted(choice.ks),
+            choice.impls,
+            choice.budget,
+            repeat=repeat,
+        )
     except bench.BenchError as err:
         st.error(str(err), icon=":material/block:")
         runs = []
@@ -89,15 +106,25 @@ def planned(choice: Choice, slot) -> tuple[list, int]:
     return runs, repeat
 
 
-SWEEP = LongRun("tl_", "tl_report", "cancelled", "The last sweep was cancelled; the "
-                "measurements it finished are kept below.", ":material/cancel:")  # fmt: skip
+SWEEP = LongRun(
+    "tl_",
+    "tl_report",
+    "cancelled",
+    "The last sweep was cancelled; the measurements it finished are kept below.",
+    ":material/cancel:",
+)
 
 
 def run(choice: Choice, runs: list, repeat: int) -> None:
     """The Run button, and what an interrupted sweep left (Cancel, or any rerun)."""
     SWEEP.recover()
-    go = st.button(f"Run {len(runs)} measurements", type="primary", icon=":material/timer:",
-                   disabled=not runs, key="tl_go")  # fmt: skip
+    go = st.button(
+        f"Run {len(runs)} measurements",
+        type="primary",
+        icon=":material/timer:",
+        disabled=not runs,
+        key="tl_go",
+    )
     if go and runs:
         _sweep(choice, repeat)
 
@@ -115,14 +142,23 @@ def _sweep(choice: Choice, repeat: int) -> None:
 
     def _progress(m, i, total):
         partial.results.append(m)
-        bar.progress(i / total, text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
-                     f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms")  # fmt: skip
+        bar.progress(
+            i / total,
+            text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
+            f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms",
+        )
 
     try:
         result = bench.sweep(
-            wl, sorted(choice.sizes), sorted(choice.ks), choice.impls, repeat=repeat,
-            budget=choice.budget, progress=_progress, on_wait=on_wait,
-        )  # fmt: skip
+            wl,
+            sorted(choice.sizes),
+            sorted(choice.ks),
+            choice.impls,
+            repeat=repeat,
+            budget=choice.budget,
+            progress=_progress,
+            on_wait=on_wait,
+        )
         if choice.beside and not result.cancelled:
             result = _beside(choice, repeat, result, _progress, on_wait)
     except (fairlock.WaitTimeout, bench.BenchError) as err:
@@ -139,6 +175,13 @@ def _beside(choice: Choice, repeat: int, result, progress, on_wait):
     sizes = sorted(choice.sizes)
     with deviceset.use(choice.beside):
         ks = bench.beside_counts(devicefacts.facts().local_count, sizes)
-        other = bench.sweep(choice.workload, sizes, ks, choice.impls, repeat=repeat,
-                            progress=progress, on_wait=on_wait)  # fmt: skip
+        other = bench.sweep(
+            choice.workload,
+            sizes,
+            ks,
+            choice.impls,
+            repeat=repeat,
+            progress=progress,
+            on_wait=on_wait,
+        )
     return bench.add_beside(result, other)

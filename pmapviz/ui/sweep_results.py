@@ -28,8 +28,10 @@ def show(ks_all: list[int]) -> None:
     """The last report of this session, or what to do to get one."""
     rep = st.session_state.get("tl_report")
     if rep is None:
-        st.info("Choose what to compare and press Run. A sweep of the defaults takes a few "
-                "seconds.", icon=":material/info:")  # fmt: skip
+        st.info(
+            "Choose what to compare and press Run. A sweep of the defaults takes a few seconds.",
+            icon=":material/info:",
+        )
         return
     if not rep.results:
         st.warning("No measurements yet.")
@@ -38,11 +40,20 @@ def show(ks_all: list[int]) -> None:
     _charts(rep, rows)
     tables.show(rows)
     d1, d2 = st.columns(2)
-    d1.download_button("Download CSV", csv_text(rows), f"pmapviz-{rep.workload}.csv",
-                       "text/csv", icon=":material/download:")  # fmt: skip
-    d2.download_button("Download JSON (with machine info)", json.dumps(rep.to_json(), indent=2),
-                       f"pmapviz-{rep.workload}.json", "application/json",
-                       icon=":material/download:")  # fmt: skip
+    d1.download_button(
+        "Download CSV",
+        csv_text(rows),
+        f"pmapviz-{rep.workload}.csv",
+        "text/csv",
+        icon=":material/download:",
+    )
+    d2.download_button(
+        "Download JSON (with machine info)",
+        json.dumps(rep.to_json(), indent=2),
+        f"pmapviz-{rep.workload}.json",
+        "application/json",
+        icon=":material/download:",
+    )
     st.caption(
         "Same harness from a script: `python -m pmapviz bench --workload dot --size 1048576 "
         f"--devices {','.join(map(str, ks_all))} --repeat 7 --json out.json`."
@@ -61,12 +72,15 @@ def _charts(rep, rows: list[dict]) -> None:
     if sp:
         st.plotly_chart(timecharts.speedup_figure(sp), key="tl_speedup")
     else:
-        st.info("Speed-up needs jit(vmap) (the one-device baseline) and a parallel "
-                "implementation in the sweep.")  # fmt: skip
+        st.info(
+            "Speed-up needs jit(vmap) (the one-device baseline) and a parallel "
+            "implementation in the sweep."
+        )
     floors = {r["size"]: r["floor_s"] for r in rows if bench.BESIDE not in r["impl"]}
     st.plotly_chart(timecharts.scaling_figure(rows, floors), key="tl_scaling")
-    st.plotly_chart(timecharts.spread_figure([m for m in rep.results if m.size == largest]),
-                    key="tl_spread")  # fmt: skip
+    st.plotly_chart(
+        timecharts.spread_figure([m for m in rep.results if m.size == largest]), key="tl_spread"
+    )
     own = [r for r in at_largest if bench.BESIDE not in r["impl"]] or at_largest
     best = min(own, key=lambda r: r["run_s_median"])
     floor = best["floor_s"]

@@ -10,19 +10,25 @@ from pmapviz import benchmarking, devicefacts, memory, settings, timecharts, tim
 from pmapviz.ui import queue_display, tables
 
 
-def show(tl, key: str, floor_gbs: float | None = None, here: bool = True,
-         table: bool = False) -> None:  # fmt: skip
+def show(
+    tl, key: str, floor_gbs: float | None = None, here: bool = True, table: bool = False
+) -> None:
     """The timeline, or why there is none; where the trace counts each op's bytes (TPU), the
     bandwidth each op reached (:func:`rates`). A trace with many lanes or ops is drawn in
     part (``timeline.drawn``: the busiest lanes, their longest ops), with a line that says
     so; ``table``: one row per lane below, every lane (``timeline.lane_rows``)."""
     if not tl.lanes:
-        st.warning(f"The trace holds {tl.calls_seen} call(s), but none reached every device "
-                   "it mentions; trace the call again.", icon=":material/timeline:")  # fmt: skip
+        st.warning(
+            f"The trace holds {tl.calls_seen} call(s), but none reached every device "
+            "it mentions; trace the call again.",
+            icon=":material/timeline:",
+        )
         return
-    st.caption(f"Module {settings.quote(tl.module or 'unknown', 80)}: {len(tl.lanes):,} device "
-               f"lane(s), {tl.calls_seen:,} call(s) in the trace, the last complete one "
-               "shown.")  # fmt: skip
+    st.caption(
+        f"Module {settings.quote(tl.module or 'unknown', 80)}: {len(tl.lanes):,} device "
+        f"lane(s), {tl.calls_seen:,} call(s) in the trace, the last complete one "
+        "shown."
+    )
     shown, cut = timeline.drawn(tl)
     if cut:
         st.caption(f"{cut}" + ("; the table below has every lane." if table else "."))
@@ -42,16 +48,22 @@ def rates(tl, key: str, floor_gbs: float | None, here: bool) -> None:
     if not rows:
         return
     st.markdown("**Each op's bandwidth, from the trace's own counts**")
-    words = ("Bytes accessed and model FLOPs are what the profiler recorded for each HLO op; "
-             "achieved GB/s is bytes / the op's duration. An async op's halves (`copy-start`, "
-             "`copy-done`) get no rate: their copy overlaps other ops. ")  # fmt: skip
+    words = (
+        "Bytes accessed and model FLOPs are what the profiler recorded for each HLO op; "
+        "achieved GB/s is bytes / the op's duration. An async op's halves (`copy-start`, "
+        "`copy-done`) get no rate: their copy overlaps other ops. "
+    )
     if not here:
-        words += ("This trace ran on another machine, so this machine's floor does not apply: "
-                  "compare with that machine's floor (`python -m pmapviz doctor --json` there "
-                  "measures it: `floor.bandwidth_gbs`).")  # fmt: skip
+        words += (
+            "This trace ran on another machine, so this machine's floor does not apply: "
+            "compare with that machine's floor (`python -m pmapviz doctor --json` there "
+            "measures it: `floor.bandwidth_gbs`)."
+        )
     elif floor_gbs:
-        words += (f"The dashed line is this machine's measured floor, {floor_gbs:,.0f} GB/s: "
-                  "an op near it moves bytes as fast as this memory does.")  # fmt: skip
+        words += (
+            f"The dashed line is this machine's measured floor, {floor_gbs:,.0f} GB/s: "
+            "an op near it moves bytes as fast as this memory does."
+        )
     st.caption(words)
     st.plotly_chart(timecharts.op_rate_figure(rows, floor_gbs), key=key)
     tables.show([{k: _rounded(v) for k, v in r.items()} for r in rows])
@@ -75,8 +87,9 @@ def capture(call, facts: devicefacts.Facts) -> None:
         on_wait, clear_wait = queue_display.show(stop_key="cp_trace_stop")
         try:
             bw = benchmarking.bandwidth(memory.budget()).bandwidth_gbs
-            tl, times = timeline.collective_timeline(call.key, call.n, call.m, call.groups,
-                                                     call.perm, bw, on_wait)  # fmt: skip
+            tl, times = timeline.collective_timeline(
+                call.key, call.n, call.m, call.groups, call.perm, bw, on_wait
+            )
             clear_wait()
             show(tl, "cp_timeline", bw)
             tables.show(timeline.time_rows(times))
@@ -99,8 +112,7 @@ def upload() -> None:
         "three), the last call that reached every device. From a terminal: "
         "`python -m pmapviz trace PATH [--json]`."
     )
-    file = st.file_uploader("Trace file (.json.gz or .json)", type=["gz", "json"],
-                            key="cp_upload")  # fmt: skip
+    file = st.file_uploader("Trace file (.json.gz or .json)", type=["gz", "json"], key="cp_upload")
     if file is None:
         return
     kept = st.session_state.get(UPLOADED)

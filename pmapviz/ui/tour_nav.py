@@ -30,11 +30,30 @@ def show(now: int, titles: list[str]) -> None:
     last = len(tour.STEPS)
     st.progress(now / last, text=f"Step {now} of {last}: {titles[now - 1]}")
     nav = st.columns([1, 4, 1])
-    nav[0].button("Previous", on_click=go, args=(now - 1,), disabled=now == 1,
-                  icon=":material/arrow_back:", key="tour_prev", width="stretch")  # fmt: skip
-    nav[1].selectbox("Jump to step", list(range(1, last + 1)), index=now - 1,
-                     format_func=lambda k: f"{k}. {titles[k - 1]}", key="tour_jump",
-                     on_change=lambda: go(st.session_state["tour_jump"]),
-                     label_visibility="collapsed")  # fmt: skip
-    nav[2].button("Next", on_click=go, args=(now + 1,), disabled=now == last,
-                  icon=":material/arrow_forward:", key="tour_next", width="stretch")  # fmt: skip
+    nav[0].button(
+        "Previous",
+        on_click=go,
+        args=(now - 1,),
+        disabled=now == 1,
+        icon=":material/arrow_back:",
+        key="tour_prev",
+        width="stretch",
+    )
+    nav[1].selectbox(
+        "Jump to step",
+        list(range(1, last + 1)),
+        index=now - 1,
+        format_func=lambda k: f"{k}. {titles[k - 1]}",
+        key="tour_jump",
+        on_change=lambda: go(st.session_state["tour_jump"]),
+        label_visibility="collapsed",
+    )
+    nav[2].button(
+        "Next",
+        on_click=go,
+        args=(now + 1,),
+        disabled=now == last,
+        icon=":material/arrow_forward:",
+        key="tour_next",
+        width="stretch",
+    )

@@ -43,10 +43,14 @@ def _block(b, report: devices.DeviceReport) -> None:
     elif b.kind == "grid":
         grids.show(b.body, b.extra)
     elif b.kind == "chips":
-        label = html.escape(f"The {report.count} devices of this server: "
-                            + ", ".join(report.labels[:16]), quote=True)  # fmt: skip
-        st.markdown(f"<div role='img' aria-label='{label}'>{device_chips(report)}</div>",
-                    unsafe_allow_html=True)  # fmt: skip
+        label = html.escape(
+            f"The {report.count} devices of this server: " + ", ".join(report.labels[:16]),
+            quote=True,
+        )
+        st.markdown(
+            f"<div role='img' aria-label='{label}'>{device_chips(report)}</div>",
+            unsafe_allow_html=True,
+        )
     elif b.kind == "cards":
         _, plan, _ = Scenario.from_texts(b.body, report.count).plan(report.count)
         if plan is not None and plan.ok:
@@ -58,15 +62,24 @@ def _block(b, report: devices.DeviceReport) -> None:
 def actions(step: int, n: int) -> None:
     """Step 8: launch two processes; step 9: time x * 2 + 1 on one and on all ``n`` devices
     (each after its turn in the queue, with a way to stop waiting)."""
-    if step == 8 and st.button("Launch 2 processes", key="tour_cluster",
-                               icon=":material/rocket_launch:"):  # fmt: skip
-        _rows(tour.launch_two_processes, "tour_stop_cluster", (cluster.ClusterError, OSError),
-              ":material/error:")  # fmt: skip
-    if step == 9 and st.button("Time x * 2 + 1 on 1 and on all devices", key="tour_time",
-                               icon=":material/timer:"):  # fmt: skip
-        _rows(lambda on_wait: tour.time_one_and_all(n, on_wait=on_wait), "tour_stop_time",
-              (benchmarking.BenchError, fairlock.WaitTimeout, fairlock.Cancelled),
-              ":material/block:")  # fmt: skip
+    if step == 8 and st.button(
+        "Launch 2 processes", key="tour_cluster", icon=":material/rocket_launch:"
+    ):
+        _rows(
+            tour.launch_two_processes,
+            "tour_stop_cluster",
+            (cluster.ClusterError, OSError),
+            ":material/error:",
+        )
+    if step == 9 and st.button(
+        "Time x * 2 + 1 on 1 and on all devices", key="tour_time", icon=":material/timer:"
+    ):
+        _rows(
+            lambda on_wait: tour.time_one_and_all(n, on_wait=on_wait),
+            "tour_stop_time",
+            (benchmarking.BenchError, fairlock.WaitTimeout, fairlock.Cancelled),
+            ":material/block:",
+        )
 
 
 def _rows(action, stop_key: str, errors: tuple, icon: str) -> None:

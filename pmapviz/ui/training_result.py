@@ -14,8 +14,10 @@ def show(report: devices.DeviceReport) -> None:
     """The last run of this session, or what to press to get one."""
     hist = st.session_state.get("tr_hist")
     if hist is None:
-        st.info("Press Train. 100 steps of the linear model take about a second.",
-                icon=":material/info:")  # fmt: skip
+        st.info(
+            "Press Train. 100 steps of the linear model take about a second.",
+            icon=":material/info:",
+        )
         return
     hc = hist.config
     if hist.diverged_at is not None:
@@ -26,9 +28,12 @@ def show(report: devices.DeviceReport) -> None:
             "Training stopped there. Lower the learning rate (try a tenth of it).",
             icon=":material/trending_up:",
         )
-    st.plotly_chart(timecharts.loss_figure(hist.losses, hist.single_device_losses,
-                                           hist.local_losses, report.labels),
-                    key="tr_loss")  # fmt: skip
+    st.plotly_chart(
+        timecharts.loss_figure(
+            hist.losses, hist.single_device_losses, hist.local_losses, report.labels
+        ),
+        key="tr_loss",
+    )
     _verdict(hist)
     st.subheader(f"One step, device by device (step {len(hist.losses)})")
     grids.show(step_rows(hist, report.labels), training.step_label(hist))
@@ -51,11 +56,17 @@ def _verdict(hist) -> None:
     cols[2].metric("Max difference between replicas", f"{worst:.3g}", verdict, delta_color="off")
     if hist.max_param_diff is None:
         return
-    cols[3].metric("Data-parallel vs one device", f"{hist.max_param_diff:.3g}",
-                   "max |parameter difference|", delta_color="off")  # fmt: skip
+    cols[3].metric(
+        "Data-parallel vs one device",
+        f"{hist.max_param_diff:.3g}",
+        "max |parameter difference|",
+        delta_color="off",
+    )
     if hist.max_param_diff == 0:
-        st.success("The data-parallel parameters equal the one-device parameters exactly.",
-                   icon=":material/check_circle:")  # fmt: skip
+        st.success(
+            "The data-parallel parameters equal the one-device parameters exactly.",
+            icon=":material/check_circle:",
+        )
     else:
         st.success(
             f"The data-parallel parameters match one-device training to "
@@ -74,21 +85,60 @@ def step_rows(hist, labels: list[str]) -> grids.Rows:
     k, last = hc.devices, len(hist.losses) - 1
     return [
         ("device", [(labels[d], d, f"{labels[d]}: position {d}") for d in range(k)]),
-        ("batch shard", [(f"rows {d * hc.local_batch}-{(d + 1) * hc.local_batch - 1}", d,
-                          f"device {d} gets {hc.local_batch} of the {hc.batch} examples")
-                         for d in range(k)]),
-        ("local loss", [(f"{hist.local_losses[last][d]:.4g}", None, "loss on this shard only")
-                        for d in range(k)]),
-        ("local |grad|", [(f"{hist.local_grad_norms[last][d]:.4g}", None,
-                           "gradient norm before the all-reduce: different on every device")
-                          for d in range(k)]),
-        (f"after {hc.reduction}", [(f"{hist.reduced_grad_norm[last]:.4g}", d,
-                                    "gradient norm after the all-reduce: the same everywhere")
-                                   for d in range(k)]),
-        ("parameters", [("identical" if hist.replica_diffs[last] == 0 else
-                         f"differ {hist.replica_diffs[last]:.2g}", d,
-                         "each replica applies the same update") for d in range(k)]),
-    ]  # fmt: skip
+        (
+            "batch shard",
+            [
+                (
+                    f"rows {d * hc.local_batch}-{(d + 1) * hc.local_batch - 1}",
+                    d,
+                    f"device {d} gets {hc.local_batch} of the {hc.batch} examples",
+                )
+                for d in range(k)
+            ],
+        ),
+        (
+            "local loss",
+            [
+                (f"{hist.local_losses[last][d]:.4g}", None, "loss on this shard only")
+                for d in range(k)
+            ],
+        ),
+        (
+            "local |grad|",
+            [
+                (
+                    f"{hist.local_grad_norms[last][d]:.4g}",
+                    None,
+                    "gradient norm before the all-reduce: different on every device",
+                )
+                for d in range(k)
+            ],
+        ),
+        (
+            f"after {hc.reduction}",
+            [
+                (
+                    f"{hist.reduced_grad_norm[last]:.4g}",
+                    d,
+                    "gradient norm after the all-reduce: the same everywhere",
+                )
+                for d in range(k)
+            ],
+        ),
+        (
+            "parameters",
+            [
+                (
+                    "identical"
+                    if hist.replica_diffs[last] == 0
+                    else f"differ {hist.replica_diffs[last]:.2g}",
+                    d,
+                    "each replica applies the same update",
+                )
+                for d in range(k)
+            ],
+        ),
+    ]
 
 
 def _step_times(hc: training.Config, report: devices.DeviceReport) -> None:

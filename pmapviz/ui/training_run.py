@@ -28,8 +28,12 @@ def form(n: int) -> None:
         c[2].text_input("Global batch", key=P + "batch", max_chars=8)
         c[3].text_input("Steps", key=P + "steps", max_chars=6)
         c[4].text_input("Learning rate", key=P + "lr", max_chars=12)
-        c[5].radio("Reduction", training.REDUCTIONS, key=P + "red",
-                   format_func=lambda r: REDUCTION_LABELS[r])  # fmt: skip
+        c[5].radio(
+            "Reduction",
+            training.REDUCTIONS,
+            key=P + "red",
+            format_func=lambda r: REDUCTION_LABELS[r],
+        )
     url_state.save(P, schema)
 
 
@@ -47,15 +51,24 @@ def config(n: int) -> training.Config:
     return cfg
 
 
-TRAINING = LongRun("tr_", "tr_hist", "stopped", "Training was stopped; the steps it finished "
-                   "are kept below.", ":material/stop_circle:")  # fmt: skip
+TRAINING = LongRun(
+    "tr_",
+    "tr_hist",
+    "stopped",
+    "Training was stopped; the steps it finished are kept below.",
+    ":material/stop_circle:",
+)
 
 
 def run(cfg: training.Config) -> None:
     """The Train button, and what a stopped run left (Stop, or any rerun)."""
     TRAINING.recover()
-    if st.button(f"Train {cfg.steps} steps on {cfg.devices} device(s)", type="primary",
-                 icon=":material/model_training:", key="tr_go"):  # fmt: skip
+    if st.button(
+        f"Train {cfg.steps} steps on {cfg.devices} device(s)",
+        type="primary",
+        icon=":material/model_training:",
+        key="tr_go",
+    ):
         _train(cfg)
 
 
@@ -71,11 +84,16 @@ def _train(cfg: training.Config) -> None:
     def _progress(hist, step):
         TRAINING.keep(hist)
         same = hist.replica_diffs[-1] == 0
-        bar.progress((step + 1) / cfg.steps, text=f"step {step + 1}/{cfg.steps}: loss "
-                     f"{hist.losses[-1]:.4g}; replicas identical: {same}")  # fmt: skip
+        bar.progress(
+            (step + 1) / cfg.steps,
+            text=f"step {step + 1}/{cfg.steps}: loss "
+            f"{hist.losses[-1]:.4g}; replicas identical: {same}",
+        )
         if step % 10 == 0 or step + 1 == cfg.steps:
-            live.plotly_chart(timecharts.loss_figure(hist.losses, hist.single_device_losses, []),
-                              key=f"tr_live_{step}")  # fmt: skip
+            live.plotly_chart(
+                timecharts.loss_figure(hist.losses, hist.single_device_losses, []),
+                key=f"tr_live_{step}",
+            )
 
     hist = queue_display.queued(
         lambda on_wait: training.train(cfg, progress=_progress, on_wait=on_wait)

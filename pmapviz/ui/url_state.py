@@ -89,16 +89,18 @@ def parsed(prefix: str, schema: settings.Schema, keys: list[str] | None = None) 
     return values
 
 
-def query(prefix: str, schema: settings.Schema, keys: Sequence[str] | None = None,
-          **values) -> dict[str, str]:  # fmt: skip
+def query(
+    prefix: str, schema: settings.Schema, keys: Sequence[str] | None = None, **values
+) -> dict[str, str]:
     """The URL query of this page's settings, through ``schema.to_query``: each field's
     widget (key ``prefix + key``; ``keys``: only these fields), or its value in ``values``
     where a page keeps it elsewhere."""
     state = st.session_state
-    texts = {f.key: values[f.key] if f.key in values else state[prefix + f.key]
-             for f in schema.fields
-             if (keys is None or f.key in keys)
-             and (f.key in values or prefix + f.key in state)}  # fmt: skip
+    texts = {
+        f.key: values[f.key] if f.key in values else state[prefix + f.key]
+        for f in schema.fields
+        if (keys is None or f.key in keys) and (f.key in values or prefix + f.key in state)
+    }
     return schema.to_query(texts)
 
 
@@ -107,8 +109,13 @@ def scenario_query(current: Scenario, n_devices: int) -> dict[str, str]:
     return scenario.schema(n_devices).to_query(current.texts())
 
 
-def save(prefix: str, schema: settings.Schema, keys: Sequence[str] | None = None,
-         also: Mapping[str, str] | None = None, **values) -> None:  # fmt: skip
+def save(
+    prefix: str,
+    schema: settings.Schema,
+    keys: Sequence[str] | None = None,
+    also: Mapping[str, str] | None = None,
+    **values,
+) -> None:
     """Mirror this page's settings into the URL (:func:`query`, then ``also``: another
     schema's query), so that a copied link reproduces the view."""
     state = st.session_state
@@ -155,8 +162,9 @@ def share_link(url_path: str) -> None:
     reruns the page), so an edit pays nothing for it, and a page whose edits rerun only a
     fragment (which may not write to the sidebar) still gets a link with its latest settings:
     the fragment keeps the URL's query up to date."""
-    box = st.sidebar.popover("Share this view", icon=":material/link:", on_change="rerun",
-                             key=f"share_{url_path}")  # fmt: skip
+    box = st.sidebar.popover(
+        "Share this view", icon=":material/link:", on_change="rerun", key=f"share_{url_path}"
+    )
     if not box.open:
         return
     host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
@@ -164,6 +172,9 @@ def share_link(url_path: str) -> None:
     path = "" if url_path == "home" else url_path
     encoded = urlencode(dict(st.query_params))
     with box:
-        st.code(f"{scheme}://{host}/{path}" + (f"?{encoded}" if encoded else ""), language=None,
-                wrap_lines=True)  # fmt: skip
+        st.code(
+            f"{scheme}://{host}/{path}" + (f"?{encoded}" if encoded else ""),
+            language=None,
+            wrap_lines=True,
+        )
         st.caption("Opening the link reproduces these settings.")
