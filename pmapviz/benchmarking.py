@@ -56,12 +56,15 @@ class BenchError(ValueError):
 
 @dataclass(frozen=True)
 class Workload:
+    """One thing to benchmark (dot products, matmul, elementwise): its inputs, f and costs."""
+
     key: str
     label: str
     unit: str  # what `size` counts
     description: str
 
     def inputs(self, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """Random float32 inputs for ``size`` items, whole (not yet split over devices)."""
         if self.key == "dot":
             return [rng.random((size, 3), dtype=np.float32) for _ in range(2)]
         if self.key == "matmul":
@@ -88,6 +91,7 @@ class Workload:
         return lambda x: x * 2.0 + 1.0
 
     def numpy_fn(self) -> Callable:
+        """The same f in plain numpy, on the host: the numpy implementation."""
         if self.key == "dot":
             return lambda x, y: np.einsum("ij,ij->i", x, y)
         if self.key == "matmul":
@@ -103,6 +107,7 @@ class Workload:
         return size * 4 * 2
 
     def output_bytes(self, size: int) -> int:
+        """Bytes of one call's output, copied back from the devices."""
         return size * (MATMUL_K * 4 if self.key == "matmul" else 4)
 
     def flops(self, size: int) -> int:
@@ -114,6 +119,7 @@ class Workload:
         return size * 2
 
     def input_bytes(self, size: int) -> int:
+        """Bytes of one call's inputs, placed on the devices."""
         if self.key == "dot":
             return size * 3 * 4 * 2
         if self.key == "matmul":
@@ -150,6 +156,8 @@ BESIDE = " · "  # between an implementation and the set beside it was measured 
 
 @dataclass
 class Measurement:
+    """One implementation on k devices at one size: compile, transfer, runs, copy back."""
+
     impl: str
     devices: int
     size: int
@@ -164,6 +172,7 @@ class Measurement:
 
     @property
     def run_s_median(self) -> float:
+        """The median of the timed runs, in seconds."""
         return statistics.median(self.run_s)
 
     @property
@@ -173,6 +182,7 @@ class Measurement:
         return f"{self.impl}{BESIDE}{self.device_set}" if self.beside else self.impl
 
     def to_json(self) -> dict:
+        """Its fields as JSON, with the median run time added."""
         d = asdict(self)
         d["run_s_median"] = self.run_s_median
         return d
@@ -180,6 +190,8 @@ class Measurement:
 
 @dataclass
 class Report:
+    """A benchmark sweep: the machine, its memory bandwidth (the floor) and every measurement."""
+
     machine: dict
     bandwidth_gbs: float
     workload: str
@@ -190,6 +202,7 @@ class Report:
     first_transfer_s: dict[int, float] = field(default_factory=dict)  # size -> untimed copy
 
     def to_json(self) -> dict:
+        """The whole report as JSON, measurements included."""
         return {
             "machine": self.machine,
             "bandwidth_gbs": self.bandwidth_gbs,
@@ -203,6 +216,7 @@ class Report:
 
 
 def machine_info() -> dict:
+    """The machine a benchmark ran on: platform, devices, cores and versions, as a dict."""
     f = devicefacts.facts()
     return {
         "platform": f.platform,

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Program:
+    """One function a user can pmap: its key, label, arguments, source, description, defaults."""
+
     key: str
     label: str
     arg_names: tuple[str, ...]
@@ -26,12 +28,15 @@ class Program:
 
     @property
     def n_args(self) -> int:
+        """How many arguments f takes."""
         return len(self.arg_names)
 
     def signature(self) -> str:
+        """f's ``def`` line as code exports show it: ``def f(x, y):``."""
         return f"def f({', '.join(self.arg_names)}):"
 
     def body(self, axis_name: str | None) -> str:
+        """f's body as code exports show it, ``{axis}`` replaced by the axis name's literal."""
         return self.source.format(axis=repr(axis_name))
 
     def build(self, axis_name: str | None = None) -> Callable:
@@ -184,6 +189,7 @@ BY_KEY = {p.key: p for p in PROGRAMS}
 
 
 def get(key: str) -> Program:
+    """The catalog entry with key ``key``."""
     return BY_KEY[key]
 
 
@@ -193,6 +199,7 @@ MAX_ARGS = max(p.n_args for p in PROGRAMS)
 # numpy versions of the per-device functions, for checking results ("where it applies": the
 # collective ones need every device's data, so they are checked against jit(vmap) only)
 def numpy_fn(key: str) -> Callable | None:
+    """Entry ``key``'s per-device function in numpy, for checking results; None for collectives."""
     import numpy as np
 
     return {

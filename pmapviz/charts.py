@@ -39,6 +39,7 @@ class _Canvas:
         self.notes: list[dict] = []
 
     def figure(self, x_range: list[float], y_range: list[float], height: int) -> go.Figure:
+        """The blocks and notes as one Plotly figure, axes hidden."""
         bs = self.blocks
         shapes = [
             dict(

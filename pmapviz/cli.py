@@ -133,6 +133,7 @@ def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
+    """The devices this process gets, every set beside them, their memory and the budgets."""
     _start(_settings(args), args)
     report = devices.describe(devices.applied_settings())
     facts, budget = report.facts, memory.budget()
@@ -295,6 +296,7 @@ def _in_axes_texts(text: str | None) -> list[str] | None:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
     device_settings = _settings(args)
     program = _program(args)
     shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
@@ -364,6 +366,7 @@ def _hlo_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_hlo(args: argparse.Namespace) -> int:
+    """What XLA compiled for the plan or a playground collective: collectives, cost, memory."""
     if args.plan_devices is not None:
         raise settings.SettingError("hlo compiles for this process's devices: use --devices.")
     if args.collective is None:
@@ -399,6 +402,7 @@ def _dot_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_dot(args: argparse.Namespace) -> int:
+    """The seed's pmap(vmap(dot)) example, timed and checked against jit(vmap(dot))."""
     _start(_settings(args), args)
     pairs = settings.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
     repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
@@ -487,6 +491,7 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    """Each implementation timed at each size and device count; the report as text or JSON."""
     device_settings, ks, sizes, impls, repeat, target = _bench_inputs(args)
     _start(device_settings, args, "real")
     ks = ks or benchmarking.device_counts(devicefacts.facts().local_count)  # the devices it has
@@ -539,6 +544,7 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """Data-parallel training with pmap, checked against one device (exit 1: it diverged)."""
     _start(_settings(args), args)
     cfg = training.Config(
         args.model,
@@ -625,6 +631,8 @@ def _exit_on_signals() -> None:
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
+    """A local jax.distributed cluster's local and global devices; with --join, one process
+    of a real cluster."""
     if args.join:
         return _cmd_join(args)
     if args.report is not None:
@@ -834,6 +842,7 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
 
 
 def cmd_mesh(args: argparse.Namespace) -> int:
+    """Which device holds which block of each argument on a named mesh (exit 1: a spec fails)."""
     device_settings = _settings(args)
     if args.plan_devices is not None:
         n = settings.parse_int(args.plan_devices, "--plan-devices", 1, meshes.MAX_MESH_DEVICES)
@@ -942,6 +951,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m pmapviz`` parser: one subcommand per entry of :data:`COMMANDS`."""
     parser = argparse.ArgumentParser(prog="python -m pmapviz", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (func, help_text, extra) in COMMANDS.items():
@@ -955,6 +965,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs one command; its exit status (2, with one line on stderr, for bad input)."""
     args = build_parser().parse_args(argv)
     with contextlib.ExitStack() as scope:  # the command's device set (_start) ends with it
         _SCOPES.append(scope)

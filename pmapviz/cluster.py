@@ -64,6 +64,9 @@ def check_sockets() -> None:
 
 @dataclass
 class ClusterResult:
+    """What a local cluster's launch saw: each process's devices and collectives, the time
+    it took, and the same work in one process where it was compared."""
+
     processes: int
     local_devices: int
     global_devices: int
@@ -73,6 +76,7 @@ class ClusterResult:
     pids: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """The result as a JSON-ready dict (the workers' pids left out)."""
         return {
             "processes": self.processes,
             "local_devices": self.local_devices,
@@ -103,6 +107,7 @@ def check_budget(
 
 
 def validate(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT) -> None:
+    """ClusterError unless the processes, devices per process and timeout are in range."""
     if not MIN_PROCESSES <= processes <= MAX_PROCESSES:
         raise ClusterError(f"Use {MIN_PROCESSES} to {MAX_PROCESSES} processes (got {processes}).")
     if not MIN_LOCAL <= local_devices <= MAX_LOCAL:
@@ -113,6 +118,7 @@ def validate(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOU
 
 
 def check_timeout(timeout: float) -> float:
+    """``timeout`` in seconds as a float, checked; ClusterError when it is out of range."""
     ok = isinstance(timeout, int | float) and not isinstance(timeout, bool)
     if not (ok and math.isfinite(timeout) and MIN_TIMEOUT <= timeout <= MAX_TIMEOUT):
         raise ClusterError(
@@ -184,6 +190,7 @@ def free_port() -> int:
 
 
 def worker_command(port: int, processes: int, pid: int, local: int, timeout: int) -> list[str]:
+    """The argument list that starts one worker process (a list, never a shell string)."""
     return [
         sys.executable,
         "-m",
@@ -234,11 +241,13 @@ class _Lines:
         self._partial = b""
 
     def feed(self, chunk: bytes) -> None:
+        """Adds a chunk: its complete lines are kept, the rest waits for the next chunk."""
         *done, self._partial = (self._partial + chunk).split(b"\n")
         self._partial = self._partial[:MAX_LINE]
         self.lines.extend(line[:MAX_LINE].decode("utf-8", "replace").rstrip("\r") for line in done)
 
     def close(self) -> list[str]:
+        """Every line kept, the partial last one included."""
         if self._partial:
             self.lines.append(self._partial.decode("utf-8", "replace"))
             self._partial = b""
@@ -430,10 +439,12 @@ class ResultCheck:
 
     @property
     def ok(self) -> bool:
+        """Every process saw the same answer, and it is numpy's."""
         return self.identical and self.correct
 
 
 def check_result(res: ClusterResult) -> ResultCheck:
+    """The cluster's answer checked against numpy, with the join and steady-call times."""
     import statistics
 
     import numpy as np

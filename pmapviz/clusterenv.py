@@ -103,6 +103,7 @@ class Detection:
 
     @property
     def name(self) -> str:
+        """The environment's name, or "no cluster environment"."""
         return self.env.name if self.env else "no cluster environment"
 
     def describe(self) -> str:
@@ -117,6 +118,7 @@ class Detection:
         return out
 
     def to_json(self) -> dict:
+        """The detection as a report's ``environment``: name, JAX class, coordinator, variables."""
         return {
             "name": self.name,
             "jax_class": self.env.jax_class if self.env else None,

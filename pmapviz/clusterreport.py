@@ -45,6 +45,9 @@ class ReportError(ValueError):
 
 @dataclass(frozen=True)
 class Process:
+    """One process's record: its host, local devices and inputs, what the collectives gave it,
+    and its join / first-call / steady-call seconds."""
+
     index: int
     hostname: str
     local_device_ids: tuple[int, ...]
@@ -60,6 +63,9 @@ class Process:
 
 @dataclass(frozen=True)
 class Report:
+    """A report, read back and checked (:func:`parse`): the global devices in the axis's
+    order, every process's record, and where and when it was made."""
+
     process_count: int
     devices: tuple[tuple[int, int], ...]  # (global id, process index), in the axis's order
     processes: tuple[Process, ...]  # by process index
@@ -287,9 +293,11 @@ class Check:
 
     @property
     def ok(self) -> bool:
+        """Every process saw numpy's psum and all_gather, and axis_index covers each device once."""
         return self.psum_equal and self.psum_correct and self.gather_correct and self.axis_complete
 
     def to_json(self) -> dict:
+        """The verdict as a report's ``check``, a JSON-ready dict."""
         return {
             "expected_psum": self.expected_psum,
             "psum_equal": self.psum_equal,
@@ -302,6 +310,7 @@ class Check:
 
 
 def check(report: Report) -> Check:
+    """The report's collectives checked against numpy."""
     import numpy as np
 
     g = len(report.devices)

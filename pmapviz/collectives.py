@@ -35,6 +35,8 @@ class CollectiveError(ValueError):
 
 @dataclass(frozen=True)
 class Collective:
+    """One collective of the playground: its name, the code shown, and what it needs."""
+
     key: str
     label: str
     code: str  # shown to the user; {groups}, {perm} filled in
@@ -118,6 +120,8 @@ def parse_pairs(text: str, n: int) -> list[tuple[int, int]]:
 
 
 def check_perm(pairs: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """``pairs`` back when they are a valid ppermute permutation over ``n`` devices; CollectiveError
+    otherwise."""
     bad = [p for p in pairs if not (0 <= p[0] < n and 0 <= p[1] < n)]
     if bad:
         raise CollectiveError(
@@ -157,6 +161,8 @@ def parse_groups(text: str, n: int) -> list[list[int]] | None:
 
 
 def check_groups(groups: list[list[int]], n: int) -> list[list[int]]:
+    """``groups`` back when they split devices 0 to n-1, each in exactly one; CollectiveError
+    otherwise."""
     flat = [d for g in groups for d in g]
     if any(not 0 <= d < n for d in flat):
         raise CollectiveError(f"Groups name a device outside 0 to {n - 1}.")
@@ -194,6 +200,7 @@ def unequal_groups_warning(key: str, groups) -> str | None:
 
 
 def even_groups(n: int, size: int) -> list[list[int]]:
+    """Devices 0 to n-1 in consecutive groups of ``size``: [[0, 1], [2, 3], ...]."""
     if size < 1 or n % size:
         raise CollectiveError(f"{n} devices cannot be split into groups of {size}.")
     return [list(range(k, k + size)) for k in range(0, n, size)]
@@ -202,6 +209,9 @@ def even_groups(n: int, size: int) -> list[list[int]]:
 # ---------------------------------------------------------------- running
 @dataclass(frozen=True)
 class Outcome:
+    """One collective run for real: every device's values before and after, where each piece came
+    from, and what it cost."""
+
     collective: Collective
     code: str
     n: int
@@ -217,6 +227,8 @@ class Outcome:
 
 
 def build(c: Collective, groups, perm) -> Callable:
+    """The per-device function that runs collective ``c`` over the axis, with its groups or
+    permutation."""
     import jax.numpy as jnp
     from jax import lax
 
@@ -237,6 +249,7 @@ def build(c: Collective, groups, perm) -> Callable:
 
 
 def code_for(c: Collective, groups, perm) -> str:
+    """The code of collective ``c`` as shown to the user, groups or permutation filled in."""
     return c.code.format(
         groups=f", axis_index_groups={groups}" if groups else "",
         perm=perm,

@@ -66,6 +66,7 @@ class Row:
     model: str
 
     def to_json(self) -> dict:
+        """The collective and the ring model's bytes for it, as JSON."""
         c = self.hlo
         shape = list(c.shapes[0]) if len(c.shapes) == 1 else [list(s) for s in c.shapes]
         groups, pairs = c.replica_groups, c.source_target_pairs
@@ -100,9 +101,11 @@ class Cost:
     peak_is_estimate: bool
 
     def to_json(self) -> dict:
+        """Flops and bytes accessed per device, as JSON."""
         return {"flops": self.flops, "bytes_accessed": self.bytes_accessed}
 
     def memory_json(self) -> dict:
+        """The memory per device (arguments, output, temporaries, peak), as JSON."""
         return {
             "argument_bytes": self.argument_bytes,
             "output_bytes": self.output_bytes,
@@ -116,6 +119,9 @@ class Cost:
 
 @dataclass(frozen=True)
 class Variant:
+    """The target compiled one way (pmap, vmap, jit over shardings or shard_map): its collectives
+    and cost, or why it cannot express the target."""
+
     key: str  # one of VARIANTS
     label: str
     rows: tuple[Row, ...] = ()
@@ -124,6 +130,7 @@ class Variant:
     error: str | None = None  # this variant cannot express the target (first line of why)
 
     def to_json(self) -> dict:
+        """Its collectives' kinds, cost and memory, or its error, as JSON."""
         return {
             "label": self.label,
             "error": self.error,
@@ -177,6 +184,9 @@ def program_grid(a, labels: list[str]) -> tuple[list, str]:
 
 @dataclass(frozen=True)
 class Analysis:
+    """Everything one compilation of a target says: its collectives, the program at three levels,
+    its cost, and the other variants beside it."""
+
     target: Target
     rows: tuple[Row, ...]  # pmap's collectives
     unparsed: tuple[tuple[int, str, str], ...]
@@ -186,6 +196,7 @@ class Analysis:
     compile_s: float
 
     def to_json(self) -> dict:
+        """The whole analysis as JSON (the program text left out)."""
         return {
             "label": self.target.label,
             "code": self.target.code,
@@ -212,6 +223,7 @@ def rows_for(report: ParseReport, n: int) -> tuple[Row, ...]:
 
 
 def cost_of(compiled) -> Cost:
+    """Cost and memory per device of a compiled program, from its own analyses."""
     ca = compiled.cost_analysis()
     if isinstance(ca, (list, tuple)):  # older JAX: one dict per program
         ca = ca[0] if ca else {}
@@ -467,6 +479,7 @@ def analyse_plan(program: Program, plan: Plan) -> Analysis:
 
 @functools.lru_cache(maxsize=16)
 def analyse_training(cfg: Config) -> Analysis:
+    """The training step of ``cfg``, compiled and read; cached by config."""
     return analyse(training_target(cfg))
 
 
@@ -487,6 +500,7 @@ class Hidden:
     note: str
 
     def to_json(self) -> dict:
+        """The line and its fix, their collectives and times, as JSON."""
         return {
             "label": self.label,
             "code": self.code,
@@ -660,6 +674,7 @@ def hidden_table(n: int) -> list[dict]:
 
 
 def summary_lines(a: Analysis) -> list[str]:
+    """The analysis as lines of text for the terminal: collectives, then variants."""
     out = [
         f"{a.target.label} on {a.target.n} device(s): {a.target.code}",
         f"compiled in {a.compile_s * 1e3:.0f} ms; {len(a.rows)} collective(s) in the HLO",

@@ -49,6 +49,8 @@ MiB = 2**20
 # ---------------------------------------------------------------- what the devices are
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One device as JAX reports it: its id, process, platform, kind and printed name."""
+
     id: int
     process_index: int
     platform: str
@@ -89,6 +91,7 @@ class Facts:
 
     @property
     def labels(self) -> list[str]:
+        """Each device's name as JAX prints it (``str(device)``: cpu:0, cuda:0, TPU_0 ...)."""
         return [d.label for d in self.devices]
 
     @property
@@ -224,6 +227,7 @@ def no_local_sockets() -> str | None:
 
 
 def logical_cpus() -> int:
+    """The logical CPUs this process may run on (its affinity; the CPU count off Linux)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -261,6 +265,8 @@ def physical_cores() -> int:
 
 @dataclass(frozen=True)
 class HostMemory:
+    """The host's RAM in bytes: total, and available now."""
+
     total: int
     available: int  # what the OS says is available now (MemAvailable)
 
@@ -346,6 +352,7 @@ class DeviceMemory:
 
     @property
     def free(self) -> int | None:
+        """Bytes free under the limit now; None where the backend gives no limit."""
         return None if self.limit is None else max(0, self.limit - self.in_use)
 
 
@@ -394,6 +401,7 @@ class Startup:
     available_after: int
 
     def first_put_s(self, name: str) -> float | None:
+        """Seconds of set ``name``'s first ``device_put``; None where it was not measured."""
         return dict(self.first_put).get(name)
 
     @property
@@ -671,6 +679,7 @@ class Rates:
         )
 
     def bytes_s(self, nbytes: float) -> float:
+        """Seconds to move ``nbytes`` at the measured memory bandwidth."""
         return nbytes / (self.bandwidth_gbs * 1e9)
 
     def transfer_s(self, nbytes: float) -> float:
@@ -678,6 +687,7 @@ class Rates:
         return nbytes / ((self.transfer_gbs or self.bandwidth_gbs) * 1e9)
 
     def describe(self) -> str:
+        """The measured rates in words: "cpu:0's measured 12.3 GB/s, 45.6 GFLOP/s"."""
         sort = f", a sort compare in {self.sort_s * 1e9:,.1f} ns" if self.sort_s else ""
         return (
             f"{self.device}'s measured {self.bandwidth_gbs:,.1f} GB/s, "

@@ -40,6 +40,9 @@ _FORCE_FLAG = "--xla_force_host_platform_device_count"
 
 @dataclass(frozen=True)
 class Settings:
+    """How this server was asked to start: the device count (and where it came from), the
+    platform, its memory and time limits and its reports folder."""
+
     devices: int = DEFAULT_DEVICES
     platform: str = "auto"
     devices_source: str = "default"  # "flag", "env" or "default"
@@ -251,6 +254,7 @@ class DeviceReport:
 
     @property
     def count(self) -> int:
+        """How many devices JAX gave (every process's, in ``jax.devices()`` order)."""
         return len(self.facts.devices)
 
     @property
@@ -260,6 +264,7 @@ class DeviceReport:
 
     @property
     def matches_request(self) -> bool:
+        """Whether JAX gave what was asked (no notes on a difference)."""
         return not self.notes
 
     @property

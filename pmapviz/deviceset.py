@@ -155,4 +155,5 @@ def override(sets: dict[str, Sequence]) -> Iterator[None]:
 
 
 def overridden() -> bool:
+    """Whether a test's :func:`override` is in effect (fake sets are described)."""
     return bool(_OVERRIDE)

@@ -40,6 +40,7 @@ Progress = Callable[[str], None] | None
 
 
 def say(progress: Progress, text: str) -> None:
+    """One line of progress, where there is a ``progress`` to tell."""
     if progress:
         progress(text)
 
@@ -131,6 +132,7 @@ def transfer_order_section(pairs: int = 2**23) -> dict:
 
 
 def timeline_section() -> dict:
+    """A profiler trace of a psum: its lanes (ok: one per device), module and collectives."""
     n = devicefacts.facts().local_count
     tl, rows = timeline.collective_timeline("psum", n, 1024)
     return {

@@ -82,6 +82,7 @@ class Fn:
 
     @property
     def collective(self) -> bool:
+        """Whether it is a collective (it takes an axis name)."""
         return self.axis_arg is not None
 
 
@@ -217,12 +218,15 @@ class _Ctx:
     axis_names: set[str] = field(default_factory=set)
 
     def col(self, node: ast.AST) -> int:
+        """The 1-based column of ``node`` in the text as typed."""
         return node.col_offset + 1 + self.lead
 
     def segment(self, node: ast.AST) -> str:
+        """The text of ``node`` as typed (its node type where there is none)."""
         return ast.get_source_segment(self.text, node) or type(node).__name__
 
     def anywhere(self) -> str:
+        """What an expression may use anywhere, for "allowed here:" in messages."""
         return (
             f"the arguments {', '.join(self.args)}, numbers, strings, jnp.<fn>, lax.<fn>, "
             "jax.nn.<fn>, jax.vmap, operators and (...) [...] {...}"
@@ -926,6 +930,7 @@ class ExprProgram(Program):
     axis_names: tuple[str, ...] = ()
 
     def body(self, axis_name: str | None = None) -> str:
+        """The checked expression; ``axis_name`` is ignored (its collectives name their axes)."""
         return self.source
 
     def build(self, axis_name: str | None = None) -> Callable:

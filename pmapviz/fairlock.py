@@ -53,6 +53,7 @@ class _Held:
     released: bool
 
     def release(self) -> None:
+        """Give it back to its owner; later calls do nothing."""
         if not self.released:
             self.released = True
             self._owner._release(self)
@@ -94,10 +95,12 @@ class FairLock:
             return None if self._holder is None else self._clock() - self._since
 
     def waiting(self) -> int:
+        """How many callers are in the queue now."""
         with self._cond:
             return len(self._queue)
 
     def wait_message(self, position: int, waited_s: float | None = None) -> str:
+        """What to show the waiter at ``position`` (1 = next): its place, the holder's time."""
         held = self.held_for()
         ran = f"; it has run for {_secs(held)}" if held is not None else ""
         ahead = "" if position <= 1 else f" ({position - 1} ahead of you)"
@@ -244,6 +247,7 @@ class Pool:
             return [(g.label, g.amount, now - g.since) for g in self._held]
 
     def free(self) -> tuple[int, ...]:
+        """What is free now, one number per kind (the capacity less every current share)."""
         with self._cond:
             return self._free()
 
@@ -251,10 +255,12 @@ class Pool:
         return tuple(c - sum(g.amount[k] for g in self._held) for k, c in enumerate(self.capacity))
 
     def waiting(self) -> int:
+        """How many callers are in the queue now."""
         with self._cond:
             return len(self._queue)
 
     def wait_message(self, position: int, waited_s: float | None, amount: tuple[int, ...]) -> str:
+        """What to show a waiter needing ``amount``: its place, what is free and what holds it."""
         running = (
             "; ".join(f"{label} ({self.describe(a)}, {_secs(s)})" for label, a, s in self.held())
             or "nothing"

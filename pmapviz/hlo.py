@@ -62,6 +62,8 @@ _PAIRS = re.compile(r"source_target_pairs=\{((?:\{[0-9]+,[0-9]+\}\s*,?\s*)*)\}")
 
 @dataclass(frozen=True)
 class HloCollective:
+    """One collective in HLO text: its kind, operands, which devices talk, where it came from."""
+
     kind: str  # one of KINDS
     name: str  # the HLO instruction, e.g. "psum.7" (profiler traces use the same name)
     shapes: tuple[tuple[int, ...], ...]  # operand shapes on one device (all-to-all: several)
@@ -91,6 +93,8 @@ class HloCollective:
 
 @dataclass(frozen=True)
 class ParseReport:
+    """What :func:`parse_hlo` found: the collectives, the lines it could not read, the devices."""
+
     collectives: tuple[HloCollective, ...]
     unparsed: tuple[tuple[int, str, str], ...]  # (line, raw text, why)
     n_devices: int | None  # partitions x replicas, from the module header

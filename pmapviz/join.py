@@ -49,6 +49,8 @@ class JoinError(RuntimeError):
 
 @dataclass
 class Outcome:
+    """What joining gave this process: its own record, and on process 0 the report."""
+
     record: dict  # this process's
     report: dict | None  # process 0's: every process's records, gathered
 
@@ -66,10 +68,12 @@ class Watchdog:
         self._thread = threading.Thread(target=self._watch, daemon=True, name="pmapviz-watchdog")
 
     def start(self) -> Watchdog:
+        """The watchdog, now watching."""
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stands the watchdog down: the work finished in time."""
         self._done.set()
 
     def _watch(self) -> None:

@@ -26,6 +26,8 @@ OMPI_RANK = "OMPI_COMM_WORLD_LOCAL_RANK"
 
 @dataclass(frozen=True)
 class Launch:
+    """One launcher's command line, its title, and what it starts."""
+
     title: str
     command: str  # bash
     explains: str  # what it starts and which devices each process gets
@@ -74,6 +76,7 @@ def _gpu_note(per_node: int, devices: int, rank: str) -> str:
 
 
 def slurm(nodes: int, per_node: int, devices: int, kind: str) -> Launch:
+    """The ``srun`` line: ``nodes`` x ``per_node`` processes, ``devices`` each."""
     cmd = join_command(kind, devices)
     head = f"srun -N {nodes} --ntasks-per-node {per_node}"
     note = ""
@@ -95,6 +98,7 @@ def slurm(nodes: int, per_node: int, devices: int, kind: str) -> Launch:
 
 
 def openmpi(nodes: int, per_node: int, devices: int, kind: str, title: str = "Open MPI") -> Launch:
+    """The ``mpirun`` line: ``nodes`` x ``per_node`` processes, ``devices`` each."""
     cmd = join_command(kind, devices)
     head = f"mpirun -np {nodes * per_node}"
     if nodes > 1:
@@ -119,6 +123,7 @@ def openmpi(nodes: int, per_node: int, devices: int, kind: str, title: str = "Op
 
 
 def tpu_pod(hosts: int) -> Launch:
+    """The ``gcloud`` line that starts one process on each of a TPU slice's ``hosts``."""
     cmd = (
         f"gcloud compute tpus tpu-vm ssh $TPU_NAME --zone $ZONE --worker=all "
         f'--command="cd pmapviz && {join_command("tpu", 0)}"'
@@ -135,6 +140,7 @@ def tpu_pod(hosts: int) -> Launch:
 
 
 def gpu_host(per_node: int, devices: int) -> Launch:
+    """The ``mpirun`` line for one multi-GPU host, and when no cluster is needed at all."""
     found = openmpi(1, per_node, devices, "gpu", "A multi-GPU host")
     return Launch(
         found.title,

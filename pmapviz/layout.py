@@ -39,17 +39,22 @@ def index_text(index: tuple) -> str:
 
 @dataclass(frozen=True)
 class Piece:
+    """One device's part of an array: the device, its place in the mesh, the index it holds."""
+
     position: int  # the device's place in the mesh (its colour)
     device: str  # "cpu:3"
     index: tuple  # the global index this device holds
 
     @property
     def index_text(self) -> str:
+        """The index as you would write it on the global array: '[0:2, :]'."""
         return index_text(self.index)
 
 
 @dataclass(frozen=True)
 class ArrayLayout:
+    """How one array is spread over devices: shape, dtype, split axis and each device's piece."""
+
     name: str
     shape: tuple[int, ...]
     dtype: str
@@ -58,6 +63,7 @@ class ArrayLayout:
 
     @property
     def local_shape(self) -> tuple[int, ...]:
+        """The shape each device holds: the split axis removed (the whole shape when not split)."""
         if self.split_axis is None:
             return self.shape
         return self.shape[: self.split_axis] + self.shape[self.split_axis + 1 :]
@@ -89,6 +95,8 @@ def pmap_indices(rank: int, split_axis: int | None, n_used: int) -> list[tuple]:
 def array_layout(
     name: str, shape: tuple[int, ...], dtype: str, split_axis: int | None, n_used: int
 ) -> ArrayLayout:
+    """Which device holds which slice of array ``name`` split along ``split_axis`` over
+    ``n_used`` devices (by index arithmetic when this process has fewer)."""
 
     if n_used > devicefacts.facts().local_count:  # a bigger machine than this one: arithmetic
         where = pmap_indices(len(shape), split_axis, n_used)

@@ -84,9 +84,11 @@ class Budget:
 
     @property
     def shared(self) -> bool:
+        """Whether the host and its devices share one budget (``device`` is None)."""
         return self.device is None
 
     def fits(self, need: Need) -> bool:
+        """Whether ``need`` fits: in the one pool, or in both host and device memory."""
         if self.device is None:
             return need.total <= self.host
         return need.host <= self.host and need.device <= self.device
@@ -113,6 +115,7 @@ class Budget:
         return None
 
     def words(self, need: Need) -> str:
+        """``need`` in words, split the way this budget is: '1.23 GB', or devices and host apart."""
         return need.words(self.shared)
 
     def bytes_of(self, need: Need) -> int:
@@ -327,6 +330,7 @@ def device_dtype(name: str) -> np.dtype:
 
 
 def nbytes(shape, dtype) -> int:
+    """Bytes of an array of ``shape`` and ``dtype``."""
     return math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
 
 
@@ -583,6 +587,7 @@ WORKER_PER_DEVICE = 1 * MiB
 
 
 def worker_bytes(local_devices: int) -> int:
+    """Peak memory of one worker process with ``local_devices`` devices (measured, plus margin)."""
     return WORKER_BASE + WORKER_PER_DEVICE * local_devices
 
 

@@ -163,6 +163,7 @@ def spec_text(spec: tuple[Entry, ...]) -> str:
 
 
 def axes_of(entry: Entry) -> tuple[str, ...]:
+    """The mesh axes a spec entry names: () for None, a 1-tuple for one name."""
     if entry is None:
         return ()
     return entry if isinstance(entry, tuple) else (entry,)
@@ -171,23 +172,30 @@ def axes_of(entry: Entry) -> tuple[str, ...]:
 # ---------------------------------------------------------------- what JAX would refuse
 @dataclass(frozen=True)
 class Mesh:
+    """A named mesh: its shape and one name per axis."""
+
     shape: tuple[int, ...]
     names: tuple[str, ...]
 
     @property
     def size(self) -> dict[str, int]:
+        """Each axis name -> its size."""
         return dict(zip(self.names, self.shape, strict=True))
 
     @property
     def devices(self) -> int:
+        """How many devices the mesh has."""
         return math.prod(self.shape)
 
     def text(self) -> str:
+        """The mesh as text: 'data=2 x model=4'."""
         return " x ".join(f"{n}={s}" for n, s in zip(self.names, self.shape, strict=True))
 
 
 @dataclass(frozen=True)
 class Problem:
+    """Something JAX would refuse: a code, the message in the user's numbers, and a fix."""
+
     code: str
     message: str
     fix: str
@@ -273,6 +281,8 @@ def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
 # ---------------------------------------------------------------- where each block goes
 @dataclass(frozen=True)
 class Block:
+    """One device's block of an array: the device, its mesh coordinates and its index."""
+
     device: int  # the device's id
     coords: tuple[int, ...]  # its place on the mesh
     index: tuple[tuple[int, int], ...]  # [start, stop) of each dimension
@@ -280,6 +290,9 @@ class Block:
 
 @dataclass(frozen=True)
 class Placement:
+    """Where an array goes under ``NamedSharding(mesh, spec)``: each device's block, the block
+    shape, and the axes it is replicated over."""
+
     mesh: Mesh
     shape: tuple[int, ...]
     spec: tuple[Entry, ...]

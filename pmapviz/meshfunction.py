@@ -72,6 +72,7 @@ class Check:
 
     @property
     def ok(self) -> bool:
+        """Whether tracing found no problem."""
         return not self.problems
 
 

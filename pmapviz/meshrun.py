@@ -37,6 +37,8 @@ REPEAT = 5
 # ---------------------------------------------------------------- results
 @dataclass(frozen=True)
 class ShardBlock:
+    """One device's block of a run's output: the device id, its index and shape."""
+
     device: int  # the device's id
     index: tuple[tuple[int, int], ...]  # [start, stop) of each dimension of the output
     shape: tuple[int, ...]
@@ -44,6 +46,8 @@ class ShardBlock:
 
 @dataclass(frozen=True)
 class RunResult:
+    """One run on a mesh (global or per-device view), as plain numbers and text."""
+
     view: str  # "global" (jit with shardings) or "per-device" (shard_map)
     shape: tuple[int, ...]  # the whole output's shape
     dtype: str
@@ -61,9 +65,11 @@ class RunResult:
         return sum(n for _, n in self.memory) if self.memory else None
 
     def agrees(self, tol: float = 1e-4) -> bool:
+        """Whether the output is within ``tol`` of the one-device result."""
         return self.max_abs_diff <= tol
 
     def summary(self) -> str:
+        """The run in one sentence: output, blocks, difference and median time."""
         local = sorted({b.shape for b in self.blocks})
         return (
             f"{self.view}: output {self.dtype}{list(self.shape)} as {spec_text(self.out_spec)}"
@@ -326,6 +332,8 @@ def _local_gather_rows(x):
 
 @dataclass(frozen=True)
 class Example:
+    """A ready pair of the two views of one function on a mesh, with its shapes, specs and code."""
+
     key: str
     title: str
     mesh: Mesh
@@ -339,6 +347,7 @@ class Example:
     note: str
 
     def args(self, seed: int = 0) -> list[np.ndarray]:
+        """Seeded random float32 arguments of the example's shapes."""
         rng = np.random.default_rng(seed)
         return [rng.standard_normal(s).astype(np.float32) for s in self.shapes]
 
@@ -488,6 +497,8 @@ def mesh_sweep(
 # ---------------------------------------------------------------- collectives as mesh axes
 @dataclass(frozen=True)
 class AxisCollective:
+    """One collective of a compiled program, its replica groups read back as mesh axes."""
+
     kind: str  # all-reduce, all-gather, ...
     axes: tuple[str, ...] | None  # mesh axes that vary within each group (None: no match)
     groups: int  # how many groups (collective-permute: how many pairs)
@@ -497,6 +508,7 @@ class AxisCollective:
     line: int  # in the HLO text
 
     def key(self) -> tuple:
+        """(kind, axes, groups, group size): what identifies it, for comparing."""
         return (self.kind, self.axes, self.groups, self.group_size)
 
 

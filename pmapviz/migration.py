@@ -39,6 +39,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Equivalent:
+    """A plan as shard_map: the mesh, each input's and output's row, and notes on what differs."""
+
     mesh: Mesh
     inputs: tuple[Row, ...]
     outputs: tuple[Row, ...]
@@ -174,6 +176,7 @@ class Agreement:
 
     @property
     def agree(self) -> bool:
+        """Whether shard_map ran and gave pmap's shapes and values (within 1e-5)."""
         return (
             self.refused is None
             and self.max_abs_diff is not None

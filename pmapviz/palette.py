@@ -40,6 +40,7 @@ def text_colour(fill: str) -> str:
 
 
 def palette(n: int) -> list[str]:
+    """The fill colours of devices 0 to ``n - 1``, in order."""
     return [device_colour(i) for i in range(n)]
 
 

@@ -53,6 +53,8 @@ from pmapviz.settings import (
 
 @dataclass(frozen=True)
 class Problem:
+    """Something pmap would reject or get wrong: the message, a fix, and what "apply" changes."""
+
     code: str
     message: str
     fix: str
@@ -387,6 +389,7 @@ def _fixes(n: Normalised, per_leaf: dict[int, Any]) -> dict[int, Any] | None:
 
 
 def rule_in_axes_length(n: Normalised) -> Problem | None:
+    """in_axes has exactly one entry per argument of f."""
     n_args, given = len(n.arguments), len(n.in_axes_given)
     if given == n_args:
         return None
@@ -414,6 +417,7 @@ def rule_in_axes_structure(n: Normalised) -> list[Problem]:
 
 
 def rule_dtypes(n: Normalised) -> list[Problem]:
+    """Every leaf has a dtype pmapviz supports (:data:`DTYPES`)."""
     return [
         Problem(
             "dtype",
@@ -427,6 +431,7 @@ def rule_dtypes(n: Normalised) -> list[Problem]:
 
 
 def rule_sizes_fit(n: Normalised) -> list[Problem]:
+    """No leaf has more than :data:`MAX_ELEMENTS` (2**40) elements."""
     return [
         Problem(
             "too_large",
@@ -498,6 +503,7 @@ def rule_negative_in_axes(n: Normalised) -> list[Problem]:
 
 
 def rule_some_axis_mapped(n: Normalised) -> Problem | None:
+    """At least one argument has a mapped axis (not every in_axes is None)."""
     if n.mapped:
         return None
     return Problem(
@@ -509,6 +515,7 @@ def rule_some_axis_mapped(n: Normalised) -> Problem | None:
 
 
 def rule_mapped_sizes_equal(n: Normalised) -> Problem | None:
+    """Every mapped axis has the same size."""
     if len({leaf.shape[leaf.axis] for _, leaf in n.mapped}) <= 1:
         return None
     detail = ", ".join(
@@ -525,6 +532,7 @@ def rule_mapped_sizes_equal(n: Normalised) -> Problem | None:
 
 
 def rule_mapped_axis_not_empty(n: Normalised) -> Problem | None:
+    """The mapped axis is not of size 0."""
     if n.size != 0:
         return None
     leaf = n.mapped[0][1]
@@ -557,6 +565,7 @@ def _reshape_fix(shape: tuple[int, ...], axis: int, n: int) -> tuple[tuple[int, 
 
 
 def rule_mapped_axis_fits(n: Normalised) -> Problem | None:
+    """The mapped axis is at most the device count (the fix: reshape it into per-device blocks)."""
     if n.size is None or n.size <= n.n_devices:
         return None
     fixes, lines = {}, []
@@ -579,6 +588,7 @@ def rule_mapped_axis_fits(n: Normalised) -> Problem | None:
 
 
 def rule_no_empty_blocks(n: Normalised) -> list[Problem]:
+    """No device gets an empty block (a 0 in any leaf's per-device shape)."""
     return [
         Problem(
             "empty_block",
@@ -595,6 +605,7 @@ def rule_no_empty_blocks(n: Normalised) -> list[Problem]:
 
 
 def rule_axis_name_given(n: Normalised) -> Problem | None:
+    """A catalog function that uses a collective has an axis_name to reduce over."""
     if not isinstance(n.fn, Program) or not n.fn.needs_axis_name or n.axis_name:
         return None
     return Problem(
@@ -764,6 +775,7 @@ def _varying_none_leaves(n: Normalised) -> list[str]:
 
 
 def rule_out_axes_none_varies(n: Normalised) -> Problem | None:
+    """out_axes=None only for outputs that are the same on every device."""
     varying = _varying_none_leaves(n)
     if not varying:
         return None
@@ -788,6 +800,7 @@ def _for_leaf(n: Normalised, leaf: OutLeaf) -> str:
 
 
 def rule_negative_out_axes(n: Normalised) -> Problem | None:
+    """No out_axes is negative (JAX 0.10 returns a wrongly shaped result for one)."""
     bad = [o for o in n.out_leaves if o.axis is not None and o.axis < 0]
     if not bad:
         return None
@@ -801,6 +814,7 @@ def rule_negative_out_axes(n: Normalised) -> Problem | None:
 
 
 def rule_out_axes_in_range(n: Normalised) -> Problem | None:
+    """Every out_axes is an axis of the stacked result (0 to the per-device rank)."""
     bad = [o for o in n.out_leaves if o.axis is not None and o.axis > len(o.shape)]
     if not bad:
         return None
@@ -817,6 +831,7 @@ def rule_out_axes_in_range(n: Normalised) -> Problem | None:
 
 
 def rule_output_fits(n: Normalised) -> Problem | None:
+    """f's stacked result has at most :data:`MAX_ELEMENTS` (2**40) elements per output leaf."""
     size = n.size or 0
     sized = [(o.shape, 1 if o.axis is None else size) for o in n.out_leaves]
     huge = [(shape, c) for shape, c in sized if math.prod(shape) * c > MAX_ELEMENTS]

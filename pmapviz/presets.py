@@ -9,6 +9,8 @@ from pmapviz.scenario import Scenario
 
 @dataclass(frozen=True)
 class Preset:
+    """One explorer example: a function, its shapes and axes; ``lesson``: a mistake on purpose."""
+
     key: str
     label: str
     fn: str
@@ -19,6 +21,7 @@ class Preset:
     lesson: bool = False  # a mistake on purpose: what pmap rejects, shown as a lesson
 
     def scenario(self, n_devices: int) -> Scenario:
+        """The explorer's settings for this example on ``n_devices`` devices."""
         changes = {"out": self.out_axes, "name": self.axis_name}
         for k, (shape, ax) in enumerate(zip(self.shapes, self.in_axes, strict=True)):
             changes[f"s{k}"] = shape.format(n=n_devices, block=f"{10_000_000 // n_devices:_}")

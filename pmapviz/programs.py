@@ -37,6 +37,7 @@ class Shard:
 
     @property
     def index_text(self) -> str:
+        """Its place in the global array as text: '[0:2, :]'."""
         return index_text(self.index)
 
 
@@ -212,6 +213,9 @@ def _temp_bytes(executable) -> int:
 
 @dataclass(frozen=True)
 class Compiled:
+    """A plan compiled ahead of time: pmap and the one-device jit(vmap) reference, and how long each
+    took to compile."""
+
     run: Callable  # ahead-of-time compiled pmap, for inputs placed like `placements`
     reference: Callable  # jit(vmap(f)) on one device
     compile_s: float

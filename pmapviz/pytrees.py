@@ -38,10 +38,12 @@ class TreeError(SettingError):
 
 
 def is_shape(x: Any) -> bool:
+    """Whether ``x`` is a shape: a tuple of ints (``()`` is a scalar)."""
     return isinstance(x, tuple) and all(type(d) is int for d in x)
 
 
 def is_axis(x: Any) -> bool:
+    """Whether ``x`` is an axis: an int or None."""
     return x is None or type(x) is int
 
 
@@ -86,9 +88,11 @@ class _Reader:
         self.name, self.leaf, self.length = name, leaf, len(text)
 
     def peek(self) -> tuple[str, str, int]:
+        """The next token, not taken; ``("end", "", 0)`` after the last."""
         return self.toks[self.k] if self.k < len(self.toks) else ("end", "", 0)
 
     def take(self, value: str | None = None) -> tuple[str, str, int]:
+        """The next token, taken; raises :class:`TreeError` unless it is ``value`` (when given)."""
         tok = self.peek()
         if value is not None and tok[1] != value:
             self.fail(tok, f"expected {value!r}")
@@ -96,6 +100,7 @@ class _Reader:
         return tok
 
     def fail(self, tok, what: str):
+        """Raise a :class:`TreeError` saying ``what`` was expected where ``tok`` is."""
         where = (
             f"column {tok[2]}: {tok[1]!r}"
             if tok[0] != "end"
@@ -112,11 +117,13 @@ class _Reader:
             self.fail(tok, f"expected ',' or {close!r}")
 
     def count_leaf(self):
+        """Count one more leaf; raises :class:`TreeError` past :data:`MAX_LEAVES`."""
         self.n_leaves += 1
         if self.n_leaves > MAX_LEAVES:
             raise TreeError(f"{self.name} has more than {MAX_LEAVES} arrays; use fewer.")
 
     def node(self, depth: int) -> Any:
+        """The tree at the next token: a dict, a bracketed sequence, or (for axes) one axis."""
         kind, value, _ = tok = self.peek()
         if depth > MAX_TREE_DEPTH + 1:
             self.fail(tok, f"trees nest at most {MAX_TREE_DEPTH} containers deep")
@@ -136,6 +143,7 @@ class _Reader:
         self.fail(tok, f"expected {want}")
 
     def mapping(self, depth: int) -> dict:
+        """The ``{'key': tree, ...}`` at the next token; never empty."""
         self.take("{")
         out: dict[str, Any] = {}
         while self.peek()[1] != "}":
@@ -153,6 +161,7 @@ class _Reader:
         return out
 
     def sequence(self, depth: int) -> Any:
+        """The brackets at the next token: a shape (sizes), or a tuple of trees."""
         close = ")" if self.take()[1] == "(" else "]"
         items, ints = [], []
         while self.peek()[1] != close:
@@ -225,6 +234,7 @@ def skeleton(tree: Any, is_leaf: Callable[[Any], bool] = is_shape) -> Any:
 
 
 def count(skel: Any) -> int:
+    """How many leaves the skeleton ``skel`` has."""
     if skel == LEAF:
         return 1
     return sum(count(v) for v in _skel_values(skel))
@@ -317,6 +327,7 @@ def freeze(tree: Any) -> Any:
 
 
 def thaw(frozen: Any) -> Any:
+    """The tree a :func:`freeze` value stands for (dicts back as dicts)."""
     if isinstance(frozen, tuple) and frozen[:1] == ("__dict__",):
         return {k: thaw(v) for k, v in frozen[1]}
     if isinstance(frozen, tuple):

@@ -186,9 +186,11 @@ class Worker:
         self._lock = threading.Lock()
 
     def alive(self) -> bool:
+        """Whether the worker process is running."""
         return self._proc is not None and self._proc.poll() is None
 
     def pid(self) -> int | None:
+        """The worker process's id, or None when none is running."""
         return self._proc.pid if self.alive() else None
 
     def ensure(self, n_devices: int, on_wait=None) -> None:
@@ -286,6 +288,7 @@ class Worker:
         return self._log.read().decode(errors="replace").strip()[-600:]
 
     def stop(self) -> None:
+        """Stop the worker process, if any, and release its memory."""
         with self._lock:
             self._stop_locked()
 

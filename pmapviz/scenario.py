@@ -42,10 +42,12 @@ EXPR_DEFAULT = ("x, w", "jnp.tanh(x @ w)")  # the first example of your own f
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
+    """A shape as typed in its box: (10000000, 3) -> '10_000_000, 3'; () -> '()'."""
     return ", ".join(f"{d:_}" for d in shape) if shape else "()"
 
 
 def axis_text(axis: int | None) -> str:
+    """An in_axes entry as typed in its box: None -> 'None', 1 -> '1'."""
     return "None" if axis is None else str(axis)
 
 
@@ -83,6 +85,9 @@ def parse_plan_devices(text: str, n_devices: int) -> int:
 
 @dataclass(frozen=True)
 class Scenario:
+    """The explorer's settings as typed: the function, each argument slot's shape, dtype and
+    in_axes, out_axes, axis_name and the device count to plan for."""
+
     fn: str
     shapes: tuple[str, ...]  # one per argument slot (MAX_ARGS), as typed
     dtypes: tuple[str, ...]
@@ -141,6 +146,7 @@ class Scenario:
         )
 
     def with_changes(self, changes: Mapping[str, str], n_devices: int) -> Scenario:
+        """These settings with ``changes`` (text keyed like the URL) applied."""
         return Scenario.from_texts({**self.texts(every_slot=True), **changes}, n_devices)
 
     def as_expression(self) -> Scenario:
@@ -192,6 +198,7 @@ class Scenario:
 
     @property
     def n_args(self) -> int:
+        """How many argument slots are in use (every slot while the names do not parse)."""
         return len(self.arg_names) or MAX_ARGS
 
     def texts(self, every_slot: bool = False) -> dict[str, str]:
@@ -214,6 +221,7 @@ class Scenario:
         return schema(1).to_query(self.texts())
 
     def url(self, page: str = "explorer") -> str:
+        """A link to ``page`` that opens these settings."""
         return f"/{page}?{urlencode(self.query())}"
 
     @property

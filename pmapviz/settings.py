@@ -106,6 +106,7 @@ def parse_float(text: Any, name: str, lo: float, hi: float) -> float:
 
 
 def parse_choice(text: Any, name: str, choices: Sequence[str]) -> str:
+    """The text (spaces trimmed) when it is one of ``choices``; else a SettingError listing them."""
     raw = str(text if text is not None else "").strip()
     if raw not in choices:
         shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
@@ -277,6 +278,7 @@ def fmt_shape(shape: Sequence[int]) -> str:
 
 
 def is_shape(x: Any) -> bool:
+    """Whether ``x`` is a shape: a tuple of ints."""
     return isinstance(x, tuple) and all(isinstance(d, int) for d in x)
 
 
@@ -352,14 +354,17 @@ class Field:
 
 
 def int_field(key: str, label: str, lo: int, hi: int, default: int) -> Field:
+    """A setting that is a whole number from ``lo`` to ``hi``."""
     return Field(key, label, str(default), lambda t, name: parse_int(t, name, lo, hi))
 
 
 def float_field(key: str, label: str, lo: float, hi: float, default: str) -> Field:
+    """A setting that is a finite number from ``lo`` to ``hi``."""
     return Field(key, label, default, lambda t, name: parse_float(t, name, lo, hi))
 
 
 def choice_field(key: str, label: str, choices: Sequence[str], default: str) -> Field:
+    """A setting that is one of ``choices``."""
     options = tuple(choices)
     return Field(key, label, default, lambda t, name: parse_choice(t, name, options))
 
@@ -428,9 +433,11 @@ class Schema:
     joints: tuple[Joint, ...] = ()
 
     def defaults(self) -> dict[str, str]:
+        """Every field's default text, by URL key."""
         return {f.key: f.default for f in self.fields}
 
     def field(self, key: str) -> Field:
+        """The field whose URL key is ``key``."""
         return next(f for f in self.fields if f.key == key)
 
     def from_query(self, query: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
@@ -573,4 +580,5 @@ PRESENT_KEY = "present"
 
 
 def present(query: Mapping[str, str]) -> bool:
+    """Whether a link asks for presenter mode (``present=1``, ``true`` or ``yes``)."""
     return str(query.get(PRESENT_KEY, "")).strip().lower() in ("1", "true", "yes")

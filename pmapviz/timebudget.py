@@ -126,6 +126,7 @@ class Step:
 
 
 def training_step_seconds(step: Step, rates: Rates) -> float:
+    """Estimated seconds of one training ``step`` at the measured ``rates``."""
     return STEP_S + STEP_PER_DEVICE_S * step.devices + rates.call_s(step.flops, step.nbytes, CALL_S)
 
 
@@ -189,6 +190,8 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float,
 def plan_seconds(
     plan: Plan, calls: int, compiles: int, rates: Rates, program: Program | None = None
 ) -> float:
+    """Estimated seconds of a live run of ``plan``: fixed costs (``compiles`` compilations,
+    making and transferring the inputs) plus ``calls`` calls."""
     flops, nbytes, compares = plan_cost(plan, program)
     gen = memory.live_run_bytes(plan).total / 3 * GEN_S_PER_BYTE
     fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.transfer_s(nbytes)

@@ -276,6 +276,7 @@ def loss_figure(
 
 
 def step_time_figure(rows: list[dict]) -> go.Figure:
+    """Bars of the median training step time (ms) per device count."""
     fig = go.Figure(
         go.Bar(
             x=[str(r["devices"]) for r in rows],

@@ -85,6 +85,8 @@ class TraceError(ValueError):
 
 @dataclass(frozen=True)
 class Event:
+    """One HLO op on one device's lane: when it started, how long it took, and what it was."""
+
     device: str  # its lane: "cpu:3", "gpu:0", "tpu:1"
     op: str  # HLO instruction name, e.g. "all-reduce.7"
     start_us: float  # from the call's first event
@@ -100,6 +102,8 @@ Lanes = dict[str, tuple[Event, ...]]
 
 @dataclass(frozen=True)
 class Timeline:
+    """One traced call: every device's HLO ops in time order, and how it was captured."""
+
     lanes: Lanes  # device lane -> its ops in time order (lanes in device order)
     module: str | None  # the HLO module the call ran
     calls_seen: int
@@ -777,6 +781,8 @@ def op_rates(
 
 @dataclass(frozen=True)
 class CollectiveTime:
+    """One collective's measured time per device, beside the ring model's bytes and time."""
+
     op: str
     kind: str
     measured_us: float  # median over devices, in the call shown

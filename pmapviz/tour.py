@@ -43,6 +43,7 @@ class Block:
 
     @property
     def picture(self) -> bool:
+        """Whether the block is drawn as a picture (grid, chips or cards)."""
         return self.kind in PICTURES
 
 
@@ -71,6 +72,7 @@ def _link(label: str, url: str) -> Block:
 
 # ---------------------------------------------------------------- the steps
 def step_devices(ctx: Context) -> list[Block]:
+    """Step 1: what this server's devices are, and the command for 4 of them."""
     n = ctx.n
     return [
         Block("markdown", devicefacts.devices_story(ctx.facts, n)),
@@ -82,6 +84,7 @@ def step_devices(ctx: Context) -> list[Block]:
 
 
 def step_hello(ctx: Context) -> list[Block]:
+    """Step 2: pmap(lambda x: x * 2) on arange(n), each device's x and result drawn."""
     r = programs.run_hello(programs.hello_program(ctx.n), ctx.n)
     cells = [
         (s.device, s.position, int(x.data[0]), int(s.data[0]))
@@ -109,6 +112,7 @@ def step_hello(ctx: Context) -> list[Block]:
 
 
 def step_dot(ctx: Context) -> list[Block]:
+    """Step 3: the seed's dot product, one block per device, checked live."""
     n, pairs = ctx.n, ctx.n * 10_000
     r = dotproduct.run_dot(pairs, n, repeat=2, limit=10**8)
     block = f"{10_000_000 // n:_}"
@@ -133,6 +137,8 @@ def step_dot(ctx: Context) -> list[Block]:
 
 
 def step_too_many(ctx: Context) -> list[Block]:
+    """Step 4: a mapped axis longer than the device count: JAX's message, the planner's,
+    and its fix drawn."""
     import jax
     import numpy as np
 
@@ -187,6 +193,7 @@ def _case(n: int, fn: str, shapes, axes, out) -> Scenario:
 
 
 def step_axes(ctx: Context) -> list[Block]:
+    """Step 5: three in_axes and out_axes cases, what each device gets and the result."""
     rows = []
     for label, fn, shapes, axes, out in AXES_CASES:
         scenario = _case(ctx.n, fn, shapes, axes, out)
@@ -219,6 +226,7 @@ def step_axes(ctx: Context) -> list[Block]:
 
 
 def step_collectives(ctx: Context) -> list[Block]:
+    """Step 6: psum normalisation and a ppermute ring: each device's values before and after."""
     import numpy as np
 
     n = ctx.n
@@ -260,6 +268,7 @@ def step_collectives(ctx: Context) -> list[Block]:
 
 
 def step_training(ctx: Context) -> list[Block]:
+    """Step 7: data-parallel training with pmean, live: the loss and identical replicas."""
     n = ctx.n
     h = training.train(training.Config("linear", n, 32 * n, 30, 0.05))
     return [
@@ -302,6 +311,7 @@ def step_training(ctx: Context) -> list[Block]:
 
 
 def step_processes(ctx: Context) -> list[Block]:
+    """Step 8: two processes' local and global devices (their launch is behind a button)."""
     return [
         Block(
             "markdown",
@@ -315,6 +325,7 @@ def step_processes(ctx: Context) -> list[Block]:
 
 
 def step_scaling(ctx: Context) -> list[Block]:
+    """Step 9: why more devices are not proportionally faster, on these devices."""
     return [
         Block("markdown", devicefacts.scaling_story(ctx.facts, ctx.n)),
         Block("chips", None),
@@ -323,6 +334,8 @@ def step_scaling(ctx: Context) -> list[Block]:
 
 
 def step_today(ctx: Context) -> list[Block]:
+    """Step 10: the same dot products with pmap, shard_map and jit + NamedSharding, and
+    when to use which."""
     n, r = ctx.n, programs.three_ways(ctx.n, 1000)
     table = "\n".join(
         [
@@ -371,6 +384,8 @@ def step_today(ctx: Context) -> list[Block]:
 
 @dataclass(frozen=True)
 class Step:
+    """One step of the tour: its title and the demo that makes its blocks."""
+
     title: str
     demo: Callable[[Context], list[Block]]
 

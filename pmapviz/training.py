@@ -39,6 +39,9 @@ class TrainBudgetError(TrainError, memory.BudgetError):
 
 @dataclass(frozen=True)
 class Config:
+    """The settings of one training run: model, devices, global batch, steps, learning rate,
+    reduction and seed."""
+
     model: str = "linear"
     devices: int = 8
     batch: int = 256  # global batch, split over the devices
@@ -49,6 +52,7 @@ class Config:
 
     @property
     def local_batch(self) -> int:
+        """Examples each device gets per step: the global batch over the devices."""
         return self.batch // self.devices
 
 
@@ -67,6 +71,9 @@ def step_cost(cfg: Config) -> timebudget.Step:
 
 @dataclass
 class History:
+    """What a training run recorded step by step (losses, gradient norms, replica differences,
+    times) and how it ended."""
+
     config: Config
     losses: list[float] = field(default_factory=list)  # global (mean of local) per step
     single_device_losses: list[float] = field(default_factory=list)
@@ -81,9 +88,11 @@ class History:
 
     @property
     def replicas_identical(self) -> bool:
+        """Whether every device's parameters were the same after every step."""
         return all(d == 0.0 for d in self.replica_diffs)
 
     def to_json(self) -> dict:
+        """The history and its config as JSON, with the median step time added."""
         out = asdict(self)
         out["config"] = asdict(self.config)
         out["replicas_identical"] = self.replicas_identical
@@ -157,6 +166,7 @@ def make_data(cfg: Config, n_samples: int = SAMPLES):
 
 
 def init_params(cfg: Config) -> dict:
+    """The model's starting parameters (seeded), as numpy arrays by name."""
     rng = np.random.default_rng(cfg.seed + 1)
     if cfg.model == "linear":
         return {"w": np.zeros(FEATURES, np.float32), "b": np.zeros((), np.float32)}
@@ -169,6 +179,7 @@ def init_params(cfg: Config) -> dict:
 
 
 def loss_fn(model: str) -> Callable:
+    """The loss of ``model`` as f(params, x, y): mean squared error or cross-entropy."""
     import jax
     import jax.numpy as jnp
 
@@ -231,6 +242,7 @@ def build_steps(cfg: Config):
 
 
 def code_for(cfg: Config) -> str:
+    """The pmap training step ``cfg`` runs, as Python code to show the user."""
     if cfg.reduction == "pmean":
         reduce = "grads = lax.pmean(grads, 'batch')"
     else:

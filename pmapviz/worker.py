@@ -39,6 +39,7 @@ def die_with_parent(parent: int | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """One worker: joins (or runs alone: --single), runs the check, prints its RESULT line."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--coordinator")
     ap.add_argument("--num-processes", type=int, default=1)

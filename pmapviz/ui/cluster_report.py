@@ -50,6 +50,7 @@ def show(report: Report | None, source: str) -> None:
 
 
 def origin(report: Report, source: str) -> str:
+    """Where the report came from: what JAX detected, its version, the platform and date."""
     env = report.environment
     name, cls, coord = (quote(env.get(k) or "?", 60) for k in ("name", "jax_class", "coordinator"))
     return (
@@ -83,6 +84,8 @@ def host_grid(report: Report) -> tuple[grids.Rows, str]:
 
 
 def process_table(report: Report) -> list[dict]:
+    """One row per process: its devices, inputs, collectives' results and timings."""
+
     def ms(s):
         return None if s is None else round(s * 1e3, 3)
 
@@ -105,6 +108,7 @@ def process_table(report: Report) -> list[dict]:
 
 
 def verdict(check: clusterreport.Check, report: Report) -> str:
+    """The check in words: psum, all_gather and axis_index against numpy."""
     g = len(report.devices)
     parts = [
         f"psum = {report.processes[0].psum:g} "

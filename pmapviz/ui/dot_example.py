@@ -11,6 +11,7 @@ from pmapviz.ui import dot_result, queue_display, shell
 
 
 def show(n: int) -> None:
+    """The example's explanation, and its section with the Run button and the result."""
     st.header("The seed's worked example, at full size")
     st.markdown(
         f"""

@@ -11,6 +11,7 @@ from pmapviz.ui import tables
 
 
 def show(res) -> None:
+    """A finished run: shapes, the check, timings, each device's block, the two mistakes."""
     st.markdown(
         f"#### pmap output {fmt_shape(res.pmap_out_shape)} -> reshape -> "
         f"{fmt_shape(res.flat_shape)}"

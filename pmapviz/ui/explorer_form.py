@@ -35,6 +35,7 @@ IN_AXES_HELP = (
 
 
 def pn_help(n: int) -> str:
+    """The planned device count box's help, on a server of ``n`` devices."""
     return (
         f"Empty: this server's {n} devices. Up to {scenario.MAX_PLAN_DEVICES:,}: plan and draw "
         "for a bigger machine from the shapes alone (mapped axes of that size are resized). "

@@ -14,6 +14,7 @@ from pmapviz.ui import tables
 
 
 def show(res, plan: Plan, program: Program, report: devices.DeviceReport) -> None:
+    """A live run: the verdict, the timings, the reshape back and each device's blocks."""
     verdict = "PASS" if res.passed else "FAIL"
     st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")
     cols = st.columns(5)

@@ -14,6 +14,8 @@ import streamlit as st
 
 @dataclass(frozen=True)
 class LongRun:
+    """A long action's session keys, and what the page says when a click interrupted it."""
+
     prefix: str  # session keys: prefix + "running", prefix + "partial"
     result_key: str  # where the finished (or interrupted) result is kept
     mark: str  # the partial result's flag that says it was interrupted
@@ -32,6 +34,7 @@ class LongRun:
         st.warning(self.message, icon=self.icon)
 
     def start(self, partial: Any = None) -> None:
+        """Marks a run as begun, with ``partial`` as what it has finished so far."""
         st.session_state[self.prefix + "running"] = True
         st.session_state[self.prefix + "partial"] = partial
 

@@ -132,6 +132,7 @@ def results_side_by_side(results: tuple[meshrun.RunResult, meshrun.RunResult]) -
 
 
 def memory_table(results) -> None:
+    """Each view's memory per device, from its compiled program (nothing where none has it)."""
     rows = [
         {
             "view": r.view,

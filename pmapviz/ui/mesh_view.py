@@ -98,6 +98,7 @@ def show(placed: list[meshes.Placement], names: list[str], slot) -> None:
 
 
 def mesh_note(mesh: meshes.Mesh, n_devices: int) -> None:
+    """A note where the mesh needs more devices than this server: planned from shapes."""
     if mesh.devices > n_devices:
         st.info(
             f"The mesh {quote(mesh.text())} has {mesh.devices} devices and this server "

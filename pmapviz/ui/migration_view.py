@@ -15,6 +15,7 @@ MESHES = "pages/meshes.py"
 
 
 def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
+    """The "Open as shard_map" section: both scripts, a run of both, and a way to Meshes."""
     box = st.expander(
         "Open as shard_map: these settings in today's API",
         icon=":material/swap_horiz:",

@@ -14,6 +14,7 @@ from pmapviz.ui import queue_display, url_state
 
 
 def show(n: int, repeat: int, budget: memory.Budget) -> None:
+    """The section that times the explorer's settings, or says why they cannot be timed."""
     with st.expander("Time the explorer's current settings"):
         explored = url_state.explorer_scenario(n)
         program, plan, errors = explored.plan(n)

@@ -34,6 +34,7 @@ WHEN_TO_USE_IT = """
 
 
 def show(facts: devicefacts.Facts) -> None:
+    """Home's two columns: what pmap does, and when to use it today."""
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.subheader("What pmap does")

@@ -40,6 +40,7 @@ def toggle() -> bool:
 
 
 def presenting() -> bool:
+    """Whether presenter mode is on."""
     return bool(st.session_state.get("present"))
 
 

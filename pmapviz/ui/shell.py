@@ -18,6 +18,8 @@ from pmapviz.ui import device_sets
 
 @dataclass(frozen=True)
 class PageInfo:
+    """One page: its file, title, icon, URL path, line on Home and default device set."""
+
     path: str
     title: str
     icon: str
@@ -156,6 +158,7 @@ def page_links() -> None:
 
 
 def page_info(path: str) -> PageInfo:
+    """The entry of the page in file ``path``."""
     return next(p for p in PAGES if p.path == path)
 
 

@@ -22,6 +22,7 @@ def step() -> int:
 
 
 def go(to: int) -> None:
+    """Goes to step ``to`` (kept within the tour's steps)."""
     st.session_state["tour_step"] = max(1, min(len(tour.STEPS), to))
 
 
