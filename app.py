@@ -9,7 +9,7 @@ import sys
 
 import streamlit as st
 
-from pmapviz import devices, settings, warmup  # import no JAX
+from pmapviz import devicesetup, settings, warmup  # import no JAX
 
 # the tab's icon is a file of our own: a ":material/...:" icon is fetched from fonts.gstatic.com
 ICON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pmapviz", "icon.png")
@@ -17,12 +17,12 @@ st.set_page_config(page_title="pmapviz", page_icon=ICON, layout="wide")
 st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.toml
 
 try:
-    _settings = devices.parse_settings(sys.argv[1:], os.environ)
-    devices.apply(_settings)  # before anything else touches JAX
+    _settings = devicesetup.parse_settings(sys.argv[1:], os.environ)
+    devicesetup.apply(_settings)  # before anything else touches JAX
 except settings.SettingError as err:
 
     def _cannot_start(
-        message: str = str(err), missing: bool = isinstance(err, devices.PlatformUnavailable)
+        message: str = str(err), missing: bool = isinstance(err, devicesetup.PlatformUnavailable)
     ) -> None:
         st.title("pmapviz could not start")
         st.error(message, icon=":material/error:")
@@ -31,10 +31,11 @@ except settings.SettingError as err:
                 "Install the accelerator build of the pinned JAX into this "
                 "environment, then restart; or use emulated CPU devices:"
             )
-            st.code(devices.install_commands(), language="bash")
+            st.code(devicesetup.install_commands(), language="bash")
             return
         st.markdown(
-            f"Start it like this (any count from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}):"
+            f"Start it like this (any count from {devicesetup.MIN_DEVICES} to "
+            f"{devicesetup.MAX_DEVICES}):"
         )
         st.code(
             "streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
@@ -67,4 +68,4 @@ try:
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     shell.page_failed(err)
 warmup.start()  # once per process, after this page: pandas for tables, and gc.freeze()
-devices.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)
+devicesetup.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)

@@ -23,7 +23,7 @@ def start(doc: str, apply_devices: bool = True, **options: int) -> argparse.Name
     args = ap.parse_args()
     if apply_devices:
         os.environ["PMAPVIZ_DEVICES"] = str(args.devices)
-        from pmapviz import devices
+        from pmapviz import devicesetup
 
-        devices.apply(devices.Settings(devices=args.devices))
+        devicesetup.apply(devicesetup.Settings(devices=args.devices))
     return args

@@ -1,5 +1,5 @@
 """Mesh soak: what one long-lived process keeps after many runs of distinct programs on a
-named mesh (issue 28): your own f both ways (pmapviz.meshfunction.run) and "Open as
+named mesh (issue 28): your own f both ways (pmapviz.meshownf.run) and "Open as
 shard_map" (pmapviz.migration.run_both), each with a program it has not compiled before.
 
     .venv/bin/python benchmarks/mesh_soak.py [--runs 40]
@@ -32,7 +32,7 @@ def main() -> None:
     import jax
 
     jax.config.update("jax_num_cpu_devices", 8)
-    from pmapviz import devices, expr, meshes, meshfunction, migration
+    from pmapviz import devicesetup, expr, meshes, meshownf, migration
     from pmapviz.planning import plan
 
     mesh = meshes.Mesh((2, 4), ("data", "model"))
@@ -40,20 +40,20 @@ def main() -> None:
 
     def one(k: int) -> None:
         local = f"lax.all_gather(x @ w * {k + 1}, 'model', axis=1, tiled=True, to='invarying')"
-        f = meshfunction.MeshF("x, w", f"x @ w * {k + 1}", local, ("data", None))
-        meshfunction.run(mesh, args, f, meshfunction.check(mesh, args, f), repeat=2)
+        f = meshownf.MeshF("x, w", f"x @ w * {k + 1}", local, ("data", None))
+        meshownf.run(mesh, args, f, meshownf.check(mesh, args, f), repeat=2)
         prog = expr.program("x", f"x * {k + 1} + 1")
         migration.run_both(prog, plan(prog, [(8, 1000)], in_axes=(0,), n_devices=8))
 
     for k in range(5):
         one(k)
     gc.collect()
-    devices.return_freed_memory()
+    devicesetup.return_freed_memory()
     base = rss_mib()
     for k in range(5, 5 + runs):
         one(k)
     gc.collect()
-    devices.return_freed_memory()
+    devicesetup.return_freed_memory()
     end = rss_mib()
     print(
         f"baseline after 5 warm-up runs {base:.0f} MiB; after {runs} more distinct programs "

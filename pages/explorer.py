@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import presets, scenario
+from pmapviz import explorersettings, presets
 from pmapviz.ui import (
     explorer_form,
     migration_view,
@@ -26,7 +26,7 @@ st.markdown(
     f"**{n} devices**. Everything below comes from `pmapviz.plan` (abstract shapes, "
     "`jax.eval_shape`) and JAX's own shardings."
 )
-url_state.load(explorer_form.P, scenario.schema(n))
+url_state.load(explorer_form.P, explorersettings.schema(n))
 explorer_form.presets_row(n)
 
 

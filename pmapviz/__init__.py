@@ -5,7 +5,7 @@ Public API (thin; the internals live in one module per concept):
 - :func:`pmapviz.plan` -- what pmap will do with given shapes, validated, from shapes alone.
 
 Importing this package does not import JAX: the device count must be fixed first
-(see :mod:`pmapviz.devices`). ``plan`` imports JAX on first use.
+(see :mod:`pmapviz.devicesetup`). ``plan`` imports JAX on first use.
 """
 
 from typing import Any

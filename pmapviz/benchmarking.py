@@ -13,7 +13,7 @@ Rules the harness keeps (and tests check with a fake clock):
   whichever implementation came first (pmap) look 7.7x slower to transfer;
 - one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
 - one benchmark runs at a time per process (``TURNS``, a first-come-first-served queue that
-  never waits forever: see :mod:`pmapviz.fairlock`), so sessions do not disturb each other;
+  never waits forever: see :mod:`pmapviz.queues`), so sessions do not disturb each other;
 - a sweep whose estimated time passes the operator's limit is refused before it starts, with
   the largest size that fits (see :mod:`pmapviz.timebudget`).
 """
@@ -33,20 +33,20 @@ import numpy as np
 from pmapviz import (
     devicefacts,
     deviceset,
-    fairlock,
+    explorersettings,
     memory,
-    programs,
+    pmaprun,
+    queues,
     sandbox,
-    scenario,
     settings,
     timebudget,
 )
 from pmapviz.catalog import Program, numpy_fn
-from pmapviz.layout import pmap_sharding
+from pmapviz.placement import pmap_sharding
 from pmapviz.planning import Plan
 
 IMPLS = ("pmap", "vmap", "jit_sharded", "shard_map", "numpy")
-TURNS = fairlock.resource("benchmark")  # one benchmark at a time in this process
+TURNS = queues.resource("benchmark")  # one benchmark at a time in this process
 QUEUE_TIMEOUT_S = 120.0  # how long a benchmark waits for another session's to finish
 
 
@@ -444,7 +444,7 @@ def sweep(
     Refused (BenchError) when it would not fit the memory budget or the time limit. While
     another sweep runs, or other actions hold the memory it needs, ``on_wait(position,
     waited_s, message)`` is called every fraction of a second; a stop while waiting returns an
-    empty, cancelled report; after ``queue_timeout`` seconds of waiting, fairlock.WaitTimeout is
+    empty, cancelled report; after ``queue_timeout`` seconds of waiting, queues.WaitTimeout is
     raised."""
     budget = memory.budget() if budget is None else memory.Budget.of(budget)
     runs = plan_sweep(wl, sizes, ks, impls, budget, repeat=repeat, time_limit=time_limit)
@@ -453,7 +453,7 @@ def sweep(
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
         grant = _reserve(turn, need, "a timing sweep", on_wait, should_stop, queue_timeout)
-    except fairlock.Cancelled:
+    except queues.Cancelled:
         return Report({}, 0.0, wl.key, cancelled=True)
     with turn, grant:
         rates = bandwidth(budget)
@@ -477,8 +477,8 @@ def sweep(
 
 
 def _reserve(
-    turn: fairlock.Turn, need: memory.Need, label: str, on_wait, should_stop, timeout: float
-) -> fairlock.Grant:
+    turn: queues.Turn, need: memory.Need, label: str, on_wait, should_stop, timeout: float
+) -> queues.Grant:
     """The memory of a benchmark that holds its turn; the turn is given back if none comes."""
     try:
         return memory.reserve(need, label, on_wait, should_stop, timeout)
@@ -620,20 +620,20 @@ def measure_plan(
     shard_map are compared on the built-in workloads, whose layout they can express.)
 
     Refused (BenchError) above the time limit; waits its turn like :func:`sweep`, but raises
-    fairlock.Cancelled or fairlock.WaitTimeout when the wait ends without one."""
+    queues.Cancelled or queues.WaitTimeout when the wait ends without one."""
     try:
         timebudget.check_plan(
             plan, 3 * (repeat + 1), 2, time_limit, program, what="Timing these settings"
         )
     except timebudget.TooLong as err:
         raise BenchError(str(err)) from err
-    compiled = programs.compile_plan(program, plan)  # once: its scratch memory, then the runs
-    need = memory.with_temporaries(memory.plan_timing_bytes(plan), programs.temporaries(compiled))
+    compiled = pmaprun.compile_plan(program, plan)  # once: its scratch memory, then the runs
+    need = memory.with_temporaries(memory.plan_timing_bytes(plan), pmaprun.temporaries(compiled))
     turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
     if sandbox.applies(program):  # your own f: in a process stopped at the time limit
         with turn:
             bw = bandwidth_gbs or bandwidth(memory.budget()).bandwidth_gbs
-            args = (scenario.program_ref(program), plan.key, repeat, bw)
+            args = (explorersettings.program_ref(program), plan.key, repeat, bw)
             return sandbox.call(
                 "timing",
                 args,
@@ -651,7 +651,7 @@ def measure_plan(
 
 
 def measure_compiled(
-    program: Program, plan: Plan, compiled: programs.Compiled, repeat: int, bandwidth_gbs: float
+    program: Program, plan: Plan, compiled: pmaprun.Compiled, repeat: int, bandwidth_gbs: float
 ) -> Report:
     """:func:`measure_plan`'s measurement alone (no estimate, turn or memory: the caller's,
     e.g. the sandbox's worker), against a floor of ``bandwidth_gbs``."""
@@ -661,7 +661,7 @@ def measure_compiled(
 def _measure_plan(
     program: Program,
     plan: Plan,
-    compiled: programs.Compiled,
+    compiled: pmaprun.Compiled,
     repeat: int,
     bandwidth_gbs: float | None,
     clock: Callable[[], float],
@@ -677,7 +677,7 @@ def _measure_plan(
         f"explorer:{program.key}",
         floor_method=rates.floor_words() if rates else f"given: {bw:.1f} GB/s",
     )
-    host = programs.make_values(plan, "random")
+    host = pmaprun.make_values(plan, "random")
     report.first_transfer_s[int(host[0].size)] = devicefacts.warm_transfer(host)
     size = int(host[0].size)
     moved = sum(a.nbytes for a in host)

@@ -15,8 +15,8 @@ import re
 
 import plotly.graph_objects as go
 
-from pmapviz.layout import ArrayLayout
 from pmapviz.palette import FONT, MONO_CSS, device_colour, text_colour
+from pmapviz.placement import ArrayLayout
 from pmapviz.settings import fmt_shape
 
 NEUTRAL = "#D9D9D9"

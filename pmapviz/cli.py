@@ -19,19 +19,19 @@ from pmapviz import (
     benchmarking,
     catalog,
     cluster,
+    clusterjoin,
     collectives,
     compiled,
     devicefacts,
-    devices,
     deviceset,
+    devicesetup,
     doctor,
     dotproduct,
-    join,
+    explorersettings,
     memory,
     meshes,
     planning,
     pytrees,
-    scenario,
     settings,
     timeline,
     training,
@@ -48,11 +48,12 @@ except ImportError:
 def _device_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--devices",
-        help=f"emulated CPU devices, {devices.MIN_DEVICES}-"
-        f"{devices.MAX_DEVICES} (default: $PMAPVIZ_DEVICES or {devices.DEFAULT_DEVICES}); GPUs "
+        help=f"emulated CPU devices, {devicesetup.MIN_DEVICES}-"
+        f"{devicesetup.MAX_DEVICES} (default: $PMAPVIZ_DEVICES or "
+        f"{devicesetup.DEFAULT_DEVICES}); GPUs "
         "and TPUs are used as the machine has them",
     )
-    p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
+    p.add_argument("--platform", help=f"one of {', '.join(devicesetup.PLATFORMS)} (default auto)")
     _device_set_arg(p)
     p.add_argument(
         "--max-bytes",
@@ -81,11 +82,13 @@ def _device_set_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _start(device_settings: devices.Settings, args: argparse.Namespace, need: str = "many") -> str:
+def _start(
+    device_settings: devicesetup.Settings, args: argparse.Namespace, need: str = "many"
+) -> str:
     """Start JAX with ``device_settings`` and run the rest of the command on the device set
     ``--device-set`` names (``auto``: the set ``need`` prefers, a ``deviceset.NEEDS`` word).
     Returns the set's name."""
-    devices.apply(device_settings)
+    devicesetup.apply(device_settings)
     name = deviceset.parse(getattr(args, "device_set", None) or "auto", "--device-set")
     name = deviceset.default(need) if name == "auto" else name
     _SCOPES[-1].enter_context(deviceset.use(name))  # until the command returns (main)
@@ -107,7 +110,7 @@ def set_line(name: str) -> str:
 _SCOPES: list[contextlib.ExitStack] = []  # one per command running (main), innermost last
 
 
-def _settings(args: argparse.Namespace) -> devices.Settings:
+def _settings(args: argparse.Namespace) -> devicesetup.Settings:
     argv: list[str] = []
     if getattr(args, "devices", None) is not None:
         argv += ["--devices", args.devices]
@@ -117,7 +120,7 @@ def _settings(args: argparse.Namespace) -> devices.Settings:
         argv += ["--max-bytes", args.max_bytes]
     if getattr(args, "max_device_bytes", None) is not None:
         argv += ["--max-device-bytes", args.max_device_bytes]
-    return devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
+    return devicesetup.parse_settings(argv + _max_seconds_argv(args), os.environ)
 
 
 def _max_seconds_arg(p: argparse.ArgumentParser) -> None:
@@ -135,7 +138,7 @@ def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
 def cmd_devices(args: argparse.Namespace) -> int:
     """The devices this process gets, every set beside them, their memory and the budgets."""
     _start(_settings(args), args)
-    report = devices.describe(devices.applied_settings())
+    report = devicesetup.describe(devicesetup.applied_settings())
     facts, budget = report.facts, memory.budget()
     stats = devicefacts.device_memory()
     started = devicefacts.startup()
@@ -225,12 +228,12 @@ def _program(args: argparse.Namespace):
         raise settings.SettingError("give --fn or --expr, not both.")
     if args.args is None:
         raise settings.SettingError("--expr needs --args, its argument names, e.g. --args x,w.")
-    return scenario.program_for(scenario.EXPR, args.args, args.expr)
+    return explorersettings.program_for(explorersettings.EXPR, args.args, args.expr)
 
 
 def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, parsed by the explorer's own
-    schema (:func:`pmapviz.scenario.inputs`); what the flags leave out, the function's
+    schema (:func:`pmapviz.explorersettings.inputs`); what the flags leave out, the function's
     defaults."""
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     shapes, dtypes = args.shape or [], args.dtype or []
@@ -259,7 +262,7 @@ def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
         **{f"d{k}": "--dtype" for k in range(len(dtypes))},
         "out": "--out-axes",
     }
-    v, errors = scenario.inputs(texts, len(shapes), len(axes or []), len(dtypes), labels)
+    v, errors = explorersettings.inputs(texts, len(shapes), len(axes or []), len(dtypes), labels)
     if errors:
         raise settings.SettingError(errors[0])
     return (
@@ -287,10 +290,10 @@ def _in_axes_texts(text: str | None) -> list[str] | None:
             "--in-axes with brackets is one tuple, an entry per "
             "argument, e.g. \"(0, {'w': None, 'b': 0})\"."
         )
-    if len(parts) > scenario.MAX_ARGS:
+    if len(parts) > explorersettings.MAX_ARGS:
         raise settings.SettingError(
             f"--in-axes has {len(parts)} entries; a function takes at "
-            f"most {scenario.MAX_ARGS} arguments."
+            f"most {explorersettings.MAX_ARGS} arguments."
         )
     return parts
 
@@ -448,7 +451,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
         "largest (default: 1, 2, 4, ... up to the devices the process has: "
         "$PMAPVIZ_DEVICES or 8 on CPU, the machine's GPUs or TPUs)",
     )
-    p.add_argument("--platform", help=f"one of {', '.join(devices.PLATFORMS)} (default auto)")
+    p.add_argument("--platform", help=f"one of {', '.join(devicesetup.PLATFORMS)} (default auto)")
     _device_set_arg(p)
     p.add_argument("--impls", default=None, help="comma-separated subset of the implementations")
     p.add_argument("--repeat", default="7", help="timed runs per measurement, 1 to 100")
@@ -467,14 +470,16 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
     """Device counts, sizes, implementations, repeat and the --json file (None: stdout or no
     file) from the flags (settings layer), all checked before the sweep starts."""
     ks = (
-        settings.parse_int_list(args.devices, "--devices", devices.MIN_DEVICES, devices.MAX_DEVICES)
+        settings.parse_int_list(
+            args.devices, "--devices", devicesetup.MIN_DEVICES, devicesetup.MAX_DEVICES
+        )
         if args.devices
         else None
     )
     argv = ["--devices", str(max(ks))] if ks else []
     if args.platform:
         argv += ["--platform", args.platform]
-    device_settings = devices.parse_settings(argv + _max_seconds_argv(args), os.environ)
+    device_settings = devicesetup.parse_settings(argv + _max_seconds_argv(args), os.environ)
     sizes = settings.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
     impls = (
         [settings.parse_choice(i, "--impls", benchmarking.IMPLS) for i in args.impls.split(",")]
@@ -600,15 +605,15 @@ def _cluster_args(p: argparse.ArgumentParser) -> None:
         "--local-devices",
         default=None,
         help="CPU devices per process, 1 to 4 "
-        f"(default 2); with --join, 1 to {join.MAX_LOCAL} emulated CPU devices "
+        f"(default 2); with --join, 1 to {clusterjoin.MAX_LOCAL} emulated CPU devices "
         "(default: the devices JAX gives each process)",
     )
     p.add_argument(
         "--timeout",
         default=None,
         help="seconds before a worker is declared hung, "
-        f"1 to 600 (default 45); with --join, 1 to {join.MAX_TIMEOUT:.0f} (default "
-        f"{join.DEFAULT_TIMEOUT:.0f})",
+        f"1 to 600 (default 45); with --join, 1 to {clusterjoin.MAX_TIMEOUT:.0f} (default "
+        f"{clusterjoin.DEFAULT_TIMEOUT:.0f})",
     )
     p.add_argument(
         "--max-bytes",
@@ -649,7 +654,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     timeout = settings.parse_float(
         _given(args.timeout, "45"), "--timeout", 1.0, MAX_CLUSTER_TIMEOUT
     )
-    devices.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
+    devicesetup.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
     _exit_on_signals()
     try:
         res = cluster.launch(processes, local, timeout=timeout)
@@ -680,21 +685,22 @@ def _given(value: str | None, default: str) -> str:
 
 
 def _cmd_join(args: argparse.Namespace) -> int:
-    """One process of a real cluster (pmapviz.join): no devices.apply here, since JAX must not
-    start before jax.distributed.initialize(). Process 0 prints the report; the others print
-    one line each (nothing with --json, so a launcher's merged output is one JSON object)."""
+    """One process of a real cluster (pmapviz.clusterjoin): no devicesetup.apply here, since JAX
+    must not start before jax.distributed.initialize(). Process 0 prints the report; the
+    others print one line each (nothing with --json, so a launcher's merged output is one JSON
+    object)."""
     local = (
         None
         if args.local_devices is None
         else settings.parse_int(
-            args.local_devices, "--local-devices", join.MIN_LOCAL, join.MAX_LOCAL
+            args.local_devices, "--local-devices", clusterjoin.MIN_LOCAL, clusterjoin.MAX_LOCAL
         )
     )
     timeout = settings.parse_float(
-        _given(args.timeout, f"{join.DEFAULT_TIMEOUT:g}"),
+        _given(args.timeout, f"{clusterjoin.DEFAULT_TIMEOUT:g}"),
         "--timeout",
-        join.MIN_TIMEOUT,
-        join.MAX_TIMEOUT,
+        clusterjoin.MIN_TIMEOUT,
+        clusterjoin.MAX_TIMEOUT,
     )
     target = (
         None
@@ -702,8 +708,8 @@ def _cmd_join(args: argparse.Namespace) -> int:
         else settings.parse_output_path(args.report, "--report", "cluster-report.json")
     )
     try:
-        outcome = join.join(local, timeout)
-    except join.JoinError as err:
+        outcome = clusterjoin.join(local, timeout)
+    except clusterjoin.JoinError as err:
         print(f"pmapviz: {err}", file=sys.stderr, flush=True)
         return 1
     report, rec = outcome.report, outcome.record
@@ -723,7 +729,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
     _print(
         args.json,
         report,
-        join.summary(report) + ([f"report written to {target}"] if target else []),
+        clusterjoin.summary(report) + ([f"report written to {target}"] if target else []),
     )
     return 0 if report["check"]["ok"] else 1
 

@@ -1,15 +1,15 @@
 """A local ``jax.distributed`` cluster: P worker processes on 127.0.0.1, D CPU devices each.
 
-Workers are separate processes (:mod:`pmapviz.worker`) because JAX fixes the device count per
+Workers are separate processes (:mod:`pmapviz.clusterworker`) because JAX fixes the device count per
 process and a worker whose peers never arrive aborts (uncatchably). So every worker gets a
 timeout, enforced however a worker behaves (its output is read with non-blocking ``os.read``,
 so half a line followed by a hang cannot stall the reader); a hung, crashed or killed worker
 is reported with its last output; the others are stopped; no process is left behind (each runs
 in its own process group, killed on the way out, and dies with its parent even when that is
-SIGKILLed: see :func:`pmapviz.worker.die_with_parent`). Launches take turns per server process
-(:mod:`pmapviz.fairlock`), so two users never race for a port, and a waiting launch gives up after
-``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are fixed
-argument lists built from integers, never a shell string. Every refusal and failure is a
+SIGKILLed: see :func:`pmapviz.clusterworker.die_with_parent`). Launches take turns per server
+process (:mod:`pmapviz.queues`), so two users never race for a port, and a waiting launch
+gives up after ``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines
+are fixed argument lists built from integers, never a shell string. Every refusal and failure is a
 :class:`ClusterError`.
 """
 
@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pmapviz import clusterreport, devicefacts, fairlock, launchlines, memory, settings
+from pmapviz import clusterreport, devicefacts, launchlines, memory, queues, settings
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
@@ -38,7 +38,7 @@ MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
 QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch
 WORKER_BYTES = memory.worker_bytes(MAX_LOCAL)  # measured: workers report their own maxrss
 KEEP_LINES, MAX_LINE = 200, 4096  # per worker: the last lines, each cut to this many bytes
-TURNS = fairlock.resource("cluster", "cluster launch")  # one launch at a time per server
+TURNS = queues.resource("cluster", "cluster launch")  # one launch at a time per server
 
 
 class ClusterError(RuntimeError):
@@ -194,7 +194,7 @@ def worker_command(port: int, processes: int, pid: int, local: int, timeout: int
     return [
         sys.executable,
         "-m",
-        "pmapviz.worker",
+        "pmapviz.clusterworker",
         "--coordinator",
         f"127.0.0.1:{int(port)}",
         "--num-processes",
@@ -302,7 +302,7 @@ def run_single(total_devices: int, timeout: float = DEFAULT_TIMEOUT) -> dict:
     cmd = [
         sys.executable,
         "-m",
-        "pmapviz.worker",
+        "pmapviz.clusterworker",
         "--single",
         "--local-devices",
         str(int(total_devices)),
@@ -390,7 +390,7 @@ def launch(
     t0 = time.perf_counter()
     try:
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
-    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
+    except (queues.WaitTimeout, queues.Cancelled) as err:
         raise ClusterError(str(err)) from err
     try:
         grant = memory.reserve(
@@ -400,7 +400,7 @@ def launch(
             should_stop,
             queue_timeout,
         )
-    except (fairlock.WaitTimeout, fairlock.Cancelled, memory.BudgetError) as err:
+    except (queues.WaitTimeout, queues.Cancelled, memory.BudgetError) as err:
         turn.release()
         raise ClusterError(str(err)) from err
     with turn, grant:  # one launch at a time per server: ports never collide

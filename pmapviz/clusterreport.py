@@ -2,8 +2,8 @@
 by process 0 (``python -m pmapviz cluster --join``), written as one JSON object, and read back
 on the Multi-process page.
 
-:func:`build` makes it from the processes' records (:func:`pmapviz.worker.run_check` plus each
-process's host and join time); :func:`parse` reads one back from text that may come from
+:func:`build` makes it from the processes' records (:func:`pmapviz.clusterworker.run_check`
+plus each process's host and join time); :func:`parse` reads one back from text that may come from
 anywhere (an upload, a file), refusing with one clear :class:`ReportError` anything that is not
 a report or does not hold together (bounded: size, nesting, counts, numbers; NaN refused);
 :func:`check` checks the collectives against numpy; :func:`resolve` keeps a path inside the

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmapviz import devicefacts, memory, settings
-from pmapviz.layout import pmap_sharding
-from pmapviz.programs import shards_of
+from pmapviz.placement import pmap_sharding
+from pmapviz.pmaprun import shards_of
 from pmapviz.settings import quote
 
 AXIS = "i"

@@ -25,11 +25,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import collectives, devicefacts, planning, pytrees, scenario, settings, training
+from pmapviz import (
+    collectives,
+    devicefacts,
+    explorersettings,
+    planning,
+    pytrees,
+    settings,
+    training,
+)
 from pmapviz.catalog import Program
 from pmapviz.collectives import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
-from pmapviz.layout import pmap_sharding
+from pmapviz.placement import pmap_sharding
 from pmapviz.planning import Plan
 from pmapviz.settings import first_line, fmt_bytes
 from pmapviz.training import Config
@@ -465,7 +473,7 @@ def _analyse_collective(key: str, n: int, m: int, groups, perm) -> Analysis:
 
 @functools.lru_cache(maxsize=64)
 def _analyse_plan(ref: tuple, key: tuple) -> Analysis:
-    program = scenario.program_for(*ref)
+    program = explorersettings.program_for(*ref)
     return analyse(plan_target(program, planning.replan(program, key)))
 
 
@@ -474,7 +482,7 @@ def analyse_plan(program: Program, plan: Plan) -> Analysis:
     if not plan.ok:
         raise ValueError("only a valid plan can be compiled")
 
-    return _analyse_plan(scenario.program_ref(program), plan.key)
+    return _analyse_plan(explorersettings.program_ref(program), plan.key)
 
 
 @functools.lru_cache(maxsize=16)

@@ -129,7 +129,7 @@ _LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def override(devices: Sequence, cpu: bool = True) -> Iterator[None]:
-    """For tests: describe ``devices`` (objects with ``id``, ``process_index``, ``platform``,
+    """For tests: describe ``devicesetup`` (objects with ``id``, ``process_index``, ``platform``,
     ``device_kind``, ``memory_stats()`` and a ``str``) instead of JAX's. Fake accelerators
     come with this process's CPU devices beside them as a second set, as on a real machine
     with accelerators (``cpu=False``: without). Programs still run on JAX's real devices;
@@ -453,7 +453,7 @@ def startup() -> Startup | None:
 
 
 def startup_lines(s: Startup) -> list[str]:
-    """The start-up in words, once (the sidebar, ``devices``, ``doctor``)."""
+    """The start-up in words, once (the sidebar, ``devicesetup``, ``doctor``)."""
     puts = ", ".join(f"{PLATFORM_NAMES.get(name, name)} {sec:.2f} s" for name, sec in s.first_put)
     lines = [
         f"JAX start-up: {s.backend_s:.2f} s to start the runtime (`jax.devices()`); the "

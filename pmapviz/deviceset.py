@@ -2,7 +2,7 @@
 
 A learner's machine often has one accelerator: one GPU, or one TPU chip. The lessons need
 several devices (a pmap over one device shows one block), the timing needs the real one. So a
-process on such a machine holds two sets, both fixed when JAX starts (``devices.apply``):
+process on such a machine holds two sets, both fixed when JAX starts (``devicesetup.apply``):
 
 * the machine's accelerators, named by their platform (``"gpu"``, ``"tpu"``), and
 * ``"cpu"``: ``--devices N`` emulated CPU devices (``jax_num_cpu_devices``), beside them.

@@ -30,8 +30,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pmapviz import benchmarking as bench
-from pmapviz import cluster, devicefacts, devices, deviceset, memory, timeline
-from pmapviz.layout import pmap_sharding
+from pmapviz import cluster, devicefacts, deviceset, devicesetup, memory, timeline
+from pmapviz.placement import pmap_sharding
 from pmapviz.settings import first_line
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +144,7 @@ def timeline_section() -> dict:
     }
 
 
-def device_flags(settings: devices.Settings) -> list[str]:
+def device_flags(settings: devicesetup.Settings) -> list[str]:
     """The flags that give a subprocess or the app exactly these settings (what came from the
     environment comes again from the environment)."""
     flags = ["--devices", str(settings.devices)] if settings.devices_source == "flag" else []
@@ -160,7 +160,7 @@ def device_flags(settings: devices.Settings) -> list[str]:
     return flags
 
 
-def command_lines(settings: devices.Settings, trace_path: str | None) -> list[list[str]]:
+def command_lines(settings: devicesetup.Settings, trace_path: str | None) -> list[list[str]]:
     """Every CLI command, small."""
     # the set this doctor checks (the machine's own), not a command's default
     on = ["--device-set", deviceset.current()] if deviceset.has_two() else []
@@ -234,7 +234,7 @@ def in_subprocess(argv: list[str]) -> tuple[int, str, str]:
 
 
 def commands_section(
-    settings: devices.Settings, progress: Progress = None, here: Here | None = None
+    settings: devicesetup.Settings, progress: Progress = None, here: Here | None = None
 ) -> list[dict]:
     """Every CLI command, each in a fresh process; where the devices serve one process at a
     time (a TPU chip, which this doctor holds), each in this process (``here``)."""
@@ -261,7 +261,7 @@ def commands_section(
     return rows
 
 
-def beside_section(settings: devices.Settings) -> dict:
+def beside_section(settings: devicesetup.Settings) -> dict:
     """Where a chip serves one process at a time: what a second process is told while this
     one holds it (one line, what works beside it, no harmful advice; whether it named this
     process), and that the CPU devices still work beside it. Elsewhere: not needed."""
@@ -313,11 +313,11 @@ NO_STREAMLIT = (
 )
 
 
-PageCheck = Callable[[devices.Settings, Progress], list[dict]]
+PageCheck = Callable[[devicesetup.Settings, Progress], list[dict]]
 
 
 def run(
-    settings: devices.Settings,
+    settings: devicesetup.Settings,
     progress: Progress = print,
     pages: PageCheck | str = "skipped",
     here: Here | None = None,
@@ -328,13 +328,13 @@ def run(
     ``pages``: the page check (``pmapviz.ui.page_check.section``, which the CLI passes:
     Streamlit is an adapter's business), or why there is none; ``here``: how to run a CLI
     command in this process (``cli.run_here``), for devices that serve one process."""
-    devices.apply(settings)
+    devicesetup.apply(settings)
     with deviceset.use(deviceset.real()):
         return _run_checks(settings, progress, pages, here)
 
 
 def _run_checks(
-    settings: devices.Settings, progress: Progress, pages: PageCheck | str, here: Here | None
+    settings: devicesetup.Settings, progress: Progress, pages: PageCheck | str, here: Here | None
 ) -> dict:
     t0 = time.perf_counter()
     sections = (

@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import catalog, devicefacts, devices, memory, planning
-from pmapviz.layout import pmap_sharding
-from pmapviz.programs import bound_jax_caches, diff_stats, shards_of
+from pmapviz import catalog, devicefacts, devicesetup, memory, planning
+from pmapviz.placement import pmap_sharding
+from pmapviz.pmaprun import bound_jax_caches, diff_stats, shards_of
 
 MIN_PAIRS = 1_000
 DEFAULT_PAIRS = 10_000_000
@@ -188,7 +188,7 @@ def run_dot(
         devicefacts.HostGrowth() as growth,
     ):
         result = _run(pairs, n, seed, repeat, progress, programs)
-    devices.return_freed_memory()
+    devicesetup.return_freed_memory()
     grew = growth.peak_bytes
     result.host_growth_mb = None if grew is None else grew / 1e6
     return result

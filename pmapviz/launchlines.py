@@ -40,7 +40,7 @@ def join_command(kind: str, devices: int) -> str:
 
 
 def device_ids(rank_var: str, devices: int, command: str) -> str:
-    """``command`` with ``JAX_LOCAL_DEVICE_IDS`` set to local rank r's ``devices`` GPUs
+    """``command`` with ``JAX_LOCAL_DEVICE_IDS`` set to local rank r's ``devicesetup`` GPUs
     (r*k .. r*k+k-1), computed by bash in each process."""
     k = int(devices)
     ids = f"$(seq -s, $(({rank_var}*{k})) $(({rank_var}*{k}+{k - 1})))"
@@ -76,7 +76,7 @@ def _gpu_note(per_node: int, devices: int, rank: str) -> str:
 
 
 def slurm(nodes: int, per_node: int, devices: int, kind: str) -> Launch:
-    """The ``srun`` line: ``nodes`` x ``per_node`` processes, ``devices`` each."""
+    """The ``srun`` line: ``nodes`` x ``per_node`` processes, ``devicesetup`` each."""
     cmd = join_command(kind, devices)
     head = f"srun -N {nodes} --ntasks-per-node {per_node}"
     note = ""
@@ -98,7 +98,7 @@ def slurm(nodes: int, per_node: int, devices: int, kind: str) -> Launch:
 
 
 def openmpi(nodes: int, per_node: int, devices: int, kind: str, title: str = "Open MPI") -> Launch:
-    """The ``mpirun`` line: ``nodes`` x ``per_node`` processes, ``devices`` each."""
+    """The ``mpirun`` line: ``nodes`` x ``per_node`` processes, ``devicesetup`` each."""
     cmd = join_command(kind, devices)
     head = f"mpirun -np {nodes * per_node}"
     if nodes > 1:

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, devices, deviceset, fairlock, pytrees
+from pmapviz import devicefacts, deviceset, devicesetup, pytrees, queues
 from pmapviz.catalog import numpy_fn
-from pmapviz.devices import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
+from pmapviz.devicesetup import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
 from pmapviz.planning import Plan
 from pmapviz.settings import fmt_bytes
 
@@ -169,7 +169,7 @@ def budget(name: str | None = None) -> Budget:
     memory, the devices' (``--max-device-bytes``, else a quarter of the free memory of the
     fullest device then). One action may use all of it; several at once share it, on every
     set of the server alike (:func:`admission`)."""
-    settings = devices.applied_settings()
+    settings = devicesetup.applied_settings()
     host, host_source = _host_budget(settings.max_bytes)
     name = deviceset.current() if name is None else name
     if devicefacts.facts(name).shares_host_memory:
@@ -217,7 +217,7 @@ def _device_budget(max_device_bytes: int | None, host: int, name: str) -> tuple[
 
 # ---------------------------------------------------------------- sharing it: admission
 QUEUE_TIMEOUT_S = 120.0  # how long an action waits for memory before it gives up
-_POOLS: dict[tuple[int, ...], fairlock.Pool] = {}
+_POOLS: dict[tuple[int, ...], queues.Pool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
@@ -227,7 +227,7 @@ def _describe(amount: tuple[int, ...]) -> str:
     return f"{fmt_bytes(amount[0])} of host and {fmt_bytes(amount[1])} of device memory"
 
 
-def admission() -> fairlock.Pool:
+def admission() -> queues.Pool:
     """The server's memory pool, one for every device set: its capacity is the host's budget,
     and the accelerators' device budget where the server has accelerators; shared first come,
     first served by every allocating action."""
@@ -235,7 +235,7 @@ def admission() -> fairlock.Pool:
     capacity = (b.host,) if b.shared else (b.host, b.device or 0)
     with _POOLS_LOCK:
         if capacity not in _POOLS:
-            _POOLS[capacity] = fairlock.Pool("memory", capacity, _describe)
+            _POOLS[capacity] = queues.Pool("memory", capacity, _describe)
         return _POOLS[capacity]
 
 
@@ -245,7 +245,7 @@ def _server_budget() -> Budget:
     return budget(deviceset.real())
 
 
-def _amount(need: Need, b: Budget, pool: fairlock.Pool) -> tuple[int, ...]:
+def _amount(need: Need, b: Budget, pool: queues.Pool) -> tuple[int, ...]:
     """What ``need`` takes of a pool: on a set whose devices use the host's memory, all of it
     from the host (and nothing of an accelerator's device memory beside it)."""
     if b.shared:
@@ -272,11 +272,11 @@ def reserve(
     should_stop=None,
     timeout: float = QUEUE_TIMEOUT_S,
     b: Budget | None = None,
-) -> fairlock.Grant:
+) -> queues.Grant:
     """Wait until ``need`` fits in what the server's other actions leave of the budget, and
     hold it (``with memory.reserve(...):``). Raises BudgetError at once when it could never
     fit (its message names what it needs; callers refuse earlier, with the largest size that
-    fits), fairlock.WaitTimeout or fairlock.Cancelled when the wait ends without room."""
+    fits), queues.WaitTimeout or queues.Cancelled when the wait ends without room."""
     b = budget() if b is None else b
     if why := b.problem(need):
         raise BudgetError(f"{label[:1].upper()}{label[1:]} {why}.")
@@ -367,7 +367,7 @@ def _numpy_check_bytes(plan: Plan, key: str | None) -> int:
 
 
 def live_run_bytes(plan: Plan, program_key: str | None = None) -> Need:
-    """Peak of ``programs.make_values`` + ``programs.run_plan``, inputs I and outputs O in the
+    """Peak of ``pmaprun.make_values`` + ``pmaprun.run_plan``, inputs I and outputs O in the
     devices' dtypes: the host inputs and their placed copy, then the placed inputs, their
     one-device copy and the reference output (2I + O); the placed inputs, the reference and
     pmap's output (I + 2O); the reference dropped, one device's numpy check (I + O + check).
@@ -568,7 +568,7 @@ def collective_bytes(n: int, m: int) -> Need:
 
 
 def mesh_run_bytes(inputs: int, placed: int, output: int, temps: int = 0) -> Need:
-    """Peak of ``meshfunction.run``: the host inputs (I, float32), the same placed on the mesh
+    """Peak of ``meshownf.run``: the host inputs (I, float32), the same placed on the mesh
     (``placed``: every device's block, replicated ones counted on each device), and the
     output (O) three times: on the mesh, read back, and the one-device reference beside its
     own copy of the inputs (I); plus the largest temporaries XLA planned for one of its
@@ -580,7 +580,7 @@ def mesh_run_bytes(inputs: int, placed: int, output: int, temps: int = 0) -> Nee
 
 
 # ---------------------------------------------------------------- cluster
-# A worker (python -m pmapviz.worker) is a whole Python + JAX process: its peak RSS, as it
+# A worker (python -m pmapviz.clusterworker) is a whole Python + JAX process: its peak RSS, as it
 # reports it (getrusage maxrss, in its RESULT line), measured 216-220 MiB for 1 to 16 devices.
 WORKER_BASE = 236 * MiB
 WORKER_PER_DEVICE = 1 * MiB

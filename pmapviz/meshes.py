@@ -328,7 +328,7 @@ def place(
     mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...], devices: list | None = None
 ) -> Placement:
     """Where ``NamedSharding(mesh, spec)`` puts each block of an array of ``shape``; the spec
-    must have no problems. ``devices``: JAX devices for the mesh (default: this process's
+    must have no problems. ``devicesetup``: JAX devices for the mesh (default: this process's
     first ones, when it has enough); without enough, the same placement is planned."""
     used = {a for e in spec for a in axes_of(e)}
     replicated = tuple(n for n in mesh.names if n not in used)
@@ -364,7 +364,7 @@ def _local_devices(n: int) -> list | None:
 
 
 def jax_mesh(mesh: Mesh, devices: list):
-    """The JAX mesh (Explicit axes, as ``jax.make_mesh`` makes them) on ``devices``."""
+    """The JAX mesh (Explicit axes, as ``jax.make_mesh`` makes them) on ``devicesetup``."""
     import jax
 
     return jax.make_mesh(mesh.shape, mesh.names, devices=devices[: mesh.devices])

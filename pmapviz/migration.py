@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, memory, meshfunction, programs, pytrees, sandbox, scenario
+from pmapviz import devicefacts, explorersettings, memory, meshownf, pmaprun, pytrees, sandbox
 from pmapviz.catalog import Program
 from pmapviz.meshes import Mesh, spec_text
 from pmapviz.planning import Plan
@@ -148,10 +148,10 @@ def _own_body(eq: Equivalent, program: Program, names: list[str], n_devices: int
     ):
         return None
     body = program.body(None)
-    f = meshfunction.MeshF(", ".join(names), body, body, eq.outputs[0].spec)
+    f = meshownf.MeshF(", ".join(names), body, body, eq.outputs[0].spec)
     args = [(r.name, r.shape, r.spec) for r in eq.inputs]
     try:
-        return body if meshfunction.check(eq.mesh, args, f).ok else None
+        return body if meshownf.check(eq.mesh, args, f).ok else None
     except SettingError:
         return None
 
@@ -229,10 +229,10 @@ def run_both(
     """pmap and its shard_map equivalent on the same values, compared leaf by leaf."""
     eq = equivalent(plan)
     need = memory.with_temporaries(
-        memory.live_run_bytes(plan, program.key), programs.plan_temporaries(program, plan)
+        memory.live_run_bytes(plan, program.key), pmaprun.plan_temporaries(program, plan)
     )
     if sandbox.applies(program):  # your own f: in a process stopped at the time limit
-        args = (scenario.program_ref(program), plan.key, kind, seed)
+        args = (explorersettings.program_ref(program), plan.key, kind, seed)
         largest = sandbox.largest_axis(plan)
         return sandbox.call("both", args, need, "pmap beside shard_map", largest, on_wait)
     with memory.reserve(need, "pmap beside shard_map", on_wait):
@@ -247,8 +247,8 @@ def run_both_here(program: Program, plan: Plan, kind: str, seed: int) -> Agreeme
 def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int) -> Agreement:
     import jax
 
-    fn = programs.own_function(plan.leaf_fn(program.build(plan.axis_name)))
-    xs = programs.make_values(plan, kind, seed)
+    fn = pmaprun.own_function(plan.leaf_fn(program.build(plan.axis_name)))
+    xs = pmaprun.make_values(plan, kind, seed)
     pm = jax.pmap(
         fn,
         in_axes=plan.leaf_axes,
@@ -257,14 +257,14 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
         devices=devicefacts.local_devices_for_work()[: plan.devices_used],
     )
     want = [np.asarray(o) for o in jax.tree.leaves(pm(*xs))]
-    programs.forget_pmap(fn)
+    pmaprun.forget_pmap(fn)
     pshapes = tuple(tuple(w.shape) for w in want)
     try:
         got = [np.asarray(o) for o in jax.tree.leaves(shard_map_fn(fn, plan, eq)(*xs))]
     except ValueError as err:  # check_vma: out_specs P() for an output that varies
         return Agreement(pshapes, (), None, REFUSED + f" JAX says: {first_line(err)}")
     finally:
-        programs.bound_jax_caches()  # every few programs, refused ones included
+        pmaprun.bound_jax_caches()  # every few programs, refused ones included
     diffs = [
         float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64)))) if w.size else 0.0
         for w, g in zip(want, got, strict=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 
 
 @dataclass(frozen=True)

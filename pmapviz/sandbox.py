@@ -9,7 +9,7 @@ that the server kills when the run passes ``--max-seconds``:
 * one worker, started on the first run and kept warm for the next (:data:`IDLE_S`), with this
   server's device count; its own memory (:func:`memory.worker_bytes`) is held in the server's
   pool for as long as it lives, each run's estimate on top of it while it runs;
-* runs take turns (a :class:`fairlock.FairLock`), each bounded by the time limit plus
+* runs take turns (a :class:`queues.FairLock`), each bounded by the time limit plus
   :data:`GRACE_S`; past it the worker is killed (the next run starts a new one) and the run
   raises :class:`Stopped`, whose message says what to make smaller;
 * the worker (:mod:`pmapviz.sandboxworker`) runs named tasks (a live run, a timing, pmap
@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pmapviz import devices, deviceset, fairlock, memory, scenario
+from pmapviz import deviceset, devicesetup, explorersettings, memory, queues
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 
@@ -67,7 +67,7 @@ def wanted() -> bool:
 def applies(program: Program) -> bool:
     """Whether a run of ``program`` goes to the worker: your own f (only the catalog's
     functions have estimates the tests hold), where :func:`wanted`."""
-    return scenario.program_ref(program)[0] == scenario.EXPR and wanted()
+    return explorersettings.program_ref(program)[0] == explorersettings.EXPR and wanted()
 
 
 def need(program: Program, run: memory.Need) -> memory.Need:
@@ -89,9 +89,9 @@ def run_plan(
     limit_s: float | None = None,
     repeat: int = 5,
 ):
-    """A live run of your own f in the worker (``programs.run_plan`` there): its
-    ``programs.LiveResult``, or Stopped past the time limit."""
-    args = (scenario.program_ref(program), plan.key, kind, seed, repeat)
+    """A live run of your own f in the worker (``pmaprun.run_plan`` there): its
+    ``pmaprun.LiveResult``, or Stopped past the time limit."""
+    args = (explorersettings.program_ref(program), plan.key, kind, seed, repeat)
     return call(
         "live", args, run_need, "a live run of your own f", largest_axis(plan), on_wait, limit_s
     )
@@ -110,12 +110,12 @@ def call(
     module doc), in its turn, holding ``run_need`` (the estimate from the compiled program) in
     the server's memory pool; its answer, or Stopped past the time limit (its words name the
     ``largest`` axis, to make smaller)."""
-    limit = float(limit_s if limit_s is not None else devices.time_limit())
+    limit = float(limit_s if limit_s is not None else devicesetup.time_limit())
     with _TURNS.acquire(on_wait=on_wait):
         _WORKER.ensure(len(deviceset.devices(deviceset.CPU)), on_wait)
         with memory.reserve(run_need, label, on_wait):
             answer = _WORKER.ask((task, *args), limit + GRACE_S, _stopped_words(largest, limit))
-    devices.return_freed_memory()
+    devicesetup.return_freed_memory()
     return answer
 
 
@@ -146,7 +146,7 @@ def run_here(
     :data:`GRACE_S`: Stopped past it. For runs that cannot go to another process (a chip
     serves one): the thread finishes on its own, its result dropped, its memory held till
     then, so the budget still holds."""
-    limit = float(limit_s if limit_s is not None else devices.time_limit())
+    limit = float(limit_s if limit_s is not None else devicesetup.time_limit())
     grant = memory.reserve(run_need, "a live run of your own f", on_wait)
     box: dict = {}
 
@@ -179,7 +179,7 @@ class Worker:
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
-        self._grant: fairlock.Grant | None = None
+        self._grant: queues.Grant | None = None
         self._log: tempfile._TemporaryFileWrapper | None = None
         self._devices = 0
         self._used = 0.0
@@ -219,7 +219,7 @@ class Worker:
         env.update(
             JAX_PLATFORMS="cpu",
             JAX_NUM_CPU_DEVICES=str(n_devices),
-            XLA_FLAGS=devices.merge_xla_flags(env.get("XLA_FLAGS"), n_devices),
+            XLA_FLAGS=devicesetup.merge_xla_flags(env.get("XLA_FLAGS"), n_devices),
             PYTHONPATH=path,
         )
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _stop_locked
@@ -349,7 +349,7 @@ def send(pipe, message) -> None:
 
 _ROOT = Path(__file__).resolve().parent.parent
 _WORKER = Worker()
-_TURNS = fairlock.resource("sandbox", "run of its own f")
+_TURNS = queues.resource("sandbox", "run of its own f")
 _WATCH: list[threading.Thread] = []
 atexit.register(_WORKER.stop)
 

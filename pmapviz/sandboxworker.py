@@ -5,7 +5,7 @@
 It fixes its device count (emulated CPU devices) before JAX starts, says ``"ready"``, then
 answers one request at a time on its pipes (``sandbox.send``: a pickle, its length first):
 ``(task, *args)`` -> ``(True, result)`` or ``(False, the error)``. A task rebuilds the program
-and the plan from the settings' text (``scenario.program_for``, ``planning.replan``), which
+and the plan from the settings' text (``explorersettings.program_for``, ``planning.replan``), which
 checks them again as the server did: nothing typed is evaluated. The server holds the memory
 (its pool) and the turns; the worker only computes. It dies with its parent.
 """
@@ -20,35 +20,35 @@ from collections import OrderedDict
 
 from pmapviz import (
     benchmarking,
-    devices,
-    meshfunction,
+    clusterworker,
+    devicesetup,
+    explorersettings,
+    meshownf,
     migration,
     planning,
-    programs,
+    pmaprun,
     sandbox,
-    scenario,
-    worker,
 )
 
-_COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> programs.Compiled, a few kept
+_COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> pmaprun.Compiled, a few kept
 KEEP = 4
 
 
 def _rebuilt(ref: tuple, key: tuple):
     """(program, plan, its compiled pair), the pair kept for the next run of the same f."""
-    program = scenario.program_for(*ref)
+    program = explorersettings.program_for(*ref)
     plan = planning.replan(program, key)
-    compiled = _COMPILED.pop((ref, key), None) or programs.compile_plan(program, plan)
+    compiled = _COMPILED.pop((ref, key), None) or pmaprun.compile_plan(program, plan)
     _COMPILED[(ref, key)] = compiled
     while len(_COMPILED) > KEEP:
         _COMPILED.popitem(last=False)
     return program, plan, compiled
 
 
-def live(ref: tuple, key: tuple, kind: str, seed: int, repeat: int) -> programs.LiveResult:
-    """``programs.run_plan`` (the server reserved its memory)."""
+def live(ref: tuple, key: tuple, kind: str, seed: int, repeat: int) -> pmaprun.LiveResult:
+    """``pmaprun.run_plan`` (the server reserved its memory)."""
     program, plan, compiled = _rebuilt(ref, key)
-    return programs.run_plan(program, plan, compiled, kind, seed, repeat, reserve=False)
+    return pmaprun.run_plan(program, plan, compiled, kind, seed, repeat, reserve=False)
 
 
 def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchmarking.Report:
@@ -59,13 +59,13 @@ def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchma
 
 def both(ref: tuple, key: tuple, kind: str, seed: int) -> migration.Agreement:
     """``migration.run_both``'s runs (the server reserved their memory)."""
-    program = scenario.program_for(*ref)
+    program = explorersettings.program_for(*ref)
     return migration.run_both_here(program, planning.replan(program, key), kind, seed)
 
 
 def mesh(m, args, f, repeat: int, seed: int):
-    """``meshfunction.run``'s runs of your f on a mesh (the server reserved their memory)."""
-    return meshfunction.run_views(m, args, f, None, repeat, seed)
+    """``meshownf.run``'s runs of your f on a mesh (the server reserved their memory)."""
+    return meshownf.run_views(m, args, f, None, repeat, seed)
 
 
 TASKS = {"live": live, "timing": timing, "both": both, "mesh": mesh}
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--devices", type=int, required=True)
     ap.add_argument("--parent", type=int, default=None)
     args = ap.parse_args(argv)
-    worker.die_with_parent(args.parent)
+    clusterworker.die_with_parent(args.parent)
     wanted = ["--devices", str(args.devices), "--platform", "cpu"]
-    devices.apply(devices.parse_settings(wanted, dict(os.environ)))
+    devicesetup.apply(devicesetup.parse_settings(wanted, dict(os.environ)))
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # anything printed goes to the log, never into the pipe
     sandbox.send(stdout, "ready")

@@ -1,14 +1,14 @@
 """Time budget: how long an action will take on this machine, and a limit it must fit in.
 
 A run that fits the memory budget can still take minutes (a large matmul is FLOP-bound), and
-while it runs it holds its turn (:mod:`pmapviz.fairlock`). So every long action is estimated first,
+while it runs it holds its turn (:mod:`pmapviz.queues`). So every long action is estimated first,
 from its FLOPs and bytes against the device's own measured rates
 (:func:`pmapviz.devicefacts.rates`, once per process: memory bandwidth, FLOP rate and
 host-to-device transfer rate), plus fixed costs measured on a 2-core CPU: one ahead-of-time
 compile, one call's dispatch, one training step's bookkeeping.
 
 An action whose estimate passes the operator's limit (``--max-seconds``, default 60 s, see
-:func:`pmapviz.devices.time_limit`) is refused with :class:`TooLong`, whose message says the
+:func:`pmapviz.devicesetup.time_limit`) is refused with :class:`TooLong`, whose message says the
 largest size (or number of steps) that fits. Estimates are rough (within a few x); they exist
 to stop the ten-minute run, not to predict the two-second one.
 """
@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pmapviz import devices, hlo, memory
+from pmapviz import devicesetup, hlo, memory
 from pmapviz.catalog import Program
 from pmapviz.devicefacts import Rates
 from pmapviz.planning import Plan
@@ -47,7 +47,7 @@ def machine_rates() -> Rates:
 
 def _limit(limit_s: float | None) -> float:
     if limit_s is None:
-        return float(devices.time_limit())
+        return float(devicesetup.time_limit())
     return float(limit_s)
 
 
@@ -241,6 +241,6 @@ def check_live(
     repeat: int = 5,
     rates: Rates | None = None,
 ) -> float:
-    """For the live run (``programs.run_plan``): pmap and jit(vmap) compiled, each called
+    """For the live run (``pmaprun.run_plan``): pmap and jit(vmap) compiled, each called
     1 + ``repeat`` times, read back and checked. Returns the estimate or raises TooLong."""
     return check_plan(plan, 2 * (repeat + 1) + 2, 2, limit_s, program, rates, "This live run")

@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmapviz import collectives as col
-from pmapviz import devicefacts, fairlock, folders, memory
+from pmapviz import devicefacts, folders, memory, queues
 from pmapviz.compiled import analyse_collective
 from pmapviz.hlo import KINDS
-from pmapviz.layout import pmap_sharding
+from pmapviz.placement import pmap_sharding
 
-TURNS = fairlock.resource("profiler", "profiler capture")  # one trace at a time per process
+TURNS = queues.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
 MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~12x that)
 INFLATE_CHUNK = 2**20  # bytes of JSON inflated at a time
@@ -620,7 +620,7 @@ def capture(
 
     try:
         turn = TURNS.acquire(timeout_s, None, on_wait)
-    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
+    except (queues.WaitTimeout, queues.Cancelled) as err:
         raise ProfilerBusy(str(err)) from err
     try:
         with tempfile.TemporaryDirectory(prefix="pmapviz-trace-") as folder:
@@ -821,7 +821,7 @@ def collective_timeline(
     kinds = {r.hlo.name: r.hlo.kind for r in analysis.rows}
     try:
         grant = memory.reserve(need, f"tracing a {key} on {n} devices", on_wait)
-    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
+    except (queues.WaitTimeout, queues.Cancelled) as err:
         raise ProfilerBusy(str(err)) from err
     with grant:
         x = jax.device_put(col.make_input(n, m), pmap_sharding(2, 0, n))

@@ -3,7 +3,7 @@ live demo on this server's devices, and links that open the full pages with the 
 
 Every step is one function ``step_N(ctx) -> list[Block]`` (plain data, so it can be cached and
 tested); the page only renders blocks. Two steps have a heavier demo behind a button
-(:data:`ACTIONS`). Links come from :class:`pmapviz.scenario.Scenario` and :func:`page_url`,
+(:data:`ACTIONS`). Links come from :class:`pmapviz.explorersettings.Scenario` and :func:`page_url`,
 never written by hand.
 """
 
@@ -22,11 +22,11 @@ from pmapviz import (
     devicefacts,
     dotproduct,
     planning,
-    programs,
+    pmaprun,
     settings,
     training,
 )
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from pmapviz.settings import first_line, fmt_shape
 
 
@@ -85,7 +85,7 @@ def step_devices(ctx: Context) -> list[Block]:
 
 def step_hello(ctx: Context) -> list[Block]:
     """Step 2: pmap(lambda x: x * 2) on arange(n), each device's x and result drawn."""
-    r = programs.run_hello(programs.hello_program(ctx.n), ctx.n)
+    r = pmaprun.run_hello(pmaprun.hello_program(ctx.n), ctx.n)
     cells = [
         (s.device, s.position, int(x.data[0]), int(s.data[0]))
         for x, s in zip(r.inputs, r.outputs, strict=True)
@@ -336,7 +336,7 @@ def step_scaling(ctx: Context) -> list[Block]:
 def step_today(ctx: Context) -> list[Block]:
     """Step 10: the same dot products with pmap, shard_map and jit + NamedSharding, and
     when to use which."""
-    n, r = ctx.n, programs.three_ways(ctx.n, 1000)
+    n, r = ctx.n, pmaprun.three_ways(ctx.n, 1000)
     table = "\n".join(
         [
             "| API | view | input | result | agrees with pmap |",

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from pmapviz import devicefacts, memory, settings, timebudget
-from pmapviz.layout import pmap_sharding
-from pmapviz.programs import shards_of
+from pmapviz.placement import pmap_sharding
+from pmapviz.pmaprun import shards_of
 
 MODELS = ("linear", "mlp")
 REDUCTIONS = ("pmean", "psum")

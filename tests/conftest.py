@@ -16,9 +16,9 @@ os.environ.pop("PMAPVIZ_PLATFORM", None)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pmapviz import devices  # noqa: E402
+from pmapviz import devicesetup  # noqa: E402
 
-devices.apply(devices.Settings(devices=TEST_DEVICES, platform="cpu", devices_source="env"))
+devicesetup.apply(devicesetup.Settings(devices=TEST_DEVICES, platform="cpu", devices_source="env"))
 
 # Property tests explore new random cases on every developer run; in CI they replay a fixed,
 # derandomized set, so that a landing never depends on the luck of the draw.

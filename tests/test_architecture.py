@@ -66,7 +66,7 @@ def test_nothing_calls_eval_or_exec():
 
 
 def test_importing_the_package_and_device_setup_does_not_start_jax():
-    code = "import sys, pmapviz, pmapviz.devices, pmapviz.cli; print('jax' in sys.modules)"
+    code = "import sys, pmapviz, pmapviz.devicesetup, pmapviz.cli; print('jax' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
@@ -210,12 +210,12 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
 
 # ---------------------------------------------------------------- floors: imports go down only
 FLOORS = {  # each module stands on a floor and imports only from its floor or below
-    0: "settings palette fairlock hlo catalog launchlines folders",  # text and values
-    1: "pytrees expr deviceset devicefacts devices clusterenv",  # vocabulary
-    2: "planning layout scenario meshes clusterreport",  # shapes
+    0: "settings palette queues hlo catalog launchlines folders",  # text and values
+    1: "pytrees expr deviceset devicefacts devicesetup clusterenv",  # vocabulary
+    2: "planning placement explorersettings meshes clusterreport",  # shapes
     3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
-    4: "programs collectives compiled timeline training dotproduct benchmarking cluster worker join"
-    " meshrun meshfunction migration sandbox sandboxworker",
+    4: "pmaprun collectives compiled timeline training dotproduct benchmarking cluster"
+    " clusterworker clusterjoin meshviews meshownf migration sandbox sandboxworker",
     5: "charts timecharts codegen presets tour doctor",  # presentation without Streamlit
     6: "ui cli warmup __main__ __init__ app pages",  # adapters
 }

@@ -36,7 +36,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 ALONE = {
-    "tests/core/test_fairlock.py": {"test_timeout_gives_up_with_position_and_holder_age",
+    "tests/core/test_queues.py": {"test_timeout_gives_up_with_position_and_holder_age",
                                     "test_should_stop_cancels_a_wait_within_a_slice"},
     "tests/core/test_pytrees.py": {"test_hostile_tree_text_is_refused_fast"},
     "tests/core/test_planning.py": {"test_plan_is_fast_and_allocates_nothing_for_huge_shapes"},
@@ -54,13 +54,13 @@ ALONE = {
         "test_half_a_line_then_a_hang_still_times_out_and_the_next_launch_runs",
         "test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error",
         "test_a_killed_cli_leaves_no_workers"},
-    "tests/core/test_worker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
-    "tests/core/test_join.py": {  # a bound on seconds, with processes that wait for peers
+    "tests/core/test_clusterworker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
+    "tests/core/test_clusterjoin.py": {  # a bound on seconds, with processes that wait for peers
         "test_a_missing_slurm_variable_is_one_line_in_time_and_leaves_no_process",
         "test_an_absent_coordinator_is_one_line_within_the_timeout"},
     # peak RSS of fresh processes against the memory model (their threads fill both cores)
     "tests/core/test_memory.py": {"test_estimate_covers_the_measured_peak_within_half"},
-    "tests/core/test_programs.py": {
+    "tests/core/test_pmaprun.py": {
         "test_jax_caches_are_bounded_so_a_server_does_not_keep_every_program"},
     "tests/e2e/test_concurrency_e2e.py": {"test_eight_sessions_at_once"},
 }  # fmt: skip

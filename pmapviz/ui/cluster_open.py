@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import cluster, clusterreport, devices
+from pmapviz import cluster, clusterreport, devicesetup
 from pmapviz.settings import quote
 from pmapviz.ui import url_state
 
@@ -18,7 +18,7 @@ P = "cl_"
 def show() -> tuple[clusterreport.Report | None, str]:
     """The widgets; (the report, where it came from), or (None, "") when none is open or it
     could not be read (said on the page)."""
-    folder = devices.applied_settings().reports
+    folder = devicesetup.applied_settings().reports
     c1, c2 = st.columns(2)
     upload = c1.file_uploader(
         "Upload a report (JSON)",

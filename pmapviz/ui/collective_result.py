@@ -8,7 +8,7 @@ import functools
 
 import streamlit as st
 
-from pmapviz import charts, collectives, compiled, devicefacts, devices, deviceset
+from pmapviz import charts, collectives, compiled, devicefacts, deviceset, devicesetup
 from pmapviz.ui import compiled_analysis, grids, presenter, queue_display
 
 
@@ -34,7 +34,11 @@ def run(
 
 
 def show(
-    out: collectives.Outcome, choice: collectives.Choice, m: int, report: devices.DeviceReport, slot
+    out: collectives.Outcome,
+    choice: collectives.Choice,
+    m: int,
+    report: devicesetup.DeviceReport,
+    slot,
 ) -> None:
     """The call on ``out.n`` devices, ``m`` elements each; the picture (in the presenter's
     ``slot``), the warnings, the permutation, the communication, and the compiled program on

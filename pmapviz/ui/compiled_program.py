@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from pmapviz import collectives, compiled, deviceset, training
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from pmapviz.ui import url_state
 
 P = "cp_"

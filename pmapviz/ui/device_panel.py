@@ -6,11 +6,11 @@ import html
 
 import streamlit as st
 
-from pmapviz import devicefacts, devices, memory
+from pmapviz import devicefacts, devicesetup, memory
 from pmapviz.palette import device_colour, text_colour
 
 
-def device_chips(report: devices.DeviceReport, facts: devicefacts.Facts | None = None) -> str:
+def device_chips(report: devicesetup.DeviceReport, facts: devicefacts.Facts | None = None) -> str:
     """HTML chips, one per device of ``facts``' set (default: the report's), in the app's
     device palette, each labelled (not colour only)."""
     chips = []
@@ -25,7 +25,7 @@ def device_chips(report: devices.DeviceReport, facts: devicefacts.Facts | None =
     return "".join(chips)
 
 
-def _set_lines(report: devices.DeviceReport) -> None:
+def _set_lines(report: devicesetup.DeviceReport) -> None:
     """Each device set of the server: what it is and its devices; the page's marked."""
     for f in report.sets:
         here = f.platform == report.platform
@@ -38,7 +38,7 @@ def _set_lines(report: devices.DeviceReport) -> None:
         st.markdown(device_chips(report, f), unsafe_allow_html=True)
 
 
-def show(report: devices.DeviceReport) -> None:
+def show(report: devicesetup.DeviceReport) -> None:
     """The devices and what they are (every set the server holds), the memory budgets (host,
     and device where the devices have their own), start-up, restart."""
     facts = report.facts
@@ -67,8 +67,8 @@ def show(report: devices.DeviceReport) -> None:
         st.markdown(devicefacts.say(facts, "restart"))
         n = st.number_input(
             "Devices for the restart command",
-            min_value=devices.MIN_DEVICES,
-            max_value=devices.MAX_DEVICES,
+            min_value=devicesetup.MIN_DEVICES,
+            max_value=devicesetup.MAX_DEVICES,
             value=report.requested.devices,
             step=1,
             key="restart_devices",

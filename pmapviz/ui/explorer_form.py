@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import presets, scenario, settings
+from pmapviz import explorersettings, presets, settings
+from pmapviz.explorersettings import Scenario
 from pmapviz.pytrees import is_tree_text
-from pmapviz.scenario import Scenario
 from pmapviz.ui import presenter, url_state
 
 P = url_state.EXPLORER_PREFIX  # widget-state prefix of the explorer
@@ -37,7 +37,8 @@ IN_AXES_HELP = (
 def pn_help(n: int) -> str:
     """The planned device count box's help, on a server of ``n`` devices."""
     return (
-        f"Empty: this server's {n} devices. Up to {scenario.MAX_PLAN_DEVICES:,}: plan and draw "
+        f"Empty: this server's {n} devices. Up to {explorersettings.MAX_PLAN_DEVICES:,}: plan "
+        "and draw "
         "for a bigger machine from the shapes alone (mapped axes of that size are resized). "
         "Live outputs and the Timing lab always use this server's devices."
     )
@@ -52,7 +53,9 @@ def apply(texts: dict[str, str]) -> None:
 def current(n: int) -> Scenario:
     """The settings as the widgets hold them (a slot not shown keeps its default)."""
     state = st.session_state.to_dict()  # one copy: each `in st.session_state` makes one
-    return Scenario.from_texts({k: state[P + k] for k in scenario.KEYS if P + k in state}, n)
+    return Scenario.from_texts(
+        {k: state[P + k] for k in explorersettings.KEYS if P + k in state}, n
+    )
 
 
 def _last(n: int) -> Scenario:
@@ -87,11 +90,11 @@ def show(n: int) -> Scenario:
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
         c1.selectbox(
             "Function f",
-            scenario.FUNCTIONS,
+            explorersettings.FUNCTIONS,
             key=P + "fn",
             on_change=_on_fn_change,
             args=(n,),
-            format_func=scenario.label,
+            format_func=explorersettings.label,
         )
         c2.text_input("out_axes", key=P + "out", max_chars=12, help="An integer, or None.")
         c3.text_input(
@@ -109,7 +112,7 @@ def show(n: int) -> Scenario:
             placeholder=f"{n} (this server)",
             help=pn_help(n),
         )
-        if st.session_state[P + "fn"] == scenario.EXPR:
+        if st.session_state[P + "fn"] == explorersettings.EXPR:
             e1, e2 = st.columns([1, 3])
             e1.text_input(
                 "Arguments",
@@ -123,7 +126,7 @@ def show(n: int) -> Scenario:
                 "for what is allowed); the code below exports it as a plain Python function."
             )
         else:
-            st.caption(scenario.program_for(st.session_state[P + "fn"]).description)
+            st.caption(explorersettings.program_for(st.session_state[P + "fn"]).description)
         _argument_boxes(current(n).arg_names)
     now = current(n)
     st.session_state[url_state.EXPLORER_KEY] = now.texts()

@@ -6,7 +6,7 @@ import html
 
 import streamlit as st
 
-from pmapviz import devices
+from pmapviz import devicesetup
 from pmapviz.palette import MONO_CSS, device_colour, text_colour
 
 Rows = list[tuple[str, list[tuple[str, int | None, str]]]]
@@ -52,7 +52,7 @@ def show(rows: Rows, label: str) -> None:
     st.markdown(block_grid(rows, label), unsafe_allow_html=True)
 
 
-def device_set(report: devices.DeviceReport, per_row: int = 8) -> None:
+def device_set(report: devicesetup.DeviceReport, per_row: int = 8) -> None:
     """Every device in mesh order, rows of ``per_row``, labelled and coloured from JAX."""
     n = report.count
     show(

@@ -1,19 +1,19 @@
-"""A live run of the explorer's settings (a ``programs.LiveResult``): the verdict against
+"""A live run of the explorer's settings (a ``pmaprun.LiveResult``): the verdict against
 jit(vmap(f)) and numpy, compile / transfer / compute, the reshape back, each device's blocks."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devicefacts, devices
+from pmapviz import devicefacts, devicesetup
 from pmapviz.catalog import Program
+from pmapviz.explorersettings import has_numpy_version
 from pmapviz.planning import Plan
-from pmapviz.scenario import has_numpy_version
 from pmapviz.settings import fmt_shape
 from pmapviz.ui import tables
 
 
-def show(res, plan: Plan, program: Program, report: devices.DeviceReport) -> None:
+def show(res, plan: Plan, program: Program, report: devicesetup.DeviceReport) -> None:
     """A live run: the verdict, the timings, the reshape back and each device's blocks."""
     verdict = "PASS" if res.passed else "FAIL"
     st.markdown(f"#### pmap output {fmt_shape(res.out_shape)}")

@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devices, deviceset, memory, planning, programs, sandbox, scenario, timebudget
+from pmapviz import (
+    deviceset,
+    devicesetup,
+    explorersettings,
+    memory,
+    planning,
+    pmaprun,
+    sandbox,
+    timebudget,
+)
 from pmapviz.catalog import Program
+from pmapviz.explorersettings import Scenario
 from pmapviz.planning import Plan
-from pmapviz.scenario import Scenario
 from pmapviz.settings import fmt_shape, quote
 from pmapviz.ui import live_result, plan_cards, queue_display
 
@@ -21,8 +30,8 @@ AUTO_RUN_S = 2.0  # and quick ones: a link must not start a long run on page loa
 def _compiled(device_set: str, ref: tuple, key: tuple):
     """The pair compiled for ``device_set``'s devices (its name keys the cache: one plan
     compiles for either set of a two-set server)."""
-    program = scenario.program_for(*ref)
-    return programs.compile_plan(program, planning.replan(program, key))
+    program = explorersettings.program_for(*ref)
+    return pmaprun.compile_plan(program, planning.replan(program, key))
 
 
 def too_long(plan: Plan, program: Program) -> str | None:
@@ -33,7 +42,7 @@ def too_long(plan: Plan, program: Program) -> str | None:
 def _seconds(plan: Plan, program: Program) -> tuple[float | None, str | None]:
     """(estimated seconds, None), or (None, why it would pass the time limit)."""
     try:
-        return timebudget.check_live(plan, devices.time_limit(), program), None
+        return timebudget.check_live(plan, devicesetup.time_limit(), program), None
     except timebudget.TooLong as err:
         return None, str(err)
 
@@ -63,7 +72,7 @@ def form(current: Scenario, program: Program, plan: Plan, n: int) -> tuple[str, 
         c1, c2 = st.columns([3, 1])
         kind = c1.radio(
             "Values",
-            programs.VALUE_KINDS,
+            pmaprun.VALUE_KINDS,
             horizontal=True,
             key="live_kind",
             help="arange: 0, 1, 2, ... (offset by 100 per argument); random: seeded "
@@ -79,7 +88,7 @@ def show(
     errors: list[str],
     kind: str,
     seed: int,
-    report: devices.DeviceReport,
+    report: devicesetup.DeviceReport,
     slot,
 ) -> None:
     """The arrays (in the presenter's ``slot``), what stops the run, or the run and its
@@ -98,7 +107,7 @@ def show(
             st.error(f"{q.message}\n\n**Fix:** {q.fix}", icon=":material/block:")
     if plan is None or not plan.ok:
         st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
-    elif why := programs.not_runnable(plan):
+    elif why := pmaprun.not_runnable(plan):
         st.info(why, icon=":material/info:")
     elif (need := _ready(program, plan)) is not None:
         with st.spinner("Compiling (first time only), placing inputs, running..."):
@@ -110,7 +119,7 @@ def show(
             if sandbox.applies(program):
                 st.caption(
                     f"Your own f ran in a process of its own, which is ended if a run "
-                    f"passes the {devices.time_limit()} s limit."
+                    f"passes the {devicesetup.time_limit()} s limit."
                 )
 
 
@@ -121,11 +130,11 @@ def _run(program: Program, plan: Plan, need: memory.Need, kind: str, seed: int, 
         return sandbox.run_plan(program, plan, need, kind, seed, on_wait)
     # the compiled program is not a page global: a session keeps its page's globals (for its
     # fragments) as long as it lives, and thirty sessions would keep thirty
-    compiled = _compiled(deviceset.current(), scenario.program_ref(program), plan.key)
-    if scenario.program_ref(program)[0] != scenario.EXPR:
-        return programs.run_plan(program, plan, compiled, kind, seed, on_wait=on_wait)
+    compiled = _compiled(deviceset.current(), explorersettings.program_ref(program), plan.key)
+    if explorersettings.program_ref(program)[0] != explorersettings.EXPR:
+        return pmaprun.run_plan(program, plan, compiled, kind, seed, on_wait=on_wait)
     return sandbox.run_here(
-        lambda: programs.run_plan(program, plan, compiled, kind, seed, reserve=False), need, on_wait
+        lambda: pmaprun.run_plan(program, plan, compiled, kind, seed, reserve=False), need, on_wait
     )
 
 
@@ -134,9 +143,9 @@ def _ready(program: Program, plan: Plan) -> memory.Need | None:
     limit, and small enough to go at once or its Run button pressed (else None, and it says
     why not)."""
     compiled = _compiled(
-        deviceset.current(), scenario.program_ref(program), plan.key
+        deviceset.current(), explorersettings.program_ref(program), plan.key
     )  # compiled, never run
-    need = programs.estimate_bytes(plan, program, compiled)
+    need = pmaprun.estimate_bytes(plan, program, compiled)
     budget = memory.budget()
     if too_big := budget.problem(sandbox.need(program, need)):
         st.error(

@@ -1,13 +1,13 @@
 """Your own f on the Meshes page's mesh and arguments: typed twice (the global view and the
 per-device view) with the output's PartitionSpec, checked before anything runs
-(pmapviz.meshfunction.check), then run both ways side by side, each checked against one
+(pmapviz.meshownf.check), then run both ways side by side, each checked against one
 device, with the collectives XLA emitted and each device's memory."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import codegen, memory, meshes, meshfunction, meshrun
+from pmapviz import codegen, memory, meshes, meshownf, meshviews
 from pmapviz.settings import fmt_bytes, fmt_shape
 from pmapviz.ui import queue_display, tables, url_state
 from pmapviz.ui.mesh_form import P
@@ -15,7 +15,7 @@ from pmapviz.ui.mesh_form import P
 KEYS = ["args", "gf", "lf", "out"]
 
 
-def form(n_devices: int) -> meshfunction.MeshF:
+def form(n_devices: int) -> meshownf.MeshF:
     """The four boxes (seeded from the link by mesh_form); stops the page on bad text."""
     keep = {"persist_state": "session"}  # kept while a bad setting above stops the page early
     with st.container(border=True):
@@ -52,7 +52,7 @@ def form(n_devices: int) -> meshfunction.MeshF:
             "tiled=True, to='invarying')",
         )
     values = url_state.parsed(P, meshes.schema(n_devices), KEYS)
-    return meshfunction.MeshF(values["args"], values["gf"], values["lf"], values["out"])
+    return meshownf.MeshF(values["args"], values["gf"], values["lf"], values["out"])
 
 
 def show(mesh: meshes.Mesh, args: list, n_devices: int) -> None:
@@ -74,7 +74,7 @@ def show(mesh: meshes.Mesh, args: list, n_devices: int) -> None:
             icon=":material/info:",
         )
         return
-    checked = meshfunction.check(mesh, args, f)
+    checked = meshownf.check(mesh, args, f)
     for p in checked.problems:
         st.error(f"{p.message}\n\n**Fix:** {p.fix}", icon=":material/block:")
     if not checked.ok:
@@ -100,11 +100,11 @@ def show(mesh: meshes.Mesh, args: list, n_devices: int) -> None:
         _run(mesh, args, f, checked)
 
 
-def _run(mesh: meshes.Mesh, args: list, f: meshfunction.MeshF, checked) -> None:
+def _run(mesh: meshes.Mesh, args: list, f: meshownf.MeshF, checked) -> None:
     try:
         with st.spinner("Compiling and running both views"):
             results = queue_display.queued(
-                lambda on_wait: meshfunction.run(mesh, args, f, checked, on_wait=on_wait),
+                lambda on_wait: meshownf.run(mesh, args, f, checked, on_wait=on_wait),
                 stop_key="me_own_stop",
             )
     except memory.BudgetError as err:
@@ -114,7 +114,7 @@ def _run(mesh: meshes.Mesh, args: list, f: meshfunction.MeshF, checked) -> None:
         results_side_by_side(results)
 
 
-def results_side_by_side(results: tuple[meshrun.RunResult, meshrun.RunResult]) -> None:
+def results_side_by_side(results: tuple[meshviews.RunResult, meshviews.RunResult]) -> None:
     """Each view's verdict against one device and the collectives XLA emitted, in two
     columns; then each device's memory, as XLA planned it, for both."""
     for col, res in zip(st.columns(2), results, strict=True):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import meshes
-from pmapviz.layout import index_text
+from pmapviz.placement import index_text
 from pmapviz.settings import fmt_shape, quote
 from pmapviz.ui import grids, presenter
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import codegen, devices, meshes, migration
+from pmapviz import codegen, devicesetup, meshes, migration
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.ui import mesh_form, queue_display, tables
@@ -14,7 +14,7 @@ from pmapviz.ui import mesh_form, queue_display, tables
 MESHES = "pages/meshes.py"
 
 
-def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
+def show(program: Program, plan: Plan, report: devicesetup.DeviceReport) -> None:
     """The "Open as shard_map" section: both scripts, a run of both, and a way to Meshes."""
     box = st.expander(
         "Open as shard_map: these settings in today's API",

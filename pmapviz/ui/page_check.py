@@ -15,7 +15,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
-from pmapviz import devicefacts, devices, deviceset, doctor
+from pmapviz import devicefacts, deviceset, devicesetup, doctor
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
 # tells the CPU story)
@@ -83,7 +83,7 @@ def _patched(patches: list[tuple[object, str, object]]):
             setattr(m, name, value)
 
 
-def section(settings: devices.Settings, progress: doctor.Progress = None) -> list[dict]:
+def section(settings: devicesetup.Settings, progress: doctor.Progress = None) -> list[dict]:
     """Every page through AppTest with its main buttons pressed (``python -m pmapviz doctor``),
     on every device set the process holds (``?on=``): a row per page and set with its
     exceptions, errors, and CPU-only words on an accelerator."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import charts, layout
+from pmapviz import charts, placement
 from pmapviz.planning import Plan
 from pmapviz.ui import tables
 
@@ -27,7 +27,7 @@ def array_cards(cards: list[tuple], per_row: int, title: str, intro: str) -> Non
 def show(plan: Plan, title: str, intro: str) -> tuple[list, list]:
     """The arrays of a valid plan as cards (every input leaf, then every output leaf), split
     as JAX splits them; returns the layouts (inputs, outputs)."""
-    inputs, outputs = layout.plan_layouts(plan)
+    inputs, outputs = placement.plan_layouts(plan)
     cards = [
         *((lay, ax, False) for lay, ax in zip(inputs, plan.leaf_axes, strict=True)),
         *((lay, ax, True) for lay, ax in zip(outputs, plan.out_leaf_axes, strict=True)),
@@ -37,12 +37,12 @@ def show(plan: Plan, title: str, intro: str) -> tuple[list, list]:
 
 
 def device_table(plan: Plan, inputs: list, outputs: list, title: str) -> None:
-    """A section with one row per device of a valid plan (``layout.device_rows``). Up to
+    """A section with one row per device of a valid plan (``placement.device_rows``). Up to
     ``HTML_TABLE_ROWS`` rows: its heading and a static HTML table as one element, each device
     marked with its colour (a dataframe, redrawn on an edit, cost the browser ~35 ms); more
     (a plan for a bigger machine): a heading and a scrollable, sortable dataframe."""
-    rows = layout.device_rows(plan, inputs, outputs)
-    positions = [p.position for p in layout.used_pieces(plan, inputs, outputs)]
+    rows = placement.device_rows(plan, inputs, outputs)
+    positions = [p.position for p in placement.used_pieces(plan, inputs, outputs)]
     if len(rows) <= HTML_TABLE_ROWS:
         st.html(charts.section_html(title, charts.table_html(rows, title, positions)))
     else:

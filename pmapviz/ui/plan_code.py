@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import codegen, compiled, devices
+from pmapviz import codegen, compiled, devicesetup
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.ui import compiled_analysis
 
 
-def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
+def show(program: Program, plan: Plan, report: devicesetup.DeviceReport) -> None:
     """The section (the call itself is always shown, above it, by the verdict). The same
     settings with jax.shard_map, beside this script, are in the Open as shard_map section."""
     box = st.expander(
@@ -34,7 +34,7 @@ def show(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
                 _compiled(program, plan, report)
 
 
-def _compiled(program: Program, plan: Plan, report: devices.DeviceReport) -> None:
+def _compiled(program: Program, plan: Plan, report: devicesetup.DeviceReport) -> None:
     if plan.devices_used > report.count:
         st.info(
             "Planned for more devices than this server has: compile it on a machine with "

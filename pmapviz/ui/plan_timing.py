@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import fairlock, memory, programs, sandbox, scenario, settings
+from pmapviz import explorersettings, memory, pmaprun, queues, sandbox, settings
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.ui import queue_display, url_state
@@ -29,7 +29,7 @@ def show(n: int, repeat: int, budget: memory.Budget) -> None:
                 "sharding page first.",
                 icon=":material/grid_view:",
             )
-        elif why := programs.not_runnable(plan):
+        elif why := pmaprun.not_runnable(plan):
             st.info(why, icon=":material/info:")
         else:
             _timed(program, plan, repeat, budget)
@@ -39,7 +39,9 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> 
     """What would be timed, and the button that times it (after its turn in the queue)."""
     args = ", ".join(f"{leaf.name} {settings.fmt_shape(leaf.shape)}" for leaf in plan.leaves)
     vs_numpy = (
-        " vs numpy" if scenario.has_numpy_version(program) else " (this f has no numpy version)"
+        " vs numpy"
+        if explorersettings.has_numpy_version(program)
+        else " (this f has no numpy version)"
     )
     shown = settings.quote(program.body(plan.axis_name), 200)
     st.markdown(
@@ -56,7 +58,7 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> 
                     program, plan, repeat=repeat, on_wait=on_wait
                 )
             except (
-                fairlock.WaitTimeout,
+                queues.WaitTimeout,
                 bench.BenchError,
                 memory.BudgetError,
                 sandbox.Stopped,

@@ -1,11 +1,11 @@
-"""Waiting for a turn (``fairlock.FairLock``, ``fairlock.Pool``: the memory budget), in the
+"""Waiting for a turn (``queues.FairLock``, ``queues.Pool``: the memory budget), in the
 open: the caller's place, what it waits for, what runs, and a way to stop waiting."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import fairlock, memory, sandbox
+from pmapviz import memory, queues, sandbox
 from pmapviz.settings import quote
 
 
@@ -35,7 +35,7 @@ def queued(action, stop_key: str | None = None):
     on_wait, clear = show(stop_key)
     try:
         return action(on_wait)
-    except (fairlock.WaitTimeout, fairlock.Cancelled) as err:
+    except (queues.WaitTimeout, queues.Cancelled) as err:
         st.warning(str(err), icon=":material/hourglass_disabled:")
         return None
     except memory.BudgetError as err:  # could never fit, counted from the compiled program

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from pmapviz import devices, deviceset
+from pmapviz import deviceset, devicesetup
 from pmapviz.ui import device_sets
 
 
@@ -167,10 +167,10 @@ def by_url_path(url_path: str) -> PageInfo:
     return next((p for p in PAGES if p.url_path == url_path), PAGES[0])
 
 
-def device_report() -> devices.DeviceReport:
+def device_report() -> devicesetup.DeviceReport:
     """The devices of this server process (configured once, by app.py, before JAX started;
     what they are is read once, by :mod:`pmapviz.devicefacts`)."""
-    return devices.describe(devices.applied_settings())
+    return devicesetup.describe(devicesetup.applied_settings())
 
 
 UNEXPECTED = (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import devicefacts, deviceset, fairlock, memory, settings
+from pmapviz import devicefacts, deviceset, memory, queues, settings
 from pmapviz.ui import grids, presenter, queue_display, url_state
 from pmapviz.ui.long_run import LongRun
 
@@ -161,7 +161,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
         )
         if choice.beside and not result.cancelled:
             result = _beside(choice, repeat, result, _progress, on_wait)
-    except (fairlock.WaitTimeout, bench.BenchError) as err:
+    except (queues.WaitTimeout, bench.BenchError) as err:
         result = None
         st.error(str(err), icon=":material/hourglass_disabled:")
     clear_wait()

@@ -8,8 +8,8 @@ import html
 
 import streamlit as st
 
-from pmapviz import benchmarking, cluster, devices, fairlock, tour
-from pmapviz.scenario import Scenario
+from pmapviz import benchmarking, cluster, devicesetup, queues, tour
+from pmapviz.explorersettings import Scenario
 from pmapviz.ui import grids, plan_cards, presenter, queue_display, tables
 from pmapviz.ui.device_panel import device_chips
 
@@ -21,7 +21,7 @@ def demo(step: int, ctx: tour.Context) -> list[tour.Block]:
     return tour.STEPS[step - 1].demo(ctx)
 
 
-def show(blocks: list, report: devices.DeviceReport) -> None:
+def show(blocks: list, report: devicesetup.DeviceReport) -> None:
     """Draw a step's blocks."""
     if presenter.presenting():
         blocks = [b for b in blocks if b.picture] + [b for b in blocks if not b.picture]
@@ -29,7 +29,7 @@ def show(blocks: list, report: devices.DeviceReport) -> None:
         _block(b, report)
 
 
-def _block(b, report: devices.DeviceReport) -> None:
+def _block(b, report: devicesetup.DeviceReport) -> None:
     if b.kind == "markdown":
         st.markdown(b.body)
     elif b.kind == "code":
@@ -77,7 +77,7 @@ def actions(step: int, n: int) -> None:
         _rows(
             lambda on_wait: tour.time_one_and_all(n, on_wait=on_wait),
             "tour_stop_time",
-            (benchmarking.BenchError, fairlock.WaitTimeout, fairlock.Cancelled),
+            (benchmarking.BenchError, queues.WaitTimeout, queues.Cancelled),
             ":material/block:",
         )
 

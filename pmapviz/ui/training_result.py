@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts, devices, timecharts, training
+from pmapviz import benchmarking, devicefacts, devicesetup, timecharts, training
 from pmapviz.ui import grids, queue_display
 
 
-def show(report: devices.DeviceReport) -> None:
+def show(report: devicesetup.DeviceReport) -> None:
     """The last run of this session, or what to press to get one."""
     hist = st.session_state.get("tr_hist")
     if hist is None:
@@ -141,7 +141,7 @@ def step_rows(hist, labels: list[str]) -> grids.Rows:
     ]
 
 
-def _step_times(hc: training.Config, report: devices.DeviceReport) -> None:
+def _step_times(hc: training.Config, report: devicesetup.DeviceReport) -> None:
     """Time per step for every device count that divides the batch (on request)."""
     st.subheader("Time per step versus devices")
     st.markdown(devicefacts.step_time_story(report.facts, hc.batch))

@@ -4,7 +4,7 @@ Reading: :func:`load` seeds the widgets from the link (``Schema.from_query``, wi
 value replaced); :func:`parsed` gives their typed values. Writing: :func:`save` puts the
 widgets' texts back into the URL through ``Schema.to_query``, so a copied link (see
 :func:`share_link`) reproduces the view. The explorer's scenario travels the same way
-(``scenario.schema(n)``), to every page that runs it.
+(``explorersettings.schema(n)``), to every page that runs it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from pmapviz import deviceset, scenario, settings
-from pmapviz.scenario import Scenario
+from pmapviz import deviceset, explorersettings, settings
+from pmapviz.explorersettings import Scenario
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
@@ -67,7 +67,7 @@ def explorer_scenario(n_devices: int) -> Scenario:
     saved = st.session_state.get(EXPLORER_KEY)
     if saved:
         return Scenario.from_texts(saved, n_devices)
-    texts, found = scenario.schema(n_devices).from_query(dict(st.query_params))
+    texts, found = explorersettings.schema(n_devices).from_query(dict(st.query_params))
     notes(found)
     return Scenario.from_texts(texts, n_devices)
 
@@ -106,7 +106,7 @@ def query(
 
 def scenario_query(current: Scenario, n_devices: int) -> dict[str, str]:
     """The URL query of the explorer's scenario (only the argument slots it uses)."""
-    return scenario.schema(n_devices).to_query(current.texts())
+    return explorersettings.schema(n_devices).to_query(current.texts())
 
 
 def save(

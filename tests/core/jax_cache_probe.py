@@ -1,18 +1,18 @@
-"""Run by tests/core/test_programs.py in a fresh process: 16 new pmap programs compiled and
-dropped, first with compile_plan's forgetting switched off (programs.forget_pmap), then as it
+"""Run by tests/core/test_pmaprun.py in a fresh process: 16 new pmap programs compiled and
+dropped, first with compile_plan's forgetting switched off (pmaprun.forget_pmap), then as it
 is; prints how many bytes of RSS each phase kept (after gc and malloc_trim)."""
 
 import ctypes
 import gc
 import sys
 
-from pmapviz import devices
+from pmapviz import devicesetup
 
-devices.apply(devices.Settings(devices=2, platform="cpu"))
+devicesetup.apply(devicesetup.Settings(devices=2, platform="cpu"))
 
 import psutil  # noqa: E402
 
-from pmapviz import catalog, programs  # noqa: E402
+from pmapviz import catalog, pmaprun  # noqa: E402
 from pmapviz.planning import plan  # noqa: E402
 
 PROC = psutil.Process()
@@ -27,7 +27,7 @@ def rss() -> int:
 def phase(first: int) -> int:
     prog, base = catalog.get("double"), rss()
     for k in range(16):
-        programs.compile_plan(prog, plan(prog, [(2, first + 8 * k)], n_devices=2))
+        pmaprun.compile_plan(prog, plan(prog, [(2, first + 8 * k)], n_devices=2))
     return rss() - base
 
 
@@ -35,11 +35,11 @@ def main() -> int:
     import jax
 
     prog = catalog.get("double")
-    programs.compile_plan(prog, plan(prog, [(2, 4)], n_devices=2))  # first-use costs
-    real = programs.forget_pmap
-    programs.forget_pmap = lambda fn: None
+    pmaprun.compile_plan(prog, plan(prog, [(2, 4)], n_devices=2))  # first-use costs
+    real = pmaprun.forget_pmap
+    pmaprun.forget_pmap = lambda fn: None
     without = phase(1000)
-    programs.forget_pmap = real
+    pmaprun.forget_pmap = real
     jax.clear_caches()
     with_bound = phase(5000)
     print(without, with_bound)

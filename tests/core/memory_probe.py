@@ -63,13 +63,13 @@ def peak_during(action) -> tuple[int, object]:
 
 
 def _setup() -> None:
-    from pmapviz import devices
+    from pmapviz import devicesetup
 
-    devices.apply(devices.Settings(devices=DEVICES, platform="cpu"))
+    devicesetup.apply(devicesetup.Settings(devices=DEVICES, platform="cpu"))
 
 
 def live(key: str, dtype: str, n: str, *shapes: str):
-    from pmapviz import catalog, programs
+    from pmapviz import catalog, pmaprun
     from pmapviz.planning import plan
 
     prog = catalog.get(key)
@@ -77,13 +77,13 @@ def live(key: str, dtype: str, n: str, *shapes: str):
     axes = tuple(None if k and key == "matmul" else 0 for k in range(len(sh)))
     p = plan(prog, sh, in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))
     assert p.ok, p.problems
-    compiled = programs.compile_plan(prog, p)
+    compiled = pmaprun.compile_plan(prog, p)
     small = plan(prog, [(int(n),) + s[1:] if a == 0 else s for s, a in zip(sh, axes, strict=True)],
                  in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))  # fmt: skip
-    programs.run_plan(prog, small, programs.compile_plan(prog, small), repeat=1)
-    measured, res = peak_during(lambda: programs.run_plan(prog, p, compiled))
+    pmaprun.run_plan(prog, small, pmaprun.compile_plan(prog, small), repeat=1)
+    measured, res = peak_during(lambda: pmaprun.run_plan(prog, p, compiled))
     assert res.passed and res.flat_equal in (None, True)
-    return programs.estimate_bytes(p, prog).total, measured
+    return pmaprun.estimate_bytes(p, prog).total, measured
 
 
 def dot(pairs: str, n: str):

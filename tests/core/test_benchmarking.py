@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, fairlock, memory, planning
+from pmapviz import catalog, memory, planning, queues
 from tests.conftest import TEST_DEVICES
 
 
@@ -216,7 +216,7 @@ def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
     holder = bench.TURNS.acquire(timeout=1)
     try:
         t = time.monotonic()
-        with pytest.raises(fairlock.WaitTimeout, match="number 1 in the queue"):
+        with pytest.raises(queues.WaitTimeout, match="number 1 in the queue"):
             bench.sweep(bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
                         queue_timeout=0.5)  # fmt: skip
         assert time.monotonic() - t < 1.5
@@ -225,7 +225,7 @@ def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
                           should_stop=lambda: time.monotonic() - t > 0.3)  # fmt: skip
         assert rep.cancelled and rep.results == [] and time.monotonic() - t < 1.5
         plan = planning.plan(catalog.get("add"), [(2, 8), (2, 8)], n_devices=2)
-        with pytest.raises(fairlock.WaitTimeout):
+        with pytest.raises(queues.WaitTimeout):
             bench.measure_plan(catalog.get("add"), plan, repeat=1, queue_timeout=0.3)
         assert bench.TURNS.waiting() == 0
     finally:
@@ -245,7 +245,7 @@ def test_cancel_stops_between_measurements():
 
 
 def test_your_own_f_is_timed_like_a_catalog_function():
-    from pmapviz.scenario import Scenario
+    from pmapviz.explorersettings import Scenario
 
     texts = {"fn": "expr", "args": "x, w", "body": "jnp.tanh(x @ w)", "s0": "4, 16, 8",
              "s1": "8, 2", "a0": "0", "a1": "None"}  # fmt: skip
@@ -461,9 +461,9 @@ def test_bench_on_a_one_gpu_machine_compares_the_devices_it_has(fake_devices, ca
     got "Device counts must be 1 to 1; got [2, 4, 8]"; they come from the devices now."""
     import json
 
-    from pmapviz import cli, devices
+    from pmapviz import cli, devicesetup
 
-    original = devices.applied_settings()
+    original = devicesetup.applied_settings()
     try:
         with fake_devices("gpu", 1):
             rc = cli.main(["bench", "--workload", "elementwise", "--size", "64", "--repeat", "1",
@@ -476,7 +476,7 @@ def test_bench_on_a_one_gpu_machine_compares_the_devices_it_has(fake_devices, ca
             assert "1 NVIDIA H200 GPU: device counts must be 1 to 1" in err
             assert "--platform cpu" in err
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)
 
 
 def test_on_the_h200_the_first_placement_at_a_size_pays_whoever_makes_it():
@@ -517,12 +517,12 @@ def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
     """Issue 36: f's outer product (8 x 4000 x 4000 float32, 512 MB) with 128 KB of inputs, on
     a 256 MiB budget: refused from the compiled program's scratch memory before any input
     exists, where inputs and outputs alone would have let it run."""
-    from pmapviz import devices, expr
+    from pmapviz import devicesetup, expr
 
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = planning.plan(prog, [(8, 4000)], n_devices=8)
-    original = devices.applied_settings()
-    devices.apply(devices.Settings(devices=original.devices, platform="cpu",
+    original = devicesetup.applied_settings()
+    devicesetup.apply(devicesetup.Settings(devices=original.devices, platform="cpu",
                                    devices_source=original.devices_source,
                                    max_bytes=256 * 2**20))  # fmt: skip
     try:
@@ -531,4 +531,4 @@ def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
             bench.measure_plan(prog, p, repeat=1, bandwidth_gbs=10.0)
         assert memory.admission().held() == [] and bench.TURNS.held_for() is None  # given back
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)

@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pmapviz import charts, layout, settings
+from pmapviz import charts, placement, settings
 from pmapviz.settings import fmt_shape
 
 
@@ -55,7 +55,7 @@ class Drawing(HTMLParser):
 )
 def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
     n = 1 if axis is None else shape[axis]
-    lay = layout.array_layout("x", shape, "float32", axis, n)
+    lay = placement.array_layout("x", shape, "float32", axis, n)
     d = Drawing(charts.array_html(lay))
     hover = " ".join(b["hover"] for b in d.blocks)
     assert d.label.startswith(f"x {fmt_shape(shape)} ")
@@ -76,7 +76,7 @@ def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
 def test_block_labels_fit_the_column_they_are_drawn_for():
     """A device's full name where the column is wide enough, its number where only that fits;
     the hover always has the full name."""
-    lay = layout.array_layout("x", (8, 1_250_000, 3), "float32", 0, 8)
+    lay = placement.array_layout("x", (8, 1_250_000, 3), "float32", 0, 8)
     wide, narrow = Drawing(charts.array_html(lay, 900)), Drawing(charts.array_html(lay, 180))
     names = [p.device for p in lay.pieces]
     assert [b["text"] for b in wide.blocks if b["fill"] != charts.NEUTRAL] == names
@@ -86,7 +86,7 @@ def test_block_labels_fit_the_column_they_are_drawn_for():
 
 
 def test_user_text_in_a_diagram_is_escaped():
-    lay = layout.array_layout("<b>x</b>", (4,), "float32", 0, 4)
+    lay = placement.array_layout("<b>x</b>", (4,), "float32", 0, 4)
     markup = charts.array_html(lay)
     assert "<b>" not in markup and "&lt;b&gt;x&lt;/b&gt;" in markup
 
@@ -106,7 +106,7 @@ def test_permutation_figure_labels_devices_with_the_names_it_is_given():
 @pytest.mark.parametrize("shape, axis", [((4096, 4), 0), ((3, 64), 1), ((256, 2, 3), 0)])
 def test_many_devices_are_drawn_as_labelled_groups_with_counts(shape, axis):
     n = shape[axis]
-    lay = layout.array_layout("x", shape, "float32", axis, n)
+    lay = placement.array_layout("x", shape, "float32", axis, n)
     d = Drawing(charts.array_html(lay))
     blocks = [b for b in d.blocks if b["fill"] != charts.NEUTRAL]
     assert len(blocks) == charts.GROUPS  # not one per device
@@ -119,9 +119,9 @@ def test_many_devices_are_drawn_as_labelled_groups_with_counts(shape, axis):
 
 
 def test_cards_put_every_array_in_one_grid_with_its_shape_split_and_block():
-    x = layout.array_layout("params['w']", (8, 5), "float32", 0, 8)
-    w = layout.array_layout("w", (5, 2), "int32", None, 8)
-    out = layout.array_layout("out", (4, 8), "float32", 1, 8)
+    x = placement.array_layout("params['w']", (8, 5), "float32", 0, 8)
+    w = placement.array_layout("w", (5, 2), "int32", None, 8)
+    out = placement.array_layout("out", (4, 8), "float32", 1, 8)
     markup = charts.cards_html([(x, 0, False), (w, None, False), (out, 1, True)], 3, 260)
     assert markup.startswith('<div style="display:grid;grid-template-columns:repeat(3,')
     d = Drawing(markup)

@@ -30,8 +30,8 @@ def test_devices_json_reports_the_requested_count():
 
 def test_user_xla_flags_are_kept_and_count_overridden():
     code = (
-        "import os; from pmapviz import devices; import sys;"
-        "devices.apply(devices.parse_settings(['--devices','5'], os.environ));"
+        "import os; from pmapviz import devicesetup; import sys;"
+        "devicesetup.apply(devicesetup.parse_settings(['--devices','5'], os.environ));"
         "import jax; print(len(jax.devices())); print(os.environ['XLA_FLAGS'])"
     )
     env = {
@@ -89,7 +89,7 @@ def test_plan_bad_text_is_one_line_exit_2():
 
 
 def test_plan_your_own_expression_prints_the_same_plan_as_the_app():
-    from pmapviz.scenario import Scenario
+    from pmapviz.explorersettings import Scenario
 
     r = run_cli("plan", "--devices", "8", "--expr", "jnp.tanh(x @ w)", "--args", "x,w",
                 "--shape", "8,4,5", "--shape", "5,2", "--in-axes", "0,None", "--json")  # fmt: skip
@@ -125,7 +125,7 @@ def test_plan_with_a_dict_argument_and_a_prefix(capsys):
     argument's tree and prefix as typed; a leaf that cannot be mapped is named; bad tree text
     is one line, exit 2."""
     from pmapviz import cli
-    from pmapviz.scenario import Scenario
+    from pmapviz.explorersettings import Scenario
 
     body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
     base = ["plan", "--plan-devices", "8", "--expr", body, "--args", "x,p",
@@ -191,7 +191,7 @@ def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys, monke
 
     # the suite's 8 devices are up already; applying the command's own settings would change
     # what every later test of this process reads from devices.applied_settings()
-    monkeypatch.setattr(cli.devices, "apply", lambda settings: None)
+    monkeypatch.setattr(cli.devicesetup, "apply", lambda settings: None)
 
     assert cli.main(["mesh", "--mesh", "2,4", "--axis-names", "data,model", "--shape", "8,16",
                      "--spec", "P('data', None)", "--shape", "8", "--spec", "P()",
@@ -210,7 +210,7 @@ def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys, monke
 def test_mesh_refusals_exit_1_with_a_fix_and_bad_text_exits_2(capsys, monkeypatch):
     from pmapviz import cli
 
-    monkeypatch.setattr(cli.devices, "apply", lambda settings: None)  # as above
+    monkeypatch.setattr(cli.devicesetup, "apply", lambda settings: None)  # as above
 
     assert cli.main(["mesh", "--plan-devices", "16", "--mesh", "4x4", "--shape", "6",
                      "--spec", "model"]) == 1  # fmt: skip
@@ -286,7 +286,7 @@ def test_on_two_device_sets_each_command_says_which_it_runs_on(capsys, monkeypat
     from tests import fakes
     from tests.conftest import TEST_DEVICES
 
-    monkeypatch.setattr(cli.devices, "apply", lambda settings: None)  # the suite's devices
+    monkeypatch.setattr(cli.devicesetup, "apply", lambda settings: None)  # the suite's devices
     with fakes.fake_devices("tpu", 1):
         assert cli.main(["mesh", "--json"]) == 0
         run = capsys.readouterr()
@@ -321,7 +321,7 @@ def _no_work(monkeypatch):
     def started(*a, **k):
         raise AssertionError("work started before the output path was checked")
 
-    for owner, name in ((cli, "_start"), (cli.benchmarking, "sweep"), (cli.join, "join")):
+    for owner, name in ((cli, "_start"), (cli.benchmarking, "sweep"), (cli.clusterjoin, "join")):
         monkeypatch.setattr(owner, name, started)
     return cli
 

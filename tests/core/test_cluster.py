@@ -26,7 +26,7 @@ def worker_pids() -> set[int]:
     for p in psutil.process_iter(["pid", "cmdline", "status"]):
         try:
             line = " ".join(p.info["cmdline"] or [])
-            if "pmapviz.worker" in line and ours in line and p.info["status"] != "zombie":
+            if "pmapviz.clusterworker" in line and ours in line and p.info["status"] != "zombie":
                 out.add(p.info["pid"])
         except psutil.Error:
             pass
@@ -126,7 +126,7 @@ def test_cli_bad_timeout_exits_2_with_one_line(text, capsys):
 
 def test_worker_command_is_a_fixed_argument_list():
     cmd = cluster.worker_command(12345, 2, 1, 3, 30)
-    assert cmd[1:3] == ["-m", "pmapviz.worker"] and "127.0.0.1:12345" in cmd
+    assert cmd[1:3] == ["-m", "pmapviz.clusterworker"] and "127.0.0.1:12345" in cmd
     assert all(isinstance(c, str) and ";" not in c for c in cmd)
 
 
@@ -247,7 +247,7 @@ def _start_cli_and_find_workers():
         time.sleep(0.05)
         with contextlib.suppress(psutil.Error):
             workers = [c for c in psutil.Process(cli.pid).children()
-                       if "pmapviz.worker" in " ".join(c.cmdline())]  # fmt: skip
+                       if "pmapviz.clusterworker" in " ".join(c.cmdline())]  # fmt: skip
     assert len(workers) == 2, "the CLI never started its workers"
     while time.monotonic() < end:  # past die_with_parent: importing JAX starts threads
         with contextlib.suppress(psutil.Error):

@@ -258,9 +258,9 @@ def test_scripts_exported_on_a_gpu_server_use_its_gpus(fake_devices):
 def test_mesh_scripts_run_both_views_and_agree(tmp_path):
     """Every Meshes example exported as a script runs in a fresh Python and checks that the
     global view (jit with NamedSharding) and the per-device view (shard_map) agree."""
-    from pmapviz import meshrun
+    from pmapviz import meshviews
 
-    for ex in meshrun.EXAMPLES:
+    for ex in meshviews.EXAMPLES:
         path = tmp_path / f"mesh_{ex.key}.py"
         path.write_text(codegen.mesh_script(ex))
         r = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True,
@@ -271,12 +271,12 @@ def test_mesh_scripts_run_both_views_and_agree(tmp_path):
 
 
 def test_the_exported_script_of_your_f_runs_both_views(tmp_path):
-    from pmapviz import meshfunction
+    from pmapviz import meshownf
     from pmapviz.meshes import Mesh
 
     mesh = Mesh((2, 4), ("data", "model"))
     args = [("x", (8, 16), ("data", None)), ("w", (16, 16), (None, "model"))]
-    f = meshfunction.MeshF("x, w", "x @ w", "lax.all_gather(x @ w, 'model', axis=1, "
+    f = meshownf.MeshF("x, w", "x @ w", "lax.all_gather(x @ w, 'model', axis=1, "
                            "tiled=True, to='invarying')", ("data", None))  # fmt: skip
     g, loc = f.programs()
     path = tmp_path / "mesh_your_f.py"

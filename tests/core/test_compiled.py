@@ -60,7 +60,7 @@ def test_the_partitioner_inserts_an_all_reduce_the_user_never_wrote():
     import jax.numpy as jnp
 
     from pmapviz.hlo import parse_hlo
-    from pmapviz.layout import pmap_sharding
+    from pmapviz.placement import pmap_sharding
 
     x = jax.ShapeDtypeStruct((N, 4), jnp.float32, sharding=pmap_sharding(2, 0, N))
     text = jax.jit(jnp.sum).lower(x).compile().as_text()
@@ -142,9 +142,9 @@ def test_cli_hlo_json():
       "[[0, 1], [2, 3, 4, 5, 6, 7]]")],
 )  # fmt: skip
 def test_cli_hlo_exit_codes(capsys, monkeypatch, args, code, words):
-    from pmapviz import cli, devices
+    from pmapviz import cli, devicesetup
 
-    monkeypatch.setattr(devices, "_applied", devices._applied)  # restored afterwards
+    monkeypatch.setattr(devicesetup, "_applied", devicesetup._applied)  # restored afterwards
     saved = dict(os.environ)
     try:
         rc = cli.main(["hlo", "--devices", str(N), *args])  # in-process: the same 8 devices

@@ -66,7 +66,7 @@ def test_inputs_are_seeded_uniform_and_page_aligned():
 def test_cpu_shares_aligned_host_memory_and_copies_misaligned(monkeypatch):
     """The Live page's caption: an array on a 64-byte boundary is shared, one 16 bytes past a
     boundary (where numpy's large arrays usually start) is copied."""
-    from pmapviz.layout import pmap_sharding
+    from pmapviz.placement import pmap_sharding
 
     base = dotproduct._generate(0, (2, N, 1000))[0].reshape(-1)  # page-aligned
     aligned = base[: N * 960].reshape(N, 320, 3)  # blocks of 3,840 bytes

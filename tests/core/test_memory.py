@@ -183,10 +183,10 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
     they give it back; an action that could never fit is refused at once."""
     import threading
 
-    from pmapviz import devices, programs
+    from pmapviz import devicesetup, pmaprun
 
-    original = devices.applied_settings()
-    devices.apply(devices.Settings(devices=original.devices, platform="cpu",
+    original = devicesetup.applied_settings()
+    devicesetup.apply(devicesetup.Settings(devices=original.devices, platform="cpu",
                                    devices_source=original.devices_source,
                                    max_bytes=256 * 2**20))  # fmt: skip
     try:
@@ -194,10 +194,10 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
         assert budget.host == 256 * 2**20
         prog = catalog.get("double")
         p = plan(prog, [(8, 1000)], n_devices=8)
-        compiled = programs.compile_plan(prog, p)
+        compiled = pmaprun.compile_plan(prog, p)
         held = memory.reserve(memory.Need(240 * 2**20, 240 * 2**20), "another session's run")
         seen, out = [], []
-        worker = threading.Thread(target=lambda: out.append(programs.run_plan(
+        worker = threading.Thread(target=lambda: out.append(pmaprun.run_plan(
             prog, p, compiled, on_wait=lambda pos, w, message: seen.append(message))))  # fmt: skip
         worker.start()
         wait = time.monotonic() + 5
@@ -212,7 +212,7 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             memory.reserve(memory.Need(300 * 2**20, 300 * 2**20), "a run")
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)
 
 
 # ---------------------------------------------------------------- from a compiled program

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from pmapviz import catalog, expr, layout, meshes, migration
+from pmapviz import catalog, expr, meshes, migration, placement
 from pmapviz.planning import plan
 
 CASES = [  # key, shapes, in_axes, out_axes, axis_name
@@ -34,7 +34,7 @@ def test_specs_are_the_shardings_pmap_uses_and_blocks_what_shard_map_hands_f(cas
     eq = migration.equivalent(p)
     assert eq.mesh.shape == (p.devices_used,) and eq.mesh.names == (p.axis_name or "i",)
     for r, leaf in zip(eq.inputs, p.leaves, strict=True):
-        pm = layout.pmap_sharding(len(leaf.shape), leaf.axis, p.devices_used, eq.mesh.names[0])
+        pm = placement.pmap_sharding(len(leaf.shape), leaf.axis, p.devices_used, eq.mesh.names[0])
         ours = jax.sharding.NamedSharding(pm.mesh, P(*r.spec))
         assert ours.devices_indices_map(r.shape) == pm.devices_indices_map(r.shape)
         assert r.pmap_block == leaf.local_shape
@@ -110,12 +110,12 @@ def test_spec_rows_show_both_blocks_for_every_array():
 
 def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
     """The same outer product as the Timing lab's test: refused before any input exists."""
-    from pmapviz import devices, memory
+    from pmapviz import devicesetup, memory
 
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = plan(prog, [(8, 4000)], n_devices=8)
-    original = devices.applied_settings()
-    devices.apply(devices.Settings(devices=original.devices, platform="cpu",
+    original = devicesetup.applied_settings()
+    devicesetup.apply(devicesetup.Settings(devices=original.devices, platform="cpu",
                                    devices_source=original.devices_source,
                                    max_bytes=256 * 2**20))  # fmt: skip
     try:
@@ -124,4 +124,4 @@ def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
             migration.run_both(prog, p)
         assert memory.admission().held() == []
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)

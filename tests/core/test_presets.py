@@ -3,7 +3,7 @@
 import pytest
 
 from pmapviz import presets
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 
 
 @pytest.mark.parametrize("n", [1, 3, 8, 64])

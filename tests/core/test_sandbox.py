@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pmapviz import catalog, expr, memory, programs, sandbox
+from pmapviz import catalog, expr, memory, pmaprun, sandbox
 from pmapviz.planning import plan
 from tests.conftest import TEST_DEVICES
 
@@ -17,7 +17,7 @@ SLOW = "jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()"  # seconds at (N, 250
 
 
 def _need(prog, p) -> memory.Need:
-    return programs.estimate_bytes(p, prog, programs.compile_plan(prog, p))
+    return pmaprun.estimate_bytes(p, prog, pmaprun.compile_plan(prog, p))
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_own_f_goes_to_the_worker_and_the_catalog_stays(monkeypatch):
 def test_the_worker_answers_as_a_run_here_does(fresh_worker):
     prog = expr.program("x, y", "jnp.tanh(x) @ y.T")
     p = plan(prog, [(N, 3, 5), (N, 4, 5)], n_devices=N, dtypes=["float32"] * 2)
-    here = programs.run_plan(prog, p, programs.compile_plan(prog, p), "random", seed=7)
+    here = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "random", seed=7)
     there = sandbox.run_plan(prog, p, _need(prog, p), "random", 7, limit_s=60)
     assert there.passed and there.out_shape == here.out_shape == (N, 3, 4)
     assert there.rows == here.rows  # every device's slices and blocks, the same values

@@ -3,7 +3,7 @@ sent back as themselves, and a real worker process that answers every task."""
 
 import pytest
 
-from pmapviz import benchmarking, expr, migration, programs, sandbox, sandboxworker
+from pmapviz import benchmarking, expr, migration, pmaprun, sandbox, sandboxworker
 from pmapviz.planning import plan
 from tests.conftest import TEST_DEVICES
 
@@ -47,24 +47,24 @@ def test_the_worker_tasks_agree_with_the_same_work_here():
     p = plan(prog, [(N, 5)], n_devices=N)
     ref = ("expr", "x", "jnp.cumsum(x, axis=-1)")
     there = sandboxworker.live(ref, p.key, "arange", 0, 2)
-    here = programs.run_plan(prog, p, programs.compile_plan(prog, p), "arange", 0, 2)
+    here = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "arange", 0, 2)
     assert there.rows == here.rows and there.passed
 
 
 def test_your_f_on_a_mesh_runs_in_the_worker_as_it_would_here():
-    from pmapviz import meshes, meshfunction
+    from pmapviz import meshes, meshownf
 
     sandbox._WORKER.stop()
     try:
         shape = meshes.default_mesh(N)
         mesh = meshes.Mesh(shape, ("a", "b")[: len(shape)])
         args = [("x", (2 * shape[0], 3), (mesh.names[0], None))]
-        f = meshfunction.MeshF("x", "x * 2", "x * 2", (mesh.names[0], None))
-        checked = meshfunction.check(mesh, args, f)
+        f = meshownf.MeshF("x", "x * 2", "x * 2", (mesh.names[0], None))
+        checked = meshownf.check(mesh, args, f)
         assert checked.ok, checked.problems
-        there = meshfunction.run(mesh, args, f, checked)
+        there = meshownf.run(mesh, args, f, checked)
         assert sandbox._WORKER.alive()
-        here = meshfunction.run_views(mesh, args, f)
+        here = meshownf.run_views(mesh, args, f)
         assert [r.shape for r in there] == [r.shape for r in here]
         assert [r.blocks for r in there] == [r.blocks for r in here]
         assert all(r.agrees() for r in there)

@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmapviz import benchmarking, cluster, collectives, pytrees, scenario, settings, tour, training
+from pmapviz import (
+    benchmarking,
+    cluster,
+    collectives,
+    explorersettings,
+    pytrees,
+    settings,
+    tour,
+    training,
+)
 from pmapviz.settings import SettingError
 
 NON_ASCII_DIGITS = ["²", "¹", "³", "١", "５", "٣", "߁", "𝟖"]
@@ -155,7 +164,7 @@ def test_schema_parse_gives_typed_values_or_one_error_per_field():
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8, 64])
 def test_every_schema_default_parses(n):
-    for schema in (scenario.schema(n), collectives.schema(n), training.schema(n),
+    for schema in (explorersettings.schema(n), collectives.schema(n), training.schema(n),
                    cluster.schema(), tour.schema(), benchmarking.schema(n, "dot"),
                    benchmarking.schema(n, "matmul"),
                    benchmarking.schema(n, "elementwise")):  # fmt: skip
@@ -178,7 +187,7 @@ def test_timing_defaults_split_evenly_on_any_device_count(n):
 
 
 def test_explorer_schema_refuses_what_the_planner_would_and_keeps_what_it_accepts():
-    schema = scenario.schema(8)
+    schema = explorersettings.schema(8)
     good = {"fn": "matmul", "s0": "8, 4, 5", "s1": "5, 2", "a0": "0", "a1": "None"}
     texts, notes = schema.from_query(good)
     assert not notes and texts["s1"] == "5, 2"
@@ -229,7 +238,7 @@ def test_timing_keys_and_runs_bounds():
 
 
 def test_explorer_labels_arguments_by_position_and_bounds_links():
-    schema = scenario.schema(8)
+    schema = explorersettings.schema(8)
     labels = {f.key: f.label for f in schema.fields}
     assert [labels[f"s{k}"] for k in range(3)] == ["shape 1", "shape 2", "shape 3"]
     assert [labels[f"a{k}"] for k in range(3)] == ["in_axes 1", "in_axes 2", "in_axes 3"]
@@ -249,7 +258,7 @@ def test_fmt_tree_writes_shapes_tuples_lists_and_dicts():
 
 
 def test_explorer_links_with_a_refused_expression_fall_back_together():
-    schema = scenario.schema(8)
+    schema = explorersettings.schema(8)
     texts, notes = schema.from_query({"fn": "expr", "args": "x", "body": "x.__class__"})
     assert (texts["args"], texts["body"]) == (schema.defaults()["args"], schema.defaults()["body"])
     assert len(notes) == 1 and notes[0].startswith("The link's args/body:"), notes
@@ -273,11 +282,11 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     }  # fmt: skip
     for schema, fields in want.items():
         assert [(f.key, f.label) for f in schema.fields] == fields
-    explorer = {f.key: f.label for f in scenario.schema(8).fields}
+    explorer = {f.key: f.label for f in explorersettings.schema(8).fields}
     assert {k: explorer[k] for k in ("fn", "args", "body", "out", "name", "pn")} == {
         "fn": "Function", "args": "Arguments of f", "body": "Body of f", "out": "out_axes",
         "name": "axis_name", "pn": "Plan for N devices"}  # fmt: skip
-    assert [f.label for f in scenario.schema(8).fields if f.key in ("d0", "d1")] == [
+    assert [f.label for f in explorersettings.schema(8).fields if f.key in ("d0", "d1")] == [
         "dtype 1", "dtype 2"]  # fmt: skip
     assert [(f.key, f.label) for f in cluster.schema().fields] == [
         ("p", "Processes"), ("d", "CPU devices per process"), ("report", "Report path"),
@@ -334,7 +343,7 @@ def test_choice_messages_list_at_most_twelve_choices():
 def test_float_and_link_messages_quote_what_was_typed():
     with pytest.raises(settings.SettingError, match="`500` is out of range"):
         settings.parse_float("500", "Learning rate", 1e-6, 100.0)
-    texts, notes = scenario.schema(8).from_query({"out": "x", "pn": "0"})
+    texts, notes = explorersettings.schema(8).from_query({"out": "x", "pn": "0"})
     assert texts["out"] == "0" and texts["pn"] == ""
     assert len(notes) == 2 and "out=" in notes[0] and "pn=" in notes[1], notes
     texts, notes = tour.schema().from_query({"step": "3"})
@@ -351,8 +360,8 @@ def test_fmt_bytes_in_the_units_people_read(n, text):
 
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
-    schemas = (scenario.schema(n), collectives.schema(n), training.schema(n), cluster.schema(),
-               tour.schema(), benchmarking.schema(n, "matmul"))  # fmt: skip
+    schemas = (explorersettings.schema(n), collectives.schema(n), training.schema(n),
+               cluster.schema(), tour.schema(), benchmarking.schema(n, "matmul"))  # fmt: skip
     for schema in schemas:
         values, errors = schema.parse(schema.defaults())
         assert not errors

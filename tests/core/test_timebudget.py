@@ -66,16 +66,18 @@ def test_sweep_and_plan_sweep_refuse_before_running():
 
 
 def test_default_limit_comes_from_the_settings():
-    from pmapviz import devices
+    from pmapviz import devicesetup
 
-    original = devices.applied_settings()
+    original = devicesetup.applied_settings()
     runs = bench.plan_sweep(MATMUL, [2**12], [1], ["pmap"], 2**40)
     try:
-        devices.apply(devices.Settings(devices=original.devices, platform="cpu", max_seconds=1))
+        devicesetup.apply(
+            devicesetup.Settings(devices=original.devices, platform="cpu", max_seconds=1)
+        )
         with pytest.raises(timebudget.TooLong, match="limit is 1 s"):
             timebudget.check_sweep(MATMUL, runs * 10, 7, rates=RATES)
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)
     assert timebudget.check_sweep(MATMUL, runs * 10, 7, rates=RATES) < 60
 
 

@@ -136,10 +136,10 @@ def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_t
 
 
 def test_a_capture_whose_wait_for_memory_ends_says_so(monkeypatch):
-    from pmapviz import fairlock, memory
+    from pmapviz import memory, queues
 
     def reserve(need, label, on_wait=None, *args, **kwargs):
-        raise fairlock.WaitTimeout("Waited 120 s for memory: other actions hold it.", 1, 120.0)
+        raise queues.WaitTimeout("Waited 120 s for memory: other actions hold it.", 1, 120.0)
 
     monkeypatch.setattr(memory, "reserve", reserve)
     with pytest.raises(timeline.ProfilerBusy, match="Waited 120 s for memory"):

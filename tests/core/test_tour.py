@@ -5,16 +5,24 @@ from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
-from pmapviz import benchmarking, cluster, collectives, devicefacts, scenario, tour, training
+from pmapviz import (
+    benchmarking,
+    cluster,
+    collectives,
+    devicefacts,
+    explorersettings,
+    tour,
+    training,
+)
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
 FACTS = devicefacts.facts()
 CTX = tour.Context(N, tuple(f"cpu:{d}" for d in range(N)), FACTS,
                    "streamlit run app.py -- --devices 4")  # fmt: skip
-SCHEMAS = {"explorer": scenario.schema(N), "collectives": collectives.schema(N),
+SCHEMAS = {"explorer": explorersettings.schema(N), "collectives": collectives.schema(N),
            "training": training.schema(N), "cluster": cluster.schema(),
-           "timing": benchmarking.schema(N), "live": scenario.schema(N)}  # fmt: skip
+           "timing": benchmarking.schema(N), "live": explorersettings.schema(N)}  # fmt: skip
 
 
 @pytest.mark.parametrize("k", range(len(tour.STEPS)), ids=[s.title for s in tour.STEPS])

@@ -83,7 +83,7 @@ def replicas(per_device):
     """A replicated parameter as train() holds it: a leading device axis, one row per device."""
     import jax
 
-    from pmapviz.layout import pmap_sharding
+    from pmapviz.placement import pmap_sharding
 
     a = np.asarray(per_device, np.float32)
     return jax.device_put(a, pmap_sharding(a.ndim, 0, a.shape[0]))

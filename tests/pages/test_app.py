@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from pmapviz import devicefacts, devices
+from pmapviz import devicefacts, devicesetup
 from pmapviz.ui import PAGES, page_check
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
@@ -37,7 +37,7 @@ def test_restart_command_follows_the_chosen_count(run_app):
         (["--devices", "-3"], {}, "-3 devices"),
         (["--devices", "eight"], {}, "not a whole number"),
         (["--devices", "1e9"], {}, "not a whole number"),
-        (["--devices", "100000"], {}, f"at most {devices.MAX_DEVICES}"),
+        (["--devices", "100000"], {}, f"at most {devicesetup.MAX_DEVICES}"),
         (["--platform", "quantum"], {}, "not a known platform"),
         ([], {"PMAPVIZ_DEVICES": "eight"}, "PMAPVIZ_DEVICES"),
     ],
@@ -52,7 +52,7 @@ def test_bad_settings_show_a_message_not_a_traceback(run_app, argv, env, expecte
 
 def test_panel_admits_a_count_it_could_not_apply(run_app):
     """JAX in this process already has TEST_DEVICES devices; asking for 3 must be flagged."""
-    original = devices.applied_settings()
+    original = devicesetup.applied_settings()
     try:
         at = run_app(argv=["--devices", "3", "--platform", "cpu"])
         assert not at.exception
@@ -62,7 +62,7 @@ def test_panel_admits_a_count_it_could_not_apply(run_app):
             for w in warnings
         )
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)
 
 
 def grid_rows(markup: str) -> dict[str, list[str]]:
@@ -104,12 +104,12 @@ def test_home_links_every_other_page(run_app):
 def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkeypatch):
     """The router's last resort: no traceback, no server path, the page's type of error in a
     collapsed 'Details', and the sidebar still works."""
-    from pmapviz import programs
+    from pmapviz import pmaprun
 
     def broken(*_a, **_k):
-        raise RuntimeError("secret /srv/pmapviz/pmapviz/programs.py detail")
+        raise RuntimeError("secret /srv/pmapviz/pmapviz/pmaprun.py detail")
 
-    monkeypatch.setattr(programs, "run_hello", broken)
+    monkeypatch.setattr(pmaprun, "run_hello", broken)
     at = run_app()
     assert not at.exception
     assert any("unexpected problem" in e.value for e in at.error)

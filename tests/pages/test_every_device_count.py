@@ -200,9 +200,11 @@ def _keep_uncaught_tracebacks(walker: _Walker) -> None:
 def walk(count: int) -> dict:
     """Every page and tour step on ``count`` devices, every button pressed once."""
     argv = ["app.py", "--devices", str(count), "--platform", "cpu"]
-    from pmapviz import devices
+    from pmapviz import devicesetup
 
-    devices.apply(devices.parse_settings(argv[1:], os.environ))  # before anything imports JAX
+    devicesetup.apply(
+        devicesetup.parse_settings(argv[1:], os.environ)
+    )  # before anything imports JAX
     from streamlit.testing.v1 import AppTest
 
     from pmapviz import tour
@@ -312,7 +314,7 @@ def test_every_page_step_and_button_works_on_this_many_devices(count):
     env = {**os.environ, "PMAPVIZ_DEVICES": str(count), "JAX_PLATFORMS": "cpu",
            "PYTHONPATH": str(ROOT)}  # fmt: skip
     env.pop("PMAPVIZ_PLATFORM", None)
-    env.pop("JAX_NUM_CPU_DEVICES", None)  # this test process's 8 (devices.apply sets it again)
+    env.pop("JAX_NUM_CPU_DEVICES", None)  # this test process's 8 (devicesetup.apply sets it again)
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(count)], cwd=ROOT,
                        env=env, capture_output=True, text=True, timeout=WALK_TIMEOUT)  # fmt: skip

@@ -214,14 +214,14 @@ def test_the_link_that_aborted_the_server_is_refused_from_the_shapes(run_app):
 def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
     """12 calls of 1.1 TFLOP each: over a 10 s limit at any FLOP rate this CPU measures (86 to
     215 GFLOP/s seen; at 60 s the fastest measurements let it through)."""
-    from pmapviz import devices
+    from pmapviz import devicesetup
 
     query = dict(fn="matmul", s0=f"{N}, 4096, 4096", s1="4096, 4096", a0="0", a1="None")
-    original = devices.applied_settings()
+    original = devicesetup.applied_settings()
     try:
         at = run_app(page="pages/live.py", argv=["--max-seconds", "10"], query=query)
     finally:
-        devices.apply(original)  # the next test's limit is the default again
+        devicesetup.apply(original)  # the next test's limit is the default again
     assert not at.exception
     errors = [e.value for e in at.error]
     if any("the budget is" in e for e in errors):
@@ -300,10 +300,10 @@ def test_own_f_past_the_time_limit_is_stopped_and_the_page_says_so(run_app, monk
     """An estimate that lets a slow f through (as a model hole would): the run goes to the
     sandbox's worker, which is ended at the limit; the page says so, and nothing is left
     running."""
-    from pmapviz import devices, sandbox, timebudget
+    from pmapviz import devicesetup, sandbox, timebudget
 
     monkeypatch.setattr(timebudget, "check_live", lambda *a, **k: 0.1)
-    monkeypatch.setattr(devices, "time_limit", lambda: 1)
+    monkeypatch.setattr(devicesetup, "time_limit", lambda: 1)
     monkeypatch.setattr(sandbox, "GRACE_S", 0.5)
     sandbox._WORKER.stop()
     try:

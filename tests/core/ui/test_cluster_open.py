@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from pmapviz import devices
+from pmapviz import devicesetup
 from tests.conftest import ROOT
 from tests.core.ui.conftest import render, texts
 
@@ -28,9 +28,9 @@ def folder(tmp_path, monkeypatch):
     (tmp_path / "good.json").write_text(REAL)
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path.parent / "outside.json").write_text(REAL)
-    applied = devices.applied_settings()
-    monkeypatch.setattr(devices, "applied_settings",
-                        lambda: devices.Settings(applied.devices, applied.platform,
+    applied = devicesetup.applied_settings()
+    monkeypatch.setattr(devicesetup, "applied_settings",
+                        lambda: devicesetup.Settings(applied.devices, applied.platform,
                                                  reports=str(tmp_path)))  # fmt: skip
     return tmp_path
 

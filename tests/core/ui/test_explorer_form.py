@@ -1,7 +1,7 @@
 """The explorer's settings form."""
 
 from pmapviz import presets
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from pmapviz.ui import explorer_form
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -20,10 +20,10 @@ def test_argument_widths_widen_in_axes_for_a_pytree_argument():
 def _form(n):
     import streamlit as st
 
-    from pmapviz import scenario
+    from pmapviz import explorersettings
     from pmapviz.ui import explorer_form, url_state
 
-    url_state.load(explorer_form.P, scenario.schema(n))
+    url_state.load(explorer_form.P, explorersettings.schema(n))
     explorer_form.presets_row(n)
     current = explorer_form.show(n)
     st.markdown(repr(current.query()))

@@ -1,6 +1,6 @@
 """A live run of the explorer's settings: what runs, what stops it, the run."""
 
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from pmapviz.ui import live_run
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -9,7 +9,7 @@ from tests.core.ui.conftest import render
 def _live(texts, n):
     import streamlit as st
 
-    from pmapviz.scenario import Scenario
+    from pmapviz.explorersettings import Scenario
     from pmapviz.ui import live_run
     from pmapviz.ui.shell import device_report
 
@@ -63,12 +63,12 @@ def test_a_slow_run_waits_for_its_button_even_when_it_is_small():
 def test_a_plan_is_compiled_once_per_device_set():
     """On a two-set server one plan can run on either set: the cached pair is keyed by the
     set, so switching sets never runs a program compiled for the other set's devices."""
-    from pmapviz import deviceset, scenario
+    from pmapviz import deviceset, explorersettings
     from tests import fakes
 
     texts = {"fn": "add", "s0": "1, 4", "s1": "1, 4"}
     program, plan, _ = Scenario.from_texts(texts, TEST_DEVICES).plan(TEST_DEVICES)
-    ref = scenario.program_ref(program)
+    ref = explorersettings.program_ref(program)
     with fakes.fake_devices("tpu", 1):
         with deviceset.use("tpu"):
             on_chip = live_run._compiled(deviceset.current(), ref, plan.key)

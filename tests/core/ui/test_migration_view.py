@@ -1,7 +1,7 @@
 """Open as shard_map: closed, nothing is drawn; open, the mesh, specs and both scripts side
 by side, a run that shows they agree (or shard_map's refusal), and a way to the Meshes page."""
 
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render, texts
 

@@ -1,6 +1,6 @@
 """The pages' part of doctor: every page through AppTest, its words checked on an accelerator."""
 
-from pmapviz import devices
+from pmapviz import devicesetup
 from pmapviz.ui import page_check
 
 
@@ -12,7 +12,7 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
     monkeypatch.setattr(page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()),
                                                  ("pages/home.py", {}, ())))  # fmt: skip
     cpu_story = devicefacts.speed_story(devicefacts.facts())
-    settings = devices.applied_settings()
+    settings = devicesetup.applied_settings()
     with fake_devices("gpu"):
         clean = page_check.section(settings)
         monkeypatch.setattr(devicefacts, "speed_story", lambda f, n=None: cpu_story)

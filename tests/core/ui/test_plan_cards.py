@@ -1,6 +1,6 @@
 """A valid plan drawn: a card per array leaf, and a table of what each device holds."""
 
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from pmapviz.ui import plan_cards
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render

@@ -1,6 +1,6 @@
 """The code section: nothing drawn while it is closed; the open tab only."""
 
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 

@@ -3,7 +3,7 @@ the valid call does."""
 
 from types import SimpleNamespace
 
-from pmapviz.scenario import Scenario
+from pmapviz.explorersettings import Scenario
 from pmapviz.ui import plan_verdict
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -19,7 +19,7 @@ def test_a_problem_that_comes_twice_gets_a_second_key():
 def _verdict(texts, n):
     import streamlit as st
 
-    from pmapviz.scenario import Scenario
+    from pmapviz.explorersettings import Scenario
     from pmapviz.ui import plan_verdict
 
     program, plan, _ = Scenario.from_texts(texts, n).plan(n)

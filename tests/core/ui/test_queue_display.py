@@ -6,13 +6,13 @@ from tests.core.ui.conftest import render
 def _waits(outcome):
     import streamlit as st
 
-    from pmapviz import fairlock
+    from pmapviz import queues
     from pmapviz.ui import queue_display
 
     def action(on_wait):
         on_wait(2, 0.5, "2nd in the queue for 1.0 GiB; a sweep runs")
         if outcome == "cancel":
-            raise fairlock.Cancelled("Stopped waiting.", 2, 0.5)
+            raise queues.Cancelled("Stopped waiting.", 2, 0.5)
         return "done"
 
     st.markdown(repr(queue_display.queued(action, stop_key="stop_it")))

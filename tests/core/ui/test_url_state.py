@@ -1,8 +1,8 @@
 """A page's settings and its link: read through Schema.from_query, written through
 Schema.to_query, the same keys and values both ways."""
 
-from pmapviz import benchmarking, scenario
-from pmapviz.scenario import Scenario
+from pmapviz import benchmarking, explorersettings
+from pmapviz.explorersettings import Scenario
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 
@@ -70,7 +70,7 @@ def test_the_scenarios_query_is_its_own_and_its_schemas_inverse():
     for texts in ({"fn": "expr", "args": "x", "body": "x * 2", "s0": "8, 3"},
                   {"fn": "batched_dot", "pn": "64"}, {}):  # fmt: skip
         s = Scenario.from_texts(texts, TEST_DEVICES)
-        schema = scenario.schema(TEST_DEVICES)
+        schema = explorersettings.schema(TEST_DEVICES)
         query = schema.to_query(s.texts())
         assert query == s.query()
         back, notes = schema.from_query(query)

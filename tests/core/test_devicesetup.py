@@ -4,8 +4,8 @@ import shlex
 
 import pytest
 
-from pmapviz import devices
-from pmapviz.devices import parse_settings
+from pmapviz import devicesetup
+from pmapviz.devicesetup import parse_settings
 from pmapviz.settings import SettingError
 
 
@@ -24,7 +24,7 @@ def test_env_used_when_no_flag_and_flag_wins_over_env():
     assert parse_settings([], {"PMAPVIZ_DEVICES": "2"}).devices == 2
     assert parse_settings([], {"PMAPVIZ_DEVICES": "2"}).devices_source == "env"
     assert parse_settings(["--devices", "6"], {"PMAPVIZ_DEVICES": "2"}).devices == 6
-    assert parse_settings([], {"PMAPVIZ_DEVICES": "  "}).devices == devices.DEFAULT_DEVICES
+    assert parse_settings([], {"PMAPVIZ_DEVICES": "  "}).devices == devicesetup.DEFAULT_DEVICES
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_env_used_when_no_flag_and_flag_wins_over_env():
         ("eight", ["'eight'", "not a whole number"]),
         ("1e9", ["'1e9'", "not a whole number"]),
         ("8.0", ["'8.0'", "not a whole number"]),
-        ("100000", ["100,000", f"at most {devices.MAX_DEVICES}"]),
+        ("100000", ["100,000", f"at most {devicesetup.MAX_DEVICES}"]),
         ("", ["not a whole number"]),
     ],
 )
@@ -45,7 +45,7 @@ def test_bad_device_counts_explain_bounds(value, expected_words):
     msg = str(err.value)
     for w in expected_words:
         assert w in msg
-    assert f"from {devices.MIN_DEVICES} to {devices.MAX_DEVICES}" in msg
+    assert f"from {devicesetup.MIN_DEVICES} to {devicesetup.MAX_DEVICES}" in msg
 
 
 def test_bad_env_value_names_the_variable():
@@ -56,7 +56,8 @@ def test_bad_env_value_names_the_variable():
 def test_bounds_are_accepted():
     assert parse_settings(["--devices", "1"], {}).devices == 1
     assert (
-        parse_settings(["--devices", str(devices.MAX_DEVICES)], {}).devices == devices.MAX_DEVICES
+        parse_settings(["--devices", str(devicesetup.MAX_DEVICES)], {}).devices
+        == devicesetup.MAX_DEVICES
     )
 
 
@@ -69,7 +70,7 @@ def test_unknown_platform_lists_choices():
     with pytest.raises(SettingError) as err:
         parse_settings(["--platform", "quantum"], {})
     assert "'quantum'" in str(err.value)
-    for p in devices.PLATFORMS:
+    for p in devicesetup.PLATFORMS:
         assert p in str(err.value)
     assert parse_settings([], {"PMAPVIZ_PLATFORM": "cpu"}).platform == "cpu"
 
@@ -82,7 +83,7 @@ def test_unknown_option_and_missing_value():
 
 
 def test_merge_xla_flags_keeps_user_flags_and_replaces_count():
-    merged = merge = devices.merge_xla_flags(
+    merged = merge = devicesetup.merge_xla_flags(
         "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=2 --foo=1", 8
     )
     parts = shlex.split(merge)
@@ -92,18 +93,18 @@ def test_merge_xla_flags_keeps_user_flags_and_replaces_count():
         "--xla_force_host_platform_device_count=8",
     ]
     assert merged.count("device_count") == 1
-    assert devices.merge_xla_flags(None, 3) == "--xla_force_host_platform_device_count=3"
-    assert devices.merge_xla_flags("", 3) == "--xla_force_host_platform_device_count=3"
+    assert devicesetup.merge_xla_flags(None, 3) == "--xla_force_host_platform_device_count=3"
+    assert devicesetup.merge_xla_flags("", 3) == "--xla_force_host_platform_device_count=3"
 
 
 def test_environment_for_sets_jax_variables_without_touching_input():
     env = {"XLA_FLAGS": "--foo=1"}
-    changes = devices.environment_for(devices.Settings(devices=4, platform="cpu"), env)
+    changes = devicesetup.environment_for(devicesetup.Settings(devices=4, platform="cpu"), env)
     assert changes["JAX_NUM_CPU_DEVICES"] == "4"
     assert changes["JAX_PLATFORMS"] == "cpu"
     assert changes["XLA_FLAGS"] == "--foo=1 --xla_force_host_platform_device_count=4"
     assert env == {"XLA_FLAGS": "--foo=1"}
-    assert "JAX_PLATFORMS" not in devices.environment_for(devices.Settings(devices=4), {})
+    assert "JAX_PLATFORMS" not in devicesetup.environment_for(devicesetup.Settings(devices=4), {})
 
 
 def test_describe_reports_real_jax_devices():
@@ -111,7 +112,7 @@ def test_describe_reports_real_jax_devices():
 
     from tests.conftest import TEST_DEVICES
 
-    report = devices.describe(devices.applied_settings())
+    report = devicesetup.describe(devicesetup.applied_settings())
     assert report.count == TEST_DEVICES == len(jax.devices())
     assert [d.id for d in report.devices] == [d.id for d in jax.devices()]
     assert [d.label for d in report.devices] == [str(d) for d in jax.devices()]
@@ -125,22 +126,24 @@ def test_mismatch_is_reported_not_hidden():
     """JAX is already up with TEST_DEVICES devices: asking for another count must say so."""
     from tests.conftest import TEST_DEVICES
 
-    original = devices.applied_settings()
+    original = devicesetup.applied_settings()
     try:
-        notes = devices.apply(devices.Settings(devices=3, platform="cpu", devices_source="flag"))
+        notes = devicesetup.apply(
+            devicesetup.Settings(devices=3, platform="cpu", devices_source="flag")
+        )
         asked = "Asked for 3 emulated CPU devices"
         assert any(asked in n and f"with {TEST_DEVICES}" in n for n in notes)
-        report = devices.describe(devices.applied_settings())
+        report = devicesetup.describe(devicesetup.applied_settings())
         assert not report.matches_request and report.count == TEST_DEVICES
     finally:
-        devices.apply(original)
-    assert devices.describe(devices.applied_settings()).matches_request
+        devicesetup.apply(original)
+    assert devicesetup.describe(devicesetup.applied_settings()).matches_request
 
 
 def test_physical_cores_is_positive_and_at_most_logical():
     import os
 
-    assert 1 <= devices.physical_cores() <= (os.cpu_count() or 1)
+    assert 1 <= devicesetup.physical_cores() <= (os.cpu_count() or 1)
 
 
 @pytest.mark.parametrize(
@@ -174,21 +177,21 @@ def test_bad_max_bytes(text, words):
 def test_budget_follows_the_setting_and_restart_command_keeps_it():
     from pmapviz import memory
 
-    original = devices.applied_settings()
+    original = devicesetup.applied_settings()
     try:
-        s = devices.Settings(devices=original.devices, platform="cpu", max_bytes=2**30,
+        s = devicesetup.Settings(devices=original.devices, platform="cpu", max_bytes=2**30,
                              max_device_bytes=2**31)  # fmt: skip
-        devices.apply(s)
+        devicesetup.apply(s)
         budget = memory.budget()
         assert budget.host == 2**30 and budget.device is None  # CPU devices use host memory
-        report = devices.describe(s)
+        report = devicesetup.describe(s)
         assert report.restart_command(4).endswith(
             "--max-bytes 1073741824 --max-device-bytes 2147483648"
         )
         assert report.restart_command(4, "cpu").startswith("streamlit run app.py -- --devices 4 "
                                                            "--platform cpu")  # fmt: skip
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)
     assert memory.budget().host != 2**30
 
 
@@ -225,15 +228,15 @@ def test_bad_max_seconds(text, words):
 
 
 def test_time_limit_follows_the_setting():
-    original = devices.applied_settings()
-    assert devices.time_limit() == (original.max_seconds or devices.DEFAULT_MAX_SECONDS)
+    original = devicesetup.applied_settings()
+    assert devicesetup.time_limit() == (original.max_seconds or devicesetup.DEFAULT_MAX_SECONDS)
     try:
-        s = devices.Settings(devices=original.devices, platform="cpu", max_seconds=7)
-        devices.apply(s)
-        assert devices.time_limit() == 7
-        assert devices.describe(s).restart_command(4).endswith("--max-seconds 7")
+        s = devicesetup.Settings(devices=original.devices, platform="cpu", max_seconds=7)
+        devicesetup.apply(s)
+        assert devicesetup.time_limit() == 7
+        assert devicesetup.describe(s).restart_command(4).endswith("--max-seconds 7")
     finally:
-        devices.apply(original)
+        devicesetup.apply(original)
 
 
 def test_reports_folder_flag_and_env(tmp_path):

@@ -5,14 +5,14 @@ import jax
 import numpy as np
 import pytest
 
-from pmapviz import catalog, memory, programs
+from pmapviz import catalog, memory, pmaprun
 from pmapviz.planning import plan
 from tests.conftest import TEST_DEVICES
 
 
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_hello_runs_one_element_per_device(n):
-    result = programs.run_hello(programs.hello_program(n), n)
+    result = pmaprun.run_hello(pmaprun.hello_program(n), n)
     np.testing.assert_array_equal(result.values, 2 * np.arange(n))
     assert [s.device for s in result.outputs] == [str(d) for d in jax.local_devices()[:n]]
     assert [s.position for s in result.outputs] == list(range(n))
@@ -31,7 +31,7 @@ def test_shards_of_reads_a_two_axis_sharding():
 
     mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"))
     x = jax.device_put(np.arange(16.0).reshape(4, 4), NamedSharding(mesh, PartitionSpec("a")))
-    shards = programs.shards_of(x)
+    shards = pmaprun.shards_of(x)
     assert len(shards) == 4  # 2 row blocks, each replicated over "b"
     assert sorted(s.replica_id for s in shards) == [0, 0, 1, 1]
     for s in shards:
@@ -55,11 +55,11 @@ def test_run_plan_matches_reference_and_shards(key, shapes, in_axes, out_axes, n
     prog = catalog.get(key)
     p = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=name, n_devices=N,
              dtypes=[dtype] * len(shapes))  # fmt: skip
-    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "random", seed=3, keep=True)
+    res = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "random", seed=3, keep=True)
     assert res.passed and res.out_shape == p.out_shapes
     inputs, outputs = res.blocks
     assert len(outputs) == p.devices_used == len(res.rows)
-    host = programs.make_values(p, "random", seed=3)
+    host = pmaprun.make_values(p, "random", seed=3)
     for k, (a, _ax) in enumerate(zip(host, p.leaf_axes, strict=True)):
         for shard in inputs[k]:
             np.testing.assert_array_equal(shard.data, a[shard.index])
@@ -69,37 +69,37 @@ def test_run_plan_matches_reference_and_shards(key, shapes, in_axes, out_axes, n
 
 def test_make_values_kinds_and_estimate():
     p = plan(catalog.get("add"), [(N, 3), (N, 3)], n_devices=N, dtypes=["int32", "float32"])
-    ar = programs.make_values(p, "arange")
+    ar = pmaprun.make_values(p, "arange")
     assert ar[0].dtype == np.int32 and ar[1][0, 0] == 100  # offset per argument
-    assert (programs.make_values(p, "ones")[1] == 1).all()
+    assert (pmaprun.make_values(p, "ones")[1] == 1).all()
     i, o = N * 3 * 4 * 2, N * 3 * 4  # inputs (int32 + float32), float32 output
     check = 3 * 4 + 3 * 8 + 3 * 8  # one device: the int32 block, float64 block and result
-    need = programs.estimate_bytes(p, catalog.get("add"))
+    need = pmaprun.estimate_bytes(p, catalog.get("add"))
     assert need.total == max(2 * i + o, i + 2 * o, i + o + check) + memory.OVERHEAD
     copies = 3 * 8 + 3 * 8  # the float64 copy of y's block and numpy's float64 result
     assert (need.host, need.device) == (i + 2 * o + copies + memory.OVERHEAD, i + 2 * o)
-    assert programs.estimate_bytes(p).total >= need.total
+    assert pmaprun.estimate_bytes(p).total >= need.total
 
 
 def test_make_values_never_builds_a_wide_temporary():
     p = plan(catalog.get("double"), [(N, 3 * 2**20)], n_devices=N, dtypes=["int8"])
-    for kind in programs.VALUE_KINDS:
-        a = programs.make_values(p, kind, seed=1)[0]
+    for kind in pmaprun.VALUE_KINDS:
+        a = pmaprun.make_values(p, kind, seed=1)[0]
         assert a.dtype == np.int8 and a.shape == (N, 3 * 2**20)
-    ar = programs.make_values(p, "arange")[0].reshape(-1)
+    ar = pmaprun.make_values(p, "arange")[0].reshape(-1)
     np.testing.assert_array_equal(ar[:2000], (np.arange(2000) % 1000).astype(np.int8))
 
 
 def test_describe_block():
-    assert programs.describe_block(np.array([1.0, 2.0])) == "[1., 2.]"
-    text = programs.describe_block(np.arange(100.0))
+    assert pmaprun.describe_block(np.array([1.0, 2.0])) == "[1., 2.]"
+    text = pmaprun.describe_block(np.arange(100.0))
     assert text.startswith("shape (100,): min 0, max 99, mean 49.5")
 
 
 def test_shards_of_a_single_device_array():
     """No mesh (SingleDeviceSharding): the device set gives the order; one whole shard."""
     x = jax.device_put(np.arange(6.0).reshape(2, 3), jax.devices()[2])
-    (shard,) = programs.shards_of(x)
+    (shard,) = pmaprun.shards_of(x)
     assert (shard.device, shard.device_id, shard.position, shard.replica_id) == ("cpu:2", 2, 0, 0)
     assert shard.index_text == "[:, :]"
     np.testing.assert_array_equal(shard.data, np.arange(6.0).reshape(2, 3))
@@ -111,7 +111,7 @@ def test_shards_of_follows_the_mesh_order_not_the_device_ids():
     devs = [jax.devices()[k] for k in (5, 1, 7)]
     x = jax.device_put(np.arange(3.0), NamedSharding(Mesh(np.array(devs), ("i",)),
                                                      PartitionSpec("i")))  # fmt: skip
-    shards = programs.shards_of(x)
+    shards = pmaprun.shards_of(x)
     assert [s.device for s in shards] == ["cpu:5", "cpu:1", "cpu:7"]
     assert [s.position for s in shards] == [0, 1, 2]
     assert [s.data.tolist() for s in shards] == [[0.0], [1.0], [2.0]]
@@ -119,18 +119,18 @@ def test_shards_of_follows_the_mesh_order_not_the_device_ids():
 
 def test_describe_block_prints_every_value_up_to_the_limit():
     twelve = np.arange(12.0).reshape(3, 4)
-    assert programs.describe_block(twelve) == np.array2string(twelve, precision=4, separator=", ")
-    assert "..." not in programs.describe_block(np.arange(12.0))  # exactly the limit: all shown
-    assert programs.describe_block(np.arange(13.0)).startswith("shape (13,): min 0, max 12")
-    assert programs.describe_block(np.arange(5.0), limit=4).startswith("shape (5,)")
-    assert programs.describe_block(np.array([0.123456789])) == "[0.1235]"  # 4 significant
+    assert pmaprun.describe_block(twelve) == np.array2string(twelve, precision=4, separator=", ")
+    assert "..." not in pmaprun.describe_block(np.arange(12.0))  # exactly the limit: all shown
+    assert pmaprun.describe_block(np.arange(13.0)).startswith("shape (13,): min 0, max 12")
+    assert pmaprun.describe_block(np.arange(5.0), limit=4).startswith("shape (5,)")
+    assert pmaprun.describe_block(np.array([0.123456789])) == "[0.1235]"  # 4 significant
 
 
 @pytest.mark.parametrize("n", [1, 3, N])
 def test_three_ways_agree_with_numpy_and_report_their_views(n):
     """pmap, shard_map and jit over a NamedSharding: shapes from the three real outputs, and
     zero difference; numpy (here) says what the dot products are."""
-    got = programs.three_ways(n, block=7, seed=5)
+    got = pmaprun.three_ways(n, block=7, seed=5)
     assert got["pmap_shape"] == (n, 7)  # per-device view, rank-reducing
     assert got["shard_map_shape"] == got["jit_shape"] == (n * 7,)
     assert got["max_diff_shard_map"] == 0.0 and got["max_diff_jit"] == 0.0
@@ -144,28 +144,28 @@ def test_device_rows_read_each_devices_slice_and_block_from_the_shards():
     w is whole on every device (None), and its out block is x[d] @ w."""
     prog = catalog.get("matmul")
     p = plan(prog, [(N, 2, 3), (3, 2)], in_axes=(0, None), n_devices=N)
-    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "arange", seed=0)
+    res = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "arange", seed=0)
     rows = res.rows
-    x, w = programs.make_values(p, "arange", 0)
+    x, w = pmaprun.make_values(p, "arange", 0)
     assert [r["device"] for r in rows] == [str(d) for d in jax.local_devices()[:N]]
     for d, row in enumerate(rows):
         assert row["x slice"] == f"[{d}:{d + 1}, :, :]" and row["w slice"] == "[:, :]"
-        assert row["x block (f sees)"] == programs.describe_block(x[d])
-        assert row["w block (f sees)"] == programs.describe_block(w)
+        assert row["x block (f sees)"] == pmaprun.describe_block(x[d])
+        assert row["w block (f sees)"] == pmaprun.describe_block(w)
         assert row["out slice"] == f"[{d}:{d + 1}, :, :]"
-        assert row["out block (f returns)"] == programs.describe_block(x[d] @ w)
+        assert row["out block (f returns)"] == pmaprun.describe_block(x[d] @ w)
     p = plan(catalog.get("add"), [(3, N), (N, 3)], in_axes=(1, 0), out_axes=1, n_devices=N)
-    res = programs.run_plan(catalog.get("add"), p, programs.compile_plan(catalog.get("add"), p))
-    x, y = programs.make_values(p, "arange", 0)
+    res = pmaprun.run_plan(catalog.get("add"), p, pmaprun.compile_plan(catalog.get("add"), p))
+    x, y = pmaprun.make_values(p, "arange", 0)
     for d, row in enumerate(res.rows):  # mapped axis 1 in and out
         assert row["x slice"] == f"[:, {d}:{d + 1}]"
-        assert row["x block (f sees)"] == programs.describe_block(x[:, d])
-        assert row["out block (f returns)"] == programs.describe_block(x[:, d] + y[d])
+        assert row["x block (f sees)"] == pmaprun.describe_block(x[:, d])
+        assert row["out block (f returns)"] == pmaprun.describe_block(x[:, d] + y[d])
 
 
 def test_hello_rows_align_devices_slices_and_values():
-    hello = programs.run_hello(programs.hello_program(3), 3)
-    rows = dict(programs.hello_rows(hello))
+    hello = pmaprun.run_hello(pmaprun.hello_program(3), 3)
+    rows = dict(pmaprun.hello_rows(hello))
     assert list(rows) == ["device", "slice", "x", "y = x * 2"]
     devs = [str(d) for d in jax.local_devices()[:3]]
     assert [c[0] for c in rows["device"]] == devs and [c[1] for c in rows["device"]] == [0, 1, 2]
@@ -181,7 +181,7 @@ def test_compile_plan_times_both_compiles_apart():
     prog = catalog.get("double")
     p = plan(prog, [(N, 3)], n_devices=N)
     t0 = __import__("time").perf_counter()
-    c = programs.compile_plan(prog, p)
+    c = pmaprun.compile_plan(prog, p)
     took = __import__("time").perf_counter() - t0
     assert 0 < c.compile_s < took and 0 < c.reference_compile_s < took
     assert c.compile_s + c.reference_compile_s <= took
@@ -190,16 +190,16 @@ def test_compile_plan_times_both_compiles_apart():
 def test_chunks_cover_every_element_once_and_max_abs_of_zeros_is_zero():
     shape = (3, 5, 7)
     seen = np.zeros(shape, int)
-    for idx in programs._chunks(shape, limit=6):
+    for idx in pmaprun._chunks(shape, limit=6):
         seen[idx] += 1
     assert (seen == 1).all()
-    assert programs._max_abs(np.zeros((4, 4), np.float32)) == 0.0
-    assert programs._max_abs(np.array([-0.25, 0.125], np.float32)) == 0.25
+    assert pmaprun._max_abs(np.zeros((4, 4), np.float32)) == 0.0
+    assert pmaprun._max_abs(np.array([-0.25, 0.125], np.float32)) == 0.25
 
 
 def test_int_values_are_small_and_centred_on_zero():
     p = plan(catalog.get("double"), [(N, 4000)], n_devices=N, dtypes=["int32"])
-    (a,) = programs.make_values(p, "random", seed=1)
+    (a,) = pmaprun.make_values(p, "random", seed=1)
     assert a.dtype == np.int32 and a.min() == -9 and a.max() == 9  # every value in -9..9 drawn
 
 
@@ -209,9 +209,9 @@ def test_device_rows_with_out_axes_none_show_the_one_shared_result():
     prog = expr.program("x", "lax.psum(x, 'i')")
     p = plan(prog, [(N, 3)], out_axes=None, axis_name="i", n_devices=N)
     assert p.ok, p.problems
-    res = programs.run_plan(prog, p, programs.compile_plan(prog, p), "ones")
+    res = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "ones")
     rows = res.rows
-    whole = programs.describe_block(np.full(3, N, np.float32))  # all of it, on every device
+    whole = pmaprun.describe_block(np.full(3, N, np.float32))  # all of it, on every device
     assert [r["out block (f returns)"] for r in rows] == [whole] * N
 
 
@@ -220,10 +220,10 @@ def test_run_plan_reshape_back_and_why_a_tuple_is_not_run():
 
     prog = catalog.get("batched_dot")
     p = plan(prog, [(N, 50, 3)] * 2, n_devices=N)
-    res = programs.run_plan(prog, p, programs.compile_plan(prog, p))
+    res = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p))
     assert res.reshape_back == ((N, 50), (N * 50,)) and res.flat_equal is True
     p = plan(expr.program("x", "(x, x)"), [(N, 2)], n_devices=N)
-    assert programs.not_runnable(p) == (
+    assert pmaprun.not_runnable(p) == (
         f"f returns several arrays, (({N}, 2), ({N}, 2)); live runs and timing read back one "
         "output array. Return one array (e.g. jnp.concatenate or a single expression) to run "
         "it; the explorer still plans and draws it.")  # fmt: skip
@@ -251,8 +251,8 @@ def test_bound_jax_caches_clears_every_n_programs(monkeypatch):
 
     cleared = []
     monkeypatch.setattr(jax, "clear_caches", lambda: cleared.append(1))
-    monkeypatch.setitem(programs._COMPILES, "since_clear", 0)
-    results = [programs.bound_jax_caches(every=3) for _ in range(7)]
+    monkeypatch.setitem(pmaprun._COMPILES, "since_clear", 0)
+    results = [pmaprun.bound_jax_caches(every=3) for _ in range(7)]
     assert results == [False, False, True, False, False, True, False] and len(cleared) == 2
 
 
@@ -264,12 +264,12 @@ def test_what_f_makes_in_between_is_read_from_the_compiled_program_before_it_run
 
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = plan(prog, [(N, 2000)], n_devices=N)
-    compiled = programs.compile_plan(prog, p)
+    compiled = pmaprun.compile_plan(prog, p)
     outer = N * 2000 * 2000 * 4  # the reference makes every device's outer product at once
-    assert programs.temporaries(compiled) >= outer
-    plain, full = programs.estimate_bytes(p, prog), programs.estimate_bytes(p, prog, compiled)
+    assert pmaprun.temporaries(compiled) >= outer
+    plain, full = pmaprun.estimate_bytes(p, prog), pmaprun.estimate_bytes(p, prog, compiled)
     assert plain.total < outer < full.total
-    assert full.total - plain.total == programs.temporaries(compiled)
-    assert full.device - plain.device == programs.temporaries(compiled)  # on their own memory
+    assert full.total - plain.total == pmaprun.temporaries(compiled)
+    assert full.device - plain.device == pmaprun.temporaries(compiled)  # on their own memory
     small = memory.Budget(full.total - 1)  # one pool (CPU) the inputs and outputs alone fit
     assert small.problem(plain) is None and small.problem(full)

@@ -11,7 +11,7 @@ Each process:
    applies only as ``jax_cuda_visible_devices`` / ``jax_rocm_visible_devices``: one GPU per
    process, and nothing for CPU devices, so 2 processes x 2 CPU devices are 4 global devices.)
 3. calls ``jax.distributed.initialize()`` with no arguments;
-4. runs :func:`pmapviz.worker.run_check` over every global device;
+4. runs :func:`pmapviz.clusterworker.run_check` over every global device;
 5. puts its record (host, process index, local devices, results, timings) in the distributed
    runtime's key-value store; process 0 reads every record from it
    (``blocking_key_value_get``) and builds the report (:func:`pmapviz.clusterreport.build`).
@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pmapviz import clusterenv, clusterreport, worker
+from pmapviz import clusterenv, clusterreport, clusterworker
 from pmapviz.settings import first_line
 
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 120.0, 1.0, 280.0  # below JAX's own 300 s
@@ -148,7 +148,7 @@ def _run(
     me, n = jax.process_index(), jax.process_count()
     dog.phase = f"the check on process {me} (psum, all_gather, axis_index over all devices)"
     record = {
-        **worker.run_check(),
+        **clusterworker.run_check(),
         "init_s": init_s,
         "hostname": socket.gethostname()[:255],
         "pid": os.getpid(),

@@ -18,7 +18,7 @@ import time
 import psutil
 import pytest
 
-from pmapviz import join
+from pmapviz import clusterjoin
 from tests.conftest import ROOT
 
 STRIP = ("JAX_", "XLA_", "PMAPVIZ_", "SLURM_", "OMPI_", "TPU_", "KUBERNETES_")
@@ -151,27 +151,27 @@ def test_an_absent_coordinator_is_one_line_within_the_timeout():
 
 
 def test_nothing_detected_is_refused_before_jax_starts():
-    with pytest.raises(join.JoinError, match="no cluster environment detected"):
-        join.join(2, 5, env={})
+    with pytest.raises(clusterjoin.JoinError, match="no cluster environment detected"):
+        clusterjoin.join(2, 5, env={})
 
 
 def test_the_watchdog_says_what_it_waited_for_and_exits(capsys):
     codes = []
-    dog = join.Watchdog(0.05, "Slurm detected", exit_=codes.append).start()
+    dog = clusterjoin.Watchdog(0.05, "Slurm detected", exit_=codes.append).start()
     dog.phase = "gathering"
     dog._thread.join(5)
     assert codes == [1]
     assert capsys.readouterr().err == (
         "pmapviz: Slurm detected: gathering did not finish within 0.05 s; stopped.\n"
     )
-    quiet = join.Watchdog(5, "x", exit_=codes.append).start()
+    quiet = clusterjoin.Watchdog(5, "x", exit_=codes.append).start()
     quiet.stop()
     quiet._thread.join(5)
     assert codes == [1]  # stopped in time: nothing said, no exit
 
 
 def test_what_jax_prints_on_stdout_goes_to_stderr_while_it_works(capfd):
-    with join.stdout_to_stderr():
+    with clusterjoin.stdout_to_stderr():
         os.write(1, b"[Gloo] Rank 0 is connected\n")
     os.write(1, b"report\n")
     said = capfd.readouterr()
@@ -180,7 +180,7 @@ def test_what_jax_prints_on_stdout_goes_to_stderr_while_it_works(capfd):
 
 def test_summary_lines_come_from_the_report():
     report = json.loads((ROOT / "tests/core/fixtures/cluster-report-slurm-4x2.json").read_text())
-    lines = join.summary(report)
+    lines = clusterjoin.summary(report)
     assert lines[0] == "Slurm: 4 processes on 1 host(s), 8 global devices (coordinator " \
         "localhost:61586)"  # fmt: skip
     assert lines[-1] == ("check: psum equal in every process and equal to numpy's 36; "

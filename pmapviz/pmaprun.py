@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from pmapviz import devicefacts, devices, memory
+from pmapviz import devicefacts, devicesetup, memory
 from pmapviz.catalog import Program, numpy_fn
-from pmapviz.layout import index_text, pmap_sharding
 from pmapviz.memory import CHUNK, device_dtype, large_arrays_return_to_the_os
+from pmapviz.placement import index_text, pmap_sharding
 from pmapviz.planning import Plan
 from pmapviz.settings import is_shape, md_tree
 
@@ -66,7 +66,7 @@ def _mesh_devices(array: Any) -> list:
 
 
 def place_on_devices(x: np.ndarray, devices: list, axis_name: str = "i") -> Any:
-    """Put ``x`` on ``devices`` split along its leading axis (today's replacement for
+    """Put ``x`` on ``devicesetup`` split along its leading axis (today's replacement for
     ``device_put_sharded``: ``device_put`` with a ``NamedSharding``)."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -365,11 +365,11 @@ def run_plan(
     sandbox's worker, whose server reserved it)."""
     if not reserve:
         result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
-        devices.return_freed_memory()
+        devicesetup.return_freed_memory()
         return result
     with memory.reserve(estimate_bytes(plan, program, compiled), "a live run", on_wait):
         result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
-    devices.return_freed_memory()
+    devicesetup.return_freed_memory()
     return result
 
 

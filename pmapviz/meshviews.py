@@ -277,7 +277,7 @@ def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 
 def mesh_devices(mesh: Mesh, devices: list | None) -> list:
-    """The mesh's devices: the first of ``devices`` (default: this process's)."""
+    """The mesh's devices: the first of ``devicesetup`` (default: this process's)."""
     devs = list(devices) if devices is not None else devicefacts.local_devices_for_work()
     if len(devs) < mesh.devices:
         raise ValueError(
@@ -515,7 +515,7 @@ class AxisCollective:
 def collectives_on_axes(mesh, hlo_text: str) -> list[AxisCollective]:
     """Each collective of a compiled program (``jax.jit(...).lower(...).compile().as_text()``)
     with its replica groups read back as mesh axes. ``mesh``: the JAX mesh the program ran on
-    (its ``devices`` array turns the HLO's device numbers, positions in the mesh, into device
+    (its ``devicesetup`` array turns the HLO's device numbers, positions in the mesh, into device
     ids), or a :class:`pmapviz.meshes.Mesh` (ids in row-major order)."""
     names, shape, ids = _mesh_layout(mesh)
     out = []

@@ -12,7 +12,7 @@ different shapes. Every shape and the set of varying axes come from JAX: ``jax.e
 of the jitted global f, and of the shard_map'ped per-device f, which records
 ``jax.typeof(out)``'s varying mesh axes while it is traced.
 
-:func:`run` runs both (:mod:`pmapviz.meshrun`), each checked against the global f on one
+:func:`run` runs both (:mod:`pmapviz.meshviews`), each checked against the global f on one
 device, inside the server's memory budget.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import expr, memory, meshrun, sandbox
+from pmapviz import expr, memory, meshviews, sandbox
 from pmapviz.meshes import (
     Entry,
     Mesh,
@@ -293,7 +293,7 @@ def _varying(aval) -> frozenset:
 
 def meshes_jax(mesh: Mesh, devices: list | None):
     """The JAX mesh on this process's first devices."""
-    return jax_mesh(mesh, meshrun.mesh_devices(mesh, devices))
+    return jax_mesh(mesh, meshviews.mesh_devices(mesh, devices))
 
 
 def values(args: Args, seed: int = 0) -> list[np.ndarray]:
@@ -320,12 +320,12 @@ def compile_views(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None)
     g, loc = f.programs()
     m = meshes_jax(mesh, devices)
     specs = [sp for _, _, sp in args]
-    structs = meshrun.abstract(m, values_like(args), specs)
+    structs = meshviews.abstract(m, values_like(args), specs)
     return {
         "mesh": m,
-        "global": meshrun.compile_global(g.build(), m, structs, specs, f.out_spec),
-        "per-device": meshrun.compile_per_device(loc.build(), m, structs, specs, f.out_spec),
-        "reference": meshrun.compile_one_device(g.build(), m, structs),
+        "global": meshviews.compile_global(g.build(), m, structs, specs, f.out_spec),
+        "per-device": meshviews.compile_per_device(loc.build(), m, structs, specs, f.out_spec),
+        "reference": meshviews.compile_one_device(g.build(), m, structs),
     }
 
 
@@ -334,15 +334,15 @@ def planned_temps(mesh: Mesh, views: dict) -> int:
     together (``compiled.memory_analysis()``): an f whose output is small can still build a
     huge intermediate (``(x[:, :, None] * w[None]).sum(1)``)."""
     temps = [
-        dict(meshrun.device_memory(views[v])).get("temporaries", 0) * mesh.devices
+        dict(meshviews.device_memory(views[v])).get("temporaries", 0) * mesh.devices
         for v in ("global", "per-device")
     ]
-    return max([*temps, dict(meshrun.device_memory(views["reference"])).get("temporaries", 0)])
+    return max([*temps, dict(meshviews.device_memory(views["reference"])).get("temporaries", 0)])
 
 
 def values_like(args: Args) -> list:
     """Stand-ins with the arguments' shapes and dtype that allocate nothing (a broadcast
-    zero), for :func:`pmapviz.meshrun.abstract`."""
+    zero), for :func:`pmapviz.meshviews.abstract`."""
     return [np.broadcast_to(np.float32(0), shape) for _, shape, _ in args]
 
 
@@ -352,10 +352,10 @@ def run(
     f: MeshF,
     checked: Check,
     devices: list | None = None,
-    repeat: int = meshrun.REPEAT,
+    repeat: int = meshviews.REPEAT,
     on_wait=None,
     seed: int = 0,
-) -> tuple[meshrun.RunResult, meshrun.RunResult]:
+) -> tuple[meshviews.RunResult, meshviews.RunResult]:
     """Both views, each checked against the global f on one device; ``checked`` must be ok.
     Each program is compiled once; the run waits for room in the server's memory budget for
     its arrays and the temporaries XLA planned (BudgetError when it could never fit)."""
@@ -382,16 +382,16 @@ def run_views(
     args: Args,
     f: MeshF,
     views: dict | None = None,
-    repeat: int = meshrun.REPEAT,
+    repeat: int = meshviews.REPEAT,
     seed: int = 0,
-) -> tuple[meshrun.RunResult, meshrun.RunResult]:
+) -> tuple[meshviews.RunResult, meshviews.RunResult]:
     """:func:`run`'s runs alone (the caller holds the memory: :func:`run`, or the sandbox's
     worker), compiling the views first when ``views`` is None."""
     views = views or compile_views(mesh, args, f)
     specs = [spec for _, _, spec in args]
     xs = values(args, seed)
     return tuple(
-        meshrun.run_compiled(
+        meshviews.run_compiled(
             view, views[view], views["mesh"], views["reference"], xs, specs, f.out_spec, repeat
         )
         for view in ("global", "per-device")

@@ -1,8 +1,8 @@
 """One process of a local ``jax.distributed`` cluster (started by :mod:`pmapviz.cluster`).
 
-    python -m pmapviz.worker --coordinator 127.0.0.1:PORT --num-processes P --process-id I
+    python -m pmapviz.clusterworker --coordinator 127.0.0.1:PORT --num-processes P --process-id I
                              --local-devices D [--timeout S] [--parent PID]
-    python -m pmapviz.worker --single --local-devices N      # the same work, one process
+    python -m pmapviz.clusterworker --single --local-devices N      # the same work, one process
 
 With ``--parent PID`` it dies with that process, even when the parent is SIGKILLed. The
 coordinator (process 0) listens only on the coordinator address given, 127.0.0.1.

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmapviz import catalog, expr, planning
-from pmapviz import scenario as scenario_module
+from pmapviz import explorersettings as scenario_module
 from pmapviz import settings as settings_layer
-from pmapviz.scenario import EXPR, MAX_ARGS, Scenario
+from pmapviz.explorersettings import EXPR, MAX_ARGS, Scenario
 
 N = 8
 EXPRESSIONS = [
@@ -118,8 +118,9 @@ def test_unknown_function_is_a_message():
 
 
 def test_the_cli_and_the_explorer_parse_through_one_schema(monkeypatch):
-    """scenario.inputs is the one place the explorer's settings are parsed: the explorer's
-    Scenario.plan and the CLI's flags both go through it (and so through scenario.schema)."""
+    """explorersettings.inputs is the one place the explorer's settings are parsed: the
+    explorer's Scenario.plan and the CLI's flags both go through it (and so through
+    explorersettings.schema)."""
     seen = []
     real = scenario_module.inputs
 

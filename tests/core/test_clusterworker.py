@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-CHILD = ("import sys, time; from pmapviz.worker import die_with_parent; "
+CHILD = ("import sys, time; from pmapviz.clusterworker import die_with_parent; "
          "die_with_parent(int(sys.argv[1])); print('armed', flush=True); "
          "time.sleep(60)")  # fmt: skip
 PARENT = ("import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', "
@@ -43,7 +43,7 @@ def test_child_is_killed_when_its_parent_is_sigkilled():
 
 
 def test_a_worker_whose_parent_is_already_gone_exits_at_once():
-    r = subprocess.run([sys.executable, "-m", "pmapviz.worker", "--single", "--local-devices",
-                        "1", "--parent", "1"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=30)  # fmt: skip
+    r = subprocess.run([sys.executable, "-m", "pmapviz.clusterworker", "--single",
+                        "--local-devices", "1", "--parent", "1"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=30)  # fmt: skip
     assert r.returncode == 3 and "parent 1 is gone" in r.stdout

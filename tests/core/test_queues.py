@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from pmapviz import fairlock
+from pmapviz import queues
 
 
-def hold(t: fairlock.FairLock):
+def hold(t: queues.FairLock):
     """Take a turn now; returns it (the caller releases)."""
     return t.acquire(timeout=1)
 
@@ -21,11 +21,11 @@ def wait_until(cond, limit=5.0):
 
 
 def test_free_turn_is_immediate_and_a_context_manager():
-    t = fairlock.FairLock("benchmark", slice_s=0.01)
+    t = queues.FairLock("benchmark", slice_s=0.01)
     assert t.held_for() is None
     calls = []
     with t.acquire(timeout=0, on_wait=lambda *a: calls.append(a)) as turn:
-        assert isinstance(turn, fairlock.Turn)
+        assert isinstance(turn, queues.Turn)
         assert t.held_for() is not None and t.held_for() >= 0
     assert t.held_for() is None and calls == []
     with t:  # default timeout
@@ -34,11 +34,11 @@ def test_free_turn_is_immediate_and_a_context_manager():
 
 
 def test_timeout_gives_up_with_position_and_holder_age():
-    t = fairlock.FairLock("benchmark", slice_s=0.02)
+    t = queues.FairLock("benchmark", slice_s=0.02)
     holder = hold(t)
     seen = []
     start = time.monotonic()
-    with pytest.raises(fairlock.WaitTimeout) as err:
+    with pytest.raises(queues.WaitTimeout) as err:
         t.acquire(timeout=0.3, on_wait=lambda pos, waited, message: seen.append((pos, waited)))
     took = time.monotonic() - start
     assert 0.3 <= took < 0.6
@@ -54,12 +54,12 @@ def test_timeout_gives_up_with_position_and_holder_age():
 
 
 def test_should_stop_cancels_a_wait_within_a_slice():
-    t = fairlock.FairLock("cluster", slice_s=0.02)
+    t = queues.FairLock("cluster", slice_s=0.02)
     holder = hold(t)
     stop = threading.Event()
     threading.Timer(0.1, stop.set).start()
     start = time.monotonic()
-    with pytest.raises(fairlock.Cancelled, match="Stopped while waiting"):
+    with pytest.raises(queues.Cancelled, match="Stopped while waiting"):
         t.acquire(timeout=30, should_stop=stop.is_set)
     assert time.monotonic() - start < 0.5
     assert t.waiting() == 0
@@ -68,7 +68,7 @@ def test_should_stop_cancels_a_wait_within_a_slice():
 
 def test_on_wait_raising_abandons_the_wait_cleanly():
     """A page's rerun (Stop clicked) raises from inside on_wait: the ticket must go."""
-    t = fairlock.FairLock("benchmark", slice_s=0.01)
+    t = queues.FairLock("benchmark", slice_s=0.01)
     holder = hold(t)
 
     def boom(pos, waited, message):
@@ -82,7 +82,7 @@ def test_on_wait_raising_abandons_the_wait_cleanly():
 
 
 def test_fifo_order_and_positions_are_reported():
-    t = fairlock.FairLock("benchmark", slice_s=0.01)
+    t = queues.FairLock("benchmark", slice_s=0.01)
     first = hold(t)
     order, positions = [], {}
     lock = threading.Lock()
@@ -113,13 +113,13 @@ def test_fifo_order_and_positions_are_reported():
 
 
 def test_a_waiter_leaving_lets_the_next_one_move_up():
-    t = fairlock.FairLock("benchmark", slice_s=0.01)
+    t = queues.FairLock("benchmark", slice_s=0.01)
     first = hold(t)
     stop_a = threading.Event()
     got = []
 
     def a():
-        with pytest.raises(fairlock.Cancelled):
+        with pytest.raises(queues.Cancelled):
             t.acquire(timeout=10, should_stop=stop_a.is_set)
 
     def b():
@@ -143,7 +143,7 @@ def test_a_waiter_leaving_lets_the_next_one_move_up():
 
 
 def test_mutual_exclusion_under_contention():
-    t = fairlock.FairLock("benchmark", slice_s=0.005)
+    t = queues.FairLock("benchmark", slice_s=0.005)
     inside, worst, errors = [0], [0], []
     guard = threading.Lock()
 
@@ -169,7 +169,7 @@ def test_mutual_exclusion_under_contention():
 
 
 def test_release_is_idempotent_and_messages_name_the_holder_age():
-    t = fairlock.FairLock("benchmark")
+    t = queues.FairLock("benchmark")
     turn = hold(t)
     time.sleep(0.05)
     msg = t.wait_message(3, 7.0)
@@ -184,12 +184,12 @@ def test_release_is_idempotent_and_messages_name_the_holder_age():
 @pytest.mark.parametrize("bad", [float("inf"), float("nan"), -1, "5", None])
 def test_timeout_must_be_finite(bad):
     with pytest.raises(ValueError, match="finite"):
-        fairlock.FairLock("x").acquire(timeout=bad)
+        queues.FairLock("x").acquire(timeout=bad)
 
 
 def test_resources_are_process_wide_singletons():
-    assert fairlock.resource("benchmark") is fairlock.resource("benchmark")
-    assert fairlock.resource("benchmark") is not fairlock.resource("cluster")
+    assert queues.resource("benchmark") is queues.resource("benchmark")
+    assert queues.resource("benchmark") is not queues.resource("cluster")
 
 
 # ---------------------------------------------------------------- a shared capacity (Pool)
@@ -198,12 +198,12 @@ def _mb(amount):
 
 
 def test_pool_shares_its_capacity_and_says_who_holds_it():
-    pool = fairlock.Pool("memory", (100,), _mb, slice_s=0.01)
+    pool = queues.Pool("memory", (100,), _mb, slice_s=0.01)
     a = pool.acquire((60,), "the 10M example", timeout=0)
     b = pool.acquire((40,), "a sweep", timeout=0)  # fits beside a
     assert pool.free() == (0,) and [h[0] for h in pool.held()] == ["the 10M example", "a sweep"]
     seen = []
-    with pytest.raises(fairlock.WaitTimeout, match="needs 30MB, and other sessions held the rest"):
+    with pytest.raises(queues.WaitTimeout, match="needs 30MB, and other sessions held the rest"):
         pool.acquire((30,), "a live run", timeout=0.1,
                      on_wait=lambda pos, waited, message: seen.append((pos, message)))  # fmt: skip
     assert seen and seen[0][0] == 1
@@ -218,7 +218,7 @@ def test_pool_shares_its_capacity_and_says_who_holds_it():
 
 
 def test_pool_serves_in_order_so_a_big_action_is_not_starved():
-    pool = fairlock.Pool("memory", (100,), _mb, slice_s=0.01)
+    pool = queues.Pool("memory", (100,), _mb, slice_s=0.01)
     small = pool.acquire((50,), "first", timeout=0)
     order, started = [], threading.Event()
 
@@ -232,7 +232,7 @@ def test_pool_serves_in_order_so_a_big_action_is_not_starved():
     started.wait()
     wait_until(lambda: pool.waiting() == 1)
     # 50 are free: a 10 would fit, but it is behind the big one, so it waits its turn
-    with pytest.raises(fairlock.WaitTimeout, match="number 2 in the queue"):
+    with pytest.raises(queues.WaitTimeout, match="number 2 in the queue"):
         pool.acquire((10,), "small", timeout=0.1)
     small.release()
     t.join(5)
@@ -240,16 +240,16 @@ def test_pool_serves_in_order_so_a_big_action_is_not_starved():
 
 
 def test_pool_refuses_at_once_what_could_never_fit_and_checks_every_kind():
-    pool = fairlock.Pool("memory", (100, 10), _mb, slice_s=0.01)
-    with pytest.raises(fairlock.NeverFits, match="needs 1MB\\+11MB; all of memory is 100MB\\+10MB"):
+    pool = queues.Pool("memory", (100, 10), _mb, slice_s=0.01)
+    with pytest.raises(queues.NeverFits, match="needs 1MB\\+11MB; all of memory is 100MB\\+10MB"):
         pool.acquire((1, 11), "a run", timeout=5)
-    with pool.acquire((90, 2), "a", timeout=0), pytest.raises(fairlock.WaitTimeout):
+    with pool.acquire((90, 2), "a", timeout=0), pytest.raises(queues.WaitTimeout):
         pool.acquire((5, 9), "b", timeout=0.05)  # host fits, device does not
     assert pool.waiting() == 0
 
 
 def test_pool_wait_stops_on_request():
-    pool = fairlock.Pool("memory", (10,), _mb, slice_s=0.01)
-    with pool.acquire((10,), "a", timeout=0), pytest.raises(fairlock.Cancelled):
+    pool = queues.Pool("memory", (10,), _mb, slice_s=0.01)
+    with pool.acquire((10,), "a", timeout=0), pytest.raises(queues.Cancelled):
         pool.acquire((1,), "b", timeout=5, should_stop=lambda: True)
     assert pool.waiting() == 0
