@@ -18,15 +18,15 @@ ROOT = common.ROOT
 
 def main() -> int:
     args = common.start(__doc__, repeat=5)
-    from pmapviz import catalog, compiled, planning, timeline
+    from pmapviz import catalog, planning, programanalysis, timeline
 
     n = args.devices
     program = catalog.get("normalise")
     cases = [
-        ("collective psum", lambda: compiled.analyse_collective("psum", n, n)),
-        ("collective ppermute", lambda: compiled.analyse_collective("ppermute", n, n)),
-        ("collective all_to_all", lambda: compiled.analyse_collective("all_to_all", n, n)),
-        ("plan normalise", lambda: compiled.analyse_plan(
+        ("collective psum", lambda: programanalysis.analyse_collective("psum", n, n)),
+        ("collective ppermute", lambda: programanalysis.analyse_collective("ppermute", n, n)),
+        ("collective all_to_all", lambda: programanalysis.analyse_collective("all_to_all", n, n)),
+        ("plan normalise", lambda: programanalysis.analyse_plan(
             program, planning.plan(program, [(n, 1024)], axis_name="i"))),
     ]  # fmt: skip
     print(f"analyse (4 variants) on {n} devices   first (ms)   seen (ms)")

@@ -1,6 +1,6 @@
 """Mesh soak: what one long-lived process keeps after many runs of distinct programs on a
-named mesh (issue 28): your own f both ways (pmapviz.meshownf.run) and "Open as
-shard_map" (pmapviz.migration.run_both), each with a program it has not compiled before.
+named mesh (issue 28): your own f both ways (pmapviz.meshes.meshownf.run) and "Open as
+shard_map" (pmapviz.meshes.migration.run_both), each with a program it has not compiled before.
 
     .venv/bin/python benchmarks/mesh_soak.py [--runs 40]
 
@@ -32,10 +32,11 @@ def main() -> None:
     import jax
 
     jax.config.update("jax_num_cpu_devices", 8)
-    from pmapviz import devicesetup, expr, meshes, meshownf, migration
+    from pmapviz import devicesetup, expr, meshspecs
+    from pmapviz.meshes import meshownf, migration
     from pmapviz.planning import plan
 
-    mesh = meshes.Mesh((2, 4), ("data", "model"))
+    mesh = meshspecs.Mesh((2, 4), ("data", "model"))
     args = [("x", (64, 128), ("data", None)), ("w", (128, 128), (None, "model"))]
 
     def one(k: int) -> None:

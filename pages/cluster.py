@@ -3,18 +3,16 @@ command lines that make one; local versus global devices."""
 
 import streamlit as st
 
-from pmapviz import cluster, devicefacts
-from pmapviz.ui import (
+from pmapviz import devicefacts
+from pmapviz.cluster import cluster
+from pmapviz.cluster.ui import (
     cluster_launch,
     cluster_lines,
     cluster_open,
     cluster_report,
     cluster_result,
-    grids,
-    presenter,
-    shell,
-    url_state,
 )
+from pmapviz.ui import grids, presenter, shell, url_state
 
 shell.ensure_routed()
 

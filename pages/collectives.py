@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from pmapviz import collectives
-from pmapviz.ui import collective_form, collective_result, presenter, shell, url_state
+from pmapviz import collectiveops
+from pmapviz.collectives.ui import collective_form, collective_result
+from pmapviz.ui import presenter, shell, url_state
 
 shell.ensure_routed()
 
@@ -23,7 +24,7 @@ n, m = collective_form.sizes(report.count)
 try:
     choice = collective_form.choice(coll, n)
     out = collective_result.run(coll, n, m, collective_form.value_kind(), choice)
-except collectives.CollectiveError as err:
+except collectiveops.CollectiveError as err:
     st.error(str(err), icon=":material/block:")
     st.stop()
 if out is not None:  # None: the wait for memory ended without room (said above)

@@ -5,16 +5,9 @@ from a real profiler trace."""
 
 import streamlit as st
 
-from pmapviz import compiled
-from pmapviz.ui import (
-    compiled_analysis,
-    compiled_program,
-    grids,
-    presenter,
-    shell,
-    timelines,
-    url_state,
-)
+from pmapviz import programanalysis
+from pmapviz.compiled.ui import compiled_program, timelines
+from pmapviz.ui import compiled_analysis, grids, presenter, shell, url_state
 
 shell.ensure_routed()
 
@@ -33,7 +26,7 @@ url_state.share_link("compiled")
 analysis, call = compiled_program.analyse(src, explored, report.count)
 
 with presenter.picture(slot):
-    grids.show(*compiled.program_grid(analysis, report.labels))
+    grids.show(*programanalysis.program_grid(analysis, report.labels))
 st.subheader("The collectives XLA emitted")
 compiled_analysis.show(analysis, report.labels)
 compiled_analysis.hidden(report.count)

@@ -2,17 +2,11 @@
 
 import streamlit as st
 
-from pmapviz import explorersettings, presets
-from pmapviz.ui import (
-    explorer_form,
-    migration_view,
-    plan_cards,
-    plan_code,
-    plan_verdict,
-    presenter,
-    shell,
-    url_state,
-)
+from pmapviz import explorersettings
+from pmapviz.explorer import presets
+from pmapviz.explorer.ui import explorer_form, plan_code, plan_verdict
+from pmapviz.meshes.ui import migration_view
+from pmapviz.ui import plan_cards, presenter, shell, url_state
 
 shell.ensure_routed()
 

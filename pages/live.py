@@ -3,7 +3,8 @@ against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 
 import streamlit as st
 
-from pmapviz.ui import dot_example, live_run, presenter, shell, url_state
+from pmapviz.live.ui import dot_example, live_run
+from pmapviz.ui import presenter, shell, url_state
 
 shell.ensure_routed()
 

@@ -3,8 +3,9 @@ which device (at which mesh coordinates) holds which block of each argument."""
 
 import streamlit as st
 
-from pmapviz import meshes
-from pmapviz.ui import mesh_form, mesh_own, mesh_run, mesh_view, presenter, shell, url_state
+from pmapviz import meshspecs
+from pmapviz.meshes.ui import mesh_form, mesh_own, mesh_run, mesh_view
+from pmapviz.ui import presenter, shell, url_state
 
 shell.ensure_routed()
 
@@ -24,7 +25,7 @@ url_state.share_link("meshes")
 mesh_view.mesh_note(mesh, report.count)
 if mesh_view.problems(mesh, args):
     st.stop()
-placed = [meshes.place(mesh, shape, spec) for _, shape, spec in args]
+placed = [meshspecs.place(mesh, shape, spec) for _, shape, spec in args]
 mesh_view.show(placed, [name for name, _, _ in args], slot)
 mesh_own.show(mesh, args, report.count)
 mesh_run.show(report.count)

@@ -4,7 +4,8 @@ and compute separated; speed-up, scaling with size, spread, and the measured phy
 import streamlit as st
 
 from pmapviz import benchmarking, devicefacts
-from pmapviz.ui import plan_timing, presenter, shell, sweep, sweep_results, url_state
+from pmapviz.timing.ui import plan_timing, sweep, sweep_results
+from pmapviz.ui import presenter, shell, url_state
 
 shell.ensure_routed()
 

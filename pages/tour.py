@@ -3,8 +3,9 @@ server's devices and a link that opens the full page with the same settings."""
 
 import streamlit as st
 
-from pmapviz import tour
-from pmapviz.ui import shell, tour_nav, tour_step, url_state
+from pmapviz.tour import tour
+from pmapviz.tour.ui import tour_nav, tour_step
+from pmapviz.ui import shell, url_state
 
 shell.ensure_routed()
 

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from pmapviz import training
-from pmapviz.ui import grids, presenter, shell, training_result, training_run, url_state
+from pmapviz import trainingrun
+from pmapviz.training.ui import training_result, training_run
+from pmapviz.ui import grids, presenter, shell, url_state
 
 shell.ensure_routed()
 
@@ -23,9 +24,9 @@ training_run.form(n)
 url_state.share_link("training")
 cfg = training_run.config(n)
 with presenter.picture(slot):
-    grids.show(*training.setup_grid(cfg, report.labels))
+    grids.show(*trainingrun.setup_grid(cfg, report.labels))
 with st.expander("The pmap training step for these settings", expanded=False):
-    st.code(training.code_for(cfg), language="python")
+    st.code(trainingrun.code_for(cfg), language="python")
 
 training_run.run(cfg)
 training_result.show(report)

@@ -2,6 +2,6 @@
 
 import sys
 
-from pmapviz.cli import main
+from pmapviz.app.cli import main
 
 sys.exit(main())

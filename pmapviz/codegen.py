@@ -9,7 +9,7 @@ docstring never holds user text.
 
 from __future__ import annotations
 
-from pmapviz import devicefacts, meshes, meshviews, pytrees
+from pmapviz import devicefacts, meshspecs, meshviews, pytrees
 from pmapviz.catalog import Program
 from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
@@ -248,7 +248,7 @@ def mesh_script(ex: meshviews.Example, facts: devicefacts.Facts | None = None) -
 
 
 def mesh_own_script(
-    mesh: meshes.Mesh,
+    mesh: meshspecs.Mesh,
     args: list,
     g: ExprProgram,
     loc: ExprProgram,
@@ -272,7 +272,7 @@ def mesh_own_script(
 
 def _mesh_views(
     title: str,
-    mesh: meshes.Mesh,
+    mesh: meshspecs.Mesh,
     names,
     shapes,
     in_specs,
@@ -283,8 +283,10 @@ def _mesh_views(
 ) -> str:
     args = ", ".join(names)
     unpack = args + ("," if len(names) == 1 else "")  # x, = ... for one argument
-    specs = ", ".join(meshes.spec_text(sp) for sp in in_specs) + ("," if len(in_specs) == 1 else "")
-    out = meshes.spec_text(out_spec)
+    specs = ", ".join(meshspecs.spec_text(sp) for sp in in_specs) + (
+        "," if len(in_specs) == 1 else ""
+    )
+    out = meshspecs.spec_text(out_spec)
     lines = [
         _header(title, mesh.devices, facts),
         "from jax.sharding import NamedSharding, PartitionSpec as P",

@@ -552,15 +552,15 @@ TRAIN_PER_EXAMPLE = {"linear": 140, "mlp": 460}
 
 
 def training_bytes(model: str, batch: int) -> Need:
-    """Peak of ``training.train`` (and of each run of ``training.time_per_step``) for ``model``
-    and a global ``batch``; with devices of their own, the per-example part on them (and, read
-    back and compiled, on the host)."""
+    """Peak of ``trainingrun.train`` (and of each run of ``trainingrun.time_per_step``) for
+    ``model`` and a global ``batch``; with devices of their own, the per-example part on them
+    (and, read back and compiled, on the host)."""
     data = TRAIN_PER_EXAMPLE[model] * batch
     return Need(TRAIN_BASE[model] + data, TRAIN_BASE[model] + data, data)
 
 
 def collective_bytes(n: int, m: int) -> Need:
-    """Peak of ``collectives.run`` on a program not compiled yet: the input (n, m) and the
+    """Peak of ``collectiveops.run`` on a program not compiled yet: the input (n, m) and the
     largest output (all_gather: n copies of it), float32, on top of compiling it (on the
     devices, and read back to the host)."""
     data = (n * m + n * n * m) * 4
@@ -580,8 +580,9 @@ def mesh_run_bytes(inputs: int, placed: int, output: int, temps: int = 0) -> Nee
 
 
 # ---------------------------------------------------------------- cluster
-# A worker (python -m pmapviz.clusterworker) is a whole Python + JAX process: its peak RSS, as it
-# reports it (getrusage maxrss, in its RESULT line), measured 216-220 MiB for 1 to 16 devices.
+# A worker (python -m pmapviz.cluster.clusterworker) is a whole Python + JAX process: its peak
+# RSS, as it reports it (getrusage maxrss, in its RESULT line), measured 216-220 MiB for 1 to 16
+# devices.
 WORKER_BASE = 236 * MiB
 WORKER_PER_DEVICE = 1 * MiB
 

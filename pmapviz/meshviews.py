@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from pmapviz import devicefacts, hlo
-from pmapviz.meshes import Entry, Mesh, default_mesh, jax_mesh, problems, spec_text
+from pmapviz.meshspecs import Entry, Mesh, default_mesh, jax_mesh, problems, spec_text
 
 Spec = tuple[Entry, ...]
 REPEAT = 5
@@ -516,7 +516,7 @@ def collectives_on_axes(mesh, hlo_text: str) -> list[AxisCollective]:
     """Each collective of a compiled program (``jax.jit(...).lower(...).compile().as_text()``)
     with its replica groups read back as mesh axes. ``mesh``: the JAX mesh the program ran on
     (its ``devicesetup`` array turns the HLO's device numbers, positions in the mesh, into device
-    ids), or a :class:`pmapviz.meshes.Mesh` (ids in row-major order)."""
+    ids), or a :class:`pmapviz.meshspecs.Mesh` (ids in row-major order)."""
     names, shape, ids = _mesh_layout(mesh)
     out = []
     for c in hlo.parse_hlo(hlo_text).collectives:

@@ -12,7 +12,7 @@ that the server kills when the run passes ``--max-seconds``:
 * runs take turns (a :class:`queues.FairLock`), each bounded by the time limit plus
   :data:`GRACE_S`; past it the worker is killed (the next run starts a new one) and the run
   raises :class:`Stopped`, whose message says what to make smaller;
-* the worker (:mod:`pmapviz.sandboxworker`) runs named tasks (a live run, a timing, pmap
+* the worker (:mod:`pmapviz.app.sandboxworker`) runs named tasks (a live run, a timing, pmap
   beside shard_map); requests and answers are pickles over its own pipes (never from a user: the
   request holds the settings' text, which the worker checks again as the server did).
 
@@ -106,7 +106,7 @@ def call(
     on_wait=None,
     limit_s: float | None = None,
 ):
-    """``task`` (a name in ``pmapviz.sandboxworker.TASKS``) on ``args`` in the worker (see the
+    """``task`` (a name in ``pmapviz.app.sandboxworker.TASKS``) on ``args`` in the worker (see the
     module doc), in its turn, holding ``run_need`` (the estimate from the compiled program) in
     the server's memory pool; its answer, or Stopped past the time limit (its words name the
     ``largest`` axis, to make smaller)."""
@@ -226,7 +226,7 @@ class Worker:
         cmd = [
             sys.executable,
             "-m",
-            "pmapviz.sandboxworker",
+            "pmapviz.app.sandboxworker",
             "--devices",
             str(n_devices),
             "--parent",

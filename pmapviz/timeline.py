@@ -40,11 +40,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import collectives as col
+from pmapviz import collectiveops as col
 from pmapviz import devicefacts, folders, memory, queues
-from pmapviz.compiled import analyse_collective
 from pmapviz.hlo import KINDS
 from pmapviz.placement import pmap_sharding
+from pmapviz.programanalysis import analyse_collective
 
 TURNS = queues.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0
@@ -423,7 +423,7 @@ def lanes_of(
     events: Sequence[OpEvent], collectives: dict[str, str] | None = None, module: str | None = None
 ) -> tuple[Lanes, str | None, int]:
     """One lane per device for the last call that reached every device seen; times relative
-    to that call's first event. ``collectives``: HLO op name -> kind (from the compiled HLO);
+    to that call's first event. ``collectiveops``: HLO op name -> kind (from the compiled HLO);
     an op not in it is classified by its name (:func:`collective_kind`)."""
     known = collectives or {}
     if module is not None:
@@ -800,11 +800,11 @@ def collective_timeline(
     bandwidth_gbs: float | None = None,
     on_wait=None,
 ) -> tuple[Timeline, list]:
-    """A collective of the playground: compiled (pmapviz.compiled), traced, and each collective's
-    measured time beside the ring model.
+    """A collective of the playground: compiled (pmapviz.programanalysis), traced, and each
+    collective's measured time beside the ring model.
 
     Compiled first, from the input's shape alone; what the call holds
-    (``collectives.run_need``, from its ``memory_analysis()``) is refused when it could never
+    (``collectiveops.run_need``, from its ``memory_analysis()``) is refused when it could never
     fit (BudgetError, naming the largest block that fits), else held in the server's memory
     budget from before the input exists until the trace is read. The memory comes first, then
     the profiler's turn (:func:`capture`): nothing holds the profiler while it waits for

@@ -1,6 +1,8 @@
-"""Project rules that keep the code base healthy: lint, a Streamlit-free core (Streamlit only
-in pmapviz/ui/, which never imports JAX), no eval/exec, no JAX at import time, one thin file
-per page."""
+"""Project rules that keep the code base healthy: lint, a Streamlit-free core (Streamlit only in
+a ``ui`` package, which never imports JAX), no eval/exec, no JAX at import time, one thin file
+per page, and a house whose floors follow from where a module lives: the ground
+(``pmapviz/*.py``, ``pmapviz/ui/``) under the features (``pmapviz/<feature>/``) under the app
+(``pmapviz/app/``, ``app.py``, ``pages/``)."""
 
 import ast
 import shutil
@@ -13,8 +15,10 @@ import pytest
 from pmapviz.ui.shell import PAGES
 from tests.conftest import ROOT
 
-CORE = sorted((ROOT / "pmapviz").glob("*.py"))
-UI = sorted((ROOT / "pmapviz" / "ui").glob("*.py"))  # the one package that imports Streamlit
+PKG = ROOT / "pmapviz"
+_ALL = sorted(PKG.rglob("*.py"))
+UI = [p for p in _ALL if "ui" in p.relative_to(PKG).parts[:-1]]  # the ui packages: Streamlit
+CORE = [p for p in _ALL if p not in UI]
 
 
 def _imports(path):
@@ -28,9 +32,9 @@ def _imports(path):
 
 @pytest.mark.parametrize("path", CORE, ids=[p.name for p in CORE])
 def test_core_modules_do_not_import_streamlit(path):
-    """Only pmapviz/ui/ (not in CORE) draws with Streamlit."""
+    """Only a ``ui`` package (pmapviz/ui/, pmapviz/<feature>/ui/) draws with Streamlit."""
     found = [m for m in _imports(path) if m.split(".")[0] == "streamlit"]
-    assert not found  # doctor's page check too: it is pmapviz.ui.page_check
+    assert not found  # doctor's page check too: it is pmapviz.app.ui.page_check
 
 
 @pytest.mark.parametrize("path", UI, ids=[p.name for p in UI])
@@ -66,7 +70,7 @@ def test_nothing_calls_eval_or_exec():
 
 
 def test_importing_the_package_and_device_setup_does_not_start_jax():
-    code = "import sys, pmapviz, pmapviz.devicesetup, pmapviz.cli; print('jax' in sys.modules)"
+    code = "import sys, pmapviz, pmapviz.devicesetup, pmapviz.app.cli; print('jax' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
@@ -172,20 +176,26 @@ def test_pages_only_compose(path):
             assert [ast.unparse(d) for d in f.decorator_list] == ["shell.fragment"], f.name
 
 
+def _test_file(path: Path) -> Path:
+    """Where a module's tests live: tests/core/ for the ground (pmapviz/x.py, pmapviz/ui/x.py),
+    tests/<package>/ for a package (pmapviz/cluster/x.py -> tests/cluster/test_x.py)."""
+    parts = path.relative_to(PKG).parts[:-1]
+    folder = ("core",) if parts in ((), ("ui",)) else ()
+    return ROOT.joinpath("tests", *folder, *parts, f"test_{path.stem}.py")
+
+
 def test_tests_mirror_the_package():
-    """One test file per core module (tests/core/test_<module>.py), and per module of the ui
-    package (tests/core/ui/test_<module>.py)."""
-    expected = {p: ROOT / "tests" / "core" / f"test_{p.stem}.py" for p in CORE}
-    expected |= {p: ROOT / "tests" / "core" / "ui" / f"test_{p.stem}.py" for p in UI}
-    missing = [str(t.relative_to(ROOT)) for p, t in expected.items()
-               if p.name not in ("__init__.py", "__main__.py") and not t.exists()]  # fmt: skip
+    """One test file per module, in the same place under tests/ as the module under pmapviz/
+    (the ground's under tests/core/), and no test file of a module that is gone."""
+    expected = {p: _test_file(p) for p in _ALL if p.name not in ("__init__.py", "__main__.py")}
+    missing = [str(t.relative_to(ROOT)) for t in expected.values() if not t.exists()]
     assert not missing, f"missing {missing}"
-    strays = [
-        p.name
-        for p in (ROOT / "tests" / "core" / "ui").glob("test_*.py")
-        if not (ROOT / "pmapviz" / "ui" / p.name.removeprefix("test_")).exists()
-    ]
-    assert not strays, f"tests of no ui module: {strays}"
+    wanted = set(expected.values())
+    extra = {ROOT / "tests" / "core" / "test_timeline_fuzz.py"}  # the trace reader's fuzz
+    strays = [str(t.relative_to(ROOT)) for t in (ROOT / "tests").rglob("test_*.py")
+              if t.parent != ROOT / "tests" and t.relative_to(ROOT / "tests").parts[0]
+              not in ("pages", "e2e") and t not in wanted | extra]  # fmt: skip
+    assert not strays, f"tests of no module: {strays}"
 
 
 UI_TABLES = ROOT / "pmapviz" / "ui" / "tables.py"
@@ -209,31 +219,72 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
 
 
 # ---------------------------------------------------------------- floors: imports go down only
-FLOORS = {  # each module stands on a floor and imports only from its floor or below
-    0: "settings palette queues hlo catalog launchlines folders",  # text and values
-    1: "pytrees expr deviceset devicefacts devicesetup clusterenv",  # vocabulary
-    2: "planning placement explorersettings meshes clusterreport",  # shapes
-    3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
-    4: "pmaprun collectives compiled timeline training dotproduct benchmarking cluster"
-    " clusterworker clusterjoin meshviews meshownf migration sandbox sandboxworker",
-    5: "charts timecharts codegen presets tour doctor",  # presentation without Streamlit
-    6: "ui cli warmup __main__ __init__ app pages",  # adapters
+# Three storeys, read from a module's path: the ground (pmapviz/*.py and pmapviz/ui/: what every
+# feature stands on), the features (pmapviz/<feature>/: one capability a user sees, its core
+# and its ui together), the app (pmapviz/app/, app.py, pages/: the shell and the CLI). A module
+# imports from its own storey or below; a feature imports the ground and itself, never another
+# feature, except where FEATURE_EXCEPTIONS says why. The ground keeps its six floors (values
+# and text at the bottom ... presentation on top) in GROUND_FLOORS, one line per floor.
+GROUND, FEATURE, APP = 0, 1, 2
+STOREY_NAMES = ("the ground", "a feature", "the app")
+FEATURE_EXCEPTIONS = {  # (feature, feature it may import): why
+    ("tour", "cluster"): "the tour's step 12 launches a local cluster",
+    ("tour", "live"): "the tour's step 2 runs the seed's 10M example",
 }
-FLOOR = {name: floor for floor, names in FLOORS.items() for name in names.split()}
+GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
+    0: "settings palette queues hlo catalog folders",  # text and values
+    1: "pytrees expr deviceset devicefacts devicesetup",  # vocabulary
+    2: "planning placement explorersettings meshspecs",  # shapes
+    3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
+    4: "pmaprun collectiveops programanalysis timeline trainingrun benchmarking meshviews sandbox",
+    5: "charts timecharts codegen warmup",  # presentation without Streamlit
+    6: "ui __init__",  # the ground's Streamlit components, and the package's lazy door
+}
+GROUND_FLOOR = {name: floor for floor, names in GROUND_FLOORS.items() for name in names.split()}
 FLOOR_NAMES = ("text and values", "vocabulary", "shapes", "estimators", "runners",
-               "presentation", "adapters")  # fmt: skip
-HOUSE = [*CORE, *UI, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]  # what has floors
+               "presentation", "components")  # fmt: skip
+FEATURES = sorted(p.name for p in PKG.iterdir() if (p / "__init__.py").exists()
+                  and p.name not in ("ui", "app"))  # fmt: skip
+HOUSE = [*_ALL, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]  # what has floors
 
 
 def _node(path: Path) -> str:
-    """A module's name in the import graph: pmapviz.x -> x, pmapviz/ui/* -> ui.*, pages.*."""
+    """A module's name in the import graph: pmapviz.x -> x, pmapviz/cluster/ui/x -> cluster.ui.x,
+    app.py -> app.py, pages/x.py -> pages.x."""
+    if path.name == "app.py" and path.parent == ROOT:
+        return "app.py"
     rel = path.relative_to(ROOT).with_suffix("")
     parts = rel.parts[1:] if rel.parts[0] == "pmapviz" else rel.parts
-    return ".".join(parts)
+    return ".".join(parts).removesuffix(".__init__")
+
+
+def _storey(node: str) -> tuple[int, str]:
+    """(storey, its feature or "") of a node, from where it lives."""
+    top = node.split(".")[0]
+    if node == "app.py" or top in ("pages", "app", "__main__"):
+        return APP, ""
+    return (FEATURE, top) if top in FEATURES else (GROUND, "")
 
 
 def _floor(node: str) -> int:
-    return FLOOR[node.split(".")[0]]
+    """A ground module's floor in GROUND_FLOORS (the ground's ui package: its top floor)."""
+    return GROUND_FLOOR[node.split(".")[0]]
+
+
+def _upward(me: str, target: str) -> str | None:
+    """Why importing ``target`` from ``me`` goes up, or None."""
+    (s1, f1), (s2, f2) = _storey(me), _storey(target)
+    if s2 > s1:
+        return f"{target} is in {STOREY_NAMES[s2]}, above {STOREY_NAMES[s1]}"
+    if s1 == s2 == FEATURE and f1 != f2 and (f1, f2) not in FEATURE_EXCEPTIONS:
+        return f"{target} is another feature ({f2}); features import the ground"
+    if s1 == s2 == GROUND and _floor(target) > _floor(me):
+        return f"{target} is on floor {_floor(target)} ({FLOOR_NAMES[_floor(target)]})"
+    return None
+
+
+def _is_module(folder: Path, name: str) -> bool:
+    return (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists()
 
 
 def _pmapviz_imports(path: Path):
@@ -245,9 +296,12 @@ def _pmapviz_imports(path: Path):
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pmapviz"):
             base = node.module.split(".")[1:]
-            targets = [".".join(base)] if base else [a.name for a in node.names]
-            if base == ["ui"]:
-                targets = ["ui." + a.name for a in node.names]
+            folder = ROOT.joinpath("pmapviz", *base)
+            if folder.is_dir():  # from a package: each name that is a module of it
+                targets = [".".join([*base, a.name]) if _is_module(folder, a.name)
+                           else ".".join(base) for a in node.names]  # fmt: skip
+            else:
+                targets = [".".join(base)]
         elif isinstance(node, ast.Import):
             targets = [a.name.split(".", 1)[1] for a in node.names
                        if a.name.startswith("pmapviz.")]  # fmt: skip
@@ -265,18 +319,26 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
-def test_every_module_has_a_floor():
-    """A new module takes a floor in FLOORS (the README's table) before it lands."""
-    assert not [n for n in _graph() if n.split(".")[0] not in FLOOR]
+def test_every_ground_module_has_a_floor():
+    """A new module of the ground takes a floor in GROUND_FLOORS (the README's table); a
+    feature's or the app's floor is where it lives."""
+    ground = [n for n in _graph() if _storey(n)[0] == GROUND]
+    assert not [n for n in ground if n.split(".")[0] not in GROUND_FLOOR]
+
+
+def test_every_feature_exception_is_used_and_explained():
+    graph = _graph()
+    used = {(_storey(a)[1], _storey(b)[1]) for a, ts in graph.items() for b in ts}
+    assert set(FEATURE_EXCEPTIONS) <= used, set(FEATURE_EXCEPTIONS) - used
+    assert all(len(why) > 20 for why in FEATURE_EXCEPTIONS.values())
 
 
 @pytest.mark.parametrize("path", HOUSE, ids=_node)
 def test_modules_import_only_their_floor_or_below(path):
     me = _node(path)
-    up = [f"{t} (floor {_floor(t)}, {FLOOR_NAMES[_floor(t)]}) at line {line}"
-          for t, line, _ in _pmapviz_imports(path)
-          if t.split(".")[0] in FLOOR and _floor(t) > _floor(me)]  # fmt: skip
-    assert not up, f"{me} (floor {_floor(me)}) imports upward: {up}"
+    up = [f"{why} (line {line})" for t, line, _ in _pmapviz_imports(path)
+          if (why := _upward(me, t))]  # fmt: skip
+    assert not up, f"{me} imports upward: {up}"
 
 
 @pytest.mark.parametrize("path", HOUSE, ids=_node)
@@ -308,15 +370,28 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_the_floor_checks_catch_an_upward_import_and_a_cycle(tmp_path, monkeypatch):
-    """The checks themselves can fail: a settings module importing the planner is upward."""
+    """The checks themselves can fail: a settings module importing the planner is upward, a
+    feature importing another feature too, and two modules importing each other a cycle."""
     fake = tmp_path / "pmapviz"
-    fake.mkdir()
+    (fake / "cluster").mkdir(parents=True)
+    (fake / "meshes").mkdir()
+    for d in (fake / "cluster", fake / "meshes"):
+        (d / "__init__.py").write_text("")
     (fake / "settings.py").write_text("def f():\n    from pmapviz import planning\n")
     (fake / "planning.py").write_text("from pmapviz import settings\n")
+    (fake / "cluster" / "clusterenv.py").write_text("from pmapviz.meshes import meshownf\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
+    monkeypatch.setattr(sys.modules[__name__], "FEATURES", ["cluster", "meshes", "tour"])
     found = list(_pmapviz_imports(fake / "settings.py"))
     assert found == [("planning", 2, True)]
-    assert _floor("planning") > _floor(_node(fake / "settings.py"))
+    assert _upward(_node(fake / "settings.py"), "planning") is not None
+    (fake / "meshes" / "meshownf.py").write_text("")
+    env = fake / "cluster" / "clusterenv.py"
+    assert list(_pmapviz_imports(env)) == [("meshes.meshownf", 1, False)]
+    assert "another feature" in _upward(_node(env), "meshes.meshownf")
+    assert _upward("tour.tour", "cluster.cluster") is None  # a declared exception
+    assert "above" in _upward("planning", "cluster.clusterenv")
     monkeypatch.setattr(sys.modules[__name__], "HOUSE", sorted(fake.glob("*.py")))
     with pytest.raises(pytest.fail.Exception, match="import cycle"):
         test_the_import_graph_has_no_cycle()

@@ -53,7 +53,7 @@ def _plan_commands() -> list[list[str]]:
 
 @pytest.mark.parametrize("argv", _plan_commands(), ids=lambda a: " ".join(a)[:60])
 def test_every_plan_command_in_the_readme_runs(argv, capsys):
-    from pmapviz import cli
+    from pmapviz.app import cli
 
     code = cli.main(argv)
     said = capsys.readouterr()

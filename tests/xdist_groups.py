@@ -47,15 +47,15 @@ ALONE = {
         "test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs",
         "test_the_floor_is_below_every_fastest_run_measured_here",
         "test_whichever_implementation_goes_first_does_not_pay_for_the_first_copy"},
-    "tests/core/test_doctor.py": {"test_facts_and_floor_sections_hold_on_this_machine"},
-    "tests/core/test_dotproduct.py": {"test_backend_start_up_is_not_counted_as_transfer"},
-    "tests/core/test_cluster.py": {
+    "tests/app/test_doctor.py": {"test_facts_and_floor_sections_hold_on_this_machine"},
+    "tests/live/test_dotproduct.py": {"test_backend_start_up_is_not_counted_as_transfer"},
+    "tests/cluster/test_cluster.py": {
         "test_killed_worker_is_reported_and_leaves_no_process",
         "test_half_a_line_then_a_hang_still_times_out_and_the_next_launch_runs",
         "test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error",
         "test_a_killed_cli_leaves_no_workers"},
-    "tests/core/test_clusterworker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
-    "tests/core/test_clusterjoin.py": {  # a bound on seconds, with processes that wait for peers
+    "tests/cluster/test_clusterworker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
+    "tests/cluster/test_clusterjoin.py": {  # a bound on seconds, with processes that wait for peers
         "test_a_missing_slurm_variable_is_one_line_in_time_and_leaves_no_process",
         "test_an_absent_coordinator_is_one_line_within_the_timeout"},
     # peak RSS of fresh processes against the memory model (their threads fill both cores)

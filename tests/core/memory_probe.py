@@ -87,7 +87,8 @@ def live(key: str, dtype: str, n: str, *shapes: str):
 
 
 def dot(pairs: str, n: str):
-    from pmapviz import dotproduct, memory
+    from pmapviz import memory
+    from pmapviz.live import dotproduct
 
     dotproduct.run_dot(int(n) * 1000, int(n), repeat=1, limit=10**9)
     measured, res = peak_during(lambda: dotproduct.run_dot(int(pairs), int(n), limit=10**9))
@@ -146,27 +147,29 @@ def reserved_during(action) -> tuple[int, int, object]:
 
 
 def train(model: str, batch: str, steps: str):
-    from pmapviz import training
+    from pmapviz import trainingrun
 
-    training.train(training.Config("linear", DEVICES, 8 * DEVICES, 2))  # JAX's first-use costs
-    cfg = training.Config(model, DEVICES, int(batch), int(steps))
-    estimate, measured, hist = reserved_during(lambda: training.train(cfg))
+    trainingrun.train(
+        trainingrun.Config("linear", DEVICES, 8 * DEVICES, 2)
+    )  # JAX's first-use costs
+    cfg = trainingrun.Config(model, DEVICES, int(batch), int(steps))
+    estimate, measured, hist = reserved_during(lambda: trainingrun.train(cfg))
     assert hist.replicas_identical
     return estimate, measured
 
 
 def collective(key: str, m: str):
-    from pmapviz import collectives
+    from pmapviz import collectiveops
 
-    collectives.run("psum", DEVICES, 4)  # JAX's first-use costs
-    estimate, measured, _ = reserved_during(lambda: collectives.run(key, DEVICES, int(m)))
+    collectiveops.run("psum", DEVICES, 4)  # JAX's first-use costs
+    estimate, measured, _ = reserved_during(lambda: collectiveops.run(key, DEVICES, int(m)))
     return estimate, measured
 
 
 def cluster(processes: str, local: str):
     """A worker is a process of its own: its peak is its whole RSS, as it reports it."""
-    from pmapviz import cluster as cl
     from pmapviz import memory
+    from pmapviz.cluster import cluster as cl
 
     res = cl.launch(int(processes), int(local), compare_single=False)
     return memory.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)

@@ -461,7 +461,8 @@ def test_bench_on_a_one_gpu_machine_compares_the_devices_it_has(fake_devices, ca
     got "Device counts must be 1 to 1; got [2, 4, 8]"; they come from the devices now."""
     import json
 
-    from pmapviz import cli, devicesetup
+    from pmapviz import devicesetup
+    from pmapviz.app import cli
 
     original = devicesetup.applied_settings()
     try:

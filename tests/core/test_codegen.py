@@ -271,8 +271,8 @@ def test_mesh_scripts_run_both_views_and_agree(tmp_path):
 
 
 def test_the_exported_script_of_your_f_runs_both_views(tmp_path):
-    from pmapviz import meshownf
-    from pmapviz.meshes import Mesh
+    from pmapviz.meshes import meshownf
+    from pmapviz.meshspecs import Mesh
 
     mesh = Mesh((2, 4), ("data", "model"))
     args = [("x", (8, 16), ("data", None)), ("w", (16, 16), (None, "model"))]

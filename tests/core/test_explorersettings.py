@@ -130,7 +130,7 @@ def test_the_cli_and_the_explorer_parse_through_one_schema(monkeypatch):
 
     monkeypatch.setattr(scenario_module, "inputs", spy)
     Scenario.defaults("batched_dot", N).plan(N)
-    from pmapviz import cli
+    from pmapviz.app import cli
 
     assert cli.main(["plan", "--fn", "batched_dot", "--shape", "8,4,5", "--shape", "8,4,5",
                      "--plan-devices", "8", "--json"]) == 0  # fmt: skip

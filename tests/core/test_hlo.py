@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmapviz import compiled, hlo
+from pmapviz import hlo, programanalysis
 from tests.conftest import TEST_DEVICES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -22,7 +22,9 @@ def test_explicit_groups_from_a_fixture():
     (c,) = r.collectives
     assert (c.kind, c.shapes, c.dtype, c.bytes) == ("all-reduce", ((8,),), "f32", 32)
     assert c.replica_groups == ((0, 1, 2, 3), (4, 5, 6, 7)) and not r.unparsed
-    assert c.source_line.startswith("pmapviz/collectives.py:") or "collectives.py:" in c.source_line
+    assert (
+        c.source_line.startswith("pmapviz/collectiveops.py:") or "collectives.py:" in c.source_line
+    )
     assert r.n_devices == 8 and r.lines == (c.line,)
 
 
@@ -111,7 +113,9 @@ def _partitions(draw_perm, sizes):
        key=st.sampled_from(["psum", "pmax"]))  # fmt: skip
 def test_parsed_groups_equal_what_was_asked(size, order, key):
     groups = _partitions(order, [size] * (TEST_DEVICES // size))
-    (c,) = compiled.analyse(compiled.collective_target(key, TEST_DEVICES, 2, groups), False).rows
+    (c,) = programanalysis.analyse(
+        programanalysis.collective_target(key, TEST_DEVICES, 2, groups), False
+    ).rows
     assert [list(g) for g in c.hlo.replica_groups] == groups
 
 
@@ -119,8 +123,8 @@ def test_parsed_groups_equal_what_was_asked(size, order, key):
 @given(order=st.permutations(range(TEST_DEVICES)), keep=st.integers(1, TEST_DEVICES))
 def test_parsed_pairs_equal_what_was_asked(order, keep):
     pairs = [(s, d) for s, d in enumerate(order)][:keep]
-    target = compiled.collective_target("ppermute", TEST_DEVICES, 1, perm=pairs)
-    (c,) = compiled.analyse(target, variants=False).rows
+    target = programanalysis.collective_target("ppermute", TEST_DEVICES, 1, perm=pairs)
+    (c,) = programanalysis.analyse(target, variants=False).rows
     assert sorted(c.hlo.source_target_pairs) == sorted(pairs)
 
 

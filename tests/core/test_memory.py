@@ -10,7 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pmapviz import benchmarking, catalog, cluster, devicefacts, dotproduct, memory, training
+from pmapviz import benchmarking, catalog, devicefacts, memory, trainingrun
+from pmapviz.cluster import cluster
+from pmapviz.live import dotproduct
 from pmapviz.planning import plan
 from tests.conftest import ROOT
 
@@ -89,8 +91,8 @@ def test_refusals_name_what_fits():
     n = 8
     fit = dotproduct.max_pairs(2 * 10**8, n)
     assert fit % n == 0 and memory.dot_bytes(fit, n).total <= 2 * 10**8
-    with pytest.raises(training.TrainError, match="largest global batch"):
-        training.check_budget(training.Config("mlp", 8, 65536), 60 * 2**20)
+    with pytest.raises(trainingrun.TrainError, match="largest global batch"):
+        trainingrun.check_budget(trainingrun.Config("mlp", 8, 65536), 60 * 2**20)
     with pytest.raises(benchmarking.BenchError, match="largest size allowed is 17,"):
         benchmarking.plan_sweep(benchmarking.WORKLOADS["dot"], [10**8], [1, 2], ["pmap"], 10**9)
     with pytest.raises(cluster.ClusterError, match="enough for 1"):

@@ -1,5 +1,5 @@
 """pmapviz.meshviews: a function run globally (jit with shardings) and per device (shard_map)
-agrees with one device; blocks land where meshes.place says; replica groups read as axes."""
+agrees with one device; blocks land where meshspecs.place says; replica groups read as axes."""
 
 import jax
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmapviz import meshes, meshviews
-from pmapviz.meshes import Mesh
+from pmapviz import meshspecs, meshviews
+from pmapviz.meshspecs import Mesh
 
 MESH = Mesh((2, 4), ("data", "model"))
 
@@ -33,7 +33,7 @@ def test_both_views_agree_with_one_device(results, key):
 @pytest.mark.parametrize("key", [e.key for e in meshviews.EXAMPLES])
 def test_blocks_are_where_meshes_place_says(results, key):
     example = meshviews.EXAMPLE[key]
-    placed = meshes.place(example.mesh, results[key][0].shape, example.out_spec)
+    placed = meshspecs.place(example.mesh, results[key][0].shape, example.out_spec)
     where = {b.device: b.index for b in placed.blocks}
     for r in results[key]:
         assert len(r.blocks) == example.mesh.devices
@@ -56,7 +56,7 @@ def test_too_few_devices_is_said():
 
 
 def _shard_map_hlo(fn, mesh_devices, in_spec, out_spec, shape=(16, 8)):
-    m = meshes.jax_mesh(MESH, mesh_devices)
+    m = meshspecs.jax_mesh(MESH, mesh_devices)
     mapped = jax.shard_map(fn, mesh=m, in_specs=P(*in_spec), out_specs=P(*out_spec))
     x = jax.device_put(np.ones(shape, np.float32), NamedSharding(m, P(*in_spec)))
     return m, jax.jit(mapped).lower(x).compile().as_text()
@@ -108,7 +108,7 @@ def test_device_ids_come_from_the_mesh_devices_array():
 
 def test_the_global_matmul_psum_reduces_over_model():
     e = meshviews.EXAMPLE["matmul_psum"]
-    m = meshes.jax_mesh(e.mesh, jax.devices())
+    m = meshspecs.jax_mesh(e.mesh, jax.devices())
     x, w = (jax.device_put(a, NamedSharding(m, P(*s)))
             for a, s in zip(e.args(), e.in_specs, strict=True))  # fmt: skip
     with jax.set_mesh(m):
@@ -163,7 +163,7 @@ def test_device_memory_is_xla_s_plan_or_nothing_where_the_backend_has_none():
             return None
 
     assert meshviews.device_memory(NoAnalysis()) == () == meshviews.device_memory(NoneAnalysis())
-    m = meshes.jax_mesh(MESH, jax.devices()[:8])
+    m = meshspecs.jax_mesh(MESH, jax.devices()[:8])
     x = jax.ShapeDtypeStruct((8, 16), np.float32, sharding=NamedSharding(m, P("data", "model")))
     compiled = jax.jit(lambda a: a * 2).lower(x).compile()
     parts = dict(meshviews.device_memory(compiled))

@@ -9,17 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmapviz import (
-    benchmarking,
-    cluster,
-    collectives,
-    explorersettings,
-    pytrees,
-    settings,
-    tour,
-    training,
-)
+from pmapviz import benchmarking, collectiveops, explorersettings, pytrees, settings, trainingrun
+from pmapviz.cluster import cluster
 from pmapviz.settings import SettingError
+from pmapviz.tour import tour
 
 NON_ASCII_DIGITS = ["²", "¹", "³", "١", "５", "٣", "߁", "𝟖"]
 
@@ -145,7 +138,7 @@ def test_quote_makes_user_text_one_literal_code_span(text):
 
 # ---------------------------------------------------------------- schemas: links and widgets
 def test_from_query_replaces_bad_values_by_defaults_with_a_note():
-    schema = collectives.schema(8)
+    schema = collectiveops.schema(8)
     texts, notes = schema.from_query({"n": "²", "m": str(2**70), "c": "pmean", "zzz": "1"})
     assert texts["n"] == "8" and texts["m"] == "8" and texts["c"] == "pmean"
     assert len(notes) == 2
@@ -154,7 +147,7 @@ def test_from_query_replaces_bad_values_by_defaults_with_a_note():
 
 
 def test_schema_parse_gives_typed_values_or_one_error_per_field():
-    schema = training.schema(8)
+    schema = trainingrun.schema(8)
     values, errors = schema.parse({"batch": "256", "steps": "10", "lr": "0.1", "k": "8"})
     assert values["batch"] == 256 and values["steps"] == 10 and values["lr"] == 0.1
     assert not errors
@@ -164,7 +157,7 @@ def test_schema_parse_gives_typed_values_or_one_error_per_field():
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8, 64])
 def test_every_schema_default_parses(n):
-    for schema in (explorersettings.schema(n), collectives.schema(n), training.schema(n),
+    for schema in (explorersettings.schema(n), collectiveops.schema(n), trainingrun.schema(n),
                    cluster.schema(), tour.schema(), benchmarking.schema(n, "dot"),
                    benchmarking.schema(n, "matmul"),
                    benchmarking.schema(n, "elementwise")):  # fmt: skip
@@ -203,7 +196,7 @@ def test_present_flag():
 # ---------------------------------------------------------------- each page schema's bounds
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_training_offers_exactly_this_servers_device_counts(n):
-    schema = training.schema(n)
+    schema = trainingrun.schema(n)
     k = schema.field("k")
     assert schema.defaults()["k"] == str(n)
     assert k.parse(str(n), "Devices") == str(n)
@@ -215,7 +208,7 @@ def test_training_offers_exactly_this_servers_device_counts(n):
 
 @pytest.mark.parametrize("n, m", [(1, 4), (8, 8), (63, 63), (64, 64), (65, 64), (512, 64)])
 def test_collectives_elements_default_and_cap(n, m):
-    schema = collectives.schema(n)
+    schema = collectiveops.schema(n)
     assert schema.defaults()["m"] == str(m) and schema.defaults()["n"] == str(n)
     values, errors = schema.parse({**schema.defaults(), "m": "64", "n": str(n)})
     assert not errors and values["m"] == 64 and values["n"] == n
@@ -270,11 +263,11 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     """Keys are the links' vocabulary (a renamed key breaks every shared link); labels name
     the field in every message about it."""
     want = {
-        collectives.schema(8): [("c", "Collective"), ("n", "Devices"),
+        collectiveops.schema(8): [("c", "Collective"), ("n", "Devices"),
                                   ("m", "Elements per device"), ("v", "Values"),
                                   ("g", "axis_index_groups"), ("p", "Permutation"),
                                   ("pairs", "Pairs")],
-        training.schema(8): [("model", "Model"), ("k", "Devices"), ("batch", "Global batch"),
+        trainingrun.schema(8): [("model", "Model"), ("k", "Devices"), ("batch", "Global batch"),
                                ("steps", "Steps"), ("lr", "Learning rate"),
                                ("red", "Reduction")],
         benchmarking.schema(8): [("w", "Workload"), ("r", "Timed runs"), ("sizes", "Sizes"),
@@ -292,7 +285,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
         ("p", "Processes"), ("d", "CPU devices per process"), ("report", "Report path"),
         ("nodes", "Nodes"), ("ppn", "Processes per node"), ("dpp", "Devices per process"),
         ("kind", "Device kind")]  # fmt: skip
-    _, errors = training.schema(8).parse({"k": "9"}, ["k"])
+    _, errors = trainingrun.schema(8).parse({"k": "9"}, ["k"])
     assert errors and errors[0].startswith("Devices")
 
 
@@ -360,7 +353,7 @@ def test_fmt_bytes_in_the_units_people_read(n, text):
 
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
-    schemas = (explorersettings.schema(n), collectives.schema(n), training.schema(n),
+    schemas = (explorersettings.schema(n), collectiveops.schema(n), trainingrun.schema(n),
                cluster.schema(), tour.schema(), benchmarking.schema(n, "matmul"))  # fmt: skip
     for schema in schemas:
         values, errors = schema.parse(schema.defaults())

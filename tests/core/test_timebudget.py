@@ -5,7 +5,7 @@ import time
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, planning, timebudget, training
+from pmapviz import catalog, planning, timebudget, trainingrun
 from tests.conftest import TEST_DEVICES
 
 RATES = timebudget.Rates(bandwidth_gbs=10.0, flops_per_s=50e9)  # fixed: deterministic tests
@@ -82,19 +82,21 @@ def test_default_limit_comes_from_the_settings():
 
 
 def test_training_over_the_limit_says_how_many_steps_fit():
-    cfg = training.Config("mlp", TEST_DEVICES, 65536, 2000)
+    cfg = trainingrun.Config("mlp", TEST_DEVICES, 65536, 2000)
     with pytest.raises(timebudget.TooLong) as err:
-        timebudget.check_training(cfg.steps, training.step_cost(cfg), limit_s=5, rates=RATES)
+        timebudget.check_training(cfg.steps, trainingrun.step_cost(cfg), limit_s=5, rates=RATES)
     fit = int(str(err.value).split("At most ")[1].split()[0].replace(",", ""))
     assert 0 < fit < 2000
-    ok = training.Config("mlp", TEST_DEVICES, 65536, fit)
-    assert timebudget.check_training(ok.steps, training.step_cost(ok), limit_s=5, rates=RATES) <= 5
+    ok = trainingrun.Config("mlp", TEST_DEVICES, 65536, fit)
+    assert (
+        timebudget.check_training(ok.steps, trainingrun.step_cost(ok), limit_s=5, rates=RATES) <= 5
+    )
     with pytest.raises(timebudget.TooLong):
-        over = training.Config("mlp", TEST_DEVICES, 65536, fit + 1)
-        timebudget.check_training(over.steps, training.step_cost(over), 5, rates=RATES)
-    with pytest.raises(training.TrainError, match="At most"):  # through validate, as pages do
-        training.validate(cfg, TEST_DEVICES, time_limit=5)
-    training.validate(training.Config(), TEST_DEVICES)  # the defaults fit the default limit
+        over = trainingrun.Config("mlp", TEST_DEVICES, 65536, fit + 1)
+        timebudget.check_training(over.steps, trainingrun.step_cost(over), 5, rates=RATES)
+    with pytest.raises(trainingrun.TrainError, match="At most"):  # through validate, as pages do
+        trainingrun.validate(cfg, TEST_DEVICES, time_limit=5)
+    trainingrun.validate(trainingrun.Config(), TEST_DEVICES)  # the defaults fit the default limit
 
 
 def _plan(key, shapes, in_axes):

@@ -97,7 +97,7 @@ def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_t
     memory before it takes the profiler's turn (never holding the profiler while waiting)."""
     import contextlib
 
-    from pmapviz import collectives, memory
+    from pmapviz import collectiveops, memory
 
     events, needs, waits = [], [], []
     real_capture, real_put = timeline.capture, timeline.col.make_input
@@ -129,9 +129,9 @@ def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_t
     tl, rows = timeline.collective_timeline("all_gather", 4, 256, on_wait=on_wait)
     assert events == ["memory held", "input", "capture", "memory released"]
     assert waits == [on_wait] and rows and len(tl.lanes) == 4
-    fn = collectives.compile_collective("all_gather", 4, None, ())
+    fn = collectiveops.compile_collective("all_gather", 4, None, ())
     (need,) = needs
-    assert need == collectives.run_need(collectives.compiled_for(fn, 4, 256), 4, 256)
+    assert need == collectiveops.run_need(collectiveops.compiled_for(fn, 4, 256), 4, 256)
     assert need.device >= 4 * (4 * 256 + 4 * 4 * 256)  # each device: its block, 4 blocks out
 
 
@@ -253,7 +253,7 @@ def test_cli_trace_prints_one_lane_per_device_for_cpu_and_gpu_traces(tmp_path, c
     import jax
     import numpy as np
 
-    from pmapviz import cli
+    from pmapviz.app import cli
 
     assert cli.main(["trace", str(GPU_TRACE), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -424,7 +424,7 @@ def test_tpu_lanes_across_chips_keep_the_last_call_that_reached_every_chip():
 
 
 def test_cli_trace_of_the_tpu_fixture_prints_the_module_and_each_ops_bytes(capsys):
-    from pmapviz import cli
+    from pmapviz.app import cli
 
     fx = _tpu_fixture()
     last = fx["modules"][-1]

@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pmapviz.ui import page_check
+from pmapviz.app.ui import page_check
 from tests.conftest import ROOT
 
 

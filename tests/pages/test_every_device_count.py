@@ -5,7 +5,7 @@ and 5 devices, with no exception and no error box anywhere.
 The device count is fixed per process when JAX starts (this test process has
 tests/conftest.py's 8), so each count walks in a fresh Python process: this file run as a
 script (``python tests/pages/test_every_device_count.py 3``, the walker below), which prints
-one JSON line. The pages are driven the way ``pmapviz.ui.page_check`` drives them for
+one JSON line. The pages are driven the way ``pmapviz.app.ui.page_check`` drives them for
 ``python -m pmapviz doctor``: app.py through Streamlit's AppTest, ``switch_page``, and
 ``page_check.steady_server_patches`` (a server after its first request).
 
@@ -44,7 +44,7 @@ SKIPPED_PREFIXES = {
     "share_": "the 'Share this view' popover (pmapviz/ui/url_state.py share_link), not an action",
 }
 SKIPPED = {
-    "ex_sm_meshes": "calls st.switch_page('pages/meshes.py') (pmapviz/ui/migration_view.py "
+    "ex_sm_meshes": "calls st.switch_page('pages/meshes.py') (pmapviz/meshes/ui/migration_view.py "
     "_to_meshes): leaves the page under test",
 }
 # Buttons that move the tour to another step (walked in its own visit): pressed last, and the
@@ -207,8 +207,9 @@ def walk(count: int) -> dict:
     )  # before anything imports JAX
     from streamlit.testing.v1 import AppTest
 
-    from pmapviz import tour
-    from pmapviz.ui import page_check, shell
+    from pmapviz.app.ui import page_check
+    from pmapviz.tour import tour
+    from pmapviz.ui import shell
 
     walker = _Walker(AppTest, argv)
     caught = shell.page_failed
@@ -243,7 +244,7 @@ def _name(record: dict) -> str:
 
 def _required() -> dict[str, set[str]]:
     """page_check.PAGE_ACTIONS' buttons, by visit name."""
-    from pmapviz.ui import page_check
+    from pmapviz.app.ui import page_check
 
     required: dict[str, set[str]] = {}
     for page, query, buttons in page_check.PAGE_ACTIONS:
@@ -257,8 +258,9 @@ def _required() -> dict[str, set[str]]:
 
 def _expected() -> list[str]:
     """Every page (with its SMALL query) and every tour step, by visit name."""
-    from pmapviz import tour
-    from pmapviz.ui import page_check, shell
+    from pmapviz.app.ui import page_check
+    from pmapviz.tour import tour
+    from pmapviz.ui import shell
 
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
     names = [_name({"page": p.path, "query": queries.get(p.path, {})})

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from pmapviz import presets
-from pmapviz.ui import plan_verdict
+from pmapviz.explorer import presets
+from pmapviz.explorer.ui import plan_verdict
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text, html_table
 

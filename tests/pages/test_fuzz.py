@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from harness import stclient
-from pmapviz.ui import PAGES, page_check, shell
+from pmapviz.app.ui import page_check
+from pmapviz.ui import PAGES, shell
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))

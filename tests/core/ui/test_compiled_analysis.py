@@ -1,7 +1,7 @@
 """What XLA compiled: the collectives beside the model, their groups or pairs on the devices,
 the program at three levels, four variants; and the hidden communication on request."""
 
-from pmapviz import compiled
+from pmapviz import programanalysis
 from tests.core.ui.conftest import render
 
 
@@ -13,7 +13,7 @@ def _analysis(a):
 
 
 def test_psum_over_groups_shows_its_replica_groups_as_a_picture():
-    a = compiled.analyse_collective("psum", 4, 4, [[0, 1], [2, 3]])
+    a = programanalysis.analyse_collective("psum", 4, 4, [[0, 1], [2, 3]])
     at = render(_analysis, a)
     assert not at.exception
     assert "on 4 device(s)" in at.caption[0].value
@@ -24,7 +24,9 @@ def test_psum_over_groups_shows_its_replica_groups_as_a_picture():
 
 
 def test_ppermute_shows_its_pairs_as_a_chart():
-    at = render(_analysis, compiled.analyse_collective("ppermute", 4, 2, perm=[(0, 1), (1, 0)]))
+    at = render(
+        _analysis, programanalysis.analyse_collective("ppermute", 4, 2, perm=[(0, 1), (1, 0)])
+    )
     assert not at.exception and len(at.get("plotly_chart")) == 1
 
 

@@ -8,11 +8,11 @@ from tests.core.ui.conftest import render
 
 
 def _collectives_page(n):
-    from pmapviz import collectives
+    from pmapviz import collectiveops
     from pmapviz.ui import url_state
 
-    url_state.load("co_", collectives.schema(n))
-    url_state.save("co_", collectives.schema(n))
+    url_state.load("co_", collectiveops.schema(n))
+    url_state.save("co_", collectiveops.schema(n))
 
 
 def test_a_link_is_read_into_the_widgets_and_written_back_unchanged():
@@ -50,12 +50,12 @@ def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_ov
 
 
 def _some_keys(n):
-    from pmapviz import compiled
+    from pmapviz import programanalysis
     from pmapviz.ui import url_state
 
-    url_state.load("cp_", compiled.schema(n))
+    url_state.load("cp_", programanalysis.schema(n))
     also = url_state.scenario_query(url_state.explorer_scenario(n), n)
-    url_state.save("cp_", compiled.schema(n), ["src"], also=also)
+    url_state.save("cp_", programanalysis.schema(n), ["src"], also=also)
 
 
 def test_only_the_keys_asked_for_and_another_schemas_query_after_them():
@@ -94,13 +94,13 @@ def test_set_url_keeps_presenter_mode():
 def _parsed(n):
     import streamlit as st
 
-    from pmapviz import collectives
+    from pmapviz import collectiveops
     from pmapviz.ui import url_state
 
-    url_state.load("co_", collectives.schema(n))
+    url_state.load("co_", collectiveops.schema(n))
     st.session_state["co_m"] = "lots"
-    st.markdown(repr(url_state.parsed("co_", collectives.schema(n), ["n"])))
-    url_state.parsed("co_", collectives.schema(n), ["m"])
+    st.markdown(repr(url_state.parsed("co_", collectiveops.schema(n), ["n"])))
+    url_state.parsed("co_", collectiveops.schema(n), ["m"])
     st.write("not reached")
 
 

@@ -1,0 +1,1 @@
+"""The application's top: its Streamlit components."""

@@ -1,0 +1,177 @@
+"""The pages' part of ``python -m pmapviz doctor``: every page driven through Streamlit's
+AppTest, its main buttons pressed, as a server would run it; what each page raised, showed as
+an error, or said about the CPU on an accelerator. It lives with the adapters because it drives
+Streamlit; pmapviz.app.doctor (below, no Streamlit) runs it when the CLI hands it over. The tests
+make AppTest behave like a server the same way (:func:`steady_server_patches`)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import streamlit.testing.v1.app_test as app_test_module
+import streamlit.testing.v1.local_script_runner as local_runner_module
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.testing.v1 import AppTest
+
+from pmapviz import devicefacts, deviceset, devicesetup
+from pmapviz.app import doctor
+
+# what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
+# tells the CPU story)
+CPU_ONLY_WORDS = (
+    "emulated",
+    "jax_num_cpu_devices",
+    "share the cores",
+    "CPU core(s) shared",
+    "nothing crosses a wire",
+    "copy between threads",
+    "no speed-up",
+)
+
+# words a page may say on an accelerator too: the local cluster's workers run on CPU devices
+# whatever the server holds, and the page shows their code
+CPU_BY_DESIGN = {"pages/cluster.py": ("jax_num_cpu_devices",)}
+
+# (page, query, buttons pressed in order): each page's main actions, small enough to be quick
+PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = (
+    ("pages/home.py", {}, ()),
+    ("pages/explorer.py", {}, ()),
+    ("pages/live.py", {}, ("dot_run",)),
+    ("pages/collectives.py", {}, ()),
+    ("pages/timing.py", {"sizes": "64,16384", "r": "3"}, ("tl_go",)),
+    ("pages/training.py", {"steps": "20"}, ("tr_go", "tr_time")),
+    ("pages/cluster.py", {"p": "2", "d": "1"}, ("cl_go",)),
+    ("pages/compiled.py", {"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),
+    ("pages/meshes.py", {}, ("me_run",)),
+    ("pages/tour.py", {"step": "1"}, ()),
+    ("pages/tour.py", {"step": "9"}, ("tour_time",)),
+)
+
+
+def steady_server_patches() -> list[tuple[object, str, object]]:
+    """(module, attribute, value) that make Streamlit's AppTest behave like a server after its
+    first request. AppTest resets Streamlit's legacy ``pages/`` flag before every run, so each
+    run would look like a fresh server's first request and be rerouted (``ui.shell.ensure_routed``),
+    losing a button's click; and it compiles app.py and the page anew on every run. The tests
+    apply the same patches (tests/pages/conftest.py)."""
+
+    class RoutedPagesManager(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    scripts = _SCRIPTS.setdefault("cache", ScriptCache())  # one per process, as a server's
+    return [
+        (app_test_module, "PagesManager", RoutedPagesManager),
+        *((m, "ScriptCache", lambda: scripts) for m in (app_test_module, local_runner_module)),
+    ]
+
+
+_SCRIPTS: dict = {}
+
+
+@contextlib.contextmanager
+def _patched(patches: list[tuple[object, str, object]]):
+    saved = [(m, name, getattr(m, name)) for m, name, _ in patches]
+    for m, name, value in patches:
+        setattr(m, name, value)
+    try:
+        yield
+    finally:
+        for m, name, value in saved:
+            setattr(m, name, value)
+
+
+def section(settings: devicesetup.Settings, progress: doctor.Progress = None) -> list[dict]:
+    """Every page through AppTest with its main buttons pressed (``python -m pmapviz doctor``),
+    on every device set the process holds (``?on=``): a row per page and set with its
+    exceptions, errors, and CPU-only words on an accelerator."""
+    argv = doctor.device_flags(settings)
+    rows = []
+    for name in deviceset.names():
+        for page, query, buttons in PAGE_ACTIONS:
+            query = {**query, "on": name} if deviceset.has_two() else dict(query)
+            doctor.say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
+            rows.append(_checked(page, query, buttons, argv, devicefacts.facts(name)))
+    return rows
+
+
+def _checked(
+    page: str, query: dict, buttons: tuple[str, ...], argv: list[str], facts: devicefacts.Facts
+) -> dict:
+    """One page's row: what it raised, showed as an error, or said of the CPU on an
+    accelerator set (``facts``: the set it ran on)."""
+    sys_argv, sys.argv = sys.argv, ["app.py", *argv]
+    try:
+        with _patched(steady_server_patches()):
+            at, pressed = _page_run(AppTest, page, query, buttons)
+        return {**_page_row(page, query, at, facts), "pressed": pressed, "set": facts.platform}
+    except Exception as err:  # noqa: BLE001 - a report, not a crash
+        return {
+            "page": page,
+            "query": query,
+            "set": facts.platform,
+            "errors": [],
+            "exceptions": [f"{type(err).__name__}: {str(err)[:200]}"],
+            "cpu_words": [],
+        }
+    finally:
+        sys.argv = sys_argv
+
+
+def cpu_words(texts: list[str], facts: devicefacts.Facts, page: str = "") -> list[str]:
+    """The CPU-only words ``page`` said while running on ``facts``' set, if that set is an
+    accelerator; what the product says of the emulated set beside it does not count, nor the
+    words of code that runs on CPU devices by design (:data:`CPU_BY_DESIGN`)."""
+    if facts.emulated:
+        return []
+    told = "\n".join(texts)
+    for sentence in devicefacts.beside_sentences(facts):
+        told = told.replace(sentence, "")
+    return [w for w in CPU_ONLY_WORDS if w in told and w not in CPU_BY_DESIGN.get(page, ())]
+
+
+def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
+    """The app, switched to ``page`` with ``query``, and the buttons of ``buttons`` that it
+    shows pressed in turn; returns it and the buttons pressed."""
+    at = app_test.from_file(str(doctor.ROOT / "app.py"), default_timeout=240).run()
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.switch_page(page).run()
+    pressed = []
+    for key in buttons:
+        found = [b for b in at.button if b.key == key and not b.disabled]
+        if found:
+            found[0].click().run()
+            pressed.append(key)
+    return at, pressed
+
+
+def _page_row(page: str, query: dict, at, facts: devicefacts.Facts) -> dict:
+    """The page's main area is read for CPU words: the sidebar lists every device set of the
+    server, the emulated one beside an accelerator included."""
+    texts = [
+        str(e.value)
+        for kind in (
+            "markdown",
+            "caption",
+            "info",
+            "warning",
+            "success",
+            "error",
+            "title",
+            "header",
+            "subheader",
+            "code",
+        )
+        for e in getattr(at.main, kind)
+    ]
+    return {
+        "page": page,
+        "query": query,
+        "exceptions": [str(e.value)[:300] for e in at.exception],
+        "errors": [str(e.value)[:300] for e in at.error],
+        "cpu_words": cpu_words(texts, facts, page),
+    }

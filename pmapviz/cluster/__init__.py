@@ -1,0 +1,1 @@
+"""Multi-process: a local jax.distributed cluster, real clusters' launch lines and reports."""

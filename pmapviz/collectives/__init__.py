@@ -1,0 +1,1 @@
+"""The collectives playground: before and after on every device."""

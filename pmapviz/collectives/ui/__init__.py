@@ -1,0 +1,1 @@
+"""The collectives playground: its Streamlit components."""

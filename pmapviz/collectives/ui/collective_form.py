@@ -1,0 +1,71 @@
+"""The Collectives playground's settings: which collective, on how many devices, how many
+elements each, which values, and its groups or pairs (widgets ``co_`` + the URL key, seeded
+from the link and written back to it)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz import collectiveops
+from pmapviz.ui import url_state
+
+P = "co_"
+
+
+def show(n_all: int) -> collectiveops.Collective:
+    """The settings' boxes; returns the chosen collective."""
+    schema = collectiveops.schema(n_all)
+    url_state.load(P, schema)
+    with st.container(border=True):
+        c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+        c1.selectbox(
+            "Collective",
+            [c.key for c in collectiveops.COLLECTIVES],
+            key=P + "c",
+            format_func=lambda k: collectiveops.BY_KEY[k].label,
+        )
+        c2.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
+        c3.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
+        c4.radio("Values", collectiveops.VALUE_KINDS, key=P + "v")
+        coll = collectiveops.BY_KEY[st.session_state[P + "c"]]
+        if coll.uses_groups:
+            st.text_input(
+                "axis_index_groups (optional)",
+                key=P + "g",
+                max_chars=400,
+                placeholder="e.g. 0 1 | 2 3   (empty: all devices in one group)",
+                help="Groups of devices that reduce among themselves; they must split all "
+                "devices. Unequal sizes run on CPU (pmean then divides by the first group's "
+                "size, wrongly; TPUs refuse them).",
+            )
+        if coll.key == "ppermute":
+            p1, p2 = st.columns([1, 2])
+            p1.radio("Permutation", collectiveops.PERMUTATIONS, key=P + "p")
+            if st.session_state[P + "p"] == "custom":
+                p2.text_input(
+                    "Pairs source->destination",
+                    key=P + "pairs",
+                    max_chars=400,
+                    help="e.g. 0->1, 1->2. Devices that no pair sends to get zeros.",
+                )
+    url_state.save(P, schema)
+    return coll
+
+
+def sizes(n_all: int) -> tuple[int, int]:
+    """(devices, elements per device), parsed (the page stops on bad text)."""
+    values = url_state.parsed(P, collectiveops.schema(n_all), ["n", "m"])
+    return values["n"], values["m"]
+
+
+def value_kind() -> str:
+    """Which values each device starts with (arange, random, ...)."""
+    return st.session_state[P + "v"]
+
+
+def choice(coll: collectiveops.Collective, n: int) -> collectiveops.Choice:
+    """The groups and pairs the boxes describe (raises ``collectiveops.CollectiveError``)."""
+    state = st.session_state
+    return collectiveops.playground_choice(
+        coll.key, n, state[P + "g"], state[P + "pairs"], state[P + "p"]
+    )

@@ -1,0 +1,1 @@
+"""The Compiled program page: the program picker and profiler timelines."""

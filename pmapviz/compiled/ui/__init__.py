@@ -1,0 +1,1 @@
+"""The Compiled program page: its Streamlit components."""

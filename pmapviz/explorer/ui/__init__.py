@@ -1,0 +1,1 @@
+"""The explorer: its Streamlit components."""

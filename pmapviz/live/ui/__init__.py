@@ -1,0 +1,1 @@
+"""Live outputs: its Streamlit components."""

@@ -1,0 +1,1 @@
+"""Named meshes: its Streamlit components."""

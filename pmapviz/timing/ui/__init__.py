@@ -1,0 +1,1 @@
+"""The Timing lab: its Streamlit components."""

@@ -1,0 +1,187 @@
+"""The Timing lab's sweep: what to compare (its widgets, keys ``tl_`` + the URL key, and its
+link), the planned runs and their picture, and the run itself with its states: running (a
+progress bar and Cancel), cancelled (the measurements it finished are kept), done (the report
+in ``tl_report``, drawn by :mod:`pmapviz.timing.ui.sweep_results`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from pmapviz import benchmarking as bench
+from pmapviz import devicefacts, deviceset, memory, queues, settings
+from pmapviz.ui import grids, presenter, queue_display, url_state
+from pmapviz.ui.long_run import LongRun
+
+P = "tl_"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the widgets say to compare (sizes and device counts as chosen, unsorted)."""
+
+    workload: bench.Workload
+    sizes: list[int]
+    ks: list[int]
+    impls: list[str]
+    schema: settings.Schema
+    budget: memory.Budget
+    beside: str | None = None  # also measure on this set (the emulated CPU devices beside)
+
+
+def form(n: int) -> Choice:
+    """The sweep's settings, seeded from the link and written back to it."""
+    ks_all = bench.device_counts(n)
+    schema = bench.schema(n, st.query_params.get("w", "dot"), deviceset.has_two())
+    url_state.load(P, schema)
+    if P + "sizes" in st.session_state:  # the link's sizes belong to the link's workload
+        st.session_state[P + "sizes_" + st.session_state[P + "w"]] = st.session_state.pop(
+            P + "sizes"
+        )
+    with st.container(border=True):
+        c1, c2 = st.columns([2, 1])
+        c1.selectbox(
+            "Workload",
+            list(bench.WORKLOADS),
+            key=P + "w",
+            format_func=lambda k: bench.WORKLOADS[k].label,
+        )
+        c2.selectbox("Timed runs per measurement", list(bench.RUNS), key=P + "r")
+        wl = bench.WORKLOADS[st.session_state[P + "w"]]
+        st.caption(wl.description)
+        choices = bench.size_choices(wl.key, ks_all)
+        sizes = st.multiselect(
+            f"Sizes ({wl.unit})",
+            choices,
+            format_func=lambda s: f"{s:,}",
+            default=None if P + "sizes_" + wl.key in st.session_state else choices[:4],
+            key=P + "sizes_" + wl.key,
+        )
+        c3, c4 = st.columns(2)
+        ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
+        impls = c4.multiselect("Implementations", bench.IMPLS, key=P + "impls")
+        beside = _beside_box()
+    url_state.save(P, schema, sizes=sizes)  # the sizes' widget is the workload's own
+    return Choice(wl, sizes, ks, impls, schema, memory.budget(), beside)
+
+
+def _beside_box() -> str | None:
+    """On an accelerator with emulated CPU devices beside it: a box that adds them to the
+    sweep, for contrast (their lines dotted, their names marked); None elsewhere."""
+    here = devicefacts.facts()
+    other = devicefacts.beside(here)
+    if here.emulated or other is None:
+        return None
+    on = st.checkbox(
+        f"Also time the {other.devices_phrase()} beside (dotted, marked "
+        f"'{bench.BESIDE.strip()} {other.platform}')",
+        key=P + "beside",
+        help="The same sweep on the emulated devices this server holds beside "
+        "the accelerator, 1, 2, 4, ... of them, drawn in the same charts: what "
+        "a laptop's emulated devices show against the real chip.",
+    )
+    return other.platform if on else None
+
+
+def planned(choice: Choice, slot) -> tuple[list, int]:
+    """``(runs, timed runs per measurement)``: the sweep's checked runs, drawn as a picture
+    (in the presenter's ``slot``), or why there are none."""
+    repeat = url_state.parsed(P, choice.schema, ["r"])["r"]
+    try:
+        runs = bench.plan_sweep(
+            choice.workload,
+            sorted(choice.sizes),
+            sorted(choice.ks),
+            choice.impls,
+            choice.budget,
+            repeat=repeat,
+        )
+    except bench.BenchError as err:
+        st.error(str(err), icon=":material/block:")
+        runs = []
+    if runs:
+        with presenter.picture(slot):
+            grids.show(*bench.sweep_grid(runs))
+    return runs, repeat
+
+
+SWEEP = LongRun(
+    "tl_",
+    "tl_report",
+    "cancelled",
+    "The last sweep was cancelled; the measurements it finished are kept below.",
+    ":material/cancel:",
+)
+
+
+def run(choice: Choice, runs: list, repeat: int) -> None:
+    """The Run button, and what an interrupted sweep left (Cancel, or any rerun)."""
+    SWEEP.recover()
+    go = st.button(
+        f"Run {len(runs)} measurements",
+        type="primary",
+        icon=":material/timer:",
+        disabled=not runs,
+        key="tl_go",
+    )
+    if go and runs:
+        _sweep(choice, repeat)
+
+
+def _sweep(choice: Choice, repeat: int) -> None:
+    """Run the sweep here, with a progress bar, a Cancel button (any click reruns the page,
+    which stops it) and its place in the benchmark's queue while it waits."""
+    wl = choice.workload
+    cancel_slot = st.empty()
+    cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
+    bar = st.progress(0.0, text="Waiting for the benchmark's turn")
+    on_wait, clear_wait = queue_display.show()  # Cancel above also stops a wait
+    partial = bench.Report({}, 0.0, wl.key)
+    SWEEP.start(partial)
+
+    def _progress(m, i, total):
+        partial.results.append(m)
+        bar.progress(
+            i / total,
+            text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
+            f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms",
+        )
+
+    try:
+        result = bench.sweep(
+            wl,
+            sorted(choice.sizes),
+            sorted(choice.ks),
+            choice.impls,
+            repeat=repeat,
+            budget=choice.budget,
+            progress=_progress,
+            on_wait=on_wait,
+        )
+        if choice.beside and not result.cancelled:
+            result = _beside(choice, repeat, result, _progress, on_wait)
+    except (queues.WaitTimeout, bench.BenchError) as err:
+        result = None
+        st.error(str(err), icon=":material/hourglass_disabled:")
+    clear_wait()
+    cancel_slot.empty()
+    SWEEP.finish(result)
+    bar.progress(1.0, text="Done")
+
+
+def _beside(choice: Choice, repeat: int, result, progress, on_wait):
+    """The same sweep on the set beside (``choice.beside``), added to ``result``."""
+    sizes = sorted(choice.sizes)
+    with deviceset.use(choice.beside):
+        ks = bench.beside_counts(devicefacts.facts().local_count, sizes)
+        other = bench.sweep(
+            choice.workload,
+            sizes,
+            ks,
+            choice.impls,
+            repeat=repeat,
+            progress=progress,
+            on_wait=on_wait,
+        )
+    return bench.add_beside(result, other)

@@ -1,0 +1,1 @@
+"""The guided tour: its Streamlit components."""

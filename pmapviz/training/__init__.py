@@ -1,0 +1,1 @@
+"""Data-parallel training: the page's form and its loss curves."""

@@ -1,0 +1,1 @@
+"""Data-parallel training: its Streamlit components."""

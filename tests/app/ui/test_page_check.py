@@ -1,0 +1,34 @@
+"""The pages' part of doctor: every page through AppTest, its words checked on an accelerator."""
+
+from pmapviz import devicesetup
+from pmapviz.app.ui import page_check
+
+
+def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
+    """The page check presses buttons and reads what a page says; a page that tells the CPU
+    story on a GPU is listed. Here the Timing lab's words are put back to the CPU story."""
+    from pmapviz import devicefacts
+
+    monkeypatch.setattr(page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()),
+                                                 ("pages/home.py", {}, ())))  # fmt: skip
+    cpu_story = devicefacts.speed_story(devicefacts.facts())
+    settings = devicesetup.applied_settings()
+    with fake_devices("gpu"):
+        clean = page_check.section(settings)
+        monkeypatch.setattr(devicefacts, "speed_story", lambda f, n=None: cpu_story)
+        flagged = page_check.section(settings)
+    # each page on the fake GPUs, then on the emulated CPU devices beside them
+    assert [(r["page"], r["set"]) for r in clean] == [
+        ("pages/timing.py", "gpu"), ("pages/home.py", "gpu"),
+        ("pages/timing.py", "cpu"), ("pages/home.py", "cpu")]  # fmt: skip
+    assert [r["cpu_words"] for r in clean] == [[], [], [], []]
+    assert "emulated" in flagged[0]["cpu_words"] and not flagged[1]["cpu_words"]
+    assert not flagged[2]["cpu_words"]  # the CPU story is true on the CPU set
+    assert not any(r["exceptions"] for r in clean + flagged)
+
+
+def test_every_page_has_its_actions():
+    from pmapviz.ui.shell import PAGES
+
+    checked = {page for page, _, _ in page_check.PAGE_ACTIONS}
+    assert checked == {p.path for p in PAGES}

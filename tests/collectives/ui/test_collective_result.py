@@ -1,0 +1,42 @@
+"""One collective run for real: before and after on every device, where each piece came from
+or what each result combines, and the communication it costs."""
+
+from pmapviz import collectiveops
+from pmapviz.collectives.ui import collective_result
+from tests.core.ui.conftest import render
+
+LABELS = [f"cpu:{d}" for d in range(8)]
+
+
+def _outcome(key, n=4, m=2, groups=None, perm=None):
+    choice = collectiveops.playground_choice(key, n, groups or "", perm or "")
+    out = collectiveops.run(key, n, m, groups=[list(g) for g in choice.groups or ()] or None,
+                          perm=[tuple(p) for p in choice.perm or ()] or None)  # fmt: skip
+    return out, choice
+
+
+def test_a_gather_says_where_each_piece_came_from():
+    out, choice = _outcome("all_gather")
+    labels = [label for label, _ in collective_result.rows(out, choice, LABELS)]
+    assert labels == ["device", "x before", "y after", "came from"]
+
+
+def test_a_reduction_over_groups_says_which_devices_each_result_combines():
+    out, choice = _outcome("psum", groups="0 1 | 2 3")
+    rows = dict(collective_result.rows(out, choice, LABELS))
+    assert [tip for _, _, tip in rows["combines"]][2] == "device 2's result combines devices [2, 3]"
+
+
+def _show(out, choice):
+    from pmapviz.collectives.ui import collective_result
+    from pmapviz.ui.shell import device_report
+
+    collective_result.show(out, choice, 2, device_report(), None)
+
+
+def test_ppermute_draws_its_pairs_and_says_who_receives_zeros():
+    out, choice = _outcome("ppermute", perm="0->1")
+    at = render(_show, out, choice)
+    assert not at.exception
+    assert "x: (4, 2)" in at.code[0].value and len(at.get("plotly_chart")) == 1
+    assert "[0, 2, 3]" in at.info[0].value and "**Communication**" in at.markdown[-1].value

@@ -1,0 +1,32 @@
+"""The tour's navigation: the step from the link, kept in the session and the link."""
+
+from pmapviz.tour import tour
+from tests.core.ui.conftest import render
+
+
+def _nav():
+    import streamlit as st
+
+    from pmapviz.tour import tour
+    from pmapviz.tour.ui import tour_nav
+
+    step = tour_nav.step()
+    tour_nav.show(step, [s.title for s in tour.STEPS])
+    st.markdown(f"step {step}")
+
+
+def test_the_links_step_then_next_and_previous_move_it_and_the_link_follows():
+    at = render(_nav, query={"step": "3"})
+    assert at.markdown[-1].value == "step 3"
+    at.button(key="tour_next").click().run()
+    assert at.markdown[-1].value == "step 4" and at.query_params["step"] == "4"
+    at.button(key="tour_prev").click().run().button(key="tour_prev").click().run()
+    assert at.markdown[-1].value == "step 2"
+
+
+def test_a_bad_step_in_the_link_is_step_one_with_a_note_and_the_ends_are_fenced():
+    at = render(_nav, query={"step": "99"})
+    assert at.markdown[-1].value == "step 1" and at.warning
+    assert at.button(key="tour_prev").disabled
+    at.selectbox(key="tour_jump").set_value(len(tour.STEPS)).run()
+    assert at.button(key="tour_next").disabled
