@@ -18,7 +18,9 @@ from pmapviz.ui import device_sets
 
 @dataclass(frozen=True)
 class PageInfo:
-    """One page: its file, title, icon, URL path, line on Home and default device set."""
+    """One page: its file, title, icon, URL path, line on Home, default device set, and the
+    checks the doctor and the tests run on it (``checks``: each a query and the buttons pressed
+    in order: the page's main actions, small enough to be quick)."""
 
     path: str
     title: str
@@ -26,6 +28,7 @@ class PageInfo:
     url_path: str
     blurb: str
     runs_on: str = "many"  # its default device set (deviceset.NEEDS): lessons want many
+    checks: tuple[tuple[dict, tuple[str, ...]], ...] = (({}, ()),)
 
 
 PAGES = (
@@ -49,6 +52,7 @@ PAGES = (
         ":material/play_circle:",
         "live",
         "Run pmap on real values, per device, checked against jit(vmap(f)).",
+        checks=(({}, ("dot_run",)),),
     ),
     PageInfo(
         "pages/collectives.py",
@@ -64,6 +68,7 @@ PAGES = (
         "timing",
         "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.",
         "real",
+        checks=(({"sizes": "64,16384", "r": "3"}, ("tl_go",)),),
     ),
     PageInfo(
         "pages/training.py",
@@ -71,6 +76,7 @@ PAGES = (
         ":material/model_training:",
         "training",
         "Sharded batches, replicated parameters, pmean of gradients.",
+        checks=(({"steps": "20"}, ("tr_go", "tr_time")),),
     ),
     PageInfo(
         "pages/cluster.py",
@@ -78,6 +84,7 @@ PAGES = (
         ":material/lan:",
         "cluster",
         "jax.distributed here or on a real cluster: local versus global devices.",
+        checks=(({"p": "2", "d": "1"}, ("cl_go",)),),
     ),
     PageInfo(
         "pages/compiled.py",
@@ -85,6 +92,7 @@ PAGES = (
         ":material/memory_alt:",
         "compiled",
         "The collectives XLA really emits, cost and memory, a per-device timeline.",
+        checks=(({"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),),
     ),
     PageInfo(
         "pages/meshes.py",
@@ -92,6 +100,7 @@ PAGES = (
         ":material/grid_on:",
         "meshes",
         "Named meshes, PartitionSpecs, and your f with jit and shard_map.",
+        checks=(({}, ("me_run",)),),
     ),
     PageInfo(
         "pages/tour.py",
@@ -99,6 +108,7 @@ PAGES = (
         ":material/school:",
         "tour",
         "A step-by-step workshop path through pmap.",
+        checks=(({"step": "1"}, ()), ({"step": "9"}, ("tour_time",))),
     ),
 )
 

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from pmapviz import devicefacts, deviceset, devicesetup
 from pmapviz.app import doctor
+from pmapviz.ui.shell import PAGES
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
 # tells the CPU story)
@@ -34,19 +35,9 @@ CPU_ONLY_WORDS = (
 # whatever the server holds, and the page shows their code
 CPU_BY_DESIGN = {"pages/cluster.py": ("jax_num_cpu_devices",)}
 
-# (page, query, buttons pressed in order): each page's main actions, small enough to be quick
-PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = (
-    ("pages/home.py", {}, ()),
-    ("pages/explorer.py", {}, ()),
-    ("pages/live.py", {}, ("dot_run",)),
-    ("pages/collectives.py", {}, ()),
-    ("pages/timing.py", {"sizes": "64,16384", "r": "3"}, ("tl_go",)),
-    ("pages/training.py", {"steps": "20"}, ("tr_go", "tr_time")),
-    ("pages/cluster.py", {"p": "2", "d": "1"}, ("cl_go",)),
-    ("pages/compiled.py", {"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),
-    ("pages/meshes.py", {}, ("me_run",)),
-    ("pages/tour.py", {"step": "1"}, ()),
-    ("pages/tour.py", {"step": "9"}, ("tour_time",)),
+# (page, query, buttons pressed in order): each page's checks, from its registry entry
+PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = tuple(
+    (p.path, query, buttons) for p in PAGES for query, buttons in p.checks
 )
 
 

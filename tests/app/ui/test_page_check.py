@@ -27,8 +27,15 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
     assert not any(r["exceptions"] for r in clean + flagged)
 
 
-def test_every_page_has_its_actions():
+def test_every_page_has_its_checks_from_its_registry_entry_and_their_buttons_exist():
+    """The checks come from each page's registry entry (shell.PAGES), in its order, and every
+    button they press is a widget key the product really has (a renamed button fails here)."""
     from pmapviz.ui.shell import PAGES
+    from tests.conftest import ROOT
 
-    checked = {page for page, _, _ in page_check.PAGE_ACTIONS}
-    assert checked == {p.path for p in PAGES}
+    assert [a[0] for a in page_check.PAGE_ACTIONS][:3] == [p.path for p in PAGES[:3]]
+    assert {page for page, _, _ in page_check.PAGE_ACTIONS} == {p.path for p in PAGES}
+    sources = "".join(f.read_text() for f in [*(ROOT / "pmapviz").rglob("*.py"),
+                                               *(ROOT / "pages").glob("*.py")])  # fmt: skip
+    keys = {b for _, _, buttons in page_check.PAGE_ACTIONS for b in buttons}
+    assert keys and not [k for k in keys if f'"{k}"' not in sources]
