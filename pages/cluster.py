@@ -3,7 +3,7 @@ command lines that make one; local versus global devices."""
 
 import streamlit as st
 
-from pmapviz import devicefacts
+from pmapviz import devicewords
 from pmapviz.cluster import cluster
 from pmapviz.cluster.ui import (
     cluster_launch,
@@ -27,7 +27,7 @@ st.markdown(
     "own detection of Slurm, Open MPI or a TPU pod: **Show a report** draws what it found, "
     "**Launch lines** gives the commands."
 )
-if note := devicefacts.workers_note(shell.device_report().facts):
+if note := devicewords.workers_note(shell.device_report().facts):
     st.info(note, icon=":material/info:")
 
 here, real, lines = st.tabs(["On this machine", "Show a report", "Launch lines"])

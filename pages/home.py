@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pmapviz import devicefacts
+from pmapviz import devicewords
 from pmapviz.ui import grids, hello_pmap, pmap_intro, presenter, shell, url_state
 
 shell.ensure_routed()
@@ -16,7 +16,7 @@ st.title("pmapviz: see what `jax.pmap` does")
 slot = presenter.picture_slot()  # presenter mode: the live hello-pmap first
 st.markdown(
     (
-        devicefacts.sets_sentence(report.facts)
+        devicewords.sets_sentence(report.facts)
         or f"This server has **{n} {report.platform} devices**."
     )
     + " Every diagram, shape and number in this app comes from real JAX arrays "

@@ -3,7 +3,7 @@ and compute separated; speed-up, scaling with size, spread, and the measured phy
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts
+from pmapviz import benchmarking, devicewords
 from pmapviz.timing.ui import plan_timing, sweep, sweep_results
 from pmapviz.ui import presenter, shell, url_state
 
@@ -15,7 +15,7 @@ n = report.count
 st.title("Timing lab")
 slot = presenter.picture_slot()  # presenter mode: what the sweep measures, first
 st.markdown(
-    devicefacts.speed_story(report.facts, n) + " Everything below is measured, not modelled."
+    devicewords.speed_story(report.facts, n) + " Everything below is measured, not modelled."
 )
 
 choice = sweep.form(n)

@@ -32,6 +32,7 @@ import numpy as np
 
 from pmapviz import (
     devicefacts,
+    devicerates,
     deviceset,
     explorersettings,
     memory,
@@ -233,7 +234,7 @@ def machine_info() -> dict:
     }
 
 
-def bandwidth(budget: int | memory.Budget) -> devicefacts.Rates:
+def bandwidth(budget: int | memory.Budget) -> devicerates.Rates:
     """The device's measured rates (bandwidth: the floor), measured on the first call with a
     probe sized by ``budget`` and remembered: sweeps do not allocate the probe again."""
     return memory.measured_rates(memory.Budget.of(budget))
@@ -318,7 +319,7 @@ def measure(
     np.asarray(out)
     d2h_s = clock() - t if impl != "numpy" else 0.0
     del out  # no result is held across timed calls, so each reuses the allocator's memory
-    _, times = devicefacts.timed_calls(lambda: run(*placed), repeat, clock, warm=False)
+    _, times = devicerates.timed_calls(lambda: run(*placed), repeat, clock, warm=False)
     moved = wl.bytes_moved(size)
     return Measurement(
         impl, k, size, compile_s, transfer_s, times, d2h_s, moved / (bandwidth_gbs * 1e9), moved

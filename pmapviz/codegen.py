@@ -9,7 +9,7 @@ docstring never holds user text.
 
 from __future__ import annotations
 
-from pmapviz import devicefacts, meshspecs, meshviews, pytrees
+from pmapviz import devicefacts, devicewords, meshspecs, meshviews, pytrees
 from pmapviz.catalog import Program
 from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
@@ -33,7 +33,7 @@ def _header(title: str, n: int, facts: devicefacts.Facts | None) -> str:
     """The script's docstring and device set-up, for the platform it was exported on: on CPU
     it emulates ``n`` devices; on GPUs or TPUs it uses the real ones (the emulation line is
     there, commented out, for a machine with fewer)."""
-    about, setup = devicefacts.export_header(facts or devicefacts.facts(), n)
+    about, setup = devicewords.export_header(facts or devicefacts.facts(), n)
     return _HEADER.format(title=title, about=about, setup=setup).rstrip("\n")
 
 

@@ -20,8 +20,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from pmapviz import devicefacts, deviceset
-from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  (re-exported)
+from pmapviz import accelerators, devicefacts, deviceset
+from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  re-exported
 from pmapviz.settings import SettingError, parse_bytes, parse_folder
 
 MIN_DEVICES = 1
@@ -61,9 +61,9 @@ def install_commands() -> str:
     return "\n".join(
         [
             "# an NVIDIA GPU:",
-            *devicefacts.install_commands("gpu"),
+            *accelerators.install_commands("gpu"),
             "# a Google TPU:",
-            *devicefacts.install_commands("tpu"),
+            *accelerators.install_commands("tpu"),
             "# or, on this machine as it is, emulated CPU devices:",
             "streamlit run app.py -- --platform cpu --devices 8",
         ]
@@ -321,7 +321,7 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
     try:  # jax.devices() and each set's first device_put, timed where they happen
         devicefacts.start_backend()
     except RuntimeError as err:  # "Unable to initialize backend 'tpu' ...", "libtpu.so" ...
-        raise PlatformUnavailable(devicefacts.unavailable_message(settings.platform, err)) from err
+        raise PlatformUnavailable(accelerators.unavailable_message(settings.platform, err)) from err
     notes.extend(_mismatch_notes(settings, jax.devices()))
     _applied = (settings, tuple(notes))
     return _applied[1]

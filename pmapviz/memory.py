@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, deviceset, devicesetup, pytrees, queues
+from pmapviz import devicefacts, devicerates, deviceset, devicesetup, hostmemory, pytrees, queues
 from pmapviz.catalog import numpy_fn
 from pmapviz.devicesetup import large_arrays_return_to_the_os  # noqa: F401  (re-exported)
 from pmapviz.planning import Plan
@@ -183,7 +183,7 @@ def _host_budget(max_bytes: int | None) -> tuple[int, str]:
     if max_bytes:
         return max_bytes, "set with --max-bytes"
     started = devicefacts.startup()
-    available = started.available_after if started else devicefacts.host_memory().available
+    available = started.available_after if started else hostmemory.host_memory().available
     host = _DEFAULTS.setdefault("host", available // 4)
     runtime = (started.runtime_bytes if started else None) or 0
     took = (
@@ -253,16 +253,16 @@ def _amount(need: Need, b: Budget, pool: queues.Pool) -> tuple[int, ...]:
     return (need.host, need.device)
 
 
-def measured_rates(b: Budget | None = None) -> devicefacts.Rates:
-    """The device's measured rates (:func:`devicefacts.rates`); the first measurement holds
+def measured_rates(b: Budget | None = None) -> devicerates.Rates:
+    """The device's measured rates (:func:`devicerates.rates`); the first measurement holds
     its probe's memory in the server's budget like any other action."""
     b = budget() if b is None else b
-    if devicefacts.rates_measured():
-        return devicefacts.rates()
-    probe = devicefacts.probe_nbytes(b.probe_pool(), own_memory=not b.shared)
+    if devicerates.rates_measured():
+        return devicerates.rates()
+    probe = devicerates.probe_nbytes(b.probe_pool(), own_memory=not b.shared)
     need = Need(probe + OVERHEAD, OVERHEAD, probe)
     with reserve(need, "measuring the device's bandwidth", b=b):
-        return devicefacts.rates(b.probe_pool())
+        return devicerates.rates(b.probe_pool())
 
 
 def reserve(
@@ -513,7 +513,7 @@ def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) 
     """Peak of ``benchmarking.sweep``: the host inputs at the largest size (smaller sizes are
     views of them), plus, for the run at size s, the placed inputs, the output and its
     device-to-host copy (numpy: its output only). With ``budget``, the bandwidth probe (one
-    array of ``devicefacts.probe_nbytes``, on one device) too, unless this process has
+    array of ``devicerates.probe_nbytes``, on one device) too, unless this process has
     measured it."""
     largest = max(sizes)
     on_device = any(i != "numpy" for i in impls)
@@ -522,9 +522,9 @@ def sweep_bytes(workload, sizes, ks, impls, budget: int | Budget | None = None) 
     )
     back = max(workload.output_bytes(s) for s in sizes)
     probe = 0
-    if budget is not None and not devicefacts.rates_measured():
+    if budget is not None and not devicerates.rates_measured():
         b = Budget.of(budget)
-        probe = devicefacts.probe_nbytes(b.probe_pool(), own_memory=not b.shared)
+        probe = devicerates.probe_nbytes(b.probe_pool(), own_memory=not b.shared)
     host = workload.input_bytes(largest) + back
     return Need(max(probe, host + placed) + OVERHEAD, host + OVERHEAD, max(probe, placed))
 

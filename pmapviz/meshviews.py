@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pmapviz import devicefacts, hlo
+from pmapviz import devicefacts, devicerates, hlo
 from pmapviz.meshspecs import Entry, Mesh, default_mesh, jax_mesh, problems, spec_text
 
 Spec = tuple[Entry, ...]
@@ -206,7 +206,7 @@ def run_compiled(
     ]
     hlo = compiled.as_text()
     mem = device_memory(compiled)
-    out, times = devicefacts.timed_calls(lambda: compiled(*placed), repeat)
+    out, times = devicerates.timed_calls(lambda: compiled(*placed), repeat)
     blocks = tuple(
         ShardBlock(s.device.id, _index(s.index, out.shape), tuple(s.data.shape))
         for s in out.addressable_shards

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pmapviz import devicefacts, devicesetup, memory
+from pmapviz import devicefacts, devicerates, devicesetup, memory
 from pmapviz.catalog import Program, numpy_fn
 from pmapviz.memory import CHUNK, device_dtype, large_arrays_return_to_the_os
 from pmapviz.placement import index_text, pmap_sharding
@@ -391,7 +391,7 @@ def _run_plan(
     host = make_values(plan, kind, seed)
     dev0 = devicefacts.local_devices_for_work()[0]
     ref_in = [jax.device_put(a, dev0) for a in host]
-    ref, ref_times = devicefacts.timed_calls(functools.partial(compiled.reference, *ref_in), 1)
+    ref, ref_times = devicerates.timed_calls(functools.partial(compiled.reference, *ref_in), 1)
     del ref_in
     t = time.perf_counter()
     placed = [
@@ -402,7 +402,7 @@ def _run_plan(
     transfer_s = time.perf_counter() - t
     del host
     gc.collect(0)  # a sharded device_put leaves a young cycle that still holds the host array
-    out, times = devicefacts.timed_calls(lambda: compiled.run(*placed), repeat)
+    out, times = devicerates.timed_calls(lambda: compiled.run(*placed), repeat)
     want = np.asarray(ref)  # no copy: the one-device result, read in place
     outputs = shards_of(out)
     rtol = _rtol([leaf.dtype for leaf in plan.leaves])

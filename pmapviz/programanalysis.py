@@ -28,6 +28,7 @@ from typing import Any
 from pmapviz import (
     collectiveops,
     devicefacts,
+    devicerates,
     explorersettings,
     planning,
     pytrees,
@@ -524,7 +525,7 @@ class Hidden:
 
 def median_time(fn: Callable[[], Any], repeat: int = 5) -> float:
     """Median seconds of ``fn()`` (:func:`pmapviz.devicefacts.timed_calls`)."""
-    return statistics.median(devicefacts.timed_calls(fn, repeat)[1])
+    return statistics.median(devicerates.timed_calls(fn, repeat)[1])
 
 
 def _rows_of(jitted, *args, n: int) -> tuple[Row, ...]:

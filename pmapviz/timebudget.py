@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pmapviz import devicesetup, hlo, memory
 from pmapviz.catalog import Program
-from pmapviz.devicefacts import Rates
+from pmapviz.devicerates import Rates
 from pmapviz.planning import Plan
 
 COMPILE_S = 0.25  # one lower + compile of a small program

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmapviz import collectiveops as col
-from pmapviz import devicefacts, folders, memory, queues
+from pmapviz import devicefacts, folders, memory, queues, tracelanes
 from pmapviz.hlo import KINDS
 from pmapviz.placement import pmap_sharding
 from pmapviz.programanalysis import analyse_collective
@@ -192,12 +192,12 @@ def device_events(trace: dict | list) -> list[OpEvent]:
     or not a plain non-negative integer). TraceError for a malformed trace
     (:func:`trace_events`)."""
     events = trace_events(trace)
-    planes, threads = devicefacts.trace_planes(events)
+    planes, threads = tracelanes.trace_planes(events)
     runs = _runs(events, planes)
     calls = _module_calls(events, planes, threads)
     out = []
     for e in events:
-        where = devicefacts.event_lane(e, planes, threads)
+        where = tracelanes.event_lane(e, planes, threads)
         if where is None:
             continue
         args, ts = e["args"], e["ts"]
@@ -242,7 +242,7 @@ def trace_events(trace: Any) -> list[dict]:
     kept = [
         _checked(k, e) for k, e in enumerate(trace) if isinstance(e, dict) and e.get("ph") == "M"
     ]
-    planes = devicefacts.trace_planes(kept)[0]
+    planes = tracelanes.trace_planes(kept)[0]
     for k, e in enumerate(trace):
         if isinstance(e, dict) and e.get("ph") == "X":
             event = _checked(k, e)
@@ -437,7 +437,7 @@ def lanes_of(
         return {}, module, len(runs)
     chosen = runs[max(complete, key=lambda r: min(e.ts for e in runs[r]))]
     t0 = min(e.ts for e in chosen)
-    lanes: dict[str, list[Event]] = {d: [] for d in sorted(lanes_seen, key=devicefacts.lane_order)}
+    lanes: dict[str, list[Event]] = {d: [] for d in sorted(lanes_seen, key=tracelanes.lane_order)}
     for e in sorted(chosen, key=lambda e: e.ts):
         kind = known.get(e.op) or collective_kind(e.op)
         lanes[e.lane].append(

@@ -233,7 +233,8 @@ FEATURE_EXCEPTIONS = {  # (feature, feature it may import): why
 }
 GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
     0: "settings palette queues hlo catalog folders",  # text and values
-    1: "pytrees expr deviceset devicefacts devicesetup",  # vocabulary
+    1: "pytrees expr deviceset hostmemory accelerators tracelanes devicefacts devicerates"
+    " devicewords devicesetup",  # vocabulary
     2: "planning placement explorersettings meshspecs",  # shapes
     3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
     4: "pmaprun collectiveops programanalysis timeline trainingrun benchmarking meshviews sandbox",

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from pmapviz import devicerates
+
 ROOT = Path(__file__).resolve().parent.parent
 
 ALONE = {
@@ -175,9 +177,7 @@ def pytest_runtest_protocol(item, nextitem):
         _lock("door", fcntl.LOCK_UN)
         _HOLDING_ALONE[0] = alone
     if alone:
-        from pmapviz import devicefacts
-
-        devicefacts.set_rates(None)  # measured again, alone: they may date from a busy moment
+        devicerates.set_rates(None)  # measured again, alone: they may date from a busy moment
     try:
         return (yield)
     finally:

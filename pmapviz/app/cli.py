@@ -22,6 +22,7 @@ from pmapviz import (
     devicefacts,
     deviceset,
     devicesetup,
+    devicewords,
     explorersettings,
     memory,
     meshspecs,
@@ -144,8 +145,8 @@ def cmd_devices(args: argparse.Namespace) -> int:
     if args.json:
         out = {
             "requested": asdict(report.requested),
-            **devicefacts.facts_json(facts),
-            "sets": [devicefacts.facts_json(f) for f in report.sets],
+            **devicewords.facts_json(facts),
+            "sets": [devicewords.facts_json(f) for f in report.sets],
             "startup": None if started is None else asdict(started),
             "notes": list(report.notes),
             "device_memory": None if stats is None else [asdict(m) for m in stats],
@@ -156,7 +157,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
     for f in report.sets:
         mark = " (this command's set)" if f.platform == facts.platform and f.beside else ""
         print(
-            f"{devicefacts.summary(f)}: platform {f.platform}, kind {f.device_kind!r}, "
+            f"{devicewords.summary(f)}: platform {f.platform}, kind {f.device_kind!r}, "
             f"JAX {f.jax_version}, {f.physical_cores} physical core(s){mark}"
         )
         for d in f.devices:
@@ -868,7 +869,7 @@ def cmd_mesh(args: argparse.Namespace) -> int:
             raise settings.SettingError(
                 f"the mesh {mesh.text()} needs {mesh.devices} devices; "
                 f"{devicefacts.facts().devices_phrase()} here: "
-                f"{devicefacts.more_devices(devicefacts.facts(), mesh.devices)}, or plan with "
+                f"{devicewords.more_devices(devicefacts.facts(), mesh.devices)}, or plan with "
                 f"--plan-devices {mesh.devices}."
             )
         jax_devices = devicefacts.local_devices_for_work()

@@ -30,7 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pmapviz import benchmarking as bench
-from pmapviz import devicefacts, deviceset, devicesetup, memory, timeline
+from pmapviz import devicefacts, deviceset, devicesetup, devicewords, memory, timeline
 from pmapviz.cluster import cluster
 from pmapviz.placement import pmap_sharding
 from pmapviz.settings import first_line
@@ -53,9 +53,9 @@ def facts_section() -> dict:
     stats = devicefacts.device_memory()
     started = devicefacts.startup()
     return {
-        **devicefacts.facts_json(f),
-        "summary": devicefacts.summary(f),
-        "sets": [devicefacts.summary(s) for s in devicefacts.every_set()],
+        **devicewords.facts_json(f),
+        "summary": devicewords.summary(f),
+        "sets": [devicewords.summary(s) for s in devicefacts.every_set()],
         "startup": None if started is None else asdict(started),
         "startup_lines": devicefacts.startup_lines(started) if started else [],
         "device_memory": None if stats is None else [asdict(m) for m in stats],

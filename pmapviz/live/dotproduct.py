@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import catalog, devicefacts, devicesetup, memory, planning
+from pmapviz import catalog, devicefacts, devicerates, devicesetup, hostmemory, memory, planning
 from pmapviz.placement import pmap_sharding
 from pmapviz.pmaprun import bound_jax_caches, diff_stats, shards_of
 
@@ -185,7 +185,7 @@ def run_dot(
     # the run's own host memory: growth from here, not the runtime's mappings made at start
     with (
         memory.reserve(need, f"the {pairs:,}-pair example", on_wait),
-        devicefacts.HostGrowth() as growth,
+        hostmemory.HostGrowth() as growth,
     ):
         result = _run(pairs, n, seed, repeat, progress, programs)
     devicesetup.return_freed_memory()
@@ -225,7 +225,7 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
     bound_jax_caches()  # pmap_dot keeps each new size's program in JAX's caches
 
     step(f"Running on {n} devices ({repeat} timed runs after a warm-up)", 0.6)
-    out, run_all = devicefacts.timed_calls(lambda: compiled(xs, ys), repeat)
+    out, run_all = devicerates.timed_calls(lambda: compiled(xs, ys), repeat)
 
     step("Comparing: reshape back, then pmap vs vmap, and numpy block by block", 0.75)
     cmp = _compare(out, ref, xs, ys, block)
@@ -276,7 +276,7 @@ def _reference(vmap_dot, host: tuple[np.ndarray, np.ndarray]) -> tuple[object, f
     t = time.perf_counter()
     compiled = vmap_dot.lower(x0, y0).compile()
     compile_s = time.perf_counter() - t
-    ref, times = devicefacts.timed_calls(lambda: compiled(x0, y0), 1)
+    ref, times = devicerates.timed_calls(lambda: compiled(x0, y0), 1)
     return ref, transfer_s, compile_s, times[0]
 
 

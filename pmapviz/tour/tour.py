@@ -15,7 +15,16 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, collectiveops, devicefacts, planning, pmaprun, settings, trainingrun
+from pmapviz import (
+    catalog,
+    collectiveops,
+    devicefacts,
+    devicewords,
+    planning,
+    pmaprun,
+    settings,
+    trainingrun,
+)
 from pmapviz.cluster import cluster
 from pmapviz.explorersettings import Scenario
 from pmapviz.live import dotproduct
@@ -67,10 +76,10 @@ def step_devices(ctx: Context) -> list[Block]:
     """Step 1: what this server's devices are, and the command for 4 of them."""
     n = ctx.n
     return [
-        Block("markdown", devicefacts.devices_story(ctx.facts, n)),
+        Block("markdown", devicewords.devices_story(ctx.facts, n)),
         Block("code", ctx.restart_command, "bash"),
         Block("chips", None),
-        Block("info", devicefacts.say(ctx.facts, "devices info", n)),
+        Block("info", devicewords.say(ctx.facts, "devices info", n)),
         _link("Home: the device set", page_url("home")),
     ]
 
@@ -319,7 +328,7 @@ def step_processes(ctx: Context) -> list[Block]:
 def step_scaling(ctx: Context) -> list[Block]:
     """Step 9: why more devices are not proportionally faster, on these devices."""
     return [
-        Block("markdown", devicefacts.scaling_story(ctx.facts, ctx.n)),
+        Block("markdown", devicewords.scaling_story(ctx.facts, ctx.n)),
         Block("chips", None),
         _link("Timing lab", page_url("timing")),
     ]
@@ -385,7 +394,7 @@ class Step:
 def titles(facts: devicefacts.Facts) -> list[str]:
     """The steps' titles on these devices (step 1 names what the devices are)."""
     return [
-        devicefacts.say(facts, "devices title") if s.demo is step_devices else s.title
+        devicewords.say(facts, "devices title") if s.demo is step_devices else s.title
         for s in STEPS
     ]
 

@@ -6,7 +6,7 @@ import html
 
 import streamlit as st
 
-from pmapviz import devicefacts, devicesetup, memory
+from pmapviz import devicefacts, devicesetup, devicewords, memory
 from pmapviz.palette import device_colour, text_colour
 
 
@@ -62,9 +62,9 @@ def show(report: devicesetup.DeviceReport) -> None:
                 st.caption(line)
         for note in (*report.notes, *facts.hints):
             st.warning(note, icon=":material/warning:")
-        if note := devicefacts.devices_note(facts):
+        if note := devicewords.devices_note(facts):
             st.info(note, icon=":material/info:")
-        st.markdown(devicefacts.say(facts, "restart"))
+        st.markdown(devicewords.say(facts, "restart"))
         n = st.number_input(
             "Devices for the restart command",
             min_value=devicesetup.MIN_DEVICES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devicefacts
+from pmapviz import devicefacts, devicewords
 
 WHAT_PMAP_DOES = """
 `jax.pmap(f)` runs **the same program on several devices at once** (SPMD: single program,
@@ -42,5 +42,5 @@ def show(facts: devicefacts.Facts) -> None:
     with right:
         st.subheader("When to use it, today")
         st.markdown(
-            WHEN_TO_USE_IT + f"- **Honesty about speed:** {devicefacts.say(facts, 'honesty')}"
+            WHEN_TO_USE_IT + f"- **Honesty about speed:** {devicewords.say(facts, 'honesty')}"
         )

@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 
+from pmapviz import devicerates
+
 DEVICES = 4
 
 
@@ -102,9 +104,8 @@ def sweep(workload: str, size: str, budget: str):
 
     wl, ks = bench.WORKLOADS[workload], [1, DEVICES]
     bench.sweep(wl, [DEVICES * 8], ks, list(bench.IMPLS), repeat=1, budget=10**9)
-    from pmapviz import devicefacts
 
-    devicefacts.set_rates(None)  # measured again, inside the action, with a probe sized by budget
+    devicerates.set_rates(None)  # measured again, inside the action, with a probe sized by budget
     estimate = memory.sweep_bytes(wl, [int(size)], ks, bench.IMPLS, int(budget)).total
     measured, _ = peak_during(
         lambda: bench.sweep(wl, [int(size)], ks, list(bench.IMPLS), repeat=2, budget=int(budget))

@@ -378,7 +378,7 @@ def test_matmul_traffic_and_report_json_by_hand():
 
 # ---------------------------------------------------------------- the floor, on real devices
 def test_the_floor_is_below_every_fastest_run_measured_here():
-    """The floor comes from XLA on the device (devicefacts.rates), so on this machine it is
+    """The floor comes from XLA on the device (devicerates.rates), so on this machine it is
     never above the fastest measured run by more than 10 %: the old floor (numpy's
     single-threaded copy) was 93x above an H200's time and above 16 CPU cores' too."""
     sizes = [2**6, 2**14, 2**17, 2**20]

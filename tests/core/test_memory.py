@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pmapviz import benchmarking, catalog, devicefacts, memory, trainingrun
+from pmapviz import benchmarking, catalog, devicefacts, devicerates, memory, trainingrun
 from pmapviz.cluster import cluster
 from pmapviz.live import dotproduct
 from pmapviz.planning import plan
@@ -151,14 +151,14 @@ def test_live_estimate_counts_device_dtypes_and_the_numpy_result():
 
 
 def test_sweep_probe_is_sized_by_the_budget_and_measured_once(monkeypatch):
-    assert devicefacts.probe_nbytes(10**12) == 128 * 2**20
-    assert devicefacts.probe_nbytes(400 * 2**20) == 100 * 2**20
+    assert devicerates.probe_nbytes(10**12) == 128 * 2**20
+    assert devicerates.probe_nbytes(400 * 2**20) == 100 * 2**20
     calls = []
-    saved = devicefacts._RATES.get("rates")
-    devicefacts.set_rates(None)
-    monkeypatch.setattr(devicefacts, "measure_bandwidth", lambda n: calls.append(n) or (9.0, "x"))
-    monkeypatch.setattr(devicefacts, "measure_flops", lambda: 1e9)
-    monkeypatch.setattr(devicefacts, "measure_transfer", lambda: 1.0)
+    saved = devicerates._RATES.get("rates")
+    devicerates.set_rates(None)
+    monkeypatch.setattr(devicerates, "measure_bandwidth", lambda n: calls.append(n) or (9.0, "x"))
+    monkeypatch.setattr(devicerates, "measure_flops", lambda: 1e9)
+    monkeypatch.setattr(devicerates, "measure_transfer", lambda: 1.0)
     try:
         assert (
             memory.sweep_bytes(
@@ -176,7 +176,7 @@ def test_sweep_probe_is_sized_by_the_budget_and_measured_once(monkeypatch):
             < 50 * 2**20
         )  # measured: no probe
     finally:
-        devicefacts.set_rates(saved)
+        devicerates.set_rates(saved)
 
 
 def test_the_budget_is_the_servers_actions_wait_for_their_share():

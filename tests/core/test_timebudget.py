@@ -5,7 +5,7 @@ import time
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, planning, timebudget, trainingrun
+from pmapviz import catalog, devicerates, planning, timebudget, trainingrun
 from tests.conftest import TEST_DEVICES
 
 RATES = timebudget.Rates(bandwidth_gbs=10.0, flops_per_s=50e9)  # fixed: deterministic tests
@@ -155,7 +155,6 @@ def test_a_sort_is_charged_at_its_own_measured_rate():
 
 
 def test_the_sort_rate_is_measured_on_the_device():
-    from pmapviz import devicefacts
 
-    per_compare = devicefacts.measure_sort(n=1 << 14, repeat=1)
+    per_compare = devicerates.measure_sort(n=1 << 14, repeat=1)
     assert 1e-12 < per_compare < 1e-5

@@ -9,7 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmapviz import timeline
+from pmapviz import timeline, tracelanes
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "core" / "fixtures"
@@ -117,8 +117,7 @@ RAW_EVENT = st.fixed_dictionaries({}, optional={
 @settings(max_examples=300, deadline=None)
 @given(RAW_EVENT)
 def test_event_lane_never_raises_on_a_raw_event(event):
-    """devicefacts.event_lane, given an event as any JSON holds it (not checked first)."""
-    from pmapviz import devicefacts
+    """tracelanes.event_lane, given an event as any JSON holds it (not checked first)."""
 
-    where = devicefacts.event_lane(event, {1: "tpu:0"}, {(1, 5): devicefacts.OPS_THREAD})
+    where = tracelanes.event_lane(event, {1: "tpu:0"}, {(1, 5): tracelanes.OPS_THREAD})
     assert where is None or (isinstance(where[0], str) and isinstance(where[1], str))

@@ -15,7 +15,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
-from pmapviz import devicefacts, deviceset, devicesetup
+from pmapviz import devicefacts, deviceset, devicesetup, devicewords
 from pmapviz.app import doctor
 from pmapviz.ui.shell import PAGES
 
@@ -119,7 +119,7 @@ def cpu_words(texts: list[str], facts: devicefacts.Facts, page: str = "") -> lis
     if facts.emulated:
         return []
     told = "\n".join(texts)
-    for sentence in devicefacts.beside_sentences(facts):
+    for sentence in devicewords.beside_sentences(facts):
         told = told.replace(sentence, "")
     return [w for w in CPU_ONLY_WORDS if w in told and w not in CPU_BY_DESIGN.get(page, ())]
 

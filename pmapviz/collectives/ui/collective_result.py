@@ -8,7 +8,14 @@ import functools
 
 import streamlit as st
 
-from pmapviz import charts, collectiveops, devicefacts, deviceset, devicesetup, programanalysis
+from pmapviz import (
+    charts,
+    collectiveops,
+    deviceset,
+    devicesetup,
+    devicewords,
+    programanalysis,
+)
 from pmapviz.ui import compiled_analysis, grids, presenter, queue_display
 
 
@@ -66,7 +73,7 @@ def show(
     st.markdown(
         f"**Communication**: each device sends about **{sent:,.0f} bytes** and receives about "
         f"**{recv:,.0f} bytes** for {n} devices x {m} float32 elements. Model: {out.model}. "
-        + devicefacts.say(report.facts, "wire")
+        + devicewords.say(report.facts, "wire")
     )
     with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):
         if st.toggle("Compile it and read the HLO", key="co_xla"):

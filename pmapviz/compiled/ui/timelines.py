@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts, memory, settings, timecharts, timeline
+from pmapviz import benchmarking, devicefacts, devicewords, memory, settings, timecharts, timeline
 from pmapviz.ui import queue_display, tables
 
 
@@ -81,7 +81,7 @@ def capture(call, facts: devicefacts.Facts) -> None:
     st.subheader("One call, device by device")
     st.markdown(
         "A real profiler trace (`jax.profiler.trace`) of one call: one lane per device, its HLO "
-        "ops as bars, collectives coloured; " + devicefacts.say(facts, "trace")
+        "ops as bars, collectives coloured; " + devicewords.say(facts, "trace")
     )
     if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
         on_wait, clear_wait = queue_display.show(stop_key="cp_trace_stop")

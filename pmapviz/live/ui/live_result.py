@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devicefacts, devicesetup
+from pmapviz import devicesetup, devicewords
 from pmapviz.catalog import Program
 from pmapviz.explorersettings import has_numpy_version
 from pmapviz.planning import Plan
@@ -50,7 +50,7 @@ def show(res, plan: Plan, program: Program, report: devicesetup.DeviceReport) ->
     st.caption(
         "Compile and transfer are measured once; compute is the median of 5 runs with "
         "inputs already placed, after a warm-up, timed with block_until_ready. "
-        + devicefacts.speed_caveat(report.facts, plan.devices_used)
+        + devicewords.speed_caveat(report.facts, plan.devices_used)
     )
 
     st.subheader("Per device")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import devicefacts, deviceset, memory, queues, settings
+from pmapviz import devicefacts, deviceset, devicewords, memory, queues, settings
 from pmapviz.ui import grids, presenter, queue_display, url_state
 from pmapviz.ui.long_run import LongRun
 
@@ -70,7 +70,7 @@ def _beside_box() -> str | None:
     """On an accelerator with emulated CPU devices beside it: a box that adds them to the
     sweep, for contrast (their lines dotted, their names marked); None elsewhere."""
     here = devicefacts.facts()
-    other = devicefacts.beside(here)
+    other = devicewords.beside(here)
     if here.emulated or other is None:
         return None
     on = st.checkbox(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts, devicesetup, timecharts, trainingrun
+from pmapviz import benchmarking, devicesetup, devicewords, timecharts, trainingrun
 from pmapviz.ui import grids, queue_display
 
 
@@ -144,7 +144,7 @@ def step_rows(hist, labels: list[str]) -> grids.Rows:
 def _step_times(hc: trainingrun.Config, report: devicesetup.DeviceReport) -> None:
     """Time per step for every device count that divides the batch (on request)."""
     st.subheader("Time per step versus devices")
-    st.markdown(devicefacts.step_time_story(report.facts, hc.batch))
+    st.markdown(devicewords.step_time_story(report.facts, hc.batch))
     if st.button("Measure time per step", key="tr_time", icon=":material/timer:"):
         ks = [x for x in benchmarking.device_counts(report.count) if hc.batch % x == 0]
         with st.spinner(f"Timing {len(ks)} device counts..."):

@@ -1,6 +1,6 @@
 """The pages' part of doctor: every page through AppTest, its words checked on an accelerator."""
 
-from pmapviz import devicesetup
+from pmapviz import devicesetup, devicewords
 from pmapviz.app.ui import page_check
 
 
@@ -11,11 +11,11 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
 
     monkeypatch.setattr(page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()),
                                                  ("pages/home.py", {}, ())))  # fmt: skip
-    cpu_story = devicefacts.speed_story(devicefacts.facts())
+    cpu_story = devicewords.speed_story(devicefacts.facts())
     settings = devicesetup.applied_settings()
     with fake_devices("gpu"):
         clean = page_check.section(settings)
-        monkeypatch.setattr(devicefacts, "speed_story", lambda f, n=None: cpu_story)
+        monkeypatch.setattr(devicewords, "speed_story", lambda f, n=None: cpu_story)
         flagged = page_check.section(settings)
     # each page on the fake GPUs, then on the emulated CPU devices beside them
     assert [(r["page"], r["set"]) for r in clean] == [

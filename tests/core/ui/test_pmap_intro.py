@@ -1,6 +1,6 @@
 """Home's prose: what pmap does and when to use it, with the device honesty line."""
 
-from pmapviz import devicefacts
+from pmapviz import devicewords
 from pmapviz.ui.shell import device_report
 from tests.core.ui.conftest import render
 
@@ -16,4 +16,4 @@ def test_two_columns_what_pmap_does_and_when_to_use_it():
     at = render(_intro, facts)
     assert [s.value for s in at.subheader] == ["What pmap does", "When to use it, today"]
     assert "**Replicate**" in at.markdown[0].value
-    assert devicefacts.say(facts, "honesty") in at.markdown[1].value
+    assert devicewords.say(facts, "honesty") in at.markdown[1].value
