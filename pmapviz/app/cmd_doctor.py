@@ -1,0 +1,27 @@
+"""python -m pmapviz doctor: every command and page on the devices here, and a report."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from pmapviz.app import doctor
+from pmapviz.app.cliflags import _print, _settings
+
+try:  # the pages' check drives Streamlit; a bare accelerator machine may have JAX alone
+    from pmapviz.app.ui import page_check
+except ImportError:
+    page_check = None
+
+
+def cmd_doctor(args: argparse.Namespace, here: Callable[[list[str]], tuple[int, str, str]]) -> int:
+    """Every command and every page on the devices present; a report (see pmapviz.app.doctor);
+    ``here`` runs a command in this process (cli.run_here), for a chip that serves one."""
+    report = doctor.run(
+        _settings(args),
+        progress=None if args.json else print,
+        pages=page_check.section if page_check else doctor.NO_STREAMLIT,
+        here=here,
+    )
+    _print(args.json, report, [] if args.json else doctor.report_lines(report))
+    return 0 if report["ok"] else 1

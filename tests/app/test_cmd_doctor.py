@@ -1,0 +1,24 @@
+"""python -m pmapviz doctor: its report's verdict is the exit status, and it runs commands in
+this process through the ``here`` it is given."""
+
+import argparse
+
+from pmapviz.app import cmd_doctor, doctor
+
+
+def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, capsys):
+    seen = {}
+
+    def fake_run(settings, progress=None, pages=None, here=None):
+        seen["here"] = here
+        return {"ok": seen.get("ok", True)}
+
+    monkeypatch.setattr(doctor, "run", fake_run)
+    monkeypatch.setattr(doctor, "report_lines", lambda report: ["pmapviz doctor: fake"])
+    args = argparse.Namespace(json=False, devices=None, platform=None, max_bytes=None,
+                              max_device_bytes=None, max_seconds=None)  # fmt: skip
+    marker = object()
+    assert cmd_doctor.cmd_doctor(args, marker) == 0 and seen["here"] is marker
+    seen["ok"] = False
+    assert cmd_doctor.cmd_doctor(args, marker) == 1
+    assert "pmapviz doctor: fake" in capsys.readouterr().out
