@@ -45,6 +45,7 @@ from pmapviz.planning import Plan
 GRACE_S = 5.0  # past the time limit before a run is stopped (start-up and reading back)
 START_S = 60.0  # a new worker's start (Python, JAX, its devices) at most
 IDLE_S = 120.0  # a worker no run has used for this long is stopped, and its memory freed
+WORKER_LABEL = "the process your own f runs in"  # its standing grant in the pool
 OFF = "PMAPVIZ_SANDBOX"  # "off": every run stays in the server's process (tests, debugging)
 HEADER = struct.Struct("!Q")
 
@@ -202,7 +203,7 @@ class Worker:
             self._stop_locked()
             grant = memory.reserve(
                 memory.Need.host_only(memory.worker_bytes(n_devices)),
-                "the process your own f runs in",
+                WORKER_LABEL,
                 on_wait,
             )
             try:

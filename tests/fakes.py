@@ -66,3 +66,11 @@ def fake_devices(
     devs = {"gpu": gpu, "tpu": tpu}[platform](n)
     with devicefacts.override(devs, cpu=cpu), deviceset.use(platform):
         yield devs
+
+
+def actions_held() -> list:
+    """What the server's actions hold in the memory pool now, without the sandbox's warm worker
+    (a standing grant that an earlier test in this process may have left for the next run)."""
+    from pmapviz import memory, sandbox
+
+    return [h for h in memory.admission().held() if h[0] != sandbox.WORKER_LABEL]

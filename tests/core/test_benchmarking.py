@@ -9,6 +9,7 @@ import pytest
 from pmapviz import benchmarking as bench
 from pmapviz import catalog, memory, planning, queues
 from tests.conftest import TEST_DEVICES
+from tests.fakes import actions_held
 
 
 class FakeClock:
@@ -530,6 +531,6 @@ def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
         assert memory.budget().problem(memory.plan_timing_bytes(p)) is None  # I/O alone fits
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             bench.measure_plan(prog, p, repeat=1, bandwidth_gbs=10.0)
-        assert memory.admission().held() == [] and bench.TURNS.held_for() is None  # given back
+        assert actions_held() == [] and bench.TURNS.held_for() is None  # given back
     finally:
         devicesetup.apply(original)

@@ -11,6 +11,7 @@ from jax.sharding import PartitionSpec as P
 from pmapviz import catalog, expr, meshspecs, placement
 from pmapviz.meshes import migration
 from pmapviz.planning import plan
+from tests.fakes import actions_held
 
 CASES = [  # key, shapes, in_axes, out_axes, axis_name
     ("double", [(8, 4)], (0,), 0, None),
@@ -123,6 +124,6 @@ def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
         assert memory.budget().problem(memory.live_run_bytes(p, prog.key)) is None
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             migration.run_both(prog, p)
-        assert memory.admission().held() == []
+        assert actions_held() == []
     finally:
         devicesetup.apply(original)
