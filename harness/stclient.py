@@ -109,15 +109,19 @@ class Session:
         wid = next(w for label, w in self.buttons.items() if label.startswith(label_prefix))
         return self._run([wid], on_element)
 
-    def _run(self, triggers: list[str], on_element) -> Page:
+    def _run(self, triggers: list[str], on_element, states=()) -> Page:
+        """Rerun with ``triggers`` pressed and the widget ``states`` given; the page it drew."""
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_name = self.page_name
         for wid in triggers:
             w = msg.rerun_script.widget_states.widgets.add()
             w.id, w.trigger_value = wid, True
+        for state in states:
+            msg.rerun_script.widget_states.widgets.add().CopyFrom(state)
         self._ws.send(msg.SerializeToString())
-        page, t0, buttons = Page(), time.monotonic(), {}
+        page, t0 = self._new_page(), time.monotonic()
+        self.buttons = {}
         while time.monotonic() - t0 < self.timeout:
             fwd = ForwardMsg()
             fwd.ParseFromString(self._ws.recv(timeout=max(0.1, self.timeout
@@ -127,13 +131,19 @@ class Session:
                 el = fwd.delta.new_element
                 kind, text = _element_text(el)
                 page.elements.append((kind, text))
-                if kind == "button":
-                    buttons[el.button.label] = el.button.id
+                self._seen(el, kind, text, page)
                 if on_element:
                     on_element(kind, text)
             elif which == "script_finished" and fwd.script_finished in DONE:
                 page.finished = True
                 break
         page.seconds = time.monotonic() - t0
-        self.buttons = buttons
         return page
+
+    def _new_page(self) -> Page:
+        return Page()
+
+    def _seen(self, el, kind: str, text: str, page: Page) -> None:
+        """One element drawn: its button's id is kept for :meth:`click` (subclasses keep more)."""
+        if kind == "button":
+            self.buttons[el.button.label] = el.button.id

@@ -25,7 +25,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from harness.stclient import DONE, Page, Session, _element_text
+from harness.stclient import Page, Session
 
 XSRF_COOKIE = "_streamlit_xsrf"
 ALERT_FORMATS = {Alert.ERROR: "error", Alert.WARNING: "warning", Alert.INFO: "info",
@@ -101,38 +101,14 @@ class UploadSession(Session):
                 return fwd.file_urls_response.file_urls[0]
         raise TimeoutError("no file_urls_response within 60 s")
 
-    def _run(self, triggers: list[str], on_element, states=()) -> UploadPage:
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.query
-        msg.rerun_script.page_name = self.page_name
-        for wid in triggers:
-            w = msg.rerun_script.widget_states.widgets.add()
-            w.id, w.trigger_value = wid, True
-        for state in states:
-            msg.rerun_script.widget_states.widgets.add().CopyFrom(state)
-        self._ws.send(msg.SerializeToString())
-        page, t0 = UploadPage(), time.monotonic()
-        buttons, uploaders = {}, {}
-        while time.monotonic() - t0 < self.timeout:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(self._ws.recv(timeout=max(0.1, self.timeout
-                                                          - (time.monotonic() - t0))))  # fmt: skip
-            which = fwd.WhichOneof("type")
-            if which == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                el = fwd.delta.new_element
-                kind, text = _element_text(el)
-                page.elements.append((kind, text))
-                if kind == "button":
-                    buttons[el.button.label] = el.button.id
-                elif kind == "file_uploader":
-                    uploaders[el.file_uploader.label] = el.file_uploader.id
-                elif kind == "alert":
-                    page.alerts.append((ALERT_FORMATS.get(el.alert.format, "?"), text))
-                if on_element:
-                    on_element(kind, text)
-            elif which == "script_finished" and fwd.script_finished in DONE:
-                page.finished = True
-                break
-        page.seconds = time.monotonic() - t0
-        self.buttons, self.uploaders = buttons, uploaders
-        return page
+    def _new_page(self) -> UploadPage:
+        self.uploaders = {}
+        return UploadPage()
+
+    def _seen(self, el, kind: str, text: str, page: UploadPage) -> None:
+        """Buttons as the base session keeps them, and the uploaders and alerts (their format)."""
+        super()._seen(el, kind, text, page)
+        if kind == "file_uploader":
+            self.uploaders[el.file_uploader.label] = el.file_uploader.id
+        elif kind == "alert":
+            page.alerts.append((ALERT_FORMATS.get(el.alert.format, "?"), text))
