@@ -9,7 +9,7 @@ import sys
 
 import streamlit as st
 
-from pmapviz import devicesetup, settings, warmup  # import no JAX
+from pmapviz import devicesetup, valueparse, warmup  # import no JAX
 
 # the tab's icon is a file of our own: a ":material/...:" icon is fetched from fonts.gstatic.com
 ICON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pmapviz", "icon.png")
@@ -19,7 +19,7 @@ st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.to
 try:
     _settings = devicesetup.parse_settings(sys.argv[1:], os.environ)
     devicesetup.apply(_settings)  # before anything else touches JAX
-except settings.SettingError as err:
+except valueparse.SettingError as err:
 
     def _cannot_start(
         message: str = str(err), missing: bool = isinstance(err, devicesetup.PlatformUnavailable)
@@ -48,18 +48,19 @@ except settings.SettingError as err:
     ).run()
     st.stop()
 
-from pmapviz.ui import device_panel, device_sets, presenter, shell  # noqa: E402  (after devices)
+from pmapviz.app.ui import page_registry  # noqa: E402  (after the devices)
+from pmapviz.ui import device_panel, device_sets, presenter, shell  # noqa: E402
 
-page = st.navigation(  # drawn by shell.page_menu: Streamlit's own list is off (config.toml)
+page = st.navigation(  # drawn by page_menu: Streamlit's own list is off (config.toml)
     [
         st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
-        for i, p in enumerate(shell.PAGES)
+        for i, p in enumerate(page_registry.PAGES)
     ],
     position="hidden",
 )
-shell.page_menu()
+page_registry.page_menu()
 presenter.toggle()
-device_set = device_sets.current(shell.by_url_path(page.url_path).runs_on)
+device_set = device_sets.current(page_registry.by_url_path(page.url_path).runs_on)
 try:
     with shell.routing(device_set):
         device_panel.show(shell.device_report())

@@ -18,7 +18,7 @@ ROOT = common.ROOT
 
 def main() -> int:
     args = common.start(__doc__, repeat=5)
-    from pmapviz import catalog, planning, programanalysis, timeline
+    from pmapviz import catalog, planning, programanalysis, tracecapture
 
     n = args.devices
     program = catalog.get("normalise")
@@ -46,7 +46,7 @@ def main() -> int:
         times = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            tl, rows = timeline.collective_timeline(key, n, 1024)
+            tl, rows = tracecapture.collective_timeline(key, n, 1024)
             times.append(time.perf_counter() - t)
         total = statistics.median(times)
         worst = max(worst, max(times))

@@ -22,7 +22,7 @@ URL-encoded). Uploads to the Compiled page's "A trace from any machine" (key cp_
 browser's file uploader does (harness/stupload.py): a TPU-style perfetto trace, ~4.4 MB of
 .json.gz that inflates to ~100 MiB of JSON with ~850k complete events (4 /device:TPU:N planes,
 their "XLA Ops" and "XLA Modules" lines, a /host:CPU line: just under this budget's
-``timeline.trace_limit``, so it is parsed), from two sessions at once; and a ~0.5 MB CPU-style
+``tracefiles.trace_limit``, so it is parsed), from two sessions at once; and a ~0.5 MB CPU-style
 trace with 5,000 device lanes (``args.device_ordinal`` 0..4999, one call).
 
 Reported: the baseline RSS (after a first page), each phase's peak and (peak - baseline) as a
@@ -49,7 +49,7 @@ import load  # benchmarks/load.py: Sampler, start_measured, finish (and common: 
 
 from harness import stclient  # noqa: E402
 from harness.stupload import UploadSession  # noqa: E402
-from pmapviz import settings, timeline  # noqa: E402  (imports no JAX)
+from pmapviz import tracefiles, valueparse  # noqa: E402  (imports no JAX)
 
 ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": "", "PMAPVIZ_PLATFORM": "",
        "PMAPVIZ_MAX_SECONDS": "", "PMAPVIZ_MAX_DEVICE_BYTES": ""}  # fmt: skip
@@ -293,7 +293,7 @@ def plan(phases: list[str], budget: int) -> dict[str, tuple[str, list[Action]]]:
     t = time.perf_counter()
     big, events = big_trace()
     gz = gzip.compress(big, 9)
-    limit = timeline.trace_limit(budget)  # the JSON a trace may hold on this server
+    limit = tracefiles.trace_limit(budget)  # the JSON a trace may hold on this server
     near, near_events = big_trace(calls=int(1000 * 0.97 * limit / len(big)))
     near_gz = gzip.compress(near, 9)
     lanes = lanes_trace()
@@ -315,7 +315,7 @@ def plan(phases: list[str], budget: int) -> dict[str, tuple[str, list[Action]]]:
 
 def main() -> int:
     args = options()
-    budget = settings.parse_bytes(args.max_bytes, "--max-bytes")
+    budget = valueparse.parse_bytes(args.max_bytes, "--max-bytes")
     names = [p.strip() for p in args.phases.split(",") if p.strip()]
     todo = plan(names, budget)
     server = ["--devices", str(args.devices), "--max-bytes", args.max_bytes,

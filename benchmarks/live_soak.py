@@ -30,7 +30,7 @@ from harness import (  # noqa: E402
     tree_rss,
     wait_rendered,
 )
-from pmapviz import settings  # noqa: E402  (imports no JAX)
+from pmapviz import valueparse  # noqa: E402  (imports no JAX)
 
 
 def rss_mib(pid: int) -> float:
@@ -72,7 +72,7 @@ def main() -> int:
     ap.add_argument("--devices", type=int, default=4)
     ap.add_argument("--max-bytes", default="512M")
     args = ap.parse_args()
-    budget = settings.parse_bytes(args.max_bytes, "--max-bytes")
+    budget = valueparse.parse_bytes(args.max_bytes, "--max-bytes")
     from playwright.sync_api import sync_playwright
 
     proc, url = start_server(["--devices", str(args.devices), "--max-bytes", args.max_bytes],

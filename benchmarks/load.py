@@ -32,7 +32,7 @@ import psutil
 
 from harness import start_server, stop_server, tree_rss  # noqa: E402
 from harness.stclient import Session  # noqa: E402
-from pmapviz import settings  # noqa: E402  (imports no JAX)
+from pmapviz import valueparse  # noqa: E402  (imports no JAX)
 
 QUEUE_WORDS = ("Waiting for", "Gave up after waiting")
 
@@ -197,7 +197,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per session's action")
     ap.add_argument("--kill-above-gib", type=float, default=14.0)
     args = ap.parse_args()
-    budget = settings.parse_bytes(args.max_bytes, "--max-bytes")
+    budget = valueparse.parse_bytes(args.max_bytes, "--max-bytes")
     plan = roles(args.devices, budget)
     names = [ORDER[i % len(ORDER)] for i in range(args.sessions)]
     proc, url, sampler, base = start_measured(

@@ -1,5 +1,5 @@
-"""The memory model against measured peaks: every case of tests/core/test_memory.py, each in a
-fresh process (tests/core/memory_probe.py), as a table.
+"""The memory model against measured peaks: every case of tests/core/test_memoryneeds.py, each
+in a fresh process (tests/core/memory_probe.py), as a table.
 
     .venv/bin/python benchmarks/memory_model.py [--jobs 4]
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.core.test_memory import CASES, _probe  # noqa: E402
+from tests.core.test_memoryneeds import CASES, _probe  # noqa: E402
 
 
 def main() -> int:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pmapviz import devicewords
+from pmapviz.app.ui import page_registry
 from pmapviz.ui import grids, hello_pmap, pmap_intro, presenter, shell, url_state
 
 shell.ensure_routed()
@@ -34,4 +35,4 @@ grids.device_set(report)
 hello_pmap.show(n, slot)
 
 st.subheader("Pages")
-shell.page_links()
+page_registry.page_links()

@@ -3,7 +3,7 @@ which device (at which mesh coordinates) holds which block of each argument."""
 
 import streamlit as st
 
-from pmapviz import meshspecs
+from pmapviz import meshplacement
 from pmapviz.meshes.ui import mesh_form, mesh_own, mesh_run, mesh_view
 from pmapviz.ui import presenter, shell, url_state
 
@@ -25,7 +25,7 @@ url_state.share_link("meshes")
 mesh_view.mesh_note(mesh, report.count)
 if mesh_view.problems(mesh, args):
     st.stop()
-placed = [meshspecs.place(mesh, shape, spec) for _, shape, spec in args]
+placed = [meshplacement.place(mesh, shape, spec) for _, shape, spec in args]
 mesh_view.show(placed, [name for name, _, _ in args], slot)
 mesh_own.show(mesh, args, report.count)
 mesh_run.show(report.count)

@@ -3,7 +3,7 @@ and compute separated; speed-up, scaling with size, spread, and the measured phy
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicewords
+from pmapviz import devicewords, sweepplans
 from pmapviz.timing.ui import plan_timing, sweep, sweep_results
 from pmapviz.ui import presenter, shell, url_state
 
@@ -23,4 +23,4 @@ url_state.share_link("timing")
 runs, repeat = sweep.planned(choice, slot)
 sweep.run(choice, runs, repeat)
 plan_timing.show(n, repeat, choice.budget)
-sweep_results.show(benchmarking.device_counts(n))
+sweep_results.show(sweepplans.device_counts(n))

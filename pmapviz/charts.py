@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from pmapviz.palette import FONT, MONO_CSS, device_colour, text_colour
 from pmapviz.placement import ArrayLayout
-from pmapviz.settings import fmt_shape
+from pmapviz.valuetext import fmt_shape
 
 NEUTRAL = "#D9D9D9"
 LENGTH = 10.0  # drawing units for the longest side

@@ -9,11 +9,11 @@ docstring never holds user text.
 
 from __future__ import annotations
 
-from pmapviz import devicefacts, devicewords, meshspecs, meshviews, pytrees
+from pmapviz import devicefacts, devicewords, meshexamples, meshspecs, pytrees
 from pmapviz.catalog import Program
 from pmapviz.expr import ExprProgram, python_source
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_int, fmt_shape
+from pmapviz.valuetext import fmt_int, fmt_shape
 
 _HEADER = '''"""{title}
 
@@ -229,7 +229,7 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
 
 
 # ---------------------------------------------------------------- named meshes: both views
-def mesh_script(ex: meshviews.Example, facts: devicefacts.Facts | None = None) -> str:
+def mesh_script(ex: meshexamples.Example, facts: devicefacts.Facts | None = None) -> str:
     """A runnable script of one Meshes example: the mesh, the arguments placed by their
     PartitionSpecs, f in the global view (``jax.jit`` with NamedSharding) and in the per-device
     view (``jax.shard_map`` with collectives over named axes), and a check that they agree."""

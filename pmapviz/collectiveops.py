@@ -21,84 +21,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, memory, settings
+from pmapviz import (
+    collectivedefs,
+    compiledmemory,
+    devicefacts,
+    memory,
+    memoryneeds,
+    memorypool,
+    settings,
+)
+from pmapviz.arrayshards import shards_of
+from pmapviz.collectivedefs import BY_KEY, COLLECTIVES, Collective, code_for, ring
 from pmapviz.placement import pmap_sharding
-from pmapviz.pmaprun import shards_of
-from pmapviz.settings import quote
-
-AXIS = "i"
+from pmapviz.valuetext import quote
 
 
 class CollectiveError(ValueError):
     """A choice that makes no sense for this collective; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class Collective:
-    """One collective of the playground: its name, the code shown, and what it needs."""
-
-    key: str
-    label: str
-    code: str  # shown to the user; {groups}, {perm} filled in
-    kind: str  # "reduce", "gather", "permute", "scatter", "index", "normalise"
-    uses_groups: bool = False
-    needs_divisible: bool = False  # m must be a multiple of the group size
-
-
-COLLECTIVES: tuple[Collective, ...] = (
-    Collective("psum", "psum: sum over devices", "lax.psum(x, 'i'{groups})", "reduce", True),
-    Collective("pmean", "pmean: mean over devices", "lax.pmean(x, 'i'{groups})", "reduce", True),
-    Collective("pmax", "pmax: maximum over devices", "lax.pmax(x, 'i'{groups})", "reduce", True),
-    Collective("pmin", "pmin: minimum over devices", "lax.pmin(x, 'i'{groups})", "reduce", True),
-    Collective(
-        "all_gather",
-        "all_gather: every device gets every block",
-        "lax.all_gather(x, 'i')",
-        "gather",
-    ),
-    Collective(
-        "all_gather_tiled",
-        "all_gather(tiled=True): concatenated",
-        "lax.all_gather(x, 'i', tiled=True)",
-        "gather",
-    ),
-    Collective(
-        "ppermute",
-        "ppermute: send blocks along pairs",
-        "lax.ppermute(x, 'i', perm={perm})",
-        "permute",
-    ),
-    Collective(
-        "psum_scatter",
-        "psum_scatter: sum, then each keeps one piece",
-        "lax.psum_scatter(x, 'i', tiled=True)",
-        "scatter",
-        needs_divisible=True,
-    ),
-    Collective(
-        "all_to_all",
-        "all_to_all: piece j of device i goes to device j",
-        "lax.all_to_all(x, 'i', 0, 0, tiled=True)",
-        "scatter",
-        needs_divisible=True,
-    ),
-    Collective("axis_index", "axis_index: which device am I?", "lax.axis_index('i')", "index"),
-    Collective(
-        "normalise", "normalise by the global sum", "x / lax.psum(jnp.sum(x), 'i')", "normalise"
-    ),
-)
-BY_KEY = {c.key: c for c in COLLECTIVES}
 VALUE_KINDS = ("arange", "random")
 PERMUTATIONS = ("ring right", "ring left", "custom")
 
 
 # ---------------------------------------------------------------- parsing choices
-def ring(n: int, direction: str) -> list[tuple[int, int]]:
-    """Ring shift: 'right' sends device j's block to j+1, 'left' to j-1 (wrapping)."""
-    step = 1 if direction == "right" else -1
-    return [(j, (j + step) % n) for j in range(n)]
-
-
 def parse_pairs(text: str, n: int) -> list[tuple[int, int]]:
     """'0->1, 1->2' or '0 1; 1 2' -> [(0, 1), (1, 2)], checked as a ppermute permutation."""
     raw = (text or "").strip()
@@ -226,36 +172,6 @@ class Outcome:
     warnings: tuple[str, ...] = ()  # e.g. pmean over unequal groups, a source that failed
 
 
-def build(c: Collective, groups, perm) -> Callable:
-    """The per-device function that runs collective ``c`` over the axis, with its groups or
-    permutation."""
-    import jax.numpy as jnp
-    from jax import lax
-
-    kw = {"axis_index_groups": groups} if groups else {}
-    return {
-        "psum": lambda x: lax.psum(x, AXIS, **kw),
-        "pmean": lambda x: lax.pmean(x, AXIS, **kw),
-        "pmax": lambda x: lax.pmax(x, AXIS, **kw),
-        "pmin": lambda x: lax.pmin(x, AXIS, **kw),
-        "all_gather": lambda x: lax.all_gather(x, AXIS),
-        "all_gather_tiled": lambda x: lax.all_gather(x, AXIS, tiled=True),
-        "ppermute": lambda x: lax.ppermute(x, AXIS, perm=perm),
-        "psum_scatter": lambda x: lax.psum_scatter(x, AXIS, tiled=True),
-        "all_to_all": lambda x: lax.all_to_all(x, AXIS, 0, 0, tiled=True),
-        "axis_index": lambda x: lax.axis_index(AXIS),
-        "normalise": lambda x: x / lax.psum(jnp.sum(x), AXIS),
-    }[c.key]
-
-
-def code_for(c: Collective, groups, perm) -> str:
-    """The code of collective ``c`` as shown to the user, groups or permutation filled in."""
-    return c.code.format(
-        groups=f", axis_index_groups={groups}" if groups else "",
-        perm=perm,
-    )
-
-
 def check(c: Collective, n: int, m: int, groups) -> None:
     """Raise CollectiveError for combinations JAX would reject (or that mean nothing)."""
     if groups and not c.uses_groups:
@@ -268,54 +184,16 @@ def check(c: Collective, n: int, m: int, groups) -> None:
         )
 
 
-HLO_KIND = {
-    "reduce": "all-reduce",
-    "normalise": "all-reduce",
-    "gather": "all-gather",
-    "permute": "collective-permute",
-}
+def pairs_for(c: Collective, n: int, perm) -> list[tuple[int, int]] | None:
+    """The checked pairs collective ``c`` runs with (a ring right when none are given), or None
+    when it takes no pairs."""
+    return check_perm(list(perm or ring(n, "right")), n) if c.takes_pairs else None
 
 
-def comm_cost(c: Collective, n: int, m: int, itemsize: int, groups, perm) -> tuple[dict, str]:
-    """Bytes each device sends and receives, under a ring (bandwidth-optimal) model."""
-    if c.kind == "index":
-        return {"sent": 0.0, "received": 0.0}, "no communication: each device knows its own index"
-    kind = HLO_KIND.get(c.kind, "reduce-scatter")  # psum_scatter; all_to_all costs the same
-    payload = itemsize if c.kind == "normalise" else m * itemsize
-    return ring_model(kind, payload, groups or [list(range(n))], n, perm)
-
-
-def ring_model(kind: str, block_bytes: float, groups, n: int, pairs=None) -> tuple[dict, str]:
-    """Bytes per device (averaged over the n devices) for one HLO collective of ``kind``
-    ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute") whose
-    operand on each device is ``block_bytes``, over ``groups`` (lists of devices)."""
-    sizes = [len(g) for g in groups] or [n]
-    shown = sizes[0] if len(set(sizes)) == 1 else "/".join(map(str, sizes))
-
-    def avg(per_group) -> float:  # per device, averaged over every device in a group
-        return sum(g * per_group(g) for g in sizes) / max(1, sum(sizes))
-
-    if kind == "all-reduce":
-        per = avg(lambda g: 2 * (g - 1) / g * block_bytes)
-        return {"sent": per, "received": per}, (
-            f"ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block, g={shown}"
-        )
-    if kind == "all-gather":
-        per = avg(lambda g: (g - 1) * block_bytes)
-        return {"sent": per, "received": per}, (
-            "ring all-gather: each block travels to the g-1 other devices"
-        )
-    if kind in ("reduce-scatter", "all-to-all"):
-        per = avg(lambda g: (g - 1) / g * block_bytes)
-        return {"sent": per, "received": per}, "each device keeps 1/g of its block, sends the rest"
-    if kind == "collective-permute":
-        senders = {s for s, _ in pairs or []}
-        receivers = {d for _, d in pairs or []}
-        return {
-            "sent": block_bytes * len(senders) / n,
-            "received": block_bytes * len(receivers) / n,
-        }, ("point to point: each pair moves one block (average over devices)")
-    raise ValueError(f"no ring model for {kind!r}")
+def per_device(c: Collective, groups, perm) -> Callable:
+    """The per-device function that runs collective ``c`` over the axis, with its groups or
+    pairs."""
+    return lambda x: c.call(x, collectivedefs.AXIS, groups, perm)
 
 
 def make_input(n: int, m: int, kind: str = "arange", seed: int = 0) -> np.ndarray:
@@ -351,13 +229,12 @@ def run(
     if m < 1:
         raise CollectiveError("Each device needs at least one element.")
     check(c, n, m, groups)
-    if c.key == "ppermute":
-        perm = check_perm(list(perm or ring(n, "right")), n)
+    perm = pairs_for(c, n, perm)
     fn = (program_cache or compile_collective)(key, n, _freeze(groups), tuple(perm or ()))
     executable = compiled_for(fn, n, m)  # before any input exists: what it will hold
     need = run_need(executable, n, m)
     refuse_unfit(c, n, m, need)
-    with memory.reserve(need, f"a {c.key} on {n} devices", on_wait):
+    with memorypool.reserve(need, f"a {c.key} on {n} devices", on_wait):
         return _run(c, n, m, kind, groups, perm, executable)
 
 
@@ -374,17 +251,18 @@ def compiled_for(fn: Callable, n: int, m: int):
 
 def run_need(executable, n: int, m: int) -> memory.Need:
     """What a run of the compiled collective holds at its peak (:func:`run`; the Compiled
-    page's trace, :func:`pmapviz.timeline.collective_timeline`): the larger of the formula
-    (``memory.collective_bytes``: input and an all_gather-sized output) and the program's own
-    ``memory_analysis()`` (``memory.compiled_need``). That analysis is per device (see
-    ``memory.Footprint``): on the devices, n times each device's block (arguments), its
-    result (outputs: n blocks for all_gather, one for psum, ppermute and all_to_all) and its
-    scratch (temporaries: all_to_all's pieces); on the host, the (n, m) input made there and
-    two copies of every device's result (read back, and numpy's reference)."""
-    fp = memory.footprint(executable)
+    page's trace, :func:`pmapviz.tracecapture.collective_timeline`): the larger of the formula
+    (``memoryneeds.collective_bytes``: input and an all_gather-sized output) and the
+    program's own ``memory_analysis()`` (``compiledmemory.compiled_need``). That analysis is
+    per device (see ``compiledmemory.Footprint``): on the devices, n times each device's
+    block (arguments), its result (outputs: n blocks for all_gather, one for psum, ppermute
+    and all_to_all) and its scratch (temporaries: all_to_all's pieces); on the host, the
+    (n, m) input made there and two copies of every device's result (read back, and numpy's
+    reference)."""
+    fp = compiledmemory.footprint(executable)
     host = 0 if fp is None else n * (fp.arguments + 2 * fp.outputs)
-    compiled = memory.compiled_need([(executable, n)], host, memory.COLLECTIVE_BYTES)
-    return memory.larger(memory.collective_bytes(n, m), compiled)
+    compiled = compiledmemory.compiled_need([(executable, n)], host, memoryneeds.COLLECTIVE_BYTES)
+    return memory.larger(memoryneeds.collective_bytes(n, m), compiled)
 
 
 def refuse_unfit(
@@ -393,12 +271,12 @@ def refuse_unfit(
     """BudgetError, naming the largest block that fits, when ``need`` (blocks of ``m``
     elements) could never fit the memory budget. Larger and smaller blocks are ``need``
     scaled: a collective's buffers grow with its block, its runtime part does not."""
-    b = memory.budget() if budget is None else memory.Budget.of(budget)
+    b = memorypool.budget() if budget is None else memory.Budget.of(budget)
     if b.fits(need):
         return
     step = n if c.needs_divisible else 1
     fit = memory.largest_fitting(
-        lambda size: memory.scaled(need, size / m, memory.COLLECTIVE_BYTES), b, step, m, step
+        lambda size: memory.scaled(need, size / m, memoryneeds.COLLECTIVE_BYTES), b, step, m, step
     )
     fits = (
         f"The largest block that fits is {fit:,} element(s) per device."
@@ -420,9 +298,9 @@ def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
     out.block_until_ready()
     before = [s.data.reshape(-1) for s in shards_of(placed)]
     after = [s.data[0] for s in shards_of(out)]  # drop pmap's leading device axis (size 1)
-    cost, model = comm_cost(c, n, m, x.itemsize, groups, perm)
+    cost, model = c.comm_bytes(n, m, x.itemsize, groups, perm)
     sources, warnings = checked_sources(c, n, m, perm, before, after)
-    expected = numpy_reference(key, x, groups=groups, perm=perm)
+    expected = c.reference(x, groups, perm)
     note = unequal_groups_warning(key, groups)
     if note:
         warnings.insert(0, note)
@@ -464,39 +342,25 @@ def compile_collective(key: str, n: int, groups, perm) -> Callable:
 
     groups_list = [list(g) for g in groups] if groups else None
     return jax.pmap(
-        build(BY_KEY[key], groups_list, list(perm) or None),
-        axis_name=AXIS,
+        per_device(BY_KEY[key], groups_list, list(perm) or None),
+        axis_name=collectivedefs.AXIS,
         devices=devicefacts.local_devices_for_work()[:n],
     )
-
-
-def defined_sources(c: Collective, n: int, perm) -> list[list[tuple[int, int] | None]]:
-    """By definition: for each device, each piece of its result is a copy of (source device,
-    piece index in the source's block), or None when it is not a copy (a reduction, the zeros
-    a ppermute gives a device that receives nothing, an index)."""
-    if c.kind == "gather":  # piece j of every device: device j's whole block
-        return [[(j, 0) for j in range(n)] for _ in range(n)]
-    if c.key == "all_to_all":  # piece j of device d: piece d of device j
-        return [[(j, d) for j in range(n)] for d in range(n)]
-    if c.kind == "permute":
-        src = {d: s for s, d in perm or []}
-        return [[(src[d], 0)] if d in src else [None] for d in range(n)]
-    return [[None] for _ in range(n)]
 
 
 def checked_sources(c: Collective, n: int, m: int, perm, before, after):
     """Sources from the definition, each checked against the real values. Returns the
     sources (a device, or None) and a warning for every piece whose values do not match."""
-    piece = m // n if c.key == "all_to_all" else m
+    piece = m // n if c.needs_divisible else m  # all_to_all copies pieces, gathers blocks
     sources: list[list[int | None]] = []
     warnings: list[str] = []
-    for d, defined in enumerate(defined_sources(c, n, perm)):
+    for d, defined in enumerate(c.sources(n, perm)):
         flat = np.asarray(after[d]).reshape(-1)
         row: list[int | None] = []
         for k, where in enumerate(defined):
             if where is None:
                 row.append(None)
-                if c.kind == "permute" and flat.any():
+                if c.takes_pairs and flat.any():
                     warnings.append(f"Device {d} receives nothing, yet holds non-zero values.")
                 continue
             src, j = where
@@ -511,36 +375,6 @@ def checked_sources(c: Collective, n: int, m: int, perm, before, after):
                 )
         sources.append(row)
     return sources, warnings
-
-
-def numpy_reference(key: str, x: np.ndarray, groups=None, perm=None) -> list[np.ndarray]:
-    """What every device should hold afterwards, computed with numpy alone (for tests)."""
-    n, m = x.shape
-    gs = groups or [list(range(n))]
-    group_of = {d: g for g in gs for d in g}
-    red = {"psum": np.sum, "pmean": np.mean, "pmax": np.max, "pmin": np.min}
-    if key in red:
-        return [red[key](x[group_of[d]], axis=0) for d in range(n)]
-    if key == "all_gather":
-        return [x.copy() for _ in range(n)]
-    if key == "all_gather_tiled":
-        return [x.reshape(-1) for _ in range(n)]
-    if key == "ppermute":
-        out = [np.zeros(m, x.dtype) for _ in range(n)]
-        for s, d in perm:
-            out[d] = x[s]
-        return out
-    if key == "psum_scatter":
-        total = x.sum(axis=0)
-        return [total.reshape(n, m // n)[d] for d in range(n)]
-    if key == "all_to_all":
-        pieces = x.reshape(n, n, m // n)  # [source, destination piece, ...]
-        return [pieces[:, d, :].reshape(-1) for d in range(n)]
-    if key == "axis_index":
-        return [np.array(d) for d in range(n)]
-    if key == "normalise":
-        return [x[d] / x.sum() for d in range(n)]
-    raise KeyError(key)
 
 
 def show_values(a, limit: int = 16) -> str:
@@ -581,7 +415,7 @@ def playground_choice(
     c = BY_KEY[key]
     groups = parse_groups(groups_text, n) if c.uses_groups else None
     perm = None
-    if c.key == "ppermute":
+    if c.takes_pairs:
         if mode in ("ring right", "ring left"):
             perm = ring(n, mode.split()[1])
         elif (pairs_text or "").strip():

@@ -27,7 +27,8 @@ import contextvars
 import threading
 from collections.abc import Iterator, Sequence
 
-from pmapviz.settings import SettingError, quote
+from pmapviz.valueparse import SettingError
+from pmapviz.valuetext import quote
 
 CPU = "cpu"
 NEEDS = ("many", "real")  # what a lesson wants: several devices, or the machine's own

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from pmapviz import accelerators, devicefacts, deviceset
 from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  re-exported
-from pmapviz.settings import SettingError, parse_bytes, parse_folder
+from pmapviz.pathparse import parse_folder
+from pmapviz.valueparse import SettingError, parse_bytes
 
 MIN_DEVICES = 1
 MAX_DEVICES = 64

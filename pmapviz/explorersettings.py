@@ -12,32 +12,27 @@ format (``fn``, ``args``, ``body``, ``s0``.., ``d0``.., ``a0``.., ``out``, ``nam
 * ``.query()`` is its URL state, ``.url(page)`` a link, ``.key`` a stable cache key;
 * ``.plan(n)`` parses it through :mod:`pmapviz.settings` and runs :func:`pmapviz.planning.plan`.
 
+Each attribute of :class:`Scenario` is one URL field (:class:`UrlField`: its key, label and
+settings field), from which the keys, the link's codec and the explorer's schema follow:
+adding a field is one attribute here (then its widget, and whatever uses it).
+
 Every page, preset, tour link and the CLI go through it.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
 from urllib.parse import urlencode
 
-from pmapviz import catalog, expr, planning, pytrees, settings
+from pmapviz import catalog, expr, exprvocab, planning, pytrees, settings, valueparse, valuetext
 
 EXPR = "expr"  # fn value for "your own f"
 EXPR_LABEL = "Your own f: type an expression"
 FUNCTIONS = (*catalog.BY_KEY, EXPR)
 MAX_ARGS = expr.MAX_ARGS
 MAX_PLAN_DEVICES = 4096
-KEYS = (
-    "fn",
-    "args",
-    "body",
-    "out",
-    "name",
-    "pn",
-    *(f"{c}{k}" for k in range(MAX_ARGS) for c in "sda"),
-)
 EXPR_DEFAULT = ("x, w", "jnp.tanh(x @ w)")  # the first example of your own f
 
 
@@ -58,7 +53,7 @@ def label(fn: str) -> str:
 
 def program_for(fn: str, args: str = "", body: str = "") -> catalog.Program:
     """The catalog entry ``fn``, or for ``fn="expr"`` the checked expression (raises
-    :class:`pmapviz.expr.ExprError`, a SettingError, naming the column)."""
+    :class:`pmapviz.exprvocab.ExprError`, a SettingError, naming the column)."""
     if fn == EXPR:
         return expr.program(args, body)
     return catalog.get(fn)
@@ -80,23 +75,114 @@ def parse_plan_devices(text: str, n_devices: int) -> int:
     """'' -> this server's ``n_devices``; else a whole number from 1 to MAX_PLAN_DEVICES."""
     if not str(text).strip():
         return n_devices
-    return settings.parse_int(text, "Plan for N devices", 1, MAX_PLAN_DEVICES)
+    return valueparse.parse_int(text, "Plan for N devices", 1, MAX_PLAN_DEVICES)
 
 
+# ---------------------------------------------------------------- the explorer's URL fields
 @dataclass(frozen=True)
-class Scenario:
-    """The explorer's settings as typed: the function, each argument slot's shape, dtype and
-    in_axes, out_axes, axis_name and the device count to plan for."""
+class UrlField:
+    """How one :class:`Scenario` attribute travels in a link: its URL key (for a slot, the
+    letter before each argument's number: ``s`` gives s0, s1, ...), its label, ``make(key,
+    label, default)`` its ``settings.Field`` in the explorer's schema, and ``carried(scenario)``
+    whether a link carries it (None: always; every key is carried with ``every_slot``)."""
 
-    fn: str
-    shapes: tuple[str, ...]  # one per argument slot (MAX_ARGS), as typed
-    dtypes: tuple[str, ...]
-    in_axes: tuple[str, ...]
-    out: str = "0"
-    name: str = ""
-    args: str = EXPR_DEFAULT[0]  # your own f: argument names, as typed
-    body: str = EXPR_DEFAULT[1]  # your own f: the expression, as typed
-    pn: str = ""  # plan for N devices; empty: this server's count
+    key: str
+    label: str
+    make: Callable[[str, str, str], settings.Field]
+    slot: bool = False
+    carried: Callable[[Scenario], bool] | None = None
+
+
+def _url(key, label, make, default=MISSING, *, slot=False, carried=None):
+    """A Scenario attribute that is one URL field (``default``: the attribute's own)."""
+    return field(default=default, metadata={"url": UrlField(key, label, make, slot, carried)})
+
+
+def _check_args(text: str, name: str) -> None:
+    expr.parse_arg_names(text)
+
+
+def _check_expression(texts: Mapping[str, str]) -> None:
+    expr.program(texts["args"], texts["body"])
+
+
+def _axis_name(text: str, name: str) -> str | None:
+    return valueparse.parse_axis_name(text)
+
+
+def _check_pn(text: str, name: str) -> None:
+    if text.strip():
+        valueparse.parse_int(text, name, 1, MAX_PLAN_DEVICES)
+
+
+def _own_f(s: Scenario) -> bool:
+    return s.fn == EXPR
+
+
+def _plans_for_n(s: Scenario) -> bool:
+    return bool(s.pn.strip())
+
+
+TREE = {"typed": True, "show": valuetext.fmt_tree}  # a field whose value is a shape or axis tree
+_text = settings.text_field
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """The explorer's settings as typed: the function, out_axes, axis_name, the device count
+    to plan for, and each argument slot's shape, dtype and in_axes. Each attribute is one URL
+    field (:class:`UrlField`), in URL order, the slots last: the keys (:data:`KEYS`), the link
+    (:meth:`texts`, :meth:`from_texts`) and the schema (:func:`schema`) all come from here."""
+
+    fn: str = _url("fn", "Function", lambda k, lab, d: settings.choice_field(k, lab, FUNCTIONS, d))
+    args: str = _url(  # your own f: argument names, as typed
+        "args",
+        "Arguments of f",
+        lambda k, lab, d: _text(k, lab, d, _check_args),
+        EXPR_DEFAULT[0],
+        carried=_own_f,
+    )
+    body: str = _url(  # your own f: the expression, as typed
+        "body",
+        "Body of f",
+        lambda k, lab, d: _text(k, lab, d, max_len=expr.MAX_TEXT),
+        EXPR_DEFAULT[1],
+        carried=_own_f,
+    )
+    out: str = _url(
+        "out", "out_axes", lambda k, lab, d: _text(k, lab, d, pytrees.parse_axis_tree, **TREE), "0"
+    )
+    name: str = _url(
+        "name",
+        "axis_name",
+        lambda k, lab, d: _text(k, lab, d, _axis_name, typed=True, show=lambda v: v or ""),
+        "",
+    )
+    pn: str = _url(  # plan for N devices; empty: this server's count
+        "pn",
+        "Plan for N devices",
+        lambda k, lab, d: _text(k, lab, d, _check_pn),
+        "",
+        carried=_plans_for_n,
+    )
+    shapes: tuple[str, ...] = _url(  # one per argument slot (MAX_ARGS), as typed
+        "s",
+        "shape",
+        lambda k, lab, d: _text(k, lab, d, pytrees.parse_shape_tree, **TREE),
+        slot=True,
+    )
+    dtypes: tuple[str, ...] = _url(
+        "d",
+        "dtype",
+        lambda k, lab, d: settings.choice_field(k, lab, settings.DTYPES, d),
+        slot=True,
+    )
+    in_axes: tuple[str, ...] = _url(
+        "a",
+        "in_axes",
+        lambda k, lab, d: _text(k, lab, d, pytrees.parse_axis_tree, **TREE),
+        slot=True,
+    )
 
     # ------------------------------------------------------------ building one
     @classmethod
@@ -116,12 +202,12 @@ class Scenario:
             shapes.append(shape_text(shape))
             axes.append(axis_text(ax))
         return cls(
-            fn,
-            tuple(shapes),
-            ("float32",) * MAX_ARGS,
-            tuple(axes),
-            axis_text(p.default_out_axes),
-            "i" if p.needs_axis_name else "",
+            fn=fn,
+            shapes=tuple(shapes),
+            dtypes=("float32",) * MAX_ARGS,
+            in_axes=tuple(axes),
+            out=axis_text(p.default_out_axes),
+            name="i" if p.needs_axis_name else "",
         )
 
     @classmethod
@@ -134,15 +220,8 @@ class Scenario:
             **{k: str(v) for k, v in texts.items() if k in KEYS},
         }
         return cls(
-            merged["fn"],
-            tuple(merged[f"s{k}"] for k in range(MAX_ARGS)),
-            tuple(merged[f"d{k}"] for k in range(MAX_ARGS)),
-            tuple(merged[f"a{k}"] for k in range(MAX_ARGS)),
-            merged["out"],
-            merged["name"],
-            merged["args"],
-            merged["body"],
-            merged["pn"],
+            **{a: merged[u.key] for a, u in SCALARS},
+            **{a: tuple(merged[f"{u.key}{k}"] for k in range(MAX_ARGS)) for a, u in SLOTS},
         )
 
     def with_changes(self, changes: Mapping[str, str], n_devices: int) -> Scenario:
@@ -171,14 +250,14 @@ class Scenario:
         resized to the new one (text that does not parse is left as it is)."""
         try:
             old, new = (parse_plan_devices(t, n_devices) for t in (self.pn, new_pn))
-        except settings.SettingError:
+        except valueparse.SettingError:
             return replace(self, pn=new_pn)
         shapes = list(self.shapes)
         for k in range(self.n_args):
             try:
-                shape = list(settings.parse_shape(self.shapes[k]))
-                ax = settings.parse_axis(self.in_axes[k])
-            except settings.SettingError:
+                shape = list(valueparse.parse_shape(self.shapes[k]))
+                ax = valueparse.parse_axis(self.in_axes[k])
+            except valueparse.SettingError:
                 continue
             if ax is not None and 0 <= ax < len(shape) and shape[ax] == old:
                 shape[ax] = new
@@ -192,7 +271,7 @@ class Scenario:
         if self.fn == EXPR:
             try:
                 return expr.parse_arg_names(self.args)
-            except expr.ExprError:
+            except exprvocab.ExprError:
                 return ()
         return catalog.get(self.fn).arg_names if self.fn in catalog.BY_KEY else ()
 
@@ -204,16 +283,13 @@ class Scenario:
     def texts(self, every_slot: bool = False) -> dict[str, str]:
         """The URL state: fn (args and body for your own f), out, name, pn if set, and the
         used argument slots; every key and slot if asked."""
-        out = {"fn": self.fn}
-        if every_slot or self.fn == EXPR:
-            out |= {"args": self.args, "body": self.body}
-        out |= {"out": self.out, "name": self.name}
-        if every_slot or self.pn.strip():
-            out["pn"] = self.pn
+        out = {
+            u.key: getattr(self, a)
+            for a, u in SCALARS
+            if every_slot or u.carried is None or u.carried(self)
+        }
         for k in range(MAX_ARGS if every_slot else self.n_args):
-            out[f"s{k}"] = self.shapes[k]
-            out[f"d{k}"] = self.dtypes[k]
-            out[f"a{k}"] = self.in_axes[k]
+            out |= {f"{u.key}{k}": getattr(self, a)[k] for a, u in SLOTS}
         return out
 
     def query(self) -> dict[str, str]:
@@ -233,7 +309,7 @@ class Scenario:
         """The device count the explorer plans for, when it is not this server's."""
         try:
             pn = parse_plan_devices(self.pn, n_devices)
-        except settings.SettingError:
+        except valueparse.SettingError:
             return None
         return None if pn == n_devices else pn
 
@@ -248,7 +324,7 @@ class Scenario:
         def attempt(parse, *args):
             try:
                 return parse(*args)
-            except settings.SettingError as err:
+            except valueparse.SettingError as err:
                 errors.append(str(err))
                 return None
 
@@ -256,11 +332,11 @@ class Scenario:
             return (
                 None,
                 None,
-                [f"Unknown function {settings.quote(self.fn)}: choose one from the catalog."],
+                [f"Unknown function {valuetext.quote(self.fn)}: choose one from the catalog."],
             )
         try:
             program = program_for(self.fn, self.args, self.body)
-        except expr.ExprError as err:
+        except exprvocab.ExprError as err:
             return None, None, [f"Your own f: {err}"]
         n = attempt(parse_plan_devices, self.pn, n_devices) if use_pn else n_devices
         names = program.arg_names
@@ -291,54 +367,28 @@ class Scenario:
 
 
 # ---------------------------------------------------------------- the explorer's URL state
-def _check_args(text: str, name: str) -> None:
-    expr.parse_arg_names(text)
-
-
-def _check_expression(texts: Mapping[str, str]) -> None:
-    expr.program(texts["args"], texts["body"])
-
-
-def _axis_name(text: str, name: str) -> str | None:
-    return settings.parse_axis_name(text)
-
-
-TREE = {"typed": True, "show": settings.fmt_tree}  # a field whose value is a shape or axis tree
+_FIELDS = tuple((f.name, f.metadata["url"]) for f in fields(Scenario))
+SCALARS = tuple((a, u) for a, u in _FIELDS if not u.slot)  # (attribute, UrlField), URL order
+SLOTS = tuple((a, u) for a, u in _FIELDS if u.slot)  # each argument's: s, d, a
+KEYS = (
+    *(u.key for _, u in SCALARS),
+    *(f"{u.key}{k}" for k in range(MAX_ARGS) for _, u in SLOTS),
+)
 
 
 @functools.lru_cache(maxsize=64)
 def schema(n_devices: int) -> settings.Schema:
-    """The explorer's settings (and Live's, and a Compiled explorer program's): fn, args and
-    body (your own f), s0.. (shapes), d0.. (dtypes), a0.. (in_axes), out (out_axes), name,
-    pn (plan for N devices): as typed."""
-    s = settings
+    """The explorer's settings (and Live's, and a Compiled explorer program's), one field per
+    :class:`Scenario` attribute, as typed: fn, args and body (your own f), out (out_axes),
+    name, pn (plan for N devices), then each slot's s (shape), d (dtype), a (in_axes)."""
     defaults = Scenario.defaults("batched_dot", n_devices).texts(every_slot=True)
-
-    def check_pn(t: str, name: str) -> None:
-        if t.strip():
-            s.parse_int(t, name, 1, MAX_PLAN_DEVICES)
-
-    fields = [
-        s.choice_field("fn", "Function", FUNCTIONS, defaults["fn"]),
-        s.text_field("args", "Arguments of f", defaults["args"], _check_args),
-        s.text_field("body", "Body of f", defaults["body"], max_len=expr.MAX_TEXT),
-        s.text_field("out", "out_axes", defaults["out"], pytrees.parse_axis_tree, **TREE),
-        s.text_field(
-            "name", "axis_name", defaults["name"], _axis_name, typed=True, show=lambda v: v or ""
-        ),
-        s.text_field("pn", "Plan for N devices", "", check_pn),
+    made = [u.make(u.key, u.label, defaults[u.key]) for _, u in SCALARS]
+    made += [
+        u.make(f"{u.key}{k}", f"{u.label} {k + 1}", defaults[f"{u.key}{k}"])
+        for k in range(MAX_ARGS)
+        for _, u in SLOTS
     ]
-    for k in range(MAX_ARGS):
-        fields += [
-            s.text_field(
-                f"s{k}", f"shape {k + 1}", defaults[f"s{k}"], pytrees.parse_shape_tree, **TREE
-            ),
-            s.choice_field(f"d{k}", f"dtype {k + 1}", s.DTYPES, defaults[f"d{k}"]),
-            s.text_field(
-                f"a{k}", f"in_axes {k + 1}", defaults[f"a{k}"], pytrees.parse_axis_tree, **TREE
-            ),
-        ]
-    return s.Schema(tuple(fields), (s.Joint(("args", "body"), _check_expression),))
+    return settings.Schema(tuple(made), (settings.Joint(("args", "body"), _check_expression),))
 
 
 def inputs(

@@ -1,17 +1,16 @@
-"""Named meshes and PartitionSpecs: what ``jax.make_mesh`` and ``NamedSharding(mesh, spec)``
-do with an array, before anything runs.
+"""Named meshes and PartitionSpecs as a person writes them, and what JAX would refuse of them,
+before anything runs.
 
 * ``parse_mesh("2x4")`` -> ``(2, 4)``; ``parse_axis_names("data, model", 2)``;
 * ``parse_spec("P('data', None)")`` -> ``('data', None)``, as a person writes it: ``P()``,
   ``P(('data', 'model'))``, ``PartitionSpec(None, 'model')``, or the short form
   ``data, None``. Text is read by a small tokenizer, never evaluated;
-* ``problems(mesh, shape, spec)``: what JAX would refuse, in the user's shapes and numbers,
-  each with a fix: an unknown axis name, an axis used twice, a spec longer than the rank, a
-  dimension the axis sizes do not divide;
-* ``place(mesh, shape, spec)``: which device (at which mesh coordinates) holds which block,
-  read from ``NamedSharding(...).devices_indices_map`` on this process's devices; for a mesh
-  bigger than this process (planning for N devices) the same placement by index arithmetic,
-  checked against JAX in tests for every mesh this process can build.
+* ``problems(mesh, shape, spec)``: what ``NamedSharding(mesh, spec)`` would refuse, in the
+  user's shapes and numbers, each with a fix: an unknown axis name, an axis used twice, a spec
+  longer than the rank, a dimension the axis sizes do not divide.
+
+Where each block then goes is :mod:`pmapviz.meshplacement`; the Meshes page's settings are
+:mod:`pmapviz.meshsettings`.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz import devicefacts, expr, settings
-from pmapviz.settings import SettingError, quote
+from pmapviz.valueparse import SettingError
+from pmapviz.valuetext import quote
 
 MAX_MESH_RANK = 4
 MAX_MESH_DEVICES = 4096
@@ -276,245 +275,3 @@ def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
                 )
             ]
     return []
-
-
-# ---------------------------------------------------------------- where each block goes
-@dataclass(frozen=True)
-class Block:
-    """One device's block of an array: the device, its mesh coordinates and its index."""
-
-    device: int  # the device's id
-    coords: tuple[int, ...]  # its place on the mesh
-    index: tuple[tuple[int, int], ...]  # [start, stop) of each dimension
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where an array goes under ``NamedSharding(mesh, spec)``: each device's block, the block
-    shape, and the axes it is replicated over."""
-
-    mesh: Mesh
-    shape: tuple[int, ...]
-    spec: tuple[Entry, ...]
-    local_shape: tuple[int, ...]
-    replicated_over: tuple[str, ...]  # mesh axes no dimension is split over
-    blocks: tuple[Block, ...]  # one per device, in mesh order
-    from_jax: bool  # read from NamedSharding (else: planned for more devices than this has)
-
-    def to_dict(self) -> dict:
-        """The CLI's JSON for one argument (tuples of axes as lists)."""
-        devices = [
-            {"id": b.device, "coords": list(b.coords), "index": [list(i) for i in b.index]}
-            for b in self.blocks
-        ]
-        return {
-            "shape": list(self.shape),
-            "spec": [list(e) if isinstance(e, tuple) else e for e in self.spec],
-            "local_shape": list(self.local_shape),
-            "replicated_over": list(self.replicated_over),
-            "devices": devices,
-        }
-
-
-def local_shape(mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...]) -> tuple[int, ...]:
-    """Each device's block of an array of ``shape`` placed by ``spec`` (which must divide it)."""
-    full = tuple(spec) + (None,) * (len(shape) - len(spec))
-    return tuple(
-        d // math.prod(mesh.size[a] for a in axes_of(e)) for d, e in zip(shape, full, strict=True)
-    )
-
-
-def place(
-    mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...], devices: list | None = None
-) -> Placement:
-    """Where ``NamedSharding(mesh, spec)`` puts each block of an array of ``shape``; the spec
-    must have no problems. ``devicesetup``: JAX devices for the mesh (default: this process's
-    first ones, when it has enough); without enough, the same placement is planned."""
-    used = {a for e in spec for a in axes_of(e)}
-    replicated = tuple(n for n in mesh.names if n not in used)
-    full = tuple(spec) + (None,) * (len(shape) - len(spec))
-    local = local_shape(mesh, shape, spec)
-    jax_devices = devices if devices is not None else _local_devices(mesh.devices)
-    if jax_devices is not None:
-        blocks = _blocks_from_jax(mesh, shape, spec, jax_devices)
-    else:
-        blocks = _blocks_planned(mesh, shape, full)
-    return Placement(
-        mesh, tuple(shape), tuple(spec), local, replicated, blocks, jax_devices is not None
-    )
-
-
-def device_grid(mesh: Mesh, blocks: tuple[Block, ...]) -> list:
-    """The devices' ids laid out as the mesh (nested lists), from a placement's blocks."""
-    flat = [b.device for b in blocks]
-
-    def nest(items: list, shape: tuple[int, ...]) -> list:
-        if len(shape) <= 1:
-            return items
-        step = len(items) // shape[0]
-        return [nest(items[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-    return nest(flat, mesh.shape)
-
-
-def _local_devices(n: int) -> list | None:
-    """The first ``n`` devices of the current device set, or None when it has fewer."""
-    devs = devicefacts.local_devices_for_work()
-    return devs[:n] if len(devs) >= n else None
-
-
-def jax_mesh(mesh: Mesh, devices: list):
-    """The JAX mesh (Explicit axes, as ``jax.make_mesh`` makes them) on ``devicesetup``."""
-    import jax
-
-    return jax.make_mesh(mesh.shape, mesh.names, devices=devices[: mesh.devices])
-
-
-def _blocks_from_jax(mesh: Mesh, shape, spec, devices: list) -> tuple[Block, ...]:
-    import numpy as np
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    m = jax_mesh(mesh, devices)
-    where = NamedSharding(m, PartitionSpec(*spec)).devices_indices_map(tuple(shape))
-    grid = np.asarray(m.devices)
-    out = []
-    for coords in np.ndindex(*mesh.shape):
-        dev = grid[coords]
-        index = tuple(s.indices(n)[:2] for s, n in zip(where[dev], shape, strict=True))
-        out.append(Block(dev.id, tuple(int(c) for c in coords), index))
-    return tuple(out)
-
-
-def _blocks_planned(mesh: Mesh, shape, full) -> tuple[Block, ...]:
-    """Index arithmetic for a mesh bigger than this process: dimension d split over axes
-    (a1, ..., ak) puts block number sum(coord[aj] * prod(size[a(j+1)..ak])) (a1 the most
-    significant, as JAX does) on the device at those coordinates; ids in row-major order."""
-    out = []
-    for dev, coords in enumerate(_ndindex(mesh.shape)):
-        at = dict(zip(mesh.names, coords, strict=True))
-        index = []
-        for d, e in zip(shape, full, strict=True):
-            k, parts = 0, 1
-            for a in axes_of(e):
-                k, parts = k * mesh.size[a] + at[a], parts * mesh.size[a]
-            block = d // parts
-            index.append((k * block, (k + 1) * block))
-        out.append(Block(dev, coords, tuple(index)))
-    return tuple(out)
-
-
-def _ndindex(shape: tuple[int, ...]):
-    if not shape:
-        yield ()
-        return
-    for head in range(shape[0]):
-        for rest in _ndindex(shape[1:]):
-            yield (head, *rest)
-
-
-# ---------------------------------------------------------------- the Meshes page's URL state
-MAX_ARGS = 3  # arguments on the page
-
-
-def default_mesh(n_devices: int) -> tuple[int, ...]:
-    """2 x (n/2) when the devices split in two (2x4 for 8), else all on one axis."""
-    return (2, n_devices // 2) if n_devices % 2 == 0 and n_devices >= 4 else (n_devices,)
-
-
-def _check_names(texts) -> None:
-    parse_axis_names(texts["names"], len(parse_mesh(texts["mesh"])))
-
-
-def schema(n_devices: int) -> settings.Schema:
-    """The Meshes page: mesh (axis sizes), names (one per axis), s0.. (global shapes) and
-    p0.. (PartitionSpecs, as typed); an empty shape leaves that argument out."""
-    s = settings
-    sizes = default_mesh(n_devices)
-    names = ", ".join(DEFAULT_NAMES[: len(sizes)])
-    first = sizes[0] * 4
-    shapes = (f"{first}, 16", f"16, {4 * sizes[-1]}", "")
-    w_spec = f"P(None, '{DEFAULT_NAMES[1]}')" if len(sizes) > 1 else "P()"  # 1 axis: w whole
-    specs = (f"P('{DEFAULT_NAMES[0]}', None)", w_spec, "P()")
-
-    def shape_or_none(t: str, name: str):
-        return s.parse_shape(t, name) if t.strip() else None
-
-    def shown(as_text):  # a typed value back to text; text (from the widgets) as it is
-        return lambda v: v if isinstance(v, str) else as_text(v)
-
-    fields = [
-        s.text_field(
-            "mesh",
-            "Mesh",
-            "x".join(map(str, sizes)),
-            parse_mesh,
-            typed=True,
-            show=shown(lambda v: "x".join(map(str, v))),
-        ),
-        s.text_field("names", "Axis names", names),
-    ]
-    for k in range(MAX_ARGS):
-        fields += [
-            s.text_field(
-                f"s{k}",
-                f"shape {k + 1}",
-                shapes[k],
-                shape_or_none,
-                typed=True,
-                show=shown(lambda v: "" if v is None else ", ".join(map(str, v))),
-            ),
-            s.text_field(
-                f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True, show=shown(spec_text)
-            ),
-        ]
-    fields += own_f_fields(len(sizes))
-    return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
-
-
-def argument_labels(names_text: str, count: int) -> list[str]:
-    """What to call the page's arguments: f's argument names when they are valid and one per
-    argument, else "argument 1", "argument 2", ..."""
-    try:
-        names = expr.parse_arg_names(names_text)
-    except SettingError:
-        names = ()
-    return list(names) if len(names) == count else [f"argument {k + 1}" for k in range(count)]
-
-
-def _arg_names(text: str, name: str) -> None:
-    expr.parse_arg_names(text)
-
-
-def own_f_defaults(rank: int) -> tuple[str, str, str, str]:
-    """Your own f on the default mesh: argument names, the global body, the per-device body
-    and out_specs. On two axes, x @ w with w's columns split over model: the per-device
-    product is a (rows, columns) block, gathered over model. On one axis w is whole."""
-    if rank >= 2:
-        return (
-            "x, w",
-            "x @ w",
-            f"lax.all_gather(x @ w, '{DEFAULT_NAMES[rank - 1]}', axis=1, tiled=True, "
-            "to='invarying')",
-            f"P('{DEFAULT_NAMES[0]}', None)",
-        )
-    return "x, w", "x @ w", "x @ w", f"P('{DEFAULT_NAMES[0]}', None)"
-
-
-def own_f_fields(rank: int) -> list:
-    """The Meshes page's "your own f": args (names), gf (global body), lf (per-device body) and
-    out (out_specs, as typed). The bodies are checked by pmapviz.expr when f is built."""
-    s = settings
-    names, gf, lf, out = own_f_defaults(rank)
-    return [
-        s.text_field("args", "f's arguments", names, _arg_names),
-        s.text_field("gf", "global f", gf, max_len=expr.MAX_TEXT),
-        s.text_field("lf", "per-device f", lf, max_len=expr.MAX_TEXT),
-        s.text_field(
-            "out",
-            "out_specs",
-            out,
-            parse_spec,
-            typed=True,
-            show=lambda v: v if isinstance(v, str) else spec_text(v),
-        ),
-    ]

@@ -21,7 +21,7 @@ import numpy as np
 
 from pmapviz import devicefacts, pytrees
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_shape, fmt_tree
+from pmapviz.valuetext import fmt_shape, fmt_tree
 
 
 def index_text(index: tuple) -> str:

@@ -1,139 +1,33 @@
-"""Running programs with pmap and reading back what each device really holds.
-
-Everything reported here comes from JAX arrays: ``addressable_shards`` gives, per device, the
-device, the slice of the global array it holds (``index``) and the data itself.
-"""
+"""Running a plan with pmap on real values, and reading back what each device really holds:
+every device's blocks (:mod:`pmapviz.arrayshards`) checked against jit(vmap(f)) on one device
+and numpy, block by block in float64 chunks, and shown as one row per device."""
 
 from __future__ import annotations
 
 import functools
 import gc
 import statistics
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from pmapviz import devicefacts, devicerates, devicesetup, memory
+from pmapviz import (
+    devicefacts,
+    devicerates,
+    devicesetup,
+    memory,
+    memoryneeds,
+    memorypool,
+)
+from pmapviz.arrayshards import Shard, shards_of
 from pmapviz.catalog import Program, numpy_fn
-from pmapviz.memory import CHUNK, device_dtype, large_arrays_return_to_the_os
-from pmapviz.placement import index_text, pmap_sharding
+from pmapviz.compiledplans import Compiled, temporaries
+from pmapviz.devicesetup import large_arrays_return_to_the_os
+from pmapviz.memory import CHUNK, device_dtype
+from pmapviz.placement import pmap_sharding
 from pmapviz.planning import Plan
-from pmapviz.settings import is_shape, md_tree
-
-
-@dataclass(frozen=True)
-class Shard:
-    """One device's piece of a global ``jax.Array``."""
-
-    device: str  # "cpu:3"
-    device_id: int
-    position: int  # index of the device in the mesh (colour index)
-    index: tuple  # tuple of slices into the global array
-    replica_id: int
-    data: np.ndarray
-
-    @property
-    def index_text(self) -> str:
-        """Its place in the global array as text: '[0:2, :]'."""
-        return index_text(self.index)
-
-
-def shards_of(array: Any) -> list[Shard]:
-    """Per-device pieces of ``array``, ordered as the devices appear in its sharding's mesh."""
-    order = {d.id: k for k, d in enumerate(_mesh_devices(array))}
-    out = [
-        Shard(
-            device=str(s.device),
-            device_id=s.device.id,
-            position=order.get(s.device.id, s.device.id),
-            index=tuple(s.index),
-            replica_id=s.replica_id,
-            data=np.asarray(s.data),
-        )
-        for s in array.addressable_shards
-    ]
-    return sorted(out, key=lambda s: (s.position, s.replica_id))
-
-
-def _mesh_devices(array: Any) -> list:
-    mesh = getattr(array.sharding, "mesh", None)
-    if mesh is not None:
-        return list(mesh.devices.flat)
-    return sorted(array.sharding.device_set, key=lambda d: d.id)
-
-
-def place_on_devices(x: np.ndarray, devices: list, axis_name: str = "i") -> Any:
-    """Put ``x`` on ``devicesetup`` split along its leading axis (today's replacement for
-    ``device_put_sharded``: ``device_put`` with a ``NamedSharding``)."""
-    import jax
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    mesh = Mesh(np.array(devices), (axis_name,))
-    return jax.device_put(x, NamedSharding(mesh, PartitionSpec(axis_name)))
-
-
-@dataclass(frozen=True)
-class HelloResult:
-    """``pmap(lambda x: x * 2)(arange(n))``, as the devices hold it."""
-
-    inputs: list[Shard]
-    outputs: list[Shard]
-    values: np.ndarray  # the gathered global output
-    sharding: str
-
-
-def hello_program(n_devices: int) -> Callable:
-    """The compiled-on-first-call program of the home page: double every element, on the
-    current device set's first ``n_devices`` devices."""
-    import jax
-
-    return jax.pmap(lambda x: x * 2, devices=devicefacts.local_devices_for_work()[:n_devices])
-
-
-def run_hello(program: Callable, n_devices: int) -> HelloResult:
-    """Run ``program`` (``hello_program(n_devices)``) on ``arange(n_devices)``, one element
-    per device."""
-
-    x = np.arange(n_devices, dtype=np.int32)
-    placed = place_on_devices(x, devicefacts.local_devices_for_work()[:n_devices])
-    y = program(placed)
-    y.block_until_ready()
-    return HelloResult(
-        inputs=shards_of(placed),
-        outputs=shards_of(y),
-        values=np.asarray(y),
-        sharding=repr(y.sharding),
-    )
-
-
-def hello_rows(hello: HelloResult) -> list[tuple[str, list[tuple[str, int | None, str]]]]:
-    """The hello-pmap as device-aligned rows (device, slice, x, y), read from the shards."""
-
-    def value(s: Shard) -> str:
-        return ", ".join(str(v) for v in s.data.tolist())
-
-    return [
-        (
-            "device",
-            [(s.device, s.position, f"{s.device} (id {s.device_id})") for s in hello.outputs],
-        ),
-        (
-            "slice",
-            [(s.index_text, None, f"{s.device} holds y{s.index_text}") for s in hello.outputs],
-        ),
-        (
-            "x",
-            [(value(s), s.position, f"{s.device} received x{s.index_text}") for s in hello.inputs],
-        ),
-        (
-            "y = x * 2",
-            [(value(s), s.position, f"{s.device} computed y{s.index_text}") for s in hello.outputs],
-        ),
-    ]
-
+from pmapviz.valuetext import is_shape, md_tree
 
 # ---------------------------------------------------------------- live runs of a plan
 VALUE_KINDS = ("arange", "random", "ones")
@@ -183,135 +77,11 @@ def not_runnable(plan: Plan) -> str | None:
 
 def estimate_bytes(plan: Plan, program: Program | None = None, compiled: Compiled | None = None):
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memory.Need``: see
-    :func:`pmapviz.memory.live_run_bytes`. Pass ``program`` for the exact numpy-check term,
+    :func:`pmapviz.memoryneeds.live_run_bytes`. Pass ``program`` for the exact numpy-check term,
     and the ``compiled`` programs (compiled, never run) for what f makes in between: their
-    scratch memory from XLA's ``memory_analysis()`` (:func:`temporaries`)."""
-    need = memory.live_run_bytes(plan, None if program is None else program.key)
+    scratch memory from XLA's ``memory_analysis()`` (:func:`pmapviz.compiledplans.temporaries`)."""
+    need = memoryneeds.live_run_bytes(plan, None if program is None else program.key)
     return need if compiled is None else memory.with_temporaries(need, temporaries(compiled))
-
-
-def temporaries(compiled: Compiled) -> int:
-    """The most scratch memory either compiled program needs at once, all devices together:
-    the one-device reference's ``temp_size_in_bytes``, or pmap's per-device figure times its
-    devices (the two run one after the other). 0 where XLA gives no analysis."""
-    ref = _temp_bytes(compiled.reference)
-    per_device = _temp_bytes(compiled.run)
-    return max(ref, per_device * max(1, compiled.devices))
-
-
-def plan_temporaries(program: Program, plan: Plan) -> int:
-    """:func:`temporaries` of the plan's programs, compiled here (never run) before any input
-    exists: for actions that run f without keeping a compiled pair (timing, migration)."""
-    return temporaries(compile_plan(program, plan))
-
-
-def _temp_bytes(executable) -> int:
-    """Its scratch memory per device (``memory.footprint``), 0 where XLA gives no analysis."""
-    fp = memory.footprint(executable)
-    return 0 if fp is None else fp.temporaries
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """A plan compiled ahead of time: pmap and the one-device jit(vmap) reference, and how long each
-    took to compile."""
-
-    run: Callable  # ahead-of-time compiled pmap, for inputs placed like `placements`
-    reference: Callable  # jit(vmap(f)) on one device
-    compile_s: float
-    reference_compile_s: float
-    devices: int = 1  # the devices pmap runs on
-
-
-JAX_CACHE_EVERY = 8  # new pmap programs between two clears of JAX's own caches
-_COMPILES = {"since_clear": 0}
-_COMPILES_LOCK = threading.Lock()
-
-
-def bound_jax_caches(every: int = JAX_CACHE_EVERY) -> bool:
-    """Count one newly compiled pmap program; every ``every`` of them, clear JAX's own
-    compilation caches (``jax.clear_caches``). Returns whether it cleared.
-
-    JAX 0.10's pmap memoizes its ``jit(shard_map(f))`` wrapper in a cache keyed weakly on f
-    whose entry refers back to f, so no entry ever dies: every function pmapped, and every
-    shape compiled with it, stays in memory (measured: ~1.5 MiB per new shape; a server kept
-    +116 MiB after 50 live runs, and ``jax.clear_caches()`` gave it all back). Compiled
-    programs the pages hold (``Compiled``, in bounded caches) are unaffected; a pmap that
-    was only in JAX's cache is traced and compiled again on its next call."""
-    with _COMPILES_LOCK:
-        _COMPILES["since_clear"] += 1
-        if _COMPILES["since_clear"] < every:
-            return False
-        _COMPILES["since_clear"] = 0
-    import jax
-
-    jax.clear_caches()
-    return True
-
-
-def own_function(f: Callable) -> Callable:
-    """A new function object calling ``f``: JAX's caches keyed on it end with it (``f``
-    itself, from ``program.build``, lives as long as the process)."""
-
-    @functools.wraps(f)
-    def own(*args):
-        return f(*args)
-
-    return own
-
-
-def forget_pmap(fn: Callable) -> None:
-    """Drop pmap's memo of ``fn`` once its program is compiled ahead of time (the Compiled
-    holds the executable). JAX 0.10's pmap memoizes its ``jit(shard_map(fn))`` wrapper in a
-    cache whose entries refer back to their own keys, so none ever dies (measured: 30 new
-    programs kept 51 MiB; evicted, 6.5 MiB). Where that cache is not there (another JAX
-    version), :func:`bound_jax_caches` still clears it every few programs."""
-    try:
-        from jax._src import pmap as jax_pmap  # private: checked, with a fallback
-
-        evict = jax_pmap._cached_shard_map.evict_function
-    except (ImportError, AttributeError):
-        return  # bound_jax_caches, which compile_plan calls too, clears it every few programs
-    evict(fn)
-
-
-def compile_plan(program: Program, plan: Plan) -> Compiled:
-    """Compile pmap (and the jit(vmap) reference) for a valid plan, ahead of time, from
-    abstract inputs placed exactly as run_plan places them. Pages cache the result."""
-    import time
-
-    import jax
-    import jax.numpy as jnp
-
-    fn = own_function(plan.leaf_fn(program.build(plan.axis_name)))  # one array per leaf
-    n = plan.devices_used
-    specs = [
-        jax.ShapeDtypeStruct(
-            leaf.shape, jnp.dtype(leaf.dtype), sharding=pmap_sharding(len(leaf.shape), leaf.axis, n)
-        )
-        for leaf in plan.leaves
-    ]
-    pm = jax.pmap(
-        fn,
-        in_axes=plan.leaf_axes,
-        out_axes=plan.out_axes,
-        axis_name=plan.axis_name,
-        devices=devicefacts.local_devices_for_work()[:n],
-    )
-    t = time.perf_counter()
-    run = pm.lower(*specs).compile()
-    compile_s = time.perf_counter() - t
-    dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
-    ref_specs = [jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=dev0) for s in specs]
-    ref = jax.jit(
-        jax.vmap(fn, in_axes=plan.leaf_axes, out_axes=plan.out_axes, axis_name=plan.axis_name)
-    )
-    t = time.perf_counter()
-    reference = ref.lower(*ref_specs).compile()
-    reference_s = time.perf_counter() - t
-    forget_pmap(fn)
-    bound_jax_caches()  # the rest: traces of the plan's shapes (planning, time estimates)
-    return Compiled(run, reference, compile_s, reference_s, n)
 
 
 @dataclass(frozen=True)
@@ -367,7 +137,7 @@ def run_plan(
         result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
         devicesetup.return_freed_memory()
         return result
-    with memory.reserve(estimate_bytes(plan, program, compiled), "a live run", on_wait):
+    with memorypool.reserve(estimate_bytes(plan, program, compiled), "a live run", on_wait):
         result = _run_plan(program, plan, compiled, kind, seed, repeat, keep)
     devicesetup.return_freed_memory()
     return result
@@ -378,7 +148,7 @@ def _run_plan(
 ) -> LiveResult:
     """run_plan's work.
 
-    Memory (see :func:`pmapviz.memory.live_run_bytes`): the reference runs first and its
+    Memory (see :func:`pmapviz.memoryneeds.live_run_bytes`): the reference runs first and its
     one-device inputs are dropped before the inputs are placed for pmap; the host inputs are
     dropped once placed (the shards are read back from the devices); one output exists at a
     time while timing; results are compared block by block, in float64 chunks."""
@@ -547,45 +317,6 @@ def describe_block(data: np.ndarray, limit: int = 12) -> str:
         f"shape {a.shape}: min {lo:.4g}, max {hi:.4g}, mean {total / flat.size:.4g}; "
         f"first [{sample}, ...]"
     )
-
-
-def three_ways(n: int, block: int = 1000, seed: int = 0) -> dict:
-    """The seed's dot products computed three ways on n devices: jax.pmap (per-device view,
-    rank-reducing), jax.shard_map (per-device view, rank-preserving) and jax.jit over inputs
-    placed with a NamedSharding (global view). Returns shapes, shardings and the largest
-    difference between them (they should agree exactly)."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n * block, 3), dtype=np.float32)
-    y = rng.standard_normal((n * block, 3), dtype=np.float32)
-    dot = jax.vmap(jnp.dot)
-    shard = pmap_sharding(3, 0, n)
-    out_pmap = jax.pmap(dot, devices=devicefacts.local_devices_for_work()[:n])(
-        jax.device_put(x.reshape(n, block, 3), shard), jax.device_put(y.reshape(n, block, 3), shard)
-    )
-    mesh = Mesh(np.array(devicefacts.local_devices_for_work()[:n]), ("i",))
-    rows = NamedSharding(mesh, PartitionSpec("i"))
-    xs, ys = jax.device_put(x, rows), jax.device_put(y, rows)
-    out_sm = jax.jit(
-        jax.shard_map(
-            dot, mesh=mesh, in_specs=(PartitionSpec("i"),) * 2, out_specs=PartitionSpec("i")
-        )
-    )(xs, ys)
-    out_jit = jax.jit(dot)(xs, ys)
-    flat = np.asarray(out_pmap).reshape(-1)
-    return {
-        "pmap_shape": tuple(out_pmap.shape),
-        "shard_map_shape": tuple(out_sm.shape),
-        "jit_shape": tuple(out_jit.shape),
-        "shard_map_sharding": str(out_sm.sharding.spec),
-        "jit_sharding": str(out_jit.sharding.spec),
-        "max_diff_shard_map": float(np.abs(flat - np.asarray(out_sm)).max()),
-        "max_diff_jit": float(np.abs(flat - np.asarray(out_jit)).max()),
-        "jit_devices": len(out_jit.sharding.device_set),
-    }
 
 
 def _first(a: np.ndarray, axis: int) -> np.ndarray:

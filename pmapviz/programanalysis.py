@@ -3,15 +3,15 @@
 For a target (the explorer's plan, a collective of the playground, or the training step):
 
 - the collectives XLA emitted (parsed from ``compiled.as_text()`` by :mod:`pmapviz.hlo`), each
-  beside the ring model's bytes (:func:`pmapviz.collectiveops.ring_model`);
+  beside the ring model's bytes (:func:`pmapviz.collectivedefs.ring_model`);
 - the program at three levels: jaxpr, lowered StableHLO, compiled HLO, with the lines that
   hold collectives;
 - cost (``cost_analysis``: flops, and bytes accessed, which is LOCAL memory traffic, not
   network) and memory (``memory_analysis``) per device, for four variants side by side: pmap,
   jit(vmap) on one device, jit over NamedSharding inputs, jit(shard_map); with the collectives
   each emitted (jit over sharded inputs inserts ones the user never wrote);
-- hidden communication (:func:`hidden_communication`): ``out[0]`` on a pmap output, a jitted
-  function on one, replicating parameters, each compiled, inspected and timed beside its fix.
+- hidden communication lives in :mod:`pmapviz.hiddencomm`, and the tables and terminal text
+  made of an analysis in :mod:`pmapviz.programtables`.
 
 Nothing is hard-coded per collective: every number comes from a compilation.
 """
@@ -19,16 +19,15 @@ Nothing is hard-coded per collective: every number comes from a compilation.
 from __future__ import annotations
 
 import functools
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pmapviz import (
+    collectivedefs,
     collectiveops,
     devicefacts,
-    devicerates,
     explorersettings,
     planning,
     pytrees,
@@ -36,12 +35,12 @@ from pmapviz import (
     trainingrun,
 )
 from pmapviz.catalog import Program
-from pmapviz.collectiveops import ring_model
+from pmapviz.collectivedefs import ring_model
 from pmapviz.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
 from pmapviz.placement import pmap_sharding
 from pmapviz.planning import Plan
-from pmapviz.settings import first_line, fmt_bytes
 from pmapviz.trainingrun import Config
+from pmapviz.valuetext import first_line, fmt_bytes
 
 VARIANTS = {
     "pmap": "jax.pmap",
@@ -383,23 +382,19 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
     import jax
     import jax.numpy as jnp
 
-    c = collectiveops.BY_KEY[key]
+    c = collectivedefs.BY_KEY[key]
     collectiveops.check(c, n, m, groups)
-    perm = (
-        collectiveops.check_perm(list(perm or collectiveops.ring(n, "right")), n)
-        if key == "ppermute"
-        else None
-    )
+    perm = collectiveops.pairs_for(c, n, perm)
     groups = [list(g) for g in groups] if groups else None
-    code = f"jax.pmap(lambda x: {collectiveops.code_for(c, groups, perm)}, axis_name='i')"
+    code = f"jax.pmap(lambda x: {collectivedefs.code_for(c, groups, perm)}, axis_name='i')"
     return Target(
         c.label,
         code,
-        collectiveops.build(c, groups, perm),
+        collectiveops.per_device(c, groups, perm),
         (jax.ShapeDtypeStruct((n, m), jnp.float32),),
         (0,),
         0,
-        collectiveops.AXIS,
+        collectivedefs.AXIS,
         n,
     )
 
@@ -490,229 +485,6 @@ def analyse_plan(program: Program, plan: Plan) -> Analysis:
 def analyse_training(cfg: Config) -> Analysis:
     """The training step of ``cfg``, compiled and read; cached by config."""
     return analyse(training_target(cfg))
-
-
-# ---------------------------------------------------------------- hidden communication
-@dataclass(frozen=True)
-class Hidden:
-    """A line of user code that communicates without saying so, beside its fix; both compiled
-    (their collectives read from HLO) and timed (median of a few calls, warm)."""
-
-    label: str
-    code: str
-    rows: tuple[Row, ...]  # what it compiles to
-    fix_code: str
-    fix_rows: tuple[Row, ...]
-    time_s: float
-    fix_time_s: float
-    same_values: bool  # the fix returns what the original returns
-    note: str
-
-    def to_json(self) -> dict:
-        """The line and its fix, their collectives and times, as JSON."""
-        return {
-            "label": self.label,
-            "code": self.code,
-            "collectives": [r.to_json() for r in self.rows],
-            "fix_code": self.fix_code,
-            "fix_collectives": [r.to_json() for r in self.fix_rows],
-            "time_s": self.time_s,
-            "fix_time_s": self.fix_time_s,
-            "same_values": self.same_values,
-            "note": self.note,
-        }
-
-
-def median_time(fn: Callable[[], Any], repeat: int = 5) -> float:
-    """Median seconds of ``fn()`` (:func:`pmapviz.devicefacts.timed_calls`)."""
-    return statistics.median(devicerates.timed_calls(fn, repeat)[1])
-
-
-def _rows_of(jitted, *args, n: int) -> tuple[Row, ...]:
-    return rows_for(parse_hlo(jitted.lower(*args).compile().as_text()), n)
-
-
-def hidden_communication(n: int, m: int = 1024, repeat: int = 5) -> list[Hidden]:
-    """Three common ways to communicate by accident with a pmap output, each found in HLO."""
-    import jax
-    import numpy as np
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    x = jax.device_put(
-        np.arange(1, n * m + 1, dtype=np.float32).reshape(n, m), pmap_sharding(2, 0, n)
-    )
-    out = jax.pmap(lambda v: v * 2, devices=devicefacts.local_devices_for_work()[:n])(x)
-    shard0 = out.addressable_shards[0].data  # device 0's block, shape (1, m)
-    take0, take0_twice = jax.jit(lambda a: a[0]), jax.jit(lambda a: a[0] * 2)
-    cases = [
-        (
-            "index a pmap output",
-            "out[0]",
-            lambda: out[0],
-            _rows_of(take0, out, n=n),
-            "out.addressable_shards[0].data[0]",
-            lambda: shard0[0],
-            _rows_of(take0, shard0, n=n),
-            "Indexing the global array asks every device for its part of row 0: a masked "
-            "all-reduce. The shard is already on device 0.",
-        ),
-        (
-            "a jitted function on a pmap output",
-            "jax.jit(lambda a: a[0] * 2)(out)",
-            lambda: take0_twice(out),
-            _rows_of(take0_twice, out, n=n),
-            "jax.jit(lambda b: b[0] * 2)(out.addressable_shards[0].data)",
-            lambda: take0_twice(shard0),
-            _rows_of(take0_twice, shard0, n=n),
-            "jit follows the input's sharding: over all devices, so reading one device's block "
-            "becomes a collective.",
-        ),
-    ]
-    found = [_measure(*c, repeat=repeat) for c in cases]
-    devs = devicefacts.local_devices_for_work()
-    w0 = jax.device_put(np.arange(1, m + 1, dtype=np.float32), devs[0])
-    rep = jax.device_put(w0, NamedSharding(pmap_sharding(1, 0, n).mesh, PartitionSpec()))
-    scale = jax.pmap(lambda w, v: w * v, in_axes=(None, 0), devices=devs[:n])
-    rows = lambda w: rows_for(parse_hlo(scale.lower(w, x).compile().as_text()), n)  # noqa: E731
-    found.append(
-        _measure(
-            "replicating parameters",
-            "jax.pmap(f, in_axes=(None, 0))(w_on_device_0, x)",
-            lambda: scale(w0, x),
-            rows(w0),
-            "w = jax.device_put(w, NamedSharding(mesh, P()))  # once; then the same call",
-            lambda: scale(rep, x),
-            rows(rep),
-            "A broadcast argument that lives on one device is copied to every device on every "
-            "call: no collective in the HLO, the copies happen before the program runs. Place it "
-            "replicated once.",
-            repeat=repeat,
-        )
-    )
-    return found
-
-
-def _measure(label, code, run, rows, fix_code, fix, fix_rows, note, repeat) -> Hidden:
-    import numpy as np
-
-    same = bool(np.array_equal(np.asarray(run()), np.asarray(fix())))
-    return Hidden(
-        label,
-        code,
-        rows,
-        fix_code,
-        fix_rows,
-        median_time(run, repeat),
-        median_time(fix, repeat),
-        same,
-        note,
-    )
-
-
-# ---------------------------------------------------------------- text summary (CLI)
-def table_rows(rows: tuple[Row, ...]) -> list[dict]:
-    """The collectives as table rows: what XLA emitted beside the ring model."""
-    out = []
-    for r in rows:
-        c = r.hlo
-        where = c.source_target_pairs if c.source_target_pairs else c.replica_groups
-        out.append(
-            {
-                "collective": c.kind,
-                "HLO op": c.name,
-                "operand": f"{c.dtype}{c.shape_text}",
-                "bytes per device": c.bytes,
-                "groups / pairs": str([list(g) for g in where]) if where else "all devices",
-                "ring model: sends (B)": round(r.model_sent),
-                "receives (B)": round(r.model_received),
-                "from": c.source_line or "?",
-            }
-        )
-    return out
-
-
-def variant_table(a: Analysis) -> tuple[list[dict], list[str]]:
-    """One row per variant (cost and memory per device) and notes where a variant compiles to
-    other collectives than pmap (e.g. jit over sharded inputs inserting ones nobody wrote)."""
-    mine = sorted(r.hlo.kind for r in a.rows)
-    rows, notes = [], []
-    for key, v in a.variants.items():
-        if v.error:
-            rows.append({"variant": v.label, "collectives": f"cannot express it: {v.error}"})
-            continue
-        c = v.cost
-        kinds = sorted(r.hlo.kind for r in v.rows)
-        rows.append(
-            {
-                "variant": v.label,
-                "collectives": ", ".join(kinds) or "none",
-                "flops": c.flops,
-                "bytes accessed": c.bytes_accessed,
-                "arguments (B)": c.argument_bytes,
-                "outputs (B)": c.output_bytes,
-                "temporaries (B)": c.temp_bytes,
-                "code (B)": c.generated_code_bytes,
-                "peak (B)": c.peak_bytes,
-            }
-        )
-        if key != "pmap" and kinds != mine:
-            notes.append(
-                f"{v.label} compiles to {', '.join(kinds) or 'no collective'}, where "
-                f"pmap compiles to {', '.join(mine) or 'none'}: XLA chose the "
-                "communication from the shardings, not from code you wrote."
-            )
-    return rows, notes
-
-
-def hidden_table(n: int) -> list[dict]:
-    """:func:`hidden_communication` as table rows (ms; collectives by kind)."""
-    return [
-        {
-            "what": h.label,
-            "code": h.code,
-            "compiles to": ", ".join(r.hlo.kind for r in h.rows) or "no collective",
-            "time (ms)": round(h.time_s * 1e3, 3),
-            "fix": h.fix_code,
-            "fix compiles to": ", ".join(r.hlo.kind for r in h.fix_rows) or "no collective",
-            "fix time (ms)": round(h.fix_time_s * 1e3, 3),
-            "same values": h.same_values,
-            "note": h.note,
-        }
-        for h in hidden_communication(n)
-    ]
-
-
-def summary_lines(a: Analysis) -> list[str]:
-    """The analysis as lines of text for the terminal: collectives, then variants."""
-    out = [
-        f"{a.target.label} on {a.target.n} device(s): {a.target.code}",
-        f"compiled in {a.compile_s * 1e3:.0f} ms; {len(a.rows)} collective(s) in the HLO",
-    ]
-    for r in a.rows:
-        c = r.hlo
-        where = c.replica_groups if c.source_target_pairs is None else c.source_target_pairs
-        out.append(
-            f"  {c.kind:<18} {c.shape_text:<14} {c.bytes:>10,} B/device  model sends "
-            f"{r.model_sent:>12,.0f} B  {list(map(list, where))}  "
-            f"from {c.source_line or '?'}"
-        )
-    for line, text, why in a.unparsed:
-        out.append(f"  unparsed (line {line}: {why}): {text[:120]}")
-    out.append(
-        "variant        collectives                    flops     bytes accessed  "
-        "argument  output  temp  (per device)"
-    )
-    for key, v in a.variants.items():
-        if v.error:
-            out.append(f"  {key:<12} cannot express it: {v.error}")
-            continue
-        kinds = ", ".join(r.hlo.kind for r in v.rows) or "none"
-        c = v.cost
-        out.append(
-            f"  {key:<12} {kinds:<30} {c.flops or 0:>8,.0f} {c.bytes_accessed or 0:>14,.0f}"
-            f"  {c.argument_bytes:>8,} {c.output_bytes:>7,} {c.temp_bytes:>5,}"
-        )
-    return out
 
 
 # ---------------------------------------------------------------- the page's URL state

@@ -19,8 +19,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pmapviz import settings
-from pmapviz.settings import SettingError, quote
+from pmapviz import valueparse
+from pmapviz.valueparse import SettingError
+from pmapviz.valuetext import quote
 
 MAX_TREE_TEXT = 500
 MAX_TREE_DEPTH = 4  # containers inside containers
@@ -363,25 +364,25 @@ def flat_function(fn: Callable, skeletons: tuple) -> Callable:
 
 
 def parse_shape_tree(text: Any, name: str = "shape") -> Any:
-    """A shape (as :func:`pmapviz.settings.parse_shape`), or a dict / tuple of shapes for a
+    """A shape (as :func:`pmapviz.valueparse.parse_shape`), or a dict / tuple of shapes for a
     pytree argument: "{'w': (5, 2), 'b': (2,)}", "((8, 4), (8,))"."""
     if not is_tree_text(text):
-        return settings.parse_shape(text, name)
+        return valueparse.parse_shape(text, name)
     tree = parse_tree(text, name, "shape")
     for leaf_name, shape in leaves(tree, name):
-        if len(shape) > settings.MAX_RANK:
+        if len(shape) > valueparse.MAX_RANK:
             raise SettingError(
-                f"{leaf_name} has {len(shape)} axes; at most {settings.MAX_RANK} are supported."
+                f"{leaf_name} has {len(shape)} axes; at most {valueparse.MAX_RANK} are supported."
             )
-        settings.check_elements(shape, leaf_name)
+        valueparse.check_elements(shape, leaf_name)
     return tree
 
 
 def parse_axis_tree(text: Any, name: str = "axis") -> Any:
-    """An axis (as :func:`pmapviz.settings.parse_axis`), or a pytree prefix of axes:
+    """An axis (as :func:`pmapviz.valueparse.parse_axis`), or a pytree prefix of axes:
     "{'w': None, 'b': 0}", "(0, None)"."""
     if not any(ch in str(text if text is not None else "") for ch in "([{"):
-        return settings.parse_axis(text, name)
+        return valueparse.parse_axis(text, name)
     return parse_tree(text, name, "axis")
 
 

@@ -7,7 +7,7 @@ the emulated CPU devices such a run goes to a worker process (``python -m pmapvi
 that the server kills when the run passes ``--max-seconds``:
 
 * one worker, started on the first run and kept warm for the next (:data:`IDLE_S`), with this
-  server's device count; its own memory (:func:`memory.worker_bytes`) is held in the server's
+  server's device count; its own memory (:func:`memoryneeds.worker_bytes`) is held in the server's
   pool for as long as it lives, each run's estimate on top of it while it runs;
 * runs take turns (a :class:`queues.FairLock`), each bounded by the time limit plus
   :data:`GRACE_S`; past it the worker is killed (the next run starts a new one) and the run
@@ -38,7 +38,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pmapviz import deviceset, devicesetup, explorersettings, memory, queues
+from pmapviz import (
+    deviceset,
+    devicesetup,
+    explorersettings,
+    memory,
+    memoryneeds,
+    memorypool,
+    queues,
+)
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 
@@ -76,7 +84,7 @@ def need(program: Program, run: memory.Need) -> memory.Need:
     the budget must hold for the run to start (callers refuse what can never fit)."""
     if not applies(program) or _WORKER.alive():
         return run
-    extra = memory.worker_bytes(len(deviceset.devices(deviceset.CPU)))
+    extra = memoryneeds.worker_bytes(len(deviceset.devices(deviceset.CPU)))
     return memory.Need(run.total + extra, run.host + extra, run.device)
 
 
@@ -114,7 +122,7 @@ def call(
     limit = float(limit_s if limit_s is not None else devicesetup.time_limit())
     with _TURNS.acquire(on_wait=on_wait):
         _WORKER.ensure(len(deviceset.devices(deviceset.CPU)), on_wait)
-        with memory.reserve(run_need, label, on_wait):
+        with memorypool.reserve(run_need, label, on_wait):
             answer = _WORKER.ask((task, *args), limit + GRACE_S, _stopped_words(largest, limit))
     devicesetup.return_freed_memory()
     return answer
@@ -148,7 +156,7 @@ def run_here(
     serves one): the thread finishes on its own, its result dropped, its memory held till
     then, so the budget still holds."""
     limit = float(limit_s if limit_s is not None else devicesetup.time_limit())
-    grant = memory.reserve(run_need, "a live run of your own f", on_wait)
+    grant = memorypool.reserve(run_need, "a live run of your own f", on_wait)
     box: dict = {}
 
     def work() -> None:
@@ -201,8 +209,8 @@ class Worker:
             if self.alive() and self._devices == n_devices:
                 return
             self._stop_locked()
-            grant = memory.reserve(
-                memory.Need.host_only(memory.worker_bytes(n_devices)),
+            grant = memorypool.reserve(
+                memory.Need.host_only(memoryneeds.worker_bytes(n_devices)),
                 WORKER_LABEL,
                 on_wait,
             )

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pmapviz import devicesetup, hlo, memory
+from pmapviz import devicesetup, hlo, memoryneeds, memorypool
 from pmapviz.catalog import Program
 from pmapviz.devicerates import Rates
 from pmapviz.planning import Plan
@@ -42,7 +42,7 @@ class TooLong(ValueError):
 def machine_rates() -> Rates:
     """The device's rates, measured on first use (a probe sized by the memory budget) and
     shared with the Timing lab's floor."""
-    return memory.measured_rates()
+    return memorypool.measured_rates()
 
 
 def _limit(limit_s: float | None) -> float:
@@ -161,7 +161,7 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float,
     """(FLOPs, bytes, sort compares) of one call of the plan over all devices, from XLA's
     cost analysis of jit(vmap(f)) and its text when ``program`` is given (lowering only, no
     compile). A sort's compares are taken out of the FLOPs: they have their own rate."""
-    nbytes = memory.live_run_bytes(plan).total / 3  # inputs and outputs once
+    nbytes = memoryneeds.live_run_bytes(plan).total / 3  # inputs and outputs once
     flops = compares = 0.0
     if program is not None:
         import jax
@@ -193,7 +193,7 @@ def plan_seconds(
     """Estimated seconds of a live run of ``plan``: fixed costs (``compiles`` compilations,
     making and transferring the inputs) plus ``calls`` calls."""
     flops, nbytes, compares = plan_cost(plan, program)
-    gen = memory.live_run_bytes(plan).total / 3 * GEN_S_PER_BYTE
+    gen = memoryneeds.live_run_bytes(plan).total / 3 * GEN_S_PER_BYTE
     fixed = FIXED_S + compiles * COMPILE_S + gen + 3 * rates.transfer_s(nbytes)
     return fixed + calls * rates.call_s(flops, nbytes, CALL_S, compares)
 

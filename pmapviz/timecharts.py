@@ -9,10 +9,10 @@ import math
 
 import plotly.graph_objects as go
 
-from pmapviz import benchmarking as bench
+from pmapviz import benchreports
 from pmapviz import timeline as tlines
 from pmapviz.palette import FONT, device_colour
-from pmapviz.settings import digits_or
+from pmapviz.valueparse import digits_or
 
 MAX_RATE_BARS = 100  # ops in a bandwidth figure: its longest ones (the table has them all)
 
@@ -32,7 +32,7 @@ PHASE_COLOURS = {
 }
 
 
-BESIDE = bench.BESIDE  # "pmap · cpu" was measured on the set beside
+BESIDE = benchreports.BESIDE  # "pmap · cpu" was measured on the set beside
 
 
 def impl_line(name: str, width: float = 3) -> dict:

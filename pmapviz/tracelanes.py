@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pmapviz.settings import digits_or
+from pmapviz.valueparse import digits_or
 
 _PLANE = re.compile(r"^/device:(GPU|TPU):([0-9]+)$")
 

@@ -14,9 +14,18 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import devicefacts, memory, settings, timebudget
+from pmapviz import (
+    compiledmemory,
+    devicefacts,
+    devicesetup,
+    memory,
+    memoryneeds,
+    memorypool,
+    settings,
+    timebudget,
+)
+from pmapviz.arrayshards import shards_of
 from pmapviz.placement import pmap_sharding
-from pmapviz.pmaprun import shards_of
 
 MODELS = ("linear", "mlp")
 REDUCTIONS = ("pmean", "psum")
@@ -133,12 +142,13 @@ def validate(cfg: Config, n_available: int, time_limit: float | None = None) -> 
 
 
 def check_budget(cfg: Config, budget: int | memory.Budget | None = None) -> None:
-    """Refuse settings whose peak (:func:`pmapviz.memory.training_bytes`) exceeds the budget."""
-    budget = memory.budget() if budget is None else memory.Budget.of(budget)
-    why = budget.problem(memory.training_bytes(cfg.model, cfg.batch))
+    """Refuse settings whose peak (:func:`pmapviz.memoryneeds.training_bytes`) exceeds the
+    budget."""
+    budget = memorypool.budget() if budget is None else memory.Budget.of(budget)
+    why = budget.problem(memoryneeds.training_bytes(cfg.model, cfg.batch))
     if why:
         fit = memory.largest_fitting(
-            lambda b: memory.training_bytes(cfg.model, b),
+            lambda b: memoryneeds.training_bytes(cfg.model, b),
             budget,
             cfg.devices,
             MAX_BATCH,
@@ -282,7 +292,7 @@ def train(
     pstep, sstep = compile_steps(cfg, *steps_fn(cfg))  # before any data exists
     need = run_need(cfg, pstep, sstep)
     refuse_unfit(cfg, need)
-    with memory.reserve(need, "training", on_wait, should_stop):
+    with memorypool.reserve(need, "training", on_wait, should_stop):
         return _train(cfg, progress, should_stop, pstep, sstep)
 
 
@@ -312,30 +322,32 @@ def compile_steps(cfg: Config, pstep, sstep) -> tuple:
 
 def run_need(cfg: Config, pstep, sstep) -> memory.Need:
     """What training holds at its peak: the larger of the formula
-    (``memory.training_bytes``) and the compiled steps' ``memory_analysis()``
-    (``memory.compiled_need``): the pmapped step's arguments and outputs on every device (its
-    figures are per device) and the one-device step's, plus the larger of their temporaries
-    (the activations and gradients; the steps run one after the other), on the devices; the
-    data made on the host (``make_data``: x and y); the model's fixed runtime part."""
+    (``memoryneeds.training_bytes``) and the compiled steps' ``memory_analysis()``
+    (``compiledmemory.compiled_need``): the pmapped step's arguments and outputs on every
+    device (its figures are per device) and the one-device step's, plus the larger of their
+    temporaries (the activations and gradients; the steps run one after the other), on the
+    devices; the data made on the host (``make_data``: x and y); the model's fixed runtime
+    part."""
     host = max(SAMPLES, cfg.batch) * (FEATURES + 1) * 4
-    base = memory.TRAIN_BASE[cfg.model]
-    compiled = memory.compiled_need([(pstep, cfg.devices), (sstep, 1)], host, base)
-    return memory.larger(memory.training_bytes(cfg.model, cfg.batch), compiled)
+    base = memoryneeds.TRAIN_BASE[cfg.model]
+    compiled = compiledmemory.compiled_need([(pstep, cfg.devices), (sstep, 1)], host, base)
+    return memory.larger(memoryneeds.training_bytes(cfg.model, cfg.batch), compiled)
 
 
 def refuse_unfit(cfg: Config, need: memory.Need, budget: int | memory.Budget | None = None) -> None:
     """TrainBudgetError, naming the largest global batch that fits, when ``need`` could never
     fit the budget; other batches are ``need`` scaled (all but the runtime part grows with
     the batch), never below the formula."""
-    b = memory.budget() if budget is None else memory.Budget.of(budget)
+    b = memorypool.budget() if budget is None else memory.Budget.of(budget)
     why = b.problem(need)
     if not why:
         return
-    base = memory.TRAIN_BASE[cfg.model]
+    base = memoryneeds.TRAIN_BASE[cfg.model]
 
     def at(batch: int) -> memory.Need:
         return memory.larger(
-            memory.training_bytes(cfg.model, batch), memory.scaled(need, batch / cfg.batch, base)
+            memoryneeds.training_bytes(cfg.model, batch),
+            memory.scaled(need, batch / cfg.batch, base),
         )
 
     fit = memory.largest_fitting(at, b, cfg.devices, cfg.batch, cfg.devices)
@@ -345,7 +357,7 @@ def refuse_unfit(cfg: Config, need: memory.Need, budget: int | memory.Budget | N
 def _train(cfg: Config, progress, should_stop, pstep, sstep) -> History:
     import jax
 
-    memory.large_arrays_return_to_the_os()
+    devicesetup.large_arrays_return_to_the_os()
     k, lb = cfg.devices, cfg.local_batch
     x_all, y_all = make_data(cfg)
     params0 = init_params(cfg)

@@ -71,6 +71,6 @@ def fake_devices(
 def actions_held() -> list:
     """What the server's actions hold in the memory pool now, without the sandbox's warm worker
     (a standing grant that an earlier test in this process may have left for the next run)."""
-    from pmapviz import memory, sandbox
+    from pmapviz import memorypool, sandbox
 
-    return [h for h in memory.admission().held() if h[0] != sandbox.WORKER_LABEL]
+    return [h for h in memorypool.admission().held() if h[0] != sandbox.WORKER_LABEL]

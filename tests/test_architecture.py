@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pmapviz.ui.shell import PAGES
+from pmapviz.app.ui.page_registry import PAGES
 from tests.conftest import ROOT
 
 PKG = ROOT / "pmapviz"
@@ -232,13 +232,18 @@ FEATURE_EXCEPTIONS = {  # (feature, feature it may import): why
     ("tour", "live"): "the tour's step 2 runs the seed's 10M example",
 }
 GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
-    0: "settings palette queues hlo catalog folders",  # text and values
-    1: "pytrees expr deviceset hostmemory accelerators tracelanes devicefacts devicerates"
-    " devicewords devicesetup",  # vocabulary
-    2: "planning placement explorersettings meshspecs",  # shapes
-    3: "memory timebudget",  # pure estimators: numbers in, numbers out, no runner
-    4: "pmaprun collectiveops programanalysis timeline trainingrun benchmarking meshviews sandbox",
-    5: "charts timecharts codegen warmup",  # presentation without Streamlit
+    0: "settings valueparse valuetext pathparse palette queues hlo catalog folders"
+    " workloads",  # text and values
+    1: "collectivedefs pytrees expr deviceset hostmemory accelerators tracelanes devicefacts"
+    " devicerates devicewords devicesetup exprvocab exprnodes exprcalls exprparse"
+    " tracefiles traceevents timeline benchreports",  # vocabulary
+    2: "planning planfacts planinputrules planoutputrules placement explorersettings"
+    " meshspecs meshplacement meshsettings meshcollectives arrayshards",  # shapes
+    3: "memory memoryneeds memorypool compiledmemory"
+    " timebudget sweepplans",  # pure estimators: numbers in, numbers out, no runner
+    4: "pmaprun compiledplans pmapdemos collectiveops programanalysis hiddencomm tracecapture"
+    " trainingrun benchmarking meshviews meshexamples sandbox",  # runners
+    5: "programtables charts timecharts codegen warmup",  # presentation without Streamlit
     6: "ui __init__",  # the ground's Streamlit components, and the package's lazy door
 }
 GROUND_FLOOR = {name: floor for floor, names in GROUND_FLOORS.items() for name in names.split()}

@@ -61,8 +61,8 @@ ALONE = {
         "test_a_missing_slurm_variable_is_one_line_in_time_and_leaves_no_process",
         "test_an_absent_coordinator_is_one_line_within_the_timeout"},
     # peak RSS of fresh processes against the memory model (their threads fill both cores)
-    "tests/core/test_memory.py": {"test_estimate_covers_the_measured_peak_within_half"},
-    "tests/core/test_pmaprun.py": {
+    "tests/core/test_memoryneeds.py": {"test_estimate_covers_the_measured_peak_within_half"},
+    "tests/core/test_compiledplans.py": {
         "test_jax_caches_are_bounded_so_a_server_does_not_keep_every_program"},
     "tests/e2e/test_concurrency_e2e.py": {"test_eight_sessions_at_once"},
 }  # fmt: skip

@@ -12,7 +12,7 @@ import io
 import sys
 from collections.abc import Callable
 
-from pmapviz import settings
+from pmapviz import valueparse
 from pmapviz.app import (
     cliflags,
     cmd_bench,
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         cliflags._SCOPES.append(scope)
         try:
             return args.func(args)
-        except settings.SettingError as err:
+        except valueparse.SettingError as err:
             print(f"pmapviz: {err}", file=sys.stderr)
             return 2
         finally:

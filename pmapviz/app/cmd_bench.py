@@ -11,7 +11,10 @@ from pmapviz import (
     benchmarking,
     devicefacts,
     devicesetup,
-    settings,
+    pathparse,
+    sweepplans,
+    valueparse,
+    workloads,
 )
 from pmapviz.app.cliflags import (
     MAX_BENCH_SIZE,
@@ -24,7 +27,7 @@ from pmapviz.app.cliflags import (
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", default="dot", choices=sorted(benchmarking.WORKLOADS))
+    p.add_argument("--workload", default="dot", choices=sorted(workloads.WORKLOADS))
     p.add_argument("--size", default="1048576", help="comma-separated sizes, e.g. 65536,1048576")
     p.add_argument(
         "--devices",
@@ -52,7 +55,7 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
     """Device counts, sizes, implementations, repeat and the --json file (None: stdout or no
     file) from the flags (settings layer), all checked before the sweep starts."""
     ks = (
-        settings.parse_int_list(
+        valueparse.parse_int_list(
             args.devices, "--devices", devicesetup.MIN_DEVICES, devicesetup.MAX_DEVICES
         )
         if args.devices
@@ -62,17 +65,17 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
     if args.platform:
         argv += ["--platform", args.platform]
     device_settings = devicesetup.parse_settings(argv + _max_seconds_argv(args), os.environ)
-    sizes = settings.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
+    sizes = valueparse.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
     impls = (
-        [settings.parse_choice(i, "--impls", benchmarking.IMPLS) for i in args.impls.split(",")]
+        [valueparse.parse_choice(i, "--impls", sweepplans.IMPLS) for i in args.impls.split(",")]
         if args.impls
-        else list(benchmarking.IMPLS)
+        else list(sweepplans.IMPLS)
     )
-    repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
+    repeat = valueparse.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
     target = (
         None
         if args.json in (None, "-")  # "-": stdout
-        else settings.parse_output_path(args.json, "--json", "bench.json")
+        else pathparse.parse_output_path(args.json, "--json", "bench.json")
     )
     return device_settings, ks, sizes, impls, repeat, target
 
@@ -81,10 +84,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Each implementation timed at each size and device count; the report as text or JSON."""
     device_settings, ks, sizes, impls, repeat, target = _bench_inputs(args)
     _start(device_settings, args, "real")
-    ks = ks or benchmarking.device_counts(devicefacts.facts().local_count)  # the devices it has
+    ks = ks or sweepplans.device_counts(devicefacts.facts().local_count)  # the devices it has
     try:
         report = benchmarking.sweep(
-            benchmarking.WORKLOADS[args.workload],
+            workloads.WORKLOADS[args.workload],
             sizes,
             ks,
             impls,
@@ -101,7 +104,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 )
             ),
         )
-    except benchmarking.BenchError as err:
+    except sweepplans.BenchError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     data = report.to_json()

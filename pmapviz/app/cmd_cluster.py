@@ -8,10 +8,7 @@ import argparse
 import json
 import sys
 
-from pmapviz import (
-    devicesetup,
-    settings,
-)
+from pmapviz import devicesetup, pathparse, valueparse
 from pmapviz.app.cliflags import MAX_CLUSTER_TIMEOUT, _exit_on_signals, _given, _print, _settings
 from pmapviz.cluster import cluster, clusterjoin
 
@@ -58,17 +55,17 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if args.join:
         return _cmd_join(args)
     if args.report is not None:
-        raise settings.SettingError(
+        raise valueparse.SettingError(
             "--report PATH goes with --join (the loopback launch "
             "prints its result; add --json for JSON)."
         )
-    processes = settings.parse_int(
+    processes = valueparse.parse_int(
         args.processes, "--processes", cluster.MIN_PROCESSES, cluster.MAX_PROCESSES
     )
-    local = settings.parse_int(
+    local = valueparse.parse_int(
         _given(args.local_devices, "2"), "--local-devices", cluster.MIN_LOCAL, cluster.MAX_LOCAL
     )
-    timeout = settings.parse_float(
+    timeout = valueparse.parse_float(
         _given(args.timeout, "45"), "--timeout", 1.0, MAX_CLUSTER_TIMEOUT
     )
     devicesetup.apply(_settings(args))  # the memory budget (--max-bytes / PMAPVIZ_MAX_BYTES)
@@ -104,11 +101,11 @@ def _cmd_join(args: argparse.Namespace) -> int:
     local = (
         None
         if args.local_devices is None
-        else settings.parse_int(
+        else valueparse.parse_int(
             args.local_devices, "--local-devices", clusterjoin.MIN_LOCAL, clusterjoin.MAX_LOCAL
         )
     )
-    timeout = settings.parse_float(
+    timeout = valueparse.parse_float(
         _given(args.timeout, f"{clusterjoin.DEFAULT_TIMEOUT:g}"),
         "--timeout",
         clusterjoin.MIN_TIMEOUT,
@@ -117,7 +114,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
     target = (
         None
         if args.report is None
-        else settings.parse_output_path(args.report, "--report", "cluster-report.json")
+        else pathparse.parse_output_path(args.report, "--report", "cluster-report.json")
     )
     try:
         outcome = clusterjoin.join(local, timeout)

@@ -6,12 +6,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from pmapviz import (
-    devicefacts,
-    devicesetup,
-    devicewords,
-    memory,
-)
+from pmapviz import devicefacts, devicesetup, devicewords, memorypool
 from pmapviz.app.cliflags import _settings, _start
 
 
@@ -19,7 +14,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
     """The devices this process gets, every set beside them, their memory and the budgets."""
     _start(_settings(args), args)
     report = devicesetup.describe(devicesetup.applied_settings())
-    facts, budget = report.facts, memory.budget()
+    facts, budget = report.facts, memorypool.budget()
     stats = devicefacts.device_memory()
     started = devicefacts.startup()
     if args.json:
@@ -42,7 +37,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
         )
         for d in f.devices:
             print(f"  {d.label:>8}  id {d.id:<3} process {d.process_index}")
-    for line in memory.budget_lines(budget, stats) + (
+    for line in memorypool.budget_lines(budget, stats) + (
         devicefacts.startup_lines(started) if started else []
     ):
         print(line.replace("**", "").replace("`", ""))

@@ -6,9 +6,7 @@ import argparse
 import json
 import sys
 
-from pmapviz import (
-    settings,
-)
+from pmapviz import valueparse
 from pmapviz.app.cliflags import MAX_PAIRS, MAX_REPEAT, MAX_SEED, _settings, _start
 from pmapviz.live import dotproduct
 
@@ -22,9 +20,9 @@ def _dot_args(p: argparse.ArgumentParser) -> None:
 def cmd_dot(args: argparse.Namespace) -> int:
     """The seed's pmap(vmap(dot)) example, timed and checked against jit(vmap(dot))."""
     _start(_settings(args), args)
-    pairs = settings.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
-    repeat = settings.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
-    seed = settings.parse_int(args.seed, "--seed", 0, MAX_SEED)
+    pairs = valueparse.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
+    repeat = valueparse.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
+    seed = valueparse.parse_int(args.seed, "--seed", 0, MAX_SEED)
     try:
         res = dotproduct.run_dot(
             pairs,

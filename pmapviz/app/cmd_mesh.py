@@ -7,8 +7,11 @@ import argparse
 from pmapviz import (
     devicefacts,
     devicewords,
+    meshplacement,
+    meshsettings,
     meshspecs,
-    settings,
+    valueparse,
+    valuetext,
 )
 from pmapviz.app.cliflags import _print, _settings, _start
 
@@ -52,11 +55,11 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
     ``--mesh``: the default mesh of ``n_devices``, as the Meshes page's; nothing at all: the
     page's example arguments too)."""
     if args.mesh is None and n_devices is None:
-        raise settings.SettingError("give --mesh with --plan-devices, e.g. --mesh 4x4.")
+        raise valueparse.SettingError("give --mesh with --plan-devices, e.g. --mesh 4x4.")
     sizes = (
         meshspecs.parse_mesh(args.mesh, "--mesh")
         if args.mesh is not None
-        else meshspecs.default_mesh(n_devices)
+        else meshsettings.default_mesh(n_devices)
     )
     names = meshspecs.parse_axis_names(
         args.axis_names or ", ".join(meshspecs.DEFAULT_NAMES[: len(sizes)]),
@@ -65,13 +68,13 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
     )
     shape_texts, spec_texts = args.shape or [], args.spec or []
     if args.mesh is None and not shape_texts and not spec_texts:  # the Meshes page's example
-        page = meshspecs.schema(n_devices).defaults()
-        shape_texts = [page[f"s{k}"] for k in range(meshspecs.MAX_ARGS) if page[f"s{k}"].strip()]
+        page = meshsettings.schema(n_devices).defaults()
+        shape_texts = [page[f"s{k}"] for k in range(meshsettings.MAX_ARGS) if page[f"s{k}"].strip()]
         spec_texts = [page[f"p{k}"] for k in range(len(shape_texts))]
-    shapes = [settings.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(shape_texts)]
+    shapes = [valueparse.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(shape_texts)]
     specs = [meshspecs.parse_spec(t, f"--spec {k + 1}") for k, t in enumerate(spec_texts)]
     if not shapes or len(specs) != len(shapes):
-        raise settings.SettingError(
+        raise valueparse.SettingError(
             f"give --shape and --spec once per argument (got "
             f"{len(shapes)} --shape and {len(specs)} --spec)."
         )
@@ -82,10 +85,10 @@ def cmd_mesh(args: argparse.Namespace) -> int:
     """Which device holds which block of each argument on a named mesh (exit 1: a spec fails)."""
     device_settings = _settings(args)
     if args.plan_devices is not None:
-        n = settings.parse_int(args.plan_devices, "--plan-devices", 1, meshspecs.MAX_MESH_DEVICES)
+        n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, meshspecs.MAX_MESH_DEVICES)
         mesh, shapes, specs = _mesh_inputs(args, n if args.mesh is None else None)
         if n != mesh.devices:
-            raise settings.SettingError(
+            raise valueparse.SettingError(
                 f"--plan-devices {n}, but the mesh {mesh.text()} has {mesh.devices} devices: "
                 "give that number."
             )
@@ -95,7 +98,7 @@ def cmd_mesh(args: argparse.Namespace) -> int:
         have = devicefacts.facts().local_count
         mesh, shapes, specs = _mesh_inputs(args, have)
         if have < mesh.devices:
-            raise settings.SettingError(
+            raise valueparse.SettingError(
                 f"the mesh {mesh.text()} needs {mesh.devices} devices; "
                 f"{devicefacts.facts().devices_phrase()} here: "
                 f"{devicewords.more_devices(devicefacts.facts(), mesh.devices)}, or plan with "
@@ -111,7 +114,7 @@ def cmd_mesh(args: argparse.Namespace) -> int:
         []
         if found
         else [
-            meshspecs.place(mesh, shape, spec, jax_devices)
+            meshplacement.place(mesh, shape, spec, jax_devices)
             for shape, spec in zip(shapes, specs, strict=True)
         ]
     )
@@ -119,7 +122,7 @@ def cmd_mesh(args: argparse.Namespace) -> int:
         "mesh": {
             "shape": list(mesh.shape),
             "axis_names": list(mesh.names),
-            "devices": meshspecs.device_grid(mesh, placed[0].blocks) if placed else None,
+            "devices": meshplacement.device_grid(mesh, placed[0].blocks) if placed else None,
         },
         "arguments": [p.to_dict() for p in placed],
         "problems": [
@@ -138,9 +141,9 @@ def _mesh_lines(mesh: meshspecs.Mesh, placed: list, found: list) -> list[str]:
     for k, p in enumerate(placed):
         rep = f"; replicated over {', '.join(p.replicated_over)}" if p.replicated_over else ""
         lines.append(
-            f"argument {k + 1}: {settings.fmt_shape(p.shape)} "
+            f"argument {k + 1}: {valuetext.fmt_shape(p.shape)} "
             f"{meshspecs.spec_text(p.spec)}: each device holds "
-            f"{settings.fmt_shape(p.local_shape)}{rep}"
+            f"{valuetext.fmt_shape(p.local_shape)}{rep}"
         )
         lines += [
             f"  device {b.device} at {b.coords}: "

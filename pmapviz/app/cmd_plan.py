@@ -7,13 +7,16 @@ import sys
 
 from pmapviz import (
     catalog,
+    collectivedefs,
     collectiveops,
     devicefacts,
     explorersettings,
     planning,
     programanalysis,
+    programtables,
     pytrees,
-    settings,
+    valueparse,
+    valuetext,
 )
 from pmapviz.app.cliflags import MAX_ELEMENTS_HLO, MAX_PLAN_DEVICES, _print, _settings, _start
 from pmapviz.catalog import Program
@@ -66,12 +69,12 @@ def _program(args: argparse.Namespace):
     """The catalog function (--fn) or the user's expression (--expr with --args)."""
     if args.expr is None:
         if args.args is not None:
-            raise settings.SettingError("--args names the arguments of --expr: give both.")
+            raise valueparse.SettingError("--args names the arguments of --expr: give both.")
         return catalog.get(args.fn or "batched_dot")
     if args.fn is not None:
-        raise settings.SettingError("give --fn or --expr, not both.")
+        raise valueparse.SettingError("give --fn or --expr, not both.")
     if args.args is None:
-        raise settings.SettingError("--expr needs --args, its argument names, e.g. --args x,w.")
+        raise valueparse.SettingError("--expr needs --args, its argument names, e.g. --args x,w.")
     return explorersettings.program_for(explorersettings.EXPR, args.args, args.expr)
 
 
@@ -82,12 +85,12 @@ def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     shapes, dtypes = args.shape or [], args.dtype or []
     if shapes and len(shapes) != program.n_args:
-        raise settings.SettingError(
+        raise valueparse.SettingError(
             f"{fn} takes {program.n_args} argument(s) ({', '.join(program.arg_names)}); "
             f"give --shape once for each (got {len(shapes)})."
         )
     if dtypes and len(dtypes) != program.n_args:
-        raise settings.SettingError(
+        raise valueparse.SettingError(
             f"--dtype given {len(dtypes)} time(s); {fn} takes {program.n_args} "
             "argument(s): give it once per argument, or not at all (float32)."
         )
@@ -108,7 +111,7 @@ def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     }
     v, errors = explorersettings.inputs(texts, len(shapes), len(axes or []), len(dtypes), labels)
     if errors:
-        raise settings.SettingError(errors[0])
+        raise valueparse.SettingError(errors[0])
     return (
         v["shapes"] or list(program.default_shapes),
         v["in_axes"] if axes is not None else tuple(program.default_in_axes),
@@ -130,12 +133,12 @@ def _in_axes_texts(text: str | None) -> list[str] | None:
     elif raw.startswith("(") and raw.endswith(")"):
         parts = pytrees.split_top_level(raw[1:-1])
     else:
-        raise settings.SettingError(
+        raise valueparse.SettingError(
             "--in-axes with brackets is one tuple, an entry per "
             "argument, e.g. \"(0, {'w': None, 'b': 0})\"."
         )
     if len(parts) > explorersettings.MAX_ARGS:
-        raise settings.SettingError(
+        raise valueparse.SettingError(
             f"--in-axes has {len(parts)} entries; a function takes at "
             f"most {explorersettings.MAX_ARGS} arguments."
         )
@@ -149,7 +152,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
     n = None
     if args.plan_devices is not None:
-        n = settings.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
+        n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
     else:
         _start(device_settings, args)
     p = planning.plan(
@@ -170,7 +173,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _argument_lines(p: Plan) -> list[str]:
     """One line per leaf, or per argument as typed where a tree could not be flattened."""
-    fmt = settings.fmt_shape
+    fmt = valuetext.fmt_shape
     rows = p.leaf_rows()
     if all(pytrees.is_shape(shape) for _, shape, _ in rows):
         return [f"{name}: {fmt(shape)} in_axes={ax}" for name, shape, ax in rows]
@@ -202,7 +205,7 @@ def _hlo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--collective",
         default=None,
-        choices=[c.key for c in collectiveops.COLLECTIVES],
+        choices=[c.key for c in collectivedefs.COLLECTIVES],
         help="a collective of the playground instead of --fn",
     )
     p.add_argument("--groups", default=None, help="axis_index_groups, e.g. '0 1 | 2 3'")
@@ -215,7 +218,7 @@ def _hlo_args(p: argparse.ArgumentParser) -> None:
 def cmd_hlo(args: argparse.Namespace) -> int:
     """What XLA compiled for the plan or a playground collective: collectives, cost, memory."""
     if args.plan_devices is not None:
-        raise settings.SettingError("hlo compiles for this process's devices: use --devices.")
+        raise valueparse.SettingError("hlo compiles for this process's devices: use --devices.")
     if args.collective is None:
         program = _program(args)
         shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
@@ -230,7 +233,7 @@ def cmd_hlo(args: argparse.Namespace) -> int:
             return 1
         analysis = programanalysis.analyse_plan(program, p)
     else:
-        m = settings.parse_int(args.elements or str(n), "--elements", 1, MAX_ELEMENTS_HLO)
+        m = valueparse.parse_int(args.elements or str(n), "--elements", 1, MAX_ELEMENTS_HLO)
         try:
             groups = collectiveops.parse_groups(args.groups or "", n)
             perm = collectiveops.parse_pairs(args.perm, n) if args.perm else None
@@ -238,5 +241,5 @@ def cmd_hlo(args: argparse.Namespace) -> int:
         except collectiveops.CollectiveError as err:
             print(f"pmapviz: {err}", file=sys.stderr)
             return 2
-    _print(args.json, analysis.to_json(), programanalysis.summary_lines(analysis))
+    _print(args.json, analysis.to_json(), programtables.summary_lines(analysis))
     return 0

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pmapviz import (
-    timeline,
-)
+from pmapviz import timeline, traceevents, tracefiles
 from pmapviz.app.cliflags import _print
 
 
@@ -32,13 +30,13 @@ def cmd_trace(args: argparse.Namespace) -> int:
     """One lane per device of a profiler trace from any machine (CPU, GPU or TPU), each op's
     bytes and achieved GB/s where the trace counts them (TPU); no JAX."""
     try:
-        raw = timeline.read_trace(args.path)
+        raw = tracefiles.read_trace(args.path)
         tl = timeline.from_trace(raw, args.module)
-    except (timeline.TraceError, OSError) as err:
+    except (tracefiles.TraceError, OSError) as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     if args.module is not None and not tl.calls_seen:
-        names = sorted({e.module for e in timeline.device_events(raw) if e.module})
+        names = sorted({e.module for e in traceevents.device_events(raw) if e.module})
         print(
             f"pmapviz: no call of module {args.module[:80]!r} in the trace; its modules: "
             f"{', '.join(names) or 'none named'}",

@@ -6,11 +6,7 @@ import argparse
 import json
 import sys
 
-from pmapviz import (
-    devicefacts,
-    settings,
-    trainingrun,
-)
+from pmapviz import devicefacts, trainingrun, valueparse
 from pmapviz.app.cliflags import MAX_SEED, _settings, _start
 
 
@@ -29,11 +25,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = trainingrun.Config(
         args.model,
         devicefacts.facts().local_count,
-        settings.parse_int(args.batch, "--batch", 1, trainingrun.MAX_BATCH),
-        settings.parse_int(args.steps, "--steps", 1, trainingrun.MAX_STEPS),
-        settings.parse_float(args.lr, "--lr", 1e-6, 100.0),
+        valueparse.parse_int(args.batch, "--batch", 1, trainingrun.MAX_BATCH),
+        valueparse.parse_int(args.steps, "--steps", 1, trainingrun.MAX_STEPS),
+        valueparse.parse_float(args.lr, "--lr", 1e-6, 100.0),
         args.reduction,
-        settings.parse_int(args.seed, "--seed", 0, MAX_SEED),
+        valueparse.parse_int(args.seed, "--seed", 0, MAX_SEED),
     )
     try:
         hist = trainingrun.train(cfg)

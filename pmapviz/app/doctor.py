@@ -30,10 +30,19 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pmapviz import benchmarking as bench
-from pmapviz import devicefacts, deviceset, devicesetup, devicewords, memory, timeline
+from pmapviz import (
+    devicefacts,
+    deviceset,
+    devicesetup,
+    devicewords,
+    memorypool,
+    sweepplans,
+    tracecapture,
+    workloads,
+)
 from pmapviz.cluster import cluster
 from pmapviz.placement import pmap_sharding
-from pmapviz.settings import first_line
+from pmapviz.valuetext import first_line
 
 ROOT = Path(__file__).resolve().parents[2]  # pmapviz/app/doctor.py -> the repository
 FLOOR_SLACK = 1.1  # the floor may exceed the fastest run by at most 10 % (timer noise)
@@ -59,8 +68,8 @@ def facts_section() -> dict:
         "startup": None if started is None else asdict(started),
         "startup_lines": devicefacts.startup_lines(started) if started else [],
         "device_memory": None if stats is None else [asdict(m) for m in stats],
-        "budget": asdict(memory.budget()),
-        "budget_lines": memory.budget_lines(memory.budget(), stats),
+        "budget": asdict(memorypool.budget()),
+        "budget_lines": memorypool.budget_lines(memorypool.budget(), stats),
     }
 
 
@@ -68,7 +77,7 @@ def floor_section(sizes: tuple[int, ...] = (2**16, 2**20, 2**22)) -> dict:
     """A dot sweep at a few sizes: the floor against each size's fastest run."""
     n = devicefacts.facts().local_count
     rep = bench.sweep(
-        bench.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(bench.IMPLS), repeat=5
+        workloads.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(sweepplans.IMPLS), repeat=5
     )
     rows = []
     for s in sizes:
@@ -135,7 +144,7 @@ def transfer_order_section(pairs: int = 2**23) -> dict:
 def timeline_section() -> dict:
     """A profiler trace of a psum: its lanes (ok: one per device), module and collectives."""
     n = devicefacts.facts().local_count
-    tl, rows = timeline.collective_timeline("psum", n, 1024)
+    tl, rows = tracecapture.collective_timeline("psum", n, 1024)
     return {
         "lanes": list(tl.lanes),
         "module": tl.module,

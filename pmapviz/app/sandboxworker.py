@@ -18,11 +18,20 @@ import pickle
 import sys
 from collections import OrderedDict
 
-from pmapviz import benchmarking, devicesetup, explorersettings, planning, pmaprun, sandbox
+from pmapviz import (
+    benchmarking,
+    benchreports,
+    compiledplans,
+    devicesetup,
+    explorersettings,
+    planning,
+    pmaprun,
+    sandbox,
+)
 from pmapviz.cluster import clusterworker
 from pmapviz.meshes import meshownf, migration
 
-_COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> pmaprun.Compiled, a few kept
+_COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> compiledplans.Compiled, a few kept
 KEEP = 4
 
 
@@ -30,7 +39,7 @@ def _rebuilt(ref: tuple, key: tuple):
     """(program, plan, its compiled pair), the pair kept for the next run of the same f."""
     program = explorersettings.program_for(*ref)
     plan = planning.replan(program, key)
-    compiled = _COMPILED.pop((ref, key), None) or pmaprun.compile_plan(program, plan)
+    compiled = _COMPILED.pop((ref, key), None) or compiledplans.compile_plan(program, plan)
     _COMPILED[(ref, key)] = compiled
     while len(_COMPILED) > KEEP:
         _COMPILED.popitem(last=False)
@@ -43,7 +52,7 @@ def live(ref: tuple, key: tuple, kind: str, seed: int, repeat: int) -> pmaprun.L
     return pmaprun.run_plan(program, plan, compiled, kind, seed, repeat, reserve=False)
 
 
-def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchmarking.Report:
+def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchreports.Report:
     """``benchmarking.measure_plan``'s measurement (the server took its turn and memory)."""
     program, plan, compiled = _rebuilt(ref, key)
     return benchmarking.measure_compiled(program, plan, compiled, repeat, bandwidth_gbs)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pmapviz import devicefacts, memory, queues, settings
+from pmapviz import devicefacts, memory, memoryneeds, memorypool, queues, settings
 from pmapviz.cluster import clusterreport, launchlines
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
@@ -38,7 +38,7 @@ MIN_LOCAL, MAX_LOCAL = 1, 4
 DEFAULT_TIMEOUT = 45.0
 MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
 QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch
-WORKER_BYTES = memory.worker_bytes(MAX_LOCAL)  # measured: workers report their own maxrss
+WORKER_BYTES = memoryneeds.worker_bytes(MAX_LOCAL)  # measured: workers report their own maxrss
 KEEP_LINES, MAX_LINE = 200, 4096  # per worker: the last lines, each cut to this many bytes
 TURNS = queues.resource("cluster", "cluster launch")  # one launch at a time per server
 
@@ -92,13 +92,17 @@ class ClusterResult:
 def check_budget(
     processes: int, budget: int | memory.Budget, local_devices: int = MAX_LOCAL
 ) -> None:
-    """Each worker is a whole Python + JAX process (:func:`pmapviz.memory.cluster_bytes`), on
+    """Each worker is a whole Python + JAX process (:func:`pmapviz.memoryneeds.cluster_bytes`), on
     the host; refuse a cluster the budget cannot hold (ClusterError, as every refusal here)."""
     host = memory.Budget.of(budget).host
-    need = memory.cluster_bytes(processes, local_devices).host
+    need = memoryneeds.cluster_bytes(processes, local_devices).host
     if need > host:
         fit = max(
-            (p for p in range(1, processes) if memory.cluster_bytes(p, local_devices).host <= host),
+            (
+                p
+                for p in range(1, processes)
+                if memoryneeds.cluster_bytes(p, local_devices).host <= host
+            ),
             default=0,
         )
         raise ClusterError(
@@ -387,7 +391,7 @@ def launch(
     ended without a turn, or any worker failing.
     """
     validate(processes, local_devices, timeout)
-    check_budget(processes, memory.budget(), local_devices)
+    check_budget(processes, memorypool.budget(), local_devices)
     check_sockets()
     t0 = time.perf_counter()
     try:
@@ -395,8 +399,8 @@ def launch(
     except (queues.WaitTimeout, queues.Cancelled) as err:
         raise ClusterError(str(err)) from err
     try:
-        grant = memory.reserve(
-            memory.cluster_bytes(processes, local_devices),
+        grant = memorypool.reserve(
+            memoryneeds.cluster_bytes(processes, local_devices),
             f"{processes} worker processes",
             on_wait,
             should_stop,

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pmapviz.cluster import clusterenv, clusterreport, clusterworker
-from pmapviz.settings import first_line
+from pmapviz.valuetext import first_line
 
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 120.0, 1.0, 280.0  # below JAX's own 300 s
 MIN_LOCAL, MAX_LOCAL = 1, 64

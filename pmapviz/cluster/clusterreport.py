@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pmapviz import folders
-from pmapviz.settings import first_line, quote
+from pmapviz.valuetext import first_line, quote
 
 KIND = "pmapviz cluster report"
 VERSION = 1

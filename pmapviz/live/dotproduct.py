@@ -4,7 +4,7 @@
     -> (n, pairs // n) -> reshape (pairs,) == jit(vmap(dot)) on one device
 
 One code path for the Live page and ``python -m pmapviz dot``. Memory is kept low on purpose
-(:func:`pmapviz.memory.dot_bytes` is the model): the seeded inputs are generated once, on the
+(:func:`pmapviz.memoryneeds.dot_bytes` is the model): the seeded inputs are generated once, on the
 host, into page-aligned buffers, then put on one device for the reference and on the n
 devices for pmap. On CPU, JAX shares an aligned host buffer instead of copying it (checked and
 reported as ``zero_copy``); elsewhere the puts are real host-to-device copies. The results are
@@ -26,9 +26,21 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from pmapviz import catalog, devicefacts, devicerates, devicesetup, hostmemory, memory, planning
+from pmapviz import (
+    catalog,
+    devicefacts,
+    devicerates,
+    devicesetup,
+    hostmemory,
+    memory,
+    memoryneeds,
+    memorypool,
+    planning,
+)
+from pmapviz.arrayshards import shards_of
+from pmapviz.compiledplans import bound_jax_caches
 from pmapviz.placement import pmap_sharding
-from pmapviz.pmaprun import bound_jax_caches, diff_stats, shards_of
+from pmapviz.pmaprun import diff_stats
 
 MIN_PAIRS = 1_000
 DEFAULT_PAIRS = 10_000_000
@@ -104,17 +116,19 @@ def transfer_note(res: DotResult) -> str:
     return (
         f"Transfer copied the inputs: blocks of {res.block:,} pairs ({res.block * 12:,} "
         "bytes) do not start on 64-byte boundaries, so JAX on CPU cannot share the host's "
-        f"memory with the devices. A multiple of {memory.dot_shared_step(res.devices):,} "
+        f"memory with the devices. A multiple of {memoryneeds.dot_shared_step(res.devices):,} "
         "pairs would be shared (no copy, less memory)."
     )
 
 
 def max_pairs(budget: int | memory.Budget, n: int) -> int:
-    """The largest number of pairs whose peak (:func:`pmapviz.memory.dot_bytes`) fits the
+    """The largest number of pairs whose peak (:func:`pmapviz.memoryneeds.dot_bytes`) fits the
     budget: a multiple of 16 n, so every device's block is shared with the host on CPU (any
     larger size needs more); MIN_PAIRS if none fits (run_dot then refuses with the reason)."""
-    step = memory.dot_shared_step(n)
-    fit = memory.largest_fitting(lambda p: memory.dot_bytes(p, n), budget, MIN_PAIRS, 10**10, step)
+    step = memoryneeds.dot_shared_step(n)
+    fit = memory.largest_fitting(
+        lambda p: memoryneeds.dot_bytes(p, n), budget, MIN_PAIRS, 10**10, step
+    )
     return max(MIN_PAIRS, fit)
 
 
@@ -122,7 +136,7 @@ def check_pairs(pairs: int, n: int, limit: int) -> None:
     """Refuse a size that is too small, does not split evenly, or passes ``limit`` (the largest
     that fits, :func:`max_pairs`); where the devices share the host's memory (CPU), also a
     smaller size whose blocks cannot be shared and so need copies beyond the budget."""
-    dot_bytes, dot_shared_step = memory.dot_bytes, memory.dot_shared_step
+    dot_bytes, dot_shared_step = memoryneeds.dot_bytes, memoryneeds.dot_shared_step
     shared = devicefacts.facts().shares_host_memory
     if pairs < MIN_PAIRS:
         raise DotError(f"Use at least {MIN_PAIRS:,} pairs.")
@@ -135,7 +149,7 @@ def check_pairs(pairs: int, n: int, limit: int) -> None:
     if pairs > limit or (shared and dot_bytes(pairs, n).total > dot_bytes(limit, n).total):
         why = (
             ""
-            if memory.dot_blocks_shared(pairs, n) or not shared
+            if memoryneeds.dot_blocks_shared(pairs, n) or not shared
             else (
                 f" (blocks of {pairs // n:,} pairs do not start on 64-byte boundaries, so the "
                 f"devices get copies; a multiple of {dot_shared_step(n):,} pairs shares the host's "
@@ -179,12 +193,12 @@ def run_dot(
     if not 1 <= n <= have:
         raise DotError(f"Use 1 to {have} devices.")
     if limit is None:
-        limit = max_pairs(memory.budget(), n)
+        limit = max_pairs(memorypool.budget(), n)
     check_pairs(pairs, n, limit)
-    need = memory.dot_bytes(pairs, n)
+    need = memoryneeds.dot_bytes(pairs, n)
     # the run's own host memory: growth from here, not the runtime's mappings made at start
     with (
-        memory.reserve(need, f"the {pairs:,}-pair example", on_wait),
+        memorypool.reserve(need, f"the {pairs:,}-pair example", on_wait),
         hostmemory.HostGrowth() as growth,
     ):
         result = _run(pairs, n, seed, repeat, progress, programs)
@@ -205,7 +219,7 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
         "on the host",
         0.0,
     )
-    memory.large_arrays_return_to_the_os()
+    devicesetup.large_arrays_return_to_the_os()
     devicefacts.start_backend()  # a GPU's start-up (seconds) is not anybody's transfer
     host = _generate(seed, (n, block, 3))
     warm_s = devicefacts.warm_transfer(host)

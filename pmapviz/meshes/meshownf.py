@@ -23,18 +23,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import expr, memory, meshviews, sandbox
-from pmapviz.meshspecs import (
-    Entry,
-    Mesh,
-    Problem,
-    axes_of,
-    jax_mesh,
-    local_shape,
-    problems,
-    spec_text,
+from pmapviz import (
+    compiledmemory,
+    expr,
+    exprvocab,
+    memory,
+    memoryneeds,
+    memorypool,
+    meshviews,
+    sandbox,
 )
-from pmapviz.settings import first_line, fmt_shape, quote
+from pmapviz.meshplacement import jax_mesh, local_shape
+from pmapviz.meshspecs import Entry, Mesh, Problem, axes_of, problems, spec_text
+from pmapviz.valuetext import first_line, fmt_shape, quote
 
 Spec = tuple[Entry, ...]
 Args = list[tuple[str, tuple[int, ...], Spec]]  # (label, global shape, spec), as the page has them
@@ -50,13 +51,13 @@ class MeshF:
     out_spec: Spec
 
     def programs(self) -> tuple[expr.ExprProgram, expr.ExprProgram]:
-        """Both bodies checked (raises :class:`pmapviz.expr.ExprError` naming which one)."""
+        """Both bodies checked (raises :class:`pmapviz.exprvocab.ExprError` naming which one)."""
         out = []
         for view, body in (("global f", self.global_body), ("per-device f", self.local_body)):
             try:
                 out.append(expr.program(self.arg_names, body))
-            except expr.ExprError as err:
-                raise expr.ExprError(f"{view}: {err}") from None
+            except exprvocab.ExprError as err:
+                raise exprvocab.ExprError(f"{view}: {err}") from None
         return out[0], out[1]
 
 
@@ -85,7 +86,7 @@ def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> Chec
     own specs are checked by :func:`pmapviz.meshspecs.problems` first (the page stops there)."""
     try:
         g, loc = f.programs()
-    except expr.ExprError as err:
+    except exprvocab.ExprError as err:
         return _problem(
             "expression",
             str(err),
@@ -303,13 +304,13 @@ def values(args: Args, seed: int = 0) -> list[np.ndarray]:
 
 
 def run_bytes(mesh: Mesh, args: Args, checked: Check, temps: int = 0) -> memory.Need:
-    """What :func:`run` holds at its peak (:func:`pmapviz.memory.mesh_run_bytes`); ``temps``:
+    """What :func:`run` holds at its peak (:func:`pmapviz.memoryneeds.mesh_run_bytes`); ``temps``:
     the largest temporaries XLA planned for one of the programs, all devices together
     (:func:`planned_temps`)."""
     inputs = sum(4 * math.prod(s) for _, s, _ in args)
     placed = sum(4 * math.prod(local_shape(mesh, s, sp)) * mesh.devices for _, s, sp in args)
     output = 4 * math.prod(checked.global_out or ())
-    return memory.mesh_run_bytes(inputs, placed, output, temps)
+    return memoryneeds.mesh_run_bytes(inputs, placed, output, temps)
 
 
 def compile_views(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> dict:
@@ -334,10 +335,12 @@ def planned_temps(mesh: Mesh, views: dict) -> int:
     together (``compiled.memory_analysis()``): an f whose output is small can still build a
     huge intermediate (``(x[:, :, None] * w[None]).sum(1)``)."""
     temps = [
-        dict(meshviews.device_memory(views[v])).get("temporaries", 0) * mesh.devices
+        dict(compiledmemory.device_memory(views[v])).get("temporaries", 0) * mesh.devices
         for v in ("global", "per-device")
     ]
-    return max([*temps, dict(meshviews.device_memory(views["reference"])).get("temporaries", 0)])
+    return max(
+        [*temps, dict(compiledmemory.device_memory(views["reference"])).get("temporaries", 0)]
+    )
 
 
 def values_like(args: Args) -> list:
@@ -373,7 +376,7 @@ def run(
             largest,
             on_wait,
         )
-    with memory.reserve(need, "running your f on the mesh", on_wait):
+    with memorypool.reserve(need, "running your f on the mesh", on_wait):
         return run_views(mesh, args, f, views, repeat, seed)
 
 

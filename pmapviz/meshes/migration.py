@@ -18,12 +18,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz import devicefacts, explorersettings, memory, pmaprun, pytrees, sandbox
+from pmapviz import (
+    compiledplans,
+    devicefacts,
+    explorersettings,
+    memory,
+    memoryneeds,
+    memorypool,
+    pmaprun,
+    pytrees,
+    sandbox,
+)
 from pmapviz.catalog import Program
 from pmapviz.meshes import meshownf
 from pmapviz.meshspecs import Mesh, spec_text
 from pmapviz.planning import Plan
-from pmapviz.settings import SettingError, first_line, fmt_shape
+from pmapviz.valueparse import SettingError
+from pmapviz.valuetext import first_line, fmt_shape
 
 
 @dataclass(frozen=True)
@@ -230,13 +241,13 @@ def run_both(
     """pmap and its shard_map equivalent on the same values, compared leaf by leaf."""
     eq = equivalent(plan)
     need = memory.with_temporaries(
-        memory.live_run_bytes(plan, program.key), pmaprun.plan_temporaries(program, plan)
+        memoryneeds.live_run_bytes(plan, program.key), compiledplans.plan_temporaries(program, plan)
     )
     if sandbox.applies(program):  # your own f: in a process stopped at the time limit
         args = (explorersettings.program_ref(program), plan.key, kind, seed)
         largest = sandbox.largest_axis(plan)
         return sandbox.call("both", args, need, "pmap beside shard_map", largest, on_wait)
-    with memory.reserve(need, "pmap beside shard_map", on_wait):
+    with memorypool.reserve(need, "pmap beside shard_map", on_wait):
         return _run_both(program, plan, eq, kind, seed)
 
 
@@ -248,7 +259,7 @@ def run_both_here(program: Program, plan: Plan, kind: str, seed: int) -> Agreeme
 def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int) -> Agreement:
     import jax
 
-    fn = pmaprun.own_function(plan.leaf_fn(program.build(plan.axis_name)))
+    fn = compiledplans.own_function(plan.leaf_fn(program.build(plan.axis_name)))
     xs = pmaprun.make_values(plan, kind, seed)
     pm = jax.pmap(
         fn,
@@ -258,14 +269,14 @@ def _run_both(program: Program, plan: Plan, eq: Equivalent, kind: str, seed: int
         devices=devicefacts.local_devices_for_work()[: plan.devices_used],
     )
     want = [np.asarray(o) for o in jax.tree.leaves(pm(*xs))]
-    pmaprun.forget_pmap(fn)
+    compiledplans.forget_pmap(fn)
     pshapes = tuple(tuple(w.shape) for w in want)
     try:
         got = [np.asarray(o) for o in jax.tree.leaves(shard_map_fn(fn, plan, eq)(*xs))]
     except ValueError as err:  # check_vma: out_specs P() for an output that varies
         return Agreement(pshapes, (), None, REFUSED + f" JAX says: {first_line(err)}")
     finally:
-        pmaprun.bound_jax_caches()  # every few programs, refused ones included
+        compiledplans.bound_jax_caches()  # every few programs, refused ones included
     diffs = [
         float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64)))) if w.size else 0.0
         for w, g in zip(want, got, strict=True)

@@ -17,18 +17,21 @@ from urllib.parse import urlencode
 from pmapviz import benchmarking as bench
 from pmapviz import (
     catalog,
+    collectivedefs,
     collectiveops,
     devicefacts,
     devicewords,
     planning,
-    pmaprun,
+    pmapdemos,
     settings,
+    sweepplans,
     trainingrun,
+    workloads,
 )
 from pmapviz.cluster import cluster
 from pmapviz.explorersettings import Scenario
 from pmapviz.live import dotproduct
-from pmapviz.settings import first_line, fmt_shape
+from pmapviz.valuetext import first_line, fmt_shape
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def step_devices(ctx: Context) -> list[Block]:
 
 def step_hello(ctx: Context) -> list[Block]:
     """Step 2: pmap(lambda x: x * 2) on arange(n), each device's x and result drawn."""
-    r = pmaprun.run_hello(pmaprun.hello_program(ctx.n), ctx.n)
+    r = pmapdemos.run_hello(pmapdemos.hello_program(ctx.n), ctx.n)
     cells = [
         (s.device, s.position, int(x.data[0]), int(s.data[0]))
         for x, s in zip(r.inputs, r.outputs, strict=True)
@@ -239,7 +242,7 @@ def step_collectives(ctx: Context) -> list[Block]:
             "a ring shift with `ppermute`:",
         )
     ]
-    for key, perm in (("normalise", None), ("ppermute", collectiveops.ring(n, "right"))):
+    for key, perm in (("normalise", None), ("ppermute", collectivedefs.ring(n, "right"))):
         out = collectiveops.run(key, n, 1, perm=perm)
         blocks.append(Block("markdown", f"`{out.code}`"))
         blocks.append(
@@ -337,7 +340,7 @@ def step_scaling(ctx: Context) -> list[Block]:
 def step_today(ctx: Context) -> list[Block]:
     """Step 10: the same dot products with pmap, shard_map and jit + NamedSharding, and
     when to use which."""
-    n, r = ctx.n, pmaprun.three_ways(ctx.n, 1000)
+    n, r = ctx.n, pmapdemos.three_ways(ctx.n, 1000)
     table = "\n".join(
         [
             "| API | view | input | result | agrees with pmap |",
@@ -431,9 +434,14 @@ def launch_two_processes(on_wait=None) -> list[dict]:
 def time_one_and_all(n: int, on_wait=None) -> list[dict]:
     """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
     count divides; raises BenchError on failure."""
-    size = bench.size_choices("elementwise", [1, n])[1]
+    size = sweepplans.size_choices("elementwise", [1, n])[1]
     rep = bench.sweep(
-        bench.WORKLOADS["elementwise"], [size], [1, n], ["pmap", "vmap"], repeat=5, on_wait=on_wait
+        workloads.WORKLOADS["elementwise"],
+        [size],
+        [1, n],
+        ["pmap", "vmap"],
+        repeat=5,
+        on_wait=on_wait,
     )
     return [
         {

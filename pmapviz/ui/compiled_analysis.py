@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import charts, programanalysis
+from pmapviz import charts, programtables
 from pmapviz.ui import grids, tables
 
 
@@ -30,7 +30,7 @@ def show(a, labels: list[str]) -> None:
             icon=":material/info:",
         )
     else:
-        tables.show(tables.frame(programanalysis.table_rows(a.rows)))
+        tables.show(tables.frame(programtables.table_rows(a.rows)))
         for r in a.rows:
             _collective(r.hlo, labels, a.target.n)
     _levels(a)
@@ -81,7 +81,7 @@ def _variants(a) -> None:
         "**The same computation, four ways** (per device; `bytes accessed` is each "
         "device's LOCAL memory traffic, not network bytes):"
     )
-    rows, notes = programanalysis.variant_table(a)
+    rows, notes = programtables.variant_table(a)
     tables.show(tables.frame(rows))
     for note in notes:
         st.info(note, icon=":material/info:")
@@ -97,6 +97,6 @@ def hidden(n_all: int) -> None:
     )
     if st.button("Compile and time them", key="cp_hidden", icon=":material/visibility:"):
         with st.spinner("Compiling and timing..."):
-            st.session_state["cp_hidden_rows"] = programanalysis.hidden_table(n_all)
+            st.session_state["cp_hidden_rows"] = programtables.hidden_table(n_all)
     if st.session_state.get("cp_hidden_rows"):
         tables.show(st.session_state["cp_hidden_rows"])

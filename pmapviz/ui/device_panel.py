@@ -6,7 +6,7 @@ import html
 
 import streamlit as st
 
-from pmapviz import devicefacts, devicesetup, devicewords, memory
+from pmapviz import devicefacts, devicesetup, devicewords, memorypool
 from pmapviz.palette import device_colour, text_colour
 
 
@@ -53,9 +53,11 @@ def show(report: devicesetup.DeviceReport) -> None:
             f"**Host CPU** {report.physical_cores} physical core(s), {report.logical_cpus} logical"
         )
         st.caption("Each chip: device name · process index.")
-        pool = memory.admission()
+        pool = memorypool.admission()
         reserved = tuple(c - f for c, f in zip(pool.capacity, pool.free(), strict=True))
-        for line in memory.budget_lines(memory.budget(), devicefacts.device_memory(), reserved):
+        for line in memorypool.budget_lines(
+            memorypool.budget(), devicefacts.device_memory(), reserved
+        ):
             st.caption(line)
         if facts.startup is not None:
             for line in devicefacts.startup_lines(facts.startup):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devicefacts, deviceset, settings
+from pmapviz import devicefacts, deviceset, valueparse
 from pmapviz.ui import url_state
 
 CHOICE = "device_set"  # the person's choice (absent: each page's default)
@@ -38,7 +38,7 @@ def _from_link() -> None:
     st.session_state[SEEN] = text
     try:
         name = deviceset.parse(text, f"The link's {URL_KEY}=")
-    except settings.SettingError as err:
+    except valueparse.SettingError as err:
         st.session_state["_device_set_note"] = str(err)
         return
     if name != "auto":

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import deviceset, pmaprun
+from pmapviz import deviceset, pmapdemos
 from pmapviz.ui import grids, presenter
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _hello_program(device_set: str, n: int):
-    return pmaprun.hello_program(n)
+    return pmapdemos.hello_program(n)
 
 
 def show(n: int, slot) -> None:
@@ -25,10 +25,10 @@ def show(n: int, slot) -> None:
         language="python",
     )
     with st.spinner("Compiling and running on every device..."):
-        hello = pmaprun.run_hello(_hello_program(deviceset.current(), n), n)
+        hello = pmapdemos.run_hello(_hello_program(deviceset.current(), n), n)
     with presenter.picture(slot):
         grids.show(
-            pmaprun.hello_rows(hello),
+            pmapdemos.hello_rows(hello),
             f"pmap(lambda x: x * 2) on arange({n}): each device's x and the x * 2 it "
             "computed, read from the output's shards",
         )

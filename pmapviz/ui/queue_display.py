@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import memory, queues, sandbox
-from pmapviz.settings import quote
+from pmapviz.valuetext import quote
 
 
 def show(stop_key: str | None = None):

@@ -1,5 +1,6 @@
-"""The app's shell: the page list, routing every page through app.py, and the last resort
-when a page (or a fragment of one) meets an error nobody foresaw."""
+"""The app's shell: routing every page through app.py, and the last resort when a page (or a
+fragment of one) meets an error nobody foresaw. The page list is the app's
+(:mod:`pmapviz.app.ui.page_registry`): its pages' schemas belong to features."""
 
 from __future__ import annotations
 
@@ -7,111 +8,12 @@ import contextlib
 import functools
 import threading
 import time
-from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from pmapviz import deviceset, devicesetup
 from pmapviz.ui import device_sets
-
-
-@dataclass(frozen=True)
-class PageInfo:
-    """One page: its file, title, icon, URL path, line on Home, default device set, and the
-    checks the doctor and the tests run on it (``checks``: each a query and the buttons pressed
-    in order: the page's main actions, small enough to be quick)."""
-
-    path: str
-    title: str
-    icon: str
-    url_path: str
-    blurb: str
-    runs_on: str = "many"  # its default device set (deviceset.NEEDS): lessons want many
-    checks: tuple[tuple[dict, tuple[str, ...]], ...] = (({}, ()),)
-
-
-PAGES = (
-    PageInfo(
-        "pages/home.py",
-        "Home",
-        ":material/home:",
-        "home",
-        "What pmap does, your devices, and a live hello-pmap.",
-    ),
-    PageInfo(
-        "pages/explorer.py",
-        "Shapes & sharding",
-        ":material/grid_view:",
-        "explorer",
-        "Set shapes, in_axes and out_axes; see how pmap splits them.",
-    ),
-    PageInfo(
-        "pages/live.py",
-        "Live outputs",
-        ":material/play_circle:",
-        "live",
-        "Run pmap on real values, per device, checked against jit(vmap(f)).",
-        checks=(({}, ("dot_run",)),),
-    ),
-    PageInfo(
-        "pages/collectives.py",
-        "Collectives",
-        ":material/hub:",
-        "collectives",
-        "psum, all_gather, ppermute and friends, before and after, per device.",
-    ),
-    PageInfo(
-        "pages/timing.py",
-        "Timing lab",
-        ":material/timer:",
-        "timing",
-        "pmap vs vmap vs shard_map: compile, transfer and compute, and the floor.",
-        "real",
-        checks=(({"sizes": "64,16384", "r": "3"}, ("tl_go",)),),
-    ),
-    PageInfo(
-        "pages/training.py",
-        "Data-parallel training",
-        ":material/model_training:",
-        "training",
-        "Sharded batches, replicated parameters, pmean of gradients.",
-        checks=(({"steps": "20"}, ("tr_go", "tr_time")),),
-    ),
-    PageInfo(
-        "pages/cluster.py",
-        "Multi-process",
-        ":material/lan:",
-        "cluster",
-        "jax.distributed here or on a real cluster: local versus global devices.",
-        checks=(({"p": "2", "d": "1"}, ("cl_go",)),),
-    ),
-    PageInfo(
-        "pages/compiled.py",
-        "Compiled program",
-        ":material/memory_alt:",
-        "compiled",
-        "The collectives XLA really emits, cost and memory, a per-device timeline.",
-        checks=(({"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),),
-    ),
-    PageInfo(
-        "pages/meshes.py",
-        "Meshes & PartitionSpecs",
-        ":material/grid_on:",
-        "meshes",
-        "Named meshes, PartitionSpecs, and your f with jit and shard_map.",
-        checks=(({}, ("me_run",)),),
-    ),
-    PageInfo(
-        "pages/tour.py",
-        "Guided tour",
-        ":material/school:",
-        "tour",
-        "A step-by-step workshop path through pmap.",
-        checks=(({"step": "1"}, ()), ({"step": "9"}, ("tour_time",))),
-    ),
-)
-
 
 _ROUTER = threading.local()  # per script thread: is app.py's router running this page?
 
@@ -148,33 +50,6 @@ def ensure_routed() -> None:
     st.markdown(":material/hourglass_top: Starting pmapviz: JAX is setting up the devices…")
     time.sleep(0.15)  # sent to the browser before the rerun starts JAX, which holds the GIL
     st.rerun()
-
-
-def page_menu() -> None:
-    """The page list at the top of the sidebar (app.py's navigation is hidden, and so is
-    Streamlit's list of the pages/ files, which a fresh server flashed on a deep link)."""
-    for p in PAGES:
-        st.sidebar.page_link(p.path, label=p.title, icon=p.icon)
-    st.sidebar.divider()
-
-
-def page_links() -> None:
-    """Every page but Home, two columns of links with a line on each (Home's list)."""
-    cols = st.columns(2)
-    for k, info in enumerate(PAGES[1:]):
-        with cols[k % 2]:
-            st.page_link(info.path, label=info.title, icon=info.icon)
-            st.caption(info.blurb)
-
-
-def page_info(path: str) -> PageInfo:
-    """The entry of the page in file ``path``."""
-    return next(p for p in PAGES if p.path == path)
-
-
-def by_url_path(url_path: str) -> PageInfo:
-    """The page entry ``st.navigation`` chose (its url_path; the default page's is empty)."""
-    return next((p for p in PAGES if p.url_path == url_path), PAGES[0])
 
 
 def device_report() -> devicesetup.DeviceReport:

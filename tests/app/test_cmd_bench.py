@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pmapviz import benchmarking, settings
+from pmapviz import benchmarking, pathparse
 from pmapviz.app import cmd_bench
 from tests.app.test_cli import run_cli
 
@@ -60,13 +60,13 @@ def test_every_file_to_write_is_checked_before_any_work(capsys, tmp_path, monkey
 
 
 def test_a_file_this_user_may_not_write_is_refused_before_any_work(capsys, tmp_path, monkeypatch):
-    """os.access decides (as root it says writable, so settings' view of it is faked here;
+    """os.access decides (as root it says writable, so pathparse's view of it is faked here;
     the chmod test below is the real thing for any other user)."""
     import types
 
     cli = _no_work(monkeypatch)
     (tmp_path / "old.json").write_text("{}")
-    monkeypatch.setattr(settings, "os", types.SimpleNamespace(
+    monkeypatch.setattr(pathparse, "os", types.SimpleNamespace(
         access=lambda path, mode: False, W_OK=os.W_OK, X_OK=os.X_OK, path=os.path))  # fmt: skip
     for flag in (["bench", "--json"], ["cluster", "--join", "--report"]):
         assert cli.main([*flag, str(tmp_path / "old.json")]) == 2

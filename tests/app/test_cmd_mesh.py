@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pmapviz import devicesetup, settings
+from pmapviz import devicesetup, valueparse
 
 
 def test_mesh_json_has_the_mesh_and_each_argument_as_jax_places_it(capsys, monkeypatch):
@@ -49,15 +49,15 @@ def test_mesh_refusals_exit_1_with_a_fix_and_bad_text_exits_2(capsys, monkeypatc
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16])
 def test_mesh_with_no_flags_places_the_meshes_pages_example_on_every_count(capsys, n):
     """`python -m pmapviz mesh` alone works on every count, with the page's own defaults."""
-    from pmapviz import meshspecs
+    from pmapviz import meshsettings
     from pmapviz.app import cli
 
     assert cli.main(["mesh", "--plan-devices", str(n), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["mesh"]["shape"] == list(meshspecs.default_mesh(n)) and out["problems"] == []
-    page = meshspecs.schema(n).defaults()
+    assert out["mesh"]["shape"] == list(meshsettings.default_mesh(n)) and out["problems"] == []
+    page = meshsettings.schema(n).defaults()
     assert [a["shape"] for a in out["arguments"]] == [
-        list(settings.parse_shape(page[k])) for k in ("s0", "s1")]  # fmt: skip
+        list(valueparse.parse_shape(page[k])) for k in ("s0", "s1")]  # fmt: skip
     assert sum(len(a["devices"]) for a in out["arguments"]) == 2 * n
 
 

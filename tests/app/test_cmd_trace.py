@@ -34,7 +34,7 @@ def test_trace_says_what_is_wrong_where_for_every_malformed_shape(tmp_path, caps
 
 
 def test_trace_of_the_root_folder_gives_up_in_bounds(capsys):
-    """`trace /` looks at a bounded part of the file system (timeline.find_trace) and says so
+    """`trace /` looks at a bounded part of the file system (tracefiles.find_trace) and says so
     in one line, or reads a trace it found there."""
     from pmapviz.app import cli
 

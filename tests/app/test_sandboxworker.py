@@ -3,7 +3,7 @@ sent back as themselves, and a real worker process that answers every task."""
 
 import pytest
 
-from pmapviz import benchmarking, expr, pmaprun, sandbox
+from pmapviz import benchmarking, compiledplans, expr, exprvocab, pmaprun, sandbox
 from pmapviz.app import sandboxworker
 from pmapviz.meshes import migration
 from pmapviz.planning import plan
@@ -14,7 +14,7 @@ N = TEST_DEVICES
 
 def test_an_error_in_the_worker_comes_back_as_itself():
     ok, err = sandboxworker.answer(("live", ("expr", "x", "x +"), (), "arange", 0, 1))
-    assert not ok and isinstance(err, expr.ExprError)
+    assert not ok and isinstance(err, exprvocab.ExprError)
     ok, err = sandboxworker.answer(("no such task",))
     assert not ok and isinstance(err, KeyError | RuntimeError)
 
@@ -49,17 +49,17 @@ def test_the_worker_tasks_agree_with_the_same_work_here():
     p = plan(prog, [(N, 5)], n_devices=N)
     ref = ("expr", "x", "jnp.cumsum(x, axis=-1)")
     there = sandboxworker.live(ref, p.key, "arange", 0, 2)
-    here = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "arange", 0, 2)
+    here = pmaprun.run_plan(prog, p, compiledplans.compile_plan(prog, p), "arange", 0, 2)
     assert there.rows == here.rows and there.passed
 
 
 def test_your_f_on_a_mesh_runs_in_the_worker_as_it_would_here():
-    from pmapviz import meshspecs
+    from pmapviz import meshsettings, meshspecs
     from pmapviz.meshes import meshownf
 
     sandbox._WORKER.stop()
     try:
-        shape = meshspecs.default_mesh(N)
+        shape = meshsettings.default_mesh(N)
         mesh = meshspecs.Mesh(shape, ("a", "b")[: len(shape)])
         args = [("x", (2 * shape[0], 3), (mesh.names[0], None))]
         f = meshownf.MeshF("x", "x * 2", "x * 2", (mesh.names[0], None))

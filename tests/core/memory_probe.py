@@ -1,4 +1,4 @@
-"""Measure one action's peak memory in this (fresh) process, against pmapviz.memory's estimate.
+"""Measure one action's peak memory in this (fresh) process, against pmapviz.memoryneeds' estimate.
 
     python -m tests.core.memory_probe live double float32 4 4,8000000
     python -m tests.core.memory_probe dot 2000000 4
@@ -71,7 +71,7 @@ def _setup() -> None:
 
 
 def live(key: str, dtype: str, n: str, *shapes: str):
-    from pmapviz import catalog, pmaprun
+    from pmapviz import catalog, compiledplans, pmaprun
     from pmapviz.planning import plan
 
     prog = catalog.get(key)
@@ -79,43 +79,45 @@ def live(key: str, dtype: str, n: str, *shapes: str):
     axes = tuple(None if k and key == "matmul" else 0 for k in range(len(sh)))
     p = plan(prog, sh, in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))
     assert p.ok, p.problems
-    compiled = pmaprun.compile_plan(prog, p)
+    compiled = compiledplans.compile_plan(prog, p)
     small = plan(prog, [(int(n),) + s[1:] if a == 0 else s for s, a in zip(sh, axes, strict=True)],
                  in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))  # fmt: skip
-    pmaprun.run_plan(prog, small, pmaprun.compile_plan(prog, small), repeat=1)
+    pmaprun.run_plan(prog, small, compiledplans.compile_plan(prog, small), repeat=1)
     measured, res = peak_during(lambda: pmaprun.run_plan(prog, p, compiled))
     assert res.passed and res.flat_equal in (None, True)
     return pmaprun.estimate_bytes(p, prog).total, measured
 
 
 def dot(pairs: str, n: str):
-    from pmapviz import memory
+    from pmapviz import memoryneeds
     from pmapviz.live import dotproduct
 
     dotproduct.run_dot(int(n) * 1000, int(n), repeat=1, limit=10**9)
     measured, res = peak_during(lambda: dotproduct.run_dot(int(pairs), int(n), limit=10**9))
     assert res.allclose and res.numpy_max_abs_diff < 1e-4
-    return memory.dot_bytes(int(pairs), int(n)).total, measured
+    return memoryneeds.dot_bytes(int(pairs), int(n)).total, measured
 
 
 def sweep(workload: str, size: str, budget: str):
     from pmapviz import benchmarking as bench
-    from pmapviz import memory
+    from pmapviz import memoryneeds, sweepplans, workloads
 
-    wl, ks = bench.WORKLOADS[workload], [1, DEVICES]
-    bench.sweep(wl, [DEVICES * 8], ks, list(bench.IMPLS), repeat=1, budget=10**9)
+    wl, ks = workloads.WORKLOADS[workload], [1, DEVICES]
+    bench.sweep(wl, [DEVICES * 8], ks, list(sweepplans.IMPLS), repeat=1, budget=10**9)
 
     devicerates.set_rates(None)  # measured again, inside the action, with a probe sized by budget
-    estimate = memory.sweep_bytes(wl, [int(size)], ks, bench.IMPLS, int(budget)).total
+    estimate = memoryneeds.sweep_bytes(wl, [int(size)], ks, sweepplans.IMPLS, int(budget)).total
     measured, _ = peak_during(
-        lambda: bench.sweep(wl, [int(size)], ks, list(bench.IMPLS), repeat=2, budget=int(budget))
+        lambda: bench.sweep(
+            wl, [int(size)], ks, list(sweepplans.IMPLS), repeat=2, budget=int(budget)
+        )
     )
     return estimate, measured
 
 
 def timing_plan(key: str, dtype: str, shape: str):
     from pmapviz import benchmarking as bench
-    from pmapviz import catalog, memory
+    from pmapviz import catalog, memoryneeds
     from pmapviz.planning import plan
 
     prog = catalog.get(key)
@@ -124,26 +126,26 @@ def timing_plan(key: str, dtype: str, shape: str):
     small = plan(prog, [(DEVICES, 8)] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
     bench.measure_plan(prog, small, repeat=1, bandwidth_gbs=10.0)
     measured, _ = peak_during(lambda: bench.measure_plan(prog, p, repeat=2, bandwidth_gbs=10.0))
-    return memory.plan_timing_bytes(p).total, measured
+    return memoryneeds.plan_timing_bytes(p).total, measured
 
 
 def reserved_during(action) -> tuple[int, int, object]:
-    """(the largest Need.total the action reserved with ``memory.reserve``, its peak as
+    """(the largest Need.total the action reserved with ``memorypool.reserve``, its peak as
     :func:`peak_during` measures it, its result): for actions whose reservation is read from
     their compiled programs, so the estimate held to the measurement is what they hold."""
-    from pmapviz import memory
+    from pmapviz import memorypool
 
-    seen, real = [], memory.reserve
+    seen, real = [], memorypool.reserve
 
     def spy(need, *args, **kwargs):
         seen.append(need)
         return real(need, *args, **kwargs)
 
-    memory.reserve = spy
+    memorypool.reserve = spy
     try:
         measured, result = peak_during(action)
     finally:
-        memory.reserve = real
+        memorypool.reserve = real
     return max(n.total for n in seen), measured, result
 
 
@@ -169,11 +171,11 @@ def collective(key: str, m: str):
 
 def cluster(processes: str, local: str):
     """A worker is a process of its own: its peak is its whole RSS, as it reports it."""
-    from pmapviz import memory
+    from pmapviz import memoryneeds
     from pmapviz.cluster import cluster as cl
 
     res = cl.launch(int(processes), int(local), compare_single=False)
-    return memory.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)
+    return memoryneeds.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)
 
 
 ACTIONS = {"live": live, "dot": dot, "sweep": sweep, "timing_plan": timing_plan, "train": train,

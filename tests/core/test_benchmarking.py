@@ -7,7 +7,17 @@ import numpy as np
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, memory, planning, queues
+from pmapviz import (
+    benchreports,
+    catalog,
+    memory,
+    memoryneeds,
+    memorypool,
+    planning,
+    queues,
+    sweepplans,
+    workloads,
+)
 from tests.conftest import TEST_DEVICES
 from tests.fakes import actions_held
 
@@ -47,7 +57,7 @@ def fake_prepare(clock, run_times, compile_time=10.0, place_time=5.0):
 def test_warmup_excluded_outliers_kept_phases_separate():
     clock = FakeClock()
     prepare, calls = fake_prepare(clock, [100.0, 1.0, 2.0, 50.0, 3.0])
-    m = bench.measure("pmap", bench.WORKLOADS["dot"], 2, 1000, [], repeat=4, bandwidth_gbs=10.0,
+    m = bench.measure("pmap", workloads.WORKLOADS["dot"], 2, 1000, [], repeat=4, bandwidth_gbs=10.0,
                       clock=clock, prepare=prepare)  # fmt: skip
     assert m.compile_s == 10.0 and m.transfer_s == 5.0
     assert m.run_s == [1.0, 2.0, 50.0, 3.0]  # warm-up (100) out, outlier (50) in
@@ -59,37 +69,13 @@ def test_warmup_excluded_outliers_kept_phases_separate():
 def test_json_has_the_documented_fields():
     clock = FakeClock()
     prepare, _ = fake_prepare(clock, [1.0] * 4)
-    m = bench.measure("vmap", bench.WORKLOADS["elementwise"], 1, 10, [], 3, 1.0, clock, prepare)
-    rep = bench.Report({"platform": "cpu"}, 1.0, "elementwise", [m])
+    m = bench.measure("vmap", workloads.WORKLOADS["elementwise"], 1, 10, [], 3, 1.0, clock, prepare)
+    rep = benchreports.Report({"platform": "cpu"}, 1.0, "elementwise", [m])
     js = rep.to_json()
     assert set(js) >= {"machine", "bandwidth_gbs", "results"}
     assert set(js["results"][0]) >= {"impl", "devices", "size", "compile_s", "transfer_s",
                                      "run_s", "run_s_median"}  # fmt: skip
     assert js["results"][0]["run_s"] == [1.0, 1.0, 1.0]
-
-
-def test_device_counts():
-    assert bench.device_counts(8) == [1, 2, 4, 8]
-    assert bench.device_counts(6) == [1, 2, 4, 6]
-    assert bench.device_counts(1) == [1]
-
-
-@pytest.mark.parametrize(
-    "sizes, ks, impls, words",
-    [([1000], [1, 3], ["pmap"], "multiple of 3"), ([], [1], ["pmap"], "at least one"),
-     ([8], [1, 99], ["pmap"], "8 emulated CPU devices: device counts must be 1 to 8"),
-     ([8], [1], ["cuda"], "Unknown"),
-     ([2**40], [1], ["pmap"], "largest size allowed")],
-)  # fmt: skip
-def test_plan_sweep_refuses_before_allocating(sizes, ks, impls, words):
-    with pytest.raises(bench.BenchError, match=words):
-        bench.plan_sweep(bench.WORKLOADS["dot"], sizes, ks, impls, budget=10**9)
-
-
-def test_plan_sweep_runs_one_device_impls_once():
-    runs = bench.plan_sweep(bench.WORKLOADS["dot"], [64], [1, 2, 4], list(bench.IMPLS), 10**9)
-    assert ("vmap", 1, 64) in runs and ("numpy", 1, 64) in runs
-    assert len(runs) == 3 * 3 + 2
 
 
 class HostCopy:
@@ -114,7 +100,7 @@ def test_device_to_host_is_timed_apart_from_the_runs():
     def prepare_d2h(*a):
         return (lambda placed: run), prepare(*a)[1]  # compiles in no time, places in 5 s
 
-    m = bench.measure("shard_map", bench.WORKLOADS["elementwise"], 4, 64, [], repeat=2,
+    m = bench.measure("shard_map", workloads.WORKLOADS["elementwise"], 4, 64, [], repeat=2,
                       bandwidth_gbs=2.0, clock=clock, prepare=prepare_d2h)  # fmt: skip
     assert m.d2h_s == 7.0 and m.run_s == [4.0, 4.0] and m.transfer_s == 5.0
     assert m.compile_s == 0.0 and m.devices == 4 and m.size == 64 and m.impl == "shard_map"
@@ -124,44 +110,18 @@ def test_device_to_host_is_timed_apart_from_the_runs():
 def test_numpy_has_no_compile_transfer_or_copy_back():
     clock = FakeClock()
     prepare, calls = fake_prepare(clock, [])
-    m = bench.measure("numpy", bench.WORKLOADS["elementwise"], 1, 3, [], repeat=3,
+    m = bench.measure("numpy", workloads.WORKLOADS["elementwise"], 1, 3, [], repeat=3,
                       bandwidth_gbs=1.0, clock=clock, prepare=prepare)  # fmt: skip
     assert calls == {"run": 0, "compile": 0, "place": 1}  # numpy's own function runs
     assert m.compile_s == 0.0 and m.transfer_s == 0.0 and m.d2h_s == 0.0
     assert m.run_s == [0.0, 0.0, 0.0]
 
 
-def test_speedups_baseline_is_vmap_at_the_same_size():
-    ms = [
-        bench.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
-        bench.Measurement("vmap", 1, 20, 0, 0, [9.0, 8.0, 1.0], 0, 1, 1),  # median 8
-        bench.Measurement("numpy", 1, 10, 0, 0, [1.0], 0, 1, 1),
-        bench.Measurement("pmap", 2, 20, 0, 0, [2.0], 0, 1, 1),
-        bench.Measurement("shard_map", 8, 10, 0, 0, [0.5], 0, 1, 1),
-        bench.Measurement("jit_sharded", 4, 30, 0, 0, [1.0], 0, 1, 1),
-    ]  # no vmap at 30
-    rows = bench.speedups(ms)
-    assert rows == [
-        {"impl": "pmap", "devices": 2, "size": 20, "speedup": 4.0, "efficiency": 2.0},
-        {"impl": "shard_map", "devices": 8, "size": 10, "speedup": 8.0, "efficiency": 1.0},
-    ]
-    assert [r["speedup"] for r in bench.speedups(ms, baseline="numpy")] == [2.0]
-
-
-def test_speedups_and_efficiency():
-    ms = [bench.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
-          bench.Measurement("pmap", 2, 10, 0, 0, [2.0], 0, 1, 1),
-          bench.Measurement("pmap", 4, 10, 0, 0, [2.0], 0, 1, 1)]  # fmt: skip
-    rows = bench.speedups(ms)
-    assert rows[0]["speedup"] == 2.0 and rows[0]["efficiency"] == 1.0
-    assert rows[1]["efficiency"] == 0.5
-
-
 def test_real_small_sweep_every_impl_and_floor():
     ks = [1, 2, TEST_DEVICES]
-    wl = bench.WORKLOADS["dot"]
-    rep = bench.sweep(wl, [1024], ks, list(bench.IMPLS), repeat=3)
-    planned = [(i, k, 1024) for i in bench.IMPLS for k in (ks if i not in ("vmap", "numpy")
+    wl = workloads.WORKLOADS["dot"]
+    rep = bench.sweep(wl, [1024], ks, list(sweepplans.IMPLS), repeat=3)
+    planned = [(i, k, 1024) for i in sweepplans.IMPLS for k in (ks if i not in ("vmap", "numpy")
                                                             else [1])]  # fmt: skip
     assert [(m.impl, m.devices, m.size) for m in rep.results] == planned  # one per run, in order
     assert len(rep.results) == 3 * len(ks) + 2 and not rep.cancelled and rep.workload == "dot"
@@ -175,7 +135,7 @@ def test_real_small_sweep_every_impl_and_floor():
         else:  # compiled ahead of time and placed once, each timed apart from the runs
             assert m.compile_s > 0 and m.transfer_s > 0 and m.d2h_s > 0
     vmap = next(m for m in rep.results if m.impl == "vmap")
-    rows = bench.speedups(rep.results)
+    rows = benchreports.speedups(rep.results)
     assert [(r["impl"], r["devices"]) for r in rows] == [
         (m.impl, m.devices) for m in rep.results if m.impl not in ("vmap", "numpy")
     ]
@@ -187,7 +147,7 @@ def test_real_small_sweep_every_impl_and_floor():
 
 @pytest.mark.parametrize("workload", ["matmul", "elementwise"])
 def test_every_workload_runs(workload):
-    rep = bench.sweep(bench.WORKLOADS[workload], [64], [1, 2], ["pmap", "shard_map", "numpy"],
+    rep = bench.sweep(workloads.WORKLOADS[workload], [64], [1, 2], ["pmap", "shard_map", "numpy"],
                       repeat=2)  # fmt: skip
     assert len(rep.results) == 5
 
@@ -197,7 +157,7 @@ def test_second_benchmark_waits_for_the_first():
     holder = bench.TURNS.acquire(timeout=1)
     try:
         t = threading.Thread(target=lambda: bench.sweep(
-            bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
+            workloads.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
             on_wait=lambda pos, waited, message: seen.append((pos, waited))))  # fmt: skip
         t.start()
         deadline = time.monotonic() + 10
@@ -218,11 +178,11 @@ def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
     try:
         t = time.monotonic()
         with pytest.raises(queues.WaitTimeout, match="number 1 in the queue"):
-            bench.sweep(bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
+            bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
                         queue_timeout=0.5)  # fmt: skip
         assert time.monotonic() - t < 1.5
         t = time.monotonic()
-        rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
+        rep = bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
                           should_stop=lambda: time.monotonic() - t > 0.3)  # fmt: skip
         assert rep.cancelled and rep.results == [] and time.monotonic() - t < 1.5
         plan = planning.plan(catalog.get("add"), [(2, 8), (2, 8)], n_devices=2)
@@ -240,7 +200,7 @@ def test_cancel_stops_between_measurements():
         count["n"] += 1
         return count["n"] > 2
 
-    rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1, 2], list(bench.IMPLS),
+    rep = bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1, 2], list(sweepplans.IMPLS),
                       repeat=1, should_stop=stop)  # fmt: skip
     assert rep.cancelled and len(rep.results) == 2
 
@@ -258,7 +218,7 @@ def test_your_own_f_is_timed_like_a_catalog_function():
     assert rep.workload == f"explorer:{program.key}"
 
 
-@pytest.mark.parametrize("impl", bench.IMPLS)
+@pytest.mark.parametrize("impl", sweepplans.IMPLS)
 def test_measure_prepares_the_implementation_it_was_asked_for(impl):
     clock, asked = FakeClock(), []
     prepare, _ = fake_prepare(clock, [1.0] * 3)
@@ -267,9 +227,9 @@ def test_measure_prepares_the_implementation_it_was_asked_for(impl):
         asked.append(args[:3])
         return prepare(*args)
 
-    m = bench.measure(impl, bench.WORKLOADS["elementwise"], 2, 8, [np.ones(8)], 2, 1.0, clock,
+    m = bench.measure(impl, workloads.WORKLOADS["elementwise"], 2, 8, [np.ones(8)], 2, 1.0, clock,
                       prepare=recording)  # fmt: skip
-    assert asked == [(impl, bench.WORKLOADS["elementwise"], 2)] and m.impl == impl
+    assert asked == [(impl, workloads.WORKLOADS["elementwise"], 2)] and m.impl == impl
 
 
 class Pending:
@@ -302,7 +262,7 @@ def test_every_phase_waits_for_the_device_before_its_timer_stops():
         clock.advance(1.0)
         return Pending(clock, 2.0)
 
-    m = bench.measure("pmap", bench.WORKLOADS["dot"], 2, 8, [], repeat=2, bandwidth_gbs=1.0,
+    m = bench.measure("pmap", workloads.WORKLOADS["dot"], 2, 8, [], repeat=2, bandwidth_gbs=1.0,
                       clock=clock, prepare=lambda *a: ((lambda placed: run), place))  # fmt: skip
     assert m.transfer_s == 8.0  # the placement was waited for inside the transfer timer
     assert m.compile_s == 0.0
@@ -312,10 +272,10 @@ def test_every_phase_waits_for_the_device_before_its_timer_stops():
 
 def test_sweep_reports_progress_as_done_of_total_and_table_rows_per_measurement():
     seen = []
-    rep = bench.sweep(bench.WORKLOADS["elementwise"], [64], [1, 2], ["pmap", "vmap"], repeat=2,
+    rep = bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1, 2], ["pmap", "vmap"], repeat=2,
                       progress=lambda m, done, n: seen.append((m.impl, done, n)))  # fmt: skip
     assert seen == [("pmap", 1, 3), ("pmap", 2, 3), ("vmap", 3, 3)]
-    rows = bench.rows_for_table(rep)
+    rows = benchreports.rows_for_table(rep)
     assert [(r["impl"], r["devices"], r["size"], r["runs"]) for r in rows] == [
         ("pmap", 1, 64, 2), ("pmap", 2, 64, 2), ("vmap", 1, 64, 2)]  # fmt: skip
     for r, m in zip(rows, rep.results, strict=True):
@@ -339,7 +299,7 @@ def test_vmap_is_compiled_for_one_device_and_pmap_for_k():
     leading axis over k devices."""
     import jax
 
-    wl = bench.WORKLOADS["elementwise"]
+    wl = workloads.WORKLOADS["elementwise"]
     host = wl.inputs(64, np.random.default_rng(0))
     compile_vmap, place_vmap = bench.prepare_impl("vmap", wl, 2, host)
     placed = place_vmap()
@@ -362,11 +322,11 @@ def test_measure_plan_times_numpy_per_device_block():
 
 
 def test_matmul_traffic_and_report_json_by_hand():
-    k = bench.MATMUL_K
-    wl = bench.WORKLOADS["matmul"]
+    k = workloads.MATMUL_K
+    wl = workloads.WORKLOADS["matmul"]
     # read x (size, K) float32, write out (size, K) float32, read w (K, K) float32
     assert wl.bytes_moved(1000) == 1000 * k * 4 + 1000 * k * 4 + k * k * 4
-    rep = bench.Report({"platform": "cpu"}, 12.5, "dot", cancelled=True, floor_method="copy",
+    rep = benchreports.Report({"platform": "cpu"}, 12.5, "dot", cancelled=True, floor_method="copy",
                        beside_floor_method="copy on cpu:0", first_transfer_s={64: 0.5})  # fmt: skip
     want = {"machine": {"platform": "cpu"}, "bandwidth_gbs": 12.5, "workload": "dot",
             "cancelled": True, "results": [], "floor_method": "copy",
@@ -383,7 +343,7 @@ def test_the_floor_is_below_every_fastest_run_measured_here():
     never above the fastest measured run by more than 10 %: the old floor (numpy's
     single-threaded copy) was 93x above an H200's time and above 16 CPU cores' too."""
     sizes = [2**6, 2**14, 2**17, 2**20]
-    rep = bench.sweep(bench.WORKLOADS["dot"], sizes, [1, TEST_DEVICES], list(bench.IMPLS),
+    rep = bench.sweep(workloads.WORKLOADS["dot"], sizes, [1, TEST_DEVICES], list(sweepplans.IMPLS),
                       repeat=3)  # fmt: skip
     assert "with XLA" in rep.floor_method and "cpu:0" in rep.floor_method
     for s in sizes:
@@ -403,7 +363,7 @@ def test_the_h200_fixture_shows_the_floor_that_was_not_one():
     biggest = [m for m in old["results"] if m["size"] == 16777216 and m["impl"] == "vmap"][0]
     assert biggest["floor_s"] > 90 * biggest["run_s_median"]
     assert "floor_method" not in old
-    rep = bench.sweep(bench.WORKLOADS["dot"], [64], [1], ["vmap"], repeat=1)
+    rep = bench.sweep(workloads.WORKLOADS["dot"], [64], [1], ["vmap"], repeat=1)
     assert rep.to_json()["floor_method"] == rep.floor_method != ""
 
 
@@ -429,11 +389,11 @@ def test_whichever_implementation_goes_first_does_not_pay_for_the_first_copy(mon
     import jax
 
     monkeypatch.setattr(jax, "device_put", FirstCopyAtASizeIsSlow(jax.device_put))
-    rep = bench.sweep(bench.WORKLOADS["dot"], [4096], [1, 2], ["pmap", "vmap"], repeat=1)
+    rep = bench.sweep(workloads.WORKLOADS["dot"], [4096], [1, 2], ["pmap", "vmap"], repeat=1)
     transfers = {(m.impl, m.devices): m.transfer_s for m in rep.results}
     assert transfers[("pmap", 1)] < 0.2 and transfers[("vmap", 1)] < 0.2, transfers
     assert rep.first_transfer_s[4096] >= 0.3
-    assert "untimed copy" in bench.floor_caption(rep)
+    assert "untimed copy" in benchreports.floor_caption(rep)
 
 
 def test_the_gpu_fixtures_measure_the_first_copy_cost_not_pmaps():
@@ -504,17 +464,6 @@ def test_on_the_h200_the_first_placement_at_a_size_pays_whoever_makes_it():
     assert report["facts"]["platform"] == "gpu" and report["timeline"]["lanes"] == ["gpu:0"]
 
 
-def test_the_sweep_picture_has_a_cell_per_device_count_in_every_row():
-    runs = bench.plan_sweep(bench.WORKLOADS["dot"], [64, 128], [1, 2, 4], ["pmap", "vmap"], 10**9)
-    rows, label = bench.sweep_grid(runs)
-    assert [r[0] for r in rows] == ["pmap", "vmap"]
-    assert [[c[0] for c in cells] for _, cells in rows] == [
-        ["1 device", "2 devices", "4 devices"],
-        ["1 device", "-", "-"],
-    ]
-    assert label.startswith("The sweep: 8 measurements, sizes 64 to 128; pmap on 1, 2, 4")
-
-
 def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
     """Issue 36: f's outer product (8 x 4000 x 4000 float32, 512 MB) with 128 KB of inputs, on
     a 256 MiB budget: refused from the compiled program's scratch memory before any input
@@ -528,7 +477,9 @@ def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
                                    devices_source=original.devices_source,
                                    max_bytes=256 * 2**20))  # fmt: skip
     try:
-        assert memory.budget().problem(memory.plan_timing_bytes(p)) is None  # I/O alone fits
+        assert (
+            memorypool.budget().problem(memoryneeds.plan_timing_bytes(p)) is None
+        )  # I/O alone fits
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             bench.measure_plan(prog, p, repeat=1, bandwidth_gbs=10.0)
         assert actions_held() == [] and bench.TURNS.held_for() is None  # given back

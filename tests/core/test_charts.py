@@ -5,8 +5,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pmapviz import charts, placement, settings
-from pmapviz.settings import fmt_shape
+from pmapviz import charts, placement, valuetext
+from pmapviz.valuetext import fmt_shape
 
 
 class Drawing(HTMLParser):
@@ -64,7 +64,7 @@ def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
     else:
         for piece in lay.pieces:
             assert f"{piece.device} holds x{piece.index_text}\nlocal shape" in hover
-        assert f"local shape {settings.fmt_shape(lay.local_shape)}" in hover  # (1_250_000, 3)
+        assert f"local shape {valuetext.fmt_shape(lay.local_shape)}" in hover  # (1_250_000, 3)
         fills = {b["fill"] for b in d.blocks}
         assert len(fills - {charts.NEUTRAL}) == n  # one colour per device
         split = [b for b in d.blocks if b["fill"] != charts.NEUTRAL]

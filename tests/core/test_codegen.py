@@ -258,9 +258,9 @@ def test_scripts_exported_on_a_gpu_server_use_its_gpus(fake_devices):
 def test_mesh_scripts_run_both_views_and_agree(tmp_path):
     """Every Meshes example exported as a script runs in a fresh Python and checks that the
     global view (jit with NamedSharding) and the per-device view (shard_map) agree."""
-    from pmapviz import meshviews
+    from pmapviz import meshexamples
 
-    for ex in meshviews.EXAMPLES:
+    for ex in meshexamples.EXAMPLES:
         path = tmp_path / f"mesh_{ex.key}.py"
         path.write_text(codegen.mesh_script(ex))
         r = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True,

@@ -3,19 +3,20 @@
 import numpy as np
 import pytest
 
+from pmapviz import collectivedefs as defs
 from pmapviz import collectiveops as col
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
 
 
-@pytest.mark.parametrize("key", [c.key for c in col.COLLECTIVES])
+@pytest.mark.parametrize("key", [c.key for c in defs.COLLECTIVES])
 @pytest.mark.parametrize("n, m", [(N, N), (4, 8), (2, 2)])
 def test_collective_matches_numpy(key, n, m):
-    perm = col.ring(n, "right") if key == "ppermute" else None
+    perm = defs.ring(n, "right") if key == "ppermute" else None
     out = col.run(key, n, m, perm=perm)
     x = col.make_input(n, m)
-    expected = col.numpy_reference(key, x, perm=perm)
+    expected = defs.BY_KEY[key].reference(x, None, perm)
     assert len(out.after) == n
     for d in range(n):
         np.testing.assert_allclose(out.after[d], expected[d], rtol=1e-6)
@@ -26,7 +27,7 @@ def test_collective_matches_numpy(key, n, m):
 def test_axis_index_groups(key):
     groups = col.even_groups(N, 2)
     out = col.run(key, N, 3, kind="random", groups=groups)
-    expected = col.numpy_reference(key, col.make_input(N, 3, "random"), groups=groups)
+    expected = defs.BY_KEY[key].reference(col.make_input(N, 3, "random"), groups, None)
     for d in range(N):
         np.testing.assert_allclose(out.after[d], expected[d], rtol=1e-6)
     assert "axis_index_groups=[[0, 1]" in out.code
@@ -55,7 +56,7 @@ def test_inputs_are_non_zero_and_distinct(kind):
 
 
 def test_sources_are_checked_against_the_values():
-    c = col.BY_KEY["ppermute"]
+    c = defs.BY_KEY["ppermute"]
     before = [np.array([1.0]), np.array([2.0])]
     sources, warnings = col.checked_sources(c, 2, 1, [(0, 1)], before, [np.zeros(1), [9.0]])
     assert sources == [[None], [None]] and "differ" in warnings[0]
@@ -125,143 +126,6 @@ def test_scatter_needs_divisible_blocks():
         col.run("all_gather", 4, 4, groups=[[0, 1], [2, 3]])
 
 
-def test_comm_cost_models():
-    c = col.BY_KEY
-    cost, model = col.comm_cost(c["psum"], 8, 1000, 4, None, None)
-    assert cost["sent"] == pytest.approx(2 * 7 / 8 * 4000) and "ring" in model
-    cost, _ = col.comm_cost(c["all_gather"], 8, 1000, 4, None, None)
-    assert cost["received"] == 7 * 4000
-    cost, _ = col.comm_cost(c["ppermute"], 4, 10, 4, None, [(0, 1)])
-    assert cost["sent"] == 10 and cost["received"] == 10  # 40 bytes / 4 devices
-    cost, _ = col.comm_cost(c["psum"], 4, 10, 4, [[0, 1], [2, 3]], None)
-    assert cost["sent"] == pytest.approx(2 * 1 / 2 * 40)
-    cost, model = col.comm_cost(c["psum"], 4, 10, 4, [[0], [1, 2, 3]], None)
-    assert cost["sent"] == pytest.approx(3 / 4 * 2 * 2 / 3 * 40) and "g=1/3" in model
-    assert col.comm_cost(c["axis_index"], 8, 10, 4, None, None)[0]["sent"] == 0
-
-
-# ------------------------------------------------------------------ the cost model, by hand
-# ring_model's claim, per device, for a group of g devices and a block of B bytes:
-# all-reduce 2(g-1)/g B, all-gather (g-1) B, reduce-scatter and all-to-all (g-1)/g B;
-# with several groups it is the average over all devices (each device counts for its group).
-# collective-permute: B per sender and per receiver, averaged over the n devices.
-def hand_avg(per_group, groups):
-    return sum(len(g) * per_group(len(g)) for g in groups) / sum(len(g) for g in groups)
-
-
-HAND = {
-    "all-reduce": lambda g, b: 2 * (g - 1) / g * b,
-    "all-gather": lambda g, b: (g - 1) * b,
-    "reduce-scatter": lambda g, b: (g - 1) / g * b,
-    "all-to-all": lambda g, b: (g - 1) / g * b,
-}
-GROUPINGS = [None, [[0, 1], [2, 3], [4, 5], [6, 7]], [[0, 1, 2, 3], [4, 5, 6, 7]],
-             [[0], [1, 2, 3, 4, 5, 6, 7]], [[4, 6], [0, 1, 2, 3, 5, 7]]]  # fmt: skip
-
-
-@pytest.mark.parametrize("kind", sorted(HAND))
-@pytest.mark.parametrize("groups", GROUPINGS, ids=["all", "pairs", "fours", "1+7", "2+6"])
-def test_ring_model_matches_the_hand_formula_for_every_kind_and_grouping(kind, groups):
-    b = 4000.0
-    cost, model = col.ring_model(kind, b, groups or [list(range(N))], N)
-    want = hand_avg(lambda g: HAND[kind](g, b), groups or [list(range(N))])
-    assert cost == {"sent": pytest.approx(want), "received": pytest.approx(want)}
-    if kind != "all-reduce":
-        assert model == MODEL_WORDS[kind]
-
-
-MODEL_WORDS = {"all-reduce": "ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block",
-               "all-gather": "ring all-gather: each block travels to the g-1 other devices",
-               "reduce-scatter": "each device keeps 1/g of its block, sends the rest",
-               "all-to-all": "each device keeps 1/g of its block, sends the rest"}  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    "kind, groups, want",
-    [("all-reduce", None, 7000.0),  # 2 * 7/8 * 4000
-     ("all-reduce", [[0, 1], [2, 3], [4, 5], [6, 7]], 4000.0),  # 2 * 1/2 * 4000
-     ("all-reduce", [[0, 1, 2, 3], [4, 5, 6, 7]], 6000.0),  # 2 * 3/4 * 4000
-     ("all-reduce", [[4, 6], [0, 1, 2, 3, 5, 7]], 6000.0),  # (2*4000 + 6*(2*5/6*4000)) / 8
-     ("all-reduce", [[0], [1, 2, 3, 4, 5, 6, 7]], 6000.0),  # (1*0 + 7*(2*6/7*4000)) / 8
-     ("all-gather", None, 28000.0),  # 7 * 4000
-     ("all-gather", [[0, 1], [2, 3], [4, 5], [6, 7]], 4000.0),
-     ("all-gather", [[4, 6], [0, 1, 2, 3, 5, 7]], 16000.0),  # (2*4000 + 6*5*4000) / 8
-     ("reduce-scatter", None, 3500.0),  # 7/8 * 4000
-     ("reduce-scatter", [[0, 1, 2, 3], [4, 5, 6, 7]], 3000.0),
-     ("reduce-scatter", [[0], [1, 2, 3, 4, 5, 6, 7]], 3000.0),  # (0 + 7 * 6/7 * 4000) / 8
-     ("all-to-all", None, 3500.0),
-     ("all-to-all", [[0, 1], [2, 3], [4, 5], [6, 7]], 2000.0)],
-)  # fmt: skip
-def test_ring_model_literal_numbers(kind, groups, want):
-    cost, _ = col.ring_model(kind, 4000, groups or [list(range(8))], 8)
-    assert cost["sent"] == pytest.approx(want) and cost["received"] == pytest.approx(want)
-
-
-def test_ring_model_without_groups_uses_all_devices():
-    assert col.ring_model("all-reduce", 80, [], 8)[0]["sent"] == pytest.approx(140)  # 2*7/8*80
-    assert col.ring_model("all-gather", 80, [], 4)[0]["sent"] == pytest.approx(240)
-
-
-def test_ring_model_permute_counts_senders_and_receivers_over_all_devices():
-    cost, model = col.ring_model("collective-permute", 80, [list(range(8))], 8,
-                                 [(0, 1), (1, 2), (2, 0)])  # fmt: skip
-    assert cost == {"sent": 30.0, "received": 30.0}  # 3 devices * 80 bytes / 8 devices
-    cost, _ = col.ring_model("collective-permute", 80, [list(range(8))], 8, col.ring(8, "left"))
-    assert cost == {"sent": 80.0, "received": 80.0}  # everyone sends and receives one block
-    cost, _ = col.ring_model("collective-permute", 80, [list(range(8))], 8, [(0, 5), (3, 5)])
-    assert cost == {"sent": 20.0, "received": 10.0}  # two senders, one receiver
-    assert col.ring_model("collective-permute", 80, [list(range(8))], 8, None)[0] == {
-        "sent": 0.0, "received": 0.0}  # fmt: skip
-    assert model == "point to point: each pair moves one block (average over devices)"
-
-
-def test_ring_model_names_its_group_size_and_refuses_unknown_kinds():
-    words = "ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block, g="
-    assert col.ring_model("all-reduce", 8, [[0, 1, 2, 3], [4, 5, 6, 7]], 8)[1] == words + "4"
-    assert col.ring_model("all-reduce", 8, [[0], [1, 2, 3, 4, 5, 6, 7]], 8)[1] == words + "1/7"
-    assert col.ring_model("all-reduce", 8, [[0, 1], [2, 3, 4]], 5)[1] == words + "2/3"
-    assert col.ring_model("all-reduce", 8, [], 8)[1] == words + "8"
-    with pytest.raises(ValueError, match="no ring model"):
-        col.ring_model("broadcast", 8, [[0, 1]], 2)
-
-
-@pytest.mark.parametrize("groups", GROUPINGS, ids=["all", "pairs", "fours", "1+7", "2+6"])
-@pytest.mark.parametrize("key", [c.key for c in col.COLLECTIVES])
-def test_comm_cost_of_every_collective_by_hand(key, groups):
-    """comm_cost maps each collective to its HLO kind and payload: B = m * itemsize bytes
-    (normalise sends one scalar), groups only where the collective takes them."""
-    c, m, itemsize = col.BY_KEY[key], 16, 4
-    b = m * itemsize
-    g = groups if c.uses_groups else None
-    every = g or [list(range(N))]
-    perm = col.ring(N, "right")[:5] if key == "ppermute" else None
-    cost, model = col.comm_cost(c, N, m, itemsize, g, perm)
-    if c.kind == "reduce":
-        want = hand_avg(lambda s: 2 * (s - 1) / s * b, every)
-    elif c.kind == "normalise":
-        want = 2 * (N - 1) / N * itemsize  # one scalar all-reduced over all 8
-    elif c.kind == "gather":
-        want = (N - 1) * b
-    elif c.kind == "scatter":
-        want = (N - 1) / N * b
-    elif c.kind == "permute":
-        want = 5 * b / N  # 5 senders, 5 receivers
-    else:
-        want = 0.0
-        assert model == "no communication: each device knows its own index"
-    assert cost["sent"] == pytest.approx(want) and cost["received"] == pytest.approx(want)
-
-
-def test_comm_cost_literal_numbers():
-    c = col.BY_KEY
-    assert col.comm_cost(c["psum_scatter"], 8, 8, 4, None, None)[0]["sent"] == 28.0  # 7/8*32
-    assert col.comm_cost(c["all_to_all"], 4, 8, 2, None, None)[0]["sent"] == 12.0  # 3/4*16
-    assert col.comm_cost(c["all_gather_tiled"], 4, 8, 2, None, None)[0]["sent"] == 48.0  # 3*16
-    assert col.comm_cost(c["normalise"], 8, 1000, 4, None, None)[0]["sent"] == 7.0  # 2*7/8*4
-    assert col.comm_cost(c["pmax"], 8, 2, 4, [[0, 1, 2, 3], [4, 5, 6, 7]], None)[0] == {
-        "sent": 12.0, "received": 12.0}  # 2 * 3/4 * 8  # fmt: skip
-
-
 def test_run_reports_the_cost_of_what_it_ran():
     out = col.run("psum", 4, 8, groups=[[0, 1], [2, 3]])
     assert out.cost == {"sent": 32.0, "received": 32.0}  # 2 * 1/2 * 8 * 4 bytes
@@ -325,26 +189,26 @@ class _Reserved(Exception):
 
 
 def _spy_reserve(monkeypatch, seen: list):
-    from pmapviz import memory
+    from pmapviz import memorypool
 
     def spy(need, label, on_wait=None, *args, **kwargs):
         seen.append(need)
         raise _Reserved(label)
 
-    monkeypatch.setattr(memory, "reserve", spy)
+    monkeypatch.setattr(memorypool, "reserve", spy)
 
 
 @pytest.mark.parametrize("n", [2, N])
 def test_memory_analysis_of_a_pmapped_collective_is_per_device(n):
     """What XLA reports for a pmap executable on CPU: one device's block as its argument
     (not the whole (n, m) input), n blocks out of all_gather, one out of psum."""
-    from pmapviz import memory
+    from pmapviz import compiledmemory
 
     m = 1000
     gather = col.compiled_for(col.compile_collective("all_gather", n, None, ()), n, m)
     psum = col.compiled_for(col.compile_collective("psum", n, None, ()), n, m)
-    assert memory.footprint(gather) == memory.Footprint(4 * m, 4 * m * n, 0)
-    assert memory.footprint(psum) == memory.Footprint(4 * m, 4 * m, 0)
+    assert compiledmemory.footprint(gather) == compiledmemory.Footprint(4 * m, 4 * m * n, 0)
+    assert compiledmemory.footprint(psum) == compiledmemory.Footprint(4 * m, 4 * m, 0)
 
 
 @pytest.mark.parametrize("key, n", [("all_gather", N), ("all_to_all", 4), ("ppermute", N),
@@ -355,7 +219,7 @@ def test_a_run_reserves_what_its_compiled_program_holds_before_any_input_exists(
     on the devices and the run 544 MB more on the host (the input, every device's result read
     back and numpy's reference); all_to_all's scratch (n = 4: 7 MB a device) is in the
     analysis alone."""
-    from pmapviz import memory
+    from pmapviz import compiledmemory, memoryneeds
 
     seen: list = []
     _spy_reserve(monkeypatch, seen)
@@ -366,23 +230,23 @@ def test_a_run_reserves_what_its_compiled_program_holds_before_any_input_exists(
         col.run(key, n, m)
     (need,) = seen
     assert not made  # reserved before any input exists
-    fp = memory.footprint(col.compiled_for(col.compile_collective(key, n, None, (
-        tuple(col.ring(n, "right")) if key == "ppermute" else ())), n, m))  # fmt: skip
+    fp = compiledmemory.footprint(col.compiled_for(col.compile_collective(key, n, None, (
+        tuple(defs.ring(n, "right")) if key == "ppermute" else ())), n, m))  # fmt: skip
     on_devices = n * (fp.arguments + fp.outputs + fp.temporaries)
     host = n * (fp.arguments + 2 * fp.outputs)
     assert need.device >= on_devices and need.total >= on_devices + host
-    assert need.total >= memory.collective_bytes(n, m).total
+    assert need.total >= memoryneeds.collective_bytes(n, m).total
     if key == "all_gather":
-        assert need.total >= 832_000_000 > memory.collective_bytes(n, m).total
+        assert need.total >= 832_000_000 > memoryneeds.collective_bytes(n, m).total
     if key == "all_to_all":
-        assert fp.temporaries > 0 and need.total > memory.collective_bytes(n, m).total
+        assert fp.temporaries > 0 and need.total > memoryneeds.collective_bytes(n, m).total
 
 
 def test_a_block_that_could_never_fit_is_refused_naming_the_largest_that_fits(monkeypatch):
-    from pmapviz import memory
+    from pmapviz import memory, memorypool
 
     budget = memory.Budget(200 * 10**6)
-    monkeypatch.setattr(memory, "budget", lambda name=None: budget)
+    monkeypatch.setattr(memorypool, "budget", lambda name=None: budget)
     seen: list = []
     _spy_reserve(monkeypatch, seen)
     with pytest.raises(memory.BudgetError, match=r"blocks of 1,000,000 elements needs about") as e:
@@ -395,7 +259,7 @@ def test_a_block_that_could_never_fit_is_refused_naming_the_largest_that_fits(mo
     assert budget.fits(col.run_need(ex, N, fit))  # what it names fits, compiled at that size
     bigger = col.compiled_for(col.compile_collective("all_gather", N, None, ()), N, fit + 1000)
     assert not budget.fits(col.run_need(bigger, N, fit + 1000))
-    step = col.BY_KEY["all_to_all"]  # a block of a multiple of n: the fit is one too
+    step = defs.BY_KEY["all_to_all"]  # a block of a multiple of n: the fit is one too
     with pytest.raises(memory.BudgetError) as e:
         col.refuse_unfit(step, N, 8 * 10**6, memory.Need(10**9, 10**9, 10**9), budget)
     # 2 MiB fixed + (1 GB - 2 MiB) x size / 8,000,000 <= 200 MB, a multiple of 8

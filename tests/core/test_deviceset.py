@@ -6,7 +6,7 @@ import jax
 import pytest
 
 from pmapviz import deviceset
-from pmapviz.settings import SettingError
+from pmapviz.valueparse import SettingError
 from tests.conftest import TEST_DEVICES
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from pmapviz import devicesetup
 from pmapviz.devicesetup import parse_settings
-from pmapviz.settings import SettingError
+from pmapviz.valueparse import SettingError
 
 
 def test_defaults_to_eight_emulated_devices():
@@ -175,14 +175,14 @@ def test_bad_max_bytes(text, words):
 
 
 def test_budget_follows_the_setting_and_restart_command_keeps_it():
-    from pmapviz import memory
+    from pmapviz import devicesetup, memorypool
 
     original = devicesetup.applied_settings()
     try:
         s = devicesetup.Settings(devices=original.devices, platform="cpu", max_bytes=2**30,
                              max_device_bytes=2**31)  # fmt: skip
         devicesetup.apply(s)
-        budget = memory.budget()
+        budget = memorypool.budget()
         assert budget.host == 2**30 and budget.device is None  # CPU devices use host memory
         report = devicesetup.describe(s)
         assert report.restart_command(4).endswith(
@@ -192,7 +192,7 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
                                                            "--platform cpu")  # fmt: skip
     finally:
         devicesetup.apply(original)
-    assert memory.budget().host != 2**30
+    assert memorypool.budget().host != 2**30
 
 
 @pytest.mark.parametrize("text, value", [("16G", 16 * 2**30), ("512MiB", 512 * 2**20)])

@@ -5,9 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmapviz import catalog, expr, planning
+from pmapviz import catalog, expr, planning, valueparse
 from pmapviz import explorersettings as scenario_module
-from pmapviz import settings as settings_layer
 from pmapviz.explorersettings import EXPR, MAX_ARGS, Scenario
 
 N = 8
@@ -34,8 +33,8 @@ def test_an_expression_plans_like_a_catalog_program(args, body, shapes, axes, ou
     assert p.out_shapes == out
     assert tuple(leaf.name for leaf in p.leaves) == expr.parse_arg_names(args)
     direct = planning.plan(expr.program(args, body),
-                           [settings_layer.parse_shape(t) for t in shapes],
-                           in_axes=tuple(settings_layer.parse_axis(a) for a in axes),
+                           [valueparse.parse_shape(t) for t in shapes],
+                           in_axes=tuple(valueparse.parse_axis(a) for a in axes),
                            axis_name="i", n_devices=N)  # fmt: skip
     assert direct == p
 
@@ -147,3 +146,19 @@ def test_schema_values_go_back_to_text_that_parses_to_them():
     assert not errors and values["name"] is None and values["s0"] == {"w": (5, 2), "b": (2,)}
     again, _ = schema.parse(schema.to_query(values), list(texts))
     assert again == values
+
+
+def test_the_url_keys_and_the_schema_come_from_the_scenarios_fields():
+    """Each Scenario attribute is one URL field: the keys, the schema's fields and the link's
+    order all follow from them, as the URL format has always been."""
+    slots = tuple(f"{c}{k}" for k in range(MAX_ARGS) for c in "sda")
+    assert ("fn", "args", "body", "out", "name", "pn", *slots) == scenario_module.KEYS
+    schema = scenario_module.schema(N)
+    assert tuple(f.key for f in schema.fields) == scenario_module.KEYS
+    assert [schema.field(k).label for k in ("fn", "pn", "s0", "d1", "a5")] == [
+        "Function", "Plan for N devices", "shape 1", "dtype 2", "in_axes 6"]  # fmt: skip
+    s = expression("x, w", "x @ w", ("8, 4", "4, 2"), ("0", "None"), pn="16", name="j")
+    assert list(s.query()) == ["fn", "args", "body", "out", "name", "pn",
+                               "s0", "d0", "a0", "s1", "d1", "a1"]  # fmt: skip
+    assert Scenario.from_texts(s.texts(every_slot=True), N) == s
+    assert list(Scenario.defaults("double", N).texts()) == ["fn", "out", "name", "s0", "d0", "a0"]

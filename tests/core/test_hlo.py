@@ -23,7 +23,7 @@ def test_explicit_groups_from_a_fixture():
     assert (c.kind, c.shapes, c.dtype, c.bytes) == ("all-reduce", ((8,),), "f32", 32)
     assert c.replica_groups == ((0, 1, 2, 3), (4, 5, 6, 7)) and not r.unparsed
     assert (
-        c.source_line.startswith("pmapviz/collectiveops.py:") or "collectives.py:" in c.source_line
+        c.source_line.startswith("pmapviz/collectivedefs.py:") or "collectives.py:" in c.source_line
     )
     assert r.n_devices == 8 and r.lines == (c.line,)
 

@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
-from pmapviz import catalog, expr, planning
+from pmapviz import catalog, expr, planfacts, planinputrules, planning, planoutputrules
 from pmapviz.planning import plan
 from pmapviz.pytrees import is_shape
-from pmapviz.settings import SettingError as InputError
-from pmapviz.settings import fmt_shape, parse_axis, parse_shape
+from pmapviz.valueparse import SettingError as InputError
+from pmapviz.valueparse import parse_axis, parse_shape
+from pmapviz.valuetext import fmt_shape
 from tests.conftest import TEST_DEVICES
 
 # ------------------------------------------------------------------ functions to plan
@@ -281,11 +282,6 @@ def test_every_problem_has_a_message_and_a_fix(kwargs, code, words):
     text = p.problems[0].message + " " + p.problems[0].fix
     assert words in text, text
     assert p.problems[0].fix
-
-
-def test_unbound_axis_name_in_a_plain_function():
-    p = plan(lambda x: lax.psum(x, "j"), [(8, 3)], axis_name="i", n_devices=8)
-    assert p.problems[0].code == "unbound_axis_name" and "'j'" in p.problems[0].fix
 
 
 def test_out_axes_none_is_fine_when_every_device_agrees():
@@ -681,246 +677,6 @@ def test_a_prefix_out_axes_is_kept_per_output_leaf_and_replan_keeps_the_device_c
     assert planning.replan(prog, p.key) == p and planning.replan(prog, p.key).n_devices == 4
 
 
-# ---------------------------------------------------------------- normalise, then pure rules
-def _leaf(arg, name, shape, axis, given="same", dtype="float32"):
-    """A hand-made normalised leaf (``given``: its in_axes as typed, by default ``axis``)."""
-    local = shape if axis is None else shape[:axis] + shape[axis + 1 :]
-    return planning.Leaf(arg, name, shape, dtype, axis if given == "same" else given, axis, local)
-
-
-def _norm(leaves, trees=None, n_devices=8, fn=None, **kw):
-    """A hand-made Normalised: one plain argument per leaf unless ``trees`` are given."""
-    trees = trees or {leaf.argument: leaf.shape for leaf in leaves}
-    names = {leaf.argument: leaf.name.split("[")[0] for leaf in leaves}
-    args = tuple(planning.Argument(k, names.get(k, f"arg{k}"), trees[k], "float32", 0)
-                 for k in sorted(trees))  # fmt: skip
-    kw.setdefault("in_axes_given", (0,) * len(args))
-    return planning.Normalised(fn=fn or (lambda *xs: xs[0]), arguments=args,
-                               leaves=tuple(leaves), n_devices=n_devices, **kw)  # fmt: skip
-
-
-def test_normalise_spreads_prefixes_counts_negative_axes_and_finds_the_mapped_size():
-    n = planning.normalise(expr.program("x, p", "x"), [(3, 8), {"w": (8, 5, 2), "b": (2,)}],
-                           in_axes=(-1, {"w": 0, "b": None}), n_devices=8,
-                           dtypes=["int32", "bfloat16"])  # fmt: skip
-    assert [a.name for a in n.arguments] == ["x", "p"]
-    assert n.in_axes_given == (-1, {"w": 0, "b": None})
-    assert n.arguments[1] == planning.Argument(1, "p", {"w": (8, 5, 2), "b": (2,)}, "bfloat16",
-                                               {"w": 0, "b": None})  # fmt: skip
-    assert n.leaves == (
-        planning.Leaf(0, "x", (3, 8), "int32", -1, 1, (3,)),
-        planning.Leaf(1, "p['b']", (2,), "bfloat16", None, None, (2,)),  # JAX's order: sorted keys
-        planning.Leaf(1, "p['w']", (8, 5, 2), "bfloat16", 0, 0, (5, 2)),
-    )
-    assert n.size == 8 and [k for k, _ in n.mapped] == [0, 2] and n.unfit == ()
-
-
-def test_normalise_repeats_one_in_axes_and_marks_axes_that_are_not_axes():
-    n = planning.normalise(lambda a, b, c: a, [(4, 2), (), (4,)], in_axes=0, n_devices=8)
-    assert n.in_axes_given == (0, 0, 0) and [a.name for a in n.arguments] == ["a", "b", "c"]
-    assert [(leaf.given_axis, leaf.axis, leaf.local_shape) for leaf in n.leaves] == [
-        (0, 0, (2,)), (0, None, ()), (0, 0, ())]  # a scalar has no axis 0  # fmt: skip
-    n = planning.normalise(lambda a, b: a, [(4, 2), (5, 3)], in_axes=(5, -3), n_devices=8)
-    assert [leaf.axis for leaf in n.leaves] == [None, None] and n.size is None and not n.mapped
-    n = planning.normalise(lambda a, b: a, [(4, 2), (5, 3)], in_axes=(0, 0), n_devices=8)
-    assert n.size is None  # 4 and 5: no one mapped size
-    with pytest.raises(ValueError, match="dtypes has 1 entries for 2 arguments"):
-        planning.normalise(lambda a, b: a, [(4,), (4,)], dtypes=["int8"], n_devices=8)
-
-
-def test_normalise_flattens_nothing_when_the_in_axes_do_not_fit():
-    n = planning.normalise(lambda x, y: x, [(8, 3), (8, 3)], in_axes=(0,), n_devices=8)
-    assert n.leaves == () and n.unfit == () and n.in_axes_given == (0,)
-    assert [a.in_axes for a in n.arguments] == [0, None]  # no entry for y
-    n = planning.normalise(lambda x, p: x, [(8, 3), {"w": (3,)}], in_axes=(0, (0, 1)), n_devices=8)
-    assert n.leaves == ()
-    assert n.unfit == ((1, "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
-                        "in_axes entry must be one axis (or None) for the whole of it, or have "
-                        "exactly its structure."),)  # fmt: skip
-
-
-def _ids(cases):
-    return [f"{case[0].__name__.removeprefix('rule_')}-{k}" for k, case in enumerate(cases)]
-
-
-INPUT_RULE_CASES = [  # (rule, hand-made normalised input, (code, words, arg, fix applied))
-    (
-        planning.rule_in_axes_length,
-        _norm([_leaf(0, "x", (8, 3), 0)], in_axes_given=(0, 0)),
-        ("in_axes_length", "in_axes has 2 entries but f takes 1 argument (x).", None, None),
-    ),
-    (
-        planning.rule_in_axes_structure,
-        _norm([], trees={0: (8,), 1: {"w": (3,)}}, unfit=((1, "p does not fit"),)),
-        ("in_axes_structure", "p does not fit", 1, None),
-    ),
-    (
-        planning.rule_dtypes,
-        _norm([_leaf(0, "x", (8,), 0), _leaf(1, "p['w']", (8,), 0, dtype="int4")]),
-        ("dtype", "p['w']: dtype `int4` is not supported here.", 1, None),
-    ),
-    (
-        planning.rule_sizes_fit,
-        _norm([_leaf(0, "x", (2**20, 2**21), 0)]),
-        ("too_large", "x (1_048_576, 2_097_152) has 2,199,023,255,552 elements", 0, None),
-    ),
-    (
-        planning.rule_axes_in_range,
-        _norm([_leaf(0, "x", (8, 3), None, given=2)]),
-        (
-            "axis_out_of_range",
-            "in_axes=2 for x, but x has shape (8, 3) (rank 2): valid axes are 0 to 1.",
-            0,
-            None,
-        ),
-    ),
-    (
-        planning.rule_axes_in_range,
-        _norm([_leaf(0, "s", (), None, given=0)], n_devices=4),
-        (
-            "axis_out_of_range",
-            "s is a scalar (shape ()), so it has no axis 0 to map over.",
-            0,
-            None,
-        ),
-    ),
-    (
-        planning.rule_some_axis_mapped,
-        _norm([_leaf(0, "x", (8, 3), None)]),
-        ("no_mapped_axis", "Every argument has in_axes=None", None, None),
-    ),
-    (
-        planning.rule_mapped_sizes_equal,
-        _norm([_leaf(0, "x", (8, 3), 0), _leaf(1, "y", (3, 4), 1)]),
-        (
-            "mapped_sizes_differ",
-            "The mapped axes differ in size: x axis 0 has 8, y axis 1 has 4.",
-            None,
-            None,
-        ),
-    ),
-    (
-        planning.rule_mapped_axis_not_empty,
-        _norm([_leaf(0, "x", (3, 0), 1)]),
-        ("mapped_axis_empty", "The mapped axis has size 0 (axis 1 of x, shape (3, 0))", 0, None),
-    ),
-    (
-        planning.rule_mapped_axis_fits,
-        _norm([_leaf(0, "x", (16, 3), 0), _leaf(1, "y", (16,), 0)]),
-        (
-            "mapped_axis_too_large",
-            "Axis 0 of x has 16 elements but there are 8 devices",
-            0,
-            {0: (8, 2, 3), 1: (8, 2)},
-        ),
-    ),
-    (
-        planning.rule_mapped_axis_fits,  # a leaf of a dict argument: no automatic reshape
-        _norm([_leaf(1, "p['w']", (16, 3), 0)], trees={0: (2,), 1: {"w": (16, 3)}}),
-        ("mapped_axis_too_large", "Axis 0 of p['w'] has 16 elements", 1, None),
-    ),
-    (
-        planning.rule_no_empty_blocks,
-        _norm([_leaf(0, "x", (8, 0), 0)]),
-        (
-            "empty_block",
-            "x has shape (8, 0), so every device would get an empty block (0,)",
-            0,
-            None,
-        ),
-    ),
-    (
-        planning.rule_negative_in_axes,
-        _norm([_leaf(0, "x", (3, 8), 1, given=-1)]),
-        ("negative_in_axes", "in_axes=-1 for x (3, 8) means axis 1", 0, {0: 1}),
-    ),
-    (
-        planning.rule_negative_in_axes,
-        _norm([_leaf(0, "x", (3, 8), 1, given=-1)], trees={0: {"a": (3, 8)}}),
-        ("negative_in_axes", "in_axes=-1 for x (3, 8) means axis 1", 0, None),
-    ),
-    (
-        planning.rule_axis_name_given,
-        _norm([_leaf(0, "x", (8, 3), 0)], fn=catalog.get("normalise")),
-        ("needs_axis_name", "uses a collective (lax.psum)", None, None),
-    ),
-]
-
-
-@pytest.mark.parametrize("rule, n, want", INPUT_RULE_CASES, ids=_ids(INPUT_RULE_CASES))
-def test_each_input_rule_on_a_hand_made_normalised_input(rule, n, want):
-    """A rule reads the normalised settings and says, in the user's names and numbers, what is
-    wrong, which argument it is about, and (for a plain array) the exact fix."""
-    code, words, arg, fix = want
-    found = planning._as_list(rule(n))
-    assert found and {q.code for q in found} == {code}
-    q = found[0]
-    assert words in q.message and q.fix and q.arg == arg
-    assert (q.new_shapes or q.new_axes) == fix
-
-
-INPUT_RULE_PASSES = [
-    (planning.rule_in_axes_length, _norm([_leaf(0, "x", (8, 3), 0)])),
-    (planning.rule_dtypes, _norm([_leaf(0, "x", (8,), 0, dtype="bool")])),
-    (planning.rule_axes_in_range, _norm([_leaf(0, "x", (8, 3), 1, given=-1)])),
-    (planning.rule_mapped_sizes_equal, _norm([_leaf(0, "x", (8, 3), 0), _leaf(1, "y", (3, 8), 1)])),
-    (planning.rule_mapped_sizes_equal, _norm([_leaf(0, "x", (8, 3), None)])),  # nothing mapped
-    (
-        planning.rule_mapped_axis_not_empty,
-        _norm([_leaf(0, "x", (0, 3), 0), _leaf(1, "y", (2,), 0)]),
-    ),
-    (planning.rule_mapped_axis_fits, _norm([_leaf(0, "x", (8, 3), 0)])),
-    (planning.rule_negative_in_axes, _norm([_leaf(0, "x", (8, 3), 0, given=-2)])),  # means 0
-    (planning.rule_negative_in_axes, _norm([_leaf(0, "x", (8, 1), 1, given=-1)])),  # 1 device
-    (
-        planning.rule_axis_name_given,
-        _norm([_leaf(0, "x", (8, 3), 0)], fn=catalog.get("normalise"), axis_name="i"),
-    ),
-    (planning.rule_axis_name_given, _norm([_leaf(0, "x", (8, 3), 0)])),  # a plain function
-]
-
-
-@pytest.mark.parametrize("rule, n", INPUT_RULE_PASSES, ids=_ids(INPUT_RULE_PASSES))
-def test_each_input_rule_passes_what_is_not_its_business(rule, n):
-    """Nothing for settings that are fine by this rule, even where another rule would object
-    (e.g. sizes that differ are not an oversized axis)."""
-    assert planning._as_list(rule(n)) == []
-
-
-def _out(leaves, varies=False, treedef=None, unfit=None):
-    """A hand-made traced output: ``leaves`` are (name, per-device shape, out_axes)."""
-    treedef = treedef or jax.tree.structure(tuple(0 for _ in leaves))
-    return planning.Output(lambda *xs: xs, (), treedef,
-                           tuple(planning.OutLeaf(nm, s, "float32", a) for nm, s, a in leaves),
-                           varies, unfit)  # fmt: skip
-
-
-def test_each_output_rule_on_a_hand_made_output():
-    x = [_leaf(0, "x", (8, 3), 0)]
-    one = jax.tree.structure(0)
-    n = _norm(x, out_axes=-1, output=_out([("out", (3,), -1)], treedef=one))
-    q = planning.rule_negative_out_axes(n)
-    assert q.code == "negative_out_axes" and "e.g. out_axes=1." in q.fix
-    n = _norm(x, out_axes=(0, 2), output=_out([("out[0]", (3,), 0), ("out[1]", (), 2)]))
-    q = planning.rule_out_axes_in_range(n)
-    assert q.message == (
-        "out_axes=2 for out[1], but each device returns shape ((3,), ()): the "
-        "stacked result has rank 1, so out_axes can be 0 to 0 for out[1]."
-    )
-    n = _norm(x, output=_out([("out", (2**20, 2**20), 0)], treedef=one))
-    assert "would have 8,796,093,022,208 elements" in planning.rule_output_fits(n).message
-    n = _norm(x, out_axes=None, output=_out([("out", (3,), None)], varies=True, treedef=one))
-    assert "but f's output differs from device" in planning.rule_out_axes_none_varies(n).message
-    n = _norm(x, out_axes={"s": 0}, output=_out([("out", (3,), None)], unfit="no fit.",
-                                                  treedef=one))  # fmt: skip
-    assert planning.rule_out_axes_structure(n).message == "no fit."
-    for rule in planning.OUTPUT_RULES:  # out_axes that do not fit: nothing more to check
-        assert rule(n) is None
-    fine = _norm(x, out_axes=None, output=_out([("out", (3,), None)], treedef=one))
-    assert [planning._as_list(r(fine)) for r in planning.OUTPUT_RULES] == [[], [], [], []]
-    assert planning.rule_out_axes_structure(fine) is None
-
-
 @pytest.mark.parametrize("args, kw, want", RULE_CASES, ids=[c[2][0] for c in RULE_CASES])
 def test_plan_is_normalise_then_the_rules_and_no_rule_changes_what_it_reads(args, kw, want):
     """plan() reports the first input rule that objects to the normalised settings (or, once
@@ -929,16 +685,16 @@ def test_plan_is_normalise_then_the_rules_and_no_rule_changes_what_it_reads(args
     body, shapes = args
     prog = catalog.get(body) if "(" not in body and " " not in body else expr.program(
         "x, p" if len(shapes) == 2 else "x", body)  # fmt: skip
-    n = planning.normalise(prog, shapes, n_devices=8, **kw)
+    n = planfacts.normalise(prog, shapes, n_devices=8, **kw)
     before = repr(n)
-    found = [q for rule in planning.INPUT_RULES for q in planning._as_list(rule(n))]
+    found = [q for rule in planinputrules.INPUT_RULES for q in planfacts.as_list(rule(n))]
     assert repr(n) == before
-    traced = planning.infer_output(n) if not found else None
-    if isinstance(traced, planning.Output):
+    traced = planoutputrules.infer_output(n) if not found else None
+    if isinstance(traced, planfacts.Output):
         n = replace(n, output=traced)
         before = repr(n)
-        rules = (planning.rule_out_axes_structure, *planning.OUTPUT_RULES)
-        found = [q for rule in rules for q in planning._as_list(rule(n))]
+        rules = (planoutputrules.rule_out_axes_structure, *planoutputrules.OUTPUT_RULES)
+        found = [q for rule in rules for q in planfacts.as_list(rule(n))]
         assert repr(n) == before
     p = plan(prog, shapes, n_devices=8, **kw)
     assert found[0].code == p.problems[0].code == want[0]
@@ -951,8 +707,8 @@ def test_a_plan_holds_its_arguments_and_leaves():
              n_devices=8, dtypes=["float32", "int32"])  # fmt: skip
     assert p.ok and p.has_trees and p.in_axes_given == (0, {"w": None, "b": None})
     assert p.arguments == (
-        planning.Argument(0, "x", (8, 3), "float32", 0),
-        planning.Argument(1, "p", {"w": (3, 2), "b": (2,)}, "int32", {"w": None, "b": None}),
+        planfacts.Argument(0, "x", (8, 3), "float32", 0),
+        planfacts.Argument(1, "p", {"w": (3, 2), "b": (2,)}, "int32", {"w": None, "b": None}),
     )
     assert [(leaf.argument, leaf.name, leaf.shape, leaf.dtype, leaf.axis, leaf.local_shape)
             for leaf in p.leaves] == [(0, "x", (8, 3), "float32", 0, (3,)),
@@ -977,12 +733,3 @@ def test_a_plan_that_stops_reports_what_the_checks_before_it_established(shapes,
     assert p.devices_used == (8 if blocks_known else 0)
     p = plan(catalog.get("add"), [(8, 3), (8, 3)], in_axes=(0,), n_devices=8)
     assert p.leaves == () and p.leaf_rows() == [("x", (8, 3), None), ("y", (8, 3), None)]
-
-
-def test_a_shard_map_only_keyword_in_pmap_says_where_it_belongs():
-    prog = expr.program("x", "lax.all_gather(x, 'i', to='invarying')")
-    p = plan(prog, [(8, 4)], in_axes=(0,), out_axes=None, axis_name="i", n_devices=8)
-    assert [q.code for q in p.problems] == ["function_rejects_shapes"]
-    assert "belongs to jax.shard_map" in p.problems[0].fix
-    other = plan(expr.program("x", "x @ x @ x"), [(8, 4, 3)], in_axes=(0,), n_devices=8)
-    assert "belongs to jax.shard_map" not in other.problems[0].fix

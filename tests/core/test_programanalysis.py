@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pmapviz import catalog, planning, programanalysis, trainingrun
-from pmapviz import collectiveops as col
+from pmapviz import collectivedefs as defs
 from tests.app.test_cli import run_cli
 from tests.conftest import TEST_DEVICES
 
@@ -27,8 +27,8 @@ HALVES = [[0, 1, 2, 3], [4, 5, 6, 7]]
       [(3,), (0, 1, 2, 4, 5, 6, 7)]),
      ("all_gather", None, None, "all-gather", (1, 8), [ALL]),  # XLA adds the gathered axis
      ("all_gather_tiled", None, None, "all-gather", (8,), [ALL]),
-     ("ppermute", None, col.ring(N, "right"), "collective-permute", (8,), col.ring(N, "right")),
-     ("ppermute", None, col.ring(N, "left"), "collective-permute", (8,), col.ring(N, "left")),
+     ("ppermute", None, defs.ring(N, "right"), "collective-permute", (8,), defs.ring(N, "right")),
+     ("ppermute", None, defs.ring(N, "left"), "collective-permute", (8,), defs.ring(N, "left")),
      ("ppermute", None, [(1, 5), (5, 1)], "collective-permute", (8,), [(1, 5), (5, 1)]),
      ("psum_scatter", None, None, "reduce-scatter", (8,), [ALL]),
      ("all_to_all", None, None, "all-to-all", (1,), [ALL]),
@@ -43,9 +43,9 @@ def test_every_collective_compiles_to_what_was_asked(key, groups, perm, kind, sh
     assert c.kind == kind and c.shapes[0] == shape and c.dtype == "f32" and not a.unparsed
     got = c.source_target_pairs if kind == "collective-permute" else c.replica_groups
     assert sorted(map(tuple, got)) == sorted(map(tuple, expect))
-    assert "pmapviz/collectiveops.py:" in c.source_line
+    assert "pmapviz/collectivedefs.py:" in c.source_line
     # the model and the compiler meet on one row: the same bytes as the playground's model
-    cost, _ = col.comm_cost(col.BY_KEY[key], N, 8, 4, groups, perm)
+    cost, _ = defs.BY_KEY[key].comm_bytes(N, 8, 4, groups, perm)
     assert row.model_sent == pytest.approx(cost["sent"]) and row.model_received == pytest.approx(
         cost["received"])  # fmt: skip
     assert c.line in a.levels.hlo_lines and a.levels.jaxpr_lines and a.levels.stablehlo_lines
@@ -111,17 +111,6 @@ def test_an_invalid_plan_is_refused():
         programanalysis.analyse_plan(program, planning.plan(program, [(N + 1, 2)]))
 
 
-def test_hidden_communication_is_found_in_hlo_and_measured():
-    cases = programanalysis.hidden_communication(4, m=64, repeat=2)
-    by = {c.label: c for c in cases}
-    index = by["index a pmap output"]
-    assert [r.hlo.kind for r in index.rows] == ["all-reduce"] and index.fix_rows == ()
-    assert by["a jitted function on a pmap output"].rows and all(c.same_values for c in cases)
-    assert all(c.time_s > 0 and c.fix_time_s > 0 for c in cases)
-    assert by["replicating parameters"].rows == ()  # copies happen outside the program
-    json.dumps([c.to_json() for c in cases])
-
-
 def test_cli_hlo_json():
     r = run_cli("hlo", "--collective", "psum", "--devices", "4", "--json")
     assert r.returncode == 0, r.stderr
@@ -131,7 +120,7 @@ def test_cli_hlo_json():
                               "source_target_pairs")} == {
         "kind": "all-reduce", "shape": [4], "dtype": "f32", "bytes": 16,
         "replica_groups": [[0, 1, 2, 3]], "source_target_pairs": None}  # fmt: skip
-    assert "collectiveops.py" in c["source_line"]
+    assert "collectivedefs.py" in c["source_line"]
     assert set(out["memory"]) >= {"argument_bytes", "output_bytes", "temp_bytes",
                                   "generated_code_bytes"}  # fmt: skip
     assert set(out["variants"]) == {"pmap", "vmap", "jit_sharded", "shard_map"}

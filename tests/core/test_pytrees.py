@@ -27,7 +27,7 @@ from pmapviz.pytrees import (
     skeleton,
     unflatten,
 )
-from pmapviz.settings import SettingError
+from pmapviz.valueparse import SettingError
 
 # ------------------------------------------------------------------ strategies
 keys = st.sampled_from(["w", "b", "scale", "k_1", "Z"])

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pmapviz import catalog, expr, memory, pmaprun, sandbox
+from pmapviz import catalog, compiledplans, expr, memory, memoryneeds, memorypool, pmaprun, sandbox
 from pmapviz.planning import plan
 from tests.conftest import TEST_DEVICES
 
@@ -17,7 +17,7 @@ SLOW = "jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()"  # seconds at (N, 250
 
 
 def _need(prog, p) -> memory.Need:
-    return pmaprun.estimate_bytes(p, prog, pmaprun.compile_plan(prog, p))
+    return pmaprun.estimate_bytes(p, prog, compiledplans.compile_plan(prog, p))
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_own_f_goes_to_the_worker_and_the_catalog_stays(monkeypatch):
 def test_the_worker_answers_as_a_run_here_does(fresh_worker):
     prog = expr.program("x, y", "jnp.tanh(x) @ y.T")
     p = plan(prog, [(N, 3, 5), (N, 4, 5)], n_devices=N, dtypes=["float32"] * 2)
-    here = pmaprun.run_plan(prog, p, pmaprun.compile_plan(prog, p), "random", seed=7)
+    here = pmaprun.run_plan(prog, p, compiledplans.compile_plan(prog, p), "random", seed=7)
     there = sandbox.run_plan(prog, p, _need(prog, p), "random", 7, limit_s=60)
     assert there.passed and there.out_shape == here.out_shape == (N, 3, 4)
     assert there.rows == here.rows  # every device's slices and blocks, the same values
@@ -51,8 +51,8 @@ def test_a_run_past_the_limit_is_stopped_and_nothing_is_left(fresh_worker, monke
     small = expr.program("x", "x + 1")
     sp = plan(small, [(N, 4)], n_devices=N)
     sandbox.run_plan(small, sp, _need(small, sp), "arange", 0, limit_s=60)  # warm
-    pid, free = fresh_worker.pid(), memory.admission().free()
-    assert free < memory.admission().capacity  # the warm worker's memory is held
+    pid, free = fresh_worker.pid(), memorypool.admission().free()
+    assert free < memorypool.admission().capacity  # the warm worker's memory is held
     slow = expr.program("x", SLOW)
     p = plan(slow, [(N, 250)], n_devices=N)
     start = time.monotonic()
@@ -63,7 +63,7 @@ def test_a_run_past_the_limit_is_stopped_and_nothing_is_left(fresh_worker, monke
     assert not fresh_worker.alive()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the process is gone, not only abandoned
-    assert memory.admission().free() == memory.admission().capacity  # and its memory back
+    assert memorypool.admission().free() == memorypool.admission().capacity  # and its memory back
     again = sandbox.run_plan(small, sp, _need(small, sp), "arange", 0, limit_s=60)
     assert again.passed and fresh_worker.pid() != pid  # the next run starts a new one
 
@@ -83,7 +83,7 @@ def test_need_counts_the_worker_until_it_is_warm(fresh_worker):
     prog = expr.program("x", "x + 1")
     p = plan(prog, [(N, 4)], n_devices=N)
     run = _need(prog, p)
-    assert sandbox.need(prog, run).total == run.total + memory.worker_bytes(N)
+    assert sandbox.need(prog, run).total == run.total + memoryneeds.worker_bytes(N)
     assert sandbox.need(catalog.get("add"), run) == run
     sandbox.run_plan(prog, p, run, "arange", 0, limit_s=60)
     assert sandbox.need(prog, run) == run  # warm: its memory is already held
@@ -93,15 +93,15 @@ def test_run_here_stops_waiting_at_the_limit_and_holds_memory_till_the_end(monke
     monkeypatch.setattr(sandbox, "GRACE_S", 0.2)
     release = threading.Event()
     need = memory.Need.host_only(10 * 2**20)
-    free = memory.admission().free()
+    free = memorypool.admission().free()
     with pytest.raises(sandbox.Stopped, match="ran past the 1 s limit"):
         sandbox.run_here(release.wait, need, limit_s=1)
-    assert memory.admission().free()[0] == free[0] - need.total  # held while it still runs
+    assert memorypool.admission().free()[0] == free[0] - need.total  # held while it still runs
     release.set()
     deadline = time.monotonic() + 5
-    while memory.admission().free() != free and time.monotonic() < deadline:
+    while memorypool.admission().free() != free and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert memory.admission().free() == free
+    assert memorypool.admission().free() == free
     assert sandbox.run_here(lambda: 42, need, limit_s=1) == 42
     with pytest.raises(ZeroDivisionError):
         sandbox.run_here(lambda: 1 / 0, need, limit_s=1)

@@ -5,11 +5,11 @@ import time
 import pytest
 
 from pmapviz import benchmarking as bench
-from pmapviz import catalog, devicerates, planning, timebudget, trainingrun
+from pmapviz import catalog, devicerates, planning, sweepplans, timebudget, trainingrun, workloads
 from tests.conftest import TEST_DEVICES
 
 RATES = timebudget.Rates(bandwidth_gbs=10.0, flops_per_s=50e9)  # fixed: deterministic tests
-MATMUL = bench.WORKLOADS["matmul"]
+MATMUL = workloads.WORKLOADS["matmul"]
 
 
 def test_machine_rates_are_measured_once_per_process():
@@ -21,7 +21,7 @@ def test_machine_rates_are_measured_once_per_process():
 
 
 def test_estimates_grow_with_flops_bytes_and_runs():
-    runs = bench.plan_sweep(MATMUL, [1024], [1, 2], ["pmap", "numpy"], 2**40)
+    runs = sweepplans.plan_sweep(MATMUL, [1024], [1, 2], ["pmap", "numpy"], 2**40)
     small = timebudget.sweep_seconds(MATMUL, runs, 3, RATES)
     big = timebudget.sweep_seconds(MATMUL, [(i, k, 2**20) for i, k, _ in runs], 3, RATES)
     more = timebudget.sweep_seconds(MATMUL, runs, 30, RATES)
@@ -32,7 +32,7 @@ def test_estimates_grow_with_flops_bytes_and_runs():
 
 def test_a_sweep_over_the_limit_names_the_largest_size_that_fits():
     ks = [1, 2, 8]
-    runs = bench.plan_sweep(MATMUL, [2**20], ks, ["pmap", "vmap"], 2**40)
+    runs = sweepplans.plan_sweep(MATMUL, [2**20], ks, ["pmap", "vmap"], 2**40)
     with pytest.raises(timebudget.TooLong) as err:
         timebudget.check_sweep(MATMUL, runs, 7, limit_s=60, rates=RATES)
     msg = str(err.value)
@@ -56,20 +56,20 @@ def test_even_the_smallest_size_can_be_too_long():
 def test_sweep_and_plan_sweep_refuse_before_running():
     before = bench.TURNS.held_for()
     t = time.perf_counter()
-    with pytest.raises(bench.BenchError, match="largest size that fits"):
+    with pytest.raises(sweepplans.BenchError, match="largest size that fits"):
         bench.sweep(MATMUL, [2**16], [1, 2], ["pmap", "vmap"], repeat=30, time_limit=5)
     assert time.perf_counter() - t < 5 and bench.TURNS.held_for() is before is None
-    with pytest.raises(bench.BenchError, match="limit is 5 s"):
-        bench.plan_sweep(MATMUL, [2**16], [1, 2], ["pmap"], 2**40, repeat=30, time_limit=5)
+    with pytest.raises(sweepplans.BenchError, match="limit is 5 s"):
+        sweepplans.plan_sweep(MATMUL, [2**16], [1, 2], ["pmap"], 2**40, repeat=30, time_limit=5)
     # without repeat, plan_sweep checks shapes and memory only (as before)
-    assert bench.plan_sweep(MATMUL, [2**16], [1, 2], ["pmap"], 2**40)
+    assert sweepplans.plan_sweep(MATMUL, [2**16], [1, 2], ["pmap"], 2**40)
 
 
 def test_default_limit_comes_from_the_settings():
     from pmapviz import devicesetup
 
     original = devicesetup.applied_settings()
-    runs = bench.plan_sweep(MATMUL, [2**12], [1], ["pmap"], 2**40)
+    runs = sweepplans.plan_sweep(MATMUL, [2**12], [1], ["pmap"], 2**40)
     try:
         devicesetup.apply(
             devicesetup.Settings(devices=original.devices, platform="cpu", max_seconds=1)
@@ -120,17 +120,17 @@ def test_live_run_estimate_uses_xla_flops_and_refuses_with_a_smaller_size():
 
 def test_measure_plan_refuses_above_the_limit():
     big = _plan("add", [(TEST_DEVICES, 2**24), (TEST_DEVICES, 2**24)], (0, 0))
-    with pytest.raises(bench.BenchError, match="Timing these settings would take"):
+    with pytest.raises(sweepplans.BenchError, match="Timing these settings would take"):
         bench.measure_plan(catalog.get("add"), big, repeat=7, time_limit=1)
 
 
 def test_estimate_is_the_right_order_of_magnitude():
     """Loose on purpose (a shared 2-core machine is noisy): within 20x of the real time."""
-    runs = bench.plan_sweep(bench.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"],
-                            2**40)  # fmt: skip
-    est = timebudget.check_sweep(bench.WORKLOADS["elementwise"], runs, 3)
+    runs = sweepplans.plan_sweep(workloads.WORKLOADS["elementwise"], [2**16], [1, 2],
+                                 ["pmap", "numpy"], 2**40)  # fmt: skip
+    est = timebudget.check_sweep(workloads.WORKLOADS["elementwise"], runs, 3)
     t = time.perf_counter()
-    bench.sweep(bench.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"], repeat=3)
+    bench.sweep(workloads.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"], repeat=3)
     real = time.perf_counter() - t
     assert est / 20 < real < est * 20, (est, real)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pmapviz import timecharts, timeline
+from pmapviz import timecharts, timeline, tracefiles
 from tests.fakes import FIXTURES
 
 TPU_TRACE = FIXTURES.parent / "tpu-v5e" / "psum_and_matmul_tpu.perfetto_trace.json.gz"
@@ -49,7 +49,7 @@ def test_breakdown_has_a_two_level_axis_and_names_each_bar_in_its_tooltip():
 
 
 def test_op_rates_have_one_bar_per_op_with_a_rate_and_the_floor_when_known():
-    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    tl = timeline.from_trace(tracefiles.read_trace(str(TPU_TRACE)))
     rows = timeline.op_rates(tl)
     rated = [r for r in rows if r["GB/s"] is not None]
     assert 0 < len(rated) < len(rows)  # the async copy's halves have no rate
@@ -68,7 +68,7 @@ def test_op_rates_have_one_bar_per_op_with_a_rate_and_the_floor_when_known():
 
 
 def test_the_timeline_hover_names_what_the_trace_counted_for_each_op():
-    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    tl = timeline.from_trace(tracefiles.read_trace(str(TPU_TRACE)))
     (bars,) = timecharts.timeline_figure(tl).data
     for e, text in zip(tl.lanes["tpu:0"], bars.hovertext, strict=True):
         assert f"{e.bytes_accessed:,} bytes accessed" in text and e.category in text

@@ -9,7 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmapviz import timeline, tracelanes
+from pmapviz import timeline, tracefiles, tracelanes
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "core" / "fixtures"
@@ -84,7 +84,7 @@ def malformed(draw) -> bytes:
 def test_a_mutated_real_trace_reads_as_a_timeline_or_one_trace_error(data):
     try:
         tl = timeline.load(data, "fuzz.json.gz", 16 * 2**20)
-    except timeline.TraceError as err:
+    except tracefiles.TraceError as err:
         line = str(err)
         assert line and "\n" not in line and len(line) < 400
         return

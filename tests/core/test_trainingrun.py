@@ -223,7 +223,7 @@ def _with_a_gram_matrix(cfg):
 
 
 def _spy(monkeypatch, seen: list) -> None:
-    from pmapviz import memory, timebudget
+    from pmapviz import memorypool, timebudget
 
     timebudget.machine_rates()  # the time check's bandwidth probe, measured (and held) first
 
@@ -231,13 +231,13 @@ def _spy(monkeypatch, seen: list) -> None:
         seen.append(need)
         raise _Reserved(label)
 
-    monkeypatch.setattr(memory, "reserve", reserve)
+    monkeypatch.setattr(memorypool, "reserve", reserve)
 
 
 @pytest.mark.parametrize("model", tr.MODELS)
 def test_training_reserves_what_its_compiled_steps_hold_before_any_data_exists(
         monkeypatch, model):  # fmt: skip
-    from pmapviz import memory
+    from pmapviz import compiledmemory, memoryneeds
 
     seen, made = [], []
     _spy(monkeypatch, seen)
@@ -248,29 +248,29 @@ def test_training_reserves_what_its_compiled_steps_hold_before_any_data_exists(
     (need,) = seen
     assert not made  # reserved before the data is made
     pstep, sstep = tr.compile_steps(cfg, *tr.build_steps(cfg))
-    p, s = memory.footprint(pstep), memory.footprint(sstep)
+    p, s = compiledmemory.footprint(pstep), compiledmemory.footprint(sstep)
     on_devices = 4 * p.held + s.held + max(4 * p.temporaries, s.temporaries)
     assert need.device >= on_devices > 0 and need.total >= on_devices
-    assert need.total >= memory.training_bytes(model, cfg.batch).total
+    assert need.total >= memoryneeds.training_bytes(model, cfg.batch).total
 
 
 def test_scratch_only_the_compiled_step_shows_is_reserved_or_refused(monkeypatch):
     """A one-device step with a (4096, 4096) float32 Gram matrix: 64 MB of scratch that the
     formula (9 MB) misses. Reserved; over a 40 MB budget, refused with the batch that fits."""
-    from pmapviz import memory
+    from pmapviz import compiledmemory, memory, memoryneeds, memorypool
 
     seen: list = []
     _spy(monkeypatch, seen)
     cfg = tr.Config("linear", 4, 4096, 2)
     gram = 4096 * 4096 * 4
     _, sstep = tr.compile_steps(cfg, *_with_a_gram_matrix(cfg))
-    assert memory.footprint(sstep).temporaries >= gram
+    assert compiledmemory.footprint(sstep).temporaries >= gram
     with pytest.raises(_Reserved):
         tr.train(cfg, steps_fn=_with_a_gram_matrix)
     (need,) = seen
-    assert memory.training_bytes("linear", 4096).total < gram <= need.device <= need.total
+    assert memoryneeds.training_bytes("linear", 4096).total < gram <= need.device <= need.total
     budget = memory.Budget(40 * 10**6)
-    monkeypatch.setattr(memory, "budget", lambda name=None: budget)
+    monkeypatch.setattr(memorypool, "budget", lambda name=None: budget)
     with pytest.raises(tr.TrainError, match="largest global batch that fits is") as e:
         tr.train(cfg, steps_fn=_with_a_gram_matrix)
     assert isinstance(e.value, memory.BudgetError)  # the pages' queue shows it as one

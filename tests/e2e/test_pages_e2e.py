@@ -16,7 +16,7 @@ from harness import (
     screenshot,
     wait_rendered,
 )
-from pmapviz.ui import PAGES
+from pmapviz.app.ui.page_registry import PAGES
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """Markdown and HTML typed into every text field of every page, in headless Chromium.
 
-Every page of the app's registry (``shell.PAGES``: a new page is walked too), in each view that
+Every page of the app's registry (``PAGES``: a new page is walked too), in each view that
 shows more text fields (VIEWS), on each of its tabs, with any closed expander that holds a text
 field opened. Every visible text input and text area gets the PAYLOADS: as many at once as fit
 its ``max_chars`` (Streamlit refuses a longer value whole), in as few rounds as that takes; each
@@ -35,6 +35,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from harness import EXCEPTIONS, MAIN, SIDEBAR, wait_rendered
+from pmapviz.app.ui.page_registry import PAGES
 from pmapviz.ui import shell
 
 pytestmark = pytest.mark.e2e
@@ -334,7 +335,7 @@ class Walk:
 def page_views() -> list[str]:
     """The address of every page of the registry, in each of its VIEWS."""
     out = []
-    for i, p in enumerate(shell.PAGES):
+    for i, p in enumerate(PAGES):
         path = "/" if i == 0 else f"/{p.url_path}"  # the first page is the default one
         out += [path + q for q in VIEWS.get(p.url_path, [""])]
     return out
@@ -360,10 +361,10 @@ def report(walk: Walk, seconds: float) -> str:
 
 def test_the_walk_covers_the_registry_and_packs_payloads_by_length():
     """No browser: a renamed page must not drop out of VIEWS or HAS_FIELDS silently."""
-    paths = {p.url_path for p in shell.PAGES}
+    paths = {p.url_path for p in PAGES}
     assert set(VIEWS) <= paths
     assert HAS_FIELDS.issubset(paths)
-    assert len(page_views()) == len(shell.PAGES) + sum(len(v) - 1 for v in VIEWS.values())
+    assert len(page_views()) == len(PAGES) + sum(len(v) - 1 for v in VIEWS.values())
     assert packed_rounds(lambda t: True) == [[p for p, _ in PAYLOADS]]
     assert packed_rounds(lambda t: len(t) <= 6) == [["**Q1**"], ["$Q4$"]]
     assert packed_rounds(lambda t: len(t) <= 2) == []
@@ -378,7 +379,7 @@ def test_markup_typed_into_every_text_field_renders_as_text(server, page):
         walk.walk_view(view)
     text = report(walk, time.perf_counter() - t0)
     print(text)
-    walked = {v.split("?")[0].split()[0].strip("/") or shell.PAGES[0].url_path
+    walked = {v.split("?")[0].split()[0].strip("/") or PAGES[0].url_path
               for v in walk.fields}  # fmt: skip
     assert walked >= HAS_FIELDS, f"no text field found on {HAS_FIELDS - walked}\n{text}"
     assert sum(len(v) for v in walk.fields.values()) >= 30, text
@@ -423,7 +424,7 @@ def test_dict_keys_of_your_own_f_render_as_text_on_every_page_that_runs_it(serve
     expect(main).to_contain_text(SHOWN_KEY)  # in the output's tree
     walk.check(walk.where)
     # the same session's scenario on the pages that run it, opened from the sidebar
-    for p in shell.PAGES:
+    for p in PAGES:
         if p.url_path not in ("live", "timing", "compiled"):
             continue
         walk.where = f"{p.url_path}, f = a dict"

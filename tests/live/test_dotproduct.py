@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-from pmapviz import memory
+from pmapviz import memoryneeds
 from pmapviz.live import dotproduct
 from tests.conftest import TEST_DEVICES
 
@@ -43,12 +43,12 @@ def test_dot_refuses_bad_sizes_before_allocating(pairs, words):
 
 def test_max_pairs_is_the_largest_size_that_fits():
     # blocks of 16 pairs are 192 bytes, the least multiple of 64; 15 pairs (180 bytes) are not
-    assert memory.dot_shared_step(8) == 16 * 8 and memory.dot_blocks_shared(16 * 8, 8)
-    assert not memory.dot_blocks_shared(15 * 8, 8)
+    assert memoryneeds.dot_shared_step(8) == 16 * 8 and memoryneeds.dot_blocks_shared(16 * 8, 8)
+    assert not memoryneeds.dot_blocks_shared(15 * 8, 8)
     fit = dotproduct.max_pairs(10**9, 8)
-    assert fit % (16 * 8) == 0 and memory.dot_blocks_shared(fit, 8)
-    assert memory.dot_bytes(fit, 8).total <= 10**9 < memory.dot_bytes(fit + 8, 8).total
-    assert memory.dot_bytes(fit + 16 * 8, 8).total > 10**9  # the next shared size does not fit
+    assert fit % (16 * 8) == 0 and memoryneeds.dot_blocks_shared(fit, 8)
+    assert memoryneeds.dot_bytes(fit, 8).total <= 10**9 < memoryneeds.dot_bytes(fit + 8, 8).total
+    assert memoryneeds.dot_bytes(fit + 16 * 8, 8).total > 10**9  # the next shared size does not fit
     # a size under the limit whose blocks are not shared can need more than the budget
     with pytest.raises(dotproduct.DotError, match="do not start on 64-byte boundaries"):
         dotproduct.check_pairs(fit - 8, 8, fit)

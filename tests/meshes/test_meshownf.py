@@ -11,7 +11,7 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmapviz import expr, memory, meshspecs, meshviews
+from pmapviz import expr, memory, meshplacement, meshviews
 from pmapviz.meshes import meshownf
 from pmapviz.meshspecs import Mesh
 
@@ -28,7 +28,7 @@ def _codes(c: meshownf.Check) -> list[str]:
 def test_the_default_checks_and_every_shape_comes_from_jax():
     c = meshownf.check(MESH, ARGS, DEFAULT)
     assert c.ok, c.problems
-    m = meshspecs.jax_mesh(MESH, jax.devices()[:8])
+    m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
     xs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp)))
           for _, s, sp in ARGS]  # fmt: skip
     with jax.set_mesh(m):
@@ -47,7 +47,7 @@ SPECS = [(), ("data",), ("data", "model"), (None, "model"), (("data", "model"),)
 
 
 def _jax_refuses(body: str, spec) -> bool:
-    m = meshspecs.jax_mesh(MESH, jax.devices()[:8])
+    m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
     f = expr.program("x, w", body).build()
     xs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp)))
           for _, s, sp in ARGS]  # fmt: skip
@@ -105,13 +105,13 @@ def test_shard_map_hands_f_the_blocks_meshes_place_says():
         seen["x"], seen["w"] = x.shape, w.shape
         return x
 
-    m = meshspecs.jax_mesh(MESH, jax.devices()[:8])
+    m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
     xs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp)))
           for _, s, sp in ARGS]  # fmt: skip
     jax.eval_shape(jax.shard_map(probe, mesh=m, in_specs=(P("data", None), P(None, "model")),
                                  out_specs=P("data", None)), *xs)  # fmt: skip
     for name, (_, shape, spec) in zip("xw", ARGS, strict=True):
-        assert seen[name] == meshspecs.place(MESH, shape, spec).local_shape
+        assert seen[name] == meshplacement.place(MESH, shape, spec).local_shape
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,9 @@ def test_both_views_run_and_agree_with_one_device(ran):
 def test_memory_per_device_is_each_devices_blocks_as_the_compiled_program_plans(ran):
     for r in ran:
         parts = dict(r.memory)
-        local_in = sum(4 * math.prod(meshspecs.place(MESH, s, sp).local_shape) for _, s, sp in ARGS)
+        local_in = sum(
+            4 * math.prod(meshplacement.place(MESH, s, sp).local_shape) for _, s, sp in ARGS
+        )
         assert parts["arguments"] == local_in  # x's (4, 16) and w's (16, 4) blocks
         assert parts["output"] == 4 * math.prod(r.blocks[0].shape)
         assert r.memory_total() == sum(parts.values())
@@ -147,7 +149,7 @@ def test_run_refuses_settings_that_did_not_check():
 def test_the_memory_estimate_covers_the_arrays_a_run_holds():
     c = meshownf.check(MESH, ARGS, DEFAULT)
     need = meshownf.run_bytes(MESH, ARGS, c)
-    m = meshspecs.jax_mesh(MESH, jax.devices()[:8])
+    m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
     xs = meshownf.values(ARGS)
     placed = [
         jax.device_put(a, NamedSharding(m, P(*sp))) for a, (_, _, sp) in zip(xs, ARGS, strict=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from pmapviz import catalog, expr, meshspecs, placement
+from pmapviz import catalog, expr, meshsettings, placement
 from pmapviz.meshes import migration
 from pmapviz.planning import plan
 from tests.fakes import actions_held
@@ -89,17 +89,17 @@ def test_an_invalid_plan_has_no_equivalent():
 
 def test_the_meshes_settings_parse_and_place_as_the_equivalent_says():
     program, p = _plan(*CASES[2])  # matmul: x mapped, w whole
-    found = migration.meshes_settings(migration.equivalent(p), program, meshspecs.MAX_ARGS)
-    values, errors = meshspecs.schema(8).parse(found)
+    found = migration.meshes_settings(migration.equivalent(p), program, meshsettings.MAX_ARGS)
+    values, errors = meshsettings.schema(8).parse(found)
     assert not errors, errors
     assert values["mesh"] == (4,) and values["s0"] == (4, 3, 5) and values["p0"] == ("i",)
     assert values["s1"] == (5, 2) and values["p1"] == () and values["s2"] is None
     assert (values["gf"], values["out"]) == ("x", ("i",))  # no devices to check f's body on
-    own = migration.meshes_settings(migration.equivalent(p), program, meshspecs.MAX_ARGS, 8)
+    own = migration.meshes_settings(migration.equivalent(p), program, meshsettings.MAX_ARGS, 8)
     assert (own["gf"], own["lf"], own["out"]) == ("x @ w", "x @ w", "P('i')")  # it checks
     many = expr.program("a, b, c, d", "a + b + c + d")
     p4 = plan(many, [(8, 2)] * 4, in_axes=(0, 0, 0, 0), n_devices=8)
-    assert migration.meshes_settings(migration.equivalent(p4), many, meshspecs.MAX_ARGS) is None
+    assert migration.meshes_settings(migration.equivalent(p4), many, meshsettings.MAX_ARGS) is None
 
 
 def test_spec_rows_show_both_blocks_for_every_array():
@@ -112,7 +112,7 @@ def test_spec_rows_show_both_blocks_for_every_array():
 
 def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
     """The same outer product as the Timing lab's test: refused before any input exists."""
-    from pmapviz import devicesetup, memory
+    from pmapviz import devicesetup, memory, memoryneeds, memorypool
 
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = plan(prog, [(8, 4000)], n_devices=8)
@@ -121,7 +121,7 @@ def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
                                    devices_source=original.devices_source,
                                    max_bytes=256 * 2**20))  # fmt: skip
     try:
-        assert memory.budget().problem(memory.live_run_bytes(p, prog.key)) is None
+        assert memorypool.budget().problem(memoryneeds.live_run_bytes(p, prog.key)) is None
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             migration.run_both(prog, p)
         assert actions_held() == []

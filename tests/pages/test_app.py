@@ -6,7 +6,7 @@ import pytest
 
 from pmapviz import devicefacts, devicesetup
 from pmapviz.app.ui import page_check
-from pmapviz.ui import PAGES
+from pmapviz.app.ui.page_registry import PAGES
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -105,12 +105,12 @@ def test_home_links_every_other_page(run_app):
 def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkeypatch):
     """The router's last resort: no traceback, no server path, the page's type of error in a
     collapsed 'Details', and the sidebar still works."""
-    from pmapviz import pmaprun
+    from pmapviz import pmapdemos
 
     def broken(*_a, **_k):
         raise RuntimeError("secret /srv/pmapviz/pmapviz/pmaprun.py detail")
 
-    monkeypatch.setattr(pmaprun, "run_hello", broken)
+    monkeypatch.setattr(pmapdemos, "run_hello", broken)
     at = run_app()
     assert not at.exception
     assert any("unexpected problem" in e.value for e in at.error)

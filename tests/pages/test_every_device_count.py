@@ -207,7 +207,7 @@ def walk(count: int) -> dict:
     )  # before anything imports JAX
     from streamlit.testing.v1 import AppTest
 
-    from pmapviz.app.ui import page_check
+    from pmapviz.app.ui import page_check, page_registry
     from pmapviz.tour import tour
     from pmapviz.ui import shell
 
@@ -223,7 +223,7 @@ def walk(count: int) -> dict:
     for module, name, value in page_check.steady_server_patches():
         setattr(module, name, value)
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
-    visits = [(p.path, queries.get(p.path, {})) for p in shell.PAGES if p.path != TOUR]
+    visits = [(p.path, queries.get(p.path, {})) for p in page_registry.PAGES if p.path != TOUR]
     visits += [(TOUR, {"step": str(s)}) for s in range(1, len(tour.STEPS) + 1)]
     t0 = time.monotonic()
     records = []
@@ -258,13 +258,12 @@ def _required() -> dict[str, set[str]]:
 
 def _expected() -> list[str]:
     """Every page (with its SMALL query) and every tour step, by visit name."""
-    from pmapviz.app.ui import page_check
+    from pmapviz.app.ui import page_check, page_registry
     from pmapviz.tour import tour
-    from pmapviz.ui import shell
 
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
     names = [_name({"page": p.path, "query": queries.get(p.path, {})})
-             for p in shell.PAGES if p.path != TOUR]  # fmt: skip
+             for p in page_registry.PAGES if p.path != TOUR]  # fmt: skip
     return names + [f"tour step {s}" for s in range(1, len(tour.STEPS) + 1)]
 
 

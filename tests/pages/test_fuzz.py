@@ -26,7 +26,8 @@ from streamlit.testing.v1 import AppTest
 
 from harness import stclient
 from pmapviz.app.ui import page_check
-from pmapviz.ui import PAGES, shell
+from pmapviz.app.ui.page_registry import APP_KEYS, PAGES
+from pmapviz.ui import shell
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
@@ -71,10 +72,8 @@ text_values = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.lists(st.integers(-3, 12), min_size=0, max_size=6).map(lambda v: ", ".join(map(str, v))),
 )
-QUERY_KEYS = ["fn", "s0", "s1", "d0", "d1", "a0", "a1", "out", "name", "c", "n", "m", "v", "g",
-              "p", "pairs", "w", "r", "sizes", "ks", "impls", "model", "k", "batch", "steps", "lr",
-              "red", "d", "step", "present", "mesh", "names", "p0", "p1", "s2", "args", "gf",
-              "lf"]  # fmt: skip
+# every key a page reads, from its registry entry (and app.py's on every page)
+QUERY_KEYS = list(dict.fromkeys(k for p in PAGES for k in (*p.keys(), *APP_KEYS)))
 
 _MD_LINK = re.compile(r"\]\(\s*<?https?://example\.invalid", re.I)
 _HTML_TAG = re.compile(r"<(img|a|script|iframe)\b[^>]*(example\.invalid|onerror|src=x)", re.I)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pmapviz import collectiveops
+from pmapviz import collectivedefs
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -111,7 +111,7 @@ def grid(at) -> str:
     return next(m.value for m in at.markdown if "x before" in m.value)
 
 
-@pytest.mark.parametrize("key", [c.key for c in collectiveops.COLLECTIVES])
+@pytest.mark.parametrize("key", [c.key for c in collectivedefs.COLLECTIVES])
 def test_every_collective_renders(run_app, key):
     at = coll(run_app, c=key, m=str(N))
     assert not at.error

@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
-from pmapviz import benchmarking, collectiveops, devicefacts, explorersettings, trainingrun
+from pmapviz import collectiveops, devicefacts, explorersettings, sweepplans, trainingrun
 from pmapviz.cluster import cluster
 from pmapviz.tour import tour
 from tests.conftest import TEST_DEVICES
@@ -16,7 +16,7 @@ CTX = tour.Context(N, tuple(f"cpu:{d}" for d in range(N)), FACTS,
                    "streamlit run app.py -- --devices 4")  # fmt: skip
 SCHEMAS = {"explorer": explorersettings.schema(N), "collectives": collectiveops.schema(N),
            "training": trainingrun.schema(N), "cluster": cluster.schema(),
-           "timing": benchmarking.schema(N), "live": explorersettings.schema(N)}  # fmt: skip
+           "timing": sweepplans.schema(N), "live": explorersettings.schema(N)}  # fmt: skip
 
 
 @pytest.mark.parametrize("k", range(len(tour.STEPS)), ids=[s.title for s in tour.STEPS])

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from pmapviz import devicefacts, deviceset, devicesetup, devicewords
 from pmapviz.app import doctor
-from pmapviz.ui.shell import PAGES
+from pmapviz.app.ui.page_registry import PAGES
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
 # tells the CPU story)

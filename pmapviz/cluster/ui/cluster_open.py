@@ -10,8 +10,8 @@ import streamlit as st
 
 from pmapviz import devicesetup
 from pmapviz.cluster import cluster, clusterreport
-from pmapviz.settings import quote
 from pmapviz.ui import url_state
+from pmapviz.valuetext import quote
 
 P = "cl_"
 

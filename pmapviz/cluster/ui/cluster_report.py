@@ -10,8 +10,8 @@ import streamlit as st
 
 from pmapviz.cluster import clusterreport
 from pmapviz.cluster.clusterreport import Report
-from pmapviz.settings import quote
 from pmapviz.ui import grids, tables
+from pmapviz.valuetext import quote
 
 MAX_ROWS, MAX_CELLS = 64, 64  # hosts drawn, devices per host drawn
 

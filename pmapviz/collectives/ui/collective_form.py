@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import collectiveops
+from pmapviz import collectivedefs, collectiveops
 from pmapviz.ui import url_state
 
 P = "co_"
 
 
-def show(n_all: int) -> collectiveops.Collective:
+def show(n_all: int) -> collectivedefs.Collective:
     """The settings' boxes; returns the chosen collective."""
     schema = collectiveops.schema(n_all)
     url_state.load(P, schema)
@@ -20,14 +20,15 @@ def show(n_all: int) -> collectiveops.Collective:
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
         c1.selectbox(
             "Collective",
-            [c.key for c in collectiveops.COLLECTIVES],
+            [c.key for c in collectivedefs.COLLECTIVES],
             key=P + "c",
-            format_func=lambda k: collectiveops.BY_KEY[k].label,
+            format_func=lambda k: collectivedefs.BY_KEY[k].label,
         )
         c2.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
         c3.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
         c4.radio("Values", collectiveops.VALUE_KINDS, key=P + "v")
-        coll = collectiveops.BY_KEY[st.session_state[P + "c"]]
+        coll = collectivedefs.BY_KEY[st.session_state[P + "c"]]
+        st.caption(coll.explain)
         if coll.uses_groups:
             st.text_input(
                 "axis_index_groups (optional)",
@@ -38,7 +39,7 @@ def show(n_all: int) -> collectiveops.Collective:
                 "devices. Unequal sizes run on CPU (pmean then divides by the first group's "
                 "size, wrongly; TPUs refuse them).",
             )
-        if coll.key == "ppermute":
+        if coll.takes_pairs:
             p1, p2 = st.columns([1, 2])
             p1.radio("Permutation", collectiveops.PERMUTATIONS, key=P + "p")
             if st.session_state[P + "p"] == "custom":
@@ -63,7 +64,7 @@ def value_kind() -> str:
     return st.session_state[P + "v"]
 
 
-def choice(coll: collectiveops.Collective, n: int) -> collectiveops.Choice:
+def choice(coll: collectivedefs.Collective, n: int) -> collectiveops.Choice:
     """The groups and pairs the boxes describe (raises ``collectiveops.CollectiveError``)."""
     state = st.session_state
     return collectiveops.playground_choice(

@@ -10,6 +10,7 @@ import streamlit as st
 
 from pmapviz import (
     charts,
+    collectivedefs,
     collectiveops,
     deviceset,
     devicesetup,
@@ -26,7 +27,7 @@ def _compiled(device_set, key, n, groups, perm):
 
 
 def run(
-    coll: collectiveops.Collective, n: int, m: int, kind: str, choice: collectiveops.Choice
+    coll: collectivedefs.Collective, n: int, m: int, kind: str, choice: collectiveops.Choice
 ) -> collectiveops.Outcome | None:
     """The collective on ``n`` devices, ``m`` elements each, after its turn for memory; None
     when the wait ended without room (said where it waited)."""
@@ -59,7 +60,7 @@ def show(
         grids.show(rows(out, choice, labels), collectiveops.picture_label(out))
     for warning in out.warnings:
         st.warning(warning, icon=":material/warning:")
-    if coll.key == "ppermute":
+    if coll.picture == "arrows":
         st.plotly_chart(
             charts.permutation_figure(labels[:n], out.perm), config={"displayModeBar": False}
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import collectiveops, deviceset, programanalysis, trainingrun
+from pmapviz import collectivedefs, collectiveops, deviceset, programanalysis, trainingrun
 from pmapviz.explorersettings import Scenario
 from pmapviz.ui import url_state
 
@@ -56,20 +56,21 @@ def form(n_all: int) -> tuple[str, Scenario]:
         if src == "collective":
             c2.selectbox(
                 "Collective",
-                [c.key for c in collectiveops.COLLECTIVES],
+                [c.key for c in collectivedefs.COLLECTIVES],
                 key=P + "c",
-                format_func=lambda k: collectiveops.BY_KEY[k].label,
+                format_func=lambda k: collectivedefs.BY_KEY[k].label,
             )
             c3.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
             c4.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
-            if collectiveops.BY_KEY[st.session_state[P + "c"]].uses_groups:
+            chosen = collectivedefs.BY_KEY[st.session_state[P + "c"]]
+            if chosen.uses_groups:
                 st.text_input(
                     "axis_index_groups (optional)",
                     key=P + "g",
                     max_chars=400,
                     placeholder="e.g. 0 1 | 2 3",
                 )
-            if st.session_state[P + "c"] == "ppermute":
+            if chosen.takes_pairs:
                 st.text_input(
                     "Pairs source->destination (empty: ring right)", key=P + "pairs", max_chars=400
                 )

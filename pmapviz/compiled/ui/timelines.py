@@ -6,7 +6,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicefacts, devicewords, memory, settings, timecharts, timeline
+from pmapviz import (
+    devicefacts,
+    devicewords,
+    memory,
+    memorypool,
+    sweepplans,
+    timecharts,
+    timeline,
+    tracecapture,
+    tracefiles,
+    valuetext,
+)
 from pmapviz.ui import queue_display, tables
 
 
@@ -25,7 +36,7 @@ def show(
         )
         return
     st.caption(
-        f"Module {settings.quote(tl.module or 'unknown', 80)}: {len(tl.lanes):,} device "
+        f"Module {valuetext.quote(tl.module or 'unknown', 80)}: {len(tl.lanes):,} device "
         f"lane(s), {tl.calls_seen:,} call(s) in the trace, the last complete one "
         "shown."
     )
@@ -86,14 +97,14 @@ def capture(call, facts: devicefacts.Facts) -> None:
     if st.button("Capture a trace", key="cp_trace", icon=":material/timeline:"):
         on_wait, clear_wait = queue_display.show(stop_key="cp_trace_stop")
         try:
-            bw = benchmarking.bandwidth(memory.budget()).bandwidth_gbs
-            tl, times = timeline.collective_timeline(
+            bw = sweepplans.bandwidth(memorypool.budget()).bandwidth_gbs
+            tl, times = tracecapture.collective_timeline(
                 call.key, call.n, call.m, call.groups, call.perm, bw, on_wait
             )
             clear_wait()
             show(tl, "cp_timeline", bw)
-            tables.show(timeline.time_rows(times))
-        except timeline.ProfilerBusy as err:
+            tables.show(tracecapture.time_rows(times))
+        except tracecapture.ProfilerBusy as err:
             st.warning(str(err), icon=":material/hourglass_top:")
         except memory.BudgetError as err:  # could never fit, from the compiled program
             st.error(str(err), icon=":material/memory:")
@@ -131,16 +142,16 @@ def upload() -> None:
 def read(file, on_wait=None):
     """The timeline of an uploaded trace file (``file.name``, ``file.getvalue()``), or why it
     was not read, as Markdown (quoted: the file's own words are in it). Its JSON is inflated up
-    to this server's limit (``timeline.trace_limit`` of the host budget), then parsed while
-    the bytes parsing takes are held in the server's memory pool (``memory.reserve``:
+    to this server's limit (``tracefiles.trace_limit`` of the host budget), then parsed while
+    the bytes parsing takes are held in the server's memory pool (``memorypool.reserve``:
     uploads at once wait their turn, ``on_wait`` shows the queue), released once read."""
-    b = memory.budget()
+    b = memorypool.budget()
 
     def hold(nbytes: int):
         need = memory.Need.host_only(nbytes)
-        return memory.reserve(need, "reading an uploaded trace", on_wait, b=b)
+        return memorypool.reserve(need, "reading an uploaded trace", on_wait, b=b)
 
     try:
-        return timeline.load(file.getvalue(), file.name, timeline.trace_limit(b.host), hold=hold)
-    except (timeline.TraceError, memory.BudgetError) as err:
-        return f"This trace was not read: {settings.quote(err, 400)}"
+        return timeline.load(file.getvalue(), file.name, tracefiles.trace_limit(b.host), hold=hold)
+    except (tracefiles.TraceError, memory.BudgetError) as err:
+        return f"This trace was not read: {valuetext.quote(err, 400)}"

@@ -9,7 +9,7 @@ from pmapviz import codegen
 from pmapviz.catalog import Program
 from pmapviz.explorer.ui import explorer_form
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_shape, md_tree
+from pmapviz.valuetext import fmt_shape, md_tree
 
 
 def fix_keys(problems) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import memory
+from pmapviz import memorypool
 from pmapviz.live import dotproduct
 from pmapviz.live.ui import dot_result
 from pmapviz.ui import queue_display, shell
@@ -28,7 +28,7 @@ gives ({n}, pairs / {n}); **reshaping back** gives one dot product per pair, equ
 
 @shell.fragment  # pressing Run reruns this section only, not the rest of the page
 def _example(n: int) -> None:
-    limit = dotproduct.max_pairs(memory.budget(), n)
+    limit = dotproduct.max_pairs(memorypool.budget(), n)
     c1, c2 = st.columns([2, 1])
     pairs = c1.number_input(
         f"Pairs (1,000 to {limit:,}, a multiple of {n})",

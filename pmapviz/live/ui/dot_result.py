@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.live import dotproduct
-from pmapviz.settings import fmt_shape
 from pmapviz.ui import tables
+from pmapviz.valuetext import fmt_shape
 
 
 def show(res) -> None:

@@ -9,8 +9,8 @@ from pmapviz import devicesetup, devicewords
 from pmapviz.catalog import Program
 from pmapviz.explorersettings import has_numpy_version
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_shape
 from pmapviz.ui import tables
+from pmapviz.valuetext import fmt_shape
 
 
 def show(res, plan: Plan, program: Program, report: devicesetup.DeviceReport) -> None:

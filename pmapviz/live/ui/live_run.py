@@ -7,10 +7,12 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import (
+    compiledplans,
     deviceset,
     devicesetup,
     explorersettings,
     memory,
+    memorypool,
     planning,
     pmaprun,
     sandbox,
@@ -20,8 +22,8 @@ from pmapviz.catalog import Program
 from pmapviz.explorersettings import Scenario
 from pmapviz.live.ui import live_result
 from pmapviz.planning import Plan
-from pmapviz.settings import fmt_shape, quote
 from pmapviz.ui import plan_cards, queue_display
+from pmapviz.valuetext import fmt_shape, quote
 
 AUTO_RUN_BYTES = 64 * 2**20  # small runs go at once; larger ones wait for the button
 AUTO_RUN_S = 2.0  # and quick ones: a link must not start a long run on page load
@@ -32,7 +34,7 @@ def _compiled(device_set: str, ref: tuple, key: tuple):
     """The pair compiled for ``device_set``'s devices (its name keys the cache: one plan
     compiles for either set of a two-set server)."""
     program = explorersettings.program_for(*ref)
-    return pmaprun.compile_plan(program, planning.replan(program, key))
+    return compiledplans.compile_plan(program, planning.replan(program, key))
 
 
 def too_long(plan: Plan, program: Program) -> str | None:
@@ -147,7 +149,7 @@ def _ready(program: Program, plan: Plan) -> memory.Need | None:
         deviceset.current(), explorersettings.program_ref(program), plan.key
     )  # compiled, never run
     need = pmaprun.estimate_bytes(plan, program, compiled)
-    budget = memory.budget()
+    budget = memorypool.budget()
     if too_big := budget.problem(sandbox.need(program, need)):
         st.error(
             f"This run (inputs and outputs on the devices, what f makes in between as XLA "

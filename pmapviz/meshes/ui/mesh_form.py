@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import meshspecs
+from pmapviz import meshsettings, meshspecs
 from pmapviz.ui import url_state
 
 P = "me_"
-MESH_KEYS = ["mesh", "names", *(f"{c}{k}" for k in range(meshspecs.MAX_ARGS) for c in "sp")]
+MESH_KEYS = ["mesh", "names", *(f"{c}{k}" for k in range(meshsettings.MAX_ARGS) for c in "sp")]
 
 
 def show(n_devices: int) -> tuple[meshspecs.Mesh, list[tuple[str, tuple[int, ...], tuple]]]:
     """The boxes; returns the mesh and the arguments given (name, shape, spec). Text that is
     not a mesh, a name list, a shape or a spec stops the page with one message per box."""
-    schema = meshspecs.schema(n_devices)
+    schema = meshsettings.schema(n_devices)
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2 = st.columns([1, 2])
@@ -30,7 +30,7 @@ def show(n_devices: int) -> tuple[meshspecs.Mesh, list[tuple[str, tuple[int, ...
         c2.text_input(
             "Axis names", key=P + "names", max_chars=120, help="one per mesh axis, e.g. data, model"
         )
-        for k in range(meshspecs.MAX_ARGS):
+        for k in range(meshsettings.MAX_ARGS):
             a, b = st.columns([1, 2])
             a.text_input(
                 f"Shape of argument {k + 1}",
@@ -50,10 +50,10 @@ def show(n_devices: int) -> tuple[meshspecs.Mesh, list[tuple[str, tuple[int, ...
     names = meshspecs.parse_axis_names(values["names"], len(values["mesh"]))  # checked by parsed
     given = [
         (values[f"s{k}"], values[f"p{k}"])
-        for k in range(meshspecs.MAX_ARGS)
+        for k in range(meshsettings.MAX_ARGS)
         if values[f"s{k}"] is not None
     ]
-    labels = meshspecs.argument_labels(st.session_state.get(P + "args", ""), len(given))
+    labels = meshsettings.argument_labels(st.session_state.get(P + "args", ""), len(given))
     return meshspecs.Mesh(values["mesh"], names), [
         (n, *a) for n, a in zip(labels, given, strict=True)
     ]

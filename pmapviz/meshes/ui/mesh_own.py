@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import codegen, memory, meshspecs, meshviews
+from pmapviz import codegen, memory, meshsettings, meshspecs, meshviews
 from pmapviz.meshes import meshownf
 from pmapviz.meshes.ui.mesh_form import P
-from pmapviz.settings import fmt_bytes, fmt_shape
 from pmapviz.ui import queue_display, tables, url_state
+from pmapviz.valuetext import fmt_bytes, fmt_shape
 
 KEYS = ["args", "gf", "lf", "out"]
 
@@ -52,7 +52,7 @@ def form(n_devices: int) -> meshownf.MeshF:
             "lax.psum(x @ w, 'model') or lax.all_gather(y, 'model', axis=1, "
             "tiled=True, to='invarying')",
         )
-    values = url_state.parsed(P, meshspecs.schema(n_devices), KEYS)
+    values = url_state.parsed(P, meshsettings.schema(n_devices), KEYS)
     return meshownf.MeshF(values["args"], values["gf"], values["lf"], values["out"])
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import codegen, meshspecs, meshviews
+from pmapviz import codegen, meshexamples, meshspecs
 from pmapviz.meshes.ui import mesh_own
 from pmapviz.ui import tables
 
@@ -17,7 +17,7 @@ def show(n_devices: int) -> None:
     """The examples, their two codes, and a Run button that runs both and says whether each
     agrees with one device, with its output blocks and timing."""
     st.subheader("Ready examples, both ways")
-    examples = {e.key: e for e in meshviews.examples_for(n_devices)}
+    examples = {e.key: e for e in meshexamples.examples_for(n_devices)}
     key = st.selectbox("Example", list(examples), key=KEY, format_func=lambda k: examples[k].title)
     ex = examples[key]
     specs = ", ".join(meshspecs.spec_text(s) for s in ex.in_specs)
@@ -41,21 +41,21 @@ def show(n_devices: int) -> None:
     if not st.button("Run both", icon=":material/play_arrow:", key="me_run"):
         return
     with st.spinner("Compiling and running both views"):
-        results = meshviews.run_example(ex)
+        results = meshexamples.run_example(ex)
     mesh_own.results_side_by_side(results)
 
 
 def sweep(n_devices: int) -> None:
     """Time the chosen example over every 2-D mesh shape of this server's devices."""
-    examples = {e.key: e for e in meshviews.examples_for(n_devices)}
-    ex = examples.get(st.session_state.get(KEY), meshviews.examples_for(n_devices)[0])
-    shapes = ", ".join("x".join(map(str, s)) for s in meshviews.sweep_shapes(ex.mesh.devices))
+    examples = {e.key: e for e in meshexamples.examples_for(n_devices)}
+    ex = examples.get(st.session_state.get(KEY), meshexamples.examples_for(n_devices)[0])
+    shapes = ", ".join("x".join(map(str, s)) for s in meshexamples.sweep_shapes(ex.mesh.devices))
     if not st.button(
         f"Time it over mesh shapes ({shapes})", icon=":material/timer:", key="me_sweep"
     ):
         return
     with st.spinner("Compiling and timing both views on each mesh shape"):
-        rows = meshviews.mesh_sweep(ex)
+        rows = meshexamples.mesh_sweep(ex)
     st.caption(
         "Median of 5 warm calls each (block_until_ready); the collectives are what XLA "
         "emitted, read from the compiled HLO. On emulated CPU devices the shapes share "

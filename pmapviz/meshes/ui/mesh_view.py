@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import meshspecs
+from pmapviz import meshplacement, meshspecs
 from pmapviz.placement import index_text
-from pmapviz.settings import fmt_shape, quote
 from pmapviz.ui import grids, presenter
+from pmapviz.valuetext import fmt_shape, quote
 
 
 def problems(mesh: meshspecs.Mesh, args: list) -> bool:
@@ -22,11 +22,11 @@ def problems(mesh: meshspecs.Mesh, args: list) -> bool:
     return bool(found)
 
 
-def _slices(block: meshspecs.Block) -> str:
+def _slices(block: meshplacement.Block) -> str:
     return index_text(tuple(slice(a, b) for a, b in block.index))
 
 
-def mesh_rows(placed: meshspecs.Placement) -> grids.Rows:
+def mesh_rows(placed: meshplacement.Placement) -> grids.Rows:
     """One row per coordinate of the mesh's first axis; a cell per device: its id and block."""
     mesh, rows = placed.mesh, {}
     position = {b.device: k for k, b in enumerate(placed.blocks)}
@@ -43,7 +43,7 @@ def mesh_rows(placed: meshspecs.Placement) -> grids.Rows:
     return list(rows.items())
 
 
-def tile_rows(placed: meshspecs.Placement) -> grids.Rows:
+def tile_rows(placed: meshplacement.Placement) -> grids.Rows:
     """The array's distinct blocks, a row per range of its first split dimension (any rank),
     each with the devices that hold it: more than one device means the block is replicated."""
     position = {b.device: k for k, b in enumerate(placed.blocks)}
@@ -58,14 +58,14 @@ def tile_rows(placed: meshspecs.Placement) -> grids.Rows:
             label = f"rows {a}:{b}" if split[0] == 0 else f"dim {split[0]} {a}:{b}"
         else:
             label = "all"
-        cell = f"<small>{_slices(meshspecs.Block(0, (), index))}</small><br>" + grids.chips(
+        cell = f"<small>{_slices(meshplacement.Block(0, (), index))}</small><br>" + grids.chips(
             [position[d] for d in devs]
         )
         rows.setdefault(label, []).append((cell, None, f"held by devices {devs}"))
     return list(rows.items())
 
 
-def show(placed: list[meshspecs.Placement], names: list[str], slot) -> None:
+def show(placed: list[meshplacement.Placement], names: list[str], slot) -> None:
     """Per argument: the mesh grid and the tiles; the first argument's mesh grid goes in the
     presenter's slot."""
     for k, (p, name) in enumerate(zip(placed, names, strict=True)):

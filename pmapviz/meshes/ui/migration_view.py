@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import codegen, devicesetup, meshspecs
+from pmapviz import codegen, devicesetup, meshsettings
 from pmapviz.catalog import Program
 from pmapviz.meshes import migration
 from pmapviz.meshes.ui import mesh_form
@@ -81,10 +81,10 @@ def _run(program: Program, plan: Plan) -> None:
 
 
 def _to_meshes(eq: migration.Equivalent, program: Program, n_devices: int) -> None:
-    found = migration.meshes_settings(eq, program, meshspecs.MAX_ARGS, n_devices)
+    found = migration.meshes_settings(eq, program, meshsettings.MAX_ARGS, n_devices)
     if found is None:
         st.caption(
-            f"The Meshes page takes up to {meshspecs.MAX_ARGS} arrays; these settings have "
+            f"The Meshes page takes up to {meshsettings.MAX_ARGS} arrays; these settings have "
             f"{len(eq.inputs)}."
         )
         return

@@ -7,7 +7,16 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import explorersettings, memory, pmaprun, queues, sandbox, settings
+from pmapviz import (
+    explorersettings,
+    memory,
+    memoryneeds,
+    pmaprun,
+    queues,
+    sandbox,
+    sweepplans,
+    valuetext,
+)
 from pmapviz.catalog import Program
 from pmapviz.planning import Plan
 from pmapviz.ui import queue_display, url_state
@@ -37,18 +46,18 @@ def show(n: int, repeat: int, budget: memory.Budget) -> None:
 
 def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> None:
     """What would be timed, and the button that times it (after its turn in the queue)."""
-    args = ", ".join(f"{leaf.name} {settings.fmt_shape(leaf.shape)}" for leaf in plan.leaves)
+    args = ", ".join(f"{leaf.name} {valuetext.fmt_shape(leaf.shape)}" for leaf in plan.leaves)
     vs_numpy = (
         " vs numpy"
         if explorersettings.has_numpy_version(program)
         else " (this f has no numpy version)"
     )
-    shown = settings.quote(program.body(plan.axis_name), 200)
+    shown = valuetext.quote(program.body(plan.axis_name), 200)
     st.markdown(
         f"f = {shown} on {args}: pmap on {plan.devices_used} device(s) vs "
         f"jit(vmap(f)) on one{vs_numpy}."
     )
-    if too_big := budget.problem(memory.plan_timing_bytes(plan)):
+    if too_big := budget.problem(memoryneeds.plan_timing_bytes(plan)):
         st.error(f"Timing these settings {too_big}.", icon=":material/memory:")
     elif st.button("Time the explorer's settings", key="tl_explorer"):
         on_wait, clear_wait = queue_display.show(stop_key="tl_explorer_stop")
@@ -59,11 +68,11 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memory.Budget) -> 
                 )
             except (
                 queues.WaitTimeout,
-                bench.BenchError,
+                sweepplans.BenchError,
                 memory.BudgetError,
                 sandbox.Stopped,
             ) as err:
                 st.error(str(err), icon=":material/hourglass_disabled:")
             except sandbox.WorkerFailed as err:  # the worker's own words: shown as text
-                st.error(settings.quote(str(err), 800), icon=":material/error:")
+                st.error(valuetext.quote(str(err), 800), icon=":material/error:")
         clear_wait()

@@ -10,7 +10,18 @@ from dataclasses import dataclass
 import streamlit as st
 
 from pmapviz import benchmarking as bench
-from pmapviz import devicefacts, deviceset, devicewords, memory, queues, settings
+from pmapviz import (
+    benchreports,
+    devicefacts,
+    deviceset,
+    devicewords,
+    memory,
+    memorypool,
+    queues,
+    settings,
+    sweepplans,
+    workloads,
+)
 from pmapviz.ui import grids, presenter, queue_display, url_state
 from pmapviz.ui.long_run import LongRun
 
@@ -21,7 +32,7 @@ P = "tl_"
 class Choice:
     """What the widgets say to compare (sizes and device counts as chosen, unsorted)."""
 
-    workload: bench.Workload
+    workload: workloads.Workload
     sizes: list[int]
     ks: list[int]
     impls: list[str]
@@ -32,8 +43,8 @@ class Choice:
 
 def form(n: int) -> Choice:
     """The sweep's settings, seeded from the link and written back to it."""
-    ks_all = bench.device_counts(n)
-    schema = bench.schema(n, st.query_params.get("w", "dot"), deviceset.has_two())
+    ks_all = sweepplans.device_counts(n)
+    schema = sweepplans.schema(n, st.query_params.get("w", "dot"), deviceset.has_two())
     url_state.load(P, schema)
     if P + "sizes" in st.session_state:  # the link's sizes belong to the link's workload
         st.session_state[P + "sizes_" + st.session_state[P + "w"]] = st.session_state.pop(
@@ -43,14 +54,14 @@ def form(n: int) -> Choice:
         c1, c2 = st.columns([2, 1])
         c1.selectbox(
             "Workload",
-            list(bench.WORKLOADS),
+            list(workloads.WORKLOADS),
             key=P + "w",
-            format_func=lambda k: bench.WORKLOADS[k].label,
+            format_func=lambda k: workloads.WORKLOADS[k].label,
         )
-        c2.selectbox("Timed runs per measurement", list(bench.RUNS), key=P + "r")
-        wl = bench.WORKLOADS[st.session_state[P + "w"]]
+        c2.selectbox("Timed runs per measurement", list(sweepplans.RUNS), key=P + "r")
+        wl = workloads.WORKLOADS[st.session_state[P + "w"]]
         st.caption(wl.description)
-        choices = bench.size_choices(wl.key, ks_all)
+        choices = sweepplans.size_choices(wl.key, ks_all)
         sizes = st.multiselect(
             f"Sizes ({wl.unit})",
             choices,
@@ -60,10 +71,10 @@ def form(n: int) -> Choice:
         )
         c3, c4 = st.columns(2)
         ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
-        impls = c4.multiselect("Implementations", bench.IMPLS, key=P + "impls")
+        impls = c4.multiselect("Implementations", sweepplans.IMPLS, key=P + "impls")
         beside = _beside_box()
     url_state.save(P, schema, sizes=sizes)  # the sizes' widget is the workload's own
-    return Choice(wl, sizes, ks, impls, schema, memory.budget(), beside)
+    return Choice(wl, sizes, ks, impls, schema, memorypool.budget(), beside)
 
 
 def _beside_box() -> str | None:
@@ -75,7 +86,7 @@ def _beside_box() -> str | None:
         return None
     on = st.checkbox(
         f"Also time the {other.devices_phrase()} beside (dotted, marked "
-        f"'{bench.BESIDE.strip()} {other.platform}')",
+        f"'{benchreports.BESIDE.strip()} {other.platform}')",
         key=P + "beside",
         help="The same sweep on the emulated devices this server holds beside "
         "the accelerator, 1, 2, 4, ... of them, drawn in the same charts: what "
@@ -89,7 +100,7 @@ def planned(choice: Choice, slot) -> tuple[list, int]:
     (in the presenter's ``slot``), or why there are none."""
     repeat = url_state.parsed(P, choice.schema, ["r"])["r"]
     try:
-        runs = bench.plan_sweep(
+        runs = sweepplans.plan_sweep(
             choice.workload,
             sorted(choice.sizes),
             sorted(choice.ks),
@@ -97,12 +108,12 @@ def planned(choice: Choice, slot) -> tuple[list, int]:
             choice.budget,
             repeat=repeat,
         )
-    except bench.BenchError as err:
+    except sweepplans.BenchError as err:
         st.error(str(err), icon=":material/block:")
         runs = []
     if runs:
         with presenter.picture(slot):
-            grids.show(*bench.sweep_grid(runs))
+            grids.show(*sweepplans.sweep_grid(runs))
     return runs, repeat
 
 
@@ -137,7 +148,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
     cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
     bar = st.progress(0.0, text="Waiting for the benchmark's turn")
     on_wait, clear_wait = queue_display.show()  # Cancel above also stops a wait
-    partial = bench.Report({}, 0.0, wl.key)
+    partial = benchreports.Report({}, 0.0, wl.key)
     SWEEP.start(partial)
 
     def _progress(m, i, total):
@@ -161,7 +172,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
         )
         if choice.beside and not result.cancelled:
             result = _beside(choice, repeat, result, _progress, on_wait)
-    except (queues.WaitTimeout, bench.BenchError) as err:
+    except (queues.WaitTimeout, sweepplans.BenchError) as err:
         result = None
         st.error(str(err), icon=":material/hourglass_disabled:")
     clear_wait()
@@ -174,7 +185,7 @@ def _beside(choice: Choice, repeat: int, result, progress, on_wait):
     """The same sweep on the set beside (``choice.beside``), added to ``result``."""
     sizes = sorted(choice.sizes)
     with deviceset.use(choice.beside):
-        ks = bench.beside_counts(devicefacts.facts().local_count, sizes)
+        ks = sweepplans.beside_counts(devicefacts.facts().local_count, sizes)
         other = bench.sweep(
             choice.workload,
             sizes,
@@ -184,4 +195,4 @@ def _beside(choice: Choice, repeat: int, result, progress, on_wait):
             progress=progress,
             on_wait=on_wait,
         )
-    return bench.add_beside(result, other)
+    return benchreports.add_beside(result, other)

@@ -1,4 +1,4 @@
-"""The Timing lab's results (``tl_report``, a ``benchmarking.Report``): the breakdown, the
+"""The Timing lab's results (``tl_report``, a ``benchreports.Report``): the breakdown, the
 speed-up, scaling with size and the spread, the fastest run against the memory floor, the
 table, and the downloads (CSV, and JSON with the machine's facts)."""
 
@@ -10,8 +10,7 @@ import json
 
 import streamlit as st
 
-from pmapviz import benchmarking as bench
-from pmapviz import timecharts
+from pmapviz import benchreports, timecharts, workloads
 from pmapviz.ui import tables
 
 
@@ -36,7 +35,7 @@ def show(ks_all: list[int]) -> None:
     if not rep.results:
         st.warning("No measurements yet.")
         return
-    rows = bench.rows_for_table(rep)
+    rows = benchreports.rows_for_table(rep)
     _charts(rep, rows)
     tables.show(rows)
     d1, d2 = st.columns(2)
@@ -62,13 +61,13 @@ def show(ks_all: list[int]) -> None:
 
 def _charts(rep, rows: list[dict]) -> None:
     """The four charts (at the largest size, but scaling) and the fastest run's verdict."""
-    wl_done = bench.WORKLOADS.get(rep.workload, bench.PLAN_WORKLOAD)
+    wl_done = workloads.WORKLOADS.get(rep.workload, workloads.PLAN_WORKLOAD)
     largest = max(r["size"] for r in rows)
     st.subheader(f"Results: {wl_done.label}")
-    st.caption(bench.floor_caption(rep))
+    st.caption(benchreports.floor_caption(rep))
     at_largest = [r for r in rows if r["size"] == largest]
     st.plotly_chart(timecharts.breakdown_figure(at_largest), key="tl_breakdown")
-    sp = [r for r in bench.speedups(rep.results) if r["size"] == largest]
+    sp = [r for r in benchreports.speedups(rep.results) if r["size"] == largest]
     if sp:
         st.plotly_chart(timecharts.speedup_figure(sp), key="tl_speedup")
     else:
@@ -76,12 +75,12 @@ def _charts(rep, rows: list[dict]) -> None:
             "Speed-up needs jit(vmap) (the one-device baseline) and a parallel "
             "implementation in the sweep."
         )
-    floors = {r["size"]: r["floor_s"] for r in rows if bench.BESIDE not in r["impl"]}
+    floors = {r["size"]: r["floor_s"] for r in rows if benchreports.BESIDE not in r["impl"]}
     st.plotly_chart(timecharts.scaling_figure(rows, floors), key="tl_scaling")
     st.plotly_chart(
         timecharts.spread_figure([m for m in rep.results if m.size == largest]), key="tl_spread"
     )
-    own = [r for r in at_largest if bench.BESIDE not in r["impl"]] or at_largest
+    own = [r for r in at_largest if benchreports.BESIDE not in r["impl"]] or at_largest
     best = min(own, key=lambda r: r["run_s_median"])
     floor = best["floor_s"]
     st.markdown(

@@ -8,7 +8,7 @@ import html
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicesetup, queues
+from pmapviz import devicesetup, queues, sweepplans
 from pmapviz.cluster import cluster
 from pmapviz.explorersettings import Scenario
 from pmapviz.tour import tour
@@ -79,7 +79,7 @@ def actions(step: int, n: int) -> None:
         _rows(
             lambda on_wait: tour.time_one_and_all(n, on_wait=on_wait),
             "tour_stop_time",
-            (benchmarking.BenchError, queues.WaitTimeout, queues.Cancelled),
+            (sweepplans.BenchError, queues.WaitTimeout, queues.Cancelled),
             ":material/block:",
         )
 

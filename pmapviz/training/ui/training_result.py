@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import benchmarking, devicesetup, devicewords, timecharts, trainingrun
+from pmapviz import devicesetup, devicewords, sweepplans, timecharts, trainingrun
 from pmapviz.ui import grids, queue_display
 
 
@@ -146,7 +146,7 @@ def _step_times(hc: trainingrun.Config, report: devicesetup.DeviceReport) -> Non
     st.subheader("Time per step versus devices")
     st.markdown(devicewords.step_time_story(report.facts, hc.batch))
     if st.button("Measure time per step", key="tr_time", icon=":material/timer:"):
-        ks = [x for x in benchmarking.device_counts(report.count) if hc.batch % x == 0]
+        ks = [x for x in sweepplans.device_counts(report.count) if hc.batch % x == 0]
         with st.spinner(f"Timing {len(ks)} device counts..."):
             st.session_state["tr_times"] = queue_display.queued(
                 lambda on_wait: trainingrun.time_per_step(hc, ks, on_wait=on_wait)

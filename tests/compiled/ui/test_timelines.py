@@ -3,7 +3,7 @@
 import gzip
 import json
 
-from pmapviz import timeline
+from pmapviz import timeline, tracefiles
 from tests.conftest import ROOT
 from tests.core.ui.conftest import render
 
@@ -22,23 +22,23 @@ def _show(tl):
 
 
 def test_a_trace_from_a_gpu_has_a_lane_per_device_and_a_chart():
-    tl = timeline.from_trace(timeline.parse_trace(GPU_TRACE.read_bytes(), GPU_TRACE.name))
+    tl = timeline.from_trace(tracefiles.parse_trace(GPU_TRACE.read_bytes(), GPU_TRACE.name))
     at = render(_show, tl)
     assert f"{len(tl.lanes)} device lane(s)" in at.caption[0].value
     assert len(at.get("plotly_chart")) == 1
 
 
 def _show_tpu(floor_gbs, here):
-    from pmapviz import timeline
+    from pmapviz import timeline, tracefiles
     from pmapviz.compiled.ui import timelines
     from tests.compiled.ui.test_timelines import TPU_TRACE
 
-    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    tl = timeline.from_trace(tracefiles.read_trace(str(TPU_TRACE)))
     timelines.show(tl, "t", floor_gbs, here)
 
 
 def test_a_tpu_trace_shows_each_ops_bandwidth_beside_the_floor_of_the_machine_it_ran_on():
-    tl = timeline.from_trace(timeline.read_trace(str(TPU_TRACE)))
+    tl = timeline.from_trace(tracefiles.read_trace(str(TPU_TRACE)))
     rows = timeline.op_rates(tl)
     at = render(_show_tpu, 555.0, False)  # uploaded: this machine's floor is not drawn
     assert not at.exception
@@ -113,7 +113,7 @@ def test_a_malformed_upload_is_one_quoted_error_line_never_the_last_resort():
 
 
 def test_an_upload_holds_what_parsing_takes_in_the_servers_memory_pool(monkeypatch):
-    from pmapviz import memory
+    from pmapviz import memorypool
 
     text = GPU_TRACE.read_bytes()
     size = len(gzip.decompress(text))
@@ -121,18 +121,18 @@ def test_an_upload_holds_what_parsing_takes_in_the_servers_memory_pool(monkeypat
     real = timeline.from_trace
 
     def spy(trace, module=None):
-        seen.append([(label, amount) for label, amount, _ in memory.admission().held()])
+        seen.append([(label, amount) for label, amount, _ in memorypool.admission().held()])
         return real(trace, module)
 
     monkeypatch.setattr(timeline, "from_trace", spy)
     at = render(_read, text, GPU_TRACE.name)
     assert not at.exception and at.markdown[0].value == "read 1 lane(s)"
     (held,) = seen
-    assert ("reading an uploaded trace", timeline.parse_bytes(size)) in [
+    assert ("reading an uploaded trace", tracefiles.parse_bytes(size)) in [
         (label, amount[0]) for label, amount in held
     ]
-    assert "reading an uploaded trace" not in [h[0] for h in memory.admission().held()]
-    monkeypatch.setattr(timeline, "PARSE_FACTOR", 10**9)  # more than the budget: refused
+    assert "reading an uploaded trace" not in [h[0] for h in memorypool.admission().held()]
+    monkeypatch.setattr(tracefiles, "PARSE_FACTOR", 10**9)  # more than the budget: refused
     at = render(_read, text, GPU_TRACE.name)
     assert not at.exception and "This trace was not read: `Reading an uploaded trace needs" in (
         at.error[0].value

@@ -69,9 +69,3 @@ def test_an_unforeseen_error_is_one_clear_line_and_its_type_never_a_traceback():
         assert not at.exception
         assert "unexpected problem" in at.error[0].value and at.code[0].value == kind
         assert "secret" not in texts(at) and at.markdown[-1].value == "the page goes on"
-
-
-def test_every_page_has_its_entry_and_home_comes_first():
-    assert shell.PAGES[0].url_path == "home"
-    assert shell.page_info("pages/tour.py").title == "Guided tour"
-    assert len({p.url_path for p in shell.PAGES}) == len(shell.PAGES)

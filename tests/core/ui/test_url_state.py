@@ -1,7 +1,7 @@
 """A page's settings and its link: read through Schema.from_query, written through
 Schema.to_query, the same keys and values both ways."""
 
-from pmapviz import benchmarking, explorersettings
+from pmapviz import explorersettings, sweepplans
 from pmapviz.explorersettings import Scenario
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -34,15 +34,15 @@ def test_a_bad_value_in_a_link_becomes_the_default_with_a_note_and_the_link_is_r
 
 
 def _timing_link(n, sizes):
-    from pmapviz import benchmarking
+    from pmapviz import sweepplans
     from pmapviz.ui import url_state
 
-    url_state.load("tl_", benchmarking.schema(n))
-    url_state.save("tl_", benchmarking.schema(n), sizes=sizes)
+    url_state.load("tl_", sweepplans.schema(n))
+    url_state.save("tl_", sweepplans.schema(n), sizes=sizes)
 
 
 def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_overrides():
-    ks = ",".join(map(str, benchmarking.device_counts(TEST_DEVICES)))
+    ks = ",".join(map(str, sweepplans.device_counts(TEST_DEVICES)))
     at = render(_timing_link, TEST_DEVICES, [1024, 4096], query={"ks": ks, "impls": "pmap,vmap"})
     assert not at.exception
     assert dict(at.query_params) == {"w": "dot", "r": "7", "sizes": "1024,4096", "ks": ks,

@@ -1,6 +1,6 @@
 """A live run's result: the verdict against jit(vmap(f)), the timings, each device's blocks."""
 
-from pmapviz import pmaprun
+from pmapviz import compiledplans, pmaprun
 from pmapviz.explorersettings import Scenario
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -16,7 +16,7 @@ def _result(res, plan, program):
 def test_a_passing_run_says_pass_with_its_checks_and_one_row_per_device():
     texts = {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"}
     program, plan, _ = Scenario.from_texts(texts, TEST_DEVICES).plan(TEST_DEVICES)
-    res = pmaprun.run_plan(program, plan, pmaprun.compile_plan(program, plan))
+    res = pmaprun.run_plan(program, plan, compiledplans.compile_plan(program, plan))
     at = render(_result, res, plan, program)
     assert not at.exception
     assert at.metric[0].value == "PASS" and "**PASS**" in at.success[0].value

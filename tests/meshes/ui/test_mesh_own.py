@@ -6,11 +6,11 @@ from tests.core.ui.conftest import render, texts
 
 
 def _own(n, mesh_shape=(2, 4), args=None):
-    from pmapviz import meshspecs
+    from pmapviz import meshsettings, meshspecs
     from pmapviz.meshes.ui import mesh_own
     from pmapviz.ui import url_state
 
-    url_state.load("me_", meshspecs.schema(n))
+    url_state.load("me_", meshsettings.schema(n))
     mesh = meshspecs.Mesh(mesh_shape, ("data", "model")[: len(mesh_shape)])
     default = [("argument 1", (8, 16), ("data", None)), ("argument 2", (16, 16), (None, "model"))]
     mesh_own.show(mesh, args if args is not None else default, n)

@@ -1,6 +1,6 @@
 """The mesh grid and the tiles are drawn from a placement; problems come with their fixes."""
 
-from pmapviz import meshspecs
+from pmapviz import meshplacement, meshspecs
 from pmapviz.meshes.ui import mesh_view
 from tests.core.ui.conftest import render
 
@@ -8,7 +8,7 @@ MESH = meshspecs.Mesh((2, 4), ("data", "model"))
 
 
 def test_mesh_rows_put_each_device_at_its_coordinates():
-    placed = meshspecs.place(MESH, (8, 16), ("data", None))
+    placed = meshplacement.place(MESH, (8, 16), ("data", None))
     rows = mesh_view.mesh_rows(placed)
     assert [label for label, _ in rows] == ["data=0", "data=1"]
     assert all(len(cells) == 4 for _, cells in rows)
@@ -18,7 +18,7 @@ def test_mesh_rows_put_each_device_at_its_coordinates():
 
 
 def test_tiles_list_each_block_once_with_every_device_that_holds_it():
-    placed = meshspecs.place(MESH, (8, 16), ("data", None))
+    placed = meshplacement.place(MESH, (8, 16), ("data", None))
     rows = mesh_view.tile_rows(placed)
     assert [label for label, _ in rows] == ["rows 0:4", "rows 4:8"]
     ((cell, _, tip),) = rows[0][1]
@@ -26,7 +26,7 @@ def test_tiles_list_each_block_once_with_every_device_that_holds_it():
 
 
 def test_an_n_d_array_gets_a_row_per_range_of_its_first_split_dimension():
-    placed = meshspecs.place(MESH, (3, 8, 16), (None, "data", "model"))
+    placed = meshplacement.place(MESH, (3, 8, 16), (None, "data", "model"))
     rows = mesh_view.tile_rows(placed)
     assert [label for label, _ in rows] == ["dim 1 0:4", "dim 1 4:8"]
     assert all(len(cells) == 4 for _, cells in rows)  # one tile per model block

@@ -5,10 +5,10 @@ from tests.core.ui.conftest import render
 
 
 def _timing(n):
-    from pmapviz import memory
+    from pmapviz import memorypool
     from pmapviz.timing.ui import plan_timing
 
-    plan_timing.show(n, 3, memory.budget())
+    plan_timing.show(n, 3, memorypool.budget())
 
 
 def test_valid_settings_say_what_is_timed_and_the_button_times_them():

@@ -1,6 +1,6 @@
 """The Timing lab's sweep: its settings and link, the planned runs, and its states."""
 
-from pmapviz import benchmarking as bench
+from pmapviz import benchreports, sweepplans
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 
@@ -17,7 +17,7 @@ def _sweep(n):
 
 
 def test_the_links_sizes_belong_to_its_workload_and_go_back_into_the_link():
-    sizes = bench.size_choices("dot", bench.device_counts(TEST_DEVICES))[:2]
+    sizes = sweepplans.size_choices("dot", sweepplans.device_counts(TEST_DEVICES))[:2]
     query = {"w": "dot", "r": "5", "sizes": ",".join(map(str, sizes)), "ks": "1,2",
              "impls": "vmap,pmap"}  # fmt: skip
     at = render(_sweep, TEST_DEVICES, query=query)
@@ -29,7 +29,7 @@ def test_the_links_sizes_belong_to_its_workload_and_go_back_into_the_link():
 
 
 def test_an_interrupted_sweep_is_called_cancelled_and_keeps_what_it_measured():
-    partial = bench.Report({}, 0.0, "dot")
+    partial = benchreports.Report({}, 0.0, "dot")
     at = render(_sweep, TEST_DEVICES, state={"tl_running": True, "tl_partial": partial})
     assert "cancelled" in at.warning[0].value
     assert at.session_state["tl_report"] is partial and partial.cancelled

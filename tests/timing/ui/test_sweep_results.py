@@ -4,7 +4,7 @@ import csv
 import io
 
 from pmapviz import benchmarking as bench
-from pmapviz import memory
+from pmapviz import benchreports, memorypool, workloads
 from pmapviz.timing.ui import sweep_results
 from tests.core.ui.conftest import render
 
@@ -28,12 +28,15 @@ def _results(rep):
 
 def test_no_report_says_what_to_press_and_an_empty_one_says_so():
     assert "press Run" in render(_results, None).info[0].value
-    assert render(_results, bench.Report({}, 0.0, "dot")).warning[0].value == "No measurements yet."
+    assert (
+        render(_results, benchreports.Report({}, 0.0, "dot")).warning[0].value
+        == "No measurements yet."
+    )
 
 
 def test_a_small_sweep_has_four_charts_a_table_and_two_downloads():
-    wl = bench.WORKLOADS["dot"]
-    rep = bench.sweep(wl, [2**10], [1, 2], ["vmap", "pmap"], repeat=3, budget=memory.budget())
+    wl = workloads.WORKLOADS["dot"]
+    rep = bench.sweep(wl, [2**10], [1, 2], ["vmap", "pmap"], repeat=3, budget=memorypool.budget())
     at = render(_results, rep)
     assert not at.exception
     assert len(at.get("plotly_chart")) == 4 and len(at.get("download_button")) == 2

@@ -1,0 +1,152 @@
+"""A benchmark's results and what they say: one Measurement per implementation, device count
+and size, the Report of a sweep, the speed-ups and parallel efficiency, table rows, and where
+the floor comes from."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+BESIDE = " · "  # between an implementation and the set beside it was measured on
+
+
+@dataclass
+class Measurement:
+    """One implementation on k devices at one size: compile, transfer, runs, copy back."""
+
+    impl: str
+    devices: int
+    size: int
+    compile_s: float
+    transfer_s: float
+    run_s: list[float]
+    d2h_s: float
+    floor_s: float
+    bytes_moved: int
+    device_set: str = ""  # the device set it ran on (deviceset: "cpu", "gpu", "tpu")
+    beside: bool = False  # measured on the emulated set beside the machine's own, for contrast
+
+    @property
+    def run_s_median(self) -> float:
+        """The median of the timed runs, in seconds."""
+        return statistics.median(self.run_s)
+
+    @property
+    def label(self) -> str:
+        """Its name in charts and tables: the implementation, and for a measurement on the
+        set beside (the emulated CPU devices beside an accelerator) which set: 'pmap · cpu'."""
+        return f"{self.impl}{BESIDE}{self.device_set}" if self.beside else self.impl
+
+    def to_json(self) -> dict:
+        """Its fields as JSON, with the median run time added."""
+        d = asdict(self)
+        d["run_s_median"] = self.run_s_median
+        return d
+
+
+@dataclass
+class Report:
+    """A benchmark sweep: the machine, its memory bandwidth (the floor) and every measurement."""
+
+    machine: dict
+    bandwidth_gbs: float
+    workload: str
+    results: list[Measurement] = field(default_factory=list)
+    cancelled: bool = False
+    floor_method: str = ""  # how the bandwidth was measured, and on which device
+    beside_floor_method: str = ""  # the same, on the set measured beside (add_beside)
+    first_transfer_s: dict[int, float] = field(default_factory=dict)  # size -> untimed copy
+
+    def to_json(self) -> dict:
+        """The whole report as JSON, measurements included."""
+        return {
+            "machine": self.machine,
+            "bandwidth_gbs": self.bandwidth_gbs,
+            "floor_method": self.floor_method,
+            "workload": self.workload,
+            "beside_floor_method": self.beside_floor_method,
+            "cancelled": self.cancelled,
+            "first_transfer_s": {str(k): v for k, v in self.first_transfer_s.items()},
+            "results": [m.to_json() for m in self.results],
+        }
+
+
+def floor_caption(report: Report) -> str:
+    """Where the floor comes from and what the untimed first copies were (the Timing lab)."""
+    text = (
+        f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "
+        "The floor for a call is the bytes it must move divided by that bandwidth: no "
+        "implementation on this device can beat it."
+    )
+    if report.beside_floor_method:
+        text += (
+            f" Beside them, marked `{BESIDE.strip()} cpu`: the emulated CPU devices, "
+            f"whose floor is {report.beside_floor_method}."
+        )
+    if report.first_transfer_s:
+        firsts = ", ".join(
+            f"{t * 1e3:,.1f} ms at {s:,}" for s, t in sorted(report.first_transfer_s.items())
+        )
+        text += (
+            " Transfers are timed after one untimed copy of the inputs at each size "
+            f"({firsts}): on a GPU the first copy at a new size is slower, whoever makes "
+            "it."
+        )
+    return text + (" (Sweep cancelled: partial results.)" if report.cancelled else "")
+
+
+def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dict]:
+    """Speed-up of each parallel run over ``baseline`` on one device of the same set at the
+    same size, and parallel efficiency (speed-up / devices)."""
+    base = {(m.beside, m.size): m.run_s_median for m in results if m.impl == baseline}
+    rows = []
+    for m in results:
+        if m.impl in ("vmap", "numpy") or (m.beside, m.size) not in base:
+            continue
+        sp = base[(m.beside, m.size)] / m.run_s_median
+        rows.append(
+            {
+                "impl": m.label,
+                "devices": m.devices,
+                "size": m.size,
+                "speedup": sp,
+                "efficiency": sp / m.devices,
+            }
+        )
+    return rows
+
+
+def add_beside(report: Report, beside: Report) -> Report:
+    """``report`` with ``beside``'s measurements (the same sweep on the other device set)
+    marked and added, for contrast in the same charts."""
+    for m in beside.results:
+        m.beside = True
+    report.results.extend(beside.results)
+    report.beside_floor_method = beside.floor_method
+    report.cancelled = report.cancelled or beside.cancelled
+    return report
+
+
+def rows_for_table(report: Report) -> list[dict]:
+    """Flat rows (one per measurement) for CSV and tables; seconds as floats."""
+    out = []
+    for m in report.results:
+        out.append(
+            {
+                "impl": m.label,
+                "device_set": m.device_set,
+                "devices": m.devices,
+                "size": m.size,
+                "compile_s": m.compile_s,
+                "transfer_s": m.transfer_s,
+                "run_s_median": m.run_s_median,
+                "run_s_min": min(m.run_s),
+                "run_s_max": max(m.run_s),
+                "runs": len(m.run_s),
+                "d2h_s": m.d2h_s,
+                "floor_s": m.floor_s,
+                "bytes_moved": m.bytes_moved,
+            }
+        )
+    return out

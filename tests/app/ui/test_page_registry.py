@@ -1,0 +1,72 @@
+"""The page registry: one record per page, from which the menu, the page checks and every
+page's URL keys follow; every key a page reads is in its entry."""
+
+import sys
+
+import pytest
+from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
+from streamlit.testing.v1 import AppTest
+
+from pmapviz import explorersettings, settings
+from pmapviz.app.ui import page_check, page_registry
+from pmapviz.app.ui.page_registry import APP_KEYS, PAGES
+from tests.conftest import ROOT
+
+
+def test_every_page_has_its_entry_and_home_comes_first():
+    assert PAGES[0].url_path == "home"
+    assert page_registry.page_info("pages/tour.py").title == "Guided tour"
+    assert len({p.url_path for p in PAGES}) == len(PAGES)
+    assert page_registry.by_url_path("") is PAGES[0]  # the default page's path is empty
+    assert page_registry.by_url_path("meshes").path == "pages/meshes.py"
+
+
+def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
+    """The keys come from the schemas the page reads its link through (its features'), the
+    same on any device count; the app's own keys (presenter mode, the device set) are apart."""
+    explorer = page_registry.page_info("pages/explorer.py")
+    assert explorer.keys() == explorersettings.KEYS
+    assert page_registry.page_info("pages/live.py").keys() == explorersettings.KEYS
+    assert PAGES[0].keys() == () and APP_KEYS == (settings.PRESENT_KEY, "on")
+    timing = page_registry.page_info("pages/timing.py").keys()
+    assert timing[:6] == ("w", "r", "sizes", "ks", "impls", "beside")
+    assert set(explorersettings.KEYS) <= set(timing)  # it times the explorer's settings
+    for p in PAGES:
+        assert p.keys(1) == p.keys(3) == p.keys(8), p.path
+        assert not set(p.keys()) & set(APP_KEYS), p.path
+
+
+def _reads(monkeypatch) -> list[str]:
+    """Every query key read from here on: each schema a link is read through (its fields),
+    and each key looked up in ``st.query_params`` itself."""
+    read: list[str] = []
+    from_query = settings.Schema.from_query
+    getitem = QueryParamsProxy.__getitem__
+
+    def schema_read(self, query):
+        read.extend(f.key for f in self.fields)
+        return from_query(self, query)
+
+    def key_read(self, key):
+        read.append(key)
+        return getitem(self, key)
+
+    monkeypatch.setattr(settings.Schema, "from_query", schema_read)
+    monkeypatch.setattr(QueryParamsProxy, "__getitem__", key_read)
+    return read
+
+
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_key_a_page_reads_is_in_its_registry_entry(info, monkeypatch):
+    """Each page, opened through app.py as a server runs it: every query key it reads (through
+    a schema, or by hand) is in its registry entry or the app's, so a new URL field cannot be
+    left out of the hostile links, the fuzzers or the share links' checks."""
+    for module, name, value in page_check.steady_server_patches():
+        monkeypatch.setattr(module, name, value)
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    read = _reads(monkeypatch)
+    at.switch_page(info.path).run()
+    assert not at.exception
+    assert read, "the page read no key: the recorder missed it"
+    assert not set(read) - {*info.keys(), *APP_KEYS}, (info.path, set(read) - set(info.keys()))

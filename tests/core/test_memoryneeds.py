@@ -1,0 +1,112 @@
+"""The memory model against reality: each allocating action runs in a fresh process
+(tests/core/memory_probe.py), which measures its peak RSS; every estimate must hold
+``measured <= estimate <= 1.5 * measured``. Plus the estimates' pure parts."""
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from pmapviz import catalog, devicerates, memory, memoryneeds, sweepplans, workloads
+from pmapviz.planning import plan
+from tests.conftest import ROOT
+
+# mid sizes: data dominates the runtime's noise, each run a few seconds
+CASES = [
+    ("live", "double", "float32", "4", "4,4000000"),
+    ("live", "double", "bool", "4", "4,8000000"),
+    ("live", "double", "int8", "4", "4,16000000"),
+    ("live", "add", "int8", "4", "4,8000000", "4,8000000"),
+    ("live", "add", "float32", "4", "4,3000000", "4,3000000"),
+    ("live", "matmul", "float32", "4", "4,500000,8", "8,4"),
+    ("dot", "4000000", "4"),
+    ("dot", "4000004", "4"),  # blocks of 1,000,001 pairs: not shared, the devices get copies
+    ("sweep", "elementwise", "16000000", "300000000"),  # data and the probe (75 MiB)
+    ("timing_plan", "double", "float32", "4,4000000"),
+    ("train", "mlp", "65536", "20"),
+    ("train", "linear", "65536", "20"),
+    ("collective", "all_gather", "64"),
+    # large blocks: the formula alone (82 MB) fell short of both (163 MB, 90-95 MB); what
+    # memory_analysis reports, n devices' outputs and all_to_all's temporaries, covers them
+    ("collective", "all_gather", "1000000"),
+    ("collective", "all_to_all", "1000000"),
+    ("cluster", "2", "2"),
+]
+LOW, HIGH = 1.0, 1.5
+# Fresh-process peaks of the smallest actions vary by a third between runs (train linear:
+# 14.5-20.7 MB against a 23.9 MB estimate; live add: 240-277 MB against 265 MB), so a case
+# outside the bounds is measured up to twice more; a model that is wrong stays outside.
+RETRIES = 2
+
+
+def _probe(case: tuple[str, ...]) -> dict:
+    r = subprocess.run([sys.executable, "-m", "tests.core.memory_probe", *case], cwd=ROOT,
+                       capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _within(row: dict) -> bool:
+    return LOW * row["measured"] <= row["estimate"] <= HIGH * row["measured"]
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[tuple, dict]:
+    with ThreadPoolExecutor(4) as pool:
+        first = dict(zip(CASES, pool.map(_probe, CASES), strict=True))
+    for _ in range(RETRIES):  # a noisy run is measured again (RSS sampling at small sizes)
+        again = [c for c, row in first.items() if not _within(row)]
+        with ThreadPoolExecutor(2) as pool:
+            first.update(zip(again, pool.map(_probe, again), strict=True))
+    return first
+
+
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
+def test_estimate_covers_the_measured_peak_within_half(rows, case):
+    row = rows[case]
+    mib = {k: round(row[k] / 2**20, 1) for k in ("estimate", "measured")}
+    assert _within(row), f"{case}: {mib}, ratio {row['estimate'] / row['measured']:.2f}"
+
+
+def test_live_estimate_counts_device_dtypes_and_the_numpy_result():
+    p32 = plan(catalog.get("double"), [(8, 1000)], n_devices=8, dtypes="float32")
+    p64 = plan(catalog.get("double"), [(8, 1000)], n_devices=8, dtypes="float64")
+    pb = plan(catalog.get("double"), [(8, 1000)], n_devices=8, dtypes="bool")
+    est = [memoryneeds.live_run_bytes(p, "double").total - memory.OVERHEAD for p in (p32, p64, pb)]
+    assert est[0] == est[1] == 3 * 32000  # float64 is float32 on the devices (x64 off)
+    assert est[2] == 8000 + 2 * 32000  # bool in, int32 out (JAX: bool * 2), two outputs held
+    assert memoryneeds.live_run_bytes(p32, "double").device == 32000 + 2 * 32000
+    no_numpy = plan(catalog.get("normalise"), [(1, 1000)], axis_name="i", n_devices=1)
+    assert (memoryneeds.live_run_bytes(no_numpy, "normalise").total
+            < memoryneeds.live_run_bytes(no_numpy).total)  # fmt: skip
+
+
+def test_sweep_probe_is_sized_by_the_budget_and_measured_once(monkeypatch):
+    assert devicerates.probe_nbytes(10**12) == 128 * 2**20
+    assert devicerates.probe_nbytes(400 * 2**20) == 100 * 2**20
+    calls = []
+    saved = devicerates._RATES.get("rates")
+    devicerates.set_rates(None)
+    monkeypatch.setattr(devicerates, "measure_bandwidth", lambda n: calls.append(n) or (9.0, "x"))
+    monkeypatch.setattr(devicerates, "measure_flops", lambda: 1e9)
+    monkeypatch.setattr(devicerates, "measure_transfer", lambda: 1.0)
+    try:
+        assert (
+            memoryneeds.sweep_bytes(
+                workloads.WORKLOADS["dot"], [64], [1], ["pmap"], 400 * 2**20
+            ).total
+            >= 100 * 2**20
+        )  # the probe (one array), not yet measured
+        first = sweepplans.bandwidth(400 * 2**20)
+        assert first.bandwidth_gbs == 9.0 and sweepplans.bandwidth(10**12) is first
+        assert calls == [100 * 2**20]
+        assert (
+            memoryneeds.sweep_bytes(
+                workloads.WORKLOADS["dot"], [64], [1], ["pmap"], 400 * 2**20
+            ).total
+            < 50 * 2**20
+        )  # measured: no probe
+    finally:
+        devicerates.set_rates(saved)
