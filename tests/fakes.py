@@ -48,8 +48,10 @@ TPU_LIMIT = 16_909_336_576  # what JAX reports as bytes_limit on a v5e chip (16 
 
 def tpu(n: int) -> list[FakeDevice]:
     stats = (("bytes_in_use", 0), ("peak_bytes_in_use", 0), ("bytes_limit", TPU_LIMIT))
-    return [FakeDevice(i, "tpu", "TPU v5 lite", f"TPU_{i}(process=0,({i % 4},{i // 4},0,0))",
-                       stats) for i in range(n)]  # fmt: skip
+    return [
+        FakeDevice(i, "tpu", "TPU v5 lite", f"TPU_{i}(process=0,({i % 4},{i // 4},0,0))", stats)
+        for i in range(n)
+    ]
 
 
 @contextlib.contextmanager

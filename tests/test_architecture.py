@@ -43,14 +43,23 @@ def test_ui_never_imports_jax_and_imports_at_module_level(path):
     imports all at the top of the module (none inside a function)."""
     tree = ast.parse(path.read_text())
     assert not [m for m in _imports(path) if m.split(".")[0] in ("jax", "jaxlib", "numpy")]
-    inner = [f"{f.name}:{n.lineno}" for f in ast.walk(tree)
-             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-             for n in ast.walk(f) if isinstance(n, ast.Import | ast.ImportFrom)]  # fmt: skip
+    inner = [
+        f"{f.name}:{n.lineno}"
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+        for n in ast.walk(f)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    ]
     assert not inner, f"{path.name}: move these imports to the top: {inner}"
 
 
-PLATFORM_WORDS = ("emulated", "jax_num_cpu_devices", "physical_cores", 'platform == "cpu"',
-                  "CPU core")  # fmt: skip
+PLATFORM_WORDS = (
+    "emulated",
+    "jax_num_cpu_devices",
+    "physical_cores",
+    'platform == "cpu"',
+    "CPU core",
+)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")), ids=lambda p: p.name)
@@ -100,15 +109,22 @@ def test_ruff_lint_and_format():
 
 
 def _product_files() -> list[Path]:
-    return [*sorted((ROOT / "pmapviz").rglob("*.py")), ROOT / "app.py",
-            *sorted((ROOT / "pages").glob("*.py"))]  # fmt: skip
+    return [
+        *sorted((ROOT / "pmapviz").rglob("*.py")),
+        ROOT / "app.py",
+        *sorted((ROOT / "pages").glob("*.py")),
+    ]
 
 
-def test_the_formatter_owns_the_format_of_the_product():
-    """No hand alignment fights ruff format in product code (tests may keep a table)."""
-    skips = [f"{path.relative_to(ROOT)}:{k}" for path in _product_files()
-             for k, line in enumerate(path.read_text().splitlines(), 1)
-             if "fmt: skip" in line or "fmt: off" in line]  # fmt: skip
+def test_the_formatter_owns_the_format_of_the_product_and_its_tests():
+    """No hand alignment fights ruff format, in product code or in the tests."""
+    marker = "fmt: " + "skip"  # spelled in two so this file holds none
+    skips = [
+        f"{path.relative_to(ROOT)}:{k}"
+        for path in [*_product_files(), *sorted((ROOT / "tests").rglob("*.py"))]
+        for k, line in enumerate(path.read_text().splitlines(), 1)
+        if marker in line or "fmt: " + "off" in line
+    ]
     assert not skips, skips
 
 
@@ -143,10 +159,12 @@ SOURCES = [*CORE, *UI, *PAGE_FILES, ROOT / "app.py", *sorted((ROOT / "benchmarks
 
 @pytest.mark.parametrize("path", SOURCES, ids=[f"{p.parent.name}/{p.name}" for p in SOURCES])
 def test_no_function_over_80_lines(path):
-    long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)"
-            for n in ast.walk(ast.parse(path.read_text()))
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-            and n.end_lineno - n.lineno + 1 > 80]  # fmt: skip
+    long = [
+        f"{n.name} ({n.end_lineno - n.lineno + 1} lines)"
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.end_lineno - n.lineno + 1 > 80
+    ]
     assert not long, f"{path.name}: split {long}"
 
 
@@ -192,9 +210,13 @@ def test_tests_mirror_the_package():
     assert not missing, f"missing {missing}"
     wanted = set(expected.values())
     extra = {ROOT / "tests" / "core" / "test_timeline_fuzz.py"}  # the trace reader's fuzz
-    strays = [str(t.relative_to(ROOT)) for t in (ROOT / "tests").rglob("test_*.py")
-              if t.parent != ROOT / "tests" and t.relative_to(ROOT / "tests").parts[0]
-              not in ("pages", "e2e") and t not in wanted | extra]  # fmt: skip
+    strays = [
+        str(t.relative_to(ROOT))
+        for t in (ROOT / "tests").rglob("test_*.py")
+        if t.parent != ROOT / "tests"
+        and t.relative_to(ROOT / "tests").parts[0] not in ("pages", "e2e")
+        and t not in wanted | extra
+    ]
     assert not strays, f"tests of no module: {strays}"
 
 
@@ -247,10 +269,18 @@ GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
     6: "ui __init__",  # the ground's Streamlit components, and the package's lazy door
 }
 GROUND_FLOOR = {name: floor for floor, names in GROUND_FLOORS.items() for name in names.split()}
-FLOOR_NAMES = ("text and values", "vocabulary", "shapes", "estimators", "runners",
-               "presentation", "components")  # fmt: skip
-FEATURES = sorted(p.name for p in PKG.iterdir() if (p / "__init__.py").exists()
-                  and p.name not in ("ui", "app"))  # fmt: skip
+FLOOR_NAMES = (
+    "text and values",
+    "vocabulary",
+    "shapes",
+    "estimators",
+    "runners",
+    "presentation",
+    "components",
+)
+FEATURES = sorted(
+    p.name for p in PKG.iterdir() if (p / "__init__.py").exists() and p.name not in ("ui", "app")
+)
 HOUSE = [*_ALL, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]  # what has floors
 
 
@@ -297,20 +327,25 @@ def _pmapviz_imports(path: Path):
     """(target node, line, inside a function?) for every import of a pmapviz module, top-level
     or not: an import tucked into a function still makes an edge (and can hide a cycle)."""
     tree = ast.parse(path.read_text())
-    inner = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-             for n in ast.walk(f)}  # fmt: skip
+    inner = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+        for n in ast.walk(f)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pmapviz"):
             base = node.module.split(".")[1:]
             folder = ROOT.joinpath("pmapviz", *base)
             if folder.is_dir():  # from a package: each name that is a module of it
-                targets = [".".join([*base, a.name]) if _is_module(folder, a.name)
-                           else ".".join(base) for a in node.names]  # fmt: skip
+                targets = [
+                    ".".join([*base, a.name]) if _is_module(folder, a.name) else ".".join(base)
+                    for a in node.names
+                ]
             else:
                 targets = [".".join(base)]
         elif isinstance(node, ast.Import):
-            targets = [a.name.split(".", 1)[1] for a in node.names
-                       if a.name.startswith("pmapviz.")]  # fmt: skip
+            targets = [a.name.split(".", 1)[1] for a in node.names if a.name.startswith("pmapviz.")]
         else:
             continue
         for target in targets:
@@ -342,8 +377,9 @@ def test_every_feature_exception_is_used_and_explained():
 @pytest.mark.parametrize("path", HOUSE, ids=_node)
 def test_modules_import_only_their_floor_or_below(path):
     me = _node(path)
-    up = [f"{why} (line {line})" for t, line, _ in _pmapviz_imports(path)
-          if (why := _upward(me, t))]  # fmt: skip
+    up = [
+        f"{why} (line {line})" for t, line, _ in _pmapviz_imports(path) if (why := _upward(me, t))
+    ]
     assert not up, f"{me} imports upward: {up}"
 
 

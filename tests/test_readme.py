@@ -32,7 +32,9 @@ def test_the_planner_snippet_returns_what_its_comments_say():
             value = eval(compile(ast.Expression(node.value), "README", "eval"), scope)  # noqa: S307
             if "..." in comment:  # a long string, shown up to its first '...'
                 assert str(value).startswith(comment.strip("'").split("...")[0].rstrip("; ")), (
-                    ast.unparse(node), value)  # fmt: skip
+                    ast.unparse(node),
+                    value,
+                )
             else:
                 assert value == ast.literal_eval(comment), (ast.unparse(node), value, comment)
             checked += 1

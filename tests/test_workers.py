@@ -62,10 +62,29 @@ def test_an_alone_test_overlaps_no_other_test(tmp_path):
     env.pop("PYTEST_XDIST_TESTRUNUID", None)
     env.pop("PYTEST_XDIST_WORKER", None)
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2",
-         "--dist", "loadgroup", "-c", os.devnull, "--rootdir", str(suite), str(suite)],
-        cwd=suite, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(suite),
+            str(suite),
+        ],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     lines = (suite / "log.txt").read_text().splitlines()
     events = sorted((float(t), what) for t, what in (ln.split(maxsplit=1) for ln in lines))

@@ -130,9 +130,17 @@ def test_a_group_runs_on_one_worker_of_two(pytester, monkeypatch, own_session):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(helpers=HELPERS, **SUITE)
     r = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-p", "no:randomly", "--import-mode=importlib",
-        "-n", "2", "--dist", "loadgroup", timeout=120,
-    )  # fmt: skip
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--import-mode=importlib",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        timeout=120,
+    )
     r.assert_outcomes(passed=16)
     workers = collections.defaultdict(set)
     for line in (pytester.path / "workers.txt").read_text().splitlines():

@@ -38,34 +38,42 @@ from pmapviz import devicerates
 ROOT = Path(__file__).resolve().parent.parent
 
 ALONE = {
-    "tests/core/test_queues.py": {"test_timeout_gives_up_with_position_and_holder_age",
-                                    "test_should_stop_cancels_a_wait_within_a_slice"},
+    "tests/core/test_queues.py": {
+        "test_timeout_gives_up_with_position_and_holder_age",
+        "test_should_stop_cancels_a_wait_within_a_slice",
+    },
     "tests/core/test_pytrees.py": {"test_hostile_tree_text_is_refused_fast"},
     "tests/core/test_planning.py": {"test_plan_is_fast_and_allocates_nothing_for_huge_shapes"},
-    "tests/core/test_timebudget.py": {"test_machine_rates_are_measured_once_per_process",
-                                      "test_sweep_and_plan_sweep_refuse_before_running",
-                                      "test_estimate_is_the_right_order_of_magnitude"},
+    "tests/core/test_timebudget.py": {
+        "test_machine_rates_are_measured_once_per_process",
+        "test_sweep_and_plan_sweep_refuse_before_running",
+        "test_estimate_is_the_right_order_of_magnitude",
+    },
     "tests/core/test_benchmarking.py": {
         "test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs",
         "test_the_floor_is_below_every_fastest_run_measured_here",
-        "test_whichever_implementation_goes_first_does_not_pay_for_the_first_copy"},
+        "test_whichever_implementation_goes_first_does_not_pay_for_the_first_copy",
+    },
     "tests/app/test_doctor.py": {"test_facts_and_floor_sections_hold_on_this_machine"},
     "tests/live/test_dotproduct.py": {"test_backend_start_up_is_not_counted_as_transfer"},
     "tests/cluster/test_cluster.py": {
         "test_killed_worker_is_reported_and_leaves_no_process",
         "test_half_a_line_then_a_hang_still_times_out_and_the_next_launch_runs",
         "test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error",
-        "test_a_killed_cli_leaves_no_workers"},
+        "test_a_killed_cli_leaves_no_workers",
+    },
     "tests/cluster/test_clusterworker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
     "tests/cluster/test_clusterjoin.py": {  # a bound on seconds, with processes that wait for peers
         "test_a_missing_slurm_variable_is_one_line_in_time_and_leaves_no_process",
-        "test_an_absent_coordinator_is_one_line_within_the_timeout"},
+        "test_an_absent_coordinator_is_one_line_within_the_timeout",
+    },
     # peak RSS of fresh processes against the memory model (their threads fill both cores)
     "tests/core/test_memoryneeds.py": {"test_estimate_covers_the_measured_peak_within_half"},
     "tests/core/test_compiledplans.py": {
-        "test_jax_caches_are_bounded_so_a_server_does_not_keep_every_program"},
+        "test_jax_caches_are_bounded_so_a_server_does_not_keep_every_program"
+    },
     "tests/e2e/test_concurrency_e2e.py": {"test_eight_sessions_at_once"},
-}  # fmt: skip
+}
 
 
 def _is_alone(item) -> bool:
@@ -108,8 +116,12 @@ def pytest_collection_modifyitems(config, items):
             scopes = {d[-1].scope for d in (info.name2fixturedefs.values() if info else ())}
             if scopes & {"module", "class", "package"}:
                 item.add_marker(pytest.mark.xdist_group(path or str(item.path)))
-        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                        for m in item.iter_markers("xdist_group")})  # fmt: skip
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
         if names:
             groups[item.nodeid] = "_".join(names)
     if "PYTEST_XDIST_TESTRUNUID" in os.environ:  # a worker: tell the scheduler

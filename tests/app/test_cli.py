@@ -13,9 +13,13 @@ from tests.conftest import ROOT
 def run_cli(*args, env=None):
     full_env = {**os.environ, "PMAPVIZ_DEVICES": "", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "pmapviz", *args], cwd=ROOT, env=full_env,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-m", "pmapviz", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_every_command_has_its_subcommand_and_bad_input_exits_2(capsys):

@@ -22,8 +22,9 @@ def test_user_xla_flags_are_kept_and_count_overridden():
         "PMAPVIZ_DEVICES": "",
         "XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_enable_fast_math=false",
     }
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     count, flags = r.stdout.strip().splitlines()
     assert count == "5"
@@ -43,8 +44,10 @@ def test_on_two_device_sets_each_command_says_which_it_runs_on(capsys, monkeypat
         assert cli.main(["mesh", "--json"]) == 0
         run = capsys.readouterr()
         assert json.loads(run.out)["mesh"]["shape"] == [2, TEST_DEVICES // 2]
-        assert run.err.strip() == (f"pmapviz: on {TEST_DEVICES} emulated CPU devices "
-                                   "(--device-set tpu: 1 TPU v5 lite device)")  # fmt: skip
+        assert run.err.strip() == (
+            f"pmapviz: on {TEST_DEVICES} emulated CPU devices "
+            "(--device-set tpu: 1 TPU v5 lite device)"
+        )
         assert cli.main(["mesh", "--device-set", "tpu", "--json"]) == 0
         run = capsys.readouterr()
         assert json.loads(run.out)["mesh"]["shape"] == [1]

@@ -14,8 +14,10 @@ def test_bench_json_a_folder_is_refused_before_the_sweep_in_one_line(tmp_path):
     """`bench --json /tmp` ran the whole sweep, then died with IsADirectoryError."""
     r = run_cli("bench", "--json", str(tmp_path))
     assert r.returncode == 2 and r.stdout == ""  # no progress line: nothing was measured
-    assert r.stderr == (f"pmapviz: --json `{tmp_path}` is a folder: give a file name inside it, "
-                        f"e.g. `{tmp_path}/bench.json`.\n")  # fmt: skip
+    assert r.stderr == (
+        f"pmapviz: --json `{tmp_path}` is a folder: give a file name inside it, "
+        f"e.g. `{tmp_path}/bench.json`.\n"
+    )
 
 
 def _no_work(monkeypatch):
@@ -38,21 +40,38 @@ def test_every_file_to_write_is_checked_before_any_work(capsys, tmp_path, monkey
     (tmp_path / "a_file").write_text("")
     (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
     cases = [
-        (["bench", "--json", str(tmp_path)], f"--json `{tmp_path}` is a folder: give a file "
-         f"name inside it, e.g. `{tmp_path}/bench.json`."),
-        (["bench", "--json", f"{tmp_path}/no/b.json"], f"--json `{tmp_path}/no/b.json`: its "
-         f"folder does not exist: create `{tmp_path}/no` first, or name a file in a folder "
-         "that exists."),
-        (["bench", "--json", f"{tmp_path}/a_file/b.json"], f"--json `{tmp_path}/a_file/b.json`"
-         f": `{tmp_path}/a_file` is a file, not a folder: name a file inside a folder."),
-        (["bench", "--json", f"{tmp_path}/loop.json"], f"--json `{tmp_path}/loop.json` is a "
-         "link that loops: name another file."),
-        (["cluster", "--join", "--report", str(tmp_path)], f"--report `{tmp_path}` is a folder:"
-         f" give a file name inside it, e.g. `{tmp_path}/cluster-report.json`."),
-        (["cluster", "--join", "--report", f"{tmp_path}/no/r.json"], f"--report "
-         f"`{tmp_path}/no/r.json`: its folder does not exist: create `{tmp_path}/no` first, or "
-         "name a file in a folder that exists."),
-    ]  # fmt: skip
+        (
+            ["bench", "--json", str(tmp_path)],
+            f"--json `{tmp_path}` is a folder: give a file "
+            f"name inside it, e.g. `{tmp_path}/bench.json`.",
+        ),
+        (
+            ["bench", "--json", f"{tmp_path}/no/b.json"],
+            f"--json `{tmp_path}/no/b.json`: its "
+            f"folder does not exist: create `{tmp_path}/no` first, or name a file in a folder "
+            "that exists.",
+        ),
+        (
+            ["bench", "--json", f"{tmp_path}/a_file/b.json"],
+            f"--json `{tmp_path}/a_file/b.json`"
+            f": `{tmp_path}/a_file` is a file, not a folder: name a file inside a folder.",
+        ),
+        (
+            ["bench", "--json", f"{tmp_path}/loop.json"],
+            f"--json `{tmp_path}/loop.json` is a link that loops: name another file.",
+        ),
+        (
+            ["cluster", "--join", "--report", str(tmp_path)],
+            f"--report `{tmp_path}` is a folder:"
+            f" give a file name inside it, e.g. `{tmp_path}/cluster-report.json`.",
+        ),
+        (
+            ["cluster", "--join", "--report", f"{tmp_path}/no/r.json"],
+            f"--report "
+            f"`{tmp_path}/no/r.json`: its folder does not exist: create `{tmp_path}/no` first, or "
+            "name a file in a folder that exists.",
+        ),
+    ]
     for argv, said in cases:
         assert cli.main(argv) == 2, argv
         run = capsys.readouterr()
@@ -66,8 +85,13 @@ def test_a_file_this_user_may_not_write_is_refused_before_any_work(capsys, tmp_p
 
     cli = _no_work(monkeypatch)
     (tmp_path / "old.json").write_text("{}")
-    monkeypatch.setattr(pathparse, "os", types.SimpleNamespace(
-        access=lambda path, mode: False, W_OK=os.W_OK, X_OK=os.X_OK, path=os.path))  # fmt: skip
+    monkeypatch.setattr(
+        pathparse,
+        "os",
+        types.SimpleNamespace(
+            access=lambda path, mode: False, W_OK=os.W_OK, X_OK=os.X_OK, path=os.path
+        ),
+    )
     for flag in (["bench", "--json"], ["cluster", "--join", "--report"]):
         assert cli.main([*flag, str(tmp_path / "old.json")]) == 2
         assert "old.json` exists and is not writable by this user" in capsys.readouterr().err

@@ -15,8 +15,14 @@ def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, 
 
     monkeypatch.setattr(doctor, "run", fake_run)
     monkeypatch.setattr(doctor, "report_lines", lambda report: ["pmapviz doctor: fake"])
-    args = argparse.Namespace(json=False, devices=None, platform=None, max_bytes=None,
-                              max_device_bytes=None, max_seconds=None)  # fmt: skip
+    args = argparse.Namespace(
+        json=False,
+        devices=None,
+        platform=None,
+        max_bytes=None,
+        max_device_bytes=None,
+        max_seconds=None,
+    )
     marker = object()
     assert cmd_doctor.cmd_doctor(args, marker) == 0 and seen["here"] is marker
     seen["ok"] = False

@@ -6,8 +6,18 @@ from tests.app.test_cli import run_cli
 
 
 def test_plan_json_for_the_seed_shapes():
-    r = run_cli("plan", "--devices", "8", "--fn", "batched_dot",
-                "--shape", "8,1250000,3", "--shape", "8, 1_250_000, 3", "--json")  # fmt: skip
+    r = run_cli(
+        "plan",
+        "--devices",
+        "8",
+        "--fn",
+        "batched_dot",
+        "--shape",
+        "8,1250000,3",
+        "--shape",
+        "8, 1_250_000, 3",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["ok"] and out["out_shapes"] == [8, 1250000]
@@ -35,13 +45,36 @@ def test_plan_bad_text_is_one_line_exit_2():
 def test_plan_your_own_expression_prints_the_same_plan_as_the_app():
     from pmapviz.explorersettings import Scenario
 
-    r = run_cli("plan", "--devices", "8", "--expr", "jnp.tanh(x @ w)", "--args", "x,w",
-                "--shape", "8,4,5", "--shape", "5,2", "--in-axes", "0,None", "--json")  # fmt: skip
+    r = run_cli(
+        "plan",
+        "--devices",
+        "8",
+        "--expr",
+        "jnp.tanh(x @ w)",
+        "--args",
+        "x,w",
+        "--shape",
+        "8,4,5",
+        "--shape",
+        "5,2",
+        "--in-axes",
+        "0,None",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    _, p, errors = Scenario.from_texts(dict(fn="expr", args="x, w", body="jnp.tanh(x @ w)",
-                                            s0="8, 4, 5", s1="5, 2", a0="0", a1="None"),
-                                       8).plan(8)  # fmt: skip
+    _, p, errors = Scenario.from_texts(
+        dict(
+            fn="expr",
+            args="x, w",
+            body="jnp.tanh(x @ w)",
+            s0="8, 4, 5",
+            s1="5, 2",
+            a0="0",
+            a1="None",
+        ),
+        8,
+    ).plan(8)
     assert not errors and out["ok"] and out["out_shapes"] == list(p.out_shapes) == [8, 4, 2]
     assert out["arg_names"] == ["x", "w"] and out["in_axes"] == [0, None]
 
@@ -53,8 +86,11 @@ def test_plan_expression_problems_and_refusals_exit_codes(capsys):
     base = ["plan", "--plan-devices", "8", "--args", "x", "--shape", "8,3"]
     assert cli.main([*base, "--expr", "jnp.sum(x, axis=5)"]) == 1  # f rejects the shapes
     assert "function_rejects_shapes" in capsys.readouterr().out
-    for body, words in (("x + __import__('os')", "column 5"), ("x +* 2", "column 4"),
-                        ("open('f')", "`open` is not allowed")):  # fmt: skip
+    for body, words in (
+        ("x + __import__('os')", "column 5"),
+        ("x +* 2", "column 4"),
+        ("open('f')", "`open` is not allowed"),
+    ):
         assert cli.main([*base, "--expr", body]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and words in err[0] and "Traceback" not in err[0]
@@ -72,17 +108,32 @@ def test_plan_with_a_dict_argument_and_a_prefix(capsys):
     from pmapviz.explorersettings import Scenario
 
     body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
-    base = ["plan", "--plan-devices", "8", "--expr", body, "--args", "x,p",
-            "--shape", "8,4,5", "--shape", params]  # fmt: skip
+    base = [
+        "plan",
+        "--plan-devices",
+        "8",
+        "--expr",
+        body,
+        "--args",
+        "x,p",
+        "--shape",
+        "8,4,5",
+        "--shape",
+        params,
+    ]
     assert cli.main([*base, "--in-axes", "(0, {'w': None, 'b': None})", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    _, p, errors = Scenario.from_texts(dict(fn="expr", args="x, p", body=body, s0="8, 4, 5",
-                                            s1=params, a0="0", a1="None"), 8).plan(8)  # fmt: skip
+    _, p, errors = Scenario.from_texts(
+        dict(fn="expr", args="x, p", body=body, s0="8, 4, 5", s1=params, a0="0", a1="None"), 8
+    ).plan(8)
     assert not errors and p.ok
     assert out["out_shapes"] == list(p.out_shapes) == [8, 4, 2]
     assert out["arg_names"] == ["x", "p['b']", "p['w']"] == [leaf.name for leaf in p.leaves]
-    assert out["arguments"][1] == {"name": "p", "shape": {"w": [5, 2], "b": [2]},
-                                   "in_axes": {"w": None, "b": None}}  # fmt: skip
+    assert out["arguments"][1] == {
+        "name": "p",
+        "shape": {"w": [5, 2], "b": [2]},
+        "in_axes": {"w": None, "b": None},
+    }
     assert cli.main([*base, "--in-axes", "(0, 0)"]) == 1
     said = capsys.readouterr().out
     assert "mapped_sizes_differ" in said and "p['b'] axis 0 has 2" in said
@@ -100,14 +151,31 @@ def test_plan_json_is_the_plans_own_to_json():
     from pmapviz import expr, planning
 
     body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
-    cases = [("(0, {'w': None, 'b': None})", (0, {"w": None, "b": None}), 0),
-             ("0", (0,), 1)]  # fmt: skip
+    cases = [("(0, {'w': None, 'b': None})", (0, {"w": None, "b": None}), 0), ("0", (0,), 1)]
     for text, in_axes, rc in cases:
-        r = run_cli("plan", "--plan-devices", "8", "--expr", body, "--args", "x,p",
-                    "--shape", "8,4,5", "--shape", params, "--in-axes", text, "--json")  # fmt: skip
+        r = run_cli(
+            "plan",
+            "--plan-devices",
+            "8",
+            "--expr",
+            body,
+            "--args",
+            "x,p",
+            "--shape",
+            "8,4,5",
+            "--shape",
+            params,
+            "--in-axes",
+            text,
+            "--json",
+        )
         assert r.returncode == rc, r.stderr
-        p = planning.plan(expr.program("x,p", body), [(8, 4, 5), {"w": (5, 2), "b": (2,)}],
-                          in_axes=in_axes, n_devices=8)  # fmt: skip
+        p = planning.plan(
+            expr.program("x,p", body),
+            [(8, 4, 5), {"w": (5, 2), "b": (2,)}],
+            in_axes=in_axes,
+            n_devices=8,
+        )
         assert r.stdout == p.to_json() + "\n"
     out = json.loads(r.stdout)  # the second: no leaves, so one entry per argument as given
     assert out["arg_names"] == ["x", "p"] and out["in_axes"] == [None, None]

@@ -24,9 +24,11 @@ def test_trace_says_what_is_wrong_where_for_every_malformed_shape(tmp_path, caps
         ({"traceEvents": 5}, "The trace's traceEvents is 5, not a list of events."),
         (_cpu_trace(ts="abc"), "traceEvents[0].ts is 'abc', not a number."),
         (_cpu_trace(pid={}), "traceEvents[0].pid is an object, not a number."),
-        (_cpu_trace(args__device_ordinal=10**30), "traceEvents[0].args.device_ordinal is a "
-         "31-digit number, not a device number."),
-    ]:  # fmt: skip
+        (
+            _cpu_trace(args__device_ordinal=10**30),
+            "traceEvents[0].args.device_ordinal is a 31-digit number, not a device number.",
+        ),
+    ]:
         path = tmp_path / "t.json"
         path.write_text(json.dumps(trace))
         assert cli.main(["trace", str(path)]) == 2

@@ -38,26 +38,58 @@ def test_commands_cover_every_cli_command():
 
 def test_the_report_reads_as_text_and_fails_on_any_problem():
     report = {
-        "seconds": 12.0, "ok": True,
-        "facts": {"summary": "1 NVIDIA H200 GPU", "platform": "gpu", "device_kind": "H200",
-                  "jax_version": "0.11.2", "startup_s": 1.85, "budget_lines": ["**Host** x"]},
-        "floor": {"ok": True, "method": "3,900 GB/s, measured on cuda:0", "rows": [
-            {"size": 2**20, "floor_ms": 0.01, "fastest": "vmap", "fastest_devices": 1,
-             "fastest_ms": 0.09, "floor_over_fastest": 0.11, "pmap_transfer_ms": 3.0,
-             "vmap_transfer_ms": 2.9, "first_transfer_ms": 14.0}]},
+        "seconds": 12.0,
+        "ok": True,
+        "facts": {
+            "summary": "1 NVIDIA H200 GPU",
+            "platform": "gpu",
+            "device_kind": "H200",
+            "jax_version": "0.11.2",
+            "startup_s": 1.85,
+            "budget_lines": ["**Host** x"],
+        },
+        "floor": {
+            "ok": True,
+            "method": "3,900 GB/s, measured on cuda:0",
+            "rows": [
+                {
+                    "size": 2**20,
+                    "floor_ms": 0.01,
+                    "fastest": "vmap",
+                    "fastest_devices": 1,
+                    "fastest_ms": 0.09,
+                    "floor_over_fastest": 0.11,
+                    "pmap_transfer_ms": 3.0,
+                    "vmap_transfer_ms": 2.9,
+                    "first_transfer_ms": 14.0,
+                }
+            ],
+        },
         "transfer_order": {"pairs": 4, "ms": {"pmap then vmap": {"pmap": 9.0, "vmap": 1.0}}},
         "timeline": {"ok": True, "lanes": ["gpu:0"], "collectives": []},
-        "commands": [{"command": "dot", "rc": 0, "seconds": 3.0, "stderr": "",
-                      "traceback": False},
-                     {"command": "cluster", "rc": 0, "seconds": 0.0, "stderr": "",
-                      "traceback": False, "skipped": "this machine lets no process open a "
-                      "network socket"}],
-        "beside": {"ok": True, "names_this_process": False, "rc": 2, "cpu_rc": 0,
-                   "said": "pmapviz: The TPU here is in use by another process",
-                   "cpu_stderr": ""},
-        "pages": [{"page": "pages/home.py", "query": {}, "exceptions": [], "errors": [],
-                   "cpu_words": []}],
-    }  # fmt: skip
+        "commands": [
+            {"command": "dot", "rc": 0, "seconds": 3.0, "stderr": "", "traceback": False},
+            {
+                "command": "cluster",
+                "rc": 0,
+                "seconds": 0.0,
+                "stderr": "",
+                "traceback": False,
+                "skipped": "this machine lets no process open a network socket",
+            },
+        ],
+        "beside": {
+            "ok": True,
+            "names_this_process": False,
+            "rc": 2,
+            "cpu_rc": 0,
+            "said": "pmapviz: The TPU here is in use by another process",
+            "cpu_stderr": "",
+        },
+        "pages": [
+            {"page": "pages/home.py", "query": {}, "exceptions": [], "errors": [], "cpu_words": []}
+        ],
+    }
     text = "\n".join(doctor.report_lines(report))
     assert "pmapviz doctor: OK" in text and "1 NVIDIA H200 GPU" in text and "**" not in text
     assert (

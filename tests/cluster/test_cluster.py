@@ -52,8 +52,9 @@ def test_two_processes_two_devices_against_numpy():
     ids = res.per_process[0]["global_device_ids"]
     assert ids == res.per_process[1]["global_device_ids"] and len(set(ids)) == 4
     assert res.single_process["psum"] == 10.0 and res.single_process["process_count"] == 1
-    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"
-                   for p in res.pids)  # fmt: skip
+    assert not any(
+        psutil.pid_exists(p) and psutil.Process(p).status() != "zombie" for p in res.pids
+    )
 
 
 def test_killed_worker_is_reported_and_leaves_no_process():
@@ -136,16 +137,35 @@ def test_worker_command_is_a_fixed_argument_list():
 
 
 def test_cli_cluster_json_and_failure_exit():
-    r = subprocess.run([sys.executable, "-m", "pmapviz", "cluster", "--processes", "2",
-                        "--local-devices", "2", "--json"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=180)  # fmt: skip
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pmapviz",
+            "cluster",
+            "--processes",
+            "2",
+            "--local-devices",
+            "2",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["processes"] == 2 and out["local_devices"] == 2 and out["global_devices"] == 4
     assert [p["psum"] for p in out["per_process"]] == [10.0, 10.0]
     assert out["seconds"] > 0
-    bad = subprocess.run([sys.executable, "-m", "pmapviz", "cluster", "--processes", "7"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-m", "pmapviz", "cluster", "--processes", "7"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -155,8 +175,9 @@ def test_budget_refuses_before_starting_processes():
     cluster.check_budget(2, 4 * 2**30)  # fits
 
 
-HALF_LINE = ("import sys, time; sys.stdout.write('working on it, ha'); sys.stdout.flush(); "
-             "time.sleep(60)")  # fmt: skip
+HALF_LINE = (
+    "import sys, time; sys.stdout.write('working on it, ha'); sys.stdout.flush(); time.sleep(60)"
+)
 
 
 def half_line_worker(port, processes, pid, local, timeout):
@@ -175,8 +196,9 @@ def test_half_a_line_then_a_hang_still_times_out_and_the_next_launch_runs():
     for _ in range(2):  # the second launch must not hang behind the first
         t = time.monotonic()
         with pytest.raises(cluster.ClusterError, match="within 2 s") as err:
-            cluster.launch(2, 1, timeout=2, fault=remember, compare_single=False,
-                           command=half_line_worker)  # fmt: skip
+            cluster.launch(
+                2, 1, timeout=2, fault=remember, compare_single=False, command=half_line_worker
+            )
         worst = max(worst, time.monotonic() - t)
         assert "working on it, ha" in str(err.value)  # the partial line is reported
     assert worst < 2 + 2, worst
@@ -192,8 +214,14 @@ def test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error():
     try:
         t = time.monotonic()
         with pytest.raises(cluster.ClusterError, match="number 1 in the queue"):
-            cluster.launch(2, 1, timeout=5, command=half_line_worker, queue_timeout=0.5,
-                           on_wait=lambda pos, waited, message: seen.append(pos))  # fmt: skip
+            cluster.launch(
+                2,
+                1,
+                timeout=5,
+                command=half_line_worker,
+                queue_timeout=0.5,
+                on_wait=lambda pos, waited, message: seen.append(pos),
+            )
         assert time.monotonic() - t < 1.5 and seen and set(seen) == {1}
         with pytest.raises(cluster.ClusterError, match="Stopped while waiting"):
             cluster.launch(2, 1, command=half_line_worker, should_stop=lambda: True)
@@ -243,16 +271,33 @@ def test_coordinator_listens_on_loopback_only():
 
 
 def _start_cli_and_find_workers():
-    cli = subprocess.Popen([sys.executable, "-m", "pmapviz", "cluster", "--processes", "2",
-                            "--local-devices", "1", "--timeout", "30"], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    cli = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pmapviz",
+            "cluster",
+            "--processes",
+            "2",
+            "--local-devices",
+            "1",
+            "--timeout",
+            "30",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     workers: list[psutil.Process] = []
     end = time.monotonic() + 20
     while len(workers) < 2 and time.monotonic() < end:
         time.sleep(0.05)
         with contextlib.suppress(psutil.Error):
-            workers = [c for c in psutil.Process(cli.pid).children()
-                       if "pmapviz.cluster.clusterworker" in " ".join(c.cmdline())]  # fmt: skip
+            workers = [
+                c
+                for c in psutil.Process(cli.pid).children()
+                if "pmapviz.cluster.clusterworker" in " ".join(c.cmdline())
+            ]
     assert len(workers) == 2, "the CLI never started its workers"
     while time.monotonic() < end:  # past die_with_parent: importing JAX starts threads
         with contextlib.suppress(psutil.Error):

@@ -11,10 +11,19 @@ from pmapviz.cluster import clusterenv
 from pmapviz.cluster.clusterenv import OMPI, SLURM
 
 ALL = tuple(k for e in clusterenv.ORDER for k in (*e.detect, *e.reads)) + clusterenv.OVERRIDES
-SLURM_OK = {"SLURM_JOB_ID": "4242", "SLURM_STEP_NODELIST": "localhost", "SLURM_NTASKS": "2",
-            "SLURM_PROCID": "1", "SLURM_LOCALID": "1"}  # fmt: skip
-OMPI_OK = {"OMPI_MCA_orte_hnp_uri": "4243.0;tcp://127.0.0.1:5000", "OMPI_COMM_WORLD_SIZE": "2",
-           "OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_LOCAL_RANK": "0"}  # fmt: skip
+SLURM_OK = {
+    "SLURM_JOB_ID": "4242",
+    "SLURM_STEP_NODELIST": "localhost",
+    "SLURM_NTASKS": "2",
+    "SLURM_PROCID": "1",
+    "SLURM_LOCALID": "1",
+}
+OMPI_OK = {
+    "OMPI_MCA_orte_hnp_uri": "4243.0;tcp://127.0.0.1:5000",
+    "OMPI_COMM_WORLD_SIZE": "2",
+    "OMPI_COMM_WORLD_RANK": "0",
+    "OMPI_COMM_WORLD_LOCAL_RANK": "0",
+}
 
 
 @pytest.fixture()
@@ -33,17 +42,27 @@ def environ(monkeypatch):
 
 def test_the_names_are_jaxs_own():
     assert OMPI.detect == (ompi_cluster._ORTE_URI,)
-    assert OMPI.reads == (ompi_cluster._PROCESS_COUNT, ompi_cluster._PROCESS_ID,
-                          ompi_cluster._LOCAL_PROCESS_ID)  # fmt: skip
-    assert SLURM.detect == (slurm_cluster._JOBID_PARAM, slurm_cluster._NODE_LIST,
-                            slurm_cluster._PROCESS_COUNT, slurm_cluster._PROCESS_ID,
-                            slurm_cluster._LOCAL_PROCESS_ID)  # fmt: skip
+    assert OMPI.reads == (
+        ompi_cluster._PROCESS_COUNT,
+        ompi_cluster._PROCESS_ID,
+        ompi_cluster._LOCAL_PROCESS_ID,
+    )
+    assert SLURM.detect == (
+        slurm_cluster._JOBID_PARAM,
+        slurm_cluster._NODE_LIST,
+        slurm_cluster._PROCESS_COUNT,
+        slurm_cluster._PROCESS_ID,
+        slurm_cluster._LOCAL_PROCESS_ID,
+    )
     order = [
         c.__name__ for c in clusters.ClusterEnv._cluster_types if c.__name__ != "BaseTpuCluster"
     ]
     assert order[: len(clusterenv.ORDER)] == [e.jax_class for e in clusterenv.ORDER]
-    assert [c.opt_in_only_method for c in clusters.ClusterEnv._cluster_types
-            if c.__name__ == "Mpi4pyCluster"] == [True]  # fmt: skip
+    assert [
+        c.opt_in_only_method
+        for c in clusters.ClusterEnv._cluster_types
+        if c.__name__ == "Mpi4pyCluster"
+    ] == [True]
 
 
 def test_jax_picks_slurm_open_mpi_first_and_nothing_without_variables(environ):
@@ -69,8 +88,9 @@ def test_a_complete_slurm_environment_gives_process_and_coordinator(environ):
     assert found.problem is None
     assert (found.process_id, found.process_count) == (1, 2)
     assert found.coordinator == "localhost:61586"  # JAX: 4242 % 4096 + 61440
-    assert found.describe() == ("Slurm detected (SlurmCluster): process 1 of 2, coordinator "
-                                "localhost:61586")  # fmt: skip
+    assert found.describe() == (
+        "Slurm detected (SlurmCluster): process 1 of 2, coordinator localhost:61586"
+    )
     assert found.to_json()["variables"]["SLURM_PROCID"] == "1"
 
 
@@ -87,37 +107,44 @@ def test_open_mpi_coordinator_is_the_launchers_host_and_its_job_port(environ):
 def test_open_mpi_detected_but_a_rank_variable_missing(missing):
     env = {k: v for k, v in OMPI_OK.items() if k != missing}
     found = clusterenv.diagnose(env, "OmpiCluster")
-    assert found.problem == (f"Open MPI detected (OmpiCluster, by OMPI_MCA_orte_hnp_uri), but "
-                             f"{missing} is not set: start every process with mpirun or mpiexec "
-                             "(Open MPI 4).")  # fmt: skip
+    assert found.problem == (
+        f"Open MPI detected (OmpiCluster, by OMPI_MCA_orte_hnp_uri), but "
+        f"{missing} is not set: start every process with mpirun or mpiexec "
+        "(Open MPI 4)."
+    )
 
 
-@pytest.mark.parametrize(("change", "said"), [
-    ({"SLURM_PROCID": "x1"}, "SLURM_PROCID='x1' is not a whole number"),
-    ({"SLURM_PROCID": "²"}, "is not a whole number"),
-    ({"SLURM_PROCID": "2"}, "process id 2 is not below its process count 2"),
-    ({"JAX_COORDINATOR_BIND_ADDRESS": "127.0.0.1"}, "needs a host and a port"),
-    ({"JAX_COORDINATOR_PORT": "99999"}, "is not a port number"),
-    ({"JAX_LOCAL_DEVICE_IDS": "0;1"}, "is not a comma-separated list"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"SLURM_PROCID": "x1"}, "SLURM_PROCID='x1' is not a whole number"),
+        ({"SLURM_PROCID": "²"}, "is not a whole number"),
+        ({"SLURM_PROCID": "2"}, "process id 2 is not below its process count 2"),
+        ({"JAX_COORDINATOR_BIND_ADDRESS": "127.0.0.1"}, "needs a host and a port"),
+        ({"JAX_COORDINATOR_PORT": "99999"}, "is not a port number"),
+        ({"JAX_LOCAL_DEVICE_IDS": "0;1"}, "is not a comma-separated list"),
+    ],
+)
 def test_values_jax_would_choke_on_are_said_first(change, said):
     found = clusterenv.diagnose({**SLURM_OK, **change}, "SlurmCluster")
     assert said in found.problem
 
 
 def test_an_unreadable_launcher_address_is_said():
-    found = clusterenv.diagnose({**OMPI_OK, "OMPI_MCA_orte_hnp_uri": "4243.0;pmix"},
-                                "OmpiCluster")  # fmt: skip
+    found = clusterenv.diagnose({**OMPI_OK, "OMPI_MCA_orte_hnp_uri": "4243.0;pmix"}, "OmpiCluster")
     assert "no launcher address can be read" in found.problem
 
 
-@pytest.mark.parametrize(("env", "said"), [
-    ({}, "no cluster environment detected: JAX looks for Open MPI"),
-    ({"OMPI_COMM_WORLD_RANK": "0"}, "Open MPI 5 (PRRTE) does not"),
-    ({"TPU_WORKER_ID": "0"}, "not a Cloud TPU VM"),
-    ({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "pip install 'jax[k8s]'"),
-    ({"JAX_COORDINATOR_ADDRESS": "10.0.0.1:1234"}, "no cluster environment gives the number"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({}, "no cluster environment detected: JAX looks for Open MPI"),
+        ({"OMPI_COMM_WORLD_RANK": "0"}, "Open MPI 5 (PRRTE) does not"),
+        ({"TPU_WORKER_ID": "0"}, "not a Cloud TPU VM"),
+        ({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, "pip install 'jax[k8s]'"),
+        ({"JAX_COORDINATOR_ADDRESS": "10.0.0.1:1234"}, "no cluster environment gives the number"),
+    ],
+)
 def test_nothing_detected_says_what_jax_looks_for(env, said):
     found = clusterenv.diagnose(env, None)
     assert found.env is None and said in found.problem

@@ -39,19 +39,27 @@ def _free_port() -> int:
 
 def slurm_env(port: int, i: int, n: int = 2, drop: str | None = None) -> dict[str, str]:
     job = 4096 * 7 + (port - 61440)  # JAX: port = SLURM_JOB_ID % 4096 + 61440
-    env = {"SLURM_JOB_ID": str(job), "SLURM_STEP_NODELIST": "localhost",
-           "SLURM_NTASKS": str(n), "SLURM_PROCID": str(i), "SLURM_LOCALID": str(i),
-           "JAX_COORDINATOR_BIND_ADDRESS": f"127.0.0.1:{port}"}  # fmt: skip
+    env = {
+        "SLURM_JOB_ID": str(job),
+        "SLURM_STEP_NODELIST": "localhost",
+        "SLURM_NTASKS": str(n),
+        "SLURM_PROCID": str(i),
+        "SLURM_LOCALID": str(i),
+        "JAX_COORDINATOR_BIND_ADDRESS": f"127.0.0.1:{port}",
+    }
     env.pop(drop or "", None)
     return env
 
 
 def ompi_env(port: int, i: int, n: int = 2) -> dict[str, str]:
     job = (4096 * 3 + (port - 61440)) * 4096  # JAX: port = job // 4096 % 4096 + 61440
-    return {"OMPI_MCA_orte_hnp_uri": f"{job}.0;tcp://127.0.0.1:5000",
-            "OMPI_COMM_WORLD_SIZE": str(n), "OMPI_COMM_WORLD_RANK": str(i),
-            "OMPI_COMM_WORLD_LOCAL_RANK": str(i),
-            "JAX_COORDINATOR_BIND_ADDRESS": f"127.0.0.1:{port}"}  # fmt: skip
+    return {
+        "OMPI_MCA_orte_hnp_uri": f"{job}.0;tcp://127.0.0.1:5000",
+        "OMPI_COMM_WORLD_SIZE": str(n),
+        "OMPI_COMM_WORLD_RANK": str(i),
+        "OMPI_COMM_WORLD_LOCAL_RANK": str(i),
+        "JAX_COORDINATOR_BIND_ADDRESS": f"127.0.0.1:{port}",
+    }
 
 
 def run_processes(envs: list[dict], args: list[str], limit: float = 120):
@@ -62,10 +70,17 @@ def run_processes(envs: list[dict], args: list[str], limit: float = 120):
     procs, t0 = [], time.monotonic()
     try:
         for env in envs:
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "pmapviz", "cluster", "--join", *args], cwd=ROOT,
-                env={**base, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                start_new_session=True))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "pmapviz", "cluster", "--join", *args],
+                    cwd=ROOT,
+                    env={**base, **env},
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    start_new_session=True,
+                )
+            )
         out = []
         for p in procs:
             stdout, stderr = p.communicate(timeout=max(1.0, limit - (time.monotonic() - t0)))
@@ -77,15 +92,22 @@ def run_processes(envs: list[dict], args: list[str], limit: float = 120):
                 os.killpg(p.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(10)
-        assert not [p.pid for p in procs if psutil.pid_exists(p.pid)
-                    and psutil.Process(p.pid).status() != psutil.STATUS_ZOMBIE]  # fmt: skip
+        assert not [
+            p.pid
+            for p in procs
+            if psutil.pid_exists(p.pid) and psutil.Process(p.pid).status() != psutil.STATUS_ZOMBIE
+        ]
 
 
 def _check_report(report: dict, name: str, jax_class: str) -> None:
     assert report["process_count"] == 2
     assert report["global_device_count"] == 4
     assert [(d["id"], d["process_index"]) for d in report["global_devices"]] == [
-        (0, 0), (1, 0), (2048, 1), (2049, 1)]  # fmt: skip
+        (0, 0),
+        (1, 0),
+        (2048, 1),
+        (2049, 1),
+    ]
     psums = [r["psum"] for r in report["per_process"]]
     assert psums == [10.0, 10.0]  # 1 + 2 + 3 + 4, equal in both
     assert [r["local_device_ids"] for r in report["per_process"]] == [[0, 1], [2048, 2049]]
@@ -99,9 +121,10 @@ def _check_report(report: dict, name: str, jax_class: str) -> None:
 def test_slurm_two_processes_of_two_cpu_devices_join_by_jax_detection(tmp_path):
     port = _free_port()
     target = tmp_path / "report.json"
-    res = run_processes([slurm_env(port, i) for i in range(2)],
-                        ["--json", "--local-devices", "2", "--timeout", "90",
-                         "--report", str(target)])  # fmt: skip
+    res = run_processes(
+        [slurm_env(port, i) for i in range(2)],
+        ["--json", "--local-devices", "2", "--timeout", "90", "--report", str(target)],
+    )
     (code0, out0, err0, _), (code1, out1, err1, _) = res
     assert code0 == 0 and code1 == 0, (err0, err1)
     report = json.loads(out0)  # stdout is ONE JSON object (gloo's lines went to stderr)
@@ -114,12 +137,14 @@ def test_slurm_two_processes_of_two_cpu_devices_join_by_jax_detection(tmp_path):
 
 def test_open_mpi_two_processes_of_two_cpu_devices_join_by_jax_detection():
     port = _free_port()
-    res = run_processes([ompi_env(port, i) for i in range(2)],
-                        ["--local-devices", "2", "--timeout", "90"])  # fmt: skip
+    res = run_processes(
+        [ompi_env(port, i) for i in range(2)], ["--local-devices", "2", "--timeout", "90"]
+    )
     (code0, out0, err0, _), (code1, out1, err1, _) = res
     assert code0 == 0 and code1 == 0, (err0, err1)
-    assert out0.splitlines()[0] == (f"Open MPI: 2 processes on 1 host(s), 4 global devices "
-                                    f"(coordinator 127.0.0.1:{port})")  # fmt: skip
+    assert out0.splitlines()[0] == (
+        f"Open MPI: 2 processes on 1 host(s), 4 global devices (coordinator 127.0.0.1:{port})"
+    )
     assert "psum equal in every process and equal to numpy's 10" in out0
     assert out1.strip().endswith("local devices [2048, 2049], psum 10")
 
@@ -128,13 +153,15 @@ def test_a_missing_slurm_variable_is_one_line_in_time_and_leaves_no_process():
     port = _free_port()
     envs = [slurm_env(port, 0), slurm_env(port, 1, drop="SLURM_PROCID")]
     (code0, out0, err0, t0), (code1, _, err1, t1) = run_processes(
-        envs, ["--local-devices", "2", "--timeout", "6"], limit=60)  # fmt: skip
+        envs, ["--local-devices", "2", "--timeout", "6"], limit=60
+    )
     assert code1 == 1 and err1.count("\n") == 1 and "Traceback" not in err1
     assert err1.startswith("pmapviz: Slurm partly detected")
     assert "SLURM_PROCID is not" in err1
     # process 0 had everything, so it waited for its peer; its watchdog stopped it
     assert code0 == 1 and err0.strip().splitlines()[-1].startswith(
-        "pmapviz: Slurm detected (SlurmCluster): process 0 of 2")  # fmt: skip
+        "pmapviz: Slurm detected (SlurmCluster): process 0 of 2"
+    )
     assert "did not finish within 6 s" in err0 and "Traceback" not in err0
     assert t0 < 6 + 30 and out0 == ""
 
@@ -146,7 +173,8 @@ def test_an_absent_coordinator_is_one_line_within_the_timeout():
     assert err.strip() == (
         f"pmapviz: Slurm detected (SlurmCluster): process 1 of 2, coordinator localhost:{port}: "
         f"joining (no answer from localhost:{port}: is process 0 running there, and its port "
-        "free and reachable?) did not finish within 3 s; stopped.")  # fmt: skip
+        "free and reachable?) did not finish within 3 s; stopped."
+    )
     assert seconds < 3 + 30
 
 
@@ -181,8 +209,11 @@ def test_what_jax_prints_on_stdout_goes_to_stderr_while_it_works(capfd):
 def test_summary_lines_come_from_the_report():
     report = json.loads((ROOT / "tests/core/fixtures/cluster-report-slurm-4x2.json").read_text())
     lines = clusterjoin.summary(report)
-    assert lines[0] == "Slurm: 4 processes on 1 host(s), 8 global devices (coordinator " \
-        "localhost:61586)"  # fmt: skip
-    assert lines[-1] == ("check: psum equal in every process and equal to numpy's 36; "
-                         "all_gather correct")  # fmt: skip
+    assert (
+        lines[0] == "Slurm: 4 processes on 1 host(s), 8 global devices (coordinator "
+        "localhost:61586)"
+    )
+    assert lines[-1] == (
+        "check: psum equal in every process and equal to numpy's 36; all_gather correct"
+    )
     assert len(lines) == 6

@@ -37,8 +37,10 @@ def test_build_groups_hosts_and_lists_every_global_device():
     for r in records:
         r["hostname"] = f"node{r['process_index'] // 2}"
     report = clusterreport.build(records[::-1], {"name": "Slurm"}, 1.5, "now", "0.10.2")
-    assert report["hosts"] == [{"hostname": "node0", "process_indices": [0, 1]},
-                               {"hostname": "node1", "process_indices": [2, 3]}]  # fmt: skip
+    assert report["hosts"] == [
+        {"hostname": "node0", "process_indices": [0, 1]},
+        {"hostname": "node1", "process_indices": [2, 3]},
+    ]
     assert report["global_devices"][2] == {"id": 2048, "process_index": 1, "host": "node0"}
     assert report["global_devices"][7] == {"id": 6145, "process_index": 3, "host": "node1"}
     assert report["process_count"] == 4 and report["check"]["ok"]
@@ -54,24 +56,29 @@ def _broken(path: list, value):
     return _text(data)
 
 
-@pytest.mark.parametrize(("text", "said"), [
-    ("{", "not valid JSON: Expecting property name"),
-    (b"\xff\xfe\x00", "not"),
-    ("[1, 2]", "not a pmapviz cluster report"),
-    ('{"a": NaN}', "holds NaN"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    (" " * (clusterreport.MAX_BYTES + 1), "a report is at most 8 MiB"),
-    (_broken(["process_count"], True), "process_count is `true`, not a whole number"),
-    (_broken(["process_count"], 5), "needs one for each of 0..4"),
-    (_broken(["per_process", 1, "psum"], "![x](http://example.invalid/a.png)"),
-     "per_process[1].psum is `\"![x](http://example.inv...`, not a number"),
-    (_broken(["per_process", 0, "local_device_ids"], [0, 2048]), "are not the global devices"),
-    (_broken(["per_process", 0, "axis_index"], [0, 99]), "axis_index is 99; expected 0 to 7"),
-    (_broken(["per_process", 0, "local_inputs"], [1.0]), "2 local devices but 1 inputs"),
-    (_broken(["global_devices", 1, "id"], 0), "name a device id twice"),
-    (_broken(["global_devices"], {}), "global_devices is not a list"),
-    (_broken(["per_process"], [1, 2]), "holds something that is not an object"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("{", "not valid JSON: Expecting property name"),
+        (b"\xff\xfe\x00", "not"),
+        ("[1, 2]", "not a pmapviz cluster report"),
+        ('{"a": NaN}', "holds NaN"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        (" " * (clusterreport.MAX_BYTES + 1), "a report is at most 8 MiB"),
+        (_broken(["process_count"], True), "process_count is `true`, not a whole number"),
+        (_broken(["process_count"], 5), "needs one for each of 0..4"),
+        (
+            _broken(["per_process", 1, "psum"], "![x](http://example.invalid/a.png)"),
+            'per_process[1].psum is `"![x](http://example.inv...`, not a number',
+        ),
+        (_broken(["per_process", 0, "local_device_ids"], [0, 2048]), "are not the global devices"),
+        (_broken(["per_process", 0, "axis_index"], [0, 99]), "axis_index is 99; expected 0 to 7"),
+        (_broken(["per_process", 0, "local_inputs"], [1.0]), "2 local devices but 1 inputs"),
+        (_broken(["global_devices", 1, "id"], 0), "name a device id twice"),
+        (_broken(["global_devices"], {}), "global_devices is not a list"),
+        (_broken(["per_process"], [1, 2]), "holds something that is not an object"),
+    ],
+)
 def test_what_is_not_a_report_is_said_in_one_message(text, said):
     with pytest.raises(ReportError) as err:
         clusterreport.parse(text)

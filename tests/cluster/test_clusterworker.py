@@ -11,17 +11,22 @@ import pytest
 
 from tests.conftest import ROOT
 
-CHILD = ("import sys, time; from pmapviz.cluster.clusterworker import die_with_parent; "
-         "die_with_parent(int(sys.argv[1])); print('armed', flush=True); "
-         "time.sleep(60)")  # fmt: skip
-PARENT = ("import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', "
-          f"{CHILD!r}, str(os.getpid())]); print(p.pid, flush=True); time.sleep(60)")  # fmt: skip
+CHILD = (
+    "import sys, time; from pmapviz.cluster.clusterworker import die_with_parent; "
+    "die_with_parent(int(sys.argv[1])); print('armed', flush=True); "
+    "time.sleep(60)"
+)
+PARENT = (
+    "import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', "
+    f"{CHILD!r}, str(os.getpid())]); print(p.pid, flush=True); time.sleep(60)"
+)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux-only")
 def test_child_is_killed_when_its_parent_is_sigkilled():
-    parent = subprocess.Popen([sys.executable, "-c", PARENT], cwd=ROOT, stdout=subprocess.PIPE,
-                              text=True)  # fmt: skip
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     try:
         child = psutil.Process(int(parent.stdout.readline()))
         assert parent.stdout.readline().strip() == "armed"  # past die_with_parent
@@ -43,7 +48,20 @@ def test_child_is_killed_when_its_parent_is_sigkilled():
 
 
 def test_a_worker_whose_parent_is_already_gone_exits_at_once():
-    r = subprocess.run([sys.executable, "-m", "pmapviz.cluster.clusterworker", "--single",
-                        "--local-devices", "1", "--parent", "1"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=30)  # fmt: skip
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pmapviz.cluster.clusterworker",
+            "--single",
+            "--local-devices",
+            "1",
+            "--parent",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 3 and "parent 1 is gone" in r.stdout

@@ -25,10 +25,12 @@ def test_slurm_one_process_per_gpu_uses_jaxs_default():
 def test_one_process_per_node_with_several_gpus_sets_the_ids():
     assert launchlines.slurm(4, 1, 8, "gpu").command == (
         f"JAX_LOCAL_DEVICE_IDS=0,1,2,3,4,5,6,7 srun -N 4 --ntasks-per-node 1 --gpus-per-node 8 "
-        f"{JOIN}")  # fmt: skip
+        f"{JOIN}"
+    )
     assert launchlines.openmpi(4, 1, 8, "gpu").command == (
         "mpirun -np 4 --map-by ppr:1:node --hostfile hosts.txt -x "
-        f"JAX_LOCAL_DEVICE_IDS=0,1,2,3,4,5,6,7 {JOIN}")  # fmt: skip
+        f"JAX_LOCAL_DEVICE_IDS=0,1,2,3,4,5,6,7 {JOIN}"
+    )
 
 
 def test_cpu_devices_are_asked_for_by_each_process():
@@ -40,14 +42,25 @@ def test_cpu_devices_are_asked_for_by_each_process():
     assert args.join and args.local_devices == "2" and args.report == "cluster-report.json"
 
 
-@pytest.mark.parametrize(("rank_var", "rank", "devices", "ids"), [
-    ("SLURM_LOCALID", "0", 2, "0,1"), ("SLURM_LOCALID", "1", 2, "2,3"),
-    ("OMPI_COMM_WORLD_LOCAL_RANK", "3", 2, "6,7"), ("SLURM_LOCALID", "1", 4, "4,5,6,7"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("rank_var", "rank", "devices", "ids"),
+    [
+        ("SLURM_LOCALID", "0", 2, "0,1"),
+        ("SLURM_LOCALID", "1", 2, "2,3"),
+        ("OMPI_COMM_WORLD_LOCAL_RANK", "3", 2, "6,7"),
+        ("SLURM_LOCALID", "1", 4, "4,5,6,7"),
+    ],
+)
 def test_each_process_computes_its_own_gpus_in_bash(rank_var, rank, devices, ids):
     line = launchlines.device_ids(rank_var, devices, "printenv JAX_LOCAL_DEVICE_IDS")
-    out = subprocess.run(line, shell=True, capture_output=True, text=True, check=True,
-                         env={"PATH": os.environ["PATH"], rank_var: rank})  # fmt: skip
+    out = subprocess.run(
+        line,
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": os.environ["PATH"], rank_var: rank},
+    )
     assert out.stdout.strip() == ids
 
 
@@ -59,13 +72,13 @@ def test_several_processes_of_several_gpus_get_the_wrapper():
 
 def test_open_mpi_tpu_and_one_gpu_host():
     assert launchlines.openmpi(2, 4, 1, "gpu").command == (
-        f"mpirun -np 8 --map-by ppr:4:node --hostfile hosts.txt {JOIN}")  # fmt: skip
+        f"mpirun -np 8 --map-by ppr:4:node --hostfile hosts.txt {JOIN}"
+    )
     tpu = launchlines.tpu_pod(4)
     assert "--worker=all" in tpu.command and JOIN in tpu.command
     assert "each of the slice's 4 hosts" in tpu.explains
     host = launchlines.gpu_host(8, 1)
     assert host.command == f"mpirun -np 8 {JOIN}" and host.title == "A multi-GPU host"
     launches = launchlines.all_launches(2, 4, 1, "gpu")
-    assert [x.title for x in launches] == ["Slurm", "Open MPI", "TPU pod slice",
-                                           "A multi-GPU host"]  # fmt: skip
+    assert [x.title for x in launches] == ["Slurm", "Open MPI", "TPU pod slice", "A multi-GPU host"]
     assert all(shlex.split(x.command) for x in launches)  # quotes balance

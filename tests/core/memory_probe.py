@@ -80,8 +80,13 @@ def live(key: str, dtype: str, n: str, *shapes: str):
     p = plan(prog, sh, in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))
     assert p.ok, p.problems
     compiled = compiledplans.compile_plan(prog, p)
-    small = plan(prog, [(int(n),) + s[1:] if a == 0 else s for s, a in zip(sh, axes, strict=True)],
-                 in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))  # fmt: skip
+    small = plan(
+        prog,
+        [(int(n),) + s[1:] if a == 0 else s for s, a in zip(sh, axes, strict=True)],
+        in_axes=axes,
+        n_devices=int(n),
+        dtypes=[dtype] * len(sh),
+    )
     pmaprun.run_plan(prog, small, compiledplans.compile_plan(prog, small), repeat=1)
     measured, res = peak_during(lambda: pmaprun.run_plan(prog, p, compiled))
     assert res.passed and res.flat_equal in (None, True)
@@ -178,8 +183,15 @@ def cluster(processes: str, local: str):
     return memoryneeds.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)
 
 
-ACTIONS = {"live": live, "dot": dot, "sweep": sweep, "timing_plan": timing_plan, "train": train,
-           "collective": collective, "cluster": cluster}  # fmt: skip
+ACTIONS = {
+    "live": live,
+    "dot": dot,
+    "sweep": sweep,
+    "timing_plan": timing_plan,
+    "train": train,
+    "collective": collective,
+    "cluster": cluster,
+}
 
 
 def main(argv: list[str]) -> int:

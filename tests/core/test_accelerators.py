@@ -39,8 +39,13 @@ def test_the_unavailable_platform_message_names_backends_and_the_install():
 @pytest.mark.parametrize("platform", ["gpu", "tpu"])
 def test_asking_for_a_missing_accelerator_is_one_line_and_exit_2(platform):
     """python -m pmapviz devices --platform gpu (or tpu) on this CPU-only machine."""
-    r = subprocess.run([sys.executable, "-m", "pmapviz", "devices", "--platform", platform],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "pmapviz", "devices", "--platform", platform],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert f"cannot start the {platform.upper()} here" in line
@@ -50,13 +55,16 @@ def test_asking_for_a_missing_accelerator_is_one_line_and_exit_2(platform):
 def test_the_app_asked_for_a_missing_gpu_shows_one_page_with_the_install():
     """streamlit run app.py -- --platform gpu without a GPU backend: every page used to show
     Streamlit's redacted error. A fresh process (JAX must not be started yet)."""
-    code = ("import sys; from streamlit.testing.v1 import AppTest; sys.argv = ['app.py', "
-            "'--platform', 'gpu']; at = AppTest.from_file('app.py', default_timeout=60).run(); "
-            "print(len(at.exception)); print(at.title[0].value); print(at.error[0].value); "
-            "print(at.code[0].value)")  # fmt: skip
+    code = (
+        "import sys; from streamlit.testing.v1 import AppTest; sys.argv = ['app.py', "
+        "'--platform', 'gpu']; at = AppTest.from_file('app.py', default_timeout=60).run(); "
+        "print(len(at.exception)); print(at.title[0].value); print(at.error[0].value); "
+        "print(at.code[0].value)"
+    )
     env = {**os.environ, "PMAPVIZ_PLATFORM": ""}
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120, env=env)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     exceptions, title, *rest = r.stdout.splitlines()
     text = "\n".join(rest)
@@ -82,9 +90,11 @@ def test_a_chip_held_by_another_process_is_said_in_one_true_line():
     assert text.startswith("The TPU here is in use by process 1491")
     assert "--platform cpu" in text and "one process at a time" in text
     assert "auto" not in text and "install" not in text and "\n" not in text
-    lock = RuntimeError("Unable to initialize backend 'tpu': INTERNAL: Internal error when "
-                        "accessing libtpu multi-process lockfile. Run \"$ sudo rm "
-                        "/tmp/libtpu_lockfile\". (set JAX_PLATFORMS='' to ...)")  # fmt: skip
+    lock = RuntimeError(
+        "Unable to initialize backend 'tpu': INTERNAL: Internal error when "
+        'accessing libtpu multi-process lockfile. Run "$ sudo rm '
+        "/tmp/libtpu_lockfile\". (set JAX_PLATFORMS='' to ...)"
+    )
     text = accelerators.unavailable_message("tpu", lock)
     assert "lock file is taken" in text and "sudo" not in text and "rm /tmp" not in text
 

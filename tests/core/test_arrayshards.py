@@ -33,8 +33,9 @@ def test_shards_of_follows_the_mesh_order_not_the_device_ids():
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     devs = [jax.devices()[k] for k in (5, 1, 7)]
-    x = jax.device_put(np.arange(3.0), NamedSharding(Mesh(np.array(devs), ("i",)),
-                                                     PartitionSpec("i")))  # fmt: skip
+    x = jax.device_put(
+        np.arange(3.0), NamedSharding(Mesh(np.array(devs), ("i",)), PartitionSpec("i"))
+    )
     shards = arrayshards.shards_of(x)
     assert [s.device for s in shards] == ["cpu:5", "cpu:1", "cpu:7"]
     assert [s.position for s in shards] == [0, 1, 2]

@@ -57,8 +57,17 @@ def fake_prepare(clock, run_times, compile_time=10.0, place_time=5.0):
 def test_warmup_excluded_outliers_kept_phases_separate():
     clock = FakeClock()
     prepare, calls = fake_prepare(clock, [100.0, 1.0, 2.0, 50.0, 3.0])
-    m = bench.measure("pmap", workloads.WORKLOADS["dot"], 2, 1000, [], repeat=4, bandwidth_gbs=10.0,
-                      clock=clock, prepare=prepare)  # fmt: skip
+    m = bench.measure(
+        "pmap",
+        workloads.WORKLOADS["dot"],
+        2,
+        1000,
+        [],
+        repeat=4,
+        bandwidth_gbs=10.0,
+        clock=clock,
+        prepare=prepare,
+    )
     assert m.compile_s == 10.0 and m.transfer_s == 5.0
     assert m.run_s == [1.0, 2.0, 50.0, 3.0]  # warm-up (100) out, outlier (50) in
     assert m.run_s_median == 2.5
@@ -73,8 +82,15 @@ def test_json_has_the_documented_fields():
     rep = benchreports.Report({"platform": "cpu"}, 1.0, "elementwise", [m])
     js = rep.to_json()
     assert set(js) >= {"machine", "bandwidth_gbs", "results"}
-    assert set(js["results"][0]) >= {"impl", "devices", "size", "compile_s", "transfer_s",
-                                     "run_s", "run_s_median"}  # fmt: skip
+    assert set(js["results"][0]) >= {
+        "impl",
+        "devices",
+        "size",
+        "compile_s",
+        "transfer_s",
+        "run_s",
+        "run_s_median",
+    }
     assert js["results"][0]["run_s"] == [1.0, 1.0, 1.0]
 
 
@@ -100,8 +116,17 @@ def test_device_to_host_is_timed_apart_from_the_runs():
     def prepare_d2h(*a):
         return (lambda placed: run), prepare(*a)[1]  # compiles in no time, places in 5 s
 
-    m = bench.measure("shard_map", workloads.WORKLOADS["elementwise"], 4, 64, [], repeat=2,
-                      bandwidth_gbs=2.0, clock=clock, prepare=prepare_d2h)  # fmt: skip
+    m = bench.measure(
+        "shard_map",
+        workloads.WORKLOADS["elementwise"],
+        4,
+        64,
+        [],
+        repeat=2,
+        bandwidth_gbs=2.0,
+        clock=clock,
+        prepare=prepare_d2h,
+    )
     assert m.d2h_s == 7.0 and m.run_s == [4.0, 4.0] and m.transfer_s == 5.0
     assert m.compile_s == 0.0 and m.devices == 4 and m.size == 64 and m.impl == "shard_map"
     assert m.bytes_moved == 64 * 8 and m.floor_s == 64 * 8 / 2e9
@@ -110,8 +135,17 @@ def test_device_to_host_is_timed_apart_from_the_runs():
 def test_numpy_has_no_compile_transfer_or_copy_back():
     clock = FakeClock()
     prepare, calls = fake_prepare(clock, [])
-    m = bench.measure("numpy", workloads.WORKLOADS["elementwise"], 1, 3, [], repeat=3,
-                      bandwidth_gbs=1.0, clock=clock, prepare=prepare)  # fmt: skip
+    m = bench.measure(
+        "numpy",
+        workloads.WORKLOADS["elementwise"],
+        1,
+        3,
+        [],
+        repeat=3,
+        bandwidth_gbs=1.0,
+        clock=clock,
+        prepare=prepare,
+    )
     assert calls == {"run": 0, "compile": 0, "place": 1}  # numpy's own function runs
     assert m.compile_s == 0.0 and m.transfer_s == 0.0 and m.d2h_s == 0.0
     assert m.run_s == [0.0, 0.0, 0.0]
@@ -121,8 +155,9 @@ def test_real_small_sweep_every_impl_and_floor():
     ks = [1, 2, TEST_DEVICES]
     wl = workloads.WORKLOADS["dot"]
     rep = bench.sweep(wl, [1024], ks, list(sweepplans.IMPLS), repeat=3)
-    planned = [(i, k, 1024) for i in sweepplans.IMPLS for k in (ks if i not in ("vmap", "numpy")
-                                                            else [1])]  # fmt: skip
+    planned = [
+        (i, k, 1024) for i in sweepplans.IMPLS for k in (ks if i not in ("vmap", "numpy") else [1])
+    ]
     assert [(m.impl, m.devices, m.size) for m in rep.results] == planned  # one per run, in order
     assert len(rep.results) == 3 * len(ks) + 2 and not rep.cancelled and rep.workload == "dot"
     assert rep.bandwidth_gbs > 0.1 and rep.machine["device_count"] == TEST_DEVICES
@@ -139,16 +174,16 @@ def test_real_small_sweep_every_impl_and_floor():
     assert [(r["impl"], r["devices"]) for r in rows] == [
         (m.impl, m.devices) for m in rep.results if m.impl not in ("vmap", "numpy")
     ]
-    for r, m in zip(rows, [m for m in rep.results if m.impl not in ("vmap", "numpy")],
-                    strict=True):  # fmt: skip
+    for r, m in zip(rows, [m for m in rep.results if m.impl not in ("vmap", "numpy")], strict=True):
         assert r["speedup"] == pytest.approx(vmap.run_s_median / m.run_s_median)
         assert r["efficiency"] == pytest.approx(r["speedup"] / m.devices)
 
 
 @pytest.mark.parametrize("workload", ["matmul", "elementwise"])
 def test_every_workload_runs(workload):
-    rep = bench.sweep(workloads.WORKLOADS[workload], [64], [1, 2], ["pmap", "shard_map", "numpy"],
-                      repeat=2)  # fmt: skip
+    rep = bench.sweep(
+        workloads.WORKLOADS[workload], [64], [1, 2], ["pmap", "shard_map", "numpy"], repeat=2
+    )
     assert len(rep.results) == 5
 
 
@@ -156,9 +191,16 @@ def test_second_benchmark_waits_for_the_first():
     seen = []
     holder = bench.TURNS.acquire(timeout=1)
     try:
-        t = threading.Thread(target=lambda: bench.sweep(
-            workloads.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
-            on_wait=lambda pos, waited, message: seen.append((pos, waited))))  # fmt: skip
+        t = threading.Thread(
+            target=lambda: bench.sweep(
+                workloads.WORKLOADS["elementwise"],
+                [64],
+                [1],
+                ["numpy"],
+                repeat=1,
+                on_wait=lambda pos, waited, message: seen.append((pos, waited)),
+            )
+        )
         t.start()
         deadline = time.monotonic() + 10
         while len(seen) < 2 and time.monotonic() < deadline:
@@ -178,12 +220,24 @@ def test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs():
     try:
         t = time.monotonic()
         with pytest.raises(queues.WaitTimeout, match="number 1 in the queue"):
-            bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
-                        queue_timeout=0.5)  # fmt: skip
+            bench.sweep(
+                workloads.WORKLOADS["elementwise"],
+                [64],
+                [1],
+                ["numpy"],
+                repeat=1,
+                queue_timeout=0.5,
+            )
         assert time.monotonic() - t < 1.5
         t = time.monotonic()
-        rep = bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1], ["numpy"], repeat=1,
-                          should_stop=lambda: time.monotonic() - t > 0.3)  # fmt: skip
+        rep = bench.sweep(
+            workloads.WORKLOADS["elementwise"],
+            [64],
+            [1],
+            ["numpy"],
+            repeat=1,
+            should_stop=lambda: time.monotonic() - t > 0.3,
+        )
         assert rep.cancelled and rep.results == [] and time.monotonic() - t < 1.5
         plan = planning.plan(catalog.get("add"), [(2, 8), (2, 8)], n_devices=2)
         with pytest.raises(queues.WaitTimeout):
@@ -200,16 +254,29 @@ def test_cancel_stops_between_measurements():
         count["n"] += 1
         return count["n"] > 2
 
-    rep = bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1, 2], list(sweepplans.IMPLS),
-                      repeat=1, should_stop=stop)  # fmt: skip
+    rep = bench.sweep(
+        workloads.WORKLOADS["elementwise"],
+        [64],
+        [1, 2],
+        list(sweepplans.IMPLS),
+        repeat=1,
+        should_stop=stop,
+    )
     assert rep.cancelled and len(rep.results) == 2
 
 
 def test_your_own_f_is_timed_like_a_catalog_function():
     from pmapviz.explorersettings import Scenario
 
-    texts = {"fn": "expr", "args": "x, w", "body": "jnp.tanh(x @ w)", "s0": "4, 16, 8",
-             "s1": "8, 2", "a0": "0", "a1": "None"}  # fmt: skip
+    texts = {
+        "fn": "expr",
+        "args": "x, w",
+        "body": "jnp.tanh(x @ w)",
+        "s0": "4, 16, 8",
+        "s1": "8, 2",
+        "a0": "0",
+        "a1": "None",
+    }
     s = Scenario.from_texts(texts, 8)
     program, plan, errors = s.plan(8)
     assert not errors and plan.ok
@@ -227,8 +294,17 @@ def test_measure_prepares_the_implementation_it_was_asked_for(impl):
         asked.append(args[:3])
         return prepare(*args)
 
-    m = bench.measure(impl, workloads.WORKLOADS["elementwise"], 2, 8, [np.ones(8)], 2, 1.0, clock,
-                      prepare=recording)  # fmt: skip
+    m = bench.measure(
+        impl,
+        workloads.WORKLOADS["elementwise"],
+        2,
+        8,
+        [np.ones(8)],
+        2,
+        1.0,
+        clock,
+        prepare=recording,
+    )
     assert asked == [(impl, workloads.WORKLOADS["elementwise"], 2)] and m.impl == impl
 
 
@@ -262,8 +338,17 @@ def test_every_phase_waits_for_the_device_before_its_timer_stops():
         clock.advance(1.0)
         return Pending(clock, 2.0)
 
-    m = bench.measure("pmap", workloads.WORKLOADS["dot"], 2, 8, [], repeat=2, bandwidth_gbs=1.0,
-                      clock=clock, prepare=lambda *a: ((lambda placed: run), place))  # fmt: skip
+    m = bench.measure(
+        "pmap",
+        workloads.WORKLOADS["dot"],
+        2,
+        8,
+        [],
+        repeat=2,
+        bandwidth_gbs=1.0,
+        clock=clock,
+        prepare=lambda *a: ((lambda placed: run), place),
+    )
     assert m.transfer_s == 8.0  # the placement was waited for inside the transfer timer
     assert m.compile_s == 0.0
     assert m.d2h_s == 7.0  # the warm-up result was ready before the copy timer started
@@ -272,12 +357,21 @@ def test_every_phase_waits_for_the_device_before_its_timer_stops():
 
 def test_sweep_reports_progress_as_done_of_total_and_table_rows_per_measurement():
     seen = []
-    rep = bench.sweep(workloads.WORKLOADS["elementwise"], [64], [1, 2], ["pmap", "vmap"], repeat=2,
-                      progress=lambda m, done, n: seen.append((m.impl, done, n)))  # fmt: skip
+    rep = bench.sweep(
+        workloads.WORKLOADS["elementwise"],
+        [64],
+        [1, 2],
+        ["pmap", "vmap"],
+        repeat=2,
+        progress=lambda m, done, n: seen.append((m.impl, done, n)),
+    )
     assert seen == [("pmap", 1, 3), ("pmap", 2, 3), ("vmap", 3, 3)]
     rows = benchreports.rows_for_table(rep)
     assert [(r["impl"], r["devices"], r["size"], r["runs"]) for r in rows] == [
-        ("pmap", 1, 64, 2), ("pmap", 2, 64, 2), ("vmap", 1, 64, 2)]  # fmt: skip
+        ("pmap", 1, 64, 2),
+        ("pmap", 2, 64, 2),
+        ("vmap", 1, 64, 2),
+    ]
     for r, m in zip(rows, rep.results, strict=True):
         assert r["run_s_min"] == min(m.run_s) <= r["run_s_median"] <= r["run_s_max"] == max(m.run_s)
         assert (r["compile_s"], r["transfer_s"], r["d2h_s"]) == (m.compile_s, m.transfer_s, m.d2h_s)
@@ -326,11 +420,25 @@ def test_matmul_traffic_and_report_json_by_hand():
     wl = workloads.WORKLOADS["matmul"]
     # read x (size, K) float32, write out (size, K) float32, read w (K, K) float32
     assert wl.bytes_moved(1000) == 1000 * k * 4 + 1000 * k * 4 + k * k * 4
-    rep = benchreports.Report({"platform": "cpu"}, 12.5, "dot", cancelled=True, floor_method="copy",
-                       beside_floor_method="copy on cpu:0", first_transfer_s={64: 0.5})  # fmt: skip
-    want = {"machine": {"platform": "cpu"}, "bandwidth_gbs": 12.5, "workload": "dot",
-            "cancelled": True, "results": [], "floor_method": "copy",
-            "beside_floor_method": "copy on cpu:0", "first_transfer_s": {"64": 0.5}}  # fmt: skip
+    rep = benchreports.Report(
+        {"platform": "cpu"},
+        12.5,
+        "dot",
+        cancelled=True,
+        floor_method="copy",
+        beside_floor_method="copy on cpu:0",
+        first_transfer_s={64: 0.5},
+    )
+    want = {
+        "machine": {"platform": "cpu"},
+        "bandwidth_gbs": 12.5,
+        "workload": "dot",
+        "cancelled": True,
+        "results": [],
+        "floor_method": "copy",
+        "beside_floor_method": "copy on cpu:0",
+        "first_transfer_s": {"64": 0.5},
+    }
     assert rep.to_json() == want
     plan = planning.plan(catalog.get("double"), [(2, 8)], n_devices=2)
     numpy_m = bench.measure_plan(catalog.get("double"), plan, repeat=1).results[2]
@@ -343,8 +451,9 @@ def test_the_floor_is_below_every_fastest_run_measured_here():
     never above the fastest measured run by more than 10 %: the old floor (numpy's
     single-threaded copy) was 93x above an H200's time and above 16 CPU cores' too."""
     sizes = [2**6, 2**14, 2**17, 2**20]
-    rep = bench.sweep(workloads.WORKLOADS["dot"], sizes, [1, TEST_DEVICES], list(sweepplans.IMPLS),
-                      repeat=3)  # fmt: skip
+    rep = bench.sweep(
+        workloads.WORKLOADS["dot"], sizes, [1, TEST_DEVICES], list(sweepplans.IMPLS), repeat=3
+    )
     assert "with XLA" in rep.floor_method and "cpu:0" in rep.floor_method
     for s in sizes:
         at = [m for m in rep.results if m.size == s]
@@ -428,8 +537,20 @@ def test_bench_on_a_one_gpu_machine_compares_the_devices_it_has(fake_devices, ca
     original = devicesetup.applied_settings()
     try:
         with fake_devices("gpu", 1):
-            rc = cli.main(["bench", "--workload", "elementwise", "--size", "64", "--repeat", "1",
-                           "--impls", "pmap,vmap", "--json"])  # fmt: skip
+            rc = cli.main(
+                [
+                    "bench",
+                    "--workload",
+                    "elementwise",
+                    "--size",
+                    "64",
+                    "--repeat",
+                    "1",
+                    "--impls",
+                    "pmap,vmap",
+                    "--json",
+                ]
+            )
             out = json.loads(capsys.readouterr().out)
             assert rc == 0 and {m["devices"] for m in out["results"]} == {1}
             assert out["machine"]["platform"] == "gpu" and not out["machine"]["emulated"]
@@ -457,8 +578,9 @@ def test_on_the_h200_the_first_placement_at_a_size_pays_whoever_makes_it():
     for row in report["floor"]["rows"]:
         if row["size"] >= 2**20:
             assert 0.67 < row["pmap_transfer_ms"] / row["vmap_transfer_ms"] < 1.5, row
-            assert row["first_transfer_ms"] > 2 * max(row["pmap_transfer_ms"],
-                                                      row["vmap_transfer_ms"])  # fmt: skip
+            assert row["first_transfer_ms"] > 2 * max(
+                row["pmap_transfer_ms"], row["vmap_transfer_ms"]
+            )
         assert row["floor_over_fastest"] <= 1.1
     assert "measured on cuda:0 with XLA" in report["floor"]["method"] and report["ok"]
     assert report["facts"]["platform"] == "gpu" and report["timeline"]["lanes"] == ["gpu:0"]
@@ -473,9 +595,14 @@ def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = planning.plan(prog, [(8, 4000)], n_devices=8)
     original = devicesetup.applied_settings()
-    devicesetup.apply(devicesetup.Settings(devices=original.devices, platform="cpu",
-                                   devices_source=original.devices_source,
-                                   max_bytes=256 * 2**20))  # fmt: skip
+    devicesetup.apply(
+        devicesetup.Settings(
+            devices=original.devices,
+            platform="cpu",
+            devices_source=original.devices_source,
+            max_bytes=256 * 2**20,
+        )
+    )
     try:
         assert (
             memorypool.budget().problem(memoryneeds.plan_timing_bytes(p)) is None

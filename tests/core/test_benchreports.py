@@ -22,9 +22,11 @@ def test_speedups_baseline_is_vmap_at_the_same_size():
 
 
 def test_speedups_and_efficiency():
-    ms = [benchreports.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
-          benchreports.Measurement("pmap", 2, 10, 0, 0, [2.0], 0, 1, 1),
-          benchreports.Measurement("pmap", 4, 10, 0, 0, [2.0], 0, 1, 1)]  # fmt: skip
+    ms = [
+        benchreports.Measurement("vmap", 1, 10, 0, 0, [4.0], 0, 1, 1),
+        benchreports.Measurement("pmap", 2, 10, 0, 0, [2.0], 0, 1, 1),
+        benchreports.Measurement("pmap", 4, 10, 0, 0, [2.0], 0, 1, 1),
+    ]
     rows = benchreports.speedups(ms)
     assert rows[0]["speedup"] == 2.0 and rows[0]["efficiency"] == 1.0
     assert rows[1]["efficiency"] == 0.5

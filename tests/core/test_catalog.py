@@ -9,9 +9,11 @@ import pytest
 from pmapviz import catalog
 
 RNG = np.random.default_rng(0)
-ARGS = {"x": RNG.standard_normal((4, 3)).astype(np.float32),
-        "y": RNG.standard_normal((4, 3)).astype(np.float32),
-        "w": RNG.standard_normal((3, 2)).astype(np.float32)}  # fmt: skip
+ARGS = {
+    "x": RNG.standard_normal((4, 3)).astype(np.float32),
+    "y": RNG.standard_normal((4, 3)).astype(np.float32),
+    "w": RNG.standard_normal((3, 2)).astype(np.float32),
+}
 
 
 @pytest.mark.parametrize("key", list(catalog.BY_KEY))

@@ -30,7 +30,7 @@ class Drawing(HTMLParser):
                 left=float(style["left"][:-1]),
                 width=float(style["width"][:-1]),
             )
-            self.blocks.append(self._open)  # fmt: skip
+            self.blocks.append(self._open)
         else:
             self._open = None
 
@@ -143,10 +143,19 @@ def test_table_html_marks_each_device_with_its_colour_and_escapes_cells():
     rows = [{"device": f"cpu:{k}", "x slice": f"[{k}:{k + 1}, :]", "note": "<b>"} for k in (0, 1)]
     markup = charts.table_html(rows, "Per device", [3, 1])
     assert 'aria-label="Per device"' in markup
-    assert [m for m in re.findall(r"<th[^>]*>([^<]*)</th>", markup)] == ["device", "x slice",
-                                                                          "note"]  # fmt: skip
+    assert [m for m in re.findall(r"<th[^>]*>([^<]*)</th>", markup)] == [
+        "device",
+        "x slice",
+        "note",
+    ]
     assert re.findall(r"<td[^>]*>(?:<span[^>]*></span>)?([^<]*)</td>", markup) == [
-        "cpu:0", "[0:1, :]", "&lt;b&gt;", "cpu:1", "[1:2, :]", "&lt;b&gt;"]  # fmt: skip
+        "cpu:0",
+        "[0:1, :]",
+        "&lt;b&gt;",
+        "cpu:1",
+        "[1:2, :]",
+        "&lt;b&gt;",
+    ]
     swatches = re.findall(r"background:(#[0-9A-F]{6})\"></span>", markup)
     assert swatches == [device_colour(3), device_colour(1)]  # the device's position, not k
 

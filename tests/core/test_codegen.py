@@ -30,34 +30,60 @@ print(json.dumps(res))
 CASES = [
     ("double", [(8, 4)], (0,), 0, None, "float32", lambda x: 2 * x),
     ("add", [(3, 8), (8, 3)], (1, 0), 1, None, "int32", lambda x, y: x + y.T),
-    ("batched_dot", [(8, 50, 3), (8, 50, 3)], (0, 0), 0, None, "float32",
-     lambda x, y: (x * y).sum(axis=-1)),
-    ("matmul", [(4, 3, 5), (5, 2)], (0, None), 0, None, "float32",
-     lambda x, w: np.einsum("bij,jk->bik", x, w)),
+    (
+        "batched_dot",
+        [(8, 50, 3), (8, 50, 3)],
+        (0, 0),
+        0,
+        None,
+        "float32",
+        lambda x, y: (x * y).sum(axis=-1),
+    ),
+    (
+        "matmul",
+        [(4, 3, 5), (5, 2)],
+        (0, None),
+        0,
+        None,
+        "float32",
+        lambda x, w: np.einsum("bij,jk->bik", x, w),
+    ),
     ("normalise", [(8, 6)], (0,), 0, "dev", "float32", lambda x: x / x.sum()),
     ("global_sum", [(5, 3)], (0,), None, "i", "float32", lambda x: x.sum()),
     ("vdot", [(8, 3), (8, 3)], (0, 0), 0, None, "bfloat16", lambda x, y: (x * y).sum(axis=1)),
     ("local_sum", [(2, 7)], (0,), 0, None, "int32", lambda x: x.sum(axis=1)),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize("key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES,
-                         ids=[c[0] for c in CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    "key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES, ids=[c[0] for c in CASES]
+)
 def test_exported_scripts_run_and_agree(
     tmp_path, key, shapes, in_axes, out_axes, axis_name, dtype, by_hand
 ):
     program = catalog.get(key)
-    p = plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-             n_devices=8, dtypes=[dtype] * len(shapes))  # fmt: skip
+    p = plan(
+        program,
+        shapes,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        n_devices=8,
+        dtypes=[dtype] * len(shapes),
+    )
     assert p.ok, p.problems
     pm, sm = tmp_path / "pmap_script.py", tmp_path / "shard_map_script.py"
     pm.write_text(codegen.pmap_script(program, p))
     sm.write_text(codegen.shard_map_script(program, p))
     npz = tmp_path / "inputs.npz"
     names = ",".join(leaf.name for leaf in p.leaves)
-    r = subprocess.run([sys.executable, "-c", RUNNER, str(pm), str(sm), names,
-                        str(npz)], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=180)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(pm), str(sm), names, str(npz)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
     with np.load(npz) as f:
@@ -123,9 +149,18 @@ def random_expressions(seed: int, count: int) -> list[str]:
     import random
 
     rng = random.Random(seed)
-    unary = ["jnp.tanh({})", "jnp.sin({})", "jax.nn.relu({})", "jnp.square({})", "-{}",
-             "jnp.sum({}, axis=-1, keepdims=True)", "lax.psum({}, 'i')", "jnp.abs({}) ** 2",
-             "jnp.transpose(jnp.transpose({}))", "jax.nn.softmax({}, axis=0)"]  # fmt: skip
+    unary = [
+        "jnp.tanh({})",
+        "jnp.sin({})",
+        "jax.nn.relu({})",
+        "jnp.square({})",
+        "-{}",
+        "jnp.sum({}, axis=-1, keepdims=True)",
+        "lax.psum({}, 'i')",
+        "jnp.abs({}) ** 2",
+        "jnp.transpose(jnp.transpose({}))",
+        "jax.nn.softmax({}, axis=0)",
+    ]
     binary = ["({} + {})", "({} * {})", "({} - {})", "jnp.maximum({}, {})"]
 
     def grow(depth: int) -> str:
@@ -166,14 +201,20 @@ def test_exported_expressions_run_and_match_the_apps_interpreted_f(tmp_path):
         (case / "args.txt").write_text(",".join(leaf.name for leaf in p.leaves))
         assert body not in codegen.pmap_script(program, p).split('"""')[1]  # not in the title
         cases.append((program, p, case))
-    r = subprocess.run([sys.executable, "-c", EXPR_RUNNER, *(str(c) for _, _, c in cases)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", EXPR_RUNNER, *(str(c) for _, _, c in cases)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     for (program, p, case), body in zip(cases, bodies, strict=True):
         saved = np.load(case / "out.npz")
         inputs = [saved[f"in_{k}"] for k in range(len(p.leaves))]
-        interpreted = jax.pmap(program.build("i"), in_axes=p.leaf_axes, out_axes=p.out_axes,
-                               axis_name="i")(*inputs)  # fmt: skip
+        interpreted = jax.pmap(
+            program.build("i"), in_axes=p.leaf_axes, out_axes=p.out_axes, axis_name="i"
+        )(*inputs)
         want = np.asarray(interpreted)
         assert want.shape == p.out_shapes == saved["pmap"].shape == saved["shard_map"].shape
         np.testing.assert_allclose(saved["pmap"], want, rtol=1e-5, atol=1e-5, err_msg=body)
@@ -197,14 +238,23 @@ print("done")
 
 # argument names, body, argument shape trees, in_axes prefixes, out_axes prefix
 TREE_CASES = [
-    ("x, p", "jnp.tanh(x @ p['w'] + p['b'])", [(8, 3, 5), {"w": (5, 2), "b": (2,)}],
-     (0, None), 0),
-    ("x, p", "x * p['scale'] + p['shift']", [(4, 6), {"scale": (6,), "shift": (4, 6)}],
-     (0, {"scale": None, "shift": 0}), 0),
+    ("x, p", "jnp.tanh(x @ p['w'] + p['b'])", [(8, 3, 5), {"w": (5, 2), "b": (2,)}], (0, None), 0),
+    (
+        "x, p",
+        "x * p['scale'] + p['shift']",
+        [(4, 6), {"scale": (6,), "shift": (4, 6)}],
+        (0, {"scale": None, "shift": 0}),
+        0,
+    ),
     ("x, p", "(x * p[0], lax.psum(p[1], 'i'))", [(4, 3), ((4, 3), (4,))], (0, 0), (0, None)),
-    ("x, p", "{'s': x + p['w'].sum(), 't': jnp.mean(x, axis=0)}", [(3, 2), {"w": (2, 3)}],
-     (1, None), {"s": 1, "t": 0}),
-]  # fmt: skip
+    (
+        "x, p",
+        "{'s': x + p['w'].sum(), 't': jnp.mean(x, axis=0)}",
+        [(3, 2), {"w": (2, 3)}],
+        (1, None),
+        {"s": 1, "t": 0},
+    ),
+]
 
 
 @pytest.mark.parametrize("case", range(len(TREE_CASES)))
@@ -225,8 +275,13 @@ def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tmp_
     (tmp_path / "pmap_script.py").write_text(codegen.pmap_script(program, p))
     (tmp_path / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
     (tmp_path / "args.txt").write_text(",".join(a.name for a in p.arguments))
-    r = subprocess.run([sys.executable, "-c", TREE_RUNNER, str(tmp_path)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", TREE_RUNNER, str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     saved = pickle.loads((tmp_path / "out.pkl").read_bytes())
     as_shapes = jax.tree.map(lambda a: tuple(a.shape), saved["inputs"])
@@ -263,8 +318,9 @@ def test_mesh_scripts_run_both_views_and_agree(tmp_path):
     for ex in meshexamples.EXAMPLES:
         path = tmp_path / f"mesh_{ex.key}.py"
         path.write_text(codegen.mesh_script(ex))
-        r = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=180)  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=180
+        )
         assert r.returncode == 0, (ex.key, r.stderr[-2000:])
         assert "max |global - per-device| =" in r.stdout
         assert r.stdout.count(" holds ") == ex.mesh.devices  # one line per device's block
@@ -276,12 +332,17 @@ def test_the_exported_script_of_your_f_runs_both_views(tmp_path):
 
     mesh = Mesh((2, 4), ("data", "model"))
     args = [("x", (8, 16), ("data", None)), ("w", (16, 16), (None, "model"))]
-    f = meshownf.MeshF("x, w", "x @ w", "lax.all_gather(x @ w, 'model', axis=1, "
-                           "tiled=True, to='invarying')", ("data", None))  # fmt: skip
+    f = meshownf.MeshF(
+        "x, w",
+        "x @ w",
+        "lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')",
+        ("data", None),
+    )
     g, loc = f.programs()
     path = tmp_path / "mesh_your_f.py"
     path.write_text(codegen.mesh_own_script(mesh, args, g, loc, f.out_spec))
-    r = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=180)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "max |global - per-device| =" in r.stdout and r.stdout.count(" holds ") == 8

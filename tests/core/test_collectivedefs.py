@@ -40,8 +40,13 @@ HAND = {
     "reduce-scatter": lambda g, b: (g - 1) / g * b,
     "all-to-all": lambda g, b: (g - 1) / g * b,
 }
-GROUPINGS = [None, [[0, 1], [2, 3], [4, 5], [6, 7]], [[0, 1, 2, 3], [4, 5, 6, 7]],
-             [[0], [1, 2, 3, 4, 5, 6, 7]], [[4, 6], [0, 1, 2, 3, 5, 7]]]  # fmt: skip
+GROUPINGS = [
+    None,
+    [[0, 1], [2, 3], [4, 5], [6, 7]],
+    [[0, 1, 2, 3], [4, 5, 6, 7]],
+    [[0], [1, 2, 3, 4, 5, 6, 7]],
+    [[4, 6], [0, 1, 2, 3, 5, 7]],
+]
 
 
 @pytest.mark.parametrize("kind", sorted(HAND))
@@ -55,28 +60,32 @@ def test_ring_model_matches_the_hand_formula_for_every_kind_and_grouping(kind, g
         assert model == MODEL_WORDS[kind]
 
 
-MODEL_WORDS = {"all-reduce": "ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block",
-               "all-gather": "ring all-gather: each block travels to the g-1 other devices",
-               "reduce-scatter": "each device keeps 1/g of its block, sends the rest",
-               "all-to-all": "each device keeps 1/g of its block, sends the rest"}  # fmt: skip
+MODEL_WORDS = {
+    "all-reduce": "ring all-reduce: reduce-scatter then all-gather, 2(g-1)/g x block",
+    "all-gather": "ring all-gather: each block travels to the g-1 other devices",
+    "reduce-scatter": "each device keeps 1/g of its block, sends the rest",
+    "all-to-all": "each device keeps 1/g of its block, sends the rest",
+}
 
 
 @pytest.mark.parametrize(
     "kind, groups, want",
-    [("all-reduce", None, 7000.0),  # 2 * 7/8 * 4000
-     ("all-reduce", [[0, 1], [2, 3], [4, 5], [6, 7]], 4000.0),  # 2 * 1/2 * 4000
-     ("all-reduce", [[0, 1, 2, 3], [4, 5, 6, 7]], 6000.0),  # 2 * 3/4 * 4000
-     ("all-reduce", [[4, 6], [0, 1, 2, 3, 5, 7]], 6000.0),  # (2*4000 + 6*(2*5/6*4000)) / 8
-     ("all-reduce", [[0], [1, 2, 3, 4, 5, 6, 7]], 6000.0),  # (1*0 + 7*(2*6/7*4000)) / 8
-     ("all-gather", None, 28000.0),  # 7 * 4000
-     ("all-gather", [[0, 1], [2, 3], [4, 5], [6, 7]], 4000.0),
-     ("all-gather", [[4, 6], [0, 1, 2, 3, 5, 7]], 16000.0),  # (2*4000 + 6*5*4000) / 8
-     ("reduce-scatter", None, 3500.0),  # 7/8 * 4000
-     ("reduce-scatter", [[0, 1, 2, 3], [4, 5, 6, 7]], 3000.0),
-     ("reduce-scatter", [[0], [1, 2, 3, 4, 5, 6, 7]], 3000.0),  # (0 + 7 * 6/7 * 4000) / 8
-     ("all-to-all", None, 3500.0),
-     ("all-to-all", [[0, 1], [2, 3], [4, 5], [6, 7]], 2000.0)],
-)  # fmt: skip
+    [
+        ("all-reduce", None, 7000.0),  # 2 * 7/8 * 4000
+        ("all-reduce", [[0, 1], [2, 3], [4, 5], [6, 7]], 4000.0),  # 2 * 1/2 * 4000
+        ("all-reduce", [[0, 1, 2, 3], [4, 5, 6, 7]], 6000.0),  # 2 * 3/4 * 4000
+        ("all-reduce", [[4, 6], [0, 1, 2, 3, 5, 7]], 6000.0),  # (2*4000 + 6*(2*5/6*4000)) / 8
+        ("all-reduce", [[0], [1, 2, 3, 4, 5, 6, 7]], 6000.0),  # (1*0 + 7*(2*6/7*4000)) / 8
+        ("all-gather", None, 28000.0),  # 7 * 4000
+        ("all-gather", [[0, 1], [2, 3], [4, 5], [6, 7]], 4000.0),
+        ("all-gather", [[4, 6], [0, 1, 2, 3, 5, 7]], 16000.0),  # (2*4000 + 6*5*4000) / 8
+        ("reduce-scatter", None, 3500.0),  # 7/8 * 4000
+        ("reduce-scatter", [[0, 1, 2, 3], [4, 5, 6, 7]], 3000.0),
+        ("reduce-scatter", [[0], [1, 2, 3, 4, 5, 6, 7]], 3000.0),  # (0 + 7 * 6/7 * 4000) / 8
+        ("all-to-all", None, 3500.0),
+        ("all-to-all", [[0, 1], [2, 3], [4, 5], [6, 7]], 2000.0),
+    ],
+)
 def test_ring_model_literal_numbers(kind, groups, want):
     cost, _ = defs.ring_model(kind, 4000, groups or [list(range(8))], 8)
     assert cost["sent"] == pytest.approx(want) and cost["received"] == pytest.approx(want)
@@ -88,15 +97,18 @@ def test_ring_model_without_groups_uses_all_devices():
 
 
 def test_ring_model_permute_counts_senders_and_receivers_over_all_devices():
-    cost, model = defs.ring_model("collective-permute", 80, [list(range(8))], 8,
-                                 [(0, 1), (1, 2), (2, 0)])  # fmt: skip
+    cost, model = defs.ring_model(
+        "collective-permute", 80, [list(range(8))], 8, [(0, 1), (1, 2), (2, 0)]
+    )
     assert cost == {"sent": 30.0, "received": 30.0}  # 3 devices * 80 bytes / 8 devices
     cost, _ = defs.ring_model("collective-permute", 80, [list(range(8))], 8, defs.ring(8, "left"))
     assert cost == {"sent": 80.0, "received": 80.0}  # everyone sends and receives one block
     cost, _ = defs.ring_model("collective-permute", 80, [list(range(8))], 8, [(0, 5), (3, 5)])
     assert cost == {"sent": 20.0, "received": 10.0}  # two senders, one receiver
     assert defs.ring_model("collective-permute", 80, [list(range(8))], 8, None)[0] == {
-        "sent": 0.0, "received": 0.0}  # fmt: skip
+        "sent": 0.0,
+        "received": 0.0,
+    }
     assert model == "point to point: each pair moves one block (average over devices)"
 
 
@@ -144,17 +156,25 @@ def test_comm_cost_literal_numbers():
     assert c["all_gather_tiled"].comm_bytes(4, 8, 2, None, None)[0]["sent"] == 48.0  # 3*16
     assert c["normalise"].comm_bytes(8, 1000, 4, None, None)[0]["sent"] == 7.0  # 2*7/8*4
     assert c["pmax"].comm_bytes(8, 2, 4, [[0, 1, 2, 3], [4, 5, 6, 7]], None)[0] == {
-        "sent": 12.0, "received": 12.0}  # 2 * 3/4 * 8  # fmt: skip
+        "sent": 12.0,
+        "received": 12.0,
+    }  # 2 * 3/4 * 8
 
 
 # ------------------------------------------------------------------ the records themselves
 def test_names_in_traces_map_to_the_xla_op_each_collective_compiles_to():
     # one pair per name: it reads as the table it is
     assert defs.HLO_BY_PRIMITIVE == {
-        "psum": "all-reduce", "pmean": "all-reduce", "pmax": "all-reduce", "pmin": "all-reduce",
-        "all_gather": "all-gather", "ppermute": "collective-permute",
-        "psum_scatter": "reduce-scatter", "reduce_scatter": "reduce-scatter",
-        "all_to_all": "all-to-all"}  # fmt: skip
+        "psum": "all-reduce",
+        "pmean": "all-reduce",
+        "pmax": "all-reduce",
+        "pmin": "all-reduce",
+        "all_gather": "all-gather",
+        "ppermute": "collective-permute",
+        "psum_scatter": "reduce-scatter",
+        "reduce_scatter": "reduce-scatter",
+        "all_to_all": "all-to-all",
+    }
 
 
 @pytest.mark.parametrize("c", defs.COLLECTIVES, ids=lambda c: c.key)

@@ -89,9 +89,14 @@ def test_all_gather_and_all_to_all_sources_come_from_values():
 
 @pytest.mark.parametrize(
     "text, n, words",
-    [("0->1, 0->2", 4, "source of two pairs"), ("0->1, 2->1", 4, "destination of two pairs"),
-     ("0->9", 4, "outside 0 to 3"), ("zero to one", 4, "not a pair"), ("", 4, "empty")],
-)  # fmt: skip
+    [
+        ("0->1, 0->2", 4, "source of two pairs"),
+        ("0->1, 2->1", 4, "destination of two pairs"),
+        ("0->9", 4, "outside 0 to 3"),
+        ("zero to one", 4, "not a pair"),
+        ("", 4, "empty"),
+    ],
+)
 def test_bad_permutations_are_explained(text, n, words):
     with pytest.raises(col.CollectiveError, match=words):
         col.parse_pairs(text, n)
@@ -105,9 +110,13 @@ def test_pairs_parse_in_several_spellings():
 
 @pytest.mark.parametrize(
     "text, words",
-    [("0 1 | 2", "missing"), ("0 1 | 1 2 3", "twice"),
-     ("[[0,1],[2,9]]", "outside"), ("a b | c d", "not a list")],
-)  # fmt: skip
+    [
+        ("0 1 | 2", "missing"),
+        ("0 1 | 1 2 3", "twice"),
+        ("[[0,1],[2,9]]", "outside"),
+        ("a b | c d", "not a list"),
+    ],
+)
 def test_bad_groups_are_explained(text, words):
     with pytest.raises(col.CollectiveError, match=words):
         col.parse_groups(text, 4)
@@ -161,8 +170,10 @@ def test_groups_naming_device_n_or_leaving_one_out_are_refused_in_words(n):
     assert str(err.value) == f"Groups name a device outside 0 to {n - 1}."
     with pytest.raises(col.CollectiveError) as err:
         col.check_groups([list(range(n - 1))], n)
-    assert str(err.value) == (f"Groups must split the devices 0 to {n - 1} so that each is in "
-                              f"exactly one group (missing [{n - 1}]).")  # fmt: skip
+    assert str(err.value) == (
+        f"Groups must split the devices 0 to {n - 1} so that each is in "
+        f"exactly one group (missing [{n - 1}])."
+    )
     assert col.check_groups([[d] for d in range(n)], n) == [[d] for d in range(n)]
 
 
@@ -178,9 +189,11 @@ def test_the_picture_label_says_before_and_after():
     out = col.run("psum", 4, 1)
     x = [float(np.asarray(b).reshape(-1)[0]) for b in out.before]  # from the input's shards
     total = f"{sum(x):.3g}"  # what psum must give every device
-    assert col.picture_label(out) == (f"{out.collective.label} on 4 devices: before "
-                                      f"{', '.join(f'{v:.3g}' for v in x)}; after "
-                                      f"{', '.join([total] * 4)}")  # fmt: skip
+    assert col.picture_label(out) == (
+        f"{out.collective.label} on 4 devices: before "
+        f"{', '.join(f'{v:.3g}' for v in x)}; after "
+        f"{', '.join([total] * 4)}"
+    )
 
 
 # ---------------------------------------------------------------- its memory, compiled first
@@ -211,10 +224,12 @@ def test_memory_analysis_of_a_pmapped_collective_is_per_device(n):
     assert compiledmemory.footprint(psum) == compiledmemory.Footprint(4 * m, 4 * m, 0)
 
 
-@pytest.mark.parametrize("key, n", [("all_gather", N), ("all_to_all", 4), ("ppermute", N),
-                                    ("psum", N)])  # fmt: skip
+@pytest.mark.parametrize(
+    "key, n", [("all_gather", N), ("all_to_all", 4), ("ppermute", N), ("psum", N)]
+)
 def test_a_run_reserves_what_its_compiled_program_holds_before_any_input_exists(
-        monkeypatch, key, n):  # fmt: skip
+    monkeypatch, key, n
+):
     """all_gather n = 8, m = 1,000,000: the formula said 290 MB, while the program holds 288 MB
     on the devices and the run 544 MB more on the host (the input, every device's result read
     back and numpy's reference); all_to_all's scratch (n = 4: 7 MB a device) is in the
@@ -230,8 +245,15 @@ def test_a_run_reserves_what_its_compiled_program_holds_before_any_input_exists(
         col.run(key, n, m)
     (need,) = seen
     assert not made  # reserved before any input exists
-    fp = compiledmemory.footprint(col.compiled_for(col.compile_collective(key, n, None, (
-        tuple(defs.ring(n, "right")) if key == "ppermute" else ())), n, m))  # fmt: skip
+    fp = compiledmemory.footprint(
+        col.compiled_for(
+            col.compile_collective(
+                key, n, None, (tuple(defs.ring(n, "right")) if key == "ppermute" else ())
+            ),
+            n,
+            m,
+        )
+    )
     on_devices = n * (fp.arguments + fp.outputs + fp.temporaries)
     host = n * (fp.arguments + 2 * fp.outputs)
     assert need.device >= on_devices and need.total >= on_devices + host

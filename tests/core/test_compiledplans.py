@@ -28,8 +28,13 @@ def test_jax_caches_are_bounded_so_a_server_does_not_keep_every_program():
 
     from tests.conftest import ROOT
 
-    r = subprocess.run([sys.executable, "-m", "tests.core.jax_cache_probe"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=240)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tests.core.jax_cache_probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     without, bounded = map(int, r.stdout.split())
     assert bounded < max(4 * 2**20, without / 4), (without, bounded)

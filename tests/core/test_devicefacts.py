@@ -65,9 +65,14 @@ def test_a_tpus_start_up_is_said_as_the_chip_measured_it():
     runtime mappings (tests/core/fixtures/tpu-v5e/tpu_device_info.json)."""
     info = json.loads((TPU_FIXTURES / "tpu_device_info.json").read_text())
     mb = 2**20
-    s = devicefacts.Startup(info["jax_devices_s"], (("tpu", info["first_put_s"]), ("cpu", 0.01)),
-                            info["rss_mb_after_import"] * mb, info["rss_mb_after_first_put"] * mb,
-                            40 * 2**30, 36 * 2**30)  # fmt: skip
+    s = devicefacts.Startup(
+        info["jax_devices_s"],
+        (("tpu", info["first_put_s"]), ("cpu", 0.01)),
+        info["rss_mb_after_import"] * mb,
+        info["rss_mb_after_first_put"] * mb,
+        40 * 2**30,
+        36 * 2**30,
+    )
     assert s.runtime_bytes == (13810 - 370) * mb
     first, mapped = devicefacts.startup_lines(s)
     assert "7.14 s to start the runtime" in first and "TPU 0.63 s, CPU 0.01 s" in first

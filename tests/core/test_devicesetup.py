@@ -112,7 +112,9 @@ def test_describe_reports_real_jax_devices():
 
     from tests.conftest import TEST_DEVICES
 
-    report = devicesetup.describe(devicesetup.applied_settings())
+    # the settings tests/conftest.py applied (AppTest runs of app.py apply their own since)
+    asked = devicesetup.Settings(devices=TEST_DEVICES, platform="cpu", devices_source="env")
+    report = devicesetup.describe(asked)
     assert report.count == TEST_DEVICES == len(jax.devices())
     assert [d.id for d in report.devices] == [d.id for d in jax.devices()]
     assert [d.label for d in report.devices] == [str(d) for d in jax.devices()]
@@ -179,8 +181,9 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
 
     original = devicesetup.applied_settings()
     try:
-        s = devicesetup.Settings(devices=original.devices, platform="cpu", max_bytes=2**30,
-                             max_device_bytes=2**31)  # fmt: skip
+        s = devicesetup.Settings(
+            devices=original.devices, platform="cpu", max_bytes=2**30, max_device_bytes=2**31
+        )
         devicesetup.apply(s)
         budget = memorypool.budget()
         assert budget.host == 2**30 and budget.device is None  # CPU devices use host memory
@@ -188,8 +191,9 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
         assert report.restart_command(4).endswith(
             "--max-bytes 1073741824 --max-device-bytes 2147483648"
         )
-        assert report.restart_command(4, "cpu").startswith("streamlit run app.py -- --devices 4 "
-                                                           "--platform cpu")  # fmt: skip
+        assert report.restart_command(4, "cpu").startswith(
+            "streamlit run app.py -- --devices 4 --platform cpu"
+        )
     finally:
         devicesetup.apply(original)
     assert memorypool.budget().host != 2**30
@@ -215,10 +219,17 @@ def test_max_seconds_flag_and_env(text, value):
 
 @pytest.mark.parametrize(
     "text, words",
-    [("0", "out of range"), ("3601", "out of range"), ("-5", "not a whole number"),
-     ("1.5", "not a whole number"), ("\u00b2", "not a whole number"),
-     ("\u0661\u0662", "not a whole number"), ("inf", "not a whole number"), ("", "not a whole")],
-)  # fmt: skip
+    [
+        ("0", "out of range"),
+        ("3601", "out of range"),
+        ("-5", "not a whole number"),
+        ("1.5", "not a whole number"),
+        ("\u00b2", "not a whole number"),
+        ("\u0661\u0662", "not a whole number"),
+        ("inf", "not a whole number"),
+        ("", "not a whole"),
+    ],
+)
 def test_bad_max_seconds(text, words):
     with pytest.raises(SettingError, match=words):
         parse_settings(["--max-seconds", text], {})

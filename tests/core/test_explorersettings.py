@@ -32,10 +32,13 @@ def test_an_expression_plans_like_a_catalog_program(args, body, shapes, axes, ou
     assert not errors and isinstance(program, expr.ExprProgram) and p.ok, p.problems
     assert p.out_shapes == out
     assert tuple(leaf.name for leaf in p.leaves) == expr.parse_arg_names(args)
-    direct = planning.plan(expr.program(args, body),
-                           [valueparse.parse_shape(t) for t in shapes],
-                           in_axes=tuple(valueparse.parse_axis(a) for a in axes),
-                           axis_name="i", n_devices=N)  # fmt: skip
+    direct = planning.plan(
+        expr.program(args, body),
+        [valueparse.parse_shape(t) for t in shapes],
+        in_axes=tuple(valueparse.parse_axis(a) for a in axes),
+        axis_name="i",
+        n_devices=N,
+    )
     assert direct == p
 
 
@@ -54,9 +57,11 @@ _NAME = st.sampled_from(["x", "w", "b", "a1", "y_2"])
 
 
 @settings(max_examples=25, deadline=None)
-@given(names=st.lists(_NAME, min_size=1, max_size=3, unique=True),
-       body=st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
-       pn=st.sampled_from(["", "1", "16", "4096"]))  # fmt: skip
+@given(
+    names=st.lists(_NAME, min_size=1, max_size=3, unique=True),
+    body=st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+    pn=st.sampled_from(["", "1", "16", "4096"]),
+)
 def test_any_typed_text_round_trips(names, body, pn):
     s = Scenario.from_texts({"fn": EXPR, "args": ", ".join(names), "body": body, "pn": pn}, N)
     assert Scenario.from_texts(s.query(), N) == s
@@ -74,7 +79,8 @@ def test_a_refused_expression_is_one_message_with_its_column():
 
 def test_a_bad_link_falls_back_to_the_default_expression_with_a_note():
     texts, notes = scenario_module.schema(N).from_query(
-        {"fn": EXPR, "args": "x", "body": "x.__class__", "pn": "0"})  # fmt: skip
+        {"fn": EXPR, "args": "x", "body": "x.__class__", "pn": "0"}
+    )
     assert (texts["args"], texts["body"], texts["pn"]) == ("x, w", "jnp.tanh(x @ w)", "")
     assert len(notes) == 2 and any("column 3" in n for n in notes)
     assert any("pn=" in n and "from 1 to 4,096" in n for n in notes)
@@ -131,8 +137,23 @@ def test_the_cli_and_the_explorer_parse_through_one_schema(monkeypatch):
     Scenario.defaults("batched_dot", N).plan(N)
     from pmapviz.app import cli
 
-    assert cli.main(["plan", "--fn", "batched_dot", "--shape", "8,4,5", "--shape", "8,4,5",
-                     "--plan-devices", "8", "--json"]) == 0  # fmt: skip
+    assert (
+        cli.main(
+            [
+                "plan",
+                "--fn",
+                "batched_dot",
+                "--shape",
+                "8,4,5",
+                "--shape",
+                "8,4,5",
+                "--plan-devices",
+                "8",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert len(seen) == 2 and seen[1]["s0"] == "8,4,5"
     v, errors = real({"s0": "8, 4x"}, 1, 0, 0, {"s0": "--shape 1"})
     assert v == {} and errors[0].startswith("--shape 1")  # the caller's own words
@@ -140,8 +161,12 @@ def test_the_cli_and_the_explorer_parse_through_one_schema(monkeypatch):
 
 def test_schema_values_go_back_to_text_that_parses_to_them():
     schema = scenario_module.schema(N)
-    texts = {"s0": "{'w': (5, 2), 'b': (2,)}", "a0": "{'w': None, 'b': 0}", "out": "None",
-             "name": ""}  # fmt: skip
+    texts = {
+        "s0": "{'w': (5, 2), 'b': (2,)}",
+        "a0": "{'w': None, 'b': 0}",
+        "out": "None",
+        "name": "",
+    }
     values, errors = schema.parse(texts, list(texts))
     assert not errors and values["name"] is None and values["s0"] == {"w": (5, 2), "b": (2,)}
     again, _ = schema.parse(schema.to_query(values), list(texts))
@@ -156,9 +181,26 @@ def test_the_url_keys_and_the_schema_come_from_the_scenarios_fields():
     schema = scenario_module.schema(N)
     assert tuple(f.key for f in schema.fields) == scenario_module.KEYS
     assert [schema.field(k).label for k in ("fn", "pn", "s0", "d1", "a5")] == [
-        "Function", "Plan for N devices", "shape 1", "dtype 2", "in_axes 6"]  # fmt: skip
+        "Function",
+        "Plan for N devices",
+        "shape 1",
+        "dtype 2",
+        "in_axes 6",
+    ]
     s = expression("x, w", "x @ w", ("8, 4", "4, 2"), ("0", "None"), pn="16", name="j")
-    assert list(s.query()) == ["fn", "args", "body", "out", "name", "pn",
-                               "s0", "d0", "a0", "s1", "d1", "a1"]  # fmt: skip
+    assert list(s.query()) == [
+        "fn",
+        "args",
+        "body",
+        "out",
+        "name",
+        "pn",
+        "s0",
+        "d0",
+        "a0",
+        "s1",
+        "d1",
+        "a1",
+    ]
     assert Scenario.from_texts(s.texts(every_slot=True), N) == s
     assert list(Scenario.defaults("double", N).texts()) == ["fn", "out", "name", "s0", "d0", "a0"]

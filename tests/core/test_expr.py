@@ -23,22 +23,53 @@ from tests.conftest import TEST_DEVICES
 # ------------------------------------------------------------------ the six examples, real pmap
 N = TEST_DEVICES
 EXAMPLES = [
-    ("x, w, b", "jnp.tanh(x @ w + b)", [(N, 3, 4), (4, 5), (5,)], (0, None, None), 0,
-     lambda x, w, b: jnp.tanh(x @ w + b)),
-    ("x, y", "jax.vmap(jnp.dot)(x, y)", [(N, 10, 3), (N, 10, 3)], (0, 0), 0,
-     lambda x, y: jax.vmap(jnp.dot)(x, y)),
-    ("x", "x / lax.psum(jnp.sum(x), 'i')", [(N, 4)], (0,), 0,
-     lambda x: x / lax.psum(jnp.sum(x), "i")),
-    ("x, w", "jnp.einsum('bij,jk->bik', x, w)", [(N, 2, 3, 4), (4, 5)], (0, None), 0,
-     lambda x, w: jnp.einsum("bij,jk->bik", x, w)),
+    (
+        "x, w, b",
+        "jnp.tanh(x @ w + b)",
+        [(N, 3, 4), (4, 5), (5,)],
+        (0, None, None),
+        0,
+        lambda x, w, b: jnp.tanh(x @ w + b),
+    ),
+    (
+        "x, y",
+        "jax.vmap(jnp.dot)(x, y)",
+        [(N, 10, 3), (N, 10, 3)],
+        (0, 0),
+        0,
+        lambda x, y: jax.vmap(jnp.dot)(x, y),
+    ),
+    (
+        "x",
+        "x / lax.psum(jnp.sum(x), 'i')",
+        [(N, 4)],
+        (0,),
+        0,
+        lambda x: x / lax.psum(jnp.sum(x), "i"),
+    ),
+    (
+        "x, w",
+        "jnp.einsum('bij,jk->bik', x, w)",
+        [(N, 2, 3, 4), (4, 5)],
+        (0, None),
+        0,
+        lambda x, w: jnp.einsum("bij,jk->bik", x, w),
+    ),
     ("x", "(x * 2, x.sum())", [(N, 4)], (0,), 0, lambda x: (x * 2, x.sum())),
-    ("x", "lax.all_gather(x, 'i').mean(0)", [(N, 4)], (0,), None,
-     lambda x: lax.all_gather(x, "i").mean(0)),
-]  # fmt: skip
+    (
+        "x",
+        "lax.all_gather(x, 'i').mean(0)",
+        [(N, 4)],
+        (0,),
+        None,
+        lambda x: lax.all_gather(x, "i").mean(0),
+    ),
+]
 
 
-@pytest.mark.parametrize("args, body, shapes, in_axes, out_axes, direct", EXAMPLES,
-                         ids=[e[1] for e in EXAMPLES])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, body, shapes, in_axes, out_axes, direct", EXAMPLES, ids=[e[1] for e in EXAMPLES]
+)
 def test_examples_plan_and_run_like_python(args, body, shapes, in_axes, out_axes, direct):
     prog = expr.program(args, body)
     p = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, axis_name="i", n_devices=N)
@@ -78,19 +109,50 @@ def test_plan_reports_missing_and_mismatched_axis_names():
     assert "'j'" in p.problems[0].message
 
 
-@pytest.mark.parametrize("text, names", [
-    ("x, w, b", ("x", "w", "b")), ("(x, y)", ("x", "y")), (" x ", ("x",)),
-    ("x,", ("x",)), ("a1, b_2, c, d, e, g", ("a1", "b_2", "c", "d", "e", "g")),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("x, w, b", ("x", "w", "b")),
+        ("(x, y)", ("x", "y")),
+        (" x ", ("x",)),
+        ("x,", ("x",)),
+        ("a1, b_2, c, d, e, g", ("a1", "b_2", "c", "d", "e", "g")),
+    ],
+)
 def test_argument_names_parse(text, names):
     assert expr.parse_arg_names(text) == names
 
 
-@pytest.mark.parametrize("text", [
-    "", " ", "x, x", "jnp", "x, lax", "jax", "np", "lambda", "def", "match", "print", "sum",
-    "open", "_x", "__class__", "1x", "x-y", "x y", "a, b, c, d, e, g, h", "x,,y", "\u0445",
-    "\uff58", "x\x00", "x" * 40, None,
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "x, x",
+        "jnp",
+        "x, lax",
+        "jax",
+        "np",
+        "lambda",
+        "def",
+        "match",
+        "print",
+        "sum",
+        "open",
+        "_x",
+        "__class__",
+        "1x",
+        "x-y",
+        "x y",
+        "a, b, c, d, e, g, h",
+        "x,,y",
+        "\u0445",
+        "\uff58",
+        "x\x00",
+        "x" * 40,
+        None,
+    ],
+)
 def test_bad_argument_names_are_refused(text):
     with pytest.raises(ExprError):
         expr.parse_arg_names(text)
@@ -122,8 +184,12 @@ def test_python_source_runs_as_a_plain_script(tmp_path):
     xs = np.random.default_rng(2).uniform(-1, 1, (2, 3, 3)).astype(np.float32)
     ys = np.random.default_rng(3).uniform(-1, 1, (2, 3, 3)).astype(np.float32)
     rng, bodies, want = random.Random(15), [], {}
-    fixed = ["x / lax.psum(jnp.sum(x), 'i')", "lax.all_gather(x, 'i').mean(0) + y",
-             "(x * 2, {'s': x.sum()})", "jax.vmap(jnp.dot)(x, y)"]  # fmt: skip
+    fixed = [
+        "x / lax.psum(jnp.sum(x), 'i')",
+        "lax.all_gather(x, 'i').mean(0) + y",
+        "(x * 2, {'s': x.sum()})",
+        "jax.vmap(jnp.dot)(x, y)",
+    ]
     while len(bodies) < 8 + len(fixed):
         body = fixed[len(bodies) - 8] if len(bodies) >= 8 else _random_body(rng)
         try:  # random bodies may not fit the shapes (e.g. a sum over a scalar): skip those
@@ -134,19 +200,30 @@ def test_python_source_runs_as_a_plain_script(tmp_path):
             want[f"{len(bodies)}_{j}"] = np.asarray(leaf)
         bodies.append(body)
     np.savez(tmp_path / "in.npz", x=xs, y=ys)
-    lines = [expr.IMPORTS, "import sys", "import numpy as np", "d = np.load(sys.argv[1])",
-             "out = {}"]  # fmt: skip
+    lines = [
+        expr.IMPORTS,
+        "import sys",
+        "import numpy as np",
+        "d = np.load(sys.argv[1])",
+        "out = {}",
+    ]
     for k, body in enumerate(bodies):
-        lines += [expr.python_source(expr.program("x, y", body), "i"),
-                  "res = jax.vmap(f, axis_name='i')(d['x'], d['y'])",
-                  f"out.update({{'{k}_' + str(j): np.asarray(v) "
-                  "for j, v in enumerate(jax.tree.leaves(res))})"]  # fmt: skip
+        lines += [
+            expr.python_source(expr.program("x, y", body), "i"),
+            "res = jax.vmap(f, axis_name='i')(d['x'], d['y'])",
+            f"out.update({{'{k}_' + str(j): np.asarray(v) "
+            "for j, v in enumerate(jax.tree.leaves(res))})",
+        ]
     lines.append("np.savez(sys.argv[2], **out)")
     script = tmp_path / "exported.py"
     script.write_text("\n".join(lines) + "\n")
-    r = subprocess.run([sys.executable, str(script), str(tmp_path / "in.npz"),
-                        str(tmp_path / "out.npz")], capture_output=True, text=True,
-                       timeout=120, env={"JAX_PLATFORMS": "cpu"})  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"JAX_PLATFORMS": "cpu"},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     got = dict(np.load(tmp_path / "out.npz"))
     assert sorted(got) == sorted(want), json.dumps(bodies)

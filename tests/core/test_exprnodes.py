@@ -14,18 +14,21 @@ N = TEST_DEVICES
 
 
 # ------------------------------------------------------------------ columns and argument names
-@pytest.mark.parametrize("text, column, token", [
-    ("jnp.tanh(os.x)", 10, "`os`"),
-    ("x + jnp.load('f')", 9, "`load`"),
-    ("x.sum().__class__", 9, "`__class__`"),
-    ("x  <<  2", 4, "`<<`"),
-    ("jnp.sum(x, where=x)", 12, "`where`"),
-    ("  lax.psum(x, y)", 15, "`y`"),
-    ("x + \u0445", 5, "U+0445"),
-    ("x ** 10", 6, "`10`"),
-    ("x; y", 2, "not a valid expression"),
-    ("jax.vmap(lambda a: a)(x)", 10, "`lambda a: a`"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, column, token",
+    [
+        ("jnp.tanh(os.x)", 10, "`os`"),
+        ("x + jnp.load('f')", 9, "`load`"),
+        ("x.sum().__class__", 9, "`__class__`"),
+        ("x  <<  2", 4, "`<<`"),
+        ("jnp.sum(x, where=x)", 12, "`where`"),
+        ("  lax.psum(x, y)", 15, "`y`"),
+        ("x + \u0445", 5, "U+0445"),
+        ("x ** 10", 6, "`10`"),
+        ("x; y", 2, "not a valid expression"),
+        ("jax.vmap(lambda a: a)(x)", 10, "`lambda a: a`"),
+    ],
+)
 def test_messages_point_at_the_column(text, column, token):
     with pytest.raises(ExprError) as info:
         expr.program("x, w, b", text)
@@ -44,12 +47,15 @@ def _nested(fn: str, times: int) -> str:
     return f"{fn}(" * times + "x" + ", 'i')" * times
 
 
-@pytest.mark.parametrize("body, column", [
-    (f"jnp.sum({_nested('lax.all_gather', 14)})", None),
-    ("jnp.sum((x[:, None] * x)[:, :, None] * x)", 9),
-    ("jnp.einsum('i,j,k->ijk', x, x, x)", 1),
-    ("jnp.expand_dims(x, (" + ", ".join(map(str, range(40))) + "))", 1),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "body, column",
+    [
+        (f"jnp.sum({_nested('lax.all_gather', 14)})", None),
+        ("jnp.sum((x[:, None] * x)[:, :, None] * x)", 9),
+        ("jnp.einsum('i,j,k->ijk', x, x, x)", 1),
+        ("jnp.expand_dims(x, (" + ", ".join(map(str, range(40))) + "))", 1),
+    ],
+)
 def test_huge_intermediates_are_refused_while_tracing(body, column):
     """Shapes are static while tracing: an intermediate above 2**40 elements or 32 axes is
     refused before XLA sees it (an int64 overflow there would abort the process)."""

@@ -33,40 +33,61 @@ SPECIAL: dict[str, tuple[str, object]] = {
     "jnp.round": ("jnp.round(x, 2)", lambda x, y, w: jnp.round(x, 2)),
     "jnp.einsum": ("jnp.einsum('ij,jk->ik', x, w)", lambda x, y, w: jnp.einsum("ij,jk->ik", x, w)),
     "jnp.tensordot": ("jnp.tensordot(x, w, axes=1)", lambda x, y, w: jnp.tensordot(x, w, 1)),
-    "jnp.concatenate": ("jnp.concatenate((x, y), axis=1)",
-                        lambda x, y, w: jnp.concatenate((x, y), axis=1)),
+    "jnp.concatenate": (
+        "jnp.concatenate((x, y), axis=1)",
+        lambda x, y, w: jnp.concatenate((x, y), axis=1),
+    ),
     "jnp.stack": ("jnp.stack([x, y], 2)", lambda x, y, w: jnp.stack([x, y], 2)),
-    "jnp.sum": ("jnp.sum(x, axis=0, keepdims=True, dtype='float32')",
-                lambda x, y, w: jnp.sum(x, axis=0, keepdims=True, dtype="float32")),
+    "jnp.sum": (
+        "jnp.sum(x, axis=0, keepdims=True, dtype='float32')",
+        lambda x, y, w: jnp.sum(x, axis=0, keepdims=True, dtype="float32"),
+    ),
     "jnp.std": ("jnp.std(x, 1, ddof=1)", lambda x, y, w: jnp.std(x, 1, ddof=1)),
     "jnp.cumsum": ("jnp.cumsum(x, axis=1)", lambda x, y, w: jnp.cumsum(x, axis=1)),
-    "jnp.zeros_like": ("jnp.zeros_like(x, dtype='int32')",
-                       lambda x, y, w: jnp.zeros_like(x, dtype="int32")),
+    "jnp.zeros_like": (
+        "jnp.zeros_like(x, dtype='int32')",
+        lambda x, y, w: jnp.zeros_like(x, dtype="int32"),
+    ),
     "jnp.squeeze": ("jnp.squeeze(x[None], 0)", lambda x, y, w: jnp.squeeze(x[None], 0)),
     "lax.psum": ("lax.psum(x, 'i')", lambda x, y, w: lax.psum(x, "i")),
     "lax.pmean": ("lax.pmean(x, axis_name='i')", lambda x, y, w: lax.pmean(x, axis_name="i")),
     "lax.pmax": ("lax.pmax(x, 'i')", lambda x, y, w: lax.pmax(x, "i")),
     "lax.pmin": ("lax.pmin(x, 'i')", lambda x, y, w: lax.pmin(x, "i")),
-    "lax.all_gather": ("lax.all_gather(x, 'i', axis=1, tiled=True)",
-                       lambda x, y, w: lax.all_gather(x, "i", axis=1, tiled=True)),
-    "lax.ppermute": ("lax.ppermute(x, 'i', perm=[(0, 1), (1, 0)])",
-                     lambda x, y, w: lax.ppermute(x, "i", perm=[(0, 1), (1, 0)])),
-    "lax.psum_scatter": ("lax.psum_scatter(x, 'i', scatter_dimension=1, tiled=True)",
-                         lambda x, y, w: lax.psum_scatter(x, "i", scatter_dimension=1,
-                                                          tiled=True)),
-    "lax.all_to_all": ("lax.all_to_all(x, 'i', 1, 1, tiled=True)",
-                       lambda x, y, w: lax.all_to_all(x, "i", 1, 1, tiled=True)),
+    "lax.all_gather": (
+        "lax.all_gather(x, 'i', axis=1, tiled=True)",
+        lambda x, y, w: lax.all_gather(x, "i", axis=1, tiled=True),
+    ),
+    "lax.ppermute": (
+        "lax.ppermute(x, 'i', perm=[(0, 1), (1, 0)])",
+        lambda x, y, w: lax.ppermute(x, "i", perm=[(0, 1), (1, 0)]),
+    ),
+    "lax.psum_scatter": (
+        "lax.psum_scatter(x, 'i', scatter_dimension=1, tiled=True)",
+        lambda x, y, w: lax.psum_scatter(x, "i", scatter_dimension=1, tiled=True),
+    ),
+    "lax.all_to_all": (
+        "lax.all_to_all(x, 'i', 1, 1, tiled=True)",
+        lambda x, y, w: lax.all_to_all(x, "i", 1, 1, tiled=True),
+    ),
     "lax.axis_index": ("lax.axis_index('i') + x", lambda x, y, w: lax.axis_index("i") + x),
-    "jax.nn.gelu": ("jax.nn.gelu(x, approximate=False)",
-                    lambda x, y, w: jax.nn.gelu(x, approximate=False)),
-    "jax.nn.leaky_relu": ("jax.nn.leaky_relu(x - 0.5, 0.1)",
-                          lambda x, y, w: jax.nn.leaky_relu(x - 0.5, 0.1)),
+    "jax.nn.gelu": (
+        "jax.nn.gelu(x, approximate=False)",
+        lambda x, y, w: jax.nn.gelu(x, approximate=False),
+    ),
+    "jax.nn.leaky_relu": (
+        "jax.nn.leaky_relu(x - 0.5, 0.1)",
+        lambda x, y, w: jax.nn.leaky_relu(x - 0.5, 0.1),
+    ),
     "jax.nn.softmax": ("jax.nn.softmax(x, axis=0)", lambda x, y, w: jax.nn.softmax(x, axis=0)),
-    "jax.nn.logsumexp": ("jax.nn.logsumexp(x, 1, keepdims=True)",
-                         lambda x, y, w: jax.nn.logsumexp(x, 1, keepdims=True)),
-    "jax.vmap": ("jax.vmap(jax.vmap(jnp.multiply), in_axes=(0, 0))(x, y)",
-                 lambda x, y, w: jax.vmap(jax.vmap(jnp.multiply), in_axes=(0, 0))(x, y)),
-}  # fmt: skip
+    "jax.nn.logsumexp": (
+        "jax.nn.logsumexp(x, 1, keepdims=True)",
+        lambda x, y, w: jax.nn.logsumexp(x, 1, keepdims=True),
+    ),
+    "jax.vmap": (
+        "jax.vmap(jax.vmap(jnp.multiply), in_axes=(0, 0))(x, y)",
+        lambda x, y, w: jax.vmap(jax.vmap(jnp.multiply), in_axes=(0, 0))(x, y),
+    ),
+}
 
 
 def _default_case(key: str) -> tuple[str, object]:
@@ -108,8 +129,9 @@ def _check_same(text: str, direct) -> None:
     assert jax.tree.structure(got) == jax.tree.structure(want)
     for g, v in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
         assert g.dtype == v.dtype and g.shape == v.shape
-        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(v, np.float64),
-                                   rtol=1e-6, atol=1e-7)  # fmt: skip
+        np.testing.assert_allclose(
+            np.asarray(g, np.float64), np.asarray(v, np.float64), rtol=1e-6, atol=1e-7
+        )
 
 
 @pytest.mark.parametrize("key", sorted(FUNCTIONS))
@@ -128,12 +150,37 @@ def test_every_allowed_method_and_attribute_matches_jax(name):
 
 def test_allow_list_is_data_with_collectives_marked():
     collectives = {k for k, f in FUNCTIONS.items() if f.collective}
-    names = ["psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "psum_scatter",
-             "all_to_all", "axis_index"]  # fmt: skip
+    names = [
+        "psum",
+        "pmean",
+        "pmax",
+        "pmin",
+        "all_gather",
+        "ppermute",
+        "psum_scatter",
+        "all_to_all",
+        "axis_index",
+    ]
     assert collectives == {f"lax.{n}" for n in names}
     assert all(FUNCTIONS[k].note for k in collectives)
-    banned = {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "tile", "repeat",
-              "pad", "broadcast_to", "load", "save", "fromfile", "frombuffer", "outer"}  # fmt: skip
+    banned = {
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "arange",
+        "linspace",
+        "eye",
+        "tile",
+        "repeat",
+        "pad",
+        "broadcast_to",
+        "load",
+        "save",
+        "fromfile",
+        "frombuffer",
+        "outer",
+    }
     assert not {k for k in FUNCTIONS if k.rpartition(".")[2] in banned}
     assert "jax.nn.one_hot" not in FUNCTIONS
     assert len(FUNCTIONS) + len(METHODS) + len(ATTRIBUTES) > 100

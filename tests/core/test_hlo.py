@@ -30,8 +30,12 @@ def test_explicit_groups_from_a_fixture():
 
 def test_pairs_from_a_fixture():
     (c,) = fixture("ppermute_ring_4.hlo").collectives
-    assert c.kind == "collective-permute" and c.source_target_pairs == ((0, 1), (1, 2), (2, 3),
-                                                                        (3, 0))  # fmt: skip
+    assert c.kind == "collective-permute" and c.source_target_pairs == (
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (3, 0),
+    )
     assert c.replica_groups is None and c.bytes == 8
 
 
@@ -48,12 +52,14 @@ def test_mesh_and_iota_syntaxes_from_a_fixture():
 
 @pytest.mark.parametrize(
     "axes, chosen, groups",
-    [("'axis_0'=8,'axis_1'=1", "'axis_0'", [tuple(range(8))]),
-     ("'a'=2,'b'=4", "'a'", [(0, 4), (1, 5), (2, 6), (3, 7)]),
-     ("'a'=2,'b'=4", "'b'", [(0, 1, 2, 3), (4, 5, 6, 7)]),
-     ("'a'=2,'b'=4", "'a','b'", [tuple(range(8))]),
-     ("'a'=2,'b'=4", "'b','a'", [(0, 4, 1, 5, 2, 6, 3, 7)])],
-)  # fmt: skip
+    [
+        ("'axis_0'=8,'axis_1'=1", "'axis_0'", [tuple(range(8))]),
+        ("'a'=2,'b'=4", "'a'", [(0, 4), (1, 5), (2, 6), (3, 7)]),
+        ("'a'=2,'b'=4", "'b'", [(0, 1, 2, 3), (4, 5, 6, 7)]),
+        ("'a'=2,'b'=4", "'a','b'", [tuple(range(8))]),
+        ("'a'=2,'b'=4", "'b','a'", [(0, 4, 1, 5, 2, 6, 3, 7)]),
+    ],
+)
 def test_mesh_groups(axes, chosen, groups):
     assert hlo.mesh_groups(axes, chosen) == groups
 
@@ -68,15 +74,20 @@ HEADER = "HloModule m, num_partitions=4\n\n"
 
 @pytest.mark.parametrize(
     "line, why",
-    [("%x = f32[4]{0} all-reduce(%p), replica_groups=mesh['a':(1)2] {'a'}", "mesh"),
-     ("%x = f32[4]{0} all-reduce(%p), replica_groups={{0,1},{1,2}}", "repeat"),
-     ("%x = f32[4]{0} all-reduce(%p), replica_groups={{0,9}}", "past the device count"),
-     ("%x = f32[4]{0} all-reduce(%p), replica_groups=<weird>", "does not read"),
-     ("%x = f32[4]{0} all-gather(%nowhere), replica_groups={}", "shape of operand"),
-     ("%x = q9[4]{0} collective-permute(q9[4] %p), source_target_pairs={{0,1}}", "element type"),
-     ("%x = f32[4]{0} collective-permute(%p), source_target_pairs=[0->1]", "source_target_pairs"),
-     ("garbage all-reduce(", "layout")],
-)  # fmt: skip
+    [
+        ("%x = f32[4]{0} all-reduce(%p), replica_groups=mesh['a':(1)2] {'a'}", "mesh"),
+        ("%x = f32[4]{0} all-reduce(%p), replica_groups={{0,1},{1,2}}", "repeat"),
+        ("%x = f32[4]{0} all-reduce(%p), replica_groups={{0,9}}", "past the device count"),
+        ("%x = f32[4]{0} all-reduce(%p), replica_groups=<weird>", "does not read"),
+        ("%x = f32[4]{0} all-gather(%nowhere), replica_groups={}", "shape of operand"),
+        ("%x = q9[4]{0} collective-permute(q9[4] %p), source_target_pairs={{0,1}}", "element type"),
+        (
+            "%x = f32[4]{0} collective-permute(%p), source_target_pairs=[0->1]",
+            "source_target_pairs",
+        ),
+        ("garbage all-reduce(", "layout"),
+    ],
+)
 def test_unreadable_lines_are_reported_as_unparsed(line, why):
     r = hlo.parse_hlo(HEADER + "  %p = f32[4]{0} parameter(0)\n  " + line + "\n")
     assert not r.collectives
@@ -84,17 +95,21 @@ def test_unreadable_lines_are_reported_as_unparsed(line, why):
 
 
 def test_empty_groups_mean_every_device_and_other_ops_are_ignored():
-    text = (HEADER + "  %p = f32[4]{0} parameter(0)\n"
-            "  %x = f32[4]{0} all-reduce(%p), replica_groups={}, to_apply=%add\n"
-            "  %g = f32[4]{0} get-tuple-element(%all-to-all), index=0\n"
-            "  %d = f32[4]{0} all-reduce-done(%x)\n")  # fmt: skip
+    text = (
+        HEADER + "  %p = f32[4]{0} parameter(0)\n"
+        "  %x = f32[4]{0} all-reduce(%p), replica_groups={}, to_apply=%add\n"
+        "  %g = f32[4]{0} get-tuple-element(%all-to-all), index=0\n"
+        "  %d = f32[4]{0} all-reduce-done(%x)\n"
+    )
     r = hlo.parse_hlo(text)
     assert [c.replica_groups for c in r.collectives] == [((0, 1, 2, 3),)] and not r.unparsed
 
 
 def test_old_style_source_metadata():
-    text = (HEADER + '  %x = f32[] all-reduce(f32[] %p), replica_groups={{0,1,2,3}}, '
-            'metadata={op_name="psum" source_file="/x/y.py" source_line=12}\n')  # fmt: skip
+    text = (
+        HEADER + "  %x = f32[] all-reduce(f32[] %p), replica_groups={{0,1,2,3}}, "
+        'metadata={op_name="psum" source_file="/x/y.py" source_line=12}\n'
+    )
     (c,) = hlo.parse_hlo(text).collectives
     assert c.source_line == "/x/y.py:12" and c.op_name == "psum" and c.bytes == 4
 
@@ -109,8 +124,11 @@ def _partitions(draw_perm, sizes):
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(size=st.sampled_from([1, 2, 4]), order=st.permutations(range(TEST_DEVICES)),
-       key=st.sampled_from(["psum", "pmax"]))  # fmt: skip
+@given(
+    size=st.sampled_from([1, 2, 4]),
+    order=st.permutations(range(TEST_DEVICES)),
+    key=st.sampled_from(["psum", "pmax"]),
+)
 def test_parsed_groups_equal_what_was_asked(size, order, key):
     groups = _partitions(order, [size] * (TEST_DEVICES // size))
     (c,) = programanalysis.analyse(

@@ -42,8 +42,13 @@ RETRIES = 2
 
 
 def _probe(case: tuple[str, ...]) -> dict:
-    r = subprocess.run([sys.executable, "-m", "tests.core.memory_probe", *case], cwd=ROOT,
-                       capture_output=True, text=True, timeout=240)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tests.core.memory_probe", *case],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -79,8 +84,10 @@ def test_live_estimate_counts_device_dtypes_and_the_numpy_result():
     assert est[2] == 8000 + 2 * 32000  # bool in, int32 out (JAX: bool * 2), two outputs held
     assert memoryneeds.live_run_bytes(p32, "double").device == 32000 + 2 * 32000
     no_numpy = plan(catalog.get("normalise"), [(1, 1000)], axis_name="i", n_devices=1)
-    assert (memoryneeds.live_run_bytes(no_numpy, "normalise").total
-            < memoryneeds.live_run_bytes(no_numpy).total)  # fmt: skip
+    assert (
+        memoryneeds.live_run_bytes(no_numpy, "normalise").total
+        < memoryneeds.live_run_bytes(no_numpy).total
+    )
 
 
 def test_sweep_probe_is_sized_by_the_budget_and_measured_once(monkeypatch):

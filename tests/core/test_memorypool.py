@@ -19,8 +19,10 @@ def test_the_server_budget_reads_device_memory_on_an_accelerator(fake_devices):
         lines = memorypool.budget_lines(b, devicefacts.device_memory())
         assert lines[0].startswith("Host memory budget for the whole server")
         assert lines[1].startswith("Device memory budget for the whole server")
-        assert lines[2] == ("Device memory now (memory_stats, the fullest, `cuda:0`): 0.00 GiB "
-                            "in use of 104.9 GiB, peak 0.01 GiB.")  # fmt: skip
+        assert lines[2] == (
+            "Device memory now (memory_stats, the fullest, `cuda:0`): 0.00 GiB "
+            "in use of 104.9 GiB, peak 0.01 GiB."
+        )
     assert memorypool.budget().device is None  # back on CPU devices: one pool
 
 
@@ -33,9 +35,14 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
     from pmapviz import compiledplans, devicesetup, pmaprun
 
     original = devicesetup.applied_settings()
-    devicesetup.apply(devicesetup.Settings(devices=original.devices, platform="cpu",
-                                   devices_source=original.devices_source,
-                                   max_bytes=256 * 2**20))  # fmt: skip
+    devicesetup.apply(
+        devicesetup.Settings(
+            devices=original.devices,
+            platform="cpu",
+            devices_source=original.devices_source,
+            max_bytes=256 * 2**20,
+        )
+    )
     try:
         budget = memorypool.budget()
         assert budget.host == 256 * 2**20
@@ -44,8 +51,13 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
         compiled = compiledplans.compile_plan(prog, p)
         held = memorypool.reserve(memory.Need(240 * 2**20, 240 * 2**20), "another session's run")
         seen, out = [], []
-        worker = threading.Thread(target=lambda: out.append(pmaprun.run_plan(
-            prog, p, compiled, on_wait=lambda pos, w, message: seen.append(message))))  # fmt: skip
+        worker = threading.Thread(
+            target=lambda: out.append(
+                pmaprun.run_plan(
+                    prog, p, compiled, on_wait=lambda pos, w, message: seen.append(message)
+                )
+            )
+        )
         worker.start()
         wait = time.monotonic() + 5
         while not seen and time.monotonic() < wait:

@@ -21,8 +21,9 @@ def _shard_map_hlo(fn, mesh_devices, in_spec, out_spec, shape=(16, 8)):
 
 
 def test_psum_over_model_is_two_groups_of_four():
-    m, text = _shard_map_hlo(lambda x: jax.lax.psum(x, "model"), jax.devices(),
-                             ("data", "model"), ("data", None))  # fmt: skip
+    m, text = _shard_map_hlo(
+        lambda x: jax.lax.psum(x, "model"), jax.devices(), ("data", "model"), ("data", None)
+    )
     (c,) = meshcollectives.collectives_on_axes(m, text)
     assert c.key() == ("all-reduce", ("model",), 2, 4)
     assert c.device_groups == ((0, 1, 2, 3), (4, 5, 6, 7))
@@ -31,8 +32,9 @@ def test_psum_over_model_is_two_groups_of_four():
 
 
 def test_psum_over_data_is_four_groups_of_two():
-    m, text = _shard_map_hlo(lambda x: jax.lax.psum(x, "data"), jax.devices(),
-                             ("data", "model"), (None, "model"))  # fmt: skip
+    m, text = _shard_map_hlo(
+        lambda x: jax.lax.psum(x, "data"), jax.devices(), ("data", "model"), (None, "model")
+    )
     (c,) = meshcollectives.collectives_on_axes(m, text)
     assert c.key() == ("all-reduce", ("data",), 4, 2)
     assert c.device_groups == ((0, 4), (1, 5), (2, 6), (3, 7))
@@ -48,8 +50,9 @@ def test_all_gather_over_data():
 
 
 def test_psum_over_both_axes_is_all_devices():
-    m, text = _shard_map_hlo(lambda x: jax.lax.psum(x, ("data", "model")), jax.devices(),
-                             ("data", "model"), ())  # fmt: skip
+    m, text = _shard_map_hlo(
+        lambda x: jax.lax.psum(x, ("data", "model")), jax.devices(), ("data", "model"), ()
+    )
     (c,) = meshcollectives.collectives_on_axes(m, text)
     assert c.key() == ("all-reduce", ("data", "model"), 1, 8)
     assert "over data, model" in c.sentence and "all devices" in c.sentence
@@ -57,8 +60,9 @@ def test_psum_over_both_axes_is_all_devices():
 
 def test_device_ids_come_from_the_mesh_devices_array():
     """HLO numbers devices by their place in the mesh; ids come from the mesh's devices."""
-    m, text = _shard_map_hlo(lambda x: jax.lax.psum(x, "model"), jax.devices()[::-1],
-                             ("data", "model"), ("data", None))  # fmt: skip
+    m, text = _shard_map_hlo(
+        lambda x: jax.lax.psum(x, "model"), jax.devices()[::-1], ("data", "model"), ("data", None)
+    )
     (c,) = meshcollectives.collectives_on_axes(m, text)
     assert c.key() == ("all-reduce", ("model",), 2, 4)
     assert c.device_groups == ((7, 6, 5, 4), (3, 2, 1, 0))
@@ -67,8 +71,10 @@ def test_device_ids_come_from_the_mesh_devices_array():
 def test_the_global_matmul_psum_reduces_over_model():
     e = meshexamples.EXAMPLE["matmul_psum"]
     m = meshplacement.jax_mesh(e.mesh, jax.devices())
-    x, w = (jax.device_put(a, NamedSharding(m, P(*s)))
-            for a, s in zip(e.args(), e.in_specs, strict=True))  # fmt: skip
+    x, w = (
+        jax.device_put(a, NamedSharding(m, P(*s)))
+        for a, s in zip(e.args(), e.in_specs, strict=True)
+    )
     with jax.set_mesh(m):
         text = jax.jit(e.global_fn).lower(x, w).compile().as_text()
     keys = [c.key() for c in meshcollectives.collectives_on_axes(m, text)]

@@ -28,16 +28,24 @@ def _jax_refuses(mesh: Mesh, shape, spec) -> bool:
     return False
 
 
-MESHES = [Mesh(s, n) for s, n in (((8,), ("x",)), ((2, 4), ("data", "model")),
-                                  ((4, 2), ("data", "model")), ((2, 2, 2), ("a", "b", "c")),
-                                  ((1, 8), ("data", "model")))]  # fmt: skip
+MESHES = [
+    Mesh(s, n)
+    for s, n in (
+        ((8,), ("x",)),
+        ((2, 4), ("data", "model")),
+        ((4, 2), ("data", "model")),
+        ((2, 2, 2), ("a", "b", "c")),
+        ((1, 8), ("data", "model")),
+    )
+]
 
 
 @st.composite
 def cases(draw):
     mesh = draw(st.sampled_from(MESHES))
-    shape = tuple(draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16]), min_size=0,
-                                max_size=3)))  # fmt: skip
+    shape = tuple(
+        draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16]), min_size=0, max_size=3))
+    )
     names = [*mesh.names, "other"]
     entry = st.one_of(
         st.none(),
@@ -76,8 +84,9 @@ def test_a_mesh_bigger_than_this_process_is_planned():
     placed = meshplacement.place(big, (8, 16), ("data", "model"))
     assert not placed.from_jax and len(placed.blocks) == 4 * TEST_DEVICES
     assert placed.local_shape == (2, 2) and placed.replicated_over == ()
-    assert {b.index for b in placed.blocks} == {((2 * i, 2 * i + 2), (2 * j, 2 * j + 2))
-                                                for i in range(4) for j in range(8)}  # fmt: skip
+    assert {b.index for b in placed.blocks} == {
+        ((2 * i, 2 * i + 2), (2 * j, 2 * j + 2)) for i in range(4) for j in range(8)
+    }
 
 
 def test_shard_map_hands_f_the_local_shape():

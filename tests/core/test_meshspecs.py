@@ -10,29 +10,35 @@ from pmapviz.valueparse import SettingError
 DATA_MODEL = Mesh((2, 4), ("data", "model"))
 
 
-@pytest.mark.parametrize("text, spec", [
-    ("P('data', None)", ("data", None)),
-    ("P(('data', 'model'))", (("data", "model"),)),
-    ("P()", ()),
-    ("data, None", ("data", None)),
-    ("jax.P(None, 'model')", (None, "model")),
-    ('PartitionSpec("model",)', ("model",)),
-    ("P(('data',), None)", (("data",), None)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, spec",
+    [
+        ("P('data', None)", ("data", None)),
+        ("P(('data', 'model'))", (("data", "model"),)),
+        ("P()", ()),
+        ("data, None", ("data", None)),
+        ("jax.P(None, 'model')", (None, "model")),
+        ('PartitionSpec("model",)', ("model",)),
+        ("P(('data',), None)", (("data",), None)),
+    ],
+)
 def test_specs_are_read_as_typed(text, spec):
     assert meshspecs.parse_spec(text) == spec
     assert meshspecs.parse_spec(meshspecs.spec_text(spec)) == spec  # JAX's own printing reads back
 
 
-@pytest.mark.parametrize("text, words", [
-    ("P('data'", "write it like"),
-    ("P(1)", "not part of a PartitionSpec"),
-    ("P('data');__import__('os')", "not part of a PartitionSpec"),
-    ("data model", "expected a comma"),
-    ("P((", "write it like"),
-    ("('data', 'model'", "never closed"),
-    ("x" * 300, "at most 200"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("P('data'", "write it like"),
+        ("P(1)", "not part of a PartitionSpec"),
+        ("P('data');__import__('os')", "not part of a PartitionSpec"),
+        ("data model", "expected a comma"),
+        ("P((", "write it like"),
+        ("('data', 'model'", "never closed"),
+        ("x" * 300, "at most 200"),
+    ],
+)
 def test_bad_spec_text_says_what_is_wrong(text, words):
     with pytest.raises(SettingError, match=words):
         meshspecs.parse_spec(text)
@@ -41,12 +47,19 @@ def test_bad_spec_text_says_what_is_wrong(text, words):
 def test_mesh_and_axis_names_text():
     assert meshspecs.parse_mesh("2x4") == (2, 4) == meshspecs.parse_mesh(" 2, 4 ")
     assert meshspecs.parse_axis_names("data, model", 2) == ("data", "model")
-    for bad, words in (("2x", "not a mesh shape"), ("0x4", "at least 1"),
-                       ("64x128", "at most 4,096"), ("1x1x1x1x1", "at most 4")):  # fmt: skip
+    for bad, words in (
+        ("2x", "not a mesh shape"),
+        ("0x4", "at least 1"),
+        ("64x128", "at most 4,096"),
+        ("1x1x1x1x1", "at most 4"),
+    ):
         with pytest.raises(SettingError, match=words):
             meshspecs.parse_mesh(bad)
-    for bad, words in (("data", "names 1 axes; the mesh has 2"), ("data, data", "two axes"),
-                       ("data, 2x", "not a simple name")):  # fmt: skip
+    for bad, words in (
+        ("data", "names 1 axes; the mesh has 2"),
+        ("data, data", "two axes"),
+        ("data, 2x", "not a simple name"),
+    ):
         with pytest.raises(SettingError, match=words):
             meshspecs.parse_axis_names(bad, 2)
 

@@ -40,9 +40,15 @@ def test_blocks_are_where_meshes_place_says(results, key):
 def test_a_wrong_local_function_is_caught():
     """Forgetting the psum leaves a partial sum on each device: the check sees it."""
     e = meshexamples.EXAMPLE["matmul_psum"]
-    r = meshviews.run_per_device(lambda x, w: jax.lax.pmax(x @ w, "model"), e.mesh, e.args(),
-                               e.in_specs, e.out_spec, repeat=1,
-                               reference=e.global_fn)  # fmt: skip
+    r = meshviews.run_per_device(
+        lambda x, w: jax.lax.pmax(x @ w, "model"),
+        e.mesh,
+        e.args(),
+        e.in_specs,
+        e.out_spec,
+        repeat=1,
+        reference=e.global_fn,
+    )
     assert r.max_abs_diff > 0.1
 
 

@@ -87,9 +87,12 @@ def test_a_file_to_write_that_cannot_be_looked_at_is_one_line(tmp_path, monkeypa
     def denied(path):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(pathparse, "os", types.SimpleNamespace(
-        path=types.SimpleNamespace(realpath=denied)))  # fmt: skip
+    monkeypatch.setattr(
+        pathparse, "os", types.SimpleNamespace(path=types.SimpleNamespace(realpath=denied))
+    )
     with pytest.raises(valueparse.SettingError) as err:
         pathparse.parse_output_path(str(tmp_path / "x.json"), "--json")
-    assert str(err.value) == (f"--json `{tmp_path}/x.json` cannot be checked (Permission denied): "
-                              "name a file in a folder you can write to.")  # fmt: skip
+    assert str(err.value) == (
+        f"--json `{tmp_path}/x.json` cannot be checked (Permission denied): "
+        "name a file in a folder you can write to."
+    )

@@ -28,8 +28,9 @@ def test_output_layout_matches_real_pmap_shards(shape, in_axis, out_axis):
     assert p.ok
     _, (out_layout,) = placement.plan_layouts(p)
     x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-    y = jax.pmap(lambda v: v * 2, in_axes=in_axis, out_axes=out_axis,
-                 devices=jax.devices()[: p.devices_used])(x)  # fmt: skip
+    y = jax.pmap(
+        lambda v: v * 2, in_axes=in_axis, out_axes=out_axis, devices=jax.devices()[: p.devices_used]
+    )(x)
     assert out_layout.shape == y.shape
     assert {pc.device: pc.index for pc in out_layout.pieces} == real_indices(y)
     # and the data each device holds is exactly the slice the layout names
@@ -95,8 +96,14 @@ def test_a_bigger_machine_is_laid_out_by_arithmetic():
 
 
 def test_layouts_carry_names_dtypes_shapes_and_device_positions():
-    p = plan(catalog.get("add"), [(3, 4), (4, 3)], in_axes=(1, 0), out_axes=0, n_devices=8,
-             dtypes=["int32", "int32"])  # fmt: skip
+    p = plan(
+        catalog.get("add"),
+        [(3, 4), (4, 3)],
+        in_axes=(1, 0),
+        out_axes=0,
+        n_devices=8,
+        dtypes=["int32", "int32"],
+    )
     (x, y), (out,) = placement.plan_layouts(p)
     assert (x.name, x.shape, x.dtype, x.split_axis) == ("x", (3, 4), "int32", 1)
     assert (y.name, y.shape, y.dtype, y.split_axis) == ("y", (4, 3), "int32", 0)
@@ -108,12 +115,19 @@ def test_layouts_carry_names_dtypes_shapes_and_device_positions():
 
 
 def test_every_leaf_of_a_pytree_output_gets_its_own_layout():
-    p = plan(lambda x, y: (x * 2, y + 1), [(4, 3), (4, 5)], out_axes=1, n_devices=8,
-             dtypes=["float16", "int8"])  # fmt: skip
+    p = plan(
+        lambda x, y: (x * 2, y + 1),
+        [(4, 3), (4, 5)],
+        out_axes=1,
+        n_devices=8,
+        dtypes=["float16", "int8"],
+    )
     assert p.ok, p.problems
     _, outs = placement.plan_layouts(p)
     assert [(o.name, o.shape, o.dtype, o.split_axis) for o in outs] == [
-        ("out[0]", (3, 4), "float16", 1), ("out[1]", (5, 4), "int8", 1)]  # fmt: skip
+        ("out[0]", (3, 4), "float16", 1),
+        ("out[1]", (5, 4), "int8", 1),
+    ]
 
 
 def test_layouts_refuse_an_invalid_plan():
@@ -130,8 +144,12 @@ def test_index_text_of_integer_and_stepped_indices():
 @pytest.mark.parametrize("n_used", [2, 4096])  # this machine, and a bigger one (arithmetic)
 def test_array_layout_keeps_the_arrays_name_shape_and_dtype(n_used):
     lay = placement.array_layout("params['w']", (n_used, 3), "bfloat16", 0, n_used)
-    assert (lay.name, lay.shape, lay.dtype, lay.split_axis) == ("params['w']", (n_used, 3),
-                                                                "bfloat16", 0)  # fmt: skip
+    assert (lay.name, lay.shape, lay.dtype, lay.split_axis) == (
+        "params['w']",
+        (n_used, 3),
+        "bfloat16",
+        0,
+    )
     assert len(lay.pieces) == n_used and lay.local_shape == (3,)
 
 
@@ -144,13 +162,13 @@ def test_device_rows_name_each_devices_real_slices_and_block_shapes():
     assert [r["device"] for r in rows] == [str(d) for d in jax.devices()[:4]]
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     seen = []
-    y = jax.pmap(lambda a, b: (seen.append(a.shape), a + b)[1], out_axes=1,
-                 devices=jax.devices()[:4])(x, x)  # fmt: skip
+    y = jax.pmap(
+        lambda a, b: (seen.append(a.shape), a + b)[1], out_axes=1, devices=jax.devices()[:4]
+    )(x, x)
     truth = real_indices(y)
     for r in rows:
         assert r["out slice"] == placement.index_text(truth[r["device"]])
         assert r["x slice"] == r["y slice"]
         assert r["f receives"] == ", ".join([str(seen[0])] * 2)
         assert r["f returns"] == str(seen[0])
-    assert list(rows[0]) == ["device", "x slice", "y slice", "f receives", "f returns",
-                             "out slice"]  # fmt: skip
+    assert list(rows[0]) == ["device", "x slice", "y slice", "f receives", "f returns", "out slice"]

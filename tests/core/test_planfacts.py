@@ -19,21 +19,33 @@ def _norm(leaves, trees=None, n_devices=8, fn=None, **kw):
     """A hand-made Normalised: one plain argument per leaf unless ``trees`` are given."""
     trees = trees or {leaf.argument: leaf.shape for leaf in leaves}
     names = {leaf.argument: leaf.name.split("[")[0] for leaf in leaves}
-    args = tuple(planfacts.Argument(k, names.get(k, f"arg{k}"), trees[k], "float32", 0)
-                 for k in sorted(trees))  # fmt: skip
+    args = tuple(
+        planfacts.Argument(k, names.get(k, f"arg{k}"), trees[k], "float32", 0)
+        for k in sorted(trees)
+    )
     kw.setdefault("in_axes_given", (0,) * len(args))
-    return planfacts.Normalised(fn=fn or (lambda *xs: xs[0]), arguments=args,
-                                leaves=tuple(leaves), n_devices=n_devices, **kw)  # fmt: skip
+    return planfacts.Normalised(
+        fn=fn or (lambda *xs: xs[0]),
+        arguments=args,
+        leaves=tuple(leaves),
+        n_devices=n_devices,
+        **kw,
+    )
 
 
 def test_normalise_spreads_prefixes_counts_negative_axes_and_finds_the_mapped_size():
-    n = planfacts.normalise(expr.program("x, p", "x"), [(3, 8), {"w": (8, 5, 2), "b": (2,)}],
-                            in_axes=(-1, {"w": 0, "b": None}), n_devices=8,
-                            dtypes=["int32", "bfloat16"])  # fmt: skip
+    n = planfacts.normalise(
+        expr.program("x, p", "x"),
+        [(3, 8), {"w": (8, 5, 2), "b": (2,)}],
+        in_axes=(-1, {"w": 0, "b": None}),
+        n_devices=8,
+        dtypes=["int32", "bfloat16"],
+    )
     assert [a.name for a in n.arguments] == ["x", "p"]
     assert n.in_axes_given == (-1, {"w": 0, "b": None})
-    assert n.arguments[1] == planfacts.Argument(1, "p", {"w": (8, 5, 2), "b": (2,)}, "bfloat16",
-                                                {"w": 0, "b": None})  # fmt: skip
+    assert n.arguments[1] == planfacts.Argument(
+        1, "p", {"w": (8, 5, 2), "b": (2,)}, "bfloat16", {"w": 0, "b": None}
+    )
     assert n.leaves == (
         planfacts.Leaf(0, "x", (3, 8), "int32", -1, 1, (3,)),
         planfacts.Leaf(1, "p['b']", (2,), "bfloat16", None, None, (2,)),  # JAX's order: sorted keys
@@ -46,7 +58,10 @@ def test_normalise_repeats_one_in_axes_and_marks_axes_that_are_not_axes():
     n = planfacts.normalise(lambda a, b, c: a, [(4, 2), (), (4,)], in_axes=0, n_devices=8)
     assert n.in_axes_given == (0, 0, 0) and [a.name for a in n.arguments] == ["a", "b", "c"]
     assert [(leaf.given_axis, leaf.axis, leaf.local_shape) for leaf in n.leaves] == [
-        (0, 0, (2,)), (0, None, ()), (0, 0, ())]  # a scalar has no axis 0  # fmt: skip
+        (0, 0, (2,)),
+        (0, None, ()),
+        (0, 0, ()),
+    ]  # a scalar has no axis 0
     n = planfacts.normalise(lambda a, b: a, [(4, 2), (5, 3)], in_axes=(5, -3), n_devices=8)
     assert [leaf.axis for leaf in n.leaves] == [None, None] and n.size is None and not n.mapped
     n = planfacts.normalise(lambda a, b: a, [(4, 2), (5, 3)], in_axes=(0, 0), n_devices=8)
@@ -61,6 +76,11 @@ def test_normalise_flattens_nothing_when_the_in_axes_do_not_fit():
     assert [a.in_axes for a in n.arguments] == [0, None]  # no entry for y
     n = planfacts.normalise(lambda x, p: x, [(8, 3), {"w": (3,)}], in_axes=(0, (0, 1)), n_devices=8)
     assert n.leaves == ()
-    assert n.unfit == ((1, "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
-                        "in_axes entry must be one axis (or None) for the whole of it, or have "
-                        "exactly its structure."),)  # fmt: skip
+    assert n.unfit == (
+        (
+            1,
+            "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
+            "in_axes entry must be one axis (or None) for the whole of it, or have "
+            "exactly its structure.",
+        ),
+    )

@@ -42,8 +42,10 @@ DRAWN_DTYPES = ("float32", "int32", "bfloat16", "float16", "int8", "bool")
 
 def make_args(shapes, dtypes=None):
     dtypes = dtypes or ["float32"] * len(shapes)
-    return [(np.arange(math.prod(s)).reshape(s) % 5 + 1).astype(jnp.dtype(t))
-            for s, t in zip(shapes, dtypes, strict=True)]  # fmt: skip
+    return [
+        (np.arange(math.prod(s)).reshape(s) % 5 + 1).astype(jnp.dtype(t))
+        for s, t in zip(shapes, dtypes, strict=True)
+    ]
 
 
 def real_pmap(fn, shapes, in_axes, out_axes, axis_name, n, seen=None, dtypes=None):
@@ -56,8 +58,9 @@ def real_pmap(fn, shapes, in_axes, out_axes, axis_name, n, seen=None, dtypes=Non
             seen.append(tuple(tuple(x.shape) for x in xs))
         return fn(*xs)
 
-    f = jax.pmap(recorded, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                 devices=jax.devices()[:n])  # fmt: skip
+    f = jax.pmap(
+        recorded, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, devices=jax.devices()[:n]
+    )
     return f(*args)
 
 
@@ -103,8 +106,10 @@ def vmap_says_varies(fn, shapes, in_axes, axis_name, dtypes) -> bool:
     """JAX's own answer (jax.vmap on the raw in_axes), not the planner's: does any output
     leaf differ from device to device? vmap refuses out_axes=None exactly then."""
     try:
-        jax.eval_shape(jax.vmap(fn, in_axes=in_axes, out_axes=None, axis_name=axis_name),
-                       *make_args(shapes, dtypes))  # fmt: skip
+        jax.eval_shape(
+            jax.vmap(fn, in_axes=in_axes, out_axes=None, axis_name=axis_name),
+            *make_args(shapes, dtypes),
+        )
     except ValueError as err:
         assert "out_axes" in str(err), err
         return True
@@ -131,8 +136,15 @@ def shard_shapes(out, out_axes):
 @given(cases())
 def test_plan_agrees_with_real_pmap(case):
     name, fn, shapes, in_axes, out_axes, axis_name, n, dtypes = case
-    p = plan(fn, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, n_devices=n,
-             dtypes=dtypes)  # fmt: skip
+    p = plan(
+        fn,
+        shapes,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        n_devices=n,
+        dtypes=dtypes,
+    )
     where = f"{name} {shapes} {dtypes} {in_axes}/{out_axes}"
     seen = []
     try:  # the oracle gets the user's raw in_axes, never the planner's normalised ones
@@ -192,8 +204,14 @@ def test_catalog_programs_plan_like_pmap(program, n, block):
     shapes = [tuple(min(d, block * 3) if k else d for k, d in enumerate(s)) for s in shapes]
     if program.key == "matmul":
         shapes = [(n, 4, block), (block, 2)]
-    p = plan(program, shapes, in_axes=program.default_in_axes,
-             out_axes=program.default_out_axes, axis_name="i", n_devices=n)  # fmt: skip
+    p = plan(
+        program,
+        shapes,
+        in_axes=program.default_in_axes,
+        out_axes=program.default_out_axes,
+        axis_name="i",
+        n_devices=n,
+    )
     assert p.ok, p.problems
     out = real_pmap(program.build("i"), shapes, p.leaf_axes, program.default_out_axes, "i", n)
     assert p.out_shapes == tuple(out.shape)
@@ -262,18 +280,24 @@ def test_default_device_count_is_local():
         (dict(fn="double", shapes=[(8, 3)], in_axes=None), "no_mapped_axis", "in_axes=None"),
         (dict(fn="double", shapes=[(0, 3)]), "mapped_axis_empty", "size 0"),
         (dict(fn="add", shapes=[(2, 0), (2, 0)]), "empty_block", "(0,)"),
-        (dict(fn="double", shapes=[(8, 3)], out_axes=None), "out_axes_none_varies",
-         "silently returns device 0"),
+        (
+            dict(fn="double", shapes=[(8, 3)], out_axes=None),
+            "out_axes_none_varies",
+            "silently returns device 0",
+        ),
         (dict(fn="double", shapes=[(8, 3)], out_axes=-1), "negative_out_axes", "out_axes=1"),
         (dict(fn="local_sum", shapes=[(8, 3)], out_axes=1), "out_axes_out_of_range", "0 to 0"),
         (dict(fn="normalise", shapes=[(8, 3)]), "needs_axis_name", "axis_name"),
         (dict(fn="add", shapes=[(8, 3), (8, 3)], in_axes=(0,)), "in_axes_length", "1 entry"),
-        (dict(fn="matmul", shapes=[(8, 4, 5), (6, 2)], in_axes=(0, None)),
-         "function_rejects_shapes", "x (4, 5), w (6, 2)"),
+        (
+            dict(fn="matmul", shapes=[(8, 4, 5), (6, 2)], in_axes=(0, None)),
+            "function_rejects_shapes",
+            "x (4, 5), w (6, 2)",
+        ),
         (dict(fn="double", shapes=[(9, 3)]), "mapped_axis_too_large", "(3, 3, 3)"),
         (dict(fn="double", shapes=[(8, 3)], dtypes=["complex64"]), "dtype", "complex64"),
     ],
-)  # fmt: skip
+)
 def test_every_problem_has_a_message_and_a_fix(kwargs, code, words):
     kw = dict(kwargs)
     p = plan(catalog.get(kw.pop("fn")), kw.pop("shapes"), n_devices=8, **kw)
@@ -369,9 +393,16 @@ def test_fmt_shape_writes_python():
 
 @pytest.mark.parametrize(
     "shape, axis, works",
-    [((3, 8), -1, False), ((8, 8), -1, False), ((2, 8, 3), -2, False), ((8, 3), -2, True),
-     ((8,), -1, True), ((3, 1), -1, True), ((1, 2, 2), -1, False)],
-)  # fmt: skip
+    [
+        ((3, 8), -1, False),
+        ((8, 8), -1, False),
+        ((2, 8, 3), -2, False),
+        ((8, 3), -2, True),
+        ((8,), -1, True),
+        ((3, 1), -1, True),
+        ((1, 2, 2), -1, False),
+    ],
+)
 def test_negative_in_axes_match_real_pmap_as_typed(shape, axis, works):
     """JAX 0.10 splits axis 0 and squeezes the named axis: only a negative axis that means
     axis 0 (or a mapped size of 1) works. The verdict is checked against real pmap here."""
@@ -442,11 +473,24 @@ def expr_body(draw, leaves):
         if depth > 1 or draw(st.integers(0, 2)) == 0:
             return draw(st.sampled_from(leaves))
         a, b = term(depth + 1), term(depth + 1)
-        return draw(st.sampled_from([
-            f"jnp.tanh({a})", f"({a} + {b})", f"({a} * 2)", f"jnp.sum({a})", f"({a} @ {b})",
-            f"{a}.T", f"jnp.mean({a}, axis=0)", f"{a}[0]", f"lax.psum({a}, 'i')",
-            f"lax.all_gather({a}, 'i').mean(0)", f"jnp.maximum({a}, {b})", f"{a}.reshape(-1)",
-        ]))  # fmt: skip
+        return draw(
+            st.sampled_from(
+                [
+                    f"jnp.tanh({a})",
+                    f"({a} + {b})",
+                    f"({a} * 2)",
+                    f"jnp.sum({a})",
+                    f"({a} @ {b})",
+                    f"{a}.T",
+                    f"jnp.mean({a}, axis=0)",
+                    f"{a}[0]",
+                    f"lax.psum({a}, 'i')",
+                    f"lax.all_gather({a}, 'i').mean(0)",
+                    f"jnp.maximum({a}, {b})",
+                    f"{a}.reshape(-1)",
+                ]
+            )
+        )
 
     shape = draw(st.sampled_from(["one", "one", "tuple", "dict"]))
     if shape == "tuple":
@@ -524,13 +568,15 @@ def test_expressions_with_pytree_arguments_plan_like_real_pmap(case):
     in_axes / out_axes prefixes: the oracle is real jax.pmap on the user's RAW trees."""
     n, x_shape, p_tree, in_axes, body, out_axes = case
     prog = expr.program("x, p", body)
-    p = plan(prog, [x_shape, p_tree], in_axes=in_axes, out_axes=out_axes, axis_name="i",
-             n_devices=n)  # fmt: skip
+    p = plan(
+        prog, [x_shape, p_tree], in_axes=in_axes, out_axes=out_axes, axis_name="i", n_devices=n
+    )
     where = f"f(x, p) = {body}; x {x_shape}, p {p_tree}, in_axes={in_axes}, out_axes={out_axes}"
     fn, args = prog.build("i"), (_tree_values(x_shape), _tree_values(p_tree))
     try:
-        out = jax.pmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name="i",
-                       devices=jax.devices()[:n])(*args)  # fmt: skip
+        out = jax.pmap(
+            fn, in_axes=in_axes, out_axes=out_axes, axis_name="i", devices=jax.devices()[:n]
+        )(*args)
     except Exception as err:  # JAX refuses: the plan must have said so
         assert not p.ok and p.problems, f"{where}: JAX raised {err!r}"
         event(f"JAX refused; plan: {p.problems[0].code}")
@@ -539,8 +585,9 @@ def test_expressions_with_pytree_arguments_plan_like_real_pmap(case):
     if p.problems and p.problems[0].code == "empty_block":
         return  # refused on purpose (see planning)
     try:
-        meant = jax.eval_shape(jax.vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name="i"),
-                               *args)  # fmt: skip
+        meant = jax.eval_shape(
+            jax.vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name="i"), *args
+        )
     except ValueError as err:  # vmap refuses out_axes=None on a leaf that varies
         assert "out_axes" in str(err), err
         assert not p.ok and p.problems[0].code == "out_axes_none_varies", (where, p.problems)
@@ -556,10 +603,12 @@ def test_expressions_with_pytree_arguments_plan_like_real_pmap(case):
 
 @pytest.mark.parametrize(
     "shapes, in_axes, out_axes, dtypes",
-    [([(8, 3), {"w": (3, 2), "b": (2,)}], (0, {"w": None, "b": None}), 0, ["float32", "int32"]),
-     ([(3, 8)], (1,), None, ["bfloat16"]),
-     ([(8, 3), ((8,), (3,))], (0, (0, None)), (0, 0), ["float32", "float32"])],
-)  # fmt: skip
+    [
+        ([(8, 3), {"w": (3, 2), "b": (2,)}], (0, {"w": None, "b": None}), 0, ["float32", "int32"]),
+        ([(3, 8)], (1,), None, ["bfloat16"]),
+        ([(8, 3), ((8,), (3,))], (0, (0, None)), (0, 0), ["float32", "float32"]),
+    ],
+)
 def test_a_plans_key_rebuilds_the_same_plan(shapes, in_axes, out_axes, dtypes):
     from pmapviz import expr
 
@@ -585,68 +634,169 @@ def test_in_axes_are_kept_as_typed_even_when_their_count_is_wrong():
 
 # ---------------------------------------------------------------- each rule's exact words
 def _p(body_or_key, shapes, **kw):
-    prog = catalog.get(body_or_key) if "(" not in body_or_key and " " not in body_or_key else (
-        expr.program("x, p" if len(shapes) == 2 else "x", body_or_key))  # fmt: skip
+    prog = (
+        catalog.get(body_or_key)
+        if "(" not in body_or_key and " " not in body_or_key
+        else (expr.program("x, p" if len(shapes) == 2 else "x", body_or_key))
+    )
     return plan(prog, shapes, n_devices=8, **kw)
 
 
 RULE_CASES = [
-    (("normalise", [(8, 3)]), {},
-     ("needs_axis_name", "x / lax.psum(jnp.sum(x), 'axis_name') uses a collective (lax.psum), "
-      "which needs to know which mapped axis to reduce over, but axis_name is empty.",
-      "Set axis_name, e.g. 'i' (pmap(f, axis_name='i')); the collective then names the same "
-      "axis.", None)),
-    (("double", [(8, 3)]), {"dtypes": ["complex64"]},
-     ("dtype", "x: dtype `complex64` is not supported here.",
-      "Choose one of float32, int32, bfloat16, float16, float64, int8, bool.", 0)),
-    (("double", [(8, 3)]), {"in_axes": (0, 0)},
-     ("in_axes_length", "in_axes has 2 entries but f takes 1 argument (x).",
-      "Give one entry per argument, e.g. in_axes=(0,).", None)),
-    (("add", [(8, 3), (8, 3)]), {"in_axes": (0,)},
-     ("in_axes_length", "in_axes has 1 entry but f takes 2 arguments (x, y).",
-      "Give one entry per argument, e.g. in_axes=(0, 0).", None)),
-    (("double", [(3, 8)]), {"in_axes": -1},
-     ("negative_in_axes", "in_axes=-1 for x (3, 8) means axis 1, but pmap in JAX 0.10 does not "
-      "normalise negative in_axes: it shards the wrong axis and fails with a misleading "
-      "IndivisibleError or 'cannot select an axis to squeeze out' (only a negative axis that "
-      "means axis 0 works).", "Write the axis as a non-negative number: in_axes=1 for x.", 0)),
-    (("double", [(8, 3)]), {"out_axes": -1},
-     ("negative_out_axes", "out_axes=-1 is negative; pmap in JAX 0.10 does not support it and "
-      "returns a wrongly shaped result instead of raising.",
-      "Use the non-negative axis, e.g. out_axes=1.", None)),
-    (("double", [(8, 2**38)]), {},
-     ("too_large", "x (8, 274_877_906_944) has 2,199,023,255,552 elements; pmapviz plans arrays "
-      "of at most 1,099,511,627,776 (2**40) elements.", "Use smaller sizes.", 0)),
-    (("x * p['w'].sum()", [(8, 3), {"w": (2**41,), "b": (2,)}]), {"in_axes": (0, None)},
-     ("too_large", "p['w'] (2_199_023_255_552,) has 2,199,023,255,552 elements; pmapviz plans "
-      "arrays of at most 1,099,511,627,776 (2**40) elements.", "Use smaller sizes.", 1)),
-    (("add", [(8, 3), (4, 3)]), {},
-     ("mapped_sizes_differ", "The mapped axes differ in size: x axis 0 has 8, y axis 0 has 4. "
-      "pmap gives each device one slice of every mapped axis, so they must all have the same "
-      "size.", "Make them equal (e.g. 8 like x), or set in_axes to None for an argument every "
-      "device should get whole.", None)),
-    (("x * p['w']", [(8, 3), {"w": (3,)}]), {"in_axes": (0, (0, 1))},
-     ("in_axes_structure", "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
-      "in_axes entry must be one axis (or None) for the whole of it, or have exactly its "
-      "structure.", "Give the argument one in_axes (e.g. 0 or None) or a dict / tuple with "
-      "exactly its keys.", 1)),
-    (("x * 2", [(8, 3)]), {"out_axes": {"s": 0}},
-     ("out_axes_structure", "out_axes for f's output is a dict with keys `'s'`, but f's output is "
-      "one array.", "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
-      "structure of f's output.", None)),
-    (("double", [(8, 3)]), {"out_axes": None},
-     ("out_axes_none_varies", "out_axes=None says every device returns the same value, but f's "
-      "output differs from device to device. JAX 0.10 does not raise here: it silently returns "
-      "device 0's value (jit(vmap(f)) would raise).", "Use out_axes=0 to stack every device's "
-      "result, or make the output equal on every device with a collective such as lax.psum or "
-      "lax.all_gather.", None)),
-    (("x[:, None] * x[None, :]", [(8, 2**20)]), {},
-     ("output_too_large", "f's result would have 8,796,093,022,208 elements (each device "
-      "returns (1_048_576, 1_048_576), on 8 devices); pmapviz refuses outputs above "
-      "1,099,511,627,776 (2**40) elements, far below what XLA can index.", "Use smaller sizes: "
-      "check which axes f combines (e.g. x @ w multiplies the rows of x by the columns of w).",
-      None)),
-]  # fmt: skip
+    (
+        ("normalise", [(8, 3)]),
+        {},
+        (
+            "needs_axis_name",
+            "x / lax.psum(jnp.sum(x), 'axis_name') uses a collective (lax.psum), "
+            "which needs to know which mapped axis to reduce over, but axis_name is empty.",
+            "Set axis_name, e.g. 'i' (pmap(f, axis_name='i')); the collective then names the same "
+            "axis.",
+            None,
+        ),
+    ),
+    (
+        ("double", [(8, 3)]),
+        {"dtypes": ["complex64"]},
+        (
+            "dtype",
+            "x: dtype `complex64` is not supported here.",
+            "Choose one of float32, int32, bfloat16, float16, float64, int8, bool.",
+            0,
+        ),
+    ),
+    (
+        ("double", [(8, 3)]),
+        {"in_axes": (0, 0)},
+        (
+            "in_axes_length",
+            "in_axes has 2 entries but f takes 1 argument (x).",
+            "Give one entry per argument, e.g. in_axes=(0,).",
+            None,
+        ),
+    ),
+    (
+        ("add", [(8, 3), (8, 3)]),
+        {"in_axes": (0,)},
+        (
+            "in_axes_length",
+            "in_axes has 1 entry but f takes 2 arguments (x, y).",
+            "Give one entry per argument, e.g. in_axes=(0, 0).",
+            None,
+        ),
+    ),
+    (
+        ("double", [(3, 8)]),
+        {"in_axes": -1},
+        (
+            "negative_in_axes",
+            "in_axes=-1 for x (3, 8) means axis 1, but pmap in JAX 0.10 does not "
+            "normalise negative in_axes: it shards the wrong axis and fails with a misleading "
+            "IndivisibleError or 'cannot select an axis to squeeze out' (only a negative axis that "
+            "means axis 0 works).",
+            "Write the axis as a non-negative number: in_axes=1 for x.",
+            0,
+        ),
+    ),
+    (
+        ("double", [(8, 3)]),
+        {"out_axes": -1},
+        (
+            "negative_out_axes",
+            "out_axes=-1 is negative; pmap in JAX 0.10 does not support it and "
+            "returns a wrongly shaped result instead of raising.",
+            "Use the non-negative axis, e.g. out_axes=1.",
+            None,
+        ),
+    ),
+    (
+        ("double", [(8, 2**38)]),
+        {},
+        (
+            "too_large",
+            "x (8, 274_877_906_944) has 2,199,023,255,552 elements; pmapviz plans arrays "
+            "of at most 1,099,511,627,776 (2**40) elements.",
+            "Use smaller sizes.",
+            0,
+        ),
+    ),
+    (
+        ("x * p['w'].sum()", [(8, 3), {"w": (2**41,), "b": (2,)}]),
+        {"in_axes": (0, None)},
+        (
+            "too_large",
+            "p['w'] (2_199_023_255_552,) has 2,199,023,255,552 elements; pmapviz plans "
+            "arrays of at most 1,099,511,627,776 (2**40) elements.",
+            "Use smaller sizes.",
+            1,
+        ),
+    ),
+    (
+        ("add", [(8, 3), (4, 3)]),
+        {},
+        (
+            "mapped_sizes_differ",
+            "The mapped axes differ in size: x axis 0 has 8, y axis 0 has 4. "
+            "pmap gives each device one slice of every mapped axis, so they must all have the same "
+            "size.",
+            "Make them equal (e.g. 8 like x), or set in_axes to None for an argument every "
+            "device should get whole.",
+            None,
+        ),
+    ),
+    (
+        ("x * p['w']", [(8, 3), {"w": (3,)}]),
+        {"in_axes": (0, (0, 1))},
+        (
+            "in_axes_structure",
+            "in_axes for p is a tuple of 2, but p is a dict with keys `'w'`: an "
+            "in_axes entry must be one axis (or None) for the whole of it, or have exactly its "
+            "structure.",
+            "Give the argument one in_axes (e.g. 0 or None) or a dict / tuple with "
+            "exactly its keys.",
+            1,
+        ),
+    ),
+    (
+        ("x * 2", [(8, 3)]),
+        {"out_axes": {"s": 0}},
+        (
+            "out_axes_structure",
+            "out_axes for f's output is a dict with keys `'s'`, but f's output is one array.",
+            "Give out_axes one axis (e.g. 0) or a dict / tuple with exactly the "
+            "structure of f's output.",
+            None,
+        ),
+    ),
+    (
+        ("double", [(8, 3)]),
+        {"out_axes": None},
+        (
+            "out_axes_none_varies",
+            "out_axes=None says every device returns the same value, but f's "
+            "output differs from device to device. JAX 0.10 does not raise here: it silently "
+            "returns device 0's value (jit(vmap(f)) would raise).",
+            "Use out_axes=0 to stack every device's "
+            "result, or make the output equal on every device with a collective such as "
+            "lax.psum or lax.all_gather.",
+            None,
+        ),
+    ),
+    (
+        ("x[:, None] * x[None, :]", [(8, 2**20)]),
+        {},
+        (
+            "output_too_large",
+            "f's result would have 8,796,093,022,208 elements (each device "
+            "returns (1_048_576, 1_048_576), on 8 devices); pmapviz refuses outputs above "
+            "1,099,511,627,776 (2**40) elements, far below what XLA can index.",
+            "Use smaller sizes: "
+            "check which axes f combines (e.g. x @ w multiplies the rows of x by the columns "
+            "of w).",
+            None,
+        ),
+    ),
+]
 
 
 @pytest.mark.parametrize("args, kw, want", RULE_CASES, ids=[c[2][0] for c in RULE_CASES])
@@ -683,8 +833,11 @@ def test_plan_is_normalise_then_the_rules_and_no_rule_changes_what_it_reads(args
     f is traced, the output rules); every rule only reads: the settings are the same after
     every rule has looked at them."""
     body, shapes = args
-    prog = catalog.get(body) if "(" not in body and " " not in body else expr.program(
-        "x, p" if len(shapes) == 2 else "x", body)  # fmt: skip
+    prog = (
+        catalog.get(body)
+        if "(" not in body and " " not in body
+        else expr.program("x, p" if len(shapes) == 2 else "x", body)
+    )
     n = planfacts.normalise(prog, shapes, n_devices=8, **kw)
     before = repr(n)
     found = [q for rule in planinputrules.INPUT_RULES for q in planfacts.as_list(rule(n))]
@@ -703,30 +856,42 @@ def test_plan_is_normalise_then_the_rules_and_no_rule_changes_what_it_reads(args
 
 def test_a_plan_holds_its_arguments_and_leaves():
     prog = expr.program("x, p", "x @ p['w'] + p['b']")
-    p = plan(prog, [(8, 3), {"w": (3, 2), "b": (2,)}], in_axes=(0, {"w": None, "b": None}),
-             n_devices=8, dtypes=["float32", "int32"])  # fmt: skip
+    p = plan(
+        prog,
+        [(8, 3), {"w": (3, 2), "b": (2,)}],
+        in_axes=(0, {"w": None, "b": None}),
+        n_devices=8,
+        dtypes=["float32", "int32"],
+    )
     assert p.ok and p.has_trees and p.in_axes_given == (0, {"w": None, "b": None})
     assert p.arguments == (
         planfacts.Argument(0, "x", (8, 3), "float32", 0),
         planfacts.Argument(1, "p", {"w": (3, 2), "b": (2,)}, "int32", {"w": None, "b": None}),
     )
-    assert [(leaf.argument, leaf.name, leaf.shape, leaf.dtype, leaf.axis, leaf.local_shape)
-            for leaf in p.leaves] == [(0, "x", (8, 3), "float32", 0, (3,)),
-                                      (1, "p['b']", (2,), "int32", None, (2,)),
-                                      (1, "p['w']", (3, 2), "int32", None, (3, 2))]  # fmt: skip
+    assert [
+        (leaf.argument, leaf.name, leaf.shape, leaf.dtype, leaf.axis, leaf.local_shape)
+        for leaf in p.leaves
+    ] == [
+        (0, "x", (8, 3), "float32", 0, (3,)),
+        (1, "p['b']", (2,), "int32", None, (2,)),
+        (1, "p['w']", (3, 2), "int32", None, (3, 2)),
+    ]
     assert p.leaf_axes == (0, None, None) and p.devices_used == 8
     assert p.leaf_rows() == [("x", (8, 3), 0), ("p['b']", (2,), None), ("p['w']", (3, 2), None)]
 
 
 @pytest.mark.parametrize(
     "shapes, kw, code, axes, blocks_known",
-    [([(8, 3)], {"dtypes": ["complex64"]}, "dtype", [None], False),  # stopped before the axes
-     ([(16, 3)], {}, "mapped_axis_too_large", [0], False),  # axes checked; no layout
-     ([(3, 8)], {"in_axes": -1}, "negative_in_axes", [1], True),  # the layout was fine
-     ([(8, 3)], {"out_axes": 2}, "out_axes_out_of_range", [0], True)],
-)  # fmt: skip
-def test_a_plan_that_stops_reports_what_the_checks_before_it_established(shapes, kw, code, axes,
-                                                                         blocks_known):  # fmt: skip
+    [
+        ([(8, 3)], {"dtypes": ["complex64"]}, "dtype", [None], False),  # stopped before the axes
+        ([(16, 3)], {}, "mapped_axis_too_large", [0], False),  # axes checked; no layout
+        ([(3, 8)], {"in_axes": -1}, "negative_in_axes", [1], True),  # the layout was fine
+        ([(8, 3)], {"out_axes": 2}, "out_axes_out_of_range", [0], True),
+    ],
+)
+def test_a_plan_that_stops_reports_what_the_checks_before_it_established(
+    shapes, kw, code, axes, blocks_known
+):
     p = plan(catalog.get("double"), shapes, n_devices=8, **kw)
     assert p.problems[0].code == code and list(p.leaf_axes) == axes
     assert all((leaf.local_shape is not None) == blocks_known for leaf in p.leaves)

@@ -18,9 +18,14 @@ def test_unbound_axis_name_in_a_plain_function():
 def _out(leaves, varies=False, treedef=None, unfit=None):
     """A hand-made traced output: ``leaves`` are (name, per-device shape, out_axes)."""
     treedef = treedef or jax.tree.structure(tuple(0 for _ in leaves))
-    return planfacts.Output(lambda *xs: xs, (), treedef,
-                            tuple(planfacts.OutLeaf(nm, s, "float32", a) for nm, s, a in leaves),
-                            varies, unfit)  # fmt: skip
+    return planfacts.Output(
+        lambda *xs: xs,
+        (),
+        treedef,
+        tuple(planfacts.OutLeaf(nm, s, "float32", a) for nm, s, a in leaves),
+        varies,
+        unfit,
+    )
 
 
 def test_each_output_rule_on_a_hand_made_output():
@@ -41,8 +46,9 @@ def test_each_output_rule_on_a_hand_made_output():
     assert (
         "but f's output differs from device" in planoutputrules.rule_out_axes_none_varies(n).message
     )
-    n = _norm(x, out_axes={"s": 0}, output=_out([("out", (3,), None)], unfit="no fit.",
-                                                  treedef=one))  # fmt: skip
+    n = _norm(
+        x, out_axes={"s": 0}, output=_out([("out", (3,), None)], unfit="no fit.", treedef=one)
+    )
     assert planoutputrules.rule_out_axes_structure(n).message == "no fit."
     for rule in planoutputrules.OUTPUT_RULES:  # out_axes that do not fit: nothing more to check
         assert rule(n) is None

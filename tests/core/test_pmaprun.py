@@ -14,16 +14,25 @@ N = TEST_DEVICES
 
 @pytest.mark.parametrize(
     "key, shapes, in_axes, out_axes, name, dtype",
-    [("batched_dot", [(N, 20, 3)] * 2, (0, 0), 0, None, "float32"),
-     ("add", [(3, N), (N, 3)], (1, 0), 1, None, "int32"),
-     ("matmul", [(4, 2, 3), (3, 5)], (0, None), 0, None, "bfloat16"),
-     ("global_sum", [(N, 3)], (0,), None, "i", "float32"),
-     ("normalise", [(N, 3)], (0,), 0, "i", "float32")],
-)  # fmt: skip
+    [
+        ("batched_dot", [(N, 20, 3)] * 2, (0, 0), 0, None, "float32"),
+        ("add", [(3, N), (N, 3)], (1, 0), 1, None, "int32"),
+        ("matmul", [(4, 2, 3), (3, 5)], (0, None), 0, None, "bfloat16"),
+        ("global_sum", [(N, 3)], (0,), None, "i", "float32"),
+        ("normalise", [(N, 3)], (0,), 0, "i", "float32"),
+    ],
+)
 def test_run_plan_matches_reference_and_shards(key, shapes, in_axes, out_axes, name, dtype):
     prog = catalog.get(key)
-    p = plan(prog, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=name, n_devices=N,
-             dtypes=[dtype] * len(shapes))  # fmt: skip
+    p = plan(
+        prog,
+        shapes,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=name,
+        n_devices=N,
+        dtypes=[dtype] * len(shapes),
+    )
     res = pmaprun.run_plan(
         prog, p, compiledplans.compile_plan(prog, p), "random", seed=3, keep=True
     )
@@ -139,7 +148,8 @@ def test_run_plan_reshape_back_and_why_a_tuple_is_not_run():
     assert pmaprun.not_runnable(p) == (
         f"f returns several arrays, (({N}, 2), ({N}, 2)); live runs and timing read back one "
         "output array. Return one array (e.g. jnp.concatenate or a single expression) to run "
-        "it; the explorer still plans and draws it.")  # fmt: skip
+        "it; the explorer still plans and draws it."
+    )
 
 
 def test_what_f_makes_in_between_is_read_from_the_compiled_program_before_it_runs():

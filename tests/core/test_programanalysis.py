@@ -20,20 +20,42 @@ HALVES = [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 @pytest.mark.parametrize(
     "key, groups, perm, kind, shape, expect",
-    [("psum", None, None, "all-reduce", (8,), [ALL]),
-     ("pmean", HALVES, None, "all-reduce", (8,), [tuple(g) for g in HALVES]),
-     ("pmax", [[0, 2, 4, 6], [1, 3, 5, 7]], None, "all-reduce", (8,), [(0, 2, 4, 6), (1, 3, 5, 7)]),
-     ("pmin", [[3], [0, 1, 2, 4, 5, 6, 7]], None, "all-reduce", (8,),
-      [(3,), (0, 1, 2, 4, 5, 6, 7)]),
-     ("all_gather", None, None, "all-gather", (1, 8), [ALL]),  # XLA adds the gathered axis
-     ("all_gather_tiled", None, None, "all-gather", (8,), [ALL]),
-     ("ppermute", None, defs.ring(N, "right"), "collective-permute", (8,), defs.ring(N, "right")),
-     ("ppermute", None, defs.ring(N, "left"), "collective-permute", (8,), defs.ring(N, "left")),
-     ("ppermute", None, [(1, 5), (5, 1)], "collective-permute", (8,), [(1, 5), (5, 1)]),
-     ("psum_scatter", None, None, "reduce-scatter", (8,), [ALL]),
-     ("all_to_all", None, None, "all-to-all", (1,), [ALL]),
-     ("normalise", None, None, "all-reduce", (), [ALL])],
-)  # fmt: skip
+    [
+        ("psum", None, None, "all-reduce", (8,), [ALL]),
+        ("pmean", HALVES, None, "all-reduce", (8,), [tuple(g) for g in HALVES]),
+        (
+            "pmax",
+            [[0, 2, 4, 6], [1, 3, 5, 7]],
+            None,
+            "all-reduce",
+            (8,),
+            [(0, 2, 4, 6), (1, 3, 5, 7)],
+        ),
+        (
+            "pmin",
+            [[3], [0, 1, 2, 4, 5, 6, 7]],
+            None,
+            "all-reduce",
+            (8,),
+            [(3,), (0, 1, 2, 4, 5, 6, 7)],
+        ),
+        ("all_gather", None, None, "all-gather", (1, 8), [ALL]),  # XLA adds the gathered axis
+        ("all_gather_tiled", None, None, "all-gather", (8,), [ALL]),
+        (
+            "ppermute",
+            None,
+            defs.ring(N, "right"),
+            "collective-permute",
+            (8,),
+            defs.ring(N, "right"),
+        ),
+        ("ppermute", None, defs.ring(N, "left"), "collective-permute", (8,), defs.ring(N, "left")),
+        ("ppermute", None, [(1, 5), (5, 1)], "collective-permute", (8,), [(1, 5), (5, 1)]),
+        ("psum_scatter", None, None, "reduce-scatter", (8,), [ALL]),
+        ("all_to_all", None, None, "all-to-all", (1,), [ALL]),
+        ("normalise", None, None, "all-reduce", (), [ALL]),
+    ],
+)
 def test_every_collective_compiles_to_what_was_asked(key, groups, perm, kind, shape, expect):
     a = programanalysis.analyse(
         programanalysis.collective_target(key, N, 8, groups, perm), variants=False
@@ -47,7 +69,8 @@ def test_every_collective_compiles_to_what_was_asked(key, groups, perm, kind, sh
     # the model and the compiler meet on one row: the same bytes as the playground's model
     cost, _ = defs.BY_KEY[key].comm_bytes(N, 8, 4, groups, perm)
     assert row.model_sent == pytest.approx(cost["sent"]) and row.model_received == pytest.approx(
-        cost["received"])  # fmt: skip
+        cost["received"]
+    )
     assert c.line in a.levels.hlo_lines and a.levels.jaxpr_lines and a.levels.stablehlo_lines
 
 
@@ -116,26 +139,42 @@ def test_cli_hlo_json():
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     (c,) = out["collectives"]
-    assert {k: c[k] for k in ("kind", "shape", "dtype", "bytes", "replica_groups",
-                              "source_target_pairs")} == {
-        "kind": "all-reduce", "shape": [4], "dtype": "f32", "bytes": 16,
-        "replica_groups": [[0, 1, 2, 3]], "source_target_pairs": None}  # fmt: skip
+    assert {
+        k: c[k]
+        for k in ("kind", "shape", "dtype", "bytes", "replica_groups", "source_target_pairs")
+    } == {
+        "kind": "all-reduce",
+        "shape": [4],
+        "dtype": "f32",
+        "bytes": 16,
+        "replica_groups": [[0, 1, 2, 3]],
+        "source_target_pairs": None,
+    }
     assert "collectivedefs.py" in c["source_line"]
-    assert set(out["memory"]) >= {"argument_bytes", "output_bytes", "temp_bytes",
-                                  "generated_code_bytes"}  # fmt: skip
+    assert set(out["memory"]) >= {
+        "argument_bytes",
+        "output_bytes",
+        "temp_bytes",
+        "generated_code_bytes",
+    }
     assert set(out["variants"]) == {"pmap", "vmap", "jit_sharded", "shard_map"}
     assert "flops" in out["cost"]
 
 
 @pytest.mark.parametrize(
     "args, code, words",
-    [(("--collective", "ppermute", "--perm", "0->9"), 2, "outside 0 to 7"),
-     (("--fn", "double", "--shape", "9,3"), 1, "NOT OK"),
-     (("--elements", "x", "--collective", "psum"), 2, "--elements"),
-     (("--collective", "all_to_all", "--elements", "3"), 2, "multiple of 8"),
-     (("--collective", "psum", "--groups", "0 1 | 2 3 4 5 6 7"), 0,
-      "[[0, 1], [2, 3, 4, 5, 6, 7]]")],
-)  # fmt: skip
+    [
+        (("--collective", "ppermute", "--perm", "0->9"), 2, "outside 0 to 7"),
+        (("--fn", "double", "--shape", "9,3"), 1, "NOT OK"),
+        (("--elements", "x", "--collective", "psum"), 2, "--elements"),
+        (("--collective", "all_to_all", "--elements", "3"), 2, "multiple of 8"),
+        (
+            ("--collective", "psum", "--groups", "0 1 | 2 3 4 5 6 7"),
+            0,
+            "[[0, 1], [2, 3, 4, 5, 6, 7]]",
+        ),
+    ],
+)
 def test_cli_hlo_exit_codes(capsys, monkeypatch, args, code, words):
     from pmapviz import devicesetup
     from pmapviz.app import cli

@@ -294,8 +294,11 @@ def test_broadcast_message_names_both_structures():
         "`'b', 'w'`: an in_axes entry must be one axis (or None) for the whole of it, or have "
         "exactly its structure."
     )
-    with pytest.raises(TreeError, match=r"out_axes for out\[1\] is a tuple of 2, but out\[1\] is "
-                                        "one array"):  # fmt: skip
+    with pytest.raises(
+        TreeError,
+        match=r"out_axes for out\[1\] is a tuple of 2, but out\[1\] is "
+        "one array",
+    ):
         broadcast((0, (0, 1)), skeleton(((2,), (3,))), "out", "out_axes")
 
 

@@ -204,8 +204,12 @@ def test_pool_shares_its_capacity_and_says_who_holds_it():
     assert pool.free() == (0,) and [h[0] for h in pool.held()] == ["the 10M example", "a sweep"]
     seen = []
     with pytest.raises(queues.WaitTimeout, match="needs 30MB, and other sessions held the rest"):
-        pool.acquire((30,), "a live run", timeout=0.1,
-                     on_wait=lambda pos, waited, message: seen.append((pos, message)))  # fmt: skip
+        pool.acquire(
+            (30,),
+            "a live run",
+            timeout=0.1,
+            on_wait=lambda pos, waited, message: seen.append((pos, message)),
+        )
     assert seen and seen[0][0] == 1
     message = seen[0][1]
     assert "needs 30MB" in message and "0MB of 100MB is free" in message

@@ -32,10 +32,16 @@ def test_schema_parse_gives_typed_values_or_one_error_per_field():
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8, 64])
 def test_every_schema_default_parses(n):
-    for schema in (explorersettings.schema(n), collectiveops.schema(n), trainingrun.schema(n),
-                   cluster.schema(), tour.schema(), sweepplans.schema(n, "dot"),
-                   sweepplans.schema(n, "matmul"),
-                   sweepplans.schema(n, "elementwise")):  # fmt: skip
+    for schema in (
+        explorersettings.schema(n),
+        collectiveops.schema(n),
+        trainingrun.schema(n),
+        cluster.schema(),
+        tour.schema(),
+        sweepplans.schema(n, "dot"),
+        sweepplans.schema(n, "matmul"),
+        sweepplans.schema(n, "elementwise"),
+    ):
         values, errors = schema.parse(schema.defaults())
         assert not errors, (n, errors)
 
@@ -49,8 +55,9 @@ def test_timing_defaults_split_evenly_on_any_device_count(n):
     values, _ = schema.parse(schema.defaults())
     lcm = math.lcm(*values["ks"])
     assert all(s % lcm == 0 for s in values["sizes"])
-    runs = sweepplans.plan_sweep(workloads.WORKLOADS["dot"], values["sizes"], values["ks"],
-                            values["impls"], 2**34)  # fmt: skip
+    runs = sweepplans.plan_sweep(
+        workloads.WORKLOADS["dot"], values["sizes"], values["ks"], values["impls"], 2**34
+    )
     assert len(runs) >= len(values["sizes"]) * len(values["ks"])
 
 
@@ -130,28 +137,55 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     """Keys are the links' vocabulary (a renamed key breaks every shared link); labels name
     the field in every message about it."""
     want = {
-        collectiveops.schema(8): [("c", "Collective"), ("n", "Devices"),
-                                  ("m", "Elements per device"), ("v", "Values"),
-                                  ("g", "axis_index_groups"), ("p", "Permutation"),
-                                  ("pairs", "Pairs")],
-        trainingrun.schema(8): [("model", "Model"), ("k", "Devices"), ("batch", "Global batch"),
-                               ("steps", "Steps"), ("lr", "Learning rate"),
-                               ("red", "Reduction")],
-        sweepplans.schema(8): [("w", "Workload"), ("r", "Timed runs"), ("sizes", "Sizes"),
-                             ("ks", "Device counts"), ("impls", "Implementations")],
-    }  # fmt: skip
+        collectiveops.schema(8): [
+            ("c", "Collective"),
+            ("n", "Devices"),
+            ("m", "Elements per device"),
+            ("v", "Values"),
+            ("g", "axis_index_groups"),
+            ("p", "Permutation"),
+            ("pairs", "Pairs"),
+        ],
+        trainingrun.schema(8): [
+            ("model", "Model"),
+            ("k", "Devices"),
+            ("batch", "Global batch"),
+            ("steps", "Steps"),
+            ("lr", "Learning rate"),
+            ("red", "Reduction"),
+        ],
+        sweepplans.schema(8): [
+            ("w", "Workload"),
+            ("r", "Timed runs"),
+            ("sizes", "Sizes"),
+            ("ks", "Device counts"),
+            ("impls", "Implementations"),
+        ],
+    }
     for schema, fields in want.items():
         assert [(f.key, f.label) for f in schema.fields] == fields
     explorer = {f.key: f.label for f in explorersettings.schema(8).fields}
     assert {k: explorer[k] for k in ("fn", "args", "body", "out", "name", "pn")} == {
-        "fn": "Function", "args": "Arguments of f", "body": "Body of f", "out": "out_axes",
-        "name": "axis_name", "pn": "Plan for N devices"}  # fmt: skip
+        "fn": "Function",
+        "args": "Arguments of f",
+        "body": "Body of f",
+        "out": "out_axes",
+        "name": "axis_name",
+        "pn": "Plan for N devices",
+    }
     assert [f.label for f in explorersettings.schema(8).fields if f.key in ("d0", "d1")] == [
-        "dtype 1", "dtype 2"]  # fmt: skip
+        "dtype 1",
+        "dtype 2",
+    ]
     assert [(f.key, f.label) for f in cluster.schema().fields] == [
-        ("p", "Processes"), ("d", "CPU devices per process"), ("report", "Report path"),
-        ("nodes", "Nodes"), ("ppn", "Processes per node"), ("dpp", "Devices per process"),
-        ("kind", "Device kind")]  # fmt: skip
+        ("p", "Processes"),
+        ("d", "CPU devices per process"),
+        ("report", "Report path"),
+        ("nodes", "Nodes"),
+        ("ppn", "Processes per node"),
+        ("dpp", "Devices per process"),
+        ("kind", "Device kind"),
+    ]
     _, errors = trainingrun.schema(8).parse({"k": "9"}, ["k"])
     assert errors and errors[0].startswith("Devices")
 
@@ -168,8 +202,14 @@ def test_float_and_link_messages_quote_what_was_typed():
 
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
-    schemas = (explorersettings.schema(n), collectiveops.schema(n), trainingrun.schema(n),
-               cluster.schema(), tour.schema(), sweepplans.schema(n, "matmul"))  # fmt: skip
+    schemas = (
+        explorersettings.schema(n),
+        collectiveops.schema(n),
+        trainingrun.schema(n),
+        cluster.schema(),
+        tour.schema(),
+        sweepplans.schema(n, "matmul"),
+    )
     for schema in schemas:
         values, errors = schema.parse(schema.defaults())
         assert not errors

@@ -14,11 +14,14 @@ def test_device_counts():
 
 @pytest.mark.parametrize(
     "sizes, ks, impls, words",
-    [([1000], [1, 3], ["pmap"], "multiple of 3"), ([], [1], ["pmap"], "at least one"),
-     ([8], [1, 99], ["pmap"], "8 emulated CPU devices: device counts must be 1 to 8"),
-     ([8], [1], ["cuda"], "Unknown"),
-     ([2**40], [1], ["pmap"], "largest size allowed")],
-)  # fmt: skip
+    [
+        ([1000], [1, 3], ["pmap"], "multiple of 3"),
+        ([], [1], ["pmap"], "at least one"),
+        ([8], [1, 99], ["pmap"], "8 emulated CPU devices: device counts must be 1 to 8"),
+        ([8], [1], ["cuda"], "Unknown"),
+        ([2**40], [1], ["pmap"], "largest size allowed"),
+    ],
+)
 def test_plan_sweep_refuses_before_allocating(sizes, ks, impls, words):
     with pytest.raises(sweepplans.BenchError, match=words):
         sweepplans.plan_sweep(workloads.WORKLOADS["dot"], sizes, ks, impls, budget=10**9)

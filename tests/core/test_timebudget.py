@@ -37,8 +37,9 @@ def test_a_sweep_over_the_limit_names_the_largest_size_that_fits():
         timebudget.check_sweep(MATMUL, runs, 7, limit_s=60, rates=RATES)
     msg = str(err.value)
     assert "the limit is 60 s per action" in msg and "GFLOP/s" in msg
-    fit = int(msg.split("largest size that fits with these settings is ")[1].split()[0]
-              .replace(",", ""))  # fmt: skip
+    fit = int(
+        msg.split("largest size that fits with these settings is ")[1].split()[0].replace(",", "")
+    )
     assert fit % 8 == 0 and 8 <= fit < 2**20
     fits = [(i, k, fit) for i, k, _ in runs]
     assert timebudget.check_sweep(MATMUL, fits, 7, limit_s=60, rates=RATES) <= 60
@@ -105,8 +106,7 @@ def _plan(key, shapes, in_axes):
 
 def test_live_run_estimate_uses_xla_flops_and_refuses_with_a_smaller_size():
     small = _plan("matmul", [(TEST_DEVICES, 4, 5), (5, 2)], (0, None))
-    assert timebudget.check_live(small, limit_s=60, program=catalog.get("matmul"),
-                                 rates=RATES) < 5  # fmt: skip
+    assert timebudget.check_live(small, limit_s=60, program=catalog.get("matmul"), rates=RATES) < 5
     big = _plan("matmul", [(TEST_DEVICES, 2**16, 4096), (4096, 4096)], (0, None))
     flops, _, _ = timebudget.plan_cost(big, catalog.get("matmul"))
     assert flops == pytest.approx(2 * TEST_DEVICES * 2**16 * 4096 * 4096, rel=0.01)
@@ -126,8 +126,9 @@ def test_measure_plan_refuses_above_the_limit():
 
 def test_estimate_is_the_right_order_of_magnitude():
     """Loose on purpose (a shared 2-core machine is noisy): within 20x of the real time."""
-    runs = sweepplans.plan_sweep(workloads.WORKLOADS["elementwise"], [2**16], [1, 2],
-                                 ["pmap", "numpy"], 2**40)  # fmt: skip
+    runs = sweepplans.plan_sweep(
+        workloads.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"], 2**40
+    )
     est = timebudget.check_sweep(workloads.WORKLOADS["elementwise"], runs, 3)
     t = time.perf_counter()
     bench.sweep(workloads.WORKLOADS["elementwise"], [2**16], [1, 2], ["pmap", "numpy"], repeat=3)

@@ -9,8 +9,10 @@ TPU_TRACE = FIXTURES.parent / "tpu-v5e" / "psum_and_matmul_tpu.perfetto_trace.js
 
 
 def _rows(speedups: dict[int, float], impl: str = "pmap") -> list[dict]:
-    return [{"impl": impl, "devices": k, "size": 1, "speedup": s, "efficiency": s / k}
-            for k, s in speedups.items()]  # fmt: skip
+    return [
+        {"impl": impl, "devices": k, "size": 1, "speedup": s, "efficiency": s / k}
+        for k, s in speedups.items()
+    ]
 
 
 def test_speedup_and_efficiency_have_separate_labelled_panels_and_stay_inside():
@@ -29,16 +31,26 @@ def test_speedup_and_efficiency_have_separate_labelled_panels_and_stay_inside():
 
 
 def test_loss_figure_names_devices_from_the_labels_given():
-    fig = timecharts.loss_figure([1.0, 0.5], [1.0, 0.5], [[1.0, 1.1], [0.4, 0.6]],
-                                 ["cuda:0", "cuda:1"])  # fmt: skip
+    fig = timecharts.loss_figure(
+        [1.0, 0.5], [1.0, 0.5], [[1.0, 1.1], [0.4, 0.6]], ["cuda:0", "cuda:1"]
+    )
     assert fig.data[0].name == "cuda:0 local loss"
     assert all("cpu:" not in (t.name or "") for t in fig.data)
 
 
 def test_breakdown_has_a_two_level_axis_and_names_each_bar_in_its_tooltip():
-    rows = [{"impl": impl, "devices": k, "compile_s": 0.01 * k, "transfer_s": 0.002,
-             "run_s_median": 0.003 * k, "d2h_s": 0.001}
-            for impl in ("pmap", "shard_map") for k in (1, 2, 4)]  # fmt: skip
+    rows = [
+        {
+            "impl": impl,
+            "devices": k,
+            "compile_s": 0.01 * k,
+            "transfer_s": 0.002,
+            "run_s_median": 0.003 * k,
+            "d2h_s": 0.001,
+        }
+        for impl in ("pmap", "shard_map")
+        for k in (1, 2, 4)
+    ]
     fig = timecharts.breakdown_figure(rows)
     assert [t.name for t in fig.data] == ["compile", "transfer", "compute", "device to host"]
     impls, counts = fig.data[0].x
@@ -86,9 +98,19 @@ def test_a_trace_of_5000_lanes_draws_the_64_busiest_and_at_most_10000_bars():
 
 
 def test_the_bandwidth_figure_draws_the_longest_ops_and_says_how_many_it_left_out():
-    rows = [{"device": "tpu:0", "op": f"op.{k}", "category": None, "bytes": 1000, "FLOPs": None,
-             "duration (us)": float(k % 250), "GB/s": 1.0, "TFLOP/s": None}
-            for k in range(1, 1_000)]  # fmt: skip
+    rows = [
+        {
+            "device": "tpu:0",
+            "op": f"op.{k}",
+            "category": None,
+            "bytes": 1000,
+            "FLOPs": None,
+            "duration (us)": float(k % 250),
+            "GB/s": 1.0,
+            "TFLOP/s": None,
+        }
+        for k in range(1, 1_000)
+    ]
     fig = timecharts.op_rate_figure(rows)
     (bars,) = fig.data
     assert len(bars.y) == timecharts.MAX_RATE_BARS == 100

@@ -11,17 +11,27 @@ from tests.fakes import FIXTURES
 
 
 def _event(dev, op, ts, dur, run="1", module="jit_f"):
-    return {"ph": "X", "pid": 1, "tid": 7, "ts": ts, "dur": dur, "name": op,
-            "args": {"device_ordinal": str(dev), "hlo_op": op, "hlo_module": module,
-                     "run_id": run}}  # fmt: skip
+    return {
+        "ph": "X",
+        "pid": 1,
+        "tid": 7,
+        "ts": ts,
+        "dur": dur,
+        "name": op,
+        "args": {"device_ordinal": str(dev), "hlo_op": op, "hlo_module": module, "run_id": run},
+    }
 
 
 def test_lanes_keep_the_last_complete_call_and_mark_collectives():
-    events = [_event(0, "fusion", 10, 5, "1"), _event(1, "psum.7", 12, 3, "1"),
-              _event(0, "psum.7", 100, 4, "2"), _event(1, "psum.7", 101, 6, "2"),
-              _event(0, "psum.7", 200, 4, "3"),  # a call seen on device 0 only
-              {"ph": "X", "ts": 1, "dur": 1, "name": "end: psum.7", "args": {}},
-              {"ph": "M", "name": "thread_name", "args": {"name": "python"}}]  # fmt: skip
+    events = [
+        _event(0, "fusion", 10, 5, "1"),
+        _event(1, "psum.7", 12, 3, "1"),
+        _event(0, "psum.7", 100, 4, "2"),
+        _event(1, "psum.7", 101, 6, "2"),
+        _event(0, "psum.7", 200, 4, "3"),  # a call seen on device 0 only
+        {"ph": "X", "ts": 1, "dur": 1, "name": "end: psum.7", "args": {}},
+        {"ph": "M", "name": "thread_name", "args": {"name": "python"}},
+    ]
     lanes, module, seen = timeline.lanes_of(
         traceevents.device_events(events), {"psum.7": "all-reduce"}
     )
@@ -35,8 +45,12 @@ GPU_TRACE = FIXTURES / "pmap_psum_gpu.perfetto_trace.json.gz"
 
 
 def _meta(pid, name, tid=None):
-    e = {"ph": "M", "pid": pid, "name": "thread_name" if tid else "process_name",
-         "args": {"name": name}}  # fmt: skip
+    e = {
+        "ph": "M",
+        "pid": pid,
+        "name": "thread_name" if tid else "process_name",
+        "args": {"name": name},
+    }
     return {**e, "tid": tid} if tid else e
 
 
@@ -98,8 +112,15 @@ def test_cli_trace_prints_one_lane_per_device_for_cpu_and_gpu_traces(tmp_path, c
     out = json.loads(capsys.readouterr().out)
     assert out["module"] == "jit__fun" and [la["device"] for la in out["lanes"]] == ["gpu:0"]
     (event,) = out["lanes"][0]["events"]
-    assert set(event) == {"op", "start_us", "dur_us", "collective", "bytes_accessed",
-                          "model_flops", "category"}  # fmt: skip
+    assert set(event) == {
+        "op",
+        "start_us",
+        "dur_us",
+        "collective",
+        "bytes_accessed",
+        "model_flops",
+        "category",
+    }
     assert event["bytes_accessed"] is event["model_flops"] is event["category"] is None
 
     f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", devices=jax.devices()[:4])
@@ -130,16 +151,21 @@ def _tpu_fixture() -> dict:
         events = json.load(f)["traceEvents"]
     meta = [e for e in events if e.get("ph") == "M"]
     (pid,) = [e["pid"] for e in meta if e["args"].get("name") == "/device:TPU:0"]
-    tid = {e["args"]["name"]: e["tid"] for e in meta
-           if e["pid"] == pid and e["name"] == "thread_name"}  # fmt: skip
+    tid = {
+        e["args"]["name"]: e["tid"] for e in meta if e["pid"] == pid and e["name"] == "thread_name"
+    }
 
     def on(line: str) -> list[dict]:
-        return sorted((e for e in events if e.get("ph") == "X" and e["pid"] == pid
-                       and e["tid"] == tid[line]), key=lambda e: e["ts"])  # fmt: skip
+        return sorted(
+            (e for e in events if e.get("ph") == "X" and e["pid"] == pid and e["tid"] == tid[line]),
+            key=lambda e: e["ts"],
+        )
 
     modules, ops = on("XLA Modules"), on("XLA Ops")
-    inside = {m["args"]["run_id"]: [o for o in ops if m["ts"] - 1e-3 <= o["ts"]
-                                    <= m["ts"] + m["dur"]] for m in modules}  # fmt: skip
+    inside = {
+        m["args"]["run_id"]: [o for o in ops if m["ts"] - 1e-3 <= o["ts"] <= m["ts"] + m["dur"]]
+        for m in modules
+    }
     return {"modules": modules, "ops": ops, "inside": inside}
 
 
@@ -182,9 +208,11 @@ def test_tpu_lanes_across_chips_keep_the_last_call_that_reached_every_chip():
     for pid in (1, 2):
         events += [_meta(pid, "XLA Modules", 2), _meta(pid, "XLA Ops", 3)]
         for run, t0 in (("7", 0), ("8", 100)):
-            events += [_x(pid, 2, "pmap_step(9)", t0, 20, run_id=run),
-                       _x(pid, 3, "fusion", t0 + 1, 5, bytes_accessed="4000"),
-                       _x(pid, 3, "all-reduce.1", t0 + 7, 9, bytes_accessed="64")]  # fmt: skip
+            events += [
+                _x(pid, 2, "pmap_step(9)", t0, 20, run_id=run),
+                _x(pid, 3, "fusion", t0 + 1, 5, bytes_accessed="4000"),
+                _x(pid, 3, "all-reduce.1", t0 + 7, 9, bytes_accessed="64"),
+            ]
     events += [_x(1, 2, "jit_g(3)", 200, 10, run_id="9"), _x(1, 3, "add", 201, 2)]
     tl = timeline.from_trace(events)
     assert list(tl.lanes) == ["tpu:0", "tpu:1"] and tl.module == "pmap_step(9)"
@@ -210,10 +238,16 @@ def test_cli_trace_of_the_tpu_fixture_prints_the_module_and_each_ops_bytes(capsy
     assert out["module"] == last["name"] and out["calls_seen"] == len(fx["modules"])
     (lane,) = out["lanes"]
     want = fx["inside"][last["args"]["run_id"]]
-    got = [(e["op"], e["bytes_accessed"], e["model_flops"], e["category"])
-           for e in lane["events"]]  # fmt: skip
-    assert got == [(o["name"], int(o["args"]["bytes_accessed"]), int(o["args"]["model_flops"]),
-                    o["args"]["hlo_category"]) for o in want]  # fmt: skip
+    got = [(e["op"], e["bytes_accessed"], e["model_flops"], e["category"]) for e in lane["events"]]
+    assert got == [
+        (
+            o["name"],
+            int(o["args"]["bytes_accessed"]),
+            int(o["args"]["model_flops"]),
+            o["args"]["hlo_category"],
+        )
+        for o in want
+    ]
     assert cli.main(["trace", str(TPU_TRACE)]) == 0
     text = capsys.readouterr().out
     (fusion,) = [line for line in text.splitlines() if " us  fusion  " in line]

@@ -22,10 +22,13 @@ TEXT = {name: gzip.decompress(path.read_bytes()) for name, path in REAL.items()}
 # where a mutation does the most: the metadata events and those the reader keeps
 _READ = ("device_ordinal", "hlo_op", "run_id", "correlation_id")
 FOCUS = {
-    name: [k for k, e in enumerate(json.loads(text)["traceEvents"])
-           if e.get("ph") == "M" or set(e.get("args", {})) & set(_READ)]
+    name: [
+        k
+        for k, e in enumerate(json.loads(text)["traceEvents"])
+        if e.get("ph") == "M" or set(e.get("args", {})) & set(_READ)
+    ]
     for name, text in TEXT.items()
-}  # fmt: skip
+}
 # stand-ins that only JSON text can hold, put in after json.dumps
 DEEP, NESTED, HUGE = "__deep__", "__nested__", "__huge__"
 SPLICE = {
@@ -33,13 +36,53 @@ SPLICE = {
     json.dumps(NESTED): "[" * 400 + "]" * 400,  # parses: a list 400 deep inside an event
     json.dumps(HUGE): "9" * 5_000,  # past Python's 4,300 digits for an int
 }
-BAD = [None, True, False, 0, -1, 1.5, 10**400, -(10**30), float("nan"), float("inf"), "", "abc",
-       "9" * 5_000, "-1", "1e400", " 3", "²", [], [1, "a"], {}, {"name": None}, {"a": [1]},
-       "X", "M", "XLA Ops", "XLA Modules", "process_name", "thread_name", "/device:TPU:0",
-       "/device:GPU:" + "9" * 5_000, DEEP, NESTED, HUGE]  # fmt: skip
+BAD = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    10**400,
+    -(10**30),
+    float("nan"),
+    float("inf"),
+    "",
+    "abc",
+    "9" * 5_000,
+    "-1",
+    "1e400",
+    " 3",
+    "²",
+    [],
+    [1, "a"],
+    {},
+    {"name": None},
+    {"a": [1]},
+    "X",
+    "M",
+    "XLA Ops",
+    "XLA Modules",
+    "process_name",
+    "thread_name",
+    "/device:TPU:0",
+    "/device:GPU:" + "9" * 5_000,
+    DEEP,
+    NESTED,
+    HUGE,
+]
 EVENT_KEYS = ["ph", "pid", "tid", "ts", "dur", "name", "args"]
-ARG_KEYS = ["name", "device_ordinal", "hlo_op", "hlo_module", "run_id", "correlation_id",
-            "bytes_accessed", "model_flops", "hlo_category"]  # fmt: skip
+ARG_KEYS = [
+    "name",
+    "device_ordinal",
+    "hlo_op",
+    "hlo_module",
+    "run_id",
+    "correlation_id",
+    "bytes_accessed",
+    "model_flops",
+    "hlo_category",
+]
 
 
 def _mutate(draw, trace: dict, name: str) -> dict | list:
@@ -102,16 +145,28 @@ def test_the_unchanged_fixtures_read():
         assert tl.lanes, name
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
-                    | st.sampled_from(BAD[:-3]),
-                    lambda inner: st.lists(inner, max_size=3)
-                    | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-                    max_leaves=8)  # fmt: skip
-RAW_EVENT = st.fixed_dictionaries({}, optional={
-    "ph": st.sampled_from(["X", "M"]) | JSON, "pid": st.sampled_from([1, 2]) | JSON,
-    "tid": st.sampled_from([5]) | JSON, "name": JSON,
-    "args": st.fixed_dictionaries({}, optional={k: JSON for k in ARG_KEYS}) | JSON,
-})  # fmt: skip
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(BAD[:-3]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+RAW_EVENT = st.fixed_dictionaries(
+    {},
+    optional={
+        "ph": st.sampled_from(["X", "M"]) | JSON,
+        "pid": st.sampled_from([1, 2]) | JSON,
+        "tid": st.sampled_from([5]) | JSON,
+        "name": JSON,
+        "args": st.fixed_dictionaries({}, optional={k: JSON for k in ARG_KEYS}) | JSON,
+    },
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -41,8 +41,9 @@ def test_a_second_capture_waits_in_the_queue_then_says_the_profiler_is_busy():
 
         def other():
             try:
-                tracecapture.capture(lambda: None, {}, timeout_s=0.6,
-                                 on_wait=lambda pos, *_: places.append(pos))  # fmt: skip
+                tracecapture.capture(
+                    lambda: None, {}, timeout_s=0.6, on_wait=lambda pos, *_: places.append(pos)
+                )
             except tracecapture.ProfilerBusy as err:
                 errors.append(str(err))
             done.set()
@@ -54,8 +55,7 @@ def test_a_second_capture_waits_in_the_queue_then_says_the_profiler_is_busy():
         holder.release()
 
 
-def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_turn(
-        monkeypatch):  # fmt: skip
+def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_turn(monkeypatch):
     """The Compiled page's trace reserves what the compiled collective holds (the same need
     as a run of it) from before its input exists until the trace is read, and waits for
     memory before it takes the profiler's turn (never holding the profiler while waiting)."""

@@ -40,9 +40,18 @@ def test_gpu_lanes_follow_correlation_ids_to_their_call():
         for pid in (1, 2):
             corr = f"{k}-{pid}"
             events.append(_x(9, 1, "launch", t0 + 5, 1, correlation_id=corr))
-            events.append(_x(pid, 3, "k", t0 + 10 + (lag if pid == 2 else 0), 4,
-                             hlo_op="all-reduce-start.2", hlo_module="jit_f",
-                             correlation_id=corr))  # fmt: skip
+            events.append(
+                _x(
+                    pid,
+                    3,
+                    "k",
+                    t0 + 10 + (lag if pid == 2 else 0),
+                    4,
+                    hlo_op="all-reduce-start.2",
+                    hlo_module="jit_f",
+                    correlation_id=corr,
+                )
+            )
     tl = timeline.from_trace(events)
     assert list(tl.lanes) == ["gpu:0", "gpu:1"] and tl.calls_seen == 2
     assert tl.lanes["gpu:1"][0].start_us == 150.0  # call 2: lagging on gpu:1, still call 2
@@ -85,17 +94,40 @@ def test_the_real_tpu_v5e_trace_names_each_call_after_its_module():
 
 def _tpu_ops(values: list) -> list[dict]:
     """A one-chip TPU trace: one call, one op per value of bytes_accessed (and model_flops)."""
-    events = [_meta(1, "/device:TPU:0"), _meta(1, "XLA Modules", 2), _meta(1, "XLA Ops", 3),
-              _x(1, 2, "jit_f(1)", 0, 100 + len(values), run_id="5")]  # fmt: skip
+    events = [
+        _meta(1, "/device:TPU:0"),
+        _meta(1, "XLA Modules", 2),
+        _meta(1, "XLA Ops", 3),
+        _x(1, 2, "jit_f(1)", 0, 100 + len(values), run_id="5"),
+    ]
     for k, v in enumerate(values):
-        events.append(_x(1, 3, f"op.{k}", 1 + k, 1, bytes_accessed=v, model_flops=v,
-                         hlo_category=v))  # fmt: skip
+        events.append(
+            _x(1, 3, f"op.{k}", 1 + k, 1, bytes_accessed=v, model_flops=v, hlo_category=v)
+        )
     return events
 
 
 def test_counts_that_are_not_plain_non_negative_integers_become_none():
-    bad = ["abc", -5, "-5", "9" * 5000, None, [1], {"n": 1}, True, 1.5, "1e3", " 12", "12\n",
-           "0x10", "²", float("nan"), float("inf"), 10**30, ""]  # fmt: skip
+    bad = [
+        "abc",
+        -5,
+        "-5",
+        "9" * 5000,
+        None,
+        [1],
+        {"n": 1},
+        True,
+        1.5,
+        "1e3",
+        " 12",
+        "12\n",
+        "0x10",
+        "²",
+        float("nan"),
+        float("inf"),
+        10**30,
+        "",
+    ]
     good = ["8388608", 8388608, 8.0, 0]
     tl = timeline.from_trace({"traceEvents": _tpu_ops(bad + good)})
     assert tl.module == "jit_f(1)" and tl.calls_seen == 1
@@ -113,27 +145,36 @@ def test_counts_that_are_not_plain_non_negative_integers_become_none():
 
 
 # ---------------------------------------------------------------- malformed traces (issue 36)
-@pytest.mark.parametrize(("trace", "line"), [
-    ({"traceEvents": 5}, "The trace's traceEvents is 5, not a list of events."),
-    ({"traceEvents": {"a": 1}}, "The trace's traceEvents is an object, not a list of events."),
-    ({"displayTimeUnit": "ns"}, "The JSON has no traceEvents"),
-    (_cpu_trace(ts="abc"), "traceEvents[0].ts is 'abc', not a number."),
-    (_cpu_trace(dur=float("inf")), "traceEvents[0].dur is inf, not a number."),
-    (_cpu_trace(ts=10**400), "traceEvents[0].ts is a 401-digit number, not a number."),
-    (_cpu_trace(ts=[1]), "traceEvents[0].ts is a list, not a number."),
-    (_cpu_trace(ts=True), "traceEvents[0].ts is true, not a number."),
-    (_cpu_trace(pid={}), "traceEvents[0].pid is an object, not a number."),
-    (_cpu_trace(tid=[]), "traceEvents[0].tid is a list, not a number."),
-    (_cpu_trace(name={"x": 1}), "traceEvents[0].name is an object, not a name."),
-    (_cpu_trace(args__device_ordinal="9" * 5000),
-     "traceEvents[0].args.device_ordinal is '" + "9" * 40 + "...', not a device number."),
-    (_cpu_trace(args__device_ordinal=10**4000),
-     "traceEvents[0].args.device_ordinal is a 4,001-digit number, not a device number."),
-    (_cpu_trace(args__device_ordinal=-1),
-     "traceEvents[0].args.device_ordinal is -1, not a device number."),
-    (_cpu_trace(args__hlo_op=[[[]]]), "traceEvents[0].args.hlo_op is a list, not a name."),
-    (_cpu_trace(args__run_id=float("nan")), "traceEvents[0].args.run_id is nan, not a name."),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("trace", "line"),
+    [
+        ({"traceEvents": 5}, "The trace's traceEvents is 5, not a list of events."),
+        ({"traceEvents": {"a": 1}}, "The trace's traceEvents is an object, not a list of events."),
+        ({"displayTimeUnit": "ns"}, "The JSON has no traceEvents"),
+        (_cpu_trace(ts="abc"), "traceEvents[0].ts is 'abc', not a number."),
+        (_cpu_trace(dur=float("inf")), "traceEvents[0].dur is inf, not a number."),
+        (_cpu_trace(ts=10**400), "traceEvents[0].ts is a 401-digit number, not a number."),
+        (_cpu_trace(ts=[1]), "traceEvents[0].ts is a list, not a number."),
+        (_cpu_trace(ts=True), "traceEvents[0].ts is true, not a number."),
+        (_cpu_trace(pid={}), "traceEvents[0].pid is an object, not a number."),
+        (_cpu_trace(tid=[]), "traceEvents[0].tid is a list, not a number."),
+        (_cpu_trace(name={"x": 1}), "traceEvents[0].name is an object, not a name."),
+        (
+            _cpu_trace(args__device_ordinal="9" * 5000),
+            "traceEvents[0].args.device_ordinal is '" + "9" * 40 + "...', not a device number.",
+        ),
+        (
+            _cpu_trace(args__device_ordinal=10**4000),
+            "traceEvents[0].args.device_ordinal is a 4,001-digit number, not a device number.",
+        ),
+        (
+            _cpu_trace(args__device_ordinal=-1),
+            "traceEvents[0].args.device_ordinal is -1, not a device number.",
+        ),
+        (_cpu_trace(args__hlo_op=[[[]]]), "traceEvents[0].args.hlo_op is a list, not a name."),
+        (_cpu_trace(args__run_id=float("nan")), "traceEvents[0].args.run_id is nan, not a name."),
+    ],
+)
 def test_a_malformed_trace_is_one_line_saying_what_is_wrong_and_where(trace, line):
     with pytest.raises(tracefiles.TraceError) as err:
         timeline.from_trace(trace)

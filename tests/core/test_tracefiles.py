@@ -15,8 +15,9 @@ from tests.core.test_timeline import TPU_TRACE, _cpu_trace, _event, _x
 def test_read_trace_finds_the_gzipped_json():
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, "plugins", "profile", "x"))
-        with gzip.open(os.path.join(d, "plugins", "profile", "x", "perfetto_trace.json.gz"),
-                       "wt") as f:  # fmt: skip
+        with gzip.open(
+            os.path.join(d, "plugins", "profile", "x", "perfetto_trace.json.gz"), "wt"
+        ) as f:
             json.dump({"traceEvents": [_event(0, "a", 0, 1)]}, f)
         assert len(traceevents.device_events(tracefiles.read_trace(d))) == 1
         with pytest.raises(tracefiles.TraceError, match="neither a file nor a folder"):
@@ -84,8 +85,11 @@ def test_find_trace_looks_at_most_so_deep_so_many_entries_and_so_long(tmp_path):
     _touch(wide / "b" / "perfetto_trace.json.gz")
     for k in range(60):
         (wide / f"f{k}").touch()
-    with pytest.raises(tracefiles.TraceError, match=r"Looked at 50 entries in 1 level\(s\) .*"
-                       r"\(the most it looks at\)"):  # fmt: skip
+    with pytest.raises(
+        tracefiles.TraceError,
+        match=r"Looked at 50 entries in 1 level\(s\) .*"
+        r"\(the most it looks at\)",
+    ):
         tracefiles.find_trace(str(wide), entries=50)
     assert tracefiles.find_trace(str(wide), entries=70).endswith("perfetto_trace.json.gz")
     with pytest.raises(tracefiles.TraceError, match=r"\(it looks for 0 s at most\)"):
@@ -143,16 +147,28 @@ def test_parse_factor_covers_a_trace_of_nothing_but_device_ops():
     100 MiB trace took 10.7x its JSON)."""
     import tracemalloc
 
-    events = [{"ph": "M", "pid": 3 + d, "name": "process_name",
-               "args": {"name": f"/device:TPU:{d}"}} for d in range(4)]  # fmt: skip
-    events += [{"ph": "M", "pid": 3 + d, "tid": 3, "name": "thread_name",
-                "args": {"name": "XLA Ops"}} for d in range(4)]  # fmt: skip
+    events = [
+        {"ph": "M", "pid": 3 + d, "name": "process_name", "args": {"name": f"/device:TPU:{d}"}}
+        for d in range(4)
+    ]
+    events += [
+        {"ph": "M", "pid": 3 + d, "tid": 3, "name": "thread_name", "args": {"name": "XLA Ops"}}
+        for d in range(4)
+    ]
     for call in range(60):
         for d in range(4):
-            events += [{"ph": "X", "pid": 3 + d, "tid": 3, "ts": call * 1000 + k * 2.01,
-                        "dur": 1.5, "name": f"fusion.{k % 40}",
-                        "args": {"bytes_accessed": str(2 ** (10 + k % 8)),
-                                 "model_flops": str(k % 100)}} for k in range(200)]  # fmt: skip
+            events += [
+                {
+                    "ph": "X",
+                    "pid": 3 + d,
+                    "tid": 3,
+                    "ts": call * 1000 + k * 2.01,
+                    "dur": 1.5,
+                    "name": f"fusion.{k % 40}",
+                    "args": {"bytes_accessed": str(2 ** (10 + k % 8)), "model_flops": str(k % 100)},
+                }
+                for k in range(200)
+            ]
     text = json.dumps({"traceEvents": events}, separators=(",", ":")).encode()
     data = gzip.compress(text, 1)
     del events

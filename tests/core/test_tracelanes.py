@@ -17,4 +17,7 @@ def test_trace_planes_and_lanes_on_the_h200_trace():
     cpu_event = {"ph": "X", "pid": 7, "args": {"device_ordinal": "3", "hlo_op": "psum.7"}}
     assert tracelanes.event_lane(cpu_event, {}, {}) == ("cpu:3", "psum.7")
     assert sorted(["cpu:10", "cpu:2", "gpu:0"], key=tracelanes.lane_order) == [
-        "cpu:2", "cpu:10", "gpu:0"]  # fmt: skip
+        "cpu:2",
+        "cpu:10",
+        "gpu:0",
+    ]

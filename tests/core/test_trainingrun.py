@@ -38,11 +38,17 @@ def test_divergence_is_detected_and_stops():
 
 @pytest.mark.parametrize(
     "cfg, words",
-    [(tr.Config(batch=100, devices=8), "Use 96 or 104"), (tr.Config(batch=4, devices=8), "from 8"),
-     (tr.Config(steps=0), "1 to 2,000"), (tr.Config(lr=-1), "above 0"),
-     (tr.Config(lr=float("nan")), "above 0"), (tr.Config(devices=99), "Use 1 to"),
-     (tr.Config(batch=10**9), "65,536"), (tr.Config(model="gpt"), "Unknown model")],
-)  # fmt: skip
+    [
+        (tr.Config(batch=100, devices=8), "Use 96 or 104"),
+        (tr.Config(batch=4, devices=8), "from 8"),
+        (tr.Config(steps=0), "1 to 2,000"),
+        (tr.Config(lr=-1), "above 0"),
+        (tr.Config(lr=float("nan")), "above 0"),
+        (tr.Config(devices=99), "Use 1 to"),
+        (tr.Config(batch=10**9), "65,536"),
+        (tr.Config(model="gpt"), "Unknown model"),
+    ],
+)
 def test_bad_settings_are_explained(cfg, words):
     with pytest.raises(tr.TrainError, match=words):
         tr.validate(cfg, TEST_DEVICES)
@@ -115,33 +121,50 @@ BIG = 1e12  # a time limit nothing reaches: these tests are about the other rule
 
 @pytest.mark.parametrize(
     "cfg",
-    [tr.Config(devices=1, batch=1, steps=1), tr.Config(devices=8, batch=8),
-     tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS), tr.Config(lr=100.0),
-     tr.Config(lr=1e-9), tr.Config("mlp", reduction="psum")],
-)  # fmt: skip
+    [
+        tr.Config(devices=1, batch=1, steps=1),
+        tr.Config(devices=8, batch=8),
+        tr.Config(batch=tr.MAX_BATCH, steps=tr.MAX_STEPS),
+        tr.Config(lr=100.0),
+        tr.Config(lr=1e-9),
+        tr.Config("mlp", reduction="psum"),
+    ],
+)
 def test_settings_at_the_edges_are_accepted(cfg):
     tr.validate(cfg, TEST_DEVICES, time_limit=BIG)
 
 
 @pytest.mark.parametrize(
     "cfg, message",
-    [(tr.Config(reduction="sum"), "Unknown reduction 'sum'; choose pmean, psum."),
-     (tr.Config(model="gpt"), "Unknown model 'gpt'; choose linear, mlp."),
-     (tr.Config(devices=0), "Use 1 to 8 devices (this server has 8)."),
-     (tr.Config(devices=9, batch=72), "Use 1 to 8 devices (this server has 8)."),
-     (tr.Config(steps=tr.MAX_STEPS + 1), "Use 1 to 2,000 steps."),
-     (tr.Config(batch=tr.MAX_BATCH + 8), "The global batch must be from 8 (one example per "
-      "device) to 65,536; got 65,544."),
-     (tr.Config(batch=7), "The global batch must be from 8 (one example per device) to 65,536; "
-      "got 7."),
-     (tr.Config(batch=9), "A global batch of 9 does not split evenly over 8 devices (each device "
-      "must get the same number of examples). Use 8 or 16."),
-     (tr.Config(devices=3, batch=3001), "A global batch of 3,001 does not split evenly over 3 "
-      "devices (each device must get the same number of examples). Use 3,000 or 3,003."),
-     (tr.Config(lr=100.001), "The learning rate must be a number above 0 and at most 100."),
-     (tr.Config(lr=0.0), "The learning rate must be a number above 0 and at most 100."),
-     (tr.Config(lr=float("inf")), "The learning rate must be a number above 0 and at most 100.")],
-)  # fmt: skip
+    [
+        (tr.Config(reduction="sum"), "Unknown reduction 'sum'; choose pmean, psum."),
+        (tr.Config(model="gpt"), "Unknown model 'gpt'; choose linear, mlp."),
+        (tr.Config(devices=0), "Use 1 to 8 devices (this server has 8)."),
+        (tr.Config(devices=9, batch=72), "Use 1 to 8 devices (this server has 8)."),
+        (tr.Config(steps=tr.MAX_STEPS + 1), "Use 1 to 2,000 steps."),
+        (
+            tr.Config(batch=tr.MAX_BATCH + 8),
+            "The global batch must be from 8 (one example per device) to 65,536; got 65,544.",
+        ),
+        (
+            tr.Config(batch=7),
+            "The global batch must be from 8 (one example per device) to 65,536; got 7.",
+        ),
+        (
+            tr.Config(batch=9),
+            "A global batch of 9 does not split evenly over 8 devices (each device "
+            "must get the same number of examples). Use 8 or 16.",
+        ),
+        (
+            tr.Config(devices=3, batch=3001),
+            "A global batch of 3,001 does not split evenly over 3 "
+            "devices (each device must get the same number of examples). Use 3,000 or 3,003.",
+        ),
+        (tr.Config(lr=100.001), "The learning rate must be a number above 0 and at most 100."),
+        (tr.Config(lr=0.0), "The learning rate must be a number above 0 and at most 100."),
+        (tr.Config(lr=float("inf")), "The learning rate must be a number above 0 and at most 100."),
+    ],
+)
 def test_settings_just_past_the_edges_are_refused_with_the_fix(cfg, message):
     with pytest.raises(tr.TrainError) as err:
         tr.validate(cfg, TEST_DEVICES, time_limit=BIG)
@@ -235,8 +258,7 @@ def _spy(monkeypatch, seen: list) -> None:
 
 
 @pytest.mark.parametrize("model", tr.MODELS)
-def test_training_reserves_what_its_compiled_steps_hold_before_any_data_exists(
-        monkeypatch, model):  # fmt: skip
+def test_training_reserves_what_its_compiled_steps_hold_before_any_data_exists(monkeypatch, model):
     from pmapviz import compiledmemory, memoryneeds
 
     seen, made = [], []

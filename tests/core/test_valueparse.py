@@ -31,12 +31,23 @@ def test_parse_int_refuses_digits_that_isdigit_accepts(digit):
 
 @pytest.mark.parametrize(
     "text, words",
-    [("0", "nearest valid: 1"), ("99", "nearest valid: 8"), ("-5", "nearest valid: 1"),
-     (str(2**63), "nearest valid: 8"), (str(-(2**64)), "nearest valid: 1"),
-     ("9" * 5000, "far too large"), ("-" + "9" * 30, "nearest valid: 1"),
-     ("1e9", "not a whole number"), ("8.0", "not a whole number"), ("", "not a whole number"),
-     ("nan", "not"), ("1,,0", "not"), ("_1", "not"), ("0x10", "not")],
-)  # fmt: skip
+    [
+        ("0", "nearest valid: 1"),
+        ("99", "nearest valid: 8"),
+        ("-5", "nearest valid: 1"),
+        (str(2**63), "nearest valid: 8"),
+        (str(-(2**64)), "nearest valid: 1"),
+        ("9" * 5000, "far too large"),
+        ("-" + "9" * 30, "nearest valid: 1"),
+        ("1e9", "not a whole number"),
+        ("8.0", "not a whole number"),
+        ("", "not a whole number"),
+        ("nan", "not"),
+        ("1,,0", "not"),
+        ("_1", "not"),
+        ("0x10", "not"),
+    ],
+)
 def test_parse_int_messages_give_the_range_and_the_nearest_value(text, words):
     with pytest.raises(SettingError) as err:
         valueparse.parse_int(text, "Devices", 1, 8)
@@ -83,15 +94,23 @@ def test_parse_choice_and_int_list():
 
 @pytest.mark.parametrize(
     "text, value",
-    [("2G", 2 * 2**30), ("512MiB", 512 * 2**20), ("1.5G", 3 * 2**29), ("2GB", 2 * 10**9),
-     ("100000000", 10**8), ("0.5T", 2**39)],
-)  # fmt: skip
+    [
+        ("2G", 2 * 2**30),
+        ("512MiB", 512 * 2**20),
+        ("1.5G", 3 * 2**29),
+        ("2GB", 2 * 10**9),
+        ("100000000", 10**8),
+        ("0.5T", 2**39),
+    ],
+)
 def test_parse_bytes_is_exact(text, value):
     assert valueparse.parse_bytes(text, "--max-bytes") == value
 
 
-@pytest.mark.parametrize("text, words", [("1K", "smallest"), ("2000T", "largest"),
-                                         ("1e9", "not a size"), ("²G", "not a size")])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, words",
+    [("1K", "smallest"), ("2000T", "largest"), ("1e9", "not a size"), ("²G", "not a size")],
+)
 def test_parse_bytes_has_both_bounds(text, words):
     with pytest.raises(SettingError, match=words):
         valueparse.parse_bytes(text, "--max-bytes")

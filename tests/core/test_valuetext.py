@@ -16,9 +16,15 @@ def test_fmt_count_never_goes_through_float():
 
 @pytest.mark.parametrize(
     "text",
-    ["![x](http://example.invalid/a.png)", "[click](http://example.invalid)",
-     "<img src=x onerror=alert(1)>", "`code` $x$ **bold**", "a\nb\x00c", "x" * 500],
-)  # fmt: skip
+    [
+        "![x](http://example.invalid/a.png)",
+        "[click](http://example.invalid)",
+        "<img src=x onerror=alert(1)>",
+        "`code` $x$ **bold**",
+        "a\nb\x00c",
+        "x" * 500,
+    ],
+)
 def test_quote_makes_user_text_one_literal_code_span(text):
     q = valuetext.quote(text)
     assert q.startswith("`") and q.endswith("`") and q.count("`") == 2
@@ -39,10 +45,17 @@ def test_fmt_count_switches_to_short_form_after_24_digits():
     assert valuetext.fmt_count(10**24) == "1.00e+24"  # 25 digits
 
 
-@pytest.mark.parametrize("n, text", [(16, "16 bytes"), (4_096, "4,096 bytes"),
-                                     (950_000, "0.95 MB"), (71_000_000, "71 MB"),
-                                     (1_234_000_000, "1.23 GB"),
-                                     (112_583_507_968, "112.6 GB")])  # fmt: skip
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (16, "16 bytes"),
+        (4_096, "4,096 bytes"),
+        (950_000, "0.95 MB"),
+        (71_000_000, "71 MB"),
+        (1_234_000_000, "1.23 GB"),
+        (112_583_507_968, "112.6 GB"),
+    ],
+)
 def test_fmt_bytes_in_the_units_people_read(n, text):
     assert valuetext.fmt_bytes(n) == text
 

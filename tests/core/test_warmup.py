@@ -9,8 +9,13 @@ from tests.conftest import ROOT
 
 
 def _fresh(code: str) -> str:
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 

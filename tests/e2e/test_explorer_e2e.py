@@ -110,9 +110,16 @@ def test_a_parameter_dict_with_an_in_axes_prefix(server, page):
     every leaf is drawn, and a prefix that does not fit is explained, never a traceback."""
     from urllib.parse import urlencode
 
-    query = {"fn": "expr", "args": "x, params", "body": "jnp.tanh(x @ params['w'] + params['b'])",
-             "s0": f"{N}, 4, 5", "s1": f"{{'w': (5, 2), 'b': ({N}, 2)}}", "a0": "0",
-             "a1": "{'w': None, 'b': 0}", "out": "0"}  # fmt: skip
+    query = {
+        "fn": "expr",
+        "args": "x, params",
+        "body": "jnp.tanh(x @ params['w'] + params['b'])",
+        "s0": f"{N}, 4, 5",
+        "s1": f"{{'w': (5, 2), 'b': ({N}, 2)}}",
+        "a0": "0",
+        "a1": "{'w': None, 'b': 0}",
+        "out": "0",
+    }
     page.goto(f"{server}/explorer?{urlencode(query)}")
     main = page.locator(MAIN)
     expect(main).to_contain_text(f"uses {N} of the {N} devices")

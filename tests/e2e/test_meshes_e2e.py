@@ -20,8 +20,9 @@ def test_a_replication_claim_is_refused_then_the_fixed_f_runs_both_ways(server, 
         expect(main).to_contain_text("says the output is the same on every device along model")
         expect(page.get_by_role("button", name="Run your f both ways")).to_have_count(0)
         expect(main).to_contain_text("add to='invarying' to it")
-        box = page.get_by_label("Per-device view: f on one device's blocks (jax.shard_map)",
-                                exact=True)  # fmt: skip
+        box = page.get_by_label(
+            "Per-device view: f on one device's blocks (jax.shard_map)", exact=True
+        )
         box.fill("lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')")
         box.press("Enter")
         wait_rendered(page)
@@ -47,8 +48,11 @@ def test_open_as_shard_map_agrees_and_carries_the_arrays_to_meshes(server, brows
         expect(page.locator("h1")).to_contain_text("Meshes & PartitionSpecs", timeout=60_000)
         wait_rendered(page)
         expect(page.get_by_label("Mesh (axis sizes)", exact=True)).to_have_value(str(N))
-        expect(page.get_by_label("Global view: f on the whole arrays (jax.jit with "
-                                 "NamedSharding)", exact=True)).to_have_value("x @ w")  # fmt: skip
+        expect(
+            page.get_by_label(
+                "Global view: f on the whole arrays (jax.jit with NamedSharding)", exact=True
+            )
+        ).to_have_value("x @ w")
         expect(page.locator(MAIN)).to_contain_text(f"x: ({N}, 3, 5) P('i')")
         expect(page.locator(EXCEPTIONS)).to_have_count(0)
     finally:
@@ -66,8 +70,11 @@ def test_your_f_survives_a_bad_mesh_that_stopped_the_page_above_it(server, brows
         mesh.press("Enter")
         wait_rendered(page)
         expect(page.get_by_label("f's arguments", exact=True)).to_have_value("x, w")
-        expect(page.get_by_label("Global view: f on the whole arrays (jax.jit with "
-                                 "NamedSharding)", exact=True)).to_have_value("x @ w")  # fmt: skip
+        expect(
+            page.get_by_label(
+                "Global view: f on the whole arrays (jax.jit with NamedSharding)", exact=True
+            )
+        ).to_have_value("x @ w")
         expect(page.locator(MAIN)).to_contain_text("Traced by JAX")
     finally:
         ctx.close()

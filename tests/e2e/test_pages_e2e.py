@@ -186,15 +186,20 @@ def test_a_fresh_servers_first_deep_link_never_lists_the_page_files(browser):
     assert not file_links, file_links
     seen_main = [m for k, (_, m) in enumerate(states) if m and (k == 0 or states[k - 1][1] != m)]
     assert seen_main and seen_main[-1].startswith("Compiled program"), seen_main
-    assert all(m.startswith(("Compiled program", "hourglass_top")) or "Starting pmapviz" in m
-               for m in seen_main), seen_main  # fmt: skip
+    assert all(
+        m.startswith(("Compiled program", "hourglass_top")) or "Starting pmapviz" in m
+        for m in seen_main
+    ), seen_main
 
 
-@pytest.mark.parametrize(("path", "label", "value"), [
-    ("/collectives", "Elements per device", "5"),
-    ("/meshes", "Shape of argument 1", "16, 16"),
-    ("/explorer", "shape of x", f"{E2E_DEVICES}, 7"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "label", "value"),
+    [
+        ("/collectives", "Elements per device", "5"),
+        ("/meshes", "Shape of argument 1", "16, 16"),
+        ("/explorer", "shape of x", f"{E2E_DEVICES}, 7"),
+    ],
+)
 def test_a_pages_settings_survive_a_visit_to_another_page(server, page, path, label, value):
     """Streamlit drops a widget's state after a run that did not draw it (another page):
     the page menu there and back must bring the settings back, not empty boxes."""

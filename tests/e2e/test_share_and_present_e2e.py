@@ -120,8 +120,7 @@ def test_presenter_mode_at_1280x720(server, browser):
         ctx.close()
 
 
-PRESENTER_VIEWS = [*(f"/{p.url_path}" for p in PAGES),
-                   *(f"/tour?step={k}" for k in range(1, 11))]  # fmt: skip
+PRESENTER_VIEWS = [*(f"/{p.url_path}" for p in PAGES), *(f"/tour?step={k}" for k in range(1, 11))]
 
 
 FIRST_PICTURE = """() => {

@@ -219,8 +219,10 @@ class Walk:
         self.check(path)
 
     def check(self, what: str) -> None:
-        found = self.page.evaluate(_INJECTED, [EVIL, list(BOLD_TEXTS), list(FORMULA_TEXTS),
-                                               list(LOCAL_HOSTS), shell.UNEXPECTED])  # fmt: skip
+        found = self.page.evaluate(
+            _INJECTED,
+            [EVIL, list(BOLD_TEXTS), list(FORMULA_TEXTS), list(LOCAL_HOSTS), shell.UNEXPECTED],
+        )
         found += self.dialogs
         self.dialogs.clear()
         self.checks += 1
@@ -232,13 +234,15 @@ class Walk:
         armed = self.page.evaluate("() => window.__pzMessages")
         action()
         try:
-            self.page.wait_for_function(_RAN_AND_SETTLED, arg=[armed, QUIET_MS], polling=20,
-                                        timeout=NO_RUN_S * 1000)  # fmt: skip
+            self.page.wait_for_function(
+                _RAN_AND_SETTLED, arg=[armed, QUIET_MS], polling=20, timeout=NO_RUN_S * 1000
+            )
         except PlaywrightTimeout:
             if self.page.evaluate("() => window.__pzMessages") == armed:
                 return False
-            self.page.wait_for_function(_RAN_AND_SETTLED, arg=[armed, QUIET_MS], polling=20,
-                                        timeout=120_000)  # fmt: skip
+            self.page.wait_for_function(
+                _RAN_AND_SETTLED, arg=[armed, QUIET_MS], polling=20, timeout=120_000
+            )
         return True
 
     def type_into(self, f: dict, text: str) -> bool:
@@ -299,8 +303,11 @@ class Walk:
     def every_field(self, view: str, tab: int | None, last_tab: bool) -> None:
         """Each field not walked in another view of this page, bottom first."""
         page_path = view.split("?")[0].split()[0]
-        found = [f for f in reversed(self.page.evaluate(_LIST_FIELDS, FIELDS))
-                 if (page_path, f["cls"] or f["label"]) not in self.walked]  # fmt: skip
+        found = [
+            f
+            for f in reversed(self.page.evaluate(_LIST_FIELDS, FIELDS))
+            if (page_path, f["cls"] or f["label"]) not in self.walked
+        ]
         for k, f in enumerate(found):
             f["committed"] = f["value"]
             name = f"{view} / {f['label']!r}"
@@ -343,8 +350,10 @@ def page_views() -> list[str]:
 
 def report(walk: Walk, seconds: float) -> str:
     n = sum(len(v) for v in walk.fields.values())
-    lines = [f"{walk.checks} checks; {n} text fields in {len(walk.fields)} views, "
-             f"{walk.rounds} rounds; {seconds:.0f} s"]  # fmt: skip
+    lines = [
+        f"{walk.checks} checks; {n} text fields in {len(walk.fields)} views, "
+        f"{walk.rounds} rounds; {seconds:.0f} s"
+    ]
     lines += [f"  {view}: {', '.join(labels)}" for view, labels in walk.fields.items()]
     if walk.seconds:
         lines.append("  seconds: " + ", ".join(f"{v} {t:.1f}" for v, t in walk.seconds.items()))
@@ -354,8 +363,9 @@ def report(walk: Walk, seconds: float) -> str:
     for where, url in walk.outside:
         at, k = first.get(url, (where, 0))
         first[url] = (at, k + 1)
-    lines += [f"OUTSIDE URL {url} ({k} requests; the first at {at})"
-              for url, (at, k) in first.items()]  # fmt: skip
+    lines += [
+        f"OUTSIDE URL {url} ({k} requests; the first at {at})" for url, (at, k) in first.items()
+    ]
     return "\n".join(lines)
 
 
@@ -379,8 +389,7 @@ def test_markup_typed_into_every_text_field_renders_as_text(server, page):
         walk.walk_view(view)
     text = report(walk, time.perf_counter() - t0)
     print(text)
-    walked = {v.split("?")[0].split()[0].strip("/") or PAGES[0].url_path
-              for v in walk.fields}  # fmt: skip
+    walked = {v.split("?")[0].split()[0].strip("/") or PAGES[0].url_path for v in walk.fields}
     assert walked >= HAS_FIELDS, f"no text field found on {HAS_FIELDS - walked}\n{text}"
     assert sum(len(v) for v in walk.fields.values()) >= 30, text
     assert not walk.failures, text
@@ -404,8 +413,7 @@ def test_dict_keys_of_your_own_f_render_as_text_on_every_page_that_runs_it(serve
 
     def own(key: str) -> dict:
         box = page.locator(f'[class~="st-key-{key}"]').locator(FIELDS).first
-        return {"cls": f"st-key-{key}", "label": key, "area": False,
-                "committed": box.input_value()}  # fmt: skip
+        return {"cls": f"st-key-{key}", "label": key, "area": False, "committed": box.input_value()}
 
     body, out = own("ex_body"), own("ex_out")
     for text in INDEXED:

@@ -28,8 +28,16 @@ def test_dot_small_size_end_to_end():
     assert shared.zero_copy and shared.allclose  # the devices' buffers are the host's memory
     assert [d["device"] for d in r.per_device] == [f"cpu:{k}" for k in range(N)]
     js = r.to_json()
-    for key in ("pmap_out_shape", "flat_shape", "max_abs_diff", "allclose", "compile_s",
-                "transfer_s", "run_s", "host_growth_mb"):  # fmt: skip
+    for key in (
+        "pmap_out_shape",
+        "flat_shape",
+        "max_abs_diff",
+        "allclose",
+        "compile_s",
+        "transfer_s",
+        "run_s",
+        "host_growth_mb",
+    ):
         assert key in js
 
 
@@ -80,8 +88,9 @@ def test_cpu_shares_aligned_host_memory_and_copies_misaligned(monkeypatch):
     np.testing.assert_array_equal(np.asarray(copied), off)
     one = jax.device_put(aligned, jax.local_devices()[0])
     assert one.unsafe_buffer_pointer() == aligned.ctypes.data
-    monkeypatch.setattr(type(shared.addressable_shards[0].data), "unsafe_buffer_pointer",
-                        lambda self: 1 / 0)  # fmt: skip
+    monkeypatch.setattr(
+        type(shared.addressable_shards[0].data), "unsafe_buffer_pointer", lambda self: 1 / 0
+    )
     assert not dotproduct._shares_memory(shared, aligned)  # no raw pointers: say copied
 
 

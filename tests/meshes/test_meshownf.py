@@ -29,8 +29,9 @@ def test_the_default_checks_and_every_shape_comes_from_jax():
     c = meshownf.check(MESH, ARGS, DEFAULT)
     assert c.ok, c.problems
     m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
-    xs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp)))
-          for _, s, sp in ARGS]  # fmt: skip
+    xs = [
+        jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp))) for _, s, sp in ARGS
+    ]
     with jax.set_mesh(m):
         want = jax.eval_shape(jax.jit(lambda x, w: x @ w), *xs)
     assert c.global_out == want.shape and c.dtype == "float32"
@@ -39,20 +40,36 @@ def test_the_default_checks_and_every_shape_comes_from_jax():
 
 
 # per-device bodies and out_specs, crossed: the check must refuse exactly what JAX refuses
-BODIES = ["x @ w", "lax.psum(x @ w, 'model')", "lax.psum(x @ w, ('data', 'model'))",
-          "lax.all_gather(x @ w, 'model', axis=1, tiled=True)", GATHER, "(x @ w).sum()",
-          "lax.pmean((x @ w).sum(), 'data')", "x.sum(axis=0)"]  # fmt: skip
-SPECS = [(), ("data",), ("data", "model"), (None, "model"), (("data", "model"),),
-         ("model", "data"), ("data", None, None)]  # fmt: skip
+BODIES = [
+    "x @ w",
+    "lax.psum(x @ w, 'model')",
+    "lax.psum(x @ w, ('data', 'model'))",
+    "lax.all_gather(x @ w, 'model', axis=1, tiled=True)",
+    GATHER,
+    "(x @ w).sum()",
+    "lax.pmean((x @ w).sum(), 'data')",
+    "x.sum(axis=0)",
+]
+SPECS = [
+    (),
+    ("data",),
+    ("data", "model"),
+    (None, "model"),
+    (("data", "model"),),
+    ("model", "data"),
+    ("data", None, None),
+]
 
 
 def _jax_refuses(body: str, spec) -> bool:
     m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
     f = expr.program("x, w", body).build()
-    xs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp)))
-          for _, s, sp in ARGS]  # fmt: skip
-    mapped = jax.shard_map(f, mesh=m, in_specs=tuple(P(*sp) for _, _, sp in ARGS),
-                           out_specs=P(*spec), check_vma=True)  # fmt: skip
+    xs = [
+        jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp))) for _, s, sp in ARGS
+    ]
+    mapped = jax.shard_map(
+        f, mesh=m, in_specs=tuple(P(*sp) for _, _, sp in ARGS), out_specs=P(*spec), check_vma=True
+    )
     try:
         jax.eval_shape(mapped, *xs)
     except Exception:  # noqa: BLE001 - any refusal counts
@@ -69,8 +86,9 @@ def test_out_specs_problems_are_exactly_the_ones_shard_map_refuses(body):
 
 
 def test_a_replication_claim_names_the_axis_and_both_fixes_work():
-    bad = meshownf.MeshF("x, w", "x @ w", "lax.all_gather(x @ w, 'model', axis=1, "
-                             "tiled=True)", ("data", None))  # fmt: skip
+    bad = meshownf.MeshF(
+        "x, w", "x @ w", "lax.all_gather(x @ w, 'model', axis=1, tiled=True)", ("data", None)
+    )
     (p,) = meshownf.check(MESH, ARGS, bad).problems
     assert p.code == "claims_replication" and "`model`" in p.message
     assert "lax.psum(..., 'model')" in p.fix and "to='invarying'" in p.fix
@@ -78,20 +96,29 @@ def test_a_replication_claim_names_the_axis_and_both_fixes_work():
     assert meshownf.check(MESH, ARGS, DEFAULT).ok  # to='invarying': the second fix
 
 
-@pytest.mark.parametrize(("f", "code", "words"), [
-    (meshownf.MeshF("x", "x", "x", ("data",)), "arg_count", "2 shape(s)"),
-    (meshownf.MeshF("x, w", "x @", "x", ("data",)), "expression", "global f: column"),
-    (meshownf.MeshF("x, w", "lax.psum(x, 'data')", "x", ("data",)), "collective_in_global",
-     "`data`"),
-    (meshownf.MeshF("x, w", "x @ w", "lax.psum(x @ w, 'mdl')", ()), "unknown_axis", "`mdl`"),
-    (meshownf.MeshF("x, w", "x @ w", "x @ w", ("data", "modl")), "unknown_axis", "`modl`"),
-    (meshownf.MeshF("x, w", "x @ w", "x @ w", ("data", "data")), "axis_twice", "`data`"),
-    (meshownf.MeshF("x, w", "x @ w", "x @ w", ("data", "model", None)), "spec_too_long",
-     "(4, 4)"),
-    (meshownf.MeshF("x, w", "x @ w", "x.T", (None, "data")), "shapes_differ", "(16, 8)"),
-    (meshownf.MeshF("x, w", "x @ w", "x @ x", ("data",)), "local_trace", "x (4, 16)"),
-    (meshownf.MeshF("x, w", "w @ x", "x", ("data",)), "global_trace", "x (8, 16)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("f", "code", "words"),
+    [
+        (meshownf.MeshF("x", "x", "x", ("data",)), "arg_count", "2 shape(s)"),
+        (meshownf.MeshF("x, w", "x @", "x", ("data",)), "expression", "global f: column"),
+        (
+            meshownf.MeshF("x, w", "lax.psum(x, 'data')", "x", ("data",)),
+            "collective_in_global",
+            "`data`",
+        ),
+        (meshownf.MeshF("x, w", "x @ w", "lax.psum(x @ w, 'mdl')", ()), "unknown_axis", "`mdl`"),
+        (meshownf.MeshF("x, w", "x @ w", "x @ w", ("data", "modl")), "unknown_axis", "`modl`"),
+        (meshownf.MeshF("x, w", "x @ w", "x @ w", ("data", "data")), "axis_twice", "`data`"),
+        (
+            meshownf.MeshF("x, w", "x @ w", "x @ w", ("data", "model", None)),
+            "spec_too_long",
+            "(4, 4)",
+        ),
+        (meshownf.MeshF("x, w", "x @ w", "x.T", (None, "data")), "shapes_differ", "(16, 8)"),
+        (meshownf.MeshF("x, w", "x @ w", "x @ x", ("data",)), "local_trace", "x (4, 16)"),
+        (meshownf.MeshF("x, w", "w @ x", "x", ("data",)), "global_trace", "x (8, 16)"),
+    ],
+)
 def test_each_problem_is_said_in_the_users_shapes_with_a_fix(f, code, words):
     c = meshownf.check(MESH, ARGS, f)
     assert _codes(c) == [code], c.problems
@@ -106,10 +133,15 @@ def test_shard_map_hands_f_the_blocks_meshes_place_says():
         return x
 
     m = meshplacement.jax_mesh(MESH, jax.devices()[:8])
-    xs = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp)))
-          for _, s, sp in ARGS]  # fmt: skip
-    jax.eval_shape(jax.shard_map(probe, mesh=m, in_specs=(P("data", None), P(None, "model")),
-                                 out_specs=P("data", None)), *xs)  # fmt: skip
+    xs = [
+        jax.ShapeDtypeStruct(s, jnp.float32, sharding=NamedSharding(m, P(*sp))) for _, s, sp in ARGS
+    ]
+    jax.eval_shape(
+        jax.shard_map(
+            probe, mesh=m, in_specs=(P("data", None), P(None, "model")), out_specs=P("data", None)
+        ),
+        *xs,
+    )
     for name, (_, shape, spec) in zip("xw", ARGS, strict=True):
         assert seen[name] == meshplacement.place(MESH, shape, spec).local_shape
 
@@ -154,8 +186,9 @@ def test_the_memory_estimate_covers_the_arrays_a_run_holds():
     placed = [
         jax.device_put(a, NamedSharding(m, P(*sp))) for a, (_, _, sp) in zip(xs, ARGS, strict=True)
     ]
-    held = sum(a.nbytes for a in xs) + sum(s.data.nbytes for a in placed
-                                           for s in a.addressable_shards)  # fmt: skip
+    held = sum(a.nbytes for a in xs) + sum(
+        s.data.nbytes for a in placed for s in a.addressable_shards
+    )
     out = 4 * math.prod(c.global_out)
     assert need.total - memory.OVERHEAD >= held + 3 * out
     assert need.device >= sum(s.data.nbytes for a in placed for s in a.addressable_shards)

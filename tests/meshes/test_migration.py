@@ -24,8 +24,9 @@ CASES = [  # key, shapes, in_axes, out_axes, axis_name
 
 
 def _plan(key, shapes, in_axes, out_axes, name):
-    p = plan(catalog.get(key), shapes, in_axes=in_axes, out_axes=out_axes, axis_name=name,
-             n_devices=8)  # fmt: skip
+    p = plan(
+        catalog.get(key), shapes, in_axes=in_axes, out_axes=out_axes, axis_name=name, n_devices=8
+    )
     assert p.ok, p.problems
     return catalog.get(key), p
 
@@ -47,9 +48,15 @@ def test_specs_are_the_shardings_pmap_uses_and_blocks_what_shard_map_hands_f(cas
         return blocks[0]
 
     m = jax.sharding.Mesh(np.array(jax.devices()[: p.devices_used]), eq.mesh.names)
-    jax.eval_shape(jax.shard_map(probe, mesh=m, in_specs=tuple(P(*r.spec) for r in eq.inputs),
-                                 out_specs=P(*eq.inputs[0].spec)),
-                   *[jax.ShapeDtypeStruct(r.shape, jnp.float32) for r in eq.inputs])  # fmt: skip
+    jax.eval_shape(
+        jax.shard_map(
+            probe,
+            mesh=m,
+            in_specs=tuple(P(*r.spec) for r in eq.inputs),
+            out_specs=P(*eq.inputs[0].spec),
+        ),
+        *[jax.ShapeDtypeStruct(r.shape, jnp.float32) for r in eq.inputs],
+    )
     assert seen == [r.shard_map_block for r in eq.inputs]
 
 
@@ -117,9 +124,14 @@ def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = plan(prog, [(8, 4000)], n_devices=8)
     original = devicesetup.applied_settings()
-    devicesetup.apply(devicesetup.Settings(devices=original.devices, platform="cpu",
-                                   devices_source=original.devices_source,
-                                   max_bytes=256 * 2**20))  # fmt: skip
+    devicesetup.apply(
+        devicesetup.Settings(
+            devices=original.devices,
+            platform="cpu",
+            devices_source=original.devices_source,
+            max_bytes=256 * 2**20,
+        )
+    )
     try:
         assert memorypool.budget().problem(memoryneeds.live_run_bytes(p, prog.key)) is None
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):

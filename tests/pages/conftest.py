@@ -23,8 +23,9 @@ def steady_state_server(monkeypatch) -> None:
 def run_app(monkeypatch):
     """run_app(page=None, argv=(), env=None) -> AppTest after the first run (and page switch)."""
 
-    def _run(page: str | None = None, argv=(), env=None, timeout: float = 120,
-             query: dict | None = None) -> AppTest:  # fmt: skip
+    def _run(
+        page: str | None = None, argv=(), env=None, timeout: float = 120, query: dict | None = None
+    ) -> AppTest:
         steady_state_server(monkeypatch)
         monkeypatch.setattr(sys, "argv", ["app.py", *argv])
         for k, v in (env or {}).items():

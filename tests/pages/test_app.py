@@ -123,7 +123,8 @@ def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkey
 @pytest.mark.parametrize("platform", ["gpu", "tpu"])
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
-        run_app, fake_devices, info, platform):  # fmt: skip
+    run_app, fake_devices, info, platform
+):
     """Rendered as a GPU server (fake H200s) and as a TPU server (fake v5e chips): labels,
     platform, kind and memory come from the device objects, both budgets are in the sidebar,
     and no page claims emulated devices, shared cores or CPU-only advice. A page that
@@ -183,7 +184,8 @@ def test_the_first_page_is_drawn_without_importing_pandas():
         "at = AppTest.from_file(os.path.abspath('app.py'), default_timeout=120).run()\n"
         "print(len(at.exception), at.title[0].value.split(':')[0], 'pandas' in sys.modules)\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-3:] == ["0", "pmapviz", "False"]

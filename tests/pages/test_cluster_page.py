@@ -66,7 +66,9 @@ def test_launch_lines_and_what_changes_on_a_real_cluster(run_app):
     at = run_app(page=PAGE, query={"nodes": "2", "ppn": "4", "kind": "cpu"})
     assert not at.exception
     codes = [c.value for c in at.code]
-    assert ("srun -N 2 --ntasks-per-node 4 python -m pmapviz cluster --join --report "
-            "cluster-report.json --local-devices 1") in codes  # fmt: skip
+    assert (
+        "srun -N 2 --ntasks-per-node 4 python -m pmapviz cluster --join --report "
+        "cluster-report.json --local-devices 1"
+    ) in codes
     assert "What changes on a real cluster" in all_text(at)
     assert at.query_params["nodes"] == "2" and at.query_params["p"] == "2"

@@ -32,17 +32,23 @@ def test_ppermute_pairs_are_read_back_and_a_trace_has_one_lane_per_device(run_ap
 
 
 def test_explorer_settings_and_the_training_step_compile(run_app):
-    at = run_app(page=PAGE, query={"src": "explorer", "fn": "normalise", "s0": f"{N}, 4",
-                                   "a0": "0", "name": "i"})  # fmt: skip
+    at = run_app(
+        page=PAGE,
+        query={"src": "explorer", "fn": "normalise", "s0": f"{N}, 4", "a0": "0", "name": "i"},
+    )
     assert not at.exception
     assert "all-reduce" in list(at.dataframe[0].value["collective"])
     at = run_app(page=PAGE, query={"src": "training"})
     assert not at.exception and "all-reduce" in list(at.dataframe[0].value["collective"])
 
 
-@pytest.mark.parametrize("query, words", [({"src": "collective", "c": "psum", "g": "0 1 | 9"},
-                                           "outside"),
-                                          ({"src": "nope"}, "Using the default")])  # fmt: skip
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ({"src": "collective", "c": "psum", "g": "0 1 | 9"}, "outside"),
+        ({"src": "nope"}, "Using the default"),
+    ],
+)
 def test_bad_settings_are_explained(run_app, query, words):
     at = run_app(page=PAGE, query=query)
     assert not at.exception
@@ -50,8 +56,9 @@ def test_bad_settings_are_explained(run_app, query, words):
 
 
 def test_explorer_and_collectives_have_a_compiled_view(run_app):
-    at = run_app(page="pages/explorer.py", query={"fn": "normalise", "s0": f"{N}, 4", "a0": "0",
-                                                  "name": "i"})  # fmt: skip
+    at = run_app(
+        page="pages/explorer.py", query={"fn": "normalise", "s0": f"{N}, 4", "a0": "0", "name": "i"}
+    )
     assert "ex_xla" not in [t.key for t in at.toggle]  # lazy: drawn when its tab opens
     at.session_state["ex_code_open"] = True
     at.session_state["ex_code"] = "What XLA compiles"

@@ -113,14 +113,22 @@ class _Walker:
         return event
 
     def visit(self, page: str, query: dict) -> dict:
-        record = {"page": page, "query": query, "events": [], "shown": [], "pressed": [],
-                  "skipped": {}, "not_pressed": {}}  # fmt: skip
+        record = {
+            "page": page,
+            "query": query,
+            "events": [],
+            "shown": [],
+            "pressed": [],
+            "skipped": {},
+            "not_pressed": {},
+        }
         t0 = time.monotonic()
         try:
             at = self.open(page, query)
         except Exception as err:  # noqa: BLE001 - reported, the walk goes on
-            record["events"].append(self.snapshot("on load", None, time.monotonic() - t0,
-                                                  _crash(err)))  # fmt: skip
+            record["events"].append(
+                self.snapshot("on load", None, time.monotonic() - t0, _crash(err))
+            )
             return record
         record["events"].append(self.snapshot("on load", at, time.monotonic() - t0))
         shown = _buttons(at)
@@ -149,8 +157,11 @@ class _Walker:
             shown.update({i: shown.get(i, False) or on for i, on in now.items()})
             if depth < MAX_DEPTH:  # revealed (or enabled) by this press: pressed next, now
                 queued = {i for i, _ in queue}
-                queue[:0] = [(i, depth + 1) for i, on in now.items()
-                             if on and i not in done and i not in queued]  # fmt: skip
+                queue[:0] = [
+                    (i, depth + 1)
+                    for i, on in now.items()
+                    if on and i not in done and i not in queued
+                ]
         record["shown"] = list(shown)
         record["seconds"] = round(time.monotonic() - t0, 1)
         return record
@@ -230,8 +241,12 @@ def walk(count: int) -> dict:
     for page, query in visits:
         records.append(walker.visit(page, query))
         print(f"{page} {query} {records[-1].get('seconds')} s", file=sys.stderr, flush=True)
-    return {"count": count, "devices": len(shell.device_report().labels), "visits": records,
-            "seconds": round(time.monotonic() - t0, 1)}  # fmt: skip
+    return {
+        "count": count,
+        "devices": len(shell.device_report().labels),
+        "visits": records,
+        "seconds": round(time.monotonic() - t0, 1),
+    }
 
 
 # ------------------------------------------------------------------ the test (pytest)
@@ -262,8 +277,11 @@ def _expected() -> list[str]:
     from pmapviz.tour import tour
 
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
-    names = [_name({"page": p.path, "query": queries.get(p.path, {})})
-             for p in page_registry.PAGES if p.path != TOUR]  # fmt: skip
+    names = [
+        _name({"page": p.path, "query": queries.get(p.path, {})})
+        for p in page_registry.PAGES
+        if p.path != TOUR
+    ]
     return names + [f"tour step {s}" for s in range(1, len(tour.STEPS) + 1)]
 
 
@@ -312,13 +330,23 @@ def notes(walk_result: dict, required: dict[str, set[str]]) -> list[str]:
 @pytest.mark.timeout(WALK_TIMEOUT + 300)
 @pytest.mark.parametrize("count", COUNTS)
 def test_every_page_step_and_button_works_on_this_many_devices(count):
-    env = {**os.environ, "PMAPVIZ_DEVICES": str(count), "JAX_PLATFORMS": "cpu",
-           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    env = {
+        **os.environ,
+        "PMAPVIZ_DEVICES": str(count),
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("PMAPVIZ_PLATFORM", None)
     env.pop("JAX_NUM_CPU_DEVICES", None)  # this test process's 8 (devicesetup.apply sets it again)
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(count)], cwd=ROOT,
-                       env=env, capture_output=True, text=True, timeout=WALK_TIMEOUT)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), str(count)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WALK_TIMEOUT,
+    )
     took = time.monotonic() - t0
     print(f"{count} device(s): the walk took {took:.0f} s")
     found = [line for line in r.stdout.splitlines() if line.startswith(MARK)]
@@ -330,8 +358,10 @@ def test_every_page_step_and_button_works_on_this_many_devices(count):
     required = _required()
     found_problems = problems(result, required, _expected())
     pressed = sum(len(v["pressed"]) for v in result["visits"])
-    head = (f"On {count} device(s), {len(result['visits'])} pages and tour steps, {pressed} "
-            f"presses ({took:.0f} s):")  # fmt: skip
+    head = (
+        f"On {count} device(s), {len(result['visits'])} pages and tour steps, {pressed} "
+        f"presses ({took:.0f} s):"
+    )
     said = notes(result, required)
     print("\n".join([head, *said]))
     if found_problems:  # one readable block, no repr of the list after it

@@ -119,10 +119,17 @@ def test_each_mistake_gets_a_message_and_a_fix(run_app, query, words):
 
 @pytest.mark.parametrize(
     "field, value, words",
-    [("s0", "8,,3", "empty size"), ("s0", "1e309", "not a size"), ("a0", "zero", "not an axis"),
-     ("out", "nan", "not an axis"), ("name", "a b", "not a simple name"), ("s0", "", "empty"),
-     ("s0", ", ".join(["2"] * 40), "40 axes"), ("s0", "ünï", "not a size")],
-)  # fmt: skip
+    [
+        ("s0", "8,,3", "empty size"),
+        ("s0", "1e309", "not a size"),
+        ("a0", "zero", "not an axis"),
+        ("out", "nan", "not an axis"),
+        ("name", "a b", "not a simple name"),
+        ("s0", "", "empty"),
+        ("s0", ", ".join(["2"] * 40), "40 axes"),
+        ("s0", "ünï", "not a size"),
+    ],
+)
 def test_bad_text_is_a_message_not_a_traceback(run_app, field, value, words):
     at = explorer(run_app)
     widget(at, "ex_" + field).set_value(value).run()
@@ -234,8 +241,18 @@ def test_your_own_f_starts_from_the_current_function_and_plans(run_app):
 
 
 def test_a_link_with_an_expression_reproduces_the_view(run_app):
-    query = dict(fn="expr", args="a, b", body="jnp.sum(a * b, axis=-1)", s0=f"{N}, 3, 2",
-                 s1=f"{N}, 3, 2", a0="0", a1="0", out="0", d0="float32", d1="float32")  # fmt: skip
+    query = dict(
+        fn="expr",
+        args="a, b",
+        body="jnp.sum(a * b, axis=-1)",
+        s0=f"{N}, 3, 2",
+        s1=f"{N}, 3, 2",
+        a0="0",
+        a1="0",
+        out="0",
+        d0="float32",
+        d1="float32",
+    )
     at = explorer(run_app, **query)
     for k, v in query.items():
         assert widget(at, "ex_" + k).value == v
@@ -268,8 +285,14 @@ def test_plan_for_4096_devices_draws_grouped_blocks(run_app):
 
 
 # ---------------------------------------------------------------- pytree arguments
-PARAMS = dict(fn="expr", args="x, params", body="jnp.tanh(x @ params['w'] + params['b'])",
-              s0=f"{N}, 4, 5", s1="{'w': (5, 2), 'b': (2,)}", out="0")  # fmt: skip
+PARAMS = dict(
+    fn="expr",
+    args="x, params",
+    body="jnp.tanh(x @ params['w'] + params['b'])",
+    s0=f"{N}, 4, 5",
+    s1="{'w': (5, 2), 'b': (2,)}",
+    out="0",
+)
 
 
 def test_a_dict_argument_replicated_with_none_draws_every_leaf(run_app):
@@ -318,10 +341,13 @@ def test_a_prefix_that_does_not_fit_the_dict_says_both_structures(run_app):
 
 @pytest.mark.parametrize(
     "s1, words",
-    [("{'w': (5, 2), 'b': (2,)", "the end of the text (column 24)"),
-     ("{'w': (5, -2)}", "sizes are whole numbers"), ("(" * 30, "nest at most"),
-     ("{'w': x}", "column 7")],
-)  # fmt: skip
+    [
+        ("{'w': (5, 2), 'b': (2,)", "the end of the text (column 24)"),
+        ("{'w': (5, -2)}", "sizes are whole numbers"),
+        ("(" * 30, "nest at most"),
+        ("{'w': x}", "column 7"),
+    ],
+)
 def test_bad_tree_text_in_a_link_is_a_clear_message(run_app, s1, words):
     at = explorer(run_app, **{**PARAMS, "s1": s1}, a0="0", a1="None")
     said = " ".join(m.value for m in [*at.warning, *at.error])
@@ -343,8 +369,9 @@ def test_per_device_table_is_html_up_to_64_rows_and_a_dataframe_beyond(run_app):
     at = explorer(run_app, fn="double", s0="64, 3", pn="64")
     assert len(table(at)) == 64 and not at.dataframe
     widget(at, "ex_pn").set_value("65").run()
-    assert len(at.dataframe[0].value) == 65 and not any(TABLE in h.proto.body
-                                                        for h in at.get("html"))  # fmt: skip
+    assert len(at.dataframe[0].value) == 65 and not any(
+        TABLE in h.proto.body for h in at.get("html")
+    )
 
 
 @pytest.mark.parametrize("present", ["0", "1"])
@@ -354,8 +381,14 @@ def test_argument_boxes_lay_out_any_number_of_arguments(run_app, args, present):
     argument; a short last row keeps the columns aligned."""
     names = [a.strip() for a in args.split(",")]
     body = " + ".join(f"{a}.sum()" for a in names)
-    at = explorer(run_app, fn="expr", args=args, body=body, present=present,
-                  **{f"s{k}": f"{N}, 3" for k in range(len(names))})  # fmt: skip
+    at = explorer(
+        run_app,
+        fn="expr",
+        args=args,
+        body=body,
+        present=present,
+        **{f"s{k}": f"{N}, 3" for k in range(len(names))},
+    )
     labels = [w.label for w in at.text_input if re.fullmatch(r"ex_[sa][0-9]", w.key or "")]
     assert labels == [lab for a in names for lab in (f"shape of {a}", f"in_axes of {a}")]
     assert "Valid" in at.success[0].value

@@ -32,26 +32,107 @@ from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
 # long runs, and (ex_sm_meshes) a switch away from the page under test
-HEAVY_KEYS = {"tl_go", "tl_explorer", "cl_go", "dot_run", "tr_go", "tr_time", "tl_cancel",
-              "tr_stop", "me_sweep", "ex_sm_meshes"}  # fmt: skip
+HEAVY_KEYS = {
+    "tl_go",
+    "tl_explorer",
+    "cl_go",
+    "dot_run",
+    "tr_go",
+    "tr_time",
+    "tl_cancel",
+    "tr_stop",
+    "me_sweep",
+    "ex_sm_meshes",
+}
 HOSTILE = [
-    "", " ", "8,,3", "1e309", "nan", "inf", "-inf", "-1", "0", "-0", "None", "none", "null",
-    "ünïcødé ✓", "🙂🙂", "9" * 400, ", ".join(["2"] * 40), "99999999999, 99999999999, 99999999999",
-    "(8, 1_250_000, 3)", "[]", "()", "[8 3]", "0->1, 0->1", "0 1 | 1 2", "[[0,1],[2,99]]",
-    "<script>alert(1)</script>", "'; DROP TABLE x; --", "__import__('os').system('ls')", "1/0",
-    "\x00", "\n\n", "8", "3, 8", "2", "64", "65", "-3", "1e9", "0.5", "1_000", "0x10", "i",
-    "a b", "9" * 30, "-9999", "+2", "3->0", "0 1 2 3 | 4 5 6 7", "4, 0", "0, 3", "1, 1, 1, 1",
-]  # fmt: skip
+    "",
+    " ",
+    "8,,3",
+    "1e309",
+    "nan",
+    "inf",
+    "-inf",
+    "-1",
+    "0",
+    "-0",
+    "None",
+    "none",
+    "null",
+    "ünïcødé ✓",
+    "🙂🙂",
+    "9" * 400,
+    ", ".join(["2"] * 40),
+    "99999999999, 99999999999, 99999999999",
+    "(8, 1_250_000, 3)",
+    "[]",
+    "()",
+    "[8 3]",
+    "0->1, 0->1",
+    "0 1 | 1 2",
+    "[[0,1],[2,99]]",
+    "<script>alert(1)</script>",
+    "'; DROP TABLE x; --",
+    "__import__('os').system('ls')",
+    "1/0",
+    "\x00",
+    "\n\n",
+    "8",
+    "3, 8",
+    "2",
+    "64",
+    "65",
+    "-3",
+    "1e9",
+    "0.5",
+    "1_000",
+    "0x10",
+    "i",
+    "a b",
+    "9" * 30,
+    "-9999",
+    "+2",
+    "3->0",
+    "0 1 2 3 | 4 5 6 7",
+    "4, 0",
+    "0, 3",
+    "1, 1, 1, 1",
+]
 # digits that str.isdigit() accepts but int() does not (superscripts), and other scripts' digits
 NON_ASCII_DIGITS = ["²", "¹", "³", "8²", "²,3", "١", "٣", "５", "８, ３", "2, ¹"]
-BEYOND_INT64 = [str(2**63), str(2**64), str(10**30), str(-(2**63) - 1), str(-(2**64)),
-                f"8, {2**63}", f"{2**63}, 3", f"0->{2**63}", f"0 1 | {2**64} 3"]  # fmt: skip
+BEYOND_INT64 = [
+    str(2**63),
+    str(2**64),
+    str(10**30),
+    str(-(2**63) - 1),
+    str(-(2**64)),
+    f"8, {2**63}",
+    f"{2**63}, 3",
+    f"0->{2**63}",
+    f"0 1 | {2**64} 3",
+]
 # element counts beyond int64 (the output of the first is (8, 2**30, 2**30): XLA aborts)
-OVERFLOW_SHAPES = ["8, 1073741824, 1", "1, 1073741824", f"{2**40}, {2**40}", f"4, {2**62}",
-                   f"8, {2**31}, {2**31}", f"8, 1, {2**31}", f"{2**62}, {2**62}"]  # fmt: skip
-MARKUP = ["![x](http://example.invalid/a.png)", "[click](http://example.invalid)",
-          "<img src=x onerror=alert(1)>", "**bold**", "$x$", "`code`", "# heading",
-          "<a href='http://example.invalid'>a</a>", ":red[red]", "\\", "|a|b|\n|-|-|"]  # fmt: skip
+OVERFLOW_SHAPES = [
+    "8, 1073741824, 1",
+    "1, 1073741824",
+    f"{2**40}, {2**40}",
+    f"4, {2**62}",
+    f"8, {2**31}, {2**31}",
+    f"8, 1, {2**31}",
+    f"{2**62}, {2**62}",
+]
+MARKUP = [
+    "![x](http://example.invalid/a.png)",
+    "[click](http://example.invalid)",
+    "<img src=x onerror=alert(1)>",
+    "**bold**",
+    "$x$",
+    "`code`",
+    "# heading",
+    "<a href='http://example.invalid'>a</a>",
+    ":red[red]",
+    "\\",
+    "|a|b|\n|-|-|",
+]
 HOSTILE += NON_ASCII_DIGITS + BEYOND_INT64 + OVERFLOW_SHAPES + MARKUP
 _huge = st.sampled_from([2**30, 2**31, 2**40, 2**62, 2**63, 2**64, 10**30])
 overflow_shapes = st.lists(st.one_of(_huge, st.integers(0, 16)), min_size=1, max_size=4).map(
@@ -83,8 +164,9 @@ def crashed(at: AppTest) -> list[str]:
     """Tracebacks, and app.py's last resort (shell.page_failed): a crash it caught is still a
     crash nobody foresaw, which a widget or a link must never cause."""
     found = [f"exception: {str(e.value)[:100]}" for e in at.exception]
-    found += ["app.py's last resort caught an error" for e in at.error
-              if e.value == shell.UNEXPECTED]  # fmt: skip
+    found += [
+        "app.py's last resort caught an error" for e in at.error if e.value == shell.UNEXPECTED
+    ]
     return found
 
 
@@ -92,8 +174,18 @@ def markup_injections(at: AppTest) -> list[str]:
     """Elements whose Markdown (or HTML) would show a hostile input as an image, a link or a
     tag: an input echoed in a message must be escaped or shown as code, never rendered."""
     found = []
-    for kind in ("markdown", "caption", "error", "warning", "info", "success", "title",
-                 "header", "subheader", "exception"):  # fmt: skip
+    for kind in (
+        "markdown",
+        "caption",
+        "error",
+        "warning",
+        "info",
+        "success",
+        "title",
+        "header",
+        "subheader",
+        "exception",
+    ):
         for el in getattr(at, kind):
             text = str(getattr(el, "value", "") or "")
             plain = stclient.outside_code(text)
@@ -126,8 +218,16 @@ def session(path: str) -> AppTest:
 
 def widgets(at: AppTest) -> list:
     found = []
-    for kind in ("text_input", "selectbox", "number_input", "radio", "multiselect", "checkbox",
-                 "button", "selectbox"):  # fmt: skip
+    for kind in (
+        "text_input",
+        "selectbox",
+        "number_input",
+        "radio",
+        "multiselect",
+        "checkbox",
+        "button",
+        "selectbox",
+    ):
         for w in getattr(at, kind):
             if getattr(w, "disabled", False):
                 continue
@@ -176,8 +276,9 @@ FUZZ_PAGES = [p for p in PAGES]
 
 
 @pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(
+    max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
 @given(actions=st.lists(action_st, min_size=1, max_size=3))
 def test_no_widget_value_produces_a_traceback(info, actions):
     at = session(info.path)
@@ -194,8 +295,12 @@ def test_no_widget_value_produces_a_traceback(info, actions):
 
 
 @pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
-@settings(max_examples=max(20, EXAMPLES // 5), deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(
+    max_examples=max(20, EXAMPLES // 5),
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(query=st.dictionaries(st.sampled_from(QUERY_KEYS), text_values, max_size=6))
 def test_crafted_urls_are_validated_like_widgets(info, query):
     _steady()

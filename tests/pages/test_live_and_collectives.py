@@ -45,8 +45,18 @@ def test_live_small_values_are_shown_exactly(run_app):
 
 
 def test_live_runs_your_own_f_checked_against_jit_vmap(run_app):
-    at = live(run_app, fn="expr", args="x, w", body="jnp.tanh(x @ w) + lax.psum(x, 'i').sum()",
-              s0=f"{N}, 2, 3", s1="3, 2", a0="0", a1="None", name="i", pn="4096")  # fmt: skip
+    at = live(
+        run_app,
+        fn="expr",
+        args="x, w",
+        body="jnp.tanh(x @ w) + lax.psum(x, 'i').sum()",
+        s0=f"{N}, 2, 3",
+        s1="3, 2",
+        a0="0",
+        a1="None",
+        name="i",
+        pn="4096",
+    )
     assert "PASS" in at.success[0].value
     assert "no numpy version" in at.success[0].value
     assert "plans for 4,096 devices; live runs use this server's 8" in all_text(at)
@@ -150,13 +160,15 @@ def test_ppermute_shows_zeros_for_devices_that_receive_nothing(run_app):
 
 @pytest.mark.parametrize(
     "query, words",
-    [(dict(c="ppermute", p="custom", pairs="0->1, 0->2"), "source of two pairs"),
-     (dict(c="ppermute", p="custom", pairs="0->1, 2->1"), "destination of two pairs"),
-     (dict(c="ppermute", p="custom", pairs="0->99"), "outside"),
-     (dict(c="psum", g="0 1 | 2"), "missing"),
-     (dict(c="all_to_all", m="3"), f"multiple of {N}"),
-     (dict(c="psum_scatter", m="5"), f"multiple of {N}")],
-)  # fmt: skip
+    [
+        (dict(c="ppermute", p="custom", pairs="0->1, 0->2"), "source of two pairs"),
+        (dict(c="ppermute", p="custom", pairs="0->1, 2->1"), "destination of two pairs"),
+        (dict(c="ppermute", p="custom", pairs="0->99"), "outside"),
+        (dict(c="psum", g="0 1 | 2"), "missing"),
+        (dict(c="all_to_all", m="3"), f"multiple of {N}"),
+        (dict(c="psum_scatter", m="5"), f"multiple of {N}"),
+    ],
+)
 def test_invalid_choices_are_explained(run_app, query, words):
     at = coll(run_app, **query)
     assert any(words in e.value for e in at.error), [e.value for e in at.error]
@@ -164,10 +176,15 @@ def test_invalid_choices_are_explained(run_app, query, words):
 
 @pytest.mark.parametrize(
     "query, words, default",
-    [(dict(n="0"), "nearest valid: 1", str(N)), (dict(n="99"), f"nearest valid: {N}", str(N)),
-     (dict(m="-1"), "from 1 to 64", "8"), (dict(m="1e9"), "digits 0-9 only", "8"),
-     (dict(n="²"), "digits 0-9 only", str(N)), (dict(m="9" * 30), "far too large", "8")],
-)  # fmt: skip
+    [
+        (dict(n="0"), "nearest valid: 1", str(N)),
+        (dict(n="99"), f"nearest valid: {N}", str(N)),
+        (dict(m="-1"), "from 1 to 64", "8"),
+        (dict(m="1e9"), "digits 0-9 only", "8"),
+        (dict(n="²"), "digits 0-9 only", str(N)),
+        (dict(m="9" * 30), "far too large", "8"),
+    ],
+)
 def test_a_bad_link_value_falls_back_to_the_default_with_a_note(run_app, query, words, default):
     at = coll(run_app, c="psum", **query)
     assert not at.exception
@@ -178,8 +195,10 @@ def test_a_bad_link_value_falls_back_to_the_default_with_a_note(run_app, query, 
     assert not at.error  # the page runs with the default
 
 
-@pytest.mark.parametrize("typed, words", [("²", "digits 0-9 only"), ("0", "nearest valid: 1"),
-                                          ("999999", "nearest valid: 8")])  # fmt: skip
+@pytest.mark.parametrize(
+    "typed, words",
+    [("²", "digits 0-9 only"), ("0", "nearest valid: 1"), ("999999", "nearest valid: 8")],
+)
 def test_typed_bad_counts_are_explained(run_app, typed, words):
     at = coll(run_app, c="psum")
     at.text_input(key="co_n").input(typed).run()
@@ -226,16 +245,28 @@ def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
     errors = [e.value for e in at.error]
     if any("the budget is" in e for e in errors):
         pytest.skip("this machine's memory budget refuses it first")
-    assert any("This live run would take about" in e and "the limit is" in e and
-               "Make the inputs about" in e for e in errors), all_text(at)  # fmt: skip
+    assert any(
+        "This live run would take about" in e
+        and "the limit is" in e
+        and "Make the inputs about" in e
+        for e in errors
+    ), all_text(at)
     assert not at.success  # nothing ran
 
 
 def test_live_runs_a_dict_argument_leaf_by_leaf(run_app):
     """A parameter dict replicated with in_axes None, and one with a per-leaf prefix: the run
     passes the jit(vmap) check, and every leaf has its own slice column."""
-    at = live(run_app, fn="expr", args="x, params", body="jnp.tanh(x @ params['w'] + params['b'])",
-              s0=f"{N}, 4, 5", s1="{'w': (5, 2), 'b': (2,)}", a0="0", a1="None")  # fmt: skip
+    at = live(
+        run_app,
+        fn="expr",
+        args="x, params",
+        body="jnp.tanh(x @ params['w'] + params['b'])",
+        s0=f"{N}, 4, 5",
+        s1="{'w': (5, 2), 'b': (2,)}",
+        a0="0",
+        a1="None",
+    )
     assert "PASS" in at.success[0].value, [e.value for e in at.error]
     rows = at.dataframe[0].value
     assert set(rows["params['w'] slice"]) == {"[:, :]"} and set(rows["params['b'] slice"]) == {
@@ -243,9 +274,16 @@ def test_live_runs_a_dict_argument_leaf_by_leaf(run_app):
     }
     assert list(rows["x slice"]) == [f"[{k}:{k + 1}, :, :]" for k in range(N)]
     assert "`params['w']` (5, 2) (in_axes None" in all_text(at)
-    at = live(run_app, fn="expr", args="x, params", body="x * params['s'] + params['t']",
-              s0=f"{N}, 3", s1=f"{{'s': (3,), 't': ({N}, 3)}}", a0="0",
-              a1="{'s': None, 't': 0}")  # fmt: skip
+    at = live(
+        run_app,
+        fn="expr",
+        args="x, params",
+        body="x * params['s'] + params['t']",
+        s0=f"{N}, 3",
+        s1=f"{{'s': (3,), 't': ({N}, 3)}}",
+        a0="0",
+        a1="{'s': None, 't': 0}",
+    )
     assert "PASS" in at.success[0].value, [e.value for e in at.error]
     rows = at.dataframe[0].value
     assert list(rows["params['t'] slice"]) == [f"[{k}:{k + 1}, :]" for k in range(N)]
@@ -307,9 +345,15 @@ def test_own_f_past_the_time_limit_is_stopped_and_the_page_says_so(run_app, monk
     monkeypatch.setattr(sandbox, "GRACE_S", 0.5)
     sandbox._WORKER.stop()
     try:
-        at = live(run_app, fn="expr", args="x",
-                  body="jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()", s0=f"{N}, 200",
-                  a0="0", out="0")  # fmt: skip
+        at = live(
+            run_app,
+            fn="expr",
+            args="x",
+            body="jnp.sort(jnp.einsum('a,b,c->abc', x, x, x)).sum()",
+            s0=f"{N}, 200",
+            a0="0",
+            out="0",
+        )
         assert "press Run" in all_text(at)  # its memory: no run starts from the link
         next(b for b in at.button if b.label.startswith("Run (")).click().run()
         errors = " ".join(e.value for e in at.error)

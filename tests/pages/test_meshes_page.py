@@ -36,8 +36,10 @@ def test_a_spec_jax_refuses_shows_the_problem_and_its_fix(run_app):
 
 
 def test_a_link_opens_a_bigger_mesh_planned_from_shapes(run_app):
-    at = run_app(page=PAGE, query={"mesh": f"2x{TEST_DEVICES}", "s0": "4, 32",
-                                   "p0": "data, model", "s1": "", "s2": ""})  # fmt: skip
+    at = run_app(
+        page=PAGE,
+        query={"mesh": f"2x{TEST_DEVICES}", "s0": "4, 32", "p0": "data, model", "s1": "", "s2": ""},
+    )
     assert not at.exception
     text = all_text(at)
     assert "planned from shapes alone" in text and "Each device holds (2, 4)" in text
@@ -45,8 +47,7 @@ def test_a_link_opens_a_bigger_mesh_planned_from_shapes(run_app):
 
 
 def test_hostile_link_values_fall_back_with_a_note(run_app):
-    at = run_app(page=PAGE, query={"mesh": "9" * 30, "p0": "P(__import__('os'))",
-                                   "names": "a,a"})  # fmt: skip
+    at = run_app(page=PAGE, query={"mesh": "9" * 30, "p0": "P(__import__('os'))", "names": "a,a"})
     assert not at.exception
     notes = " ".join(w.value for w in at.warning)
     assert "mesh=" in notes and "p0=" in notes

@@ -31,10 +31,15 @@ def test_a_batch_that_does_not_split_gets_the_nearest_valid_sizes(run_app):
 
 @pytest.mark.parametrize(
     "query, words",
-    [({"batch": "abc"}, "not a whole number"), ({"lr": "nan"}, "not a number"),
-     ({"steps": "999999"}, "nearest valid: 2,000"), ({"lr": "1e309"}, "out of range"),
-     ({"batch": str(2**64)}, "nearest valid: 65,536"), ({"steps": "¹"}, "digits 0-9 only")],
-)  # fmt: skip
+    [
+        ({"batch": "abc"}, "not a whole number"),
+        ({"lr": "nan"}, "not a number"),
+        ({"steps": "999999"}, "nearest valid: 2,000"),
+        ({"lr": "1e309"}, "out of range"),
+        ({"batch": str(2**64)}, "nearest valid: 65,536"),
+        ({"steps": "¹"}, "digits 0-9 only"),
+    ],
+)
 def test_a_bad_link_value_falls_back_to_the_default(run_app, query, words):
     at = run_app(page=PAGE, query=query)
     assert not at.exception
@@ -45,10 +50,15 @@ def test_a_bad_link_value_falls_back_to_the_default(run_app, query, words):
 
 @pytest.mark.parametrize(
     "key, typed, words",
-    [("batch", "abc", "not a whole number"), ("lr", "nan", "not a number"),
-     ("steps", "999999", "nearest valid: 2,000"), ("lr", "1e309", "out of range"),
-     ("batch", "9999999", "nearest valid: 65,536"), ("steps", "²", "digits 0-9 only")],
-)  # fmt: skip
+    [
+        ("batch", "abc", "not a whole number"),
+        ("lr", "nan", "not a number"),
+        ("steps", "999999", "nearest valid: 2,000"),
+        ("lr", "1e309", "out of range"),
+        ("batch", "9999999", "nearest valid: 65,536"),
+        ("steps", "²", "digits 0-9 only"),
+    ],
+)
 def test_typed_bad_settings_are_explained(run_app, key, typed, words):
     at = run_app(page=PAGE)
     at.text_input(key=f"tr_{key}").input(typed).run()

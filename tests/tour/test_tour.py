@@ -12,11 +12,17 @@ from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
 FACTS = devicefacts.facts()
-CTX = tour.Context(N, tuple(f"cpu:{d}" for d in range(N)), FACTS,
-                   "streamlit run app.py -- --devices 4")  # fmt: skip
-SCHEMAS = {"explorer": explorersettings.schema(N), "collectives": collectiveops.schema(N),
-           "training": trainingrun.schema(N), "cluster": cluster.schema(),
-           "timing": sweepplans.schema(N), "live": explorersettings.schema(N)}  # fmt: skip
+CTX = tour.Context(
+    N, tuple(f"cpu:{d}" for d in range(N)), FACTS, "streamlit run app.py -- --devices 4"
+)
+SCHEMAS = {
+    "explorer": explorersettings.schema(N),
+    "collectives": collectiveops.schema(N),
+    "training": trainingrun.schema(N),
+    "cluster": cluster.schema(),
+    "timing": sweepplans.schema(N),
+    "live": explorersettings.schema(N),
+}
 
 
 @pytest.mark.parametrize("k", range(len(tour.STEPS)), ids=[s.title for s in tour.STEPS])

@@ -9,8 +9,9 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
     story on a GPU is listed. Here the Timing lab's words are put back to the CPU story."""
     from pmapviz import devicefacts
 
-    monkeypatch.setattr(page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()),
-                                                 ("pages/home.py", {}, ())))  # fmt: skip
+    monkeypatch.setattr(
+        page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()), ("pages/home.py", {}, ()))
+    )
     cpu_story = devicewords.speed_story(devicefacts.facts())
     settings = devicesetup.applied_settings()
     with fake_devices("gpu"):
@@ -19,8 +20,11 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
         flagged = page_check.section(settings)
     # each page on the fake GPUs, then on the emulated CPU devices beside them
     assert [(r["page"], r["set"]) for r in clean] == [
-        ("pages/timing.py", "gpu"), ("pages/home.py", "gpu"),
-        ("pages/timing.py", "cpu"), ("pages/home.py", "cpu")]  # fmt: skip
+        ("pages/timing.py", "gpu"),
+        ("pages/home.py", "gpu"),
+        ("pages/timing.py", "cpu"),
+        ("pages/home.py", "cpu"),
+    ]
     assert [r["cpu_words"] for r in clean] == [[], [], [], []]
     assert "emulated" in flagged[0]["cpu_words"] and not flagged[1]["cpu_words"]
     assert not flagged[2]["cpu_words"]  # the CPU story is true on the CPU set
@@ -35,7 +39,8 @@ def test_every_page_has_its_checks_from_its_registry_entry_and_their_buttons_exi
 
     assert [a[0] for a in page_check.PAGE_ACTIONS][:3] == [p.path for p in PAGES[:3]]
     assert {page for page, _, _ in page_check.PAGE_ACTIONS} == {p.path for p in PAGES}
-    sources = "".join(f.read_text() for f in [*(ROOT / "pmapviz").rglob("*.py"),
-                                               *(ROOT / "pages").glob("*.py")])  # fmt: skip
+    sources = "".join(
+        f.read_text() for f in [*(ROOT / "pmapviz").rglob("*.py"), *(ROOT / "pages").glob("*.py")]
+    )
     keys = {b for _, _, buttons in page_check.PAGE_ACTIONS for b in buttons}
     assert keys and not [k for k in keys if f'"{k}"' not in sources]

@@ -18,8 +18,10 @@ def test_the_links_numbers_make_the_lines():
     at = render(_lines, query={"nodes": "2", "ppn": "4", "dpp": "1", "kind": "gpu"})
     assert not at.exception
     codes = [c.value for c in at.code]
-    assert codes[0] == ("srun -N 2 --ntasks-per-node 4 --gpus-per-node 4 python -m pmapviz "
-                        "cluster --join --report cluster-report.json")  # fmt: skip
+    assert codes[0] == (
+        "srun -N 2 --ntasks-per-node 4 --gpus-per-node 4 python -m pmapviz "
+        "cluster --join --report cluster-report.json"
+    )
     assert codes[1].startswith("mpirun -np 8 --map-by ppr:4:node --hostfile hosts.txt")
     assert "--worker=all" in codes[2] and codes[3].startswith("mpirun -np 4 ")
     assert "local_device_ids=[local rank]" in texts(at)

@@ -30,9 +30,11 @@ def folder(tmp_path, monkeypatch):
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path.parent / "outside.json").write_text(REAL)
     applied = devicesetup.applied_settings()
-    monkeypatch.setattr(devicesetup, "applied_settings",
-                        lambda: devicesetup.Settings(applied.devices, applied.platform,
-                                                 reports=str(tmp_path)))  # fmt: skip
+    monkeypatch.setattr(
+        devicesetup,
+        "applied_settings",
+        lambda: devicesetup.Settings(applied.devices, applied.platform, reports=str(tmp_path)),
+    )
     return tmp_path
 
 
@@ -43,11 +45,14 @@ def test_a_path_from_the_link_opens_the_report(folder):
     assert "`bad.json`, `good.json`" in texts(at)
 
 
-@pytest.mark.parametrize(("name", "said"), [
-    ("bad.json", "not valid JSON"),
-    ("../outside.json", "is outside the reports folder"),
-    ("missing.json", "There is no report `missing.json`"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("bad.json", "not valid JSON"),
+        ("../outside.json", "is outside the reports folder"),
+        ("missing.json", "There is no report `missing.json`"),
+    ],
+)
 def test_bad_paths_and_files_are_one_message(folder, name, said):
     at = render(_open, query={"report": name})
     assert not at.exception

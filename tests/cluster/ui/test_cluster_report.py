@@ -28,8 +28,7 @@ def test_the_report_draws_hosts_processes_and_the_check():
     assert "id 6145" in grid and "process 3 · axis 7" in grid and ">vm</div>" in grid
     rows = at.dataframe[0].value
     assert list(rows["psum"]) == [36.0] * 4
-    assert list(rows["local devices"]) == ["[0, 1]", "[2048, 2049]", "[4096, 4097]",
-                                           "[6144, 6145]"]  # fmt: skip
+    assert list(rows["local devices"]) == ["[0, 1]", "[2048, 2049]", "[4096, 4097]", "[6144, 6145]"]
     assert at.success[0].value.startswith("psum = 36 in **every** process, equal to numpy's")
 
 

@@ -6,16 +6,29 @@ from tests.core.ui.conftest import render
 
 
 def _process(p: int, ids: list[int], axis: list[int], psum: float = 10.0) -> dict:
-    return {"process_index": p, "local_device_ids": ids, "axis_index": axis,
-            "local_inputs": [a + 1.0 for a in axis], "global_devices": 4, "psum": psum,
-            "all_gather": [1.0, 2.0, 3.0, 4.0], "init_s": 0.5, "first_call_s": 0.2,
-            "steady_s": 0.001}  # fmt: skip
+    return {
+        "process_index": p,
+        "local_device_ids": ids,
+        "axis_index": axis,
+        "local_inputs": [a + 1.0 for a in axis],
+        "global_devices": 4,
+        "psum": psum,
+        "all_gather": [1.0, 2.0, 3.0, 4.0],
+        "init_s": 0.5,
+        "first_call_s": 0.2,
+        "steady_s": 0.001,
+    }
 
 
 def _result(psum_of_1: float = 10.0) -> ClusterResult:
-    return ClusterResult(2, 2, 4, [_process(0, [0, 1], [0, 1]),
-                                   _process(1, [2048, 2049], [2, 3], psum_of_1)], 1.0,
-                         {"steady_s": 0.0005, "first_call_s": 0.1})  # fmt: skip
+    return ClusterResult(
+        2,
+        2,
+        4,
+        [_process(0, [0, 1], [0, 1]), _process(1, [2048, 2049], [2, 3], psum_of_1)],
+        1.0,
+        {"steady_s": 0.0005, "first_call_s": 0.1},
+    )
 
 
 def test_one_row_per_process_coloured_by_global_position():

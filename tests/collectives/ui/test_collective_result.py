@@ -10,8 +10,13 @@ LABELS = [f"cpu:{d}" for d in range(8)]
 
 def _outcome(key, n=4, m=2, groups=None, perm=None):
     choice = collectiveops.playground_choice(key, n, groups or "", perm or "")
-    out = collectiveops.run(key, n, m, groups=[list(g) for g in choice.groups or ()] or None,
-                          perm=[tuple(p) for p in choice.perm or ()] or None)  # fmt: skip
+    out = collectiveops.run(
+        key,
+        n,
+        m,
+        groups=[list(g) for g in choice.groups or ()] or None,
+        perm=[tuple(p) for p in choice.perm or ()] or None,
+    )
     return out, choice
 
 

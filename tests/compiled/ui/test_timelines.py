@@ -74,8 +74,10 @@ def test_capture_waits_for_its_button_and_upload_for_a_file():
 
     at = render(_sections, Call("psum", 2, 2, None, None))
     assert not at.exception
-    assert [s.value for s in at.subheader] == ["One call, device by device",
-                                               "A trace from any machine"]  # fmt: skip
+    assert [s.value for s in at.subheader] == [
+        "One call, device by device",
+        "A trace from any machine",
+    ]
     at.button(key="cp_trace").click().run(timeout=300)
     assert not at.exception and len(at.get("plotly_chart")) == 1
 
@@ -98,14 +100,18 @@ def _read(data, name):
 def test_a_malformed_upload_is_one_quoted_error_line_never_the_last_resort():
     from tests.core.test_timeline import _cpu_trace
 
-    bad = {"t.json": json.dumps(_cpu_trace(ts="abc")).encode(),
-           "deep`[x](y).json": b"[" * 100_000 + b"]" * 100_000,
-           "five.json": b'{"traceEvents": 5}'}  # fmt: skip
-    said = {"t.json": "This trace was not read: `traceEvents[0].ts is 'abc', not a number.`",
-            "deep`[x](y).json": "This trace was not read: `deep'[x](y).json nests its JSON too "
-            "deep",  # the backtick in the file's name cannot close the quote
-            "five.json": "This trace was not read: `The trace's traceEvents is 5, not a list "
-            "of events.`"}  # fmt: skip
+    bad = {
+        "t.json": json.dumps(_cpu_trace(ts="abc")).encode(),
+        "deep`[x](y).json": b"[" * 100_000 + b"]" * 100_000,
+        "five.json": b'{"traceEvents": 5}',
+    }
+    said = {
+        "t.json": "This trace was not read: `traceEvents[0].ts is 'abc', not a number.`",
+        "deep`[x](y).json": "This trace was not read: `deep'[x](y).json nests its JSON too "
+        "deep",  # the backtick in the file's name cannot close the quote
+        "five.json": "This trace was not read: `The trace's traceEvents is 5, not a list "
+        "of events.`",
+    }
     for name, data in bad.items():
         at = render(_read, data, name)
         assert not at.exception and len(at.error) == 1, name
@@ -174,8 +180,10 @@ def _upload_page(data):
         reads.append(f.file_id)
         return real(f, on_wait)
 
-    with mock.patch.object(st, "file_uploader", lambda *a, **k: file), \
-            mock.patch.object(timelines, "read", counted):  # fmt: skip
+    with (
+        mock.patch.object(st, "file_uploader", lambda *a, **k: file),
+        mock.patch.object(timelines, "read", counted),
+    ):
         timelines.upload()
     st.caption(f"reads: {len(reads)}")
 

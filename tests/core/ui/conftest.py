@@ -4,8 +4,9 @@ runs ``script(*args)`` (a function that imports what it draws) as a Streamlit sc
 from streamlit.testing.v1 import AppTest
 
 
-def render(script, *args, query: dict | None = None, state: dict | None = None,
-           timeout: float = 120) -> AppTest:  # fmt: skip
+def render(
+    script, *args, query: dict | None = None, state: dict | None = None, timeout: float = 120
+) -> AppTest:
     at = AppTest.from_function(script, args=args, default_timeout=timeout)
     for k, v in (query or {}).items():
         at.query_params[k] = v
@@ -16,6 +17,16 @@ def render(script, *args, query: dict | None = None, state: dict | None = None,
 
 def texts(at: AppTest) -> str:
     """Every text element's value, one per line."""
-    kinds = ("markdown", "caption", "error", "warning", "info", "success", "title", "subheader",
-             "header", "code")  # fmt: skip
+    kinds = (
+        "markdown",
+        "caption",
+        "error",
+        "warning",
+        "info",
+        "success",
+        "title",
+        "subheader",
+        "header",
+        "code",
+    )
     return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))

@@ -25,8 +25,9 @@ def test_an_interrupted_run_is_kept_marked_with_a_note():
     at = render(_page, "start")  # the script "dies" here: running, with a partial result
     assert at.session_state["t_running"] and at.session_state["t_partial"].done == 2
     assert not at.warning
-    again = render(_page, None, state={"t_running": True,
-                                       "t_partial": at.session_state["t_partial"]})  # fmt: skip
+    again = render(
+        _page, None, state={"t_running": True, "t_partial": at.session_state["t_partial"]}
+    )
     kept = again.session_state["t_result"]
     assert kept.done == 2 and kept.stopped and not again.session_state["t_running"]
     assert again.warning[0].value == "Stopped; what finished is kept."

@@ -16,8 +16,15 @@ def _collectives_page(n):
 
 
 def test_a_link_is_read_into_the_widgets_and_written_back_unchanged():
-    query = {"c": "ppermute", "n": "4", "m": "3", "v": "random", "g": "", "p": "custom",
-             "pairs": "0->1, 1->0"}  # fmt: skip
+    query = {
+        "c": "ppermute",
+        "n": "4",
+        "m": "3",
+        "v": "random",
+        "g": "",
+        "p": "custom",
+        "pairs": "0->1, 1->0",
+    }
     at = render(_collectives_page, TEST_DEVICES, query=query)
     assert not at.exception and not at.warning
     assert at.session_state["co_c"] == "ppermute" and at.session_state["co_pairs"] == "0->1, 1->0"
@@ -45,8 +52,13 @@ def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_ov
     ks = ",".join(map(str, sweepplans.device_counts(TEST_DEVICES)))
     at = render(_timing_link, TEST_DEVICES, [1024, 4096], query={"ks": ks, "impls": "pmap,vmap"})
     assert not at.exception
-    assert dict(at.query_params) == {"w": "dot", "r": "7", "sizes": "1024,4096", "ks": ks,
-                                     "impls": "pmap,vmap"}  # fmt: skip
+    assert dict(at.query_params) == {
+        "w": "dot",
+        "r": "7",
+        "sizes": "1024,4096",
+        "ks": ks,
+        "impls": "pmap,vmap",
+    }
 
 
 def _some_keys(n):
@@ -67,8 +79,11 @@ def test_only_the_keys_asked_for_and_another_schemas_query_after_them():
 
 
 def test_the_scenarios_query_is_its_own_and_its_schemas_inverse():
-    for texts in ({"fn": "expr", "args": "x", "body": "x * 2", "s0": "8, 3"},
-                  {"fn": "batched_dot", "pn": "64"}, {}):  # fmt: skip
+    for texts in (
+        {"fn": "expr", "args": "x", "body": "x * 2", "s0": "8, 3"},
+        {"fn": "batched_dot", "pn": "64"},
+        {},
+    ):
         s = Scenario.from_texts(texts, TEST_DEVICES)
         schema = explorersettings.schema(TEST_DEVICES)
         query = schema.to_query(s.texts())
@@ -122,8 +137,9 @@ def _scenario(n):
 def test_the_explorers_scenario_comes_from_the_session_then_the_link():
     at = render(_scenario, TEST_DEVICES, query={"fn": "add", "s0": "zzz"})
     assert any("zzz" in w.value for w in at.warning)  # a bad shape: its default, with a note
-    at = render(_scenario, TEST_DEVICES, query={"fn": "add"},
-                state={"explorer_settings": {"fn": "sum_all"}})  # fmt: skip
+    at = render(
+        _scenario, TEST_DEVICES, query={"fn": "add"}, state={"explorer_settings": {"fn": "sum_all"}}
+    )
     assert "'fn': 'sum_all'" in at.markdown[0].value and not at.warning
 
 

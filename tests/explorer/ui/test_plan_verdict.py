@@ -12,8 +12,11 @@ from tests.core.ui.conftest import render
 def test_a_problem_that_comes_twice_gets_a_second_key():
     problems = [SimpleNamespace(code=c) for c in ("neg_axis", "too_big", "neg_axis", "neg_axis")]
     assert plan_verdict.fix_keys(problems) == [
-        "fix_neg_axis", "fix_too_big", "fix_neg_axis_1", "fix_neg_axis_2"
-    ]  # fmt: skip
+        "fix_neg_axis",
+        "fix_too_big",
+        "fix_neg_axis_1",
+        "fix_neg_axis_2",
+    ]
 
 
 def _verdict(texts, n):

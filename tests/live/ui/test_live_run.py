@@ -50,8 +50,13 @@ def test_a_slow_run_waits_for_its_button_even_when_it_is_small():
     """Issue 36: a link must not start a long run on page load. A sort of an outer product is
     small in memory but takes seconds (charged at the measured sort rate), so it waits for
     Run, whose label says the estimate."""
-    texts = {"fn": "expr", "args": "x", "body": "jnp.sort(jnp.einsum('a,b->ab', x, x)).sum()",
-             "s0": f"{TEST_DEVICES}, 700", "a0": "0"}  # fmt: skip
+    texts = {
+        "fn": "expr",
+        "args": "x",
+        "body": "jnp.sort(jnp.einsum('a,b->ab', x, x)).sum()",
+        "s0": f"{TEST_DEVICES}, 700",
+        "a0": "0",
+    }
     at = render(_live, texts, TEST_DEVICES)
     assert not at.exception and not at.error
     run = next(b for b in at.button if b.label.startswith("Run ("))

@@ -13,8 +13,18 @@ def _form(n):
 
 
 def test_the_form_reads_the_link_and_returns_the_arguments_given():
-    at = render(_form, 8, query={"mesh": "4x2", "names": "rows, cols", "s0": "8, 6",
-                                 "p0": "P('rows', 'cols')", "s1": "", "s2": ""})  # fmt: skip
+    at = render(
+        _form,
+        8,
+        query={
+            "mesh": "4x2",
+            "names": "rows, cols",
+            "s0": "8, 6",
+            "p0": "P('rows', 'cols')",
+            "s1": "",
+            "s2": "",
+        },
+    )
     assert not at.exception and not at.warning
     said = at.markdown[-1].value
     assert said == "(4, 2) ('rows', 'cols') [('argument 1', (8, 6), ('rows', 'cols'))]"
@@ -28,6 +38,17 @@ def test_names_that_do_not_fit_the_mesh_fall_back_with_a_note():
 
 
 def test_the_arguments_take_fs_names_when_there_is_one_per_argument():
-    at = render(_form, 8, query={"mesh": "4x2", "names": "rows, cols", "s0": "8, 6",
-                                 "p0": "P('rows')", "s1": "", "s2": "", "args": "a"})  # fmt: skip
+    at = render(
+        _form,
+        8,
+        query={
+            "mesh": "4x2",
+            "names": "rows, cols",
+            "s0": "8, 6",
+            "p0": "P('rows')",
+            "s1": "",
+            "s2": "",
+            "args": "a",
+        },
+    )
     assert at.markdown[-1].value.endswith("[('a', (8, 6), ('rows',))]")

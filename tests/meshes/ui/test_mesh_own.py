@@ -35,8 +35,9 @@ def test_the_default_f_is_traced_then_runs_both_ways_with_memory_per_device():
 
 
 def test_an_out_spec_that_claims_replication_is_refused_with_its_fix():
-    at = render(_own, TEST_DEVICES, query={
-        "lf": "lax.all_gather(x @ w, 'model', axis=1, tiled=True)"})  # fmt: skip
+    at = render(
+        _own, TEST_DEVICES, query={"lf": "lax.all_gather(x @ w, 'model', axis=1, tiled=True)"}
+    )
     assert not at.exception
     (err,) = at.error
     assert "same on every device along `model`" in err.value and "**Fix:**" in err.value

@@ -14,8 +14,10 @@ def _run(n):
 
 def test_both_views_run_and_agree_with_one_device():
     at = render(_run, TEST_DEVICES)
-    assert [c.value for c in at.code][:2] == ["x @ w", "jax.lax.all_gather(x @ w, 'model', "
-                                              "axis=1, tiled=True, to='invarying')"]  # fmt: skip
+    assert [c.value for c in at.code][:2] == [
+        "x @ w",
+        "jax.lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')",
+    ]
     at.selectbox(key="me_ex").set_value("matmul_psum").run()
     at.button(key="me_run").click().run()
     assert not at.exception and not at.error

@@ -40,9 +40,16 @@ def test_open_it_shows_specs_both_scripts_and_both_agree_when_run():
 
 
 def test_shard_maps_refusal_of_an_unproven_replication_is_shown_not_raised():
-    program, plan = _settings(fn="expr", args="x", body="lax.all_gather(x, 'i')",
-                              s0=f"{TEST_DEVICES}, 4", s1="", a1="0", out="None",
-                              name="i")  # fmt: skip
+    program, plan = _settings(
+        fn="expr",
+        args="x",
+        body="lax.all_gather(x, 'i')",
+        s0=f"{TEST_DEVICES}, 4",
+        s1="",
+        a1="0",
+        out="None",
+        name="i",
+    )
     at = render(_view, program, plan, state={"ex_sm_open": True})
     at.button(key="ex_sm_run").click().run()
     assert not at.exception and "to='invarying'" in at.warning[0].value

@@ -18,8 +18,13 @@ def _sweep(n):
 
 def test_the_links_sizes_belong_to_its_workload_and_go_back_into_the_link():
     sizes = sweepplans.size_choices("dot", sweepplans.device_counts(TEST_DEVICES))[:2]
-    query = {"w": "dot", "r": "5", "sizes": ",".join(map(str, sizes)), "ks": "1,2",
-             "impls": "vmap,pmap"}  # fmt: skip
+    query = {
+        "w": "dot",
+        "r": "5",
+        "sizes": ",".join(map(str, sizes)),
+        "ks": "1,2",
+        "impls": "vmap,pmap",
+    }
     at = render(_sweep, TEST_DEVICES, query=query)
     assert not at.exception
     assert at.multiselect(key="tl_sizes_dot").value == sizes

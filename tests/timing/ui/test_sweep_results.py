@@ -12,8 +12,9 @@ from tests.core.ui.conftest import render
 def test_csv_has_a_header_line_and_one_line_per_row():
     text = sweep_results.csv_text([{"impl": "pmap", "ms": 1.5}, {"impl": "vmap", "ms": 2.0}])
     assert list(csv.DictReader(io.StringIO(text))) == [
-        {"impl": "pmap", "ms": "1.5"}, {"impl": "vmap", "ms": "2.0"}
-    ]  # fmt: skip
+        {"impl": "pmap", "ms": "1.5"},
+        {"impl": "vmap", "ms": "2.0"},
+    ]
 
 
 def _results(rep):

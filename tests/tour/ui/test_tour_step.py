@@ -13,10 +13,11 @@ BLOCKS = [
     tour.Block("table", [{"a": 1}]),
     tour.Block("grid", [("row", [("1", 0, "one")])], "one cell"),
     tour.Block("chips", None),
-    tour.Block("cards", {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"},
-               "The arrays"),
+    tour.Block(
+        "cards", {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"}, "The arrays"
+    ),
     tour.Block("link", "Open it", "/explorer?fn=add"),
-]  # fmt: skip
+]
 
 
 def _blocks(blocks, present):

@@ -14,10 +14,20 @@ def _history():
 def test_one_step_device_by_device_each_shard_then_the_same_gradient_everywhere():
     hist = _history()
     rows = dict(training_result.step_rows(hist, LABELS))
-    assert list(rows) == ["device", "batch shard", "local loss", "local |grad|", "after pmean",
-                          "parameters"]  # fmt: skip
-    assert [text for text, _, _ in rows["batch shard"]] == ["rows 0-7", "rows 8-15",
-                                                            "rows 16-23", "rows 24-31"]  # fmt: skip
+    assert list(rows) == [
+        "device",
+        "batch shard",
+        "local loss",
+        "local |grad|",
+        "after pmean",
+        "parameters",
+    ]
+    assert [text for text, _, _ in rows["batch shard"]] == [
+        "rows 0-7",
+        "rows 8-15",
+        "rows 16-23",
+        "rows 24-31",
+    ]
     assert len({text for text, _, _ in rows["after pmean"]}) == 1
     assert {text for text, _, _ in rows["parameters"]} == {"identical"}
 
