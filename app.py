@@ -48,7 +48,8 @@ except valueparse.SettingError as err:
     ).run()
     st.stop()
 
-from pmapviz.app.ui import page_registry  # noqa: E402  (after the devices)
+from pmapviz.app import page_registry  # noqa: E402  (after the devices)
+from pmapviz.app.ui import page_menu  # noqa: E402
 from pmapviz.ui import device_panel, device_sets, presenter, shell  # noqa: E402
 
 page = st.navigation(  # drawn by page_menu: Streamlit's own list is off (config.toml)
@@ -58,7 +59,7 @@ page = st.navigation(  # drawn by page_menu: Streamlit's own list is off (config
     ],
     position="hidden",
 )
-page_registry.page_menu()
+page_menu.page_menu()
 presenter.toggle()
 device_set = device_sets.current(page_registry.by_url_path(page.url_path).runs_on)
 try:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pmapviz import devicewords
-from pmapviz.app.ui import page_registry
+from pmapviz.app.ui import page_menu
 from pmapviz.ui import grids, hello_pmap, pmap_intro, presenter, shell, url_state
 
 shell.ensure_routed()
@@ -35,4 +35,4 @@ grids.device_set(report)
 hello_pmap.show(n, slot)
 
 st.subheader("Pages")
-page_registry.page_links()
+page_menu.page_links()

@@ -188,6 +188,15 @@ PROGRAMS: tuple[Program, ...] = (
 BY_KEY = {p.key: p for p in PROGRAMS}
 
 
+def sized_shapes(program, n_devices: int) -> list[tuple[int, ...]]:
+    """A function's example shapes (``program.default_shapes``), each mapped axis (its
+    ``default_in_axes``) sized to ``n_devices``: the example fits any device count."""
+    out = []
+    for shape, ax in zip(program.default_shapes, program.default_in_axes, strict=True):
+        out.append(shape if ax is None else shape[:ax] + (n_devices,) + shape[ax + 1 :])
+    return out
+
+
 def get(key: str) -> Program:
     """The catalog entry with key ``key``."""
     return BY_KEY[key]

@@ -33,6 +33,7 @@ from pmapviz.valuetext import quote
 CPU = "cpu"
 NEEDS = ("many", "real")  # what a lesson wants: several devices, or the machine's own
 ORDER = ("gpu", "tpu", CPU)  # accelerators first
+URL_KEY = "on"  # a link's choice of device set: ?on=cpu
 
 _CURRENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("pmapviz_set", default=None)
 _OVERRIDE: list[dict[str, list]] = []  # tests: fake devices per set (see override)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pmapviz.app.ui.page_registry import PAGES
+from pmapviz.app.page_registry import PAGES
 from tests.conftest import ROOT
 
 PKG = ROOT / "pmapviz"
@@ -37,6 +37,18 @@ def test_core_modules_do_not_import_streamlit(path):
     assert not found  # doctor's page check too: it is pmapviz.app.ui.page_check
 
 
+# third-party imports a ui module makes inside a function, and why
+LAZY_BY_DESIGN = {
+    "page_check.py": ("streamlit", "the doctor's AppTest: the CLI starts without Streamlit"),
+}
+
+
+def _lazy_by_design(path: Path, node: ast.Import | ast.ImportFrom) -> bool:
+    allowed = LAZY_BY_DESIGN.get(path.name)
+    names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+    return bool(allowed) and all((n or "").split(".")[0] == allowed[0] for n in names)
+
+
 @pytest.mark.parametrize("path", UI, ids=[p.name for p in UI])
 def test_ui_never_imports_jax_and_imports_at_module_level(path):
     """The ui package draws what the core computed: no JAX or numpy of its own, and its
@@ -48,7 +60,7 @@ def test_ui_never_imports_jax_and_imports_at_module_level(path):
         for f in ast.walk(tree)
         if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
         for n in ast.walk(f)
-        if isinstance(n, ast.Import | ast.ImportFrom)
+        if isinstance(n, ast.Import | ast.ImportFrom) and not _lazy_by_design(path, n)
     ]
     assert not inner, f"{path.name}: move these imports to the top: {inner}"
 
@@ -256,8 +268,8 @@ FEATURE_EXCEPTIONS = {  # (feature, feature it may import): why
 GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
     0: "settings valueparse valuetext pathparse palette queues hlo catalog folders"
     " workloads",  # text and values
-    1: "collectivedefs pytrees expr deviceset hostmemory accelerators tracelanes devicefacts"
-    " devicerates devicewords devicesetup exprvocab exprnodes exprcalls exprparse"
+    1: "collectivedefs compilecache pytrees expr deviceset hostmemory accelerators tracelanes"
+    " devicefacts devicerates devicewords devicesetup exprvocab exprnodes exprcalls exprparse"
     " tracefiles traceevents timeline benchreports",  # vocabulary
     2: "planning planfacts planinputrules planoutputrules placement explorersettings"
     " meshspecs meshplacement meshsettings meshcollectives arrayshards",  # shapes
@@ -265,7 +277,7 @@ GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
     " timebudget sweepplans",  # pure estimators: numbers in, numbers out, no runner
     4: "pmaprun compiledplans pmapdemos collectiveops programanalysis hiddencomm tracecapture"
     " trainingrun benchmarking meshviews meshexamples sandbox",  # runners
-    5: "programtables charts timecharts codegen warmup",  # presentation without Streamlit
+    5: "programtables charts timecharts timebars codegen warmup",  # presentation without Streamlit
     6: "ui __init__",  # the ground's Streamlit components, and the package's lazy door
 }
 GROUND_FLOOR = {name: floor for floor, names in GROUND_FLOORS.items() for name in names.split()}

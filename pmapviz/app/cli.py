@@ -2,97 +2,126 @@
 
 Every command takes ``--devices N`` and ``--platform P`` (validated exactly as the app does)
 and applies them before JAX starts. Bad input prints one line to stderr and exits 2.
+
+The CLI loads only the command it runs (:func:`command_module`, by its name in
+:data:`COMMANDS`): ``--help`` imports no JAX, and ``plan`` none of ``bench``'s modules. The
+commands never import this module (tests/app/test_cli.py checks), so the table hides no cycle.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import ModuleType
 
 from pmapviz import valueparse
-from pmapviz.app import (
-    cliflags,
-    cmd_bench,
-    cmd_cluster,
-    cmd_devices,
-    cmd_doctor,
-    cmd_dot,
-    cmd_mesh,
-    cmd_plan,
-    cmd_trace,
-    cmd_train,
-)
+from pmapviz.app import cliflags
 
-COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
-    "devices": (cmd_devices.cmd_devices, "show the devices this process gets", None),
-    "plan": (
-        cmd_plan.cmd_plan,
+
+@dataclass(frozen=True)
+class Command:
+    """One command: the module under ``pmapviz.app`` that runs it, its function there, the
+    function that adds its flags (None: the shared device flags alone) and what it does."""
+
+    module: str
+    run: str
+    flags: str | None
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "devices": Command("cmd_devices", "cmd_devices", None, "show the devices this process gets"),
+    "plan": Command(
+        "cmd_plan",
+        "cmd_plan",
+        "_plan_args",
         "validate shapes and axes for pmap, and give the result shapes",
-        cmd_plan._plan_args,
     ),
-    "hlo": (
-        cmd_plan.cmd_hlo,
+    "hlo": Command(
+        "cmd_plan",
+        "cmd_hlo",
+        "_hlo_args",
         "what XLA compiled: collectives, cost and memory, four variants",
-        cmd_plan._hlo_args,
     ),
-    "dot": (
-        cmd_dot.cmd_dot,
+    "dot": Command(
+        "cmd_dot",
+        "cmd_dot",
+        "_dot_args",
         "the seed's pmap(vmap(dot)) example, checked against vmap",
-        cmd_dot._dot_args,
     ),
-    "train": (
-        cmd_train.cmd_train,
+    "train": Command(
+        "cmd_train",
+        "cmd_train",
+        "_train_args",
         "data-parallel training with pmap, checked against one device",
-        cmd_train._train_args,
     ),
-    "cluster": (
-        cmd_cluster.cmd_cluster,
+    "cluster": Command(
+        "cmd_cluster",
+        "cmd_cluster",
+        "_cluster_args",
         "a local jax.distributed cluster: local vs global devices; --join: a real one",
-        cmd_cluster._cluster_args,
     ),
-    "bench": (
-        cmd_bench.cmd_bench,
+    "bench": Command(
+        "cmd_bench",
+        "cmd_bench",
+        "_bench_args",
         "time pmap, vmap, jit+NamedSharding, shard_map and numpy",
-        cmd_bench._bench_args,
     ),
-    "trace": (
-        cmd_trace.cmd_trace,
+    "trace": Command(
+        "cmd_trace",
+        "cmd_trace",
+        "_trace_args",
         "one lane per device of a profiler trace from any machine",
-        cmd_trace._trace_args,
     ),
-    "doctor": (
-        lambda args: cmd_doctor.cmd_doctor(args, run_here),
-        "run every command and page on the devices here; a report",
-        None,
+    "doctor": Command(
+        "cmd_doctor", "cmd_doctor", None, "run every command and page on the devices here; a report"
     ),
-    "mesh": (
-        cmd_mesh.cmd_mesh,
+    "mesh": Command(
+        "cmd_mesh",
+        "cmd_mesh",
+        "_mesh_args",
         "a named mesh and PartitionSpecs: which device holds which block",
-        cmd_mesh._mesh_args,
     ),
 }
+OWN_DEVICE_FLAGS = ("bench", "cluster", "trace")  # their own device flags, or none
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``python -m pmapviz`` parser: one subcommand per entry of :data:`COMMANDS`."""
+def command_module(name: str) -> ModuleType:
+    """The module that runs command ``name``, loaded when that command runs: a command loads
+    its own modules and no other's (``pmapviz --help`` loads none, and no JAX)."""
+    return importlib.import_module(f"pmapviz.app.{COMMANDS[name].module}")
+
+
+def build_parser(load: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The ``python -m pmapviz`` parser: one subcommand per entry of :data:`COMMANDS`, with
+    the flags of those in ``load`` (None: every one)."""
     parser = argparse.ArgumentParser(prog="python -m pmapviz", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (func, help_text, extra) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        if name not in ("bench", "cluster", "trace"):  # their own device flags, or none
+    for name, c in COMMANDS.items():
+        p = sub.add_parser(name, help=c.help, description=c.help)
+        if load is not None and name not in load:
+            continue
+        module = command_module(name)
+        if name not in OWN_DEVICE_FLAGS:
             cliflags._device_args(p)
-        if extra:
-            extra(p)
-        p.set_defaults(func=func)
+        if c.flags:
+            getattr(module, c.flags)(p)
+        p.set_defaults(func=getattr(module, c.run))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; its exit status (2, with one line on stderr, for bad input)."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = [a for a in argv[:1] if a in COMMANDS]  # the command named first, if any
+    args = build_parser(load=chosen).parse_args(argv)
+    args.run_here = run_here  # the doctor runs commands in this process on a one-process chip
     with contextlib.ExitStack() as scope:  # the command's device set (_start) ends with it
         cliflags._SCOPES.append(scope)
         try:
@@ -100,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         except valueparse.SettingError as err:
             print(f"pmapviz: {err}", file=sys.stderr)
             return 2
+        except BrokenPipeError:  # the reader stopped early (| head): quiet, as Unix tools are
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         finally:
             cliflags._SCOPES.pop()
 

@@ -7,20 +7,18 @@ from collections.abc import Callable
 
 from pmapviz.app import doctor
 from pmapviz.app.cliflags import _print, _settings
-
-try:  # the pages' check drives Streamlit; a bare accelerator machine may have JAX alone
-    from pmapviz.app.ui import page_check
-except ImportError:
-    page_check = None
+from pmapviz.app.ui import page_check
 
 
-def cmd_doctor(args: argparse.Namespace, here: Callable[[list[str]], tuple[int, str, str]]) -> int:
+def cmd_doctor(args: argparse.Namespace) -> int:
     """Every command and every page on the devices present; a report (see pmapviz.app.doctor);
-    ``here`` runs a command in this process (cli.run_here), for a chip that serves one."""
+    ``args.run_here`` runs a command in this process (cli.run_here), for a chip that serves
+    one."""
+    here: Callable[[list[str]], tuple[int, str, str]] = args.run_here
     report = doctor.run(
         _settings(args),
         progress=None if args.json else print,
-        pages=page_check.section if page_check else doctor.NO_STREAMLIT,
+        pages=page_check.section if page_check.available() else doctor.NO_STREAMLIT,
         here=here,
     )
     _print(args.json, report, [] if args.json else doctor.report_lines(report))

@@ -149,12 +149,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
     device_settings = _settings(args)
     program = _program(args)
-    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
     n = None
     if args.plan_devices is not None:
         n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
-    else:
+    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+    if n is None:
         _start(device_settings, args)
+    if not args.shape and args.in_axes is None:  # the example, its mapped axes sized to n
+        shapes = catalog.sized_shapes(program, n or devicefacts.facts().local_count)
     p = planning.plan(
         program,
         shapes,

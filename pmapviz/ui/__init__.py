@@ -2,7 +2,7 @@
 draws with (each feature's own parts are in its ``ui`` package, e.g. :mod:`pmapviz.cluster.ui`).
 
 The frame: :mod:`.shell` (routing through app.py, the last resort; the page list is the
-app's, :mod:`pmapviz.app.ui.page_registry`), :mod:`.presenter` mode, the sidebar's
+app's, :mod:`pmapviz.app.page_registry`), :mod:`.presenter` mode, the sidebar's
 :mod:`.device_panel` and :mod:`.device_sets`, and :mod:`.url_state` (a page's settings read
 from and written to its link, through the page's ``settings.Schema``). Components, each
 drawn by its ``show()``: :mod:`.grids`, :mod:`.tables`, :mod:`.plan_cards`,

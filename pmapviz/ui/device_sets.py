@@ -20,7 +20,7 @@ CHOICE = "device_set"  # the person's choice (absent: each page's default)
 RUNS = url_state.RUNS_ON  # the set this run uses: fragments and the URL read it
 PICKER = "_device_set_picker"
 SEEN = url_state.ON_SEEN  # the URL's on= as last read or written
-URL_KEY = "on"
+URL_KEY = deviceset.URL_KEY
 
 
 def label(name: str) -> str:

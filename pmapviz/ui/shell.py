@@ -1,6 +1,6 @@
 """The app's shell: routing every page through app.py, and the last resort when a page (or a
 fragment of one) meets an error nobody foresaw. The page list is the app's
-(:mod:`pmapviz.app.ui.page_registry`): its pages' schemas belong to features."""
+(:mod:`pmapviz.app.page_registry`): its pages' schemas belong to features."""
 
 from __future__ import annotations
 

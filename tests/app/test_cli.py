@@ -34,3 +34,39 @@ def test_every_command_has_its_subcommand_and_bad_input_exits_2(capsys):
         assert done.value.code == 0 and name in capsys.readouterr().out
     rc, _, err = cli.run_here(["no-such-command"])
     assert rc == 2 and "invalid choice" in err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """``pmapviz plan | head -1``: the pipe closes after one line; the CLI exits quietly."""
+    cmd = f"{sys.executable} -m pmapviz plan --devices 2 --fn add | head -1"
+    done = subprocess.run(cmd, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.count("\n") == 1 and "pmap over 2 device(s)" in done.stdout
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+def test_import_of_the_cli_loads_neither_jax_nor_streamlit():
+    """``--help`` stays fast: the CLI's modules import no JAX, Streamlit or Plotly."""
+    code = (
+        "import sys, pmapviz.app.cli; "
+        "print([m for m in ('jax', 'streamlit', 'plotly') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_command_loads_its_own_modules_only_and_none_imports_the_cli():
+    """``plan`` loads cmd_plan, not bench's or the doctor's modules; no command module imports
+    the CLI that loads it by name (so the table of :data:`COMMANDS` hides no cycle)."""
+    from pmapviz.app import cli
+
+    code = (
+        "import sys; from pmapviz.app import cli; cli.main(['plan', '--plan-devices', '4']); "
+        "print(sorted(m for m in sys.modules if m.startswith('pmapviz.app.cmd_')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "['pmapviz.app.cmd_plan']", done.stderr
+    for c in cli.COMMANDS.values():
+        source = (ROOT / "pmapviz" / "app" / f"{c.module}.py").read_text()
+        assert "app.cli " not in source and "import cli\n" not in source, c.module
+        module = cli.command_module(next(n for n, d in cli.COMMANDS.items() if d is c))
+        assert callable(getattr(module, c.run)) and (c.flags is None or getattr(module, c.flags))

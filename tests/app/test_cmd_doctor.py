@@ -22,9 +22,9 @@ def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, 
         max_bytes=None,
         max_device_bytes=None,
         max_seconds=None,
+        run_here=(marker := object()),
     )
-    marker = object()
-    assert cmd_doctor.cmd_doctor(args, marker) == 0 and seen["here"] is marker
+    assert cmd_doctor.cmd_doctor(args) == 0 and seen["here"] is marker
     seen["ok"] = False
-    assert cmd_doctor.cmd_doctor(args, marker) == 1
+    assert cmd_doctor.cmd_doctor(args) == 1
     assert "pmapviz doctor: fake" in capsys.readouterr().out

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tests.app.test_cli import run_cli
 
 
@@ -181,3 +183,12 @@ def test_plan_json_is_the_plans_own_to_json():
     assert out["arg_names"] == ["x", "p"] and out["in_axes"] == [None, None]
     assert [a["in_axes"] for a in out["arguments"]] == [0, None]
     assert out["problems"][0]["code"] == "in_axes_length" and out["per_device_in_shapes"] == []
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 16])
+def test_the_default_plan_fits_every_device_count(n):
+    """No flags but the devices: the example's mapped axes are sized to the device count."""
+    done = run_cli("plan", "--plan-devices", str(n), "--json")
+    plan = json.loads(done.stdout)
+    assert done.returncode == 0 and plan["ok"], done.stdout
+    assert [a["shape"][0] for a in plan["arguments"]] == [n, n]

@@ -11,7 +11,7 @@ seconds per link) is printed and written to artifacts/hostile-links-*.txt.
 
 Query keys covered: every key each page reads, from its registry entry
 (``page_registry.PageInfo.keys``: the fields of the schemas it reads its link through; a test
-of tests/app/ui/test_page_registry.py checks that a page reads no other), and app.py's
+of tests/app/test_page_registry.py checks that a page reads no other), and app.py's
 ``present`` and ``on`` (every page).
 """
 
@@ -32,7 +32,7 @@ from playwright.sync_api import expect
 
 from harness import ROOT, start_server, stclient, stop_server
 from pmapviz import explorersettings
-from pmapviz.app.ui.page_registry import APP_KEYS, PAGES
+from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.ui import shell
 
 pytestmark = pytest.mark.e2e

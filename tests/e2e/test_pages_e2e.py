@@ -16,7 +16,7 @@ from harness import (
     screenshot,
     wait_rendered,
 )
-from pmapviz.app.ui.page_registry import PAGES
+from pmapviz.app.page_registry import PAGES
 
 pytestmark = pytest.mark.e2e
 

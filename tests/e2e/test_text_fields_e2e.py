@@ -35,7 +35,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from harness import EXCEPTIONS, MAIN, SIDEBAR, wait_rendered
-from pmapviz.app.ui.page_registry import PAGES
+from pmapviz.app.page_registry import PAGES
 from pmapviz.ui import shell
 
 pytestmark = pytest.mark.e2e

@@ -5,8 +5,8 @@ import re
 import pytest
 
 from pmapviz import devicefacts, devicesetup
+from pmapviz.app.page_registry import PAGES
 from pmapviz.app.ui import page_check
-from pmapviz.app.ui.page_registry import PAGES
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 

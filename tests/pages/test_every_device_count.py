@@ -218,7 +218,8 @@ def walk(count: int) -> dict:
     )  # before anything imports JAX
     from streamlit.testing.v1 import AppTest
 
-    from pmapviz.app.ui import page_check, page_registry
+    from pmapviz.app import page_registry
+    from pmapviz.app.ui import page_check
     from pmapviz.tour import tour
     from pmapviz.ui import shell
 
@@ -273,7 +274,8 @@ def _required() -> dict[str, set[str]]:
 
 def _expected() -> list[str]:
     """Every page (with its SMALL query) and every tour step, by visit name."""
-    from pmapviz.app.ui import page_check, page_registry
+    from pmapviz.app import page_registry
+    from pmapviz.app.ui import page_check
     from pmapviz.tour import tour
 
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from harness import stclient
+from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
-from pmapviz.app.ui.page_registry import APP_KEYS, PAGES
 from pmapviz.ui import shell
 from tests.conftest import ROOT
 

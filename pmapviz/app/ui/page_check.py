@@ -7,17 +7,12 @@ make AppTest behave like a server the same way (:func:`steady_server_patches`)."
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import sys
-
-import streamlit.testing.v1.app_test as app_test_module
-import streamlit.testing.v1.local_script_runner as local_runner_module
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.scriptrunner.script_cache import ScriptCache
-from streamlit.testing.v1 import AppTest
 
 from pmapviz import devicefacts, deviceset, devicesetup, devicewords
 from pmapviz.app import doctor
-from pmapviz.app.ui.page_registry import PAGES
+from pmapviz.app.page_registry import PAGES
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
 # tells the CPU story)
@@ -47,6 +42,9 @@ def steady_server_patches() -> list[tuple[object, str, object]]:
     run would look like a fresh server's first request and be rerouted (``ui.shell.ensure_routed``),
     losing a button's click; and it compiles app.py and the page anew on every run. The tests
     apply the same patches (tests/pages/conftest.py)."""
+    app_test_module, local_runner_module = _streamlit_testing()
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 
     class RoutedPagesManager(PagesManager):
         def __init__(self, *args, **kwargs):
@@ -61,6 +59,20 @@ def steady_server_patches() -> list[tuple[object, str, object]]:
 
 
 _SCRIPTS: dict = {}
+
+
+def _streamlit_testing():
+    """Streamlit's AppTest modules, imported when pages are checked: the CLI starts without
+    Streamlit (``python -m pmapviz --help`` in a fraction of a second)."""
+    import streamlit.testing.v1.app_test as app_test_module
+    import streamlit.testing.v1.local_script_runner as local_runner_module
+
+    return app_test_module, local_runner_module
+
+
+def available() -> bool:
+    """Whether Streamlit is installed here (a bare accelerator machine may have JAX alone)."""
+    return importlib.util.find_spec("streamlit") is not None
 
 
 @contextlib.contextmanager
@@ -97,7 +109,7 @@ def _checked(
     sys_argv, sys.argv = sys.argv, ["app.py", *argv]
     try:
         with _patched(steady_server_patches()):
-            at, pressed = _page_run(AppTest, page, query, buttons)
+            at, pressed = _page_run(_streamlit_testing()[0].AppTest, page, query, buttons)
         return {**_page_row(page, query, at, facts), "pressed": pressed, "set": facts.platform}
     except Exception as err:  # noqa: BLE001 - a report, not a crash
         return {

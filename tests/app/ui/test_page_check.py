@@ -34,7 +34,7 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
 def test_every_page_has_its_checks_from_its_registry_entry_and_their_buttons_exist():
     """The checks come from each page's registry entry (``PAGES``), in its order, and every
     button they press is a widget key the product really has (a renamed button fails here)."""
-    from pmapviz.app.ui.page_registry import PAGES
+    from pmapviz.app.page_registry import PAGES
     from tests.conftest import ROOT
 
     assert [a[0] for a in page_check.PAGE_ACTIONS][:3] == [p.path for p in PAGES[:3]]

@@ -8,8 +8,9 @@ from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
 from streamlit.testing.v1 import AppTest
 
 from pmapviz import explorersettings, settings
-from pmapviz.app.ui import page_check, page_registry
-from pmapviz.app.ui.page_registry import APP_KEYS, PAGES
+from pmapviz.app import page_registry
+from pmapviz.app.page_registry import APP_KEYS, PAGES
+from pmapviz.app.ui import page_check
 from tests.conftest import ROOT
 
 

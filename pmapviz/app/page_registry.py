@@ -4,7 +4,9 @@ The menu, app.py's navigation, the page check (``page_check.PAGE_ACTIONS``), the
 the hostile links all come from :data:`PAGES`.
 
 It lives at the top because a page's schemas belong to its features (the cluster's, the
-tour's), which the ground's :mod:`pmapviz.ui.shell` (routing, the last resort) may not import.
+tour's), which the ground's :mod:`pmapviz.ui.shell` (routing, the last resort) may not import;
+it draws nothing (the menu and Home's links: :mod:`pmapviz.app.ui.page_menu`), so the CLI reads
+it without importing Streamlit.
 """
 
 from __future__ import annotations
@@ -12,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import streamlit as st
-
 from pmapviz import (
     collectiveops,
+    deviceset,
     explorersettings,
     meshsettings,
     programanalysis,
@@ -25,12 +26,11 @@ from pmapviz import (
 )
 from pmapviz.cluster import cluster
 from pmapviz.tour import tour
-from pmapviz.ui import device_sets
 
 Schemas = Callable[[int], tuple[settings.Schema, ...]]  # a page's schemas on n devices
 
 # read by app.py on every page: presenter mode and the device set
-APP_KEYS = (settings.PRESENT_KEY, device_sets.URL_KEY)
+APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY)
 
 
 def _no_settings(n_devices: int) -> tuple[settings.Schema, ...]:
@@ -154,23 +154,6 @@ PAGES = (
         schemas=lambda n: (tour.schema(),),
     ),
 )
-
-
-def page_menu() -> None:
-    """The page list at the top of the sidebar (app.py's navigation is hidden, and so is
-    Streamlit's list of the pages/ files, which a fresh server flashed on a deep link)."""
-    for p in PAGES:
-        st.sidebar.page_link(p.path, label=p.title, icon=p.icon)
-    st.sidebar.divider()
-
-
-def page_links() -> None:
-    """Every page but Home, two columns of links with a line on each (Home's list)."""
-    cols = st.columns(2)
-    for k, info in enumerate(PAGES[1:]):
-        with cols[k % 2]:
-            st.page_link(info.path, label=info.title, icon=info.icon)
-            st.caption(info.blurb)
 
 
 def page_info(path: str) -> PageInfo:
