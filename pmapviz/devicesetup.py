@@ -15,12 +15,13 @@ Only :func:`apply` and :func:`describe` import JAX, and only when called.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shlex
 from dataclasses import dataclass, field
 
-from pmapviz import accelerators, devicefacts, deviceset
+from pmapviz import accelerators, compilecache, devicefacts, deviceset
 from pmapviz.devicefacts import DeviceInfo, physical_cores  # noqa: F401  re-exported
 from pmapviz.pathparse import parse_folder
 from pmapviz.valueparse import SettingError, parse_bytes
@@ -51,6 +52,7 @@ class Settings:
     max_seconds: int | None = None  # time limit per action; None: DEFAULT_MAX_SECONDS
     max_device_bytes: int | None = None  # the server's device memory budget (GPU, TPU)
     reports: str | None = None  # the folder of cluster reports (absolute), None: uploads only
+    compile_cache: str | None = None  # JAX's persistent compilation cache folder; None: off
 
 
 class PlatformUnavailable(SettingError):
@@ -115,7 +117,8 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
             raise SettingError(
                 f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
                 f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE, --max-device-bytes SIZE, "
-                "--max-seconds N and --reports DIR, e.g. streamlit run app.py -- --devices 4"
+                "--max-seconds N, --reports DIR and --compile-cache DIR|off, e.g. streamlit run "
+                "app.py -- --devices 4"
             )
         if not eq:
             if i + 1 >= len(argv):
@@ -148,6 +151,11 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
         max_seconds=_max_seconds(flags, env),
         max_device_bytes=_bytes(flags, env, "--max-device-bytes", ENV_MAX_DEVICE_BYTES),
         reports=_reports(flags, env),
+        compile_cache=compilecache.parse(
+            flags.get(compilecache.FLAG, env.get(compilecache.ENV)),
+            compilecache.FLAG if compilecache.FLAG in flags else f"{compilecache.ENV}=",
+            env,
+        ),
     )
 
 
@@ -158,6 +166,7 @@ OPTIONS = (
     "--max-device-bytes",
     "--max-seconds",
     "--reports",
+    compilecache.FLAG,
 )
 
 
@@ -319,6 +328,8 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
     with contextlib.suppress(RuntimeError):  # backend already up: compared below
         jax.config.update("jax_num_cpu_devices", settings.devices)
     large_arrays_return_to_the_os()  # freed big arrays go back to the OS
+    cache_note = compilecache.enable(settings.compile_cache)
+    notes.extend([cache_note] if cache_note else [])
     try:  # jax.devices() and each set's first device_put, timed where they happen
         devicefacts.start_backend()
     except RuntimeError as err:  # "Unable to initialize backend 'tpu' ...", "libtpu.so" ...
@@ -354,10 +365,16 @@ def return_freed_memory() -> None:
     """Give the heap's free memory back to the OS now (glibc's ``malloc_trim``), after an
     action that freed a lot: a server's script threads each leave freed chunks in their own
     arenas, which the OS otherwise keeps counting. A no-op without glibc."""
+    with contextlib.suppress(OSError, AttributeError):
+        _libc().malloc_trim(0)
+
+
+@functools.cache
+def _libc():
+    """The C library's handle, loaded once (every rerun of the app gives memory back)."""
     import ctypes
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
+    return ctypes.CDLL(None)
 
 
 def is_applied() -> bool:

@@ -32,6 +32,15 @@ def parse_folder(text: Any, name: str) -> str:
     return str(path.resolve())
 
 
+def parse_new_folder(text: Any, name: str) -> str:
+    """A folder to keep files in, made when first used (e.g. a cache) -> its absolute path;
+    refused when something that is not a folder is already there."""
+    path = Path(_path_text(text, name)).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise SettingError(f"{name} {_path_shown(path)} is a file: name a folder.")
+    return str(path)
+
+
 def _path_shown(path: Any, limit: int = 100) -> str:
     """A path as inline code (see :func:`quote`), its end kept: the file name says the most."""
     s = str(path)

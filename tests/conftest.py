@@ -6,19 +6,32 @@ TEST_DEVICES emulated CPU devices. End-to-end tests start their own servers (see
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DEVICES = 8
 
 os.environ["PMAPVIZ_DEVICES"] = str(TEST_DEVICES)
+# JAX's persistent compilation cache: one folder for the run's processes (servers, the CLI),
+# kept between runs (programs are keyed by their HLO and source lines), never the user's own
+COMPILE_CACHE = os.environ.setdefault(
+    "PMAPVIZ_COMPILE_CACHE", str(Path(tempfile.gettempdir()) / f"pmapviz-tests-jax-{os.getuid()}")
+)
 os.environ.pop("PMAPVIZ_PLATFORM", None)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pmapviz import devicesetup  # noqa: E402
+from pmapviz import compilecache, devicesetup  # noqa: E402
 
-devicesetup.apply(devicesetup.Settings(devices=TEST_DEVICES, platform="cpu", devices_source="env"))
+devicesetup.apply(
+    devicesetup.Settings(
+        devices=TEST_DEVICES,
+        platform="cpu",
+        devices_source="env",
+        compile_cache=compilecache.parse(COMPILE_CACHE, compilecache.ENV),
+    )
+)
 
 # Property tests explore new random cases on every developer run; in CI they replay a fixed,
 # derandomized set, so that a landing never depends on the luck of the draw.

@@ -12,6 +12,7 @@ import os
 import sys
 
 from pmapviz import (
+    compilecache,
     devicefacts,
     deviceset,
     devicesetup,
@@ -101,11 +102,22 @@ def _max_seconds_arg(p: argparse.ArgumentParser) -> None:
         "--max-seconds",
         help="time limit per action in seconds, 1 to 3600 (default: $PMAPVIZ_MAX_SECONDS or 60)",
     )
+    p.add_argument(
+        compilecache.FLAG,
+        metavar="DIR",
+        help="keep compiled programs in DIR between runs, or 'off' (default: "
+        f"${compilecache.ENV} or ~/.cache/pmapviz/jax)",
+    )
 
 
 def _max_seconds_argv(args: argparse.Namespace) -> list[str]:
-    value = getattr(args, "max_seconds", None)
-    return [] if value is None else ["--max-seconds", value]
+    """The time limit and the compilation cache as typed, for the settings layer."""
+    argv = []
+    if getattr(args, "max_seconds", None) is not None:
+        argv += ["--max-seconds", args.max_seconds]
+    if getattr(args, "compile_cache", None) is not None:
+        argv += [compilecache.FLAG, args.compile_cache]
+    return argv
 
 
 def _print(as_json: bool, data: dict, lines: list[str]) -> None:
