@@ -186,6 +186,7 @@ class Scenario:
 
     # ------------------------------------------------------------ building one
     @classmethod
+    @functools.lru_cache(maxsize=512)  # noqa: B019  (immutable: every rerun shares one)
     def defaults(cls, fn: str, n_devices: int) -> Scenario:
         """A function's own example, with its mapped axes sized to ``n_devices``."""
         p = (
@@ -193,14 +194,9 @@ class Scenario:
             if fn == EXPR
             else catalog.get(fn)
         )
-        shapes, axes = [], []
-        for k in range(MAX_ARGS):
-            shape = p.default_shapes[k] if k < p.n_args else (n_devices, 4)
-            ax = p.default_in_axes[k] if k < p.n_args else 0
-            if ax is not None:
-                shape = shape[:ax] + (n_devices,) + shape[ax + 1 :]
-            shapes.append(shape_text(shape))
-            axes.append(axis_text(ax))
+        sized = catalog.sized_shapes(p, n_devices)
+        shapes = [shape_text(sized[k] if k < p.n_args else (n_devices, 4)) for k in range(MAX_ARGS)]
+        axes = [axis_text(p.default_in_axes[k] if k < p.n_args else 0) for k in range(MAX_ARGS)]
         return cls(
             fn=fn,
             shapes=tuple(shapes),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from pmapviz.explorersettings import Scenario
@@ -20,8 +21,10 @@ class Preset:
     axis_name: str = ""
     lesson: bool = False  # a mistake on purpose: what pmap rejects, shown as a lesson
 
+    @functools.lru_cache(maxsize=256)  # noqa: B019  (presets live as long as the process)
     def scenario(self, n_devices: int) -> Scenario:
-        """The explorer's settings for this example on ``n_devices`` devices."""
+        """The explorer's settings for this example on ``n_devices`` devices (immutable, so
+        every rerun shares one)."""
         changes = {"out": self.out_axes, "name": self.axis_name}
         for k, (shape, ax) in enumerate(zip(self.shapes, self.in_axes, strict=True)):
             changes[f"s{k}"] = shape.format(n=n_devices, block=f"{10_000_000 // n_devices:_}")

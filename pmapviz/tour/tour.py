@@ -9,6 +9,7 @@ never written by hand.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from pmapviz import (
     devicewords,
     planning,
     pmapdemos,
+    queues,
     settings,
     sweepplans,
     trainingrun,
@@ -328,13 +330,62 @@ def step_processes(ctx: Context) -> list[Block]:
     ]
 
 
+ARRIVAL_WAIT_S = 2.0  # step 9 measures on arrival, unless other benchmarks hold the turn
+
+
 def step_scaling(ctx: Context) -> list[Block]:
-    """Step 9: why more devices are not proportionally faster, on these devices."""
+    """Step 9: why more devices are not proportionally faster, on these devices: x * 2 + 1
+    measured on arrival (the page keeps the server's last measurement, with its time)."""
+    story = Block("markdown", devicewords.scaling_story(ctx.facts, ctx.n))
+    try:
+        rows = time_one_and_all(ctx.n, queue_timeout=ARRIVAL_WAIT_S)
+    except (sweepplans.BenchError, queues.WaitTimeout, queues.Cancelled) as err:
+        return [
+            story,
+            Block("chips", None),
+            Block("info", f"Not measured now ({first_line(str(err))}); press the button below."),
+            _link("Timing lab", page_url("timing")),
+        ]
+    taken = time.strftime("%H:%M:%S")
+    size = sweepplans.size_choices("elementwise", [1, ctx.n])[1]
     return [
-        Block("markdown", devicewords.scaling_story(ctx.facts, ctx.n)),
-        Block("chips", None),
+        story,
+        Block("grid", *speedup_grid(rows, ctx.n, taken)),
+        Block(
+            "markdown",
+            f"Measured at {taken} on this server: `x * 2 + 1` on {size:,} float32 elements, "
+            "the median of 5 calls each, and each run's speed-up over pmap on one device. "
+            "Press the button below to measure again.",
+        ),
         _link("Timing lab", page_url("timing")),
     ]
+
+
+def speedup_grid(rows: list[dict], n: int, taken: str) -> tuple[list, str]:
+    """``time_one_and_all``'s rows as a picture: each run's median compute time and its
+    speed-up over pmap on one device, labelled with when it was measured."""
+    base = next(r for r in rows if r["impl"] == "pmap" and r["devices"] == 1)
+    one = base["compute (ms, median)"] or 1e-9
+    size = sweepplans.size_choices("elementwise", [1, n])[1]
+    cells = []
+    for r in rows:
+        name = "jit(vmap)" if r["impl"] == "vmap" else r["impl"]
+        what = f"{name} on {r['devices']} device(s)"
+        ms, speedup = r["compute (ms, median)"], one / max(r["compute (ms, median)"], 1e-9)
+        cells.append(
+            (
+                what,
+                [
+                    (f"{ms:.3f} ms", None, f"{what}: {ms:.3f} ms, median of 5"),
+                    (f"{speedup:.2f}x", None, f"{speedup:.2f}x pmap on 1 device"),
+                ],
+            )
+        )
+    label = (
+        f"x * 2 + 1 on {size:,} float32 elements, measured at {taken} on this server: "
+        + "; ".join(f"{w}: {c[0][0]} ({c[1][0]})" for w, c in cells)
+    )
+    return cells, label
 
 
 def step_today(ctx: Context) -> list[Block]:
@@ -431,9 +482,10 @@ def launch_two_processes(on_wait=None) -> list[dict]:
     ]
 
 
-def time_one_and_all(n: int, on_wait=None) -> list[dict]:
+def time_one_and_all(n: int, on_wait=None, queue_timeout: float | None = None) -> list[dict]:
     """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
-    count divides; raises BenchError on failure."""
+    count divides; raises BenchError on failure (queues.WaitTimeout after ``queue_timeout``
+    seconds behind other benchmarks)."""
     size = sweepplans.size_choices("elementwise", [1, n])[1]
     rep = bench.sweep(
         workloads.WORKLOADS["elementwise"],
@@ -442,6 +494,7 @@ def time_one_and_all(n: int, on_wait=None) -> list[dict]:
         ["pmap", "vmap"],
         repeat=5,
         on_wait=on_wait,
+        **({} if queue_timeout is None else {"queue_timeout": queue_timeout}),
     )
     return [
         {

@@ -73,3 +73,27 @@ def test_step_9_times_a_size_that_any_count_divides():
     rows = tour.time_one_and_all(ctx3.n)  # 2**20 does not split over 3 devices; this does
     assert {(r["impl"], r["devices"]) for r in rows} == {("pmap", 1), ("pmap", 3), ("vmap", 1)}
     assert all(r["compute (ms, median)"] > 0 for r in rows)
+
+
+def test_step_9_draws_its_measurement_on_arrival_with_the_time_it_was_taken():
+    """Issue 38: step 9's picture is there without a press: pmap on 1 and on n devices and
+    jit(vmap), each run's median and its speed-up over pmap on one device."""
+    blocks = tour.step_scaling(CTX)
+    grid = next(b for b in blocks if b.kind == "grid")
+    names = [row for row, _ in grid.body]
+    assert names == ["pmap on 1 device(s)", f"pmap on {N} device(s)", "jit(vmap) on 1 device(s)"]
+    assert grid.body[0][1][1][0] == "1.00x" and "measured at " in grid.extra
+    for _, ((ms, _, _), (speedup, _, _)) in grid.body:
+        assert float(ms.removesuffix(" ms")) >= 0 and speedup.endswith("x")
+
+
+def test_the_speedup_picture_divides_by_pmap_on_one_device():
+    rows = [
+        {"impl": "pmap", "devices": 1, "compute (ms, median)": 2.0},
+        {"impl": "pmap", "devices": 4, "compute (ms, median)": 0.5},
+        {"impl": "vmap", "devices": 1, "compute (ms, median)": 4.0},
+    ]
+    cells, label = tour.speedup_grid(rows, 4, "12:34:56")
+    assert [c[1][1][0] for c in cells] == ["1.00x", "4.00x", "0.50x"]
+    assert [c[1][0][0] for c in cells] == ["2.000 ms", "0.500 ms", "4.000 ms"]
+    assert "measured at 12:34:56" in label and "jit(vmap) on 1 device(s): 4.000 ms (0.50x)" in label

@@ -20,6 +20,7 @@ from pmapviz import (
     queues,
     settings,
     sweepplans,
+    timebars,
     workloads,
 )
 from pmapviz.ui import grids, presenter, queue_display, url_state
@@ -148,6 +149,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
     cancel_slot.button("Cancel", icon=":material/stop:", key="tl_cancel")
     bar = st.progress(0.0, text="Waiting for the benchmark's turn")
     on_wait, clear_wait = queue_display.show()  # Cancel above also stops a wait
+    live = st.empty()  # each size's bars, drawn as its measurements arrive
     partial = benchreports.Report({}, 0.0, wl.key)
     SWEEP.start(partial)
 
@@ -158,6 +160,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
             text=f"{i}/{total}: {m.impl} on {m.devices} device(s), "
             f"size {m.size:,}: {m.run_s_median * 1e3:.2f} ms",
         )
+        _draw_so_far(live, partial, m.size)
 
     try:
         result = bench.sweep(
@@ -177,8 +180,25 @@ def _sweep(choice: Choice, repeat: int) -> None:
         st.error(str(err), icon=":material/hourglass_disabled:")
     clear_wait()
     cancel_slot.empty()
+    live.empty()  # the full results follow
     SWEEP.finish(result)
     bar.progress(1.0, text="Done")
+
+
+def _draw_so_far(live, partial: benchreports.Report, size: int) -> None:
+    """The bars of ``size`` measured so far, and each size finished before it, in ``live``."""
+    rows = benchreports.rows_for_table(partial)
+    sizes = sorted({r["size"] for r in rows})
+    with live.container():
+        st.caption(
+            f"Measured so far: size {size:,} (sizes done before it: "
+            f"{', '.join(f'{s:,}' for s in sizes if s != size) or 'none'}); each size is "
+            "added as it is measured."
+        )
+        st.markdown(
+            timebars.bars_html([r for r in rows if r["size"] == size], size),
+            unsafe_allow_html=True,
+        )
 
 
 def _beside(choice: Choice, repeat: int, result, progress, on_wait):

@@ -45,3 +45,34 @@ def test_no_device_count_plans_no_run_and_disables_the_button():
     at = render(_sweep, TEST_DEVICES)
     at.multiselect(key="tl_ks").set_value([]).run()
     assert at.error and at.button(key="tl_go").disabled
+
+
+def test_each_size_is_drawn_as_its_measurements_arrive(monkeypatch):
+    """Issue 38: the bars stream: after every measurement, the size being measured is drawn
+    with what it has so far (1, 2, 3 bars), then the next size starts its own."""
+    from pmapviz import timebars
+
+    drawn = []
+    bars = timebars.bars_html
+
+    def spy(rows, size):
+        drawn.append([(r["size"], r["impl"], r["devices"]) for r in rows])
+        return bars(rows, size)
+
+    monkeypatch.setattr(timebars, "bars_html", spy)
+    sizes = sweepplans.size_choices("elementwise", [1, 2])[:2]
+    query = {
+        "w": "elementwise",
+        "r": "2",
+        "sizes": ",".join(map(str, sizes)),
+        "ks": "1,2",
+        "impls": "vmap,pmap",
+    }
+    at = render(_sweep, TEST_DEVICES, query=query)
+    at.button(key="tl_go").click().run(timeout=120)
+    assert not at.exception
+    done = [(m.size, m.impl, m.devices) for m in at.session_state["tl_report"].results]
+    assert len(done) >= 6 and len({size for size, _, _ in done}) >= 2
+    # after measurement i: the bars of its size measured so far, in the order measured
+    assert drawn == [[d for d in done[: i + 1] if d[0] == done[i][0]] for i in range(len(done))]
+    assert [len(d) for d in drawn[:3]] == [1, 2, 3]  # vmap on 1, pmap on 1, pmap on 2
