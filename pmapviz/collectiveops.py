@@ -72,7 +72,7 @@ def check_perm(pairs: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
     if bad:
         raise CollectiveError(
             f"Pair {bad[0][0]}->{bad[0][1]} names a device outside 0 to {n - 1} "
-            f"(there are {n} devices)."
+            f"({'there is 1 device' if n == 1 else f'there are {n} devices'})."
         )
     for end, name in ((0, "source"), (1, "destination")):
         seen: dict[int, int] = {}

@@ -232,12 +232,12 @@ def scaling_story(f: devicefacts.Facts, n: int) -> str:
         "More devices speed things up only when each has its own compute, and only until "
         "communication eats the gain: scaling is sublinear. "
     )
+    if n == 1:
+        return head + f"Here there is {f.devices_phrase(1)}: nothing to split, only overhead:"
     if f.emulated:
         return head + (
             f"Here the {n} devices share {f.physical_cores} core(s), so expect no gain at all:"
         )
-    if n == 1:
-        return head + f"Here there is {f.devices_phrase(1)}: nothing to split, only overhead:"
     return head + f"Here the {f.devices_phrase(n)} each have their own compute: expect a gain:"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pmapviz import devicefacts, deviceset
+from pmapviz import devicefacts, deviceset, devicesetup
 
 FIXTURES = Path(__file__).resolve().parent / "core" / "fixtures" / "gpu-h200"
 TPU_FIXTURES = FIXTURES.parent / "tpu-v5e"  # one v5e chip (README.md there)
@@ -76,3 +76,22 @@ def actions_held() -> list:
     from pmapviz import memorypool, sandbox
 
     return [h for h in memorypool.admission().held() if h[0] != sandbox.WORKER_LABEL]
+
+
+@contextlib.contextmanager
+def host_budget(nbytes: int):
+    """This process's devicesetup applied again with a host memory budget of ``nbytes`` (the
+    same devices and platform), the original settings restored after."""
+    original = devicesetup.applied_settings()
+    devicesetup.apply(
+        devicesetup.Settings(
+            devices=original.devices,
+            platform="cpu",
+            devices_source=original.devices_source,
+            max_bytes=nbytes,
+        )
+    )
+    try:
+        yield
+    finally:
+        devicesetup.apply(original)

@@ -80,8 +80,9 @@ def _program(args: argparse.Namespace):
 
 def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, parsed by the explorer's own
-    schema (:func:`pmapviz.explorersettings.inputs`); what the flags leave out, the function's
-    defaults."""
+    schema (:func:`pmapviz.explorersettings.inputs`) before JAX starts; what the flags leave
+    out, the function's defaults. Shapes are None for the function's example, whose mapped
+    axes :func:`_example` sizes to the devices once they are known."""
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     shapes, dtypes = args.shape or [], args.dtype or []
     if shapes and len(shapes) != program.n_args:
@@ -113,12 +114,18 @@ def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     if errors:
         raise valueparse.SettingError(errors[0])
     return (
-        v["shapes"] or list(program.default_shapes),
+        v["shapes"] or (None if axes is None else list(program.default_shapes)),
         v["in_axes"] if axes is not None else tuple(program.default_in_axes),
         program.default_out_axes if args.out_axes is None else v["out_axes"],
         v["axis_name"],
         v["dtypes"],
     )
+
+
+def _example(shapes: list | None, program: Program, n: int) -> list:
+    """``shapes`` as given, or the function's example with its mapped axes sized to ``n``
+    devices (as the explorer's defaults are), so it fits any device count."""
+    return catalog.sized_shapes(program, n) if shapes is None else shapes
 
 
 def _in_axes_texts(text: str | None) -> list[str] | None:
@@ -149,14 +156,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
     device_settings = _settings(args)
     program = _program(args)
+    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
     n = None
     if args.plan_devices is not None:
         n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
-    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
-    if n is None:
+    else:
         _start(device_settings, args)
-    if not args.shape and args.in_axes is None:  # the example, its mapped axes sized to n
-        shapes = catalog.sized_shapes(program, n or devicefacts.facts().local_count)
+    shapes = _example(shapes, program, n or devicefacts.facts().local_count)
     p = planning.plan(
         program,
         shapes,
@@ -227,6 +233,7 @@ def cmd_hlo(args: argparse.Namespace) -> int:
     _start(_settings(args), args)
     n = devicefacts.facts().local_count
     if args.collective is None:
+        shapes = _example(shapes, program, n)
         p = planning.plan(
             program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, dtypes=dtypes
         )

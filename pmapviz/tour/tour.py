@@ -330,6 +330,15 @@ def step_processes(ctx: Context) -> list[Block]:
     ]
 
 
+class NotMeasured(Exception):
+    """A step whose measurement could not be made now: its ``blocks`` without it. Raised, so a
+    page that caches steps (``tour_step.demo``) does not keep the step unmeasured."""
+
+    def __init__(self, blocks: list[Block]):
+        super().__init__("not measured now")
+        self.blocks = blocks
+
+
 ARRIVAL_WAIT_S = 2.0  # step 9 measures on arrival, unless other benchmarks hold the turn
 
 
@@ -340,17 +349,21 @@ def step_scaling(ctx: Context) -> list[Block]:
     try:
         rows = time_one_and_all(ctx.n, queue_timeout=ARRIVAL_WAIT_S)
     except (sweepplans.BenchError, queues.WaitTimeout, queues.Cancelled) as err:
-        return [
-            story,
-            Block("chips", None),
-            Block("info", f"Not measured now ({first_line(str(err))}); press the button below."),
-            _link("Timing lab", page_url("timing")),
-        ]
+        raise NotMeasured(
+            [
+                story,
+                Block("chips", None),
+                Block(
+                    "info", f"Not measured now ({first_line(str(err))}); press the button below."
+                ),
+                _link("Timing lab", page_url("timing")),
+            ]
+        ) from err
     taken = time.strftime("%H:%M:%S")
-    size = sweepplans.size_choices("elementwise", [1, ctx.n])[1]
+    size = scaling_size(ctx.n)
     return [
         story,
-        Block("grid", *speedup_grid(rows, ctx.n, taken)),
+        Block("grid", *speedup_grid(rows, size, taken)),
         Block(
             "markdown",
             f"Measured at {taken} on this server: `x * 2 + 1` on {size:,} float32 elements, "
@@ -361,12 +374,11 @@ def step_scaling(ctx: Context) -> list[Block]:
     ]
 
 
-def speedup_grid(rows: list[dict], n: int, taken: str) -> tuple[list, str]:
+def speedup_grid(rows: list[dict], size: int, taken: str) -> tuple[list, str]:
     """``time_one_and_all``'s rows as a picture: each run's median compute time and its
     speed-up over pmap on one device, labelled with when it was measured."""
     base = next(r for r in rows if r["impl"] == "pmap" and r["devices"] == 1)
     one = base["compute (ms, median)"] or 1e-9
-    size = sweepplans.size_choices("elementwise", [1, n])[1]
     cells = []
     for r in rows:
         name = "jit(vmap)" if r["impl"] == "vmap" else r["impl"]
@@ -482,15 +494,20 @@ def launch_two_processes(on_wait=None) -> list[dict]:
     ]
 
 
+def scaling_size(n: int) -> int:
+    """Step 9's size: x * 2 + 1 on elements that 1 and ``n`` devices both divide."""
+    return sweepplans.size_choices("elementwise", [1, n])[1]
+
+
 def time_one_and_all(n: int, on_wait=None, queue_timeout: float | None = None) -> list[dict]:
     """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
     count divides; raises BenchError on failure (queues.WaitTimeout after ``queue_timeout``
     seconds behind other benchmarks)."""
-    size = sweepplans.size_choices("elementwise", [1, n])[1]
+    size = scaling_size(n)
     rep = bench.sweep(
         workloads.WORKLOADS["elementwise"],
         [size],
-        [1, n],
+        sorted({1, n}),  # one device: pmap on it once
         ["pmap", "vmap"],
         repeat=5,
         on_wait=on_wait,

@@ -192,3 +192,11 @@ def test_the_default_plan_fits_every_device_count(n):
     plan = json.loads(done.stdout)
     assert done.returncode == 0 and plan["ok"], done.stdout
     assert [a["shape"][0] for a in plan["arguments"]] == [n, n]
+
+
+def test_hlo_of_the_default_example_compiles_on_three_devices():
+    """hlo without --collective plans the function's example, sized to the devices too."""
+    done = run_cli("hlo", "--devices", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["devices"] == 3 and out["label"].startswith("Batched dot")

@@ -19,7 +19,7 @@ from pmapviz import (
     workloads,
 )
 from tests.conftest import TEST_DEVICES
-from tests.fakes import actions_held
+from tests.fakes import actions_held, host_budget
 
 
 class FakeClock:
@@ -590,25 +590,14 @@ def test_timing_your_own_f_counts_what_it_makes_in_between_before_it_runs():
     """Issue 36: f's outer product (8 x 4000 x 4000 float32, 512 MB) with 128 KB of inputs, on
     a 256 MiB budget: refused from the compiled program's scratch memory before any input
     exists, where inputs and outputs alone would have let it run."""
-    from pmapviz import devicesetup, expr
+    from pmapviz import expr
 
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = planning.plan(prog, [(8, 4000)], n_devices=8)
-    original = devicesetup.applied_settings()
-    devicesetup.apply(
-        devicesetup.Settings(
-            devices=original.devices,
-            platform="cpu",
-            devices_source=original.devices_source,
-            max_bytes=256 * 2**20,
-        )
-    )
-    try:
+    with host_budget(256 * 2**20):
         assert (
             memorypool.budget().problem(memoryneeds.plan_timing_bytes(p)) is None
         )  # I/O alone fits
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             bench.measure_plan(prog, p, repeat=1, bandwidth_gbs=10.0)
         assert actions_held() == [] and bench.TURNS.held_for() is None  # given back
-    finally:
-        devicesetup.apply(original)

@@ -7,7 +7,7 @@ import pytest
 
 from pmapviz import catalog, devicefacts, memory, memorypool
 from pmapviz.planning import plan
-from tests.fakes import actions_held
+from tests.fakes import actions_held, host_budget
 
 
 def test_the_server_budget_reads_device_memory_on_an_accelerator(fake_devices):
@@ -32,18 +32,9 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
     they give it back; an action that could never fit is refused at once."""
     import threading
 
-    from pmapviz import compiledplans, devicesetup, pmaprun
+    from pmapviz import compiledplans, pmaprun
 
-    original = devicesetup.applied_settings()
-    devicesetup.apply(
-        devicesetup.Settings(
-            devices=original.devices,
-            platform="cpu",
-            devices_source=original.devices_source,
-            max_bytes=256 * 2**20,
-        )
-    )
-    try:
+    with host_budget(256 * 2**20):
         budget = memorypool.budget()
         assert budget.host == 256 * 2**20
         prog = catalog.get("double")
@@ -70,5 +61,3 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
         assert out and out[0].passed and actions_held() == []
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             memorypool.reserve(memory.Need(300 * 2**20, 300 * 2**20), "a run")
-    finally:
-        devicesetup.apply(original)

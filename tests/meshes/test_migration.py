@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 from pmapviz import catalog, expr, meshsettings, placement
 from pmapviz.meshes import migration
 from pmapviz.planning import plan
-from tests.fakes import actions_held
+from tests.fakes import actions_held, host_budget
 
 CASES = [  # key, shapes, in_axes, out_axes, axis_name
     ("double", [(8, 4)], (0,), 0, None),
@@ -119,23 +119,12 @@ def test_spec_rows_show_both_blocks_for_every_array():
 
 def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
     """The same outer product as the Timing lab's test: refused before any input exists."""
-    from pmapviz import devicesetup, memory, memoryneeds, memorypool
+    from pmapviz import memory, memoryneeds, memorypool
 
     prog = expr.program("x", "(jnp.einsum('a,b->ab', x, x) @ x).sum()")
     p = plan(prog, [(8, 4000)], n_devices=8)
-    original = devicesetup.applied_settings()
-    devicesetup.apply(
-        devicesetup.Settings(
-            devices=original.devices,
-            platform="cpu",
-            devices_source=original.devices_source,
-            max_bytes=256 * 2**20,
-        )
-    )
-    try:
+    with host_budget(256 * 2**20):
         assert memorypool.budget().problem(memoryneeds.live_run_bytes(p, prog.key)) is None
         with pytest.raises(memory.BudgetError, match="the memory budget is 268 MB"):
             migration.run_both(prog, p)
         assert actions_held() == []
-    finally:
-        devicesetup.apply(original)

@@ -93,7 +93,18 @@ def test_the_speedup_picture_divides_by_pmap_on_one_device():
         {"impl": "pmap", "devices": 4, "compute (ms, median)": 0.5},
         {"impl": "vmap", "devices": 1, "compute (ms, median)": 4.0},
     ]
-    cells, label = tour.speedup_grid(rows, 4, "12:34:56")
+    cells, label = tour.speedup_grid(rows, 65_536, "12:34:56")
     assert [c[1][1][0] for c in cells] == ["1.00x", "4.00x", "0.50x"]
     assert [c[1][0][0] for c in cells] == ["2.000 ms", "0.500 ms", "4.000 ms"]
-    assert "measured at 12:34:56" in label and "jit(vmap) on 1 device(s): 4.000 ms (0.50x)" in label
+    assert (
+        "x * 2 + 1 on 65,536 float32 elements, measured at 12:34:56" in label
+        and "jit(vmap) on 1 device(s): 4.000 ms (0.50x)" in label
+    )
+
+
+def test_step_9_on_one_device_measures_pmap_once():
+    ctx = tour.Context(1, ("cpu:0",), FACTS, "streamlit run app.py -- --devices 4")
+    blocks = tour.step_scaling(ctx)
+    grid = next(b for b in blocks if b.kind == "grid")
+    assert [row for row, _ in grid.body] == ["pmap on 1 device(s)", "jit(vmap) on 1 device(s)"]
+    assert "nothing to split" in blocks[0].body and "1 devices" not in blocks[0].body

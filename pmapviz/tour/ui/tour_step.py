@@ -16,10 +16,17 @@ from pmapviz.ui import grids, plan_cards, presenter, queue_display, tables
 from pmapviz.ui.device_panel import device_chips
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
 def demo(step: int, ctx: tour.Context) -> list[tour.Block]:
     """Step ``step``'s blocks for this server (cached: they depend on the step and the
-    devices only)."""
+    devices only; a step whose measurement could not be made now is not kept)."""
+    try:
+        return _kept(step, ctx)
+    except tour.NotMeasured as unmeasured:
+        return unmeasured.blocks
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _kept(step: int, ctx: tour.Context) -> list[tour.Block]:
     return tour.STEPS[step - 1].demo(ctx)
 
 

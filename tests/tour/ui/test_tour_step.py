@@ -50,3 +50,32 @@ def test_each_steps_demo_is_made_by_the_core_for_this_server():
     report = device_report()
     ctx = tour.Context(report.count, tuple(report.labels), report.facts, "restart")
     assert tour_step.demo(1, ctx) == tour.STEPS[0].demo(ctx)
+
+
+def test_a_step_measured_later_is_not_kept_unmeasured(monkeypatch):
+    """Step 9 behind other benchmarks shows the devices and says so; the next visit measures
+    (a failed measurement is never what the cache keeps)."""
+    from pmapviz import queues
+
+    report = device_report()
+    ctx = tour.Context(report.count, tuple(report.labels), report.facts, "restart-9")
+    rows = [
+        {"impl": "pmap", "devices": 1, "compute (ms, median)": 1.0},
+        {"impl": "pmap", "devices": report.count, "compute (ms, median)": 0.5},
+        {"impl": "vmap", "devices": 1, "compute (ms, median)": 2.0},
+    ]
+    answers = [queues.WaitTimeout("another benchmark holds the turn", 1, 2.0), rows]
+
+    def time_one_and_all(n, on_wait=None, queue_timeout=None):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(tour, "time_one_and_all", time_one_and_all)
+    first = tour_step.demo(9, ctx)
+    assert [b.kind for b in first][:3] == ["markdown", "chips", "info"]
+    assert "another benchmark holds the turn" in first[2].body
+    second = tour_step.demo(9, ctx)
+    assert second[1].kind == "grid" and "measured at" in second[1].extra
+    assert tour_step.demo(9, ctx) == second and not answers  # now kept
