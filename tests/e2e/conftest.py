@@ -52,11 +52,39 @@ def browser():
             b.close()
 
 
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def _tab(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        yield [context.new_page()]
+    finally:
+        context.close()
+
+
 @pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    p = context.new_page()
+def page(_tab):
+    """The worker's one browser tab, reused: each test opens its own address in it (a new page
+    load, so a new Streamlit session), which costs Chromium about half a fresh context. A
+    test that installs handlers, routes or init scripts takes ``fresh_page`` instead."""
+    if _tab[0].is_closed():
+        _tab[0] = _tab[0].context.new_page()
+    p = _tab[0]
+    p.set_viewport_size(VIEWPORT)
     try:
         yield p
+    finally:
+        if not p.is_closed():
+            p.goto("about:blank")  # ends this test's session before the next test's
+
+
+@pytest.fixture()
+def fresh_page(browser):
+    """A page in a browser context of its own, closed after the test."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        yield context.new_page()
     finally:
         context.close()

@@ -61,10 +61,11 @@ def test_share_link_reproduces_settings(server, page, browser):
         other.context.close()
 
 
-def test_an_edit_redraws_only_the_settings_and_the_results(server, page):
+def test_an_edit_redraws_only_the_settings_and_the_results(server, fresh_page):
     """What the server sends the browser for one edit, read off the websocket: elements of
     the explorer's fragment only (the new shape among them), nothing for the sidebar, the
     title or the preset buttons."""
+    page = fresh_page
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     frames = []

@@ -13,12 +13,22 @@ pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
 
 
-def open_fresh(browser, url, size=(1400, 900)):
-    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = ctx.new_page()
+@pytest.fixture(scope="module")
+def tab(browser):
+    """One browser tab for the module: each test opens its link in it (a new page load, so a
+    new Streamlit session), which costs Chromium half of what a fresh context does."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
+
+
+def open_link(page, url, size=(1400, 900)):
+    page.set_viewport_size({"width": size[0], "height": size[1]})
     page.goto(url)
     wait_rendered(page, timeout_ms=120_000)
-    return ctx, page
+    return page
 
 
 def selectbox(page, label):
@@ -62,62 +72,56 @@ LINKS = {
 
 
 @pytest.mark.parametrize("name", sorted(LINKS))
-def test_share_link_reproduces_the_view(server, browser, name):
+def test_share_link_reproduces_the_view(server, tab, name):
     path, texts, selects = LINKS[name]
-    ctx, page = open_fresh(browser, server + path.format(n=N))
-    try:
-        for label, value in texts.items():
-            expect(page.get_by_label(label, exact=True).first).to_have_value(value.format(n=N))
-        for label, value in selects.items():
-            expect(selectbox(page, label)).to_have_value(re.compile(re.escape(value)))
-        main = page.locator(MAIN)
-        if name == "tour":
-            expect(main).to_contain_text("6. axis_name and collectives")
-        if name == "live":
-            expect(main).to_contain_text("PASS")
-            expect(main).to_contain_text(f"({N}, 3)")  # shapes shown as parsed
-        if name == "meshes":
-            expect(main).to_contain_text("Each device holds (2, 1); replicated over rows.")
-        if name == "timing":
-            chips = page.locator('[data-testid="stMultiSelect"]')
-            expect(chips.nth(0)).to_contain_text("64")
-            expect(chips.nth(0)).to_contain_text("1,024")
-            expect(chips.nth(2)).to_contain_text("vmap")
-        # the share control (a lazy popover: its link is drawn when it opens) shows a link to
-        # exactly this view
-        page.get_by_role("button", name="Share this view").click()
-        link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
-        expect(link).to_contain_text(f"/{name}?", timeout=30_000)
-        expect(page.locator(EXCEPTIONS)).to_have_count(0)
-    finally:
-        ctx.close()
+    page = open_link(tab, server + path.format(n=N))
+    for label, value in texts.items():
+        expect(page.get_by_label(label, exact=True).first).to_have_value(value.format(n=N))
+    for label, value in selects.items():
+        expect(selectbox(page, label)).to_have_value(re.compile(re.escape(value)))
+    main = page.locator(MAIN)
+    if name == "tour":
+        expect(main).to_contain_text("6. axis_name and collectives")
+    if name == "live":
+        expect(main).to_contain_text("PASS")
+        expect(main).to_contain_text(f"({N}, 3)")  # shapes shown as parsed
+    if name == "meshes":
+        expect(main).to_contain_text("Each device holds (2, 1); replicated over rows.")
+    if name == "timing":
+        chips = page.locator('[data-testid="stMultiSelect"]')
+        expect(chips.nth(0)).to_contain_text("64")
+        expect(chips.nth(0)).to_contain_text("1,024")
+        expect(chips.nth(2)).to_contain_text("vmap")
+    # the share control (a lazy popover: its link is drawn when it opens) shows a link to
+    # exactly this view
+    page.get_by_role("button", name="Share this view").click()
+    link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
+    expect(link).to_contain_text(f"/{name}?", timeout=30_000)
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
-def test_presenter_mode_at_1280x720(server, browser):
-    ctx, page = open_fresh(browser, server + "/explorer?present=1", size=(1280, 720))
-    try:
-        expect(page.locator('[data-testid="stHeader"]')).to_be_hidden()
-        root_px = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")
-        assert float(root_px.rstrip("px")) >= 20
-        # nothing overflows the window: diagrams, their blocks and grids fit at 1280 px
-        overflow = page.evaluate(
-            "() => [...document.querySelectorAll('[data-testid=\"stHtml\"] div')]"
-            ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
-        )
-        assert not overflow
-        expect(page.locator(DIAGRAMS)).to_have_count(3)
-        expect(page).to_have_url(re.compile(r"present=1"))
-        page.screenshot(path=str(ARTIFACTS / "presenter-explorer.png"))
-        page.goto(server + "/collectives?present=1&c=ppermute")
-        wait_rendered(page)
-        screenshot(page, "presenter-collectives")
-        expect(page.locator(EXCEPTIONS)).to_have_count(0)
-        assert not page.evaluate(
-            "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
-            ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
-        )
-    finally:
-        ctx.close()
+def test_presenter_mode_at_1280x720(server, tab):
+    page = open_link(tab, server + "/explorer?present=1", size=(1280, 720))
+    expect(page.locator('[data-testid="stHeader"]')).to_be_hidden()
+    root_px = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")
+    assert float(root_px.rstrip("px")) >= 20
+    # nothing overflows the window: diagrams, their blocks and grids fit at 1280 px
+    overflow = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=\"stHtml\"] div')]"
+        ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
+    )
+    assert not overflow
+    expect(page.locator(DIAGRAMS)).to_have_count(3)
+    expect(page).to_have_url(re.compile(r"present=1"))
+    page.screenshot(path=str(ARTIFACTS / "presenter-explorer.png"))
+    page.goto(server + "/collectives?present=1&c=ppermute")
+    wait_rendered(page)
+    screenshot(page, "presenter-collectives")
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
+    assert not page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+        ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
+    )
 
 
 PRESENTER_VIEWS = [*(f"/{p.url_path}" for p in PAGES), *(f"/tour?step={k}" for k in range(1, 11))]
@@ -136,21 +140,18 @@ FIRST_PICTURE = """() => {
 
 
 @pytest.mark.parametrize("view", PRESENTER_VIEWS)
-def test_presenter_mode_shows_a_picture_in_the_first_screen(server, browser, view):
+def test_presenter_mode_shows_a_picture_in_the_first_screen(server, tab, view):
     """Issue 26: at 1280x720 in presenter mode, every page and every tour step shows its
     picture (an element with role="img" and an aria-label that says what it shows) starting
     inside the first screen, the sidebar folded away. Screenshots for the gallery."""
     sep = "&" if "?" in view else "?"
-    ctx, page = open_fresh(browser, server + view + sep + "present=1", size=(1280, 720))
-    try:
-        state = page.evaluate(FIRST_PICTURE)
-        assert state["first"] is not None, f"{view}: no picture at all"
-        top, label = state["first"]
-        assert top < 720, f"{view}: the first picture starts at {top:.0f} px: {label}"
-        assert len(label) > 20, label  # says what it shows
-        assert state["sidebarOpen"] != "true", state  # folded away
-        expect(page.locator(EXCEPTIONS)).to_have_count(0)
-        name = view.strip("/").replace("?step=", "-step-") or "home"
-        page.screenshot(path=str(ARTIFACTS / f"present-{name}.png"))
-    finally:
-        ctx.close()
+    page = open_link(tab, server + view + sep + "present=1", size=(1280, 720))
+    state = page.evaluate(FIRST_PICTURE)
+    assert state["first"] is not None, f"{view}: no picture at all"
+    top, label = state["first"]
+    assert top < 720, f"{view}: the first picture starts at {top:.0f} px: {label}"
+    assert len(label) > 20, label  # says what it shows
+    assert state["sidebarOpen"] != "true", state  # folded away
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
+    name = view.strip("/").replace("?step=", "-step-") or "home"
+    page.screenshot(path=str(ARTIFACTS / f"present-{name}.png"))

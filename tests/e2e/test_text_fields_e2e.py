@@ -382,7 +382,8 @@ def test_the_walk_covers_the_registry_and_packs_payloads_by_length():
 
 
 @pytest.mark.timeout(600)
-def test_markup_typed_into_every_text_field_renders_as_text(server, page):
+def test_markup_typed_into_every_text_field_renders_as_text(server, fresh_page):
+    page = fresh_page
     t0 = time.perf_counter()
     walk = Walk(page, server)
     for view in page_views():
@@ -405,7 +406,8 @@ SHOWN_KEY = repr(PAYLOADS[0][0])  # the first key as the pages print it, as text
 
 
 @pytest.mark.timeout(600)
-def test_dict_keys_of_your_own_f_render_as_text_on_every_page_that_runs_it(server, page):
+def test_dict_keys_of_your_own_f_render_as_text_on_every_page_that_runs_it(server, fresh_page):
+    page = fresh_page
     t0 = time.perf_counter()
     walk = Walk(page, server)
     main = page.locator(MAIN)
