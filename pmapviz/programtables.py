@@ -18,7 +18,7 @@ def table_rows(rows: tuple[Row, ...]) -> list[dict]:
             {
                 "collective": c.kind,
                 "HLO op": c.name,
-                "operand": f"{c.dtype}{c.shape_text}",
+                "operand": c.shape_text,  # dtype and shape as the HLO writes them: f32[3]
                 "bytes per device": c.bytes,
                 "groups / pairs": str([list(g) for g in where]) if where else "all devices",
                 "ring model: sends (B)": round(r.model_sent),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import charts, programtables
+from pmapviz import charts, gridhtml, programtables
 from pmapviz.ui import grids, tables
 
 
@@ -49,7 +49,7 @@ def _collective(c, labels: list[str], n: int) -> None:
             [
                 (
                     f"group {k}",
-                    [(grids.chips([d]), d, labels[d] if d < len(labels) else str(d)) for d in g],
+                    [(gridhtml.chips([d]), d, labels[d] if d < len(labels) else str(d)) for d in g],
                 )
                 for k, g in enumerate(c.replica_groups)
             ],

@@ -1,13 +1,12 @@
-"""Device-aligned grids: a labelled picture, every cell labelled and escaped."""
+"""Device-aligned grids as HTML: a labelled picture, every cell labelled and escaped."""
 
 import re
 
-from pmapviz import palette
-from pmapviz.ui import grids
+from pmapviz import gridhtml, palette
 
 
 def test_block_grid_aligns_rows_and_labels_every_cell():
-    markup = grids.block_grid(
+    markup = gridhtml.block_grid(
         [("a", [("1", 0, "t1"), ("2", 1, "t2")]), ("b", [("3", 0, ""), ("4", None, "")])],
         "two rows 'a' and 'b' <over> two devices",
     )
@@ -21,13 +20,13 @@ def test_block_grid_aligns_rows_and_labels_every_cell():
 
 
 def test_block_grid_escapes_tooltips():
-    markup = grids.block_grid([("a", [("x", 0, "it's <b>")])], "one cell")
+    markup = gridhtml.block_grid([("a", [("x", 0, "it's <b>")])], "one cell")
     assert "it&#x27;s &lt;b&gt;" in markup
 
 
 def test_chips_and_titled_cells_escape_and_label():
-    chips = grids.chips([0, None, 3])
+    chips = gridhtml.chips([0, None, 3])
     assert chips.count("<span") == 3 and ">0<" in chips and ">3<" in chips and ">·<" in chips
     assert palette.device_colour(3) in chips
-    cell = grids.titled("<img src=x>", "id 1 & 2")
+    cell = gridhtml.titled("<img src=x>", "id 1 & 2")
     assert "<img" not in cell and "&lt;img src=x&gt;" in cell and "&amp;" in cell

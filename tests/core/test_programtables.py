@@ -32,3 +32,9 @@ def test_variant_table_has_a_row_per_variant_and_notes_where_xla_chose_otherwise
         kinds = sorted(r.hlo.kind for r in v.rows)
         differs = key != "pmap" and not v.error and kinds != ["all-gather"]
         assert differs == any(n.startswith(v.label + " compiles to") for n in notes)
+
+
+def test_an_operand_is_written_once_as_the_hlo_writes_it():
+    a = programanalysis.analyse_collective("psum", 4, 3)
+    (row,) = programtables.table_rows(a.rows)
+    assert row["operand"] == a.rows[0].hlo.shape_text == "f32[3]"

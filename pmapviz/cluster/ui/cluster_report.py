@@ -8,6 +8,7 @@ import html
 
 import streamlit as st
 
+from pmapviz import gridhtml
 from pmapviz.cluster import clusterreport
 from pmapviz.cluster.clusterreport import Report
 from pmapviz.ui import grids, tables
@@ -60,7 +61,7 @@ def origin(report: Report, source: str) -> str:
     )
 
 
-def host_grid(report: Report) -> tuple[grids.Rows, str]:
+def host_grid(report: Report) -> tuple[gridhtml.Rows, str]:
     """(one grid row per host: its processes' devices, coloured by axis_index; the label)."""
     rows, said = [], []
     for host, procs in list(report.hosts.items())[:MAX_ROWS]:
@@ -69,7 +70,7 @@ def host_grid(report: Report) -> tuple[grids.Rows, str]:
             for dev, idx in zip(p.local_device_ids, p.axis_index, strict=True):
                 cells.append(
                     (
-                        grids.titled(f"id {dev}", f"process {p.index} · axis {idx}"),
+                        gridhtml.titled(f"id {dev}", f"process {p.index} · axis {idx}"),
                         idx,
                         f"host {host}, process {p.index}, global device id {dev}, axis_index {idx}",
                     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pmapviz import gridhtml
 from pmapviz.cluster import cluster
 from pmapviz.ui import grids, tables
 
@@ -60,7 +61,7 @@ def show() -> None:
         )
 
 
-def process_rows(res) -> grids.Rows:
+def process_rows(res) -> gridhtml.Rows:
     """One grid row per process: its local devices, coloured by their global axis_index."""
     rows = []
     for pp in res.per_process:
@@ -68,7 +69,9 @@ def process_rows(res) -> grids.Rows:
         for j, (dev_id, idx) in enumerate(
             zip(pp["local_device_ids"], pp["axis_index"], strict=True)
         ):
-            label = grids.titled(f"id {dev_id}", f"axis_index {idx} · x={pp['local_inputs'][j]:g}")
+            label = gridhtml.titled(
+                f"id {dev_id}", f"axis_index {idx} · x={pp['local_inputs'][j]:g}"
+            )
             tip = f"process {pp['process_index']}, local device {j}, global device id {dev_id}"
             cells.append((label, idx, tip))
         rows.append((f"process {pp['process_index']}", cells))

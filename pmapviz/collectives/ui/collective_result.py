@@ -11,6 +11,7 @@ import streamlit as st
 from pmapviz import (
     charts,
     collectivedefs,
+    collectivegrids,
     collectiveops,
     deviceset,
     devicesetup,
@@ -57,7 +58,7 @@ def show(
         f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})", language="python"
     )
     with presenter.picture(slot):
-        grids.show(rows(out, choice, labels), collectiveops.picture_label(out))
+        grids.show(collectivegrids.rows(out, labels), collectiveops.picture_label(out))
     for warning in out.warnings:
         st.warning(warning, icon=":material/warning:")
     if coll.picture == "arrows":
@@ -82,60 +83,3 @@ def show(
                 programanalysis.analyse_collective(coll.key, n, m, choice.groups, choice.perm),
                 labels,
             )
-
-
-def rows(out: collectiveops.Outcome, choice: collectiveops.Choice, labels: list[str]) -> grids.Rows:
-    """The picture's rows: each device, its x before and y after, numpy's answer where y is
-    wrong, and where each piece came from (or which devices each result combines)."""
-    coll, n = out.collective, out.n
-    show_values = collectiveops.show_values
-    grid = [
-        ("device", [(labels[d], d, f"{labels[d]}: position {d} on the axis") for d in range(n)]),
-        (
-            "x before",
-            [
-                (
-                    show_values(out.before[d]),
-                    d,
-                    f"device {d} starts with {show_values(out.before[d])}",
-                )
-                for d in range(n)
-            ],
-        ),
-        (
-            "y after",
-            [
-                (
-                    show_values(out.after[d]),
-                    None,
-                    f"device {d} ends with {show_values(out.after[d])}",
-                )
-                for d in range(n)
-            ],
-        ),
-    ]
-    if collectiveops.differs_from_numpy(out):
-        tip = "the mathematically right result, from numpy"
-        grid.append(
-            ("numpy expects", [(show_values(out.expected[d]), None, tip) for d in range(n)])
-        )
-    if coll.kind in ("gather", "permute", "scatter") and coll.key != "psum_scatter":
-        tip = "which device each piece came from: the collective's definition, checked by value"
-        grid.append(("came from", [(grids.chips(out.sources[d]), None, tip) for d in range(n)]))
-    elif coll.kind in ("reduce", "normalise") or coll.key == "psum_scatter":
-        groups = [list(g) for g in choice.groups] if choice.groups else [list(range(n))]
-        group_of = {d: g for g in groups for d in g}
-        grid.append(
-            (
-                "combines",
-                [
-                    (
-                        grids.chips(group_of[d]),
-                        None,
-                        f"device {d}'s result combines devices {group_of[d]}",
-                    )
-                    for d in range(n)
-                ],
-            )
-        )
-    return grid

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import meshplacement, meshspecs
-from pmapviz.placement import index_text
+from pmapviz import meshgrids, meshplacement, meshspecs
 from pmapviz.ui import grids, presenter
 from pmapviz.valuetext import fmt_shape, quote
 
@@ -20,49 +19,6 @@ def problems(mesh: meshspecs.Mesh, args: list) -> bool:
     for name, p in found:
         st.error(f"**{name}**: {p.message}\n\n**Fix:** {p.fix}", icon=":material/block:")
     return bool(found)
-
-
-def _slices(block: meshplacement.Block) -> str:
-    return index_text(tuple(slice(a, b) for a, b in block.index))
-
-
-def mesh_rows(placed: meshplacement.Placement) -> grids.Rows:
-    """One row per coordinate of the mesh's first axis; a cell per device: its id and block."""
-    mesh, rows = placed.mesh, {}
-    position = {b.device: k for k, b in enumerate(placed.blocks)}
-    for b in placed.blocks:
-        label = f"{mesh.names[0]}={b.coords[0]}"
-        rest = ", ".join(f"{n}={c}" for n, c in zip(mesh.names[1:], b.coords[1:], strict=True))
-        rows.setdefault(label, []).append(
-            (
-                grids.titled(f"device {b.device}", _slices(b)),
-                position[b.device],
-                f"device {b.device} at {rest or mesh.names[0]}: holds {_slices(b)}",
-            )
-        )
-    return list(rows.items())
-
-
-def tile_rows(placed: meshplacement.Placement) -> grids.Rows:
-    """The array's distinct blocks, a row per range of its first split dimension (any rank),
-    each with the devices that hold it: more than one device means the block is replicated."""
-    position = {b.device: k for k, b in enumerate(placed.blocks)}
-    holders: dict[tuple, list[int]] = {}
-    for b in placed.blocks:
-        holders.setdefault(b.index, []).append(b.device)
-    split = [d for d in range(len(placed.shape)) if len({i[d] for i in holders}) > 1]
-    rows: dict[str, list] = {}
-    for index, devs in sorted(holders.items()):
-        if split:
-            a, b = index[split[0]]
-            label = f"rows {a}:{b}" if split[0] == 0 else f"dim {split[0]} {a}:{b}"
-        else:
-            label = "all"
-        cell = f"<small>{_slices(meshplacement.Block(0, (), index))}</small><br>" + grids.chips(
-            [position[d] for d in devs]
-        )
-        rows.setdefault(label, []).append((cell, None, f"held by devices {devs}"))
-    return list(rows.items())
 
 
 def show(placed: list[meshplacement.Placement], names: list[str], slot) -> None:
@@ -87,14 +43,16 @@ def show(placed: list[meshplacement.Placement], names: list[str], slot) -> None:
                 )
             )
             grids.show(
-                mesh_rows(p),
+                meshgrids.mesh_rows(p),
                 f"{name} {fmt_shape(p.shape)} placed by "
                 f"{meshspecs.spec_text(p.spec)} on the mesh {p.mesh.text()}: each device "
                 f"holds {fmt_shape(p.local_shape)}{rep}",
             )
         if len(p.shape) >= 1:
             with st.expander(f"The tiles of {name}: which devices hold each block"):
-                grids.show(tile_rows(p), f"the distinct blocks of {name} and their devices")
+                grids.show(
+                    meshgrids.tile_rows(p), f"the distinct blocks of {name} and their devices"
+                )
 
 
 def mesh_note(mesh: meshspecs.Mesh, n_devices: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz import devicesetup, devicewords, sweepplans, timecharts, trainingrun
+from pmapviz import devicesetup, devicewords, gridhtml, sweepplans, timecharts, trainingrun
 from pmapviz.ui import grids, queue_display
 
 
@@ -78,7 +78,7 @@ def _verdict(hist) -> None:
         )
 
 
-def step_rows(hist, labels: list[str]) -> grids.Rows:
+def step_rows(hist, labels: list[str]) -> gridhtml.Rows:
     """The last step as grid rows: each device's batch shard, local loss and gradient norm,
     the reduced gradient and whether the parameters agree."""
     hc = hist.config
