@@ -98,10 +98,15 @@ def command_module(name: str) -> ModuleType:
     return importlib.import_module(f"pmapviz.app.{COMMANDS[name].module}")
 
 
+def _prog() -> str:
+    """How the user started us: ``pmapviz`` (the installed command) or ``python -m pmapviz``."""
+    return "pmapviz" if os.path.basename(sys.argv[0] or "") == "pmapviz" else "python -m pmapviz"
+
+
 def build_parser(load: Iterable[str] | None = None) -> argparse.ArgumentParser:
     """The ``python -m pmapviz`` parser: one subcommand per entry of :data:`COMMANDS`, with
     the flags of those in ``load`` (None: every one)."""
-    parser = argparse.ArgumentParser(prog="python -m pmapviz", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog=_prog(), description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, c in COMMANDS.items():
         p = sub.add_parser(name, help=c.help, description=c.help)

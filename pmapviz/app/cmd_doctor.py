@@ -18,8 +18,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     report = doctor.run(
         _settings(args),
         progress=None if args.json else print,
-        pages=page_check.section if page_check.available() else doctor.NO_STREAMLIT,
+        pages=_pages(),
         here=here,
     )
     _print(args.json, report, [] if args.json else doctor.report_lines(report))
     return 0 if report["ok"] else 1
+
+
+def _pages() -> doctor.PageCheck | str:
+    """The page check, or why it cannot run here (no Streamlit; an installed package)."""
+    if not page_check.available():
+        return doctor.NO_STREAMLIT
+    return page_check.section if doctor.pages_here() else doctor.NO_PAGES

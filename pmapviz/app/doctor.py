@@ -321,6 +321,15 @@ def _write_trace(folder: str) -> str | None:
 NO_STREAMLIT = (
     "Streamlit is not installed here: pages not checked (pip install -r requirements.txt)"
 )
+NO_PAGES = (
+    "the dashboard's pages are not here (an installed package: app.py and pages/ run from a "
+    "checkout of the repository): pages not checked"
+)
+
+
+def pages_here() -> bool:
+    """Whether the dashboard (app.py, pages/) is beside this package: a checkout, not a wheel."""
+    return (ROOT / "app.py").is_file()
 
 
 PageCheck = Callable[[devicesetup.Settings, Progress], list[dict]]

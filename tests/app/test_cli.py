@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from pmapviz.app import cli
 from tests.conftest import ROOT
 
 
@@ -70,3 +71,10 @@ def test_a_command_loads_its_own_modules_only_and_none_imports_the_cli():
         assert "app.cli " not in source and "import cli\n" not in source, c.module
         module = cli.command_module(next(n for n, d in cli.COMMANDS.items() if d is c))
         assert callable(getattr(module, c.run)) and (c.flags is None or getattr(module, c.flags))
+
+
+def test_usage_names_the_command_as_it_was_called(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/pmapviz", "--help"])
+    assert cli.build_parser(load=()).prog == "pmapviz"
+    monkeypatch.setattr(sys, "argv", ["/x/pmapviz/__main__.py", "--help"])
+    assert cli.build_parser(load=()).prog == "python -m pmapviz"

@@ -28,3 +28,10 @@ def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, 
     seen["ok"] = False
     assert cmd_doctor.cmd_doctor(args) == 1
     assert "pmapviz doctor: fake" in capsys.readouterr().out
+
+
+def test_an_installed_package_says_why_its_pages_are_not_checked(monkeypatch, tmp_path):
+    assert cmd_doctor._pages() is not doctor.NO_PAGES  # a checkout: app.py is here
+    monkeypatch.setattr(doctor, "ROOT", tmp_path)  # site-packages: no app.py beside pmapviz/
+    assert not doctor.pages_here() and cmd_doctor._pages() == doctor.NO_PAGES
+    assert doctor._page_lines(doctor.NO_PAGES) == [f"pages: {doctor.NO_PAGES}"]

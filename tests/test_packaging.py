@@ -1,0 +1,150 @@
+"""pmapviz as a package: pyproject.toml builds a wheel that installs and runs on its own.
+
+The wheel is built from a copy of the checkout (setuptools writes build/ and *.egg-info where
+it builds), then installed with no network and no dependencies into a fresh venv. That venv
+sees this venv's packages (JAX, Streamlit, ...) through a .pth file, but not the checkout:
+its commands run in a temporary folder with no PYTHONPATH, so what they import is the wheel.
+"""
+
+import email.parser
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tomllib
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+import pmapviz
+from pmapviz.app import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE", "setup.cfg")
+
+
+def _pins() -> dict[str, Version]:
+    """requirements.txt's exact pins, ``name -> version``."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            req = Requirement(line)
+            (spec,) = req.specifier
+            assert spec.operator == "==", f"requirements.txt pins exactly: {line}"
+            pins[req.name] = Version(spec.version)
+    return pins
+
+
+def _run(args: list, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The wheel built from a copy of the checkout, installed into a fresh venv."""
+    tmp = tmp_path_factory.mktemp("packaging")
+    src, dist, venv, home = tmp / "src", tmp / "dist", tmp / "venv", tmp / "home"
+    shutil.copytree(
+        ROOT / "pmapviz", src / "pmapviz", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    for name in BUILD_FILES:
+        shutil.copy2(ROOT / name, src / name)
+    py = sys.executable
+    _run([py, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", dist, src], tmp)
+    (wheel,) = dist.glob("pmapviz-*.whl")
+    _run([py, "-m", "venv", "--without-pip", venv], tmp)
+    vpy = venv / "bin" / "python"
+    _run([py, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index", wheel], tmp)
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(_run([vpy, "-c", where], tmp).stdout.strip())
+    ours = sysconfig.get_paths()
+    (site / "pmapviz_test_deps.pth").write_text(
+        "".join(f"{p}\n" for p in dict.fromkeys([ours["purelib"], ours["platlib"]]))
+    )
+    home.mkdir()
+    env = {"PATH": f"{venv / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(home)}
+    env.update({k: os.environ[k] for k in ("LANG", "TMPDIR") if k in os.environ})
+    return SimpleNamespace(wheel=wheel, venv=venv, python=vpy, site=site, env=env, cwd=home)
+
+
+def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
+    with zipfile.ZipFile(installed.wheel) as whl:
+        names = set(whl.namelist())
+        info = f"pmapviz-{pmapviz.__version__}.dist-info"
+        meta = email.parser.Parser().parsestr(whl.read(f"{info}/METADATA").decode())
+        assert whl.read("pmapviz/icon.png") == (ROOT / "pmapviz" / "icon.png").read_bytes()
+        assert whl.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "pmapviz").rglob("*.py")}
+    assert modules <= names, sorted(modules - names)  # every module and subpackage
+    assert not {n for n in names if n.split("/")[0] not in ("pmapviz", info)}, names
+    assert meta["Name"] == "pmapviz" and meta["Version"] == pmapviz.__version__
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert meta["Requires-Python"] == PYPROJECT["project"]["requires-python"]
+    required = {Requirement(r).name: Requirement(r) for r in meta.get_all("Requires-Dist")}
+    assert (
+        set(required) == set(_pins()) == {"jax", "jaxlib", "numpy", "streamlit", "plotly", "pandas"}
+    )
+    for name, pin in _pins().items():
+        assert required[name].specifier.contains(pin), (name, str(required[name]), pin)
+
+
+def test_every_lower_bound_is_met_by_the_tested_pin_and_none_is_an_upper_bound():
+    deps = [Requirement(d) for d in PYPROJECT["project"]["dependencies"]]
+    pins = _pins()
+    assert sorted(d.name for d in deps) == sorted(pins)
+    for dep in deps:
+        ops = {s.operator for s in dep.specifier}
+        assert ops == {">="}, f"{dep}: a lower bound only (requirements.txt pins the tested one)"
+        (bound,) = dep.specifier
+        assert Version(bound.version) <= pins[dep.name], (str(dep), str(pins[dep.name]))
+
+
+def test_the_version_is_read_from_the_package():
+    assert "version" in PYPROJECT["project"]["dynamic"]
+    attr = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "pmapviz.__version__"
+    # canonical (PEP 440), so the wheel's name and METADATA carry it unchanged (checked above)
+    assert str(Version(pmapviz.__version__)) == pmapviz.__version__
+
+
+def test_the_installed_command_lists_every_command(installed):
+    done = _run([installed.venv / "bin" / "pmapviz", "--help"], installed.cwd, installed.env)
+    assert done.stdout.startswith("usage: pmapviz ")  # named as the user called it
+    for name, command in cli.COMMANDS.items():
+        assert name in done.stdout and command.help.split()[0] in done.stdout, name
+
+
+def test_the_installed_command_plans_what_jax_computes(installed):
+    import jax
+    import jax.numpy as jnp
+
+    args = ["plan", "--fn", "matmul", "--shape", "2,4,5", "--shape", "5,2", "--in-axes", "0,None"]
+    done = _run(
+        [installed.venv / "bin" / "pmapviz", *args, "--devices", "2"], installed.cwd, installed.env
+    )
+    x, w = jax.ShapeDtypeStruct((2, 4, 5), jnp.float32), jax.ShapeDtypeStruct((5, 2), jnp.float32)
+    whole = jax.eval_shape(jax.pmap(jnp.matmul, in_axes=(0, None), devices=jax.devices()[:2]), x, w)
+    each = jax.eval_shape(jnp.matmul, jax.ShapeDtypeStruct((4, 5), jnp.float32), w)
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith("pmap over 2 device(s): OK"), done.stdout
+    assert f"computes {each.shape}; result {whole.shape}" in done.stdout, done.stdout
+
+
+def test_importing_the_installed_package_takes_the_wheel_and_no_jax(installed):
+    code = "import pmapviz, sys; print(pmapviz.__file__); print('jax' in sys.modules)"
+    done = _run([installed.python, "-c", code], installed.cwd, installed.env)
+    where, jax_loaded = done.stdout.splitlines()
+    assert Path(where) == installed.site / "pmapviz" / "__init__.py"
+    assert not Path(where).resolve().is_relative_to(ROOT)
+    assert jax_loaded == "False"
