@@ -6,7 +6,7 @@ from a real profiler trace."""
 import streamlit as st
 
 from pmapviz import programanalysis
-from pmapviz.compiled.ui import compiled_program, timelines
+from pmapviz.program.ui import compiled_program, timelines
 from pmapviz.ui import compiled_analysis, grids, presenter, shell, url_state
 
 shell.ensure_routed()

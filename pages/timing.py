@@ -4,7 +4,7 @@ and compute separated; speed-up, scaling with size, spread, and the measured phy
 import streamlit as st
 
 from pmapviz import devicewords, sweepplans
-from pmapviz.timing.ui import plan_timing, sweep, sweep_results
+from pmapviz.timinglab.ui import plan_timing, sweep, sweep_results
 from pmapviz.ui import presenter, shell, url_state
 
 shell.ensure_routed()

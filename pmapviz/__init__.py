@@ -1,22 +1,51 @@
-"""pmapviz: understand and check ``jax.pmap``.
+"""pmapviz: understand and check ``jax.pmap`` and the parallel JAX that follows it.
 
-Public API (thin; the internals live in one module per concept):
+The public API, for notebooks and scripts. Each call returns a view that draws itself in a
+notebook (``_repr_html_``: the dashboard's own HTML, self-contained), prints as text in a
+terminal, and gives its data (``.to_dict()``, ``.to_frame()``):
 
-- :func:`pmapviz.plan` -- what pmap will do with given shapes, validated, from shapes alone.
+- :func:`pmapviz.devices` -- this process's devices; ``devices(8)`` first asks for 8 emulated
+  CPU devices (JAX fixes the count when it starts, once per process: in a notebook, call it
+  before anything else imports JAX).
+- :func:`pmapviz.plan` -- what pmap will do with given shapes (a function or a catalog name),
+  validated from shapes alone: problems with fixes, the diagrams, each device's slice.
+- :func:`pmapviz.show` -- any ``jax.Array`` (or pytree of them) as its sharding really is, from
+  ``addressable_shards`` and ``devices_indices_map``: any rank, any mesh.
+- :func:`pmapviz.collective` -- a collective (psum, all_gather, ppermute ...): before and after
+  on each device, checked against numpy.
+- :func:`pmapviz.compiled` -- what XLA made of ``f``: its collectives, memory per device, cost
+  and HLO.
+- :func:`pmapviz.mesh` -- arrays placed on a named mesh by PartitionSpecs.
+- :func:`pmapviz.timing` -- the Timing lab's measurement: pmap, shard_map, NamedSharding and
+  vmap, with compile, transfer and compute apart, against the measured floor.
 
-Importing this package does not import JAX: the device count must be fixed first
-(see :mod:`pmapviz.devicesetup`). ``plan`` imports JAX on first use.
+Importing this package does not import JAX; the first call configures it (unless this process
+started JAX itself, whose devices are then used as they are).
 """
 
+from importlib import import_module
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["plan"]
+
+# public name -> the module that holds it (loaded on first use)
+_PUBLIC = {
+    "devices": "pmapviz.showdevices",
+    "plan": "pmapviz.showplan",
+    "show": "pmapviz.showarray",
+    "collective": "pmapviz.showcollective",
+    "compiled": "pmapviz.showcompiled",
+    "mesh": "pmapviz.showmesh",
+    "timing": "pmapviz.showtiming",
+}
+__all__ = list(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "plan":
-        from pmapviz.planning import plan
-
-        return plan
+    if name in _PUBLIC:
+        return getattr(import_module(_PUBLIC[name]), name)
     raise AttributeError(f"module 'pmapviz' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

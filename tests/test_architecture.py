@@ -157,12 +157,28 @@ def test_every_public_function_and_class_says_what_it_is():
 
 
 def test_public_api_is_thin_and_lazy():
+    """Each public name is a documented function of a presentation module (floor 5, loaded on
+    first use: ``import pmapviz`` loads no JAX, checked in tests/core/test_notebookviews.py)."""
     import pmapviz
-    from pmapviz import planning
 
-    assert pmapviz.plan is planning.plan
+    assert sorted(pmapviz.__all__) == sorted(pmapviz._PUBLIC)
+    for name, module in pmapviz._PUBLIC.items():
+        fn = getattr(pmapviz, name)
+        assert fn.__module__ == module and fn.__name__ == name and fn.__doc__, name
+        assert GROUND_FLOOR[module.removeprefix("pmapviz.")] == 5, module
+        assert f":func:`pmapviz.{name}`" in pmapviz.__doc__, name
     with pytest.raises(AttributeError):
         pmapviz.not_there  # noqa: B018
+
+
+def test_no_module_or_package_shadows_a_public_name():
+    """Importing ``pmapviz.x`` sets the package's attribute ``x`` to that module, which would
+    hide the public function ``pmapviz.x`` for good (the Compiled and Timing features were
+    renamed program/ and timinglab/ for this)."""
+    import pmapviz
+
+    shadows = [n for n in pmapviz._PUBLIC if _is_module(PKG, n)]
+    assert not shadows
 
 
 PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
@@ -277,7 +293,9 @@ GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
     " timebudget sweepplans",  # pure estimators: numbers in, numbers out, no runner
     4: "pmaprun compiledplans pmapdemos collectiveops programanalysis hiddencomm tracecapture"
     " trainingrun benchmarking meshviews meshexamples sandbox",  # runners
-    5: "programtables charts timecharts timebars codegen warmup",  # presentation without Streamlit
+    5: "programtables charts timecharts timebars codegen warmup gridhtml meshgrids"
+    " collectivegrids notebookviews showdevices showplan showarray showcollective"
+    " showcompiled showmesh showtiming",  # presentation without Streamlit
     6: "ui __init__",  # the ground's Streamlit components, and the package's lazy door
 }
 GROUND_FLOOR = {name: floor for floor, names in GROUND_FLOORS.items() for name in names.split()}

@@ -1,7 +1,7 @@
 """The Timing lab's sweep: what to compare (its widgets, keys ``tl_`` + the URL key, and its
 link), the planned runs and their picture, and the run itself with its states: running (a
 progress bar and Cancel), cancelled (the measurements it finished are kept), done (the report
-in ``tl_report``, drawn by :mod:`pmapviz.timing.ui.sweep_results`)."""
+in ``tl_report``, drawn by :mod:`pmapviz.timinglab.ui.sweep_results`)."""
 
 from __future__ import annotations
 

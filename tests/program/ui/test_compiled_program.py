@@ -7,7 +7,7 @@ from tests.core.ui.conftest import render
 def _program(n):
     import streamlit as st
 
-    from pmapviz.compiled.ui import compiled_program
+    from pmapviz.program.ui import compiled_program
 
     src, explored = compiled_program.form(n)
     analysis, call = compiled_program.analyse(src, explored, n)

@@ -16,7 +16,7 @@ TPU_TRACE = (
 
 
 def _show(tl):
-    from pmapviz.compiled.ui import timelines
+    from pmapviz.program.ui import timelines
 
     timelines.show(tl, "t")
 
@@ -30,8 +30,8 @@ def test_a_trace_from_a_gpu_has_a_lane_per_device_and_a_chart():
 
 def _show_tpu(floor_gbs, here):
     from pmapviz import timeline, tracefiles
-    from pmapviz.compiled.ui import timelines
-    from tests.compiled.ui.test_timelines import TPU_TRACE
+    from pmapviz.program.ui import timelines
+    from tests.program.ui.test_timelines import TPU_TRACE
 
     tl = timeline.from_trace(tracefiles.read_trace(str(TPU_TRACE)))
     timelines.show(tl, "t", floor_gbs, here)
@@ -62,7 +62,7 @@ def test_a_trace_with_no_complete_call_says_so():
 
 
 def _sections(call):
-    from pmapviz.compiled.ui import timelines
+    from pmapviz.program.ui import timelines
     from pmapviz.ui.shell import device_report
 
     timelines.capture(call, device_report().facts)
@@ -70,7 +70,7 @@ def _sections(call):
 
 
 def test_capture_waits_for_its_button_and_upload_for_a_file():
-    from pmapviz.compiled.ui.compiled_program import Call
+    from pmapviz.program.ui.compiled_program import Call
 
     at = render(_sections, Call("psum", 2, 2, None, None))
     assert not at.exception
@@ -88,7 +88,7 @@ def _read(data, name):
 
     import streamlit as st
 
-    from pmapviz.compiled.ui import timelines
+    from pmapviz.program.ui import timelines
 
     tl = timelines.read(SimpleNamespace(name=name, getvalue=lambda: data))
     if isinstance(tl, str):
@@ -147,7 +147,7 @@ def test_an_upload_holds_what_parsing_takes_in_the_servers_memory_pool(monkeypat
 
 def _many(table):
     from pmapviz import timeline
-    from pmapviz.compiled.ui import timelines
+    from pmapviz.program.ui import timelines
     from tests.core.test_timeline import many_lanes
 
     timelines.show(timeline.from_trace(many_lanes()), "t", None, False, table)
@@ -170,7 +170,7 @@ def _upload_page(data):
 
     import streamlit as st
 
-    from pmapviz.compiled.ui import timelines
+    from pmapviz.program.ui import timelines
 
     file = SimpleNamespace(file_id="f1", name="bad.json", getvalue=lambda: data)
     reads = st.session_state.setdefault("reads", [])

@@ -6,7 +6,7 @@ from tests.core.ui.conftest import render
 
 def _timing(n):
     from pmapviz import memorypool
-    from pmapviz.timing.ui import plan_timing
+    from pmapviz.timinglab.ui import plan_timing
 
     plan_timing.show(n, 3, memorypool.budget())
 

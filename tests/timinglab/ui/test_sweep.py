@@ -8,7 +8,7 @@ from tests.core.ui.conftest import render
 def _sweep(n):
     import streamlit as st
 
-    from pmapviz.timing.ui import sweep
+    from pmapviz.timinglab.ui import sweep
 
     choice = sweep.form(n)
     runs, repeat = sweep.planned(choice, None)

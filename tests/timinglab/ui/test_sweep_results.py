@@ -5,7 +5,7 @@ import io
 
 from pmapviz import benchmarking as bench
 from pmapviz import benchreports, memorypool, workloads
-from pmapviz.timing.ui import sweep_results
+from pmapviz.timinglab.ui import sweep_results
 from tests.core.ui.conftest import render
 
 
@@ -20,7 +20,7 @@ def test_csv_has_a_header_line_and_one_line_per_row():
 def _results(rep):
     import streamlit as st
 
-    from pmapviz.timing.ui import sweep_results
+    from pmapviz.timinglab.ui import sweep_results
 
     if rep is not None:
         st.session_state["tl_report"] = rep

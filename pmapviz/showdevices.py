@@ -1,0 +1,69 @@
+"""``pmapviz.devices()``: the devices this Python process has, as JAX reports them, and how many
+emulated CPU devices to ask for before JAX starts.
+
+JAX fixes its devices when its backend starts, once per process. In a notebook that is the
+kernel: call ``pmapviz.devices(8)`` first, before anything else imports JAX, to have 8 CPU
+devices (beside a GPU or TPU chip, which stays the default); once JAX is up, the count is what
+it is, and the view says so, with the way to change it (restart the kernel).
+"""
+
+from __future__ import annotations
+
+import os
+
+from pmapviz import devicefacts, deviceset, devicesetup, gridhtml
+from pmapviz.notebookviews import View, paragraph, ready
+from pmapviz.valueparse import SettingError
+
+
+def _settings(n: int | None, platform: str) -> devicesetup.Settings:
+    argv = ["--platform", str(platform)] + ([] if n is None else ["--devices", str(n)])
+    try:
+        return devicesetup.parse_settings(argv, os.environ)
+    except SettingError as err:
+        raise ValueError(str(err)) from None
+
+
+def _restart_note(n: int, have: int) -> str:
+    return (
+        f"Asked for {n} CPU devices, but JAX started in this process with {have} before "
+        f"pmapviz could set the count (JAX fixes it once per process). Restart the kernel "
+        f"and run `pmapviz.devices({n})` before anything else imports JAX."
+    )
+
+
+def devices(n: int | None = None, platform: str = "auto") -> View:
+    """The devices of this process: every device set it holds (an accelerator's, and the
+    emulated CPU devices beside it), each device's name, id and process as JAX reports them.
+
+    ``n``: emulated CPU devices to ask for (1-64), which takes effect only if JAX has not
+    started in this process yet (default: ``PMAPVIZ_DEVICES`` or 8). ``platform``: "auto",
+    "cpu", "gpu" or "tpu". Bad values raise ValueError with the valid range.
+    """
+    settings = _settings(n, platform)
+    first_call = n is not None and not devicesetup.is_applied()
+    notes = list(devicesetup.apply(settings) if first_call else ready())
+    cpu = len(deviceset.devices(deviceset.CPU)) if deviceset.CPU in deviceset.names() else 0
+    if n is not None and cpu != n:
+        notes = [_restart_note(n, cpu)]
+    body, lines, sets, rows = [], [], [], []
+    for facts in devicefacts.every_set():
+        grid, label = gridhtml.device_rows(facts)
+        kind = f"{len(facts.devices)} x {facts.device_kind} ({facts.platform})"
+        body += [paragraph(kind), gridhtml.block_grid(grid, label)]
+        lines.append(kind + ": " + ", ".join(d.label for d in facts.devices))
+        sets.append(
+            {"platform": facts.platform, "kind": facts.device_kind, "count": len(facts.devices)}
+        )
+        rows += [
+            {"device": d.label, "id": d.id, "process": d.process_index, "platform": d.platform}
+            for d in facts.devices
+        ]
+    first = devicefacts.facts()
+    title = f"{len(first.devices)} {first.platform} devices (JAX {first.jax_version})"
+    return View(
+        title,
+        "".join(paragraph(note) for note in notes) + "".join(body),
+        "\n".join([*notes, *lines]),
+        {"sets": sets, "rows": rows, "notes": notes},
+    )

@@ -1,0 +1,105 @@
+"""examples/quickstart.ipynb runs top to bottom in a fresh Jupyter kernel (nbclient), every public
+call draws its view there, and the views' HTML, opened in headless Chromium, shows its pictures
+with no console error and no request outside the page.
+
+The kernel is a fresh process: the notebook's first cell fixes the device count before JAX
+starts, as a user's would. The executed notebook is kept in artifacts/ (its views, one HTML page,
+and a screenshot for the README).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from playwright.sync_api import expect
+
+from harness import ROOT
+from harness.browser import ARTIFACTS
+
+pytestmark = pytest.mark.e2e
+NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
+PUBLIC = ("devices", "plan", "show", "collective", "compiled", "mesh", "timing")
+
+
+@pytest.fixture(scope="module")
+def executed() -> nbformat.NotebookNode:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    env = {**os.environ, "PMAPVIZ_DEVICES": ""}  # the notebook asks for its own count
+    client = NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT)}},
+    )
+    client.km = client.create_kernel_manager()
+    client.start_new_kernel(env=env)
+    client.start_new_kernel_client()
+    try:
+        client.execute(cleanup_kc=False)  # raises CellExecutionError on the first error
+    finally:
+        client._cleanup_kernel()
+    return nb
+
+
+def _outputs(nb) -> list[tuple[str, str, str]]:
+    """(the cell's source, its HTML output, its text output) for every code cell."""
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+        text = "".join(
+            o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs
+        )
+        out.append((cell.source, html, text))
+    return out
+
+
+def test_the_notebook_runs_and_every_public_call_draws_a_view(executed):
+    outputs = _outputs(executed)
+    errors = [o for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    for name in PUBLIC:
+        drawn = [h for src, h, _ in outputs if f"pmapviz.{name}(" in src and "pmapviz-view" in h]
+        assert drawn, f"no cell calling pmapviz.{name}() drew its view"
+        assert all("<script" not in h and "http" not in h for h in drawn), name
+    said = "\n".join(text + html for _, html, text in outputs)
+    assert "8 x cpu (cpu)" in said  # the first cell fixed the count in the fresh kernel
+    assert "Reshape x (10_000_000, 3) to (8, 1_250_000, 3)" in said  # the plan's fix
+    assert "all-reduce" in said  # compiled(): psum became an all-reduce
+    assert "P(None, &#x27;data&#x27;, &#x27;model&#x27;)" in said  # show() of the mesh array
+
+
+def test_the_views_open_in_chromium_with_pictures_and_nothing_from_outside(executed, browser):
+    views = [html for _, html, _ in _outputs(executed) if html]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page_file = ARTIFACTS / "quickstart-notebook.html"
+    page_file.write_text(
+        "<!doctype html><meta charset='utf-8'><title>pmapviz quickstart</title>"
+        "<body style='max-width:1100px;margin:16px auto'>" + "\n".join(views) + "</body>"
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    outside, errors = [], []
+    context.route(re.compile(r"^(?!file:).*"), lambda r: (outside.append(r.request.url), r.abort()))
+    page = context.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(page_file.as_uri())
+        expect(page.locator(".pmapviz-view")).to_have_count(
+            sum(h.count("class='pmapviz-view'") for h in views)
+        )
+        pictures = page.locator("[role='img'][aria-label], [role=\"img\"][aria-label]")
+        assert pictures.count() >= len(PUBLIC)
+        box = pictures.first.bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 20  # drawn, not collapsed
+        page.screenshot(path=str(ARTIFACTS / "quickstart-notebook.png"), full_page=True)
+        mesh_view = page.locator(".pmapviz-view", has_text="z: (4, ")
+        mesh_view.screenshot(path=str(ARTIFACTS / "quickstart-show.png"))  # the README's
+        assert outside == [] and errors == []
+    finally:
+        context.close()
