@@ -150,3 +150,18 @@ def rows_for_table(report: Report) -> list[dict]:
             }
         )
     return out
+
+
+def fastest_words(rows: list[dict], size: int, mark: str = "") -> str:
+    """Which run was fastest at ``size`` against its memory floor, in one sentence (the
+    Timing lab's verdict; ``mark``: "**" makes the winner bold in Markdown). Runs measured on
+    the set beside are not counted where the set's own were measured."""
+    at = [r for r in rows if r["size"] == size]
+    own = [r for r in at if BESIDE not in r["impl"]] or at
+    best = min(own, key=lambda r: r["run_s_median"])
+    run, floor = best["run_s_median"], best["floor_s"]
+    return (
+        f"At size {size:,}, the fastest is {mark}{best['impl']} on {best['devices']} "
+        f"device(s){mark}: {run * 1e3:.4g} ms, {run / floor:,.1f}x the memory floor of "
+        f"{floor * 1e3:.3g} ms."
+    )

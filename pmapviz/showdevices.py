@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 
-from pmapviz import devicefacts, deviceset, devicesetup, gridhtml
+from pmapviz import devicefacts, deviceset, devicesetup, gridhtml, valueparse
 from pmapviz.notebookviews import View, paragraph, ready
 from pmapviz.valueparse import SettingError
 
 
 def _settings(n: int | None, platform: str) -> devicesetup.Settings:
-    argv = ["--platform", str(platform)] + ([] if n is None else ["--devices", str(n)])
+    lo, hi = devicesetup.MIN_DEVICES, devicesetup.MAX_DEVICES
     try:
+        count = [] if n is None else ["--devices", str(valueparse.parse_int(n, "devices", lo, hi))]
+        argv = ["--platform", str(platform), *count]
         return devicesetup.parse_settings(argv, os.environ)
     except SettingError as err:
         raise ValueError(str(err)) from None

@@ -155,13 +155,7 @@ def verdicts(rows: list[dict], report: Report) -> list[str]:
     out = []
     for size in sorted({r["size"] for r in rows}):
         at = [r for r in rows if r["size"] == size]
-        best = min(at, key=lambda r: r["run_s_median"])
-        floor = best["floor_s"]
-        out.append(
-            f"At size {size:,}, the fastest is {best['impl']} on {best['devices']} device(s): "
-            f"{best['run_s_median'] * 1e3:.4g} ms, {best['run_s_median'] / floor:,.1f}x the "
-            f"memory floor of {floor * 1e3:.3g} ms."
-        )
+        out.append(benchreports.fastest_words(rows, size))
         sped = [r for r in at if r["impl"] != "vmap" and r["speedup_vs_vmap"] is not None]
         if sped:
             top = max(sped, key=lambda r: r["speedup_vs_vmap"])

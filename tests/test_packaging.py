@@ -148,3 +148,17 @@ def test_importing_the_installed_package_takes_the_wheel_and_no_jax(installed):
     assert Path(where) == installed.site / "pmapviz" / "__init__.py"
     assert not Path(where).resolve().is_relative_to(ROOT)
     assert jax_loaded == "False"
+
+
+def test_the_installed_api_draws_a_plan_in_a_fresh_process(installed):
+    """The issue's own line: `python -c "import pmapviz; print(pmapviz.plan('dot', ...))"`
+    in the fresh venv; JAX starts there with the devices it is given."""
+    code = (
+        "import pmapviz; pmapviz.devices(2); v = pmapviz.plan('dot', [(2, 3), (2, 3)]); "
+        "print(v); print(len(v._repr_html_()))"
+    )
+    done = _run([installed.python, "-c", code], installed.cwd, installed.env)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "jax.pmap plan of vdot on 2 device(s): OK", done.stdout
+    assert "  cpu:1: x slice [1:2, :]; y slice [1:2, :]" in done.stdout, done.stdout
+    assert int(lines[-1]) > 1000  # its notebook picture

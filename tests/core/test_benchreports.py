@@ -30,3 +30,21 @@ def test_speedups_and_efficiency():
     rows = benchreports.speedups(ms)
     assert rows[0]["speedup"] == 2.0 and rows[0]["efficiency"] == 1.0
     assert rows[1]["efficiency"] == 0.5
+
+
+def _row(size, impl, devices, run_s):
+    return {"size": size, "impl": impl, "devices": devices, "run_s_median": run_s, "floor_s": 1e-4}
+
+
+def test_the_fastest_run_is_said_against_its_floor_and_the_set_beside_is_not_counted():
+    rows = [
+        _row(64, "pmap", 2, 2e-3),
+        _row(64, "vmap", 1, 1e-3),
+        _row(64, "pmap" + benchreports.BESIDE + "cpu", 8, 1e-6),  # the set beside: not its own
+        _row(128, "pmap", 2, 5e-6),  # another size
+    ]
+    said = benchreports.fastest_words(rows, 64, mark="**")
+    assert said == (
+        "At size 64, the fastest is **vmap on 1 device(s)**: 1 ms, 10.0x the memory floor of "
+        "0.1 ms."
+    )

@@ -6,7 +6,7 @@ from pmapviz import collectivegrids, collectiveops
 LABELS = [f"cpu:{d}" for d in range(8)]
 
 
-def _outcome(key, n=4, m=2, groups=None, perm=None):
+def outcome(key, n=4, m=2, groups=None, perm=None):
     choice = collectiveops.playground_choice(key, n, groups or "", perm or "")
     out = collectiveops.run(
         key,
@@ -19,19 +19,19 @@ def _outcome(key, n=4, m=2, groups=None, perm=None):
 
 
 def test_a_gather_says_where_each_piece_came_from():
-    out, choice = _outcome("all_gather")
+    out, choice = outcome("all_gather")
     labels = [label for label, _ in collectivegrids.rows(out, LABELS)]
     assert labels == ["device", "x before", "y after", "came from"]
 
 
 def test_a_reduction_over_groups_says_which_devices_each_result_combines():
-    out, choice = _outcome("psum", groups="0 1 | 2 3")
+    out, choice = outcome("psum", groups="0 1 | 2 3")
     rows = dict(collectivegrids.rows(out, LABELS))
     assert [tip for _, _, tip in rows["combines"]][2] == "device 2's result combines devices [2, 3]"
 
 
 def test_device_names_are_escaped_and_values_match_the_run():
-    out, _ = _outcome("psum")
+    out, _ = outcome("psum")
     rows = dict(collectivegrids.rows(out, ["<b>d0</b>", "d1", "d2", "d3"]))
     assert rows["device"][0][0] == "&lt;b&gt;d0&lt;/b&gt;"
     after = [text for text, _, _ in rows["y after"]]

@@ -29,7 +29,7 @@ def test_the_count_it_has_is_no_note():
     assert showdevices.devices(8).to_dict()["notes"] == []
 
 
-@pytest.mark.parametrize("bad", [0, 65, "two"])
+@pytest.mark.parametrize("bad", [0, 65, "two", "８"])
 def test_a_bad_count_is_a_value_error_with_the_range(bad):
     with pytest.raises(ValueError, match="from 1 to 64"):
         showdevices.devices(bad)

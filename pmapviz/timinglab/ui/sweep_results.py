@@ -80,11 +80,4 @@ def _charts(rep, rows: list[dict]) -> None:
     st.plotly_chart(
         timecharts.spread_figure([m for m in rep.results if m.size == largest]), key="tl_spread"
     )
-    own = [r for r in at_largest if benchreports.BESIDE not in r["impl"]] or at_largest
-    best = min(own, key=lambda r: r["run_s_median"])
-    floor = best["floor_s"]
-    st.markdown(
-        f"At size {largest:,}, the fastest is **{best['impl']} on {best['devices']} device(s)**: "
-        f"{best['run_s_median'] * 1e3:.2f} ms, {best['run_s_median'] / floor:.1f}x the memory "
-        f"floor of {floor * 1e3:.2f} ms."
-    )
+    st.markdown(benchreports.fastest_words(rows, largest, mark="**"))

@@ -1,22 +1,8 @@
 """One collective run for real: before and after on every device, where each piece came from
 or what each result combines, and the communication it costs."""
 
-from pmapviz import collectiveops
+from tests.core.test_collectivegrids import outcome
 from tests.core.ui.conftest import render
-
-LABELS = [f"cpu:{d}" for d in range(8)]
-
-
-def _outcome(key, n=4, m=2, groups=None, perm=None):
-    choice = collectiveops.playground_choice(key, n, groups or "", perm or "")
-    out = collectiveops.run(
-        key,
-        n,
-        m,
-        groups=[list(g) for g in choice.groups or ()] or None,
-        perm=[tuple(p) for p in choice.perm or ()] or None,
-    )
-    return out, choice
 
 
 def _show(out, choice):
@@ -27,7 +13,7 @@ def _show(out, choice):
 
 
 def test_ppermute_draws_its_pairs_and_says_who_receives_zeros():
-    out, choice = _outcome("ppermute", perm="0->1")
+    out, choice = outcome("ppermute", perm="0->1")
     at = render(_show, out, choice)
     assert not at.exception
     assert "x: (4, 2)" in at.code[0].value and len(at.get("plotly_chart")) == 1
