@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz import collectivedefs, collectiveops
-from pmapviz.ui import url_state
+from pmapviz.ui import collective_picker, url_state
 
 P = "co_"
 
@@ -18,16 +18,8 @@ def show(n_all: int) -> collectivedefs.Collective:
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
-        c1.selectbox(
-            "Collective",
-            [c.key for c in collectivedefs.COLLECTIVES],
-            key=P + "c",
-            format_func=lambda k: collectivedefs.BY_KEY[k].label,
-        )
-        c2.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
-        c3.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
+        coll = collective_picker.boxes(c1, c2, c3, P, n_all)
         c4.radio("Values", collectiveops.VALUE_KINDS, key=P + "v")
-        coll = collectivedefs.BY_KEY[st.session_state[P + "c"]]
         st.caption(coll.explain)
         if coll.uses_groups:
             st.text_input(

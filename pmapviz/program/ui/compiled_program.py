@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from pmapviz import collectivedefs, collectiveops, deviceset, programanalysis, trainingrun
+from pmapviz import collectiveops, deviceset, programanalysis, trainingrun
 from pmapviz.explorersettings import Scenario
-from pmapviz.ui import url_state
+from pmapviz.ui import collective_picker, url_state
 
 P = "cp_"
 SOURCE_LABELS = {
@@ -54,15 +54,7 @@ def form(n_all: int) -> tuple[str, Scenario]:
         )
         src = st.session_state[P + "src"]
         if src == "collective":
-            c2.selectbox(
-                "Collective",
-                [c.key for c in collectivedefs.COLLECTIVES],
-                key=P + "c",
-                format_func=lambda k: collectivedefs.BY_KEY[k].label,
-            )
-            c3.text_input("Devices", key=P + "n", max_chars=6, help=f"1 to {n_all}")
-            c4.text_input("Elements per device", key=P + "m", max_chars=6, help="1 to 64")
-            chosen = collectivedefs.BY_KEY[st.session_state[P + "c"]]
+            chosen = collective_picker.boxes(c2, c3, c4, P, n_all)
             if chosen.uses_groups:
                 st.text_input(
                     "axis_index_groups (optional)",
