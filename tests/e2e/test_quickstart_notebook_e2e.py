@@ -3,7 +3,8 @@ call draws its view there, and the views' HTML, opened in headless Chromium, sho
 with no console error and no request outside the page.
 
 The kernel is a fresh process: the notebook's first cell fixes the device count before JAX
-starts, as a user's would. The executed notebook is kept in artifacts/ (its views, one HTML page,
+starts, as a user's would. Its cells also run as a script on 1, 3 and 16 devices (no kernel
+needed for that), since everything in it is sized from the devices it has. The executed notebook is kept in artifacts/ (its views, one HTML page,
 and a screenshot for the README).
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -103,3 +106,39 @@ def test_the_views_open_in_chromium_with_pictures_and_nothing_from_outside(execu
         assert outside == [] and errors == []
     finally:
         context.close()
+
+
+RUN_CELLS = """
+import ast, json, sys
+count = int(sys.argv[2])
+nb = json.load(open(sys.argv[1]))
+scope = {}
+for k, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
+    src = "".join(cell["source"]).replace("pmapviz.devices(8)", f"pmapviz.devices({count})")
+    tree = ast.parse(src)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, f"cell {k}", "exec"), scope)
+    value = eval(compile(ast.Expression(last.value), f"cell {k}", "eval"), scope) if last else None
+    if hasattr(value, "_repr_html_") and "pmapviz-view" in value._repr_html_():
+        print(f"cell {k}: {str(value).splitlines()[0]}")
+"""
+
+
+@pytest.mark.parametrize("count", [1, 3, 16])
+def test_every_cell_runs_on_other_device_counts(count):
+    """The notebook sizes everything from the devices it has: its cells, run in order as a
+    script with the first cell asking for ``count`` devices, all run and draw their views."""
+    env = {**os.environ, "PMAPVIZ_DEVICES": ""}
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_CELLS, str(NOTEBOOK), str(count)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = done.stdout
+    assert f"{count} cpu devices" in said or f"{count} x cpu (cpu)" in said, said
+    assert f"jax.pmap plan of vdot on {count} device(s): OK" in said, said
+    assert said.count("cell ") >= 10, said
