@@ -4,8 +4,8 @@ with no console error and no request outside the page.
 
 The kernel is a fresh process: the notebook's first cell fixes the device count before JAX
 starts, as a user's would. Its cells also run as a script on 1, 3 and 16 devices (no kernel
-needed for that), since everything in it is sized from the devices it has. The executed notebook is kept in artifacts/ (its views, one HTML page,
-and a screenshot for the README).
+needed for that), since everything in it is sized from the devices it has. The executed
+notebook is kept in artifacts/ (its views, one HTML page, and a screenshot for the README).
 """
 
 from __future__ import annotations

@@ -55,7 +55,27 @@ def steady_server_patches() -> list[tuple[object, str, object]]:
     return [
         (app_test_module, "PagesManager", RoutedPagesManager),
         *((m, "ScriptCache", lambda: scripts) for m in (app_test_module, local_runner_module)),
+        components_found_once(),
     ]
+
+
+def components_found_once() -> tuple[object, str, object]:
+    """(module, attribute, value) that make every AppTest of this process share one registry
+    of installed Streamlit components, found once, as a server finds them once when it starts.
+    AppTest searches again for each new AppTest, reading the metadata of every installed
+    distribution: 130 ms of CPU each on a 2-core machine with 94 distributions, against 4 ms
+    for the whole run of a one-line page."""
+    app_test_module, _ = _streamlit_testing()
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    class FoundOnce(BidiComponentManager):
+        def discover_and_register_components(self, *, start_file_watching: bool = True) -> None:
+            if not _SCRIPTS.get("components_found"):
+                super().discover_and_register_components(start_file_watching=start_file_watching)
+                _SCRIPTS["components_found"] = True
+
+    registry = _SCRIPTS.setdefault("components", FoundOnce())
+    return (app_test_module, "BidiComponentManager", lambda: registry)
 
 
 _SCRIPTS: dict = {}

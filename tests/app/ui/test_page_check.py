@@ -44,3 +44,27 @@ def test_every_page_has_its_checks_from_its_registry_entry_and_their_buttons_exi
     )
     keys = {b for _, _, buttons in page_check.PAGE_ACTIONS for b in buttons}
     assert keys and not [k for k in keys if f'"{k}"' not in sources]
+
+
+def _one_line():
+    import streamlit as st
+
+    st.write("one line")
+
+
+def test_installed_components_are_found_once_per_process_as_a_server_finds_them(monkeypatch):
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.testing.v1 import AppTest
+
+    scans = []
+    real = manifest_scanner.scan_component_manifests
+    monkeypatch.setattr(
+        manifest_scanner, "scan_component_manifests", lambda: scans.append(1) or real()
+    )
+    monkeypatch.setitem(page_check._SCRIPTS, "components_found", False)  # a fresh process
+    module, name, value = page_check.components_found_once()
+    monkeypatch.setattr(module, name, value)
+    runs = [AppTest.from_function(_one_line).run() for _ in range(3)]
+    assert [r.markdown[0].value for r in runs] == ["one line"] * 3
+    assert len(scans) == 1  # AppTest alone searches once per AppTest
+    assert runs[0]._bidi_component_manager is runs[2]._bidi_component_manager
