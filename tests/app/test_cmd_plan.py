@@ -102,6 +102,14 @@ def test_plan_expression_problems_and_refusals_exit_codes(capsys):
     assert "not both" in capsys.readouterr().err
 
 
+# your own f over a dict of parameters, as the command line takes it
+TREE_BODY, TREE_PARAMS = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
+TREE_PLAN = [
+    *("plan", "--plan-devices", "8", "--expr", TREE_BODY, "--args", "x,p"),
+    *("--shape", "8,4,5", "--shape", TREE_PARAMS),
+]
+
+
 def test_plan_with_a_dict_argument_and_a_prefix(capsys):
     """Pytree arguments from the command line: the JSON names every leaf and keeps each
     argument's tree and prefix as typed; a leaf that cannot be mapped is named; bad tree text
@@ -109,20 +117,7 @@ def test_plan_with_a_dict_argument_and_a_prefix(capsys):
     from pmapviz.app import cli
     from pmapviz.explorersettings import Scenario
 
-    body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
-    base = [
-        "plan",
-        "--plan-devices",
-        "8",
-        "--expr",
-        body,
-        "--args",
-        "x,p",
-        "--shape",
-        "8,4,5",
-        "--shape",
-        params,
-    ]
+    body, params, base = TREE_BODY, TREE_PARAMS, TREE_PLAN
     assert cli.main([*base, "--in-axes", "(0, {'w': None, 'b': None})", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     _, p, errors = Scenario.from_texts(
@@ -152,28 +147,12 @@ def test_plan_json_is_the_plans_own_to_json():
     prefix, and for in_axes of the wrong length (the plan has no leaves then)."""
     from pmapviz import expr, planning
 
-    body, params = "jnp.tanh(x @ p['w'] + p['b'])", "{'w': (5, 2), 'b': (2,)}"
     cases = [("(0, {'w': None, 'b': None})", (0, {"w": None, "b": None}), 0), ("0", (0,), 1)]
     for text, in_axes, rc in cases:
-        r = run_cli(
-            "plan",
-            "--plan-devices",
-            "8",
-            "--expr",
-            body,
-            "--args",
-            "x,p",
-            "--shape",
-            "8,4,5",
-            "--shape",
-            params,
-            "--in-axes",
-            text,
-            "--json",
-        )
+        r = run_cli(*TREE_PLAN, "--in-axes", text, "--json")
         assert r.returncode == rc, r.stderr
         p = planning.plan(
-            expr.program("x,p", body),
+            expr.program("x,p", TREE_BODY),
             [(8, 4, 5), {"w": (5, 2), "b": (2,)}],
             in_axes=in_axes,
             n_devices=8,

@@ -29,6 +29,7 @@ from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
 from pmapviz.ui import shell
 from tests.conftest import ROOT
+from tests.core.ui.conftest import TEXT_KINDS
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "150"))
 # long runs, and (ex_sm_meshes) a switch away from the page under test
@@ -174,18 +175,7 @@ def markup_injections(at: AppTest) -> list[str]:
     """Elements whose Markdown (or HTML) would show a hostile input as an image, a link or a
     tag: an input echoed in a message must be escaped or shown as code, never rendered."""
     found = []
-    for kind in (
-        "markdown",
-        "caption",
-        "error",
-        "warning",
-        "info",
-        "success",
-        "title",
-        "header",
-        "subheader",
-        "exception",
-    ):
+    for kind in (*TEXT_KINDS, "exception"):
         for el in getattr(at, kind):
             text = str(getattr(el, "value", "") or "")
             plain = stclient.outside_code(text)

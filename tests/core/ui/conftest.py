@@ -15,18 +15,21 @@ def render(
     return at.run()
 
 
+# every AppTest element kind that shows text to the reader
+TEXT_KINDS = (
+    "markdown",
+    "caption",
+    "error",
+    "warning",
+    "info",
+    "success",
+    "title",
+    "subheader",
+    "header",
+    "code",
+)
+
+
 def texts(at: AppTest) -> str:
     """Every text element's value, one per line."""
-    kinds = (
-        "markdown",
-        "caption",
-        "error",
-        "warning",
-        "info",
-        "success",
-        "title",
-        "subheader",
-        "header",
-        "code",
-    )
-    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+    return "\n".join(str(e.value) for kind in TEXT_KINDS for e in getattr(at, kind))
