@@ -46,11 +46,15 @@ import pytest  # noqa: E402
 
 # Every AppTest of a test process shares one registry of installed Streamlit components, found
 # once, as a server finds them at start (page_check.components_found_once: 130 ms per AppTest
-# otherwise, spent reading every installed distribution's metadata).
+# otherwise, spent reading every installed distribution's metadata), and waits for a run by
+# joining its thread (page_check.waits_without_polling: AppTest's own wait polls every ms).
 from pmapviz.app.ui import page_check  # noqa: E402
 
-_module, _name, _value = page_check.components_found_once()
-setattr(_module, _name, _value)
+for _module, _name, _value in (
+    page_check.components_found_once(),
+    page_check.waits_without_polling(),
+):
+    setattr(_module, _name, _value)
 
 # The two-worker rules (groups and the ALONE lock) and the pytest-xdist 3.8 loadgroup
 # workaround: a plugin of their own, loaded in the controller and in every worker.

@@ -1,5 +1,7 @@
 """The pages' part of doctor: every page through AppTest, its words checked on an accelerator."""
 
+import pytest
+
 from pmapviz import devicesetup, devicewords
 from pmapviz.app.ui import page_check
 
@@ -68,3 +70,33 @@ def test_installed_components_are_found_once_per_process_as_a_server_finds_them(
     assert [r.markdown[0].value for r in runs] == ["one line"] * 3
     assert len(scans) == 1  # AppTest alone searches once per AppTest
     assert runs[0]._bidi_component_manager is runs[2]._bidi_component_manager
+
+
+def _sleeps_a_while():
+    import time
+
+    import streamlit as st
+
+    time.sleep(float(st.query_params.get("s", "0.4")))
+    st.markdown("slept")
+
+
+def test_apptest_waits_for_a_run_by_joining_it_not_by_polling(monkeypatch):
+    from streamlit.testing.v1 import AppTest, local_script_runner
+
+    module, name, value = page_check.waits_without_polling()
+    monkeypatch.setattr(module, name, value)
+    checks = []
+    real = local_script_runner.LocalScriptRunner.script_stopped
+    monkeypatch.setattr(
+        local_script_runner.LocalScriptRunner,
+        "script_stopped",
+        lambda self: checks.append(1) or real(self),
+    )
+    at = AppTest.from_function(_sleeps_a_while).run()
+    assert at.markdown[0].value == "slept"
+    assert len(checks) < 40, len(checks)  # AppTest's own wait: one check per ms (about 400)
+    late = AppTest.from_function(_sleeps_a_while, default_timeout=0.2)
+    late.query_params["s"] = "3"
+    with pytest.raises(RuntimeError, match=r"timed out after 0.2\(s\)"):
+        late.run()
