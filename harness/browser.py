@@ -25,6 +25,9 @@ DIAGRAMS = '[data-testid="stHtml"] [role="img"]'  # array diagrams (charts.array
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+    # the tests' browser reaches this machine only: any other host name fails to resolve, so
+    # a payload that became an image or a link is seen as a request and never fetched
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]  # fmt: skip
 E2E_DEVICES = 4  # the e2e tests' shared server (tests/e2e/conftest.py) runs --devices 4
 

@@ -7,12 +7,19 @@ JAX start-up, device set-up, compilation and a small warm-up run happen first; t
 high-water mark is reset (``5`` into /proc/self/clear_refs) and the action runs. measured =
 VmHWM after it - VmRSS before it. Where the mark cannot be reset, a thread samples the RSS
 every millisecond instead. Prints one JSON line: action, estimate, measured (bytes).
+
+    python -m tests.core.memory_probe --many 4 '[["dot", "2000000", "4"], ...]'
+
+runs each case in a process of its own forked from one that imported JAX and pmapviz once
+(the child starts its own JAX backend), four at a time; prints one JSON list of the rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
+import os
 import sys
 import threading
 import time
@@ -201,5 +208,62 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+# imported once by ``--many``, before it forks a process per case: what every case's process
+# would otherwise import for itself (about 1.5 CPU-s each)
+PRELOAD = (
+    "jax",
+    "jax.numpy",
+    "pmapviz.benchmarking",
+    "pmapviz.catalog",
+    "pmapviz.cluster.cluster",
+    "pmapviz.collectiveops",
+    "pmapviz.compiledplans",
+    "pmapviz.live.dotproduct",
+    "pmapviz.memoryneeds",
+    "pmapviz.planning",
+    "pmapviz.pmaprun",
+    "pmapviz.trainingrun",
+)
+
+
+def many(cases: list[list[str]], jobs: int) -> list[dict]:
+    """Each case in a process of its own, ``jobs`` at a time, forked from this one once it has
+    imported JAX and pmapviz (no JAX backend is started here: each child starts its own, with
+    its own devices, and resets its own RSS high-water mark). A child that fails is a row with
+    its exit status."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    rows: dict[int, dict] = {}
+    running: dict[int, tuple[int, int]] = {}  # pid -> (case index, read end of its pipe)
+    todo = list(enumerate(cases))
+    while todo or running:
+        while todo and len(running) < jobs:
+            k, case = todo.pop(0)
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: one case, one JSON line, no return to the parent's code
+                os.close(r)
+                code = 1
+                try:
+                    with os.fdopen(w, "w") as out, contextlib.redirect_stdout(out):
+                        code = main(case)
+                finally:
+                    os._exit(code)
+            os.close(w)
+            running[pid] = (k, r)
+        pid, status = os.wait()
+        k, r = running.pop(pid)
+        with os.fdopen(r) as got:
+            lines = got.read().strip().splitlines()
+        code = os.waitstatus_to_exitcode(status)
+        rows[k] = json.loads(lines[-1]) if code == 0 and lines else {"failed": code}
+    return [rows[k] for k in range(len(cases))]
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--many"]:  # --many JOBS '[["live", ...], ...]'
+        print(json.dumps(many(json.loads(sys.argv[3]), int(sys.argv[2]))))
+        sys.exit(0)
     sys.exit(main(sys.argv[1:]))

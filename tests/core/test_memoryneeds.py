@@ -5,7 +5,6 @@
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -41,16 +40,21 @@ LOW, HIGH = 1.0, 1.5
 RETRIES = 2
 
 
-def _probe(case: tuple[str, ...]) -> dict:
+def _probe(cases: list[tuple[str, ...]], jobs: int) -> list[dict]:
+    """Each case measured in a fresh process of its own (forked from one that imported JAX
+    and pmapviz once: tests/core/memory_probe.py --many), ``jobs`` at a time."""
     r = subprocess.run(
-        [sys.executable, "-m", "tests.core.memory_probe", *case],
+        [sys.executable, "-m", "tests.core.memory_probe", "--many", str(jobs), json.dumps(cases)],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=600,
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    rows = json.loads(r.stdout.strip().splitlines()[-1])
+    failed = [c for c, row in zip(cases, rows, strict=True) if "failed" in row]
+    assert not failed, f"{failed} failed:\n{r.stderr[-3000:]}"
+    return rows
 
 
 def _within(row: dict) -> bool:
@@ -59,12 +63,10 @@ def _within(row: dict) -> bool:
 
 @pytest.fixture(scope="module")
 def rows() -> dict[tuple, dict]:
-    with ThreadPoolExecutor(4) as pool:
-        first = dict(zip(CASES, pool.map(_probe, CASES), strict=True))
+    first = dict(zip(CASES, _probe(CASES, 4), strict=True))
     for _ in range(RETRIES):  # a noisy run is measured again (RSS sampling at small sizes)
-        again = [c for c, row in first.items() if not _within(row)]
-        with ThreadPoolExecutor(2) as pool:
-            first.update(zip(again, pool.map(_probe, again), strict=True))
+        if again := [c for c, row in first.items() if not _within(row)]:
+            first.update(zip(again, _probe(again, 2), strict=True))
     return first
 
 

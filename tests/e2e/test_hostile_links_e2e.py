@@ -566,19 +566,26 @@ class ProtocolRunner(LinkRunner):
         return r
 
 
-def browser_subset(links: list[Link]) -> list[Link]:
-    """A few links per page whose every key carries Markdown/HTML: checked in Chromium too,
-    where the DOM itself shows whether anything rendered."""
-    picked, seen = [], set()
-    for lk in links:
-        page = lk.path.split("?")[0]
-        if (
-            lk.what.startswith(IN_CODE)
-            or (lk.what.startswith("every key=") and any(m[:6] in lk.what for m in MARKUP[:3]))
-        ) and (page, lk.what) not in seen:
-            seen.add((page, lk.what))
-            picked.append(lk)
-    return picked
+FETCHING = MARKUP[:3]  # the payloads that would fetch from example.invalid or run a handler
+
+
+def browser_links() -> list[Link]:
+    """Chromium's share, where the DOM itself shows whether anything rendered: every page with
+    every key it reads holding the three fetching payloads at once (image, link, HTML with a
+    handler), and your own f's code carrying all of them, and a bare host name, as the keys of
+    its output on each page that runs it. (The protocol test sends each payload alone to every
+    key; a page load costs Chromium about 1.5 CPU-s, so here they travel together.)"""
+    together = " ".join(FETCHING)
+    links = []
+    for page, keys in PAGE_KEYS.items():
+        every = [*keys, "present"] if page else keys
+        params = {**KEY_CONTEXT.get((page, "g"), {}), **dict.fromkeys(every, together)}
+        links.append(_link(page, params, f"every key={_short(together)}"))
+    keys = ", ".join(f"{v!r}: x" for v in (*FETCHING, "www.example.invalid"))
+    own = {"fn": "expr", "args": "x", "s0": "4,3", "a0": "0", "out": "0"}
+    for page, extra in (("explorer", {}), ("live", {}), ("compiled", {"src": "explorer"})):
+        links.append(_link(page, {**own, **extra, "body": f"{{{keys}}}"}, IN_CODE + "4 keys"))
+    return links
 
 
 def summarize(name: str, report: Report, wall: float) -> str:
@@ -641,13 +648,13 @@ def test_markup_links_render_as_text_in_chromium(browser):
     the DOM must show no injected image, link, bold text, formula or script."""
     runner = LinkRunner(browser, ["--devices", "8", "--max-bytes", "1G"])
     t0 = time.perf_counter()
-    links = browser_subset(hostile_links(8))
+    links = browser_links()
     try:
         report = runner.run(links)
     finally:
         runner.close()
     text = summarize("browser", report, time.perf_counter() - t0)
-    assert report.opened == len(links) >= 14
+    assert report.opened == len(links) == len(PAGE_KEYS) + 3
     assert not report.failures, text
 
 

@@ -64,19 +64,6 @@ def test_home_hello_pmap_shows_each_device(server, page):
         expect(page.locator(SIDEBAR)).to_contain_text(f"cpu:{d}")
 
 
-def test_deep_link_on_a_fresh_server_goes_through_app_py(browser):
-    """A share link opened before anyone visited '/' must still run app.py (device set-up,
-    panel, navigation), not Streamlit's legacy pages/ auto-discovery."""
-    with fresh_server(["--devices", "2"], browser) as (url, p):
-        p.goto(url + "/timing")
-        sidebar = p.locator(SIDEBAR)
-        expect(sidebar).to_contain_text("2 devices", timeout=90_000)
-        expect(sidebar).to_contain_text("Timing lab")  # our navigation titles, not file names
-        expect(p.locator(f"{MAIN} h1").first).to_contain_text("Timing lab")
-        wait_rendered(p)
-        expect(p.locator("body")).not_to_contain_text("Page not found")
-
-
 def test_share_links_opened_at_once_on_a_fresh_server_all_go_through_app_py(browser):
     """Three links as the server's very first requests, at once: each page must run inside
     app.py (its device count, not JAX's default; no "Asked for" warning). Before the fix, the
@@ -166,12 +153,13 @@ RECORD_STATES = """(() => {
 })()"""
 
 
-def test_a_fresh_servers_first_deep_link_never_lists_the_page_files(browser):
-    """Issue 26: the first request of a new server to a deep link showed Streamlit's list of
-    the pages/ files ("app, cluster, collectives, ...") and a blank page for 1-3 s. Recorded
-    in the page at every DOM change and every frame from the first byte: never a file's name
-    as a link; the main area, once anything shows, says what is happening, then shows the
-    page."""
+def test_a_fresh_servers_first_deep_link_goes_through_app_py_and_never_lists_the_files(browser):
+    """A share link opened before anyone visited '/' must still run app.py (device set-up,
+    panel, navigation), not Streamlit's legacy pages/ auto-discovery. And issue 26: that first
+    request showed Streamlit's list of the pages/ files ("app, cluster, collectives, ...") and
+    a blank page for 1-3 s. Recorded in the page at every DOM change and every frame from the
+    first byte: never a file's name as a link; the main area, once anything shows, says what is
+    happening, then shows the page."""
     stems = {p.stem for p in (ROOT / "pages").glob("*.py")} | {"app"}
     states = []
     with fresh_server(["--devices", "2"], browser, viewport=(1280, 720)) as (url, p):
@@ -181,6 +169,10 @@ def test_a_fresh_servers_first_deep_link_never_lists_the_page_files(browser):
         expect(p.locator(f"{MAIN} h1").first).to_contain_text("Compiled program", timeout=120_000)
         expect(p.locator(f"{SIDEBAR} a").first).to_be_visible()
         wait_rendered(p, timeout_ms=120_000)
+        sidebar = p.locator(SIDEBAR)
+        expect(sidebar).to_contain_text("2 devices")  # app.py's device set-up and panel
+        expect(sidebar).to_contain_text("Timing lab")  # our navigation titles, not file names
+        expect(p.locator("body")).not_to_contain_text("Page not found")
     assert len(states) > 2, states  # the recorder ran through the load
     file_links = sorted({t for links, _ in states for t in links if t in stems})
     assert not file_links, file_links

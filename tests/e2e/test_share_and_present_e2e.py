@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from harness import DIAGRAMS, E2E_DEVICES, EXCEPTIONS, MAIN, screenshot, wait_rendered
 from harness.browser import ARTIFACTS
 from pmapviz.app.page_registry import PAGES
+from pmapviz.tour import tour
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -124,7 +125,8 @@ def test_presenter_mode_at_1280x720(server, tab):
     )
 
 
-PRESENTER_VIEWS = [*(f"/{p.url_path}" for p in PAGES), *(f"/tour?step={k}" for k in range(1, 11))]
+PRESENTER_PAGES = [f"/{p.url_path}" for p in PAGES]
+TOUR_STEPS = range(1, len(tour.STEPS) + 1)
 
 
 FIRST_PICTURE = """() => {
@@ -139,13 +141,10 @@ FIRST_PICTURE = """() => {
 }"""
 
 
-@pytest.mark.parametrize("view", PRESENTER_VIEWS)
-def test_presenter_mode_shows_a_picture_in_the_first_screen(server, tab, view):
-    """Issue 26: at 1280x720 in presenter mode, every page and every tour step shows its
-    picture (an element with role="img" and an aria-label that says what it shows) starting
-    inside the first screen, the sidebar folded away. Screenshots for the gallery."""
-    sep = "&" if "?" in view else "?"
-    page = open_link(tab, server + view + sep + "present=1", size=(1280, 720))
+def picture_first(page, view: str) -> None:
+    """Issue 26: at 1280x720 in presenter mode the view shows its picture (an element with
+    role="img" and an aria-label that says what it shows) starting inside the first screen,
+    the sidebar folded away. A screenshot for the gallery."""
     state = page.evaluate(FIRST_PICTURE)
     assert state["first"] is not None, f"{view}: no picture at all"
     top, label = state["first"]
@@ -155,3 +154,24 @@ def test_presenter_mode_shows_a_picture_in_the_first_screen(server, tab, view):
     expect(page.locator(EXCEPTIONS)).to_have_count(0)
     name = view.strip("/").replace("?step=", "-step-") or "home"
     page.screenshot(path=str(ARTIFACTS / f"present-{name}.png"))
+
+
+@pytest.mark.parametrize("view", PRESENTER_PAGES)
+def test_presenter_mode_shows_a_picture_in_the_first_screen(server, tab, view):
+    """Every page, opened from a link in presenter mode."""
+    picture_first(open_link(tab, server + view + "?present=1", size=(1280, 720)), view)
+
+
+def test_presenter_walks_the_tour_with_next_and_each_step_shows_its_picture_first(server, tab):
+    """Every tour step, as a presenter reaches it: the first from a link, each next one with
+    the Next button (a rerun of the same session, which keeps presenter mode and the step in
+    the address)."""
+    page = open_link(tab, server + "/tour?step=1&present=1", size=(1280, 720))
+    for step in TOUR_STEPS:
+        if step > 1:
+            page.get_by_role("button", name="Next").click()
+            expect(page).to_have_url(re.compile(rf"step={step}(&|$)"))
+            expect(page.locator(f"{MAIN} h2").first).to_contain_text(f"{step}. ")
+            wait_rendered(page)
+        expect(page).to_have_url(re.compile(r"present=1"))
+        picture_first(page, f"/tour?step={step}")
