@@ -3,6 +3,7 @@ modules with module-scoped fixtures, and under `-n 2 --dist loadgroup` a group's
 run on one worker (pytest-xdist 3.8's own loadgroup groups nothing under pytest 9.2)."""
 
 import collections
+import os
 
 import pytest
 
@@ -149,3 +150,22 @@ def test_a_group_runs_on_one_worker_of_two(pytester, monkeypatch, own_session):
     assert workers["test_grouped.py::test_free"] == {"gw0", "gw1"}  # two workers took tests
     assert len(workers["test_grouped.py::test_grouped"]) == 1, workers
     assert len(workers["test_module_fixture.py::test_shares"]) == 1, workers
+
+
+def test_auto_runs_one_worker_more_than_the_cores_within_bounds():
+    assert [xdist_groups.auto_workers(c) for c in (1, 2, 3, 5, 64)] == [2, 3, 4, 6, 6]
+
+
+def test_the_suite_asks_xdist_for_its_own_worker_count(pytestconfig):
+    """.pytest.ini's -n auto reaches the hook, and a run without its own -n has the hook's
+    count of workers."""
+    cores = len(os.sched_getaffinity(0))
+    assert pytestconfig.hook.pytest_xdist_auto_num_workers(config=pytestconfig) == (
+        xdist_groups.auto_workers(cores)
+    )
+    assert "-n auto" in pytestconfig.getini("addopts") or "-n auto" in " ".join(
+        pytestconfig.getini("addopts")
+    )
+    args = " ".join(pytestconfig.invocation_params.args)
+    if (count := os.environ.get("PYTEST_XDIST_WORKER_COUNT")) and "-n" not in args.split():
+        assert int(count) == xdist_groups.auto_workers(cores)

@@ -330,10 +330,12 @@ class ServerDied(Exception):
 class LinkRunner:
     """Opens links on a server of its own, restarting it when a link kills it."""
 
-    def __init__(self, browser, server_args: list[str]):
+    def __init__(self, browser, server_args: list[str], server: tuple | None = None):
+        """``server``: (process, url) of a running server started with ``server_args``, to
+        use instead of a new one (it is stopped by close() all the same)."""
         self.browser = browser
         self.args = server_args
-        self.proc, self.url = start_server(server_args, env=ENV)
+        self.proc, self.url = server or start_server(server_args, env=ENV)
         self.report = Report()
         self.context = browser.new_context(viewport={"width": 1200, "height": 800})
         self.pages = []
@@ -666,9 +668,11 @@ def test_hostile_links_on_three_devices_and_a_small_budget(browser):
     t0 = time.perf_counter()
     try:
         report = runner.run(small_server_links(3))
-    finally:
+    except BaseException:
         runner.close()
-    clicker = LinkRunner(browser, ["--devices", "3", "--max-bytes", "64M"])
+        raise
+    # the same server, after every link: the buttons are pressed where the links were opened
+    clicker = LinkRunner(browser, runner.args, server=(runner.proc, runner.url))
     try:
         for step, button in ((8, "Launch 2 processes"), (9, "Time x * 2 + 1")):
             clicker.press(Link(f"/tour?step={step}", f"tour step {step}, press {button!r}"), button)
