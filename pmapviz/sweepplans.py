@@ -52,9 +52,15 @@ BASE_SIZES = {  # the first, tiny size shows the per-call overhead
 def size_choices(workload: str, ks: Sequence[int]) -> list[int]:
     """The sizes offered for a workload, each rounded down to a multiple of every device count
     in ``ks`` (so any choice splits evenly, e.g. on 3 or 6 devices too)."""
+    return split_evenly(BASE_SIZES[workload], ks)
+
+
+def split_evenly(sizes: Sequence[int], ks: Sequence[int]) -> list[int]:
+    """``sizes``, each rounded down to a multiple of every device count in ``ks`` (at least
+    one such multiple), in order, without repeats."""
     lcm = math.lcm(*ks) if ks else 1
     out = []
-    for s in BASE_SIZES[workload]:
+    for s in sizes:
         v = max(lcm, s - s % lcm)
         if v not in out:
             out.append(v)

@@ -74,11 +74,11 @@ def facts_section() -> dict:
 
 
 def floor_section(sizes: tuple[int, ...] = (2**16, 2**20, 2**22)) -> dict:
-    """A dot sweep at a few sizes: the floor against each size's fastest run."""
-    n = devicefacts.facts().local_count
-    rep = bench.sweep(
-        workloads.WORKLOADS["dot"], list(sizes), sorted({1, n}), list(sweepplans.IMPLS), repeat=5
-    )
+    """A dot sweep at a few sizes (each rounded down to split evenly over this process's
+    devices: 65,535 on 3): the floor against each size's fastest run."""
+    ks = sorted({1, devicefacts.facts().local_count})
+    sizes = tuple(sweepplans.split_evenly(sizes, ks))
+    rep = bench.sweep(workloads.WORKLOADS["dot"], list(sizes), ks, list(sweepplans.IMPLS), repeat=5)
     rows = []
     for s in sizes:
         at = [m for m in rep.results if m.size == s]

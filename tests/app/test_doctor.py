@@ -1,6 +1,8 @@
 """The accelerator check, on this machine's CPU devices: each section on its own (the whole
 run, every command and page, is what `python -m pmapviz doctor` does on a GPU box)."""
 
+import pytest
+
 from pmapviz import devicesetup
 from pmapviz.app import doctor
 
@@ -13,6 +15,32 @@ def test_facts_and_floor_sections_hold_on_this_machine():
     assert floor["ok"] and "with XLA" in floor["method"]
     assert [r["size"] for r in floor["rows"]] == [2**10, 2**16]
     assert all(r["floor_over_fastest"] <= doctor.FLOOR_SLACK for r in floor["rows"])
+
+
+def test_the_floor_sizes_split_evenly_on_any_device_count(monkeypatch):
+    """`doctor --devices 3` failed its floor: "Size 65,536 does not split evenly over [1, 3]
+    devices". Each size is rounded down to a multiple of every count swept."""
+    import dataclasses
+
+    from pmapviz import devicefacts
+
+    swept = []
+
+    class Swept(Exception):
+        pass
+
+    def sweep(wl, sizes, ks, impls, repeat):
+        swept.append((sizes, ks))
+        raise Swept
+
+    for n, want in ((3, [65_535, 1_048_575]), (5, [65_535, 1_048_575]), (8, [2**16, 2**20])):
+        facts = dataclasses.replace(devicefacts.facts(), local_count=n)
+        monkeypatch.setattr(doctor.devicefacts, "facts", lambda facts=facts: facts)
+        monkeypatch.setattr(doctor.bench, "sweep", sweep)
+        with pytest.raises(Swept):
+            doctor.floor_section(sizes=(2**16, 2**20))
+        assert swept[-1] == (want, [1, n])
+        assert all(s % n == 0 for s in swept[-1][0])
 
 
 def test_transfer_order_and_timeline_sections():
