@@ -8,8 +8,8 @@ the machine has cores (``auto_workers``: three on two cores). Two rules keep it 
 2. A test that asserts a tight wall-clock bound (seconds of slack: a bound with half a minute
    of slack, such as a cluster join's timeout + 30 s, holds beside a busy worker), compares
    timings with this machine's measured rates, or measures a process's peak memory runs
-   ALONE: it takes an exclusive lock that every other test holds shared, so the other worker
-   waits between two tests until it is done; the measured rates are measured again first.
+   ALONE: it takes an exclusive lock that every other test holds shared, so the other workers
+   wait between two tests until it is done; the measured rates are measured again first.
    These tests are one group, run back to back under one hold of the lock
    (tests/test_workers.py checks both).
 

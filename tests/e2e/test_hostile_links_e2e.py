@@ -575,8 +575,9 @@ def browser_links() -> list[Link]:
     """Chromium's share, where the DOM itself shows whether anything rendered: every page with
     every key it reads holding the three fetching payloads at once (image, link, HTML with a
     handler), and your own f's code carrying all of them, and a bare host name, as the keys of
-    its output on each page that runs it. (The protocol test sends each payload alone to every
-    key; a page load costs Chromium about 1.5 CPU-s, so here they travel together.)"""
+    its output on each page that runs it. (The protocol test sends each payload on a link of
+    its own in every key, and a rotating payload to each key alone; a page load costs Chromium
+    about 1.5 CPU-s, so here they travel together.)"""
     together = " ".join(FETCHING)
     links = []
     for page, keys in PAGE_KEYS.items():

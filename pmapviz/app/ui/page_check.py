@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
-import time
 
 from pmapviz import devicefacts, deviceset, devicesetup, devicewords
 from pmapviz.app import doctor
@@ -89,13 +88,8 @@ def waits_without_polling() -> tuple[object, str, object]:
     _, local_runner_module = _streamlit_testing()
 
     def require_widgets_deltas(runner, timeout: float = 3) -> None:
-        thread = runner._script_thread
-        deadline = time.monotonic() + timeout
-        while thread is not None and thread.is_alive() and not runner.script_stopped():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            thread.join(min(left, 0.05))
+        if runner._script_thread is not None:  # it ends once the run has sent its last event
+            runner._script_thread.join(timeout)
         if runner.script_stopped():
             return
         runner.request_stop()
