@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 from common import ROOT, start
 
@@ -83,6 +84,10 @@ def report(chosen: list[str]) -> None:
 
 def main() -> int:
     args = start(__doc__, apply_devices=False, per_module=50, seed=17, report_only=0)
+    if not Path(MUTMUT).exists():
+        print("mutmut is not installed: .venv/bin/pip install -r requirements-mutation.txt",
+              file=sys.stderr)  # fmt: skip
+        return 2
     names = list(statuses())
     if not names:
         print("no mutants listed: run `mutmut run 'zz*'` once to generate them", file=sys.stderr)

@@ -57,7 +57,8 @@ def test_an_alone_test_overlaps_no_other_test(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "test_suite.py").write_text(textwrap.dedent(SUITE))
-    (suite / "conftest.py").write_text("from tests.conftest import *  # noqa: F403\n")
+    # the plugin alone, as tests/conftest.py loads it (not JAX, Streamlit and the fixtures)
+    (suite / "conftest.py").write_text('pytest_plugins = ["tests.xdist_groups"]\n')
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PYTEST_XDIST_TESTRUNUID", None)
     env.pop("PYTEST_XDIST_WORKER", None)
