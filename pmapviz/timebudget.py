@@ -16,6 +16,7 @@ to stop the ten-minute run, not to predict the two-second one.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -162,29 +163,52 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float,
     cost analysis of jit(vmap(f)) and its text when ``program`` is given (lowering only, no
     compile). A sort's compares are taken out of the FLOPs: they have their own rate."""
     nbytes = memoryneeds.live_run_bytes(plan).total / 3  # inputs and outputs once
-    flops = compares = 0.0
-    if program is not None:
-        import jax
-        import jax.numpy as jnp
+    if program is None:
+        return 0.0, nbytes, 0.0
+    flops, xla_bytes, compares = xla_cost(plan, program)
+    return flops, max(nbytes, xla_bytes), compares
 
-        try:
-            fn = jax.vmap(
-                plan.leaf_fn(program.build(plan.axis_name)),
-                in_axes=plan.leaf_axes,
-                out_axes=plan.out_axes,
-                axis_name=plan.axis_name,
-            )
-            specs = [
-                jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves
-            ]
-            lowered = jax.jit(fn).lower(*specs)
-            cost = lowered.cost_analysis() or {}
-            compares = hlo.sort_compares(lowered.as_text())
-            flops = max(0.0, float(cost.get("flops", 0.0)) - compares)
-            nbytes = max(nbytes, float(cost.get("bytes accessed", 0.0)))
-        except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone
-            flops = compares = 0.0
-    return flops, nbytes, compares
+
+COSTS_KEPT = 256  # programs and plans whose XLA cost is kept (a few hundred bytes each)
+_COSTS: dict[tuple, tuple[float, float, float]] = {}
+_COSTS_LOCK = threading.Lock()
+
+
+def xla_cost(plan: Plan, program: Program) -> tuple[float, float, float]:
+    """(FLOPs less sort compares, bytes accessed, sort compares) of jit(vmap(f)), from XLA's
+    cost analysis and the lowered text; (0, 0, 0) where it cannot be lowered. Lowered once per
+    program and plan: a page asks again on every rerun (the Live page before its Run button),
+    and the answer depends on nothing else."""
+    key = (program, plan.key)
+    with _COSTS_LOCK:
+        if key in _COSTS:
+            return _COSTS[key]
+    import jax
+    import jax.numpy as jnp
+
+    try:
+        fn = jax.vmap(
+            plan.leaf_fn(program.build(plan.axis_name)),
+            in_axes=plan.leaf_axes,
+            out_axes=plan.out_axes,
+            axis_name=plan.axis_name,
+        )
+        specs = [jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves]
+        lowered = jax.jit(fn).lower(*specs)
+        cost = lowered.cost_analysis() or {}
+        compares = hlo.sort_compares(lowered.as_text())
+        found = (
+            max(0.0, float(cost.get("flops", 0.0)) - compares),
+            float(cost.get("bytes accessed", 0.0)),
+            compares,
+        )
+    except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone
+        found = (0.0, 0.0, 0.0)
+    with _COSTS_LOCK:
+        while len(_COSTS) >= COSTS_KEPT:
+            del _COSTS[next(iter(_COSTS))]  # the oldest first
+        _COSTS[key] = found
+    return found
 
 
 def plan_seconds(

@@ -118,6 +118,34 @@ def test_live_run_estimate_uses_xla_flops_and_refuses_with_a_smaller_size():
     assert "the largest axis from 65,536 to at most" in str(err.value)
 
 
+def test_xla_cost_is_lowered_once_per_program_and_plan(monkeypatch):
+    """The Live page estimates its run on every rerun: f is lowered the first time only; a
+    new plan or a new f is lowered again, and a full cache drops its oldest entry."""
+    import jax
+
+    from pmapviz import expr
+
+    monkeypatch.setattr(timebudget, "_COSTS", {})
+    prog = catalog.get("matmul")
+    small = _plan("matmul", [(TEST_DEVICES, 4, 5), (5, 2)], (0, None))
+    first = timebudget.plan_cost(small, prog)
+    assert first[0] == pytest.approx(2 * TEST_DEVICES * 4 * 5 * 2, rel=0.01)
+    lowered = []
+    real_jit = jax.jit
+    monkeypatch.setattr(jax, "jit", lambda f: lowered.append(f) or real_jit(f))
+    assert timebudget.plan_cost(small, prog) == first and lowered == []  # kept
+    wider = _plan("matmul", [(TEST_DEVICES, 4, 5), (5, 3)], (0, None))
+    assert timebudget.plan_cost(wider, prog)[0] == pytest.approx(first[0] * 3 / 2, rel=0.01)
+    own = expr.program("x, w", "(x @ w) @ (w.T @ w)")
+    assert timebudget.plan_cost(small, own)[0] > first[0]  # same shapes, another f
+    assert len(lowered) == 2
+    monkeypatch.setattr(timebudget, "COSTS_KEPT", 1)
+    timebudget.plan_cost(_plan("matmul", [(TEST_DEVICES, 4, 6), (6, 2)], (0, None)), prog)
+    assert len(lowered) == 3 and len(timebudget._COSTS) == 1
+    timebudget.plan_cost(small, prog)  # dropped to make room: lowered again
+    assert len(lowered) == 4
+
+
 def test_measure_plan_refuses_above_the_limit():
     big = _plan("add", [(TEST_DEVICES, 2**24), (TEST_DEVICES, 2**24)], (0, 0))
     with pytest.raises(sweepplans.BenchError, match="Timing these settings would take"):
