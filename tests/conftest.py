@@ -19,6 +19,11 @@ COMPILE_CACHE = os.environ.setdefault(
     "PMAPVIZ_COMPILE_CACHE", str(Path(tempfile.gettempdir()) / f"pmapviz-tests-jax-{os.getuid()}")
 )
 os.environ.pop("PMAPVIZ_PLATFORM", None)
+# Where the machine says PYTHONDONTWRITEBYTECODE, each of the hundreds of processes the suite
+# starts (servers, CLI runs, cluster and sandbox workers, kernels) compiled the checkout's
+# sources it imports again. The suite's processes write bytecode (__pycache__/, git-ignored).
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
