@@ -62,8 +62,9 @@ def main() -> int:
             wall([*base, "--compile-cache", cache], env, 1)  # fills the cache
             warm = wall([*base, "--compile-cache", cache], env, args.repeat)
             print(
-                f"{name}: {off:.2f} s cache off ({off / floor:.2f}x floor), {warm:.2f} s warm "
-                f"cache ({warm / floor:.2f}x floor; goal <= 1.2x)"
+                f"{name}: {off:.2f} s cache off ({off / floor:.2f}x floor, "
+                f"{off - floor:+.2f} s), {warm:.2f} s warm cache ({warm / floor:.2f}x floor, "
+                f"{warm - floor:+.2f} s; goal <= 1.2x)"
             )
     sizes = "4096,65536,262144,1048576"
     bench = [PY, "-m", "pmapviz", "bench", "--size", sizes, "--devices", str(n), "--repeat", "3"]
