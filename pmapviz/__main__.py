@@ -1,7 +1,5 @@
 """``python -m pmapviz <command>``: the core, for scripts and checks."""
 
-import sys
+from pmapviz.app.cli import run
 
-from pmapviz.app.cli import main
-
-sys.exit(main())
+run()

@@ -78,3 +78,44 @@ def test_usage_names_the_command_as_it_was_called(monkeypatch):
     assert cli.build_parser(load=()).prog == "pmapviz"
     monkeypatch.setattr(sys, "argv", ["/x/pmapviz/__main__.py", "--help"])
     assert cli.build_parser(load=()).prog == "python -m pmapviz"
+
+
+RUN_WITH_A_TEARDOWN_MARK = (
+    "import atexit, sys; atexit.register(lambda: print('TEARDOWN', flush=True)); "
+    "sys.argv = ['pmapviz', *sys.argv[1:]]; from pmapviz.app.cli import run; run()"
+)
+RUN_MAIN = "import sys; from pmapviz.app import cli; sys.exit(cli.main(sys.argv[1:]))"
+
+
+def _on_two_devices(code: str, argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        cwd=ROOT,
+        env={**os.environ, "PMAPVIZ_DEVICES": "2"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, status",
+    [
+        (["plan", "--fn", "add"], 0),
+        (["plan", "--fn", "add", "--shape", "2,4", "--shape", "3,4"], 1),  # a problem
+        (["mesh"], 0),
+        (["devices"], 0),  # not a quick exit: torn down as usual
+    ],
+)
+def test_plan_hlo_and_mesh_end_once_their_output_is_out(argv, status):
+    """cli.QUICK_EXIT: after plan, hlo and mesh the process ends without its teardown (no
+    atexit handler runs), with every line main printed and main's status; other commands end
+    as usual."""
+    quick, plain = (_on_two_devices(code, argv) for code in (RUN_WITH_A_TEARDOWN_MARK, RUN_MAIN))
+    assert quick.returncode == plain.returncode == status, quick.stderr
+    if argv[0] in cli.QUICK_EXIT:
+        assert quick.stdout == plain.stdout
+    else:  # devices: its free-memory figure moves between two runs
+        assert quick.stdout.endswith("TEARDOWN\n")
+        assert quick.stdout.splitlines()[0] == plain.stdout.splitlines()[0]
+    assert quick.stdout.strip() and "Traceback" not in quick.stderr
