@@ -177,8 +177,8 @@ _COSTS_LOCK = threading.Lock()
 def xla_cost(plan: Plan, program: Program) -> tuple[float, float, float]:
     """(FLOPs less sort compares, bytes accessed, sort compares) of jit(vmap(f)), from XLA's
     cost analysis and the lowered text; (0, 0, 0) where it cannot be lowered. Lowered once per
-    program and plan: a page asks again on every rerun (the Live page before its Run button),
-    and the answer depends on nothing else."""
+    program and plan (kept when lowered): a page asks again on every rerun (the Live page
+    before its Run button), and the answer depends on nothing else."""
     key = (program, plan.key)
     with _COSTS_LOCK:
         if key in _COSTS:
@@ -203,7 +203,7 @@ def xla_cost(plan: Plan, program: Program) -> tuple[float, float, float]:
             compares,
         )
     except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone
-        found = (0.0, 0.0, 0.0)
+        return 0.0, 0.0, 0.0  # not kept: a failure must not stand for the program for good
     with _COSTS_LOCK:
         while len(_COSTS) >= COSTS_KEPT:
             del _COSTS[next(iter(_COSTS))]  # the oldest first

@@ -120,7 +120,8 @@ def test_live_run_estimate_uses_xla_flops_and_refuses_with_a_smaller_size():
 
 def test_xla_cost_is_lowered_once_per_program_and_plan(monkeypatch):
     """The Live page estimates its run on every rerun: f is lowered the first time only; a
-    new plan or a new f is lowered again, and a full cache drops its oldest entry."""
+    new plan or a new f is lowered again, a full cache drops its oldest entry, and a lowering
+    that failed is not kept."""
     import jax
 
     from pmapviz import expr
@@ -144,6 +145,11 @@ def test_xla_cost_is_lowered_once_per_program_and_plan(monkeypatch):
     assert len(lowered) == 3 and len(timebudget._COSTS) == 1
     timebudget.plan_cost(small, prog)  # dropped to make room: lowered again
     assert len(lowered) == 4
+    other = _plan("matmul", [(TEST_DEVICES, 4, 7), (7, 2)], (0, None))
+    monkeypatch.setattr(jax, "jit", lambda f: 1 / 0)  # a lowering that fails: bytes alone
+    assert timebudget.plan_cost(other, prog)[0] == 0.0
+    monkeypatch.setattr(jax, "jit", real_jit)  # and the failure was not kept
+    assert timebudget.plan_cost(other, prog)[0] == pytest.approx(2 * TEST_DEVICES * 4 * 7 * 2)
 
 
 def test_measure_plan_refuses_above_the_limit():
