@@ -85,8 +85,9 @@ def report(chosen: list[str]) -> None:
 def main() -> int:
     args = start(__doc__, apply_devices=False, per_module=50, seed=17, report_only=0)
     if not Path(MUTMUT).exists():
-        print("mutmut is not installed: .venv/bin/pip install -r requirements-mutation.txt",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "mutmut is missing: .venv/bin/pip install -r requirements-mutation.txt", file=sys.stderr
+        )
         return 2
     names = list(statuses())
     if not names:

@@ -15,12 +15,12 @@ to stop the ten-minute run, not to predict the two-second one.
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pmapviz import devicesetup, hlo, memoryneeds, memorypool
+from pmapviz import devicesetup, hlo, memoryneeds, memorypool, planning
 from pmapviz.catalog import Program
 from pmapviz.devicerates import Rates
 from pmapviz.planning import Plan
@@ -165,50 +165,35 @@ def plan_cost(plan: Plan, program: Program | None = None) -> tuple[float, float,
     nbytes = memoryneeds.live_run_bytes(plan).total / 3  # inputs and outputs once
     if program is None:
         return 0.0, nbytes, 0.0
-    flops, xla_bytes, compares = xla_cost(plan, program)
+    try:
+        flops, xla_bytes, compares = xla_cost(program, plan.key)
+    except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone (not kept)
+        return 0.0, nbytes, 0.0
     return flops, max(nbytes, xla_bytes), compares
 
 
-COSTS_KEPT = 256  # programs and plans whose XLA cost is kept (a few hundred bytes each)
-_COSTS: dict[tuple, tuple[float, float, float]] = {}
-_COSTS_LOCK = threading.Lock()
-
-
-def xla_cost(plan: Plan, program: Program) -> tuple[float, float, float]:
-    """(FLOPs less sort compares, bytes accessed, sort compares) of jit(vmap(f)), from XLA's
-    cost analysis and the lowered text; (0, 0, 0) where it cannot be lowered. Lowered once per
-    program and plan (kept when lowered): a page asks again on every rerun (the Live page
-    before its Run button), and the answer depends on nothing else."""
-    key = (program, plan.key)
-    with _COSTS_LOCK:
-        if key in _COSTS:
-            return _COSTS[key]
+@functools.lru_cache(maxsize=256)  # a few hundred bytes each; a failure raises, so is not kept
+def xla_cost(program: Program, key: tuple) -> tuple[float, float, float]:
+    """(FLOPs less sort compares, bytes accessed, sort compares) of jit(vmap(f)) for the plan
+    of :attr:`Plan.key` ``key``, from XLA's cost analysis and the lowered text. Lowered once
+    per program and plan: a page asks again on every rerun (the Live page before its Run
+    button), and the answer depends on nothing else."""
     import jax
     import jax.numpy as jnp
 
-    try:
-        fn = jax.vmap(
-            plan.leaf_fn(program.build(plan.axis_name)),
-            in_axes=plan.leaf_axes,
-            out_axes=plan.out_axes,
-            axis_name=plan.axis_name,
-        )
-        specs = [jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves]
-        lowered = jax.jit(fn).lower(*specs)
-        cost = lowered.cost_analysis() or {}
-        compares = hlo.sort_compares(lowered.as_text())
-        found = (
-            max(0.0, float(cost.get("flops", 0.0)) - compares),
-            float(cost.get("bytes accessed", 0.0)),
-            compares,
-        )
-    except Exception:  # noqa: BLE001 -- an estimate: fall back to bytes alone
-        return 0.0, 0.0, 0.0  # not kept: a failure must not stand for the program for good
-    with _COSTS_LOCK:
-        while len(_COSTS) >= COSTS_KEPT:
-            del _COSTS[next(iter(_COSTS))]  # the oldest first
-        _COSTS[key] = found
-    return found
+    plan = planning.replan(program, key)
+    fn = jax.vmap(
+        plan.leaf_fn(program.build(plan.axis_name)),
+        in_axes=plan.leaf_axes,
+        out_axes=plan.out_axes,
+        axis_name=plan.axis_name,
+    )
+    specs = [jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves]
+    lowered = jax.jit(fn).lower(*specs)
+    cost = lowered.cost_analysis() or {}
+    compares = hlo.sort_compares(lowered.as_text())
+    flops = max(0.0, float(cost.get("flops", 0.0)) - compares)
+    return flops, float(cost.get("bytes accessed", 0.0)), compares
 
 
 def plan_seconds(
