@@ -77,14 +77,13 @@ class OutLeaf:
     shape: tuple[int, ...]  # per device
     dtype: str
     axis: int | None  # its out_axes (out_axes may be a prefix of the output)
+    varies: bool = False  # differs from device to device (vmap batched it)
 
 
 @dataclass(frozen=True)
 class Output:
     """f traced on abstract per-device blocks: what the rules on the output read."""
 
-    fn: Callable  # f taking one array per leaf
-    structs: tuple  # the abstract inputs, one per leaf
     treedef: Any  # the output's structure (JAX's)
     leaves: tuple[OutLeaf, ...]
     varies: bool  # does any output leaf differ from device to device?

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from jax import lax
 
 from pmapviz import expr, planfacts, planoutputrules
@@ -19,8 +20,6 @@ def _out(leaves, varies=False, treedef=None, unfit=None):
     """A hand-made traced output: ``leaves`` are (name, per-device shape, out_axes)."""
     treedef = treedef or jax.tree.structure(tuple(0 for _ in leaves))
     return planfacts.Output(
-        lambda *xs: xs,
-        (),
         treedef,
         tuple(planfacts.OutLeaf(nm, s, "float32", a) for nm, s, a in leaves),
         varies,
@@ -64,3 +63,63 @@ def test_a_shard_map_only_keyword_in_pmap_says_where_it_belongs():
     assert "belongs to jax.shard_map" in p.problems[0].fix
     other = plan(expr.program("x", "x @ x @ x"), [(8, 4, 3)], in_axes=(0,), n_devices=8)
     assert "belongs to jax.shard_map" not in other.problems[0].fix
+
+
+def _vmap_refuses_none(fn, structs, in_axes, axis_name) -> bool:
+    """JAX's own answer for one output: vmap refuses out_axes=None exactly when it varies."""
+    try:
+        jax.eval_shape(jax.vmap(fn, in_axes=in_axes, out_axes=None, axis_name=axis_name), *structs)
+    except ValueError as err:
+        assert "out_axes" in str(err), err
+        return True
+    return False
+
+
+VARYING_CASES = {  # f, its per-leaf arguments' in_axes
+    "x * 2": (lambda x, y: x * 2, (0, None)),
+    "psum": (lambda x, y: lax.psum(x, "i"), (0, None)),
+    "the unmapped y": (lambda x, y: y + 1.0, (0, None)),
+    "a mix in a dict": (
+        lambda x, y: {"s": lax.pmean(x, "i"), "v": x + y, "c": jnp.ones(2), "k": 3.0},
+        (0, None),
+    ),
+    "axis_index": (lambda x, y: lax.axis_index("i"), (0, None)),
+    "all_gather": (lambda x, y: lax.all_gather(x, "i"), (0, None)),
+    "int and bfloat16": (lambda x, y: (x.astype(jnp.int32), y.astype(jnp.bfloat16)), (0, None)),
+    "a PRNG key per device": (lambda x, y: jax.random.key(lax.axis_index("i")), (0, None)),
+    "a PRNG key": (lambda x, y: jax.random.key(0), (0, None)),
+    "a comparison of a psum": (lambda x, y: lax.psum(x, "i") > y, (0, None)),
+}
+
+
+def test_each_output_leaf_varies_exactly_where_vmap_refuses_out_axes_none():
+    """The flags read from vmap's batching in the one trace are JAX's answer leaf by leaf
+    (the oracle: vmap with out_axes=None on that leaf alone)."""
+    structs = (jax.ShapeDtypeStruct((8, 3), jnp.float32), jax.ShapeDtypeStruct((3,), jnp.float32))
+    for name, (fn, in_axes) in VARYING_CASES.items():
+        out, flags = planoutputrules._trace(fn, structs, in_axes, "i")
+        assert len(flags) == len(jax.tree.leaves(out)), name
+        for i, flag in enumerate(flags):
+
+            def leaf(*xs, fn=fn, i=i):
+                return jax.tree.leaves(fn(*xs))[i]
+
+            assert flag == _vmap_refuses_none(leaf, structs, in_axes, "i"), (name, i)
+        assert any(flags) == _vmap_refuses_none(fn, structs, in_axes, "i"), name
+
+
+def test_a_new_setting_traces_f_once():
+    """Shapes, dtypes and what varies come from one trace of f (a second, with out_axes=None,
+    doubled the explorer's cost of a new setting)."""
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)
+        return {"same": lax.psum(x, "i"), "own": x * 2}
+
+    p = plan(f, [(8, 5)], out_axes={"same": None, "own": 0}, axis_name="i", n_devices=8)
+    assert p.ok and p.out_shapes == {"same": (5,), "own": (8, 5)}
+    assert calls == [(5,)]
+    q = plan(f, [(8, 6)], out_axes=None, axis_name="i", n_devices=8)
+    assert [x.code for x in q.problems] == ["out_axes_none_varies"]
+    assert "f's output differs" in q.problems[0].message and calls == [(5,), (6,)]
