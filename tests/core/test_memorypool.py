@@ -40,7 +40,9 @@ def test_the_budget_is_the_servers_actions_wait_for_their_share():
         prog = catalog.get("double")
         p = plan(prog, [(8, 1000)], n_devices=8)
         compiled = compiledplans.compile_plan(prog, p)
-        held = memorypool.reserve(memory.Need(240 * 2**20, 240 * 2**20), "another session's run")
+        held = memorypool.reserve(  # an empty pool has room at once: never wait here
+            memory.Need(240 * 2**20, 240 * 2**20), "another session's run", timeout=5
+        )
         seen, out = [], []
         worker = threading.Thread(
             target=lambda: out.append(
