@@ -174,4 +174,6 @@ def test_presenter_walks_the_tour_with_next_and_each_step_shows_its_picture_firs
             expect(page.locator(f"{MAIN} h2").first).to_contain_text(f"{step}. ")
             wait_rendered(page)
         expect(page).to_have_url(re.compile(r"present=1"))
+        jump = page.locator(f"{MAIN} input[aria-label='Jump to step']")
+        expect(jump).to_have_value(re.compile(rf"^{step}\. "))  # names the step shown
         picture_first(page, f"/tour?step={step}")

@@ -40,10 +40,12 @@ def show(now: int, titles: list[str]) -> None:
         key="tour_prev",
         width="stretch",
     )
+    # the list shows this step: a keyed widget keeps its own value over reruns, so an index
+    # alone left it on the step it first showed while Next and Previous moved on
+    st.session_state["tour_jump"] = now
     nav[1].selectbox(
         "Jump to step",
         list(range(1, last + 1)),
-        index=now - 1,
         format_func=lambda k: f"{k}. {titles[k - 1]}",
         key="tour_jump",
         on_change=lambda: go(st.session_state["tour_jump"]),
