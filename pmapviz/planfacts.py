@@ -86,8 +86,12 @@ class Output:
 
     treedef: Any  # the output's structure (JAX's)
     leaves: tuple[OutLeaf, ...]
-    varies: bool  # does any output leaf differ from device to device?
     unfit: str | None = None  # why out_axes does not fit the output (then no leaf has an axis)
+
+    @property
+    def varies(self) -> bool:
+        """Does any output leaf differ from device to device?"""
+        return any(leaf.varies for leaf in self.leaves)
 
 
 @dataclass(frozen=True)

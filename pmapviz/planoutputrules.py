@@ -109,7 +109,7 @@ def infer_output(n: Normalised) -> Output | Problem:
         OutLeaf(name, tuple(a.shape[1:]), str(a.dtype), ax, differs)
         for name, a, ax, differs in zip(_out_names(out), flat, axes, varies, strict=True)
     )
-    return Output(treedef, leaves, any(varies), unfit)
+    return Output(treedef, leaves, unfit)
 
 
 SHARD_MAP_WORDS = ("shard_map", "pvary", "ManualAxisType")  # JAX's words for shard_map-only parts

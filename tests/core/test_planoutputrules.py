@@ -17,12 +17,12 @@ def test_unbound_axis_name_in_a_plain_function():
 
 
 def _out(leaves, varies=False, treedef=None, unfit=None):
-    """A hand-made traced output: ``leaves`` are (name, per-device shape, out_axes)."""
+    """A hand-made traced output: ``leaves`` are (name, per-device shape, out_axes), each
+    differing from device to device when ``varies``."""
     treedef = treedef or jax.tree.structure(tuple(0 for _ in leaves))
     return planfacts.Output(
         treedef,
-        tuple(planfacts.OutLeaf(nm, s, "float32", a) for nm, s, a in leaves),
-        varies,
+        tuple(planfacts.OutLeaf(nm, s, "float32", a, varies) for nm, s, a in leaves),
         unfit,
     )
 
