@@ -9,20 +9,21 @@ import sys
 
 import streamlit as st
 
-from pmapviz import devicesetup, valueparse, warmup  # import no JAX
+from pmapviz.core.base import heavyimports, valueparse
+from pmapviz.core.devices import jaxstartup
 
 # the tab's icon is a file of our own: a ":material/...:" icon is fetched from fonts.gstatic.com
-ICON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pmapviz", "icon.png")
+ICON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pmapviz", "app", "icon.png")
 st.set_page_config(page_title="pmapviz", page_icon=ICON, layout="wide")
 st.set_option("client.showErrorDetails", "none")  # also in .streamlit/config.toml
 
 try:
-    _settings = devicesetup.parse_settings(sys.argv[1:], os.environ)
-    devicesetup.apply(_settings)  # before anything else touches JAX
+    _settings = jaxstartup.parse_settings(sys.argv[1:], os.environ)
+    jaxstartup.apply(_settings)  # before anything else touches JAX
 except valueparse.SettingError as err:
 
     def _cannot_start(
-        message: str = str(err), missing: bool = isinstance(err, devicesetup.PlatformUnavailable)
+        message: str = str(err), missing: bool = isinstance(err, jaxstartup.PlatformUnavailable)
     ) -> None:
         st.title("pmapviz could not start")
         st.error(message, icon=":material/error:")
@@ -31,11 +32,11 @@ except valueparse.SettingError as err:
                 "Install the accelerator build of the pinned JAX into this "
                 "environment, then restart; or use emulated CPU devices:"
             )
-            st.code(devicesetup.install_commands(), language="bash")
+            st.code(jaxstartup.install_commands(), language="bash")
             return
         st.markdown(
-            f"Start it like this (any count from {devicesetup.MIN_DEVICES} to "
-            f"{devicesetup.MAX_DEVICES}):"
+            f"Start it like this (any count from {jaxstartup.MIN_DEVICES} to "
+            f"{jaxstartup.MAX_DEVICES}):"
         )
         st.code(
             "streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
@@ -50,7 +51,7 @@ except valueparse.SettingError as err:
 
 from pmapviz.app import page_registry  # noqa: E402  (after the devices)
 from pmapviz.app.ui import page_menu  # noqa: E402
-from pmapviz.ui import device_panel, device_sets, presenter, shell  # noqa: E402
+from pmapviz.core.ui import device_panel, device_sets, presenter, shell  # noqa: E402
 
 page = st.navigation(  # drawn by page_menu: Streamlit's own list is off (config.toml)
     [
@@ -69,5 +70,5 @@ try:
         page.run()
 except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
     shell.page_failed(err)
-warmup.start()  # once per process, after this page: pandas for tables, and gc.freeze()
-devicesetup.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)
+heavyimports.start()  # once per process, after this page: pandas for tables, and gc.freeze()
+jaxstartup.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)

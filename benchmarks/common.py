@@ -23,7 +23,7 @@ def start(doc: str, apply_devices: bool = True, **options: int) -> argparse.Name
     args = ap.parse_args()
     if apply_devices:
         os.environ["PMAPVIZ_DEVICES"] = str(args.devices)
-        from pmapviz import devicesetup
+        from pmapviz.core.devices import jaxstartup
 
-        devicesetup.apply(devicesetup.Settings(devices=args.devices))
+        jaxstartup.apply(jaxstartup.Settings(devices=args.devices))
     return args

@@ -18,10 +18,13 @@ ROOT = common.ROOT
 
 def main() -> int:
     args = common.start(__doc__, repeat=5)
-    from pmapviz import catalog, planning, programanalysis, tracecapture
+    from pmapviz.core.expressions import functions
+    from pmapviz.core.planning import planning
+    from pmapviz.core.running import programanalysis
+    from pmapviz.features.compiled import tracecapture
 
     n = args.devices
-    program = catalog.get("normalise")
+    program = functions.get("normalise")
     cases = [
         ("collective psum", lambda: programanalysis.analyse_collective("psum", n, n)),
         ("collective ppermute", lambda: programanalysis.analyse_collective("ppermute", n, n)),

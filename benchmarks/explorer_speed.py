@@ -21,8 +21,8 @@ ROOT = common.ROOT
 
 def main() -> int:
     args = common.start(__doc__, reruns=30)
-    from pmapviz import catalog
-    from pmapviz.planning import plan
+    from pmapviz.core.expressions import functions
+    from pmapviz.core.planning.planning import plan
 
     n = args.devices
     cases = [
@@ -37,7 +37,7 @@ def main() -> int:
     print(f"plan() on {n} devices            first (ms)   cached (ms)")
     worst_first = 0.0
     for key, shapes, in_axes in cases:
-        prog = catalog.get(key)
+        prog = functions.get(key)
         t = time.perf_counter()
         p = plan(prog, shapes, in_axes=in_axes, axis_name="i", n_devices=n)
         first = (time.perf_counter() - t) * 1e3

@@ -49,7 +49,8 @@ import load  # benchmarks/load.py: Sampler, start_measured, finish (and common: 
 
 from harness import stclient  # noqa: E402
 from harness.stupload import UploadSession  # noqa: E402
-from pmapviz import tracefiles, valueparse  # noqa: E402  (imports no JAX)
+from pmapviz.core.base import valueparse  # noqa: E402  (imports no JAX)
+from pmapviz.core.xla import tracefiles  # noqa: E402  (imports no JAX)
 
 ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": "", "PMAPVIZ_PLATFORM": "",
        "PMAPVIZ_MAX_SECONDS": "", "PMAPVIZ_MAX_DEVICE_BYTES": ""}  # fmt: skip

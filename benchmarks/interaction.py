@@ -5,7 +5,8 @@
    charts (shipped below as BARE_EXPLORER). Two explorer cases: both shapes valid (the whole
    page redrawn), and the issue's original alternation between a valid and a mismatched pair.
    A second baseline, the bare page with its start-up heap frozen out of Streamlit's after-run
-   garbage collection (as pmapviz.warmup does for the app), shows what the explorer costs
+   garbage collection (as pmapviz.core.base.heavyimports does for the app), shows what the explorer
+   costs
    beyond that one server tuning.
    Also server-side, with AppTest kept in a real server's steady state (scripts compiled once):
    an explorer rerun against the bare page's.
@@ -63,7 +64,8 @@ for k, col in enumerate(st.columns(3)):
 """
 
 
-# The same bare page with the one server tuning pmapviz makes (pmapviz.warmup): the objects
+# The same bare page with the one server tuning pmapviz makes (pmapviz.core.base.heavyimports): the
+# objects
 # alive after its first run are frozen out of the full garbage collection Streamlit runs after
 # every script run. Against this page, the explorer's own cost shows, not the tuning's gain.
 BARE_FROZEN = (

@@ -30,7 +30,7 @@ from harness import (  # noqa: E402
     tree_rss,
     wait_rendered,
 )
-from pmapviz import valueparse  # noqa: E402  (imports no JAX)
+from pmapviz.core.base import valueparse  # noqa: E402  (imports no JAX)
 
 
 def rss_mib(pid: int) -> float:

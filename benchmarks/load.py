@@ -32,7 +32,7 @@ import psutil
 
 from harness import start_server, stop_server, tree_rss  # noqa: E402
 from harness.stclient import Session  # noqa: E402
-from pmapviz import valueparse  # noqa: E402  (imports no JAX)
+from pmapviz.core.base import valueparse  # noqa: E402  (imports no JAX)
 
 QUEUE_WORDS = ("Waiting for", "Gave up after waiting")
 

@@ -1,4 +1,5 @@
-"""The memory model against measured peaks: every case of tests/core/test_memoryneeds.py, each
+"""The memory model against measured peaks: every case of
+tests/core/budgets/test_memoryestimates.py, each
 in a fresh process (tests/core/memory_probe.py), as a table.
 
     .venv/bin/python benchmarks/memory_model.py [--jobs 4]

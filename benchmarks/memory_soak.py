@@ -34,7 +34,7 @@ def rss_mb(pid: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reruns", type=int, default=500)
-    ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--heavyimports", type=int, default=50)
     ap.add_argument("--devices", type=int, default=8)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -51,14 +51,14 @@ def main() -> int:
             box = page.get_by_label("shape of x", exact=True)
             samples = []
             t0 = time.perf_counter()
-            for i in range(args.warmup + args.reruns):
+            for i in range(args.heavyimports + args.reruns):
                 box.fill(values[i % len(values)])
                 box.press("Enter")
                 wait_rendered(page, quiet_ms=60)
-                if i + 1 == args.warmup:
+                if i + 1 == args.heavyimports:
                     base = rss_mb(proc.pid)
                     t0 = time.perf_counter()
-                done = i - args.warmup + 1
+                done = i - args.heavyimports + 1
                 if done > 0 and (done % 100 == 0 or done == args.reruns):
                     samples.append((done, rss_mb(proc.pid)))
             elapsed = time.perf_counter() - t0
@@ -66,7 +66,7 @@ def main() -> int:
     finally:
         stop_server(proc)
     end = samples[-1][1]
-    print(f"server RSS after {args.warmup} warm-up reruns: {base:.1f} MB")
+    print(f"server RSS after {args.heavyimports} warm-up reruns: {base:.1f} MB")
     for k, mb in samples:
         print(f"  after {k:4d} more reruns: {mb:.1f} MB ({mb - base:+.1f})")
     print(f"{args.reruns} reruns in {elapsed:.0f} s ({elapsed / args.reruns * 1e3:.0f} ms each, "

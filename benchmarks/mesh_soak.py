@@ -1,6 +1,7 @@
 """Mesh soak: what one long-lived process keeps after many runs of distinct programs on a
-named mesh (issue 28): your own f both ways (pmapviz.meshes.meshownf.run) and "Open as
-shard_map" (pmapviz.meshes.migration.run_both), each with a program it has not compiled before.
+named mesh (issue 28): your own f both ways (pmapviz.features.meshes.meshownf.run) and "Open as
+shard_map" (pmapviz.features.meshes.migration.run_both), each with a program it has not compiled
+before.
 
     .venv/bin/python benchmarks/mesh_soak.py [--runs 40]
 
@@ -32,9 +33,10 @@ def main() -> None:
     import jax
 
     jax.config.update("jax_num_cpu_devices", 8)
-    from pmapviz import devicesetup, expr, meshspecs
-    from pmapviz.meshes import meshownf, migration
-    from pmapviz.planning import plan
+    from pmapviz.core.devices import jaxstartup
+    from pmapviz.core.expressions import expr
+    from pmapviz.core.planning.planning import plan
+    from pmapviz.features.meshes import meshownf, meshspecs, migration
 
     mesh = meshspecs.Mesh((2, 4), ("data", "model"))
     args = [("x", (64, 128), ("data", None)), ("w", (128, 128), (None, "model"))]
@@ -49,12 +51,12 @@ def main() -> None:
     for k in range(5):
         one(k)
     gc.collect()
-    devicesetup.return_freed_memory()
+    jaxstartup.return_freed_memory()
     base = rss_mib()
     for k in range(5, 5 + runs):
         one(k)
     gc.collect()
-    devicesetup.return_freed_memory()
+    jaxstartup.return_freed_memory()
     end = rss_mib()
     print(
         f"baseline after 5 warm-up runs {base:.0f} MiB; after {runs} more distinct programs "

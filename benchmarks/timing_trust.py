@@ -25,11 +25,11 @@ def main() -> int:
     import jax
     import numpy as np
 
-    from pmapviz import benchmarking as bench
-    from pmapviz import sweepplans, workloads
+    from pmapviz.features.timing import benchmarking as bench
+    from pmapviz.features.timing import sweepsetup, workloads
 
     wl = workloads.WORKLOADS["dot"]
-    rates = sweepplans.bandwidth(2**30)
+    rates = sweepsetup.bandwidth(2**30)
     bw = rates.bandwidth_gbs
     print(f"bandwidth (the floor) {rates.floor_words()}")
 
@@ -62,7 +62,7 @@ def main() -> int:
     print(f"   worst gap {worst:.1%} (goal <= 5%)")
 
     print("2. efficiency: share of a 4 x 4 sweep's wall time inside timed calls")
-    ks = sweepplans.device_counts(args.devices)[-4:]
+    ks = sweepsetup.device_counts(args.devices)[-4:]
     sizes = [2**21, 2**22, 2**23, 2**24]
     t0 = time.perf_counter()
     rep = bench.sweep(wl, sizes, ks, ["pmap"], repeat=args.repeat)

@@ -3,16 +3,16 @@ command lines that make one; local versus global devices."""
 
 import streamlit as st
 
-from pmapviz import devicewords
-from pmapviz.cluster import cluster
-from pmapviz.cluster.ui import (
+from pmapviz.core.devices import devicewords
+from pmapviz.core.ui import grids, presenter, shell, url_state
+from pmapviz.features.cluster import cluster
+from pmapviz.features.cluster.ui import (
     cluster_launch,
     cluster_lines,
     cluster_open,
-    cluster_report,
     cluster_result,
+    report_view,
 )
-from pmapviz.ui import grids, presenter, shell, url_state
 
 shell.ensure_routed()
 
@@ -40,7 +40,7 @@ with here:
     cluster_launch.show(procs, local, crash)
     cluster_result.show()
 with real:
-    cluster_report.show(*cluster_open.show())
+    report_view.show(*cluster_open.show())
 with lines:
     cluster_lines.show()
 cluster_launch.save()

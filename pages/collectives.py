@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from pmapviz import collectiveops
-from pmapviz.collectives.ui import collective_form, collective_result
-from pmapviz.ui import presenter, shell, url_state
+from pmapviz.core.ui import presenter, shell, url_state
+from pmapviz.features.collectives import collectiveops
+from pmapviz.features.collectives.ui import collective_form, collective_result
 
 shell.ensure_routed()
 

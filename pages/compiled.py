@@ -5,9 +5,9 @@ from a real profiler trace."""
 
 import streamlit as st
 
-from pmapviz import programanalysis
-from pmapviz.program.ui import compiled_program, timelines
-from pmapviz.ui import compiled_analysis, grids, presenter, shell, url_state
+from pmapviz.core.running import programanalysis
+from pmapviz.core.ui import compiled_analysis, grids, presenter, shell, url_state
+from pmapviz.features.compiled.ui import compiled_program, timelines
 
 shell.ensure_routed()
 

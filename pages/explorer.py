@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from pmapviz import explorersettings
-from pmapviz.explorer import presets
-from pmapviz.explorer.ui import explorer_form, plan_code, plan_verdict
-from pmapviz.meshes.ui import migration_view
-from pmapviz.ui import plan_cards, presenter, shell, url_state
+from pmapviz.core.planning import scenarios
+from pmapviz.core.ui import plan_cards, presenter, shell, url_state
+from pmapviz.features.explorer import presets
+from pmapviz.features.explorer.ui import explorer_form, plan_code, plan_verdict
+from pmapviz.features.meshes.ui import migration_view
 
 shell.ensure_routed()
 
@@ -20,7 +20,7 @@ st.markdown(
     f"**{n} devices**. Everything below comes from `pmapviz.plan` (abstract shapes, "
     "`jax.eval_shape`) and JAX's own shardings."
 )
-url_state.load(explorer_form.P, explorersettings.schema(n))
+url_state.load(explorer_form.P, scenarios.schema(n))
 explorer_form.presets_row(n)
 
 

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from pmapviz import devicewords
 from pmapviz.app.ui import page_menu
-from pmapviz.ui import grids, hello_pmap, pmap_intro, presenter, shell, url_state
+from pmapviz.core.devices import devicewords
+from pmapviz.core.ui import grids, presenter, shell, url_state
+from pmapviz.features.home.ui import hello_pmap, pmap_intro
 
 shell.ensure_routed()
 

@@ -3,8 +3,8 @@ against jit(vmap(f)); and the seed's 10M-pair dot product at full size."""
 
 import streamlit as st
 
-from pmapviz.live.ui import dot_example, live_run
-from pmapviz.ui import presenter, shell, url_state
+from pmapviz.core.ui import presenter, shell, url_state
+from pmapviz.features.live.ui import dot_example, live_run
 
 shell.ensure_routed()
 

@@ -3,9 +3,9 @@ which device (at which mesh coordinates) holds which block of each argument."""
 
 import streamlit as st
 
-from pmapviz import meshplacement
-from pmapviz.meshes.ui import mesh_form, mesh_own, mesh_run, mesh_view
-from pmapviz.ui import presenter, shell, url_state
+from pmapviz.core.ui import presenter, shell, url_state
+from pmapviz.features.meshes import meshplacement
+from pmapviz.features.meshes.ui import mesh_form, mesh_own, mesh_run, mesh_view
 
 shell.ensure_routed()
 

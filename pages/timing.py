@@ -3,9 +3,10 @@ and compute separated; speed-up, scaling with size, spread, and the measured phy
 
 import streamlit as st
 
-from pmapviz import devicewords, sweepplans
-from pmapviz.timinglab.ui import plan_timing, sweep, sweep_results
-from pmapviz.ui import presenter, shell, url_state
+from pmapviz.core.devices import devicewords
+from pmapviz.core.ui import presenter, shell, url_state
+from pmapviz.features.timing import sweepsetup
+from pmapviz.features.timing.ui import plan_timing, sweep, sweep_results
 
 shell.ensure_routed()
 
@@ -23,4 +24,4 @@ url_state.share_link("timing")
 runs, repeat = sweep.planned(choice, slot)
 sweep.run(choice, runs, repeat)
 plan_timing.show(n, repeat, choice.budget)
-sweep_results.show(sweepplans.device_counts(n))
+sweep_results.show(sweepsetup.device_counts(n))

@@ -3,9 +3,9 @@ server's devices and a link that opens the full page with the same settings."""
 
 import streamlit as st
 
-from pmapviz.tour import tour
-from pmapviz.tour.ui import tour_nav, tour_step
-from pmapviz.ui import shell, url_state
+from pmapviz.core.ui import shell, url_state
+from pmapviz.features.tour import tour
+from pmapviz.features.tour.ui import tour_nav, tour_step
 
 shell.ensure_routed()
 

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from pmapviz import trainingrun
-from pmapviz.training.ui import training_result, training_run
-from pmapviz.ui import grids, presenter, shell, url_state
+from pmapviz.core.ui import grids, presenter, shell, url_state
+from pmapviz.features.training import trainingrun
+from pmapviz.features.training.ui import training_result, training_run
 
 shell.ensure_routed()
 

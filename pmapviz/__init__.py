@@ -30,13 +30,13 @@ __version__ = "0.1.0"
 
 # public name -> the module that holds it (loaded on first use)
 _PUBLIC = {
-    "devices": "pmapviz.showdevices",
-    "plan": "pmapviz.showplan",
-    "show": "pmapviz.showarray",
-    "collective": "pmapviz.showcollective",
-    "compiled": "pmapviz.showcompiled",
-    "mesh": "pmapviz.showmesh",
-    "timing": "pmapviz.showtiming",
+    "devices": "pmapviz.core.drawing.showdevices",
+    "plan": "pmapviz.features.explorer.showplan",
+    "show": "pmapviz.core.drawing.showarray",
+    "collective": "pmapviz.features.collectives.showcollective",
+    "compiled": "pmapviz.features.compiled.showcompiled",
+    "mesh": "pmapviz.features.meshes.showmesh",
+    "timing": "pmapviz.features.timing.showtiming",
 }
 __all__ = list(_PUBLIC)
 

@@ -27,10 +27,10 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pmapviz import compilecache, devicesetup  # noqa: E402
+from pmapviz.core.devices import compilecache, jaxstartup  # noqa: E402
 
-devicesetup.apply(
-    devicesetup.Settings(
+jaxstartup.apply(
+    jaxstartup.Settings(
         devices=TEST_DEVICES,
         platform="cpu",
         devices_source="env",

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pmapviz import devicefacts, deviceset, devicesetup
+from pmapviz.core.devices import devicefacts, deviceset, jaxstartup
 
 FIXTURES = Path(__file__).resolve().parent / "core" / "fixtures" / "gpu-h200"
 TPU_FIXTURES = FIXTURES.parent / "tpu-v5e"  # one v5e chip (README.md there)
@@ -73,23 +73,24 @@ def fake_devices(
 def actions_held() -> list:
     """What the server's actions hold in the memory pool now, without the sandbox's warm worker
     (a standing grant that an earlier test in this process may have left for the next run)."""
-    from pmapviz import memorypool, sandbox
+    from pmapviz.core.budgets import memorypool
+    from pmapviz.core.running import sandbox
 
     return [h for h in memorypool.admission().held() if h[0] != sandbox.WORKER_LABEL]
 
 
 @contextlib.contextmanager
 def host_budget(nbytes: int):
-    """This process's devicesetup applied again with a host memory budget of ``nbytes`` (the
+    """This process's jaxstartup applied again with a host memory budget of ``nbytes`` (the
     same devices and platform), the original settings restored after. A sandbox worker an
     earlier test left warm is stopped first: its standing grant in a budget this tight made
     a test wait for the worker's idle stop (103 s of a 0.1 s test, in a full run)."""
-    from pmapviz import sandbox
+    from pmapviz.core.running import sandbox
 
     sandbox._WORKER.stop()
-    original = devicesetup.applied_settings()
-    devicesetup.apply(
-        devicesetup.Settings(
+    original = jaxstartup.applied_settings()
+    jaxstartup.apply(
+        jaxstartup.Settings(
             devices=original.devices,
             platform="cpu",
             devices_source=original.devices_source,
@@ -99,4 +100,4 @@ def host_budget(nbytes: int):
     try:
         yield
     finally:
-        devicesetup.apply(original)
+        jaxstartup.apply(original)

@@ -1,7 +1,7 @@
 """Project rules that keep the code base healthy: lint, a Streamlit-free core (Streamlit only in
 a ``ui`` package, which never imports JAX), no eval/exec, no JAX at import time, one thin file
 per page, and a house whose floors follow from where a module lives: the ground
-(``pmapviz/*.py``, ``pmapviz/ui/``) under the features (``pmapviz/<feature>/``) under the app
+(``pmapviz/*.py``, ``pmapviz/core/ui/``) under the features (``pmapviz/<feature>/``) under the app
 (``pmapviz/app/``, ``app.py``, ``pages/``)."""
 
 import ast
@@ -32,7 +32,7 @@ def _imports(path):
 
 @pytest.mark.parametrize("path", CORE, ids=[p.name for p in CORE])
 def test_core_modules_do_not_import_streamlit(path):
-    """Only a ``ui`` package (pmapviz/ui/, pmapviz/<feature>/ui/) draws with Streamlit."""
+    """Only a ``ui`` package (pmapviz/core/ui/, pmapviz/<feature>/ui/) draws with Streamlit."""
     found = [m for m in _imports(path) if m.split(".")[0] == "streamlit"]
     assert not found  # doctor's page check too: it is pmapviz.app.ui.page_check
 
@@ -77,7 +77,8 @@ PLATFORM_WORDS = (
 @pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")), ids=lambda p: p.name)
 def test_pages_take_every_platform_statement_from_devicefacts(path):
     """What the devices are (real or emulated, cores, the CPU story) is said by
-    pmapviz.devicefacts, never written into a page: a GPU server would tell the CPU story."""
+    pmapviz.core.devices.devicefacts, never written into a page: a GPU server would tell the CPU
+    story."""
     text = path.read_text()
     assert not [w for w in PLATFORM_WORDS if w in text]
 
@@ -91,7 +92,10 @@ def test_nothing_calls_eval_or_exec():
 
 
 def test_importing_the_package_and_device_setup_does_not_start_jax():
-    code = "import sys, pmapviz, pmapviz.devicesetup, pmapviz.app.cli; print('jax' in sys.modules)"
+    code = (
+        "import sys, pmapviz, pmapviz.core.devices.jaxstartup, pmapviz.app.cli;"
+        "print('jax' in sys.modules)"
+    )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
@@ -158,7 +162,8 @@ def test_every_public_function_and_class_says_what_it_is():
 
 def test_public_api_is_thin_and_lazy():
     """Each public name is a documented function of a presentation module (floor 5, loaded on
-    first use: ``import pmapviz`` loads no JAX, checked in tests/core/test_notebookviews.py)."""
+    first use: ``import pmapviz`` loads no JAX, checked in
+    tests/core/drawing/test_notebookviews.py)."""
     import pmapviz
 
     assert sorted(pmapviz.__all__) == sorted(pmapviz._PUBLIC)
@@ -223,8 +228,9 @@ def test_pages_only_compose(path):
 
 
 def _test_file(path: Path) -> Path:
-    """Where a module's tests live: tests/core/ for the ground (pmapviz/x.py, pmapviz/ui/x.py),
-    tests/<package>/ for a package (pmapviz/cluster/x.py -> tests/cluster/test_x.py)."""
+    """Where a module's tests live: tests/core/ for the ground (pmapviz/x.py, pmapviz/core/ui/x.py),
+    tests/<package>/ for a package (pmapviz/features/cluster/x.py ->
+    tests/features/cluster/test_x.py)."""
     parts = path.relative_to(PKG).parts[:-1]
     folder = ("core",) if parts in ((), ("ui",)) else ()
     return ROOT.joinpath("tests", *folder, *parts, f"test_{path.stem}.py")
@@ -261,15 +267,16 @@ def _st_calls(path, names):
 
 def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
     """st.dataframe and st.table import pandas inside Streamlit; two sessions doing that at
-    once raced. pmapviz.ui.tables takes pmapviz.warmup's lock first."""
+    once raced. pmapviz.core.ui.tables takes pmapviz.core.base.heavyimports's lock first."""
     sources = [p for p in [*CORE, *UI, *PAGE_FILES, ROOT / "app.py"] if p != UI_TABLES]
     assert not [c for p in sources for c in _st_calls(p, ("dataframe", "table"))]
     imports = [p.name for p in sources if "pandas" in set(_imports(p))]
-    assert imports == [], "import pandas through warmup.pandas()"
+    assert imports == [], "import pandas through heavyimports.pandas()"
 
 
 # ---------------------------------------------------------------- floors: imports go down only
-# Three storeys, read from a module's path: the ground (pmapviz/*.py and pmapviz/ui/: what every
+# Three storeys, read from a module's path: the ground (pmapviz/*.py and pmapviz/core/ui/: what
+# every
 # feature stands on), the features (pmapviz/<feature>/: one capability a user sees, its core
 # and its ui together), the app (pmapviz/app/, app.py, pages/: the shell and the CLI). A module
 # imports from its own storey or below; a feature imports the ground and itself, never another
@@ -285,15 +292,15 @@ GROUND_FLOORS = {  # ground modules only: each imports from its floor or below
     0: "settings valueparse valuetext pathparse palette queues hlo catalog folders"
     " workloads",  # text and values
     1: "collectivedefs compilecache pytrees expr deviceset hostmemory accelerators tracelanes"
-    " devicefacts devicerates devicewords devicesetup exprvocab exprnodes exprcalls exprparse"
+    " devicefacts devicerates devicewords jaxstartup exprvocab exprnodes exprcalls exprparse"
     " tracefiles traceevents timeline benchreports",  # vocabulary
-    2: "planning planfacts planinputrules planoutputrules placement explorersettings"
+    2: "planning planfacts planinputrules planoutputrules placement scenarios"
     " meshspecs meshplacement meshsettings meshcollectives arrayshards",  # shapes
-    3: "memory memoryneeds memorypool compiledmemory"
-    " timebudget sweepplans",  # pure estimators: numbers in, numbers out, no runner
-    4: "pmaprun compiledplans pmapdemos collectiveops programanalysis hiddencomm tracecapture"
+    3: "memory memoryestimates memorypool compiledmemory"
+    " timebudget sweepsetup",  # pure estimators: numbers in, numbers out, no runner
+    4: "pmaprun pmapcompile pmapdemos collectiveops programanalysis hiddencomm tracecapture"
     " trainingrun benchmarking meshviews meshexamples sandbox",  # runners
-    5: "programtables charts timecharts timebars codegen warmup gridhtml meshgrids"
+    5: "programtables charts timecharts timebars codegen heavyimports gridhtml meshgrids"
     " collectivegrids notebookviews showdevices showplan showarray showcollective"
     " showcompiled showmesh showtiming",  # presentation without Streamlit
     6: "ui __init__",  # the ground's Streamlit components, and the package's lazy door
@@ -315,7 +322,8 @@ HOUSE = [*_ALL, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]  # what
 
 
 def _node(path: Path) -> str:
-    """A module's name in the import graph: pmapviz.x -> x, pmapviz/cluster/ui/x -> cluster.ui.x,
+    """A module's name in the import graph: pmapviz.x -> x, pmapviz/features/cluster/ui/x ->
+    cluster.ui.x,
     app.py -> app.py, pages/x.py -> pages.x."""
     if path.name == "app.py" and path.parent == ROOT:
         return "app.py"
@@ -451,7 +459,9 @@ def test_the_floor_checks_catch_an_upward_import_and_a_cycle(tmp_path, monkeypat
         (d / "__init__.py").write_text("")
     (fake / "settings.py").write_text("def f():\n    from pmapviz import planning\n")
     (fake / "planning.py").write_text("from pmapviz import settings\n")
-    (fake / "cluster" / "clusterenv.py").write_text("from pmapviz.meshes import meshownf\n")
+    (fake / "cluster" / "clusterenv.py").write_text(
+        "from pmapviz.features.meshes import meshownf\n"
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
     monkeypatch.setattr(sys.modules[__name__], "FEATURES", ["cluster", "meshes", "tour"])

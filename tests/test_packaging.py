@@ -86,7 +86,8 @@ def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
         names = set(whl.namelist())
         info = f"pmapviz-{pmapviz.__version__}.dist-info"
         meta = email.parser.Parser().parsestr(whl.read(f"{info}/METADATA").decode())
-        assert whl.read("pmapviz/icon.png") == (ROOT / "pmapviz" / "icon.png").read_bytes()
+        icon = ROOT / "pmapviz" / "app" / "icon.png"
+        assert whl.read("pmapviz/app/icon.png") == icon.read_bytes()
         assert whl.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "pmapviz").rglob("*.py")}
     assert modules <= names, sorted(modules - names)  # every module and subpackage

@@ -35,40 +35,46 @@ from pathlib import Path
 
 import pytest
 
-from pmapviz import devicerates
+from pmapviz.core.devices import devicerates
 
 ROOT = Path(__file__).resolve().parent.parent
 
 ALONE = {
-    "tests/core/test_queues.py": {
+    "tests/core/base/test_queues.py": {
         "test_timeout_gives_up_with_position_and_holder_age",
         "test_should_stop_cancels_a_wait_within_a_slice",
     },
-    "tests/core/test_pytrees.py": {"test_hostile_tree_text_is_refused_fast"},
-    "tests/core/test_planning.py": {"test_plan_is_fast_and_allocates_nothing_for_huge_shapes"},
-    "tests/core/test_timebudget.py": {
+    "tests/core/base/test_pytrees.py": {"test_hostile_tree_text_is_refused_fast"},
+    "tests/core/planning/test_planning.py": {
+        "test_plan_is_fast_and_allocates_nothing_for_huge_shapes"
+    },
+    "tests/core/budgets/test_timebudget.py": {
         "test_machine_rates_are_measured_once_per_process",
         "test_sweep_and_plan_sweep_refuse_before_running",
         "test_estimate_is_the_right_order_of_magnitude",
     },
-    "tests/core/test_benchmarking.py": {
+    "tests/features/timing/test_benchmarking.py": {
         "test_a_waiting_benchmark_gives_up_or_stops_and_never_hangs",
         "test_the_floor_is_below_every_fastest_run_measured_here",
         "test_whichever_implementation_goes_first_does_not_pay_for_the_first_copy",
     },
     "tests/app/test_doctor.py": {"test_facts_and_floor_sections_hold_on_this_machine"},
-    "tests/live/test_dotproduct.py": {"test_backend_start_up_is_not_counted_as_transfer"},
-    "tests/cluster/test_cluster.py": {
+    "tests/features/live/test_dotproduct.py": {"test_backend_start_up_is_not_counted_as_transfer"},
+    "tests/features/cluster/test_cluster.py": {
         "test_killed_worker_is_reported_and_leaves_no_process",
         "test_half_a_line_then_a_hang_still_times_out_and_the_next_launch_runs",
         "test_a_launch_waits_its_turn_and_gives_up_with_a_cluster_error",
         "test_a_killed_cli_leaves_no_workers",
     },
-    "tests/cluster/test_clusterworker.py": {"test_child_is_killed_when_its_parent_is_sigkilled"},
+    "tests/features/cluster/test_clusterworker.py": {
+        "test_child_is_killed_when_its_parent_is_sigkilled"
+    },
     # four fresh processes at a time, each touching hundreds of MB: beside them, another
     # worker measuring this machine's rates (devicerates) read its memory bandwidth as a
     # fraction of itself, and a live run that goes at once waited for its Run button
-    "tests/core/test_memoryneeds.py": {"test_estimate_covers_the_measured_peak_within_half"},
+    "tests/core/budgets/test_memoryestimates.py": {
+        "test_estimate_covers_the_measured_peak_within_half"
+    },
 }
 # Not ALONE, though heavy: the JAX cache probe's RSS is its own whatever runs beside it, and
 # eight sessions at once wait for their text with two minutes of slack. Held apart, they left

@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import NoReturn
 
-from pmapviz import valueparse
-from pmapviz.app import cliflags
+from pmapviz.core.base import valueparse
+from pmapviz.core.devices import cliflags
 
 
 @dataclass(frozen=True)
 class Command:
-    """One command: the module under ``pmapviz.app`` that runs it, its function there, the
-    function that adds its flags (None: the shared device flags alone) and what it does."""
+    """One command: the module under ``pmapviz`` that runs it (its feature's ``cmd_*``), its
+    function there, the function that adds its flags (None: the shared device flags alone) and
+    what it does."""
 
     module: str
     run: str
@@ -37,54 +38,59 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
-    "devices": Command("cmd_devices", "cmd_devices", None, "show the devices this process gets"),
+    "devices": Command(
+        "app.cmd_devices", "cmd_devices", None, "show the devices this process gets"
+    ),
     "plan": Command(
-        "cmd_plan",
+        "features.explorer.cmd_plan",
         "cmd_plan",
         "_plan_args",
         "validate shapes and axes for pmap, and give the result shapes",
     ),
     "hlo": Command(
-        "cmd_plan",
+        "features.explorer.cmd_plan",
         "cmd_hlo",
         "_hlo_args",
         "what XLA compiled: collectives, cost and memory, four variants",
     ),
     "dot": Command(
-        "cmd_dot",
+        "features.live.cmd_dot",
         "cmd_dot",
         "_dot_args",
         "the seed's pmap(vmap(dot)) example, checked against vmap",
     ),
     "train": Command(
-        "cmd_train",
+        "features.training.cmd_train",
         "cmd_train",
         "_train_args",
         "data-parallel training with pmap, checked against one device",
     ),
     "cluster": Command(
-        "cmd_cluster",
+        "features.cluster.cmd_cluster",
         "cmd_cluster",
         "_cluster_args",
         "a local jax.distributed cluster: local vs global devices; --join: a real one",
     ),
     "bench": Command(
-        "cmd_bench",
+        "features.timing.cmd_bench",
         "cmd_bench",
         "_bench_args",
         "time pmap, vmap, jit+NamedSharding, shard_map and numpy",
     ),
     "trace": Command(
-        "cmd_trace",
+        "features.compiled.cmd_trace",
         "cmd_trace",
         "_trace_args",
         "one lane per device of a profiler trace from any machine",
     ),
     "doctor": Command(
-        "cmd_doctor", "cmd_doctor", None, "run every command and page on the devices here; a report"
+        "app.cmd_doctor",
+        "cmd_doctor",
+        None,
+        "run every command and page on the devices here; a report",
     ),
     "mesh": Command(
-        "cmd_mesh",
+        "features.meshes.cmd_mesh",
         "cmd_mesh",
         "_mesh_args",
         "a named mesh and PartitionSpecs: which device holds which block",
@@ -96,7 +102,7 @@ OWN_DEVICE_FLAGS = ("bench", "cluster", "trace")  # their own device flags, or n
 def command_module(name: str) -> ModuleType:
     """The module that runs command ``name``, loaded when that command runs: a command loads
     its own modules and no other's (``pmapviz --help`` loads none, and no JAX)."""
-    return importlib.import_module(f"pmapviz.app.{COMMANDS[name].module}")
+    return importlib.import_module(f"pmapviz.{COMMANDS[name].module}")
 
 
 def _prog() -> str:

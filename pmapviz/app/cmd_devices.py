@@ -6,14 +6,15 @@ import argparse
 import json
 from dataclasses import asdict
 
-from pmapviz import devicefacts, devicesetup, devicewords, memorypool
-from pmapviz.app.cliflags import _settings, _start
+from pmapviz.core.budgets import memorypool
+from pmapviz.core.devices import devicefacts, devicewords, jaxstartup
+from pmapviz.core.devices.cliflags import _settings, _start
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
     """The devices this process gets, every set beside them, their memory and the budgets."""
     _start(_settings(args), args)
-    report = devicesetup.describe(devicesetup.applied_settings())
+    report = jaxstartup.describe(jaxstartup.applied_settings())
     facts, budget = report.facts, memorypool.budget()
     stats = devicefacts.device_memory()
     started = devicefacts.startup()

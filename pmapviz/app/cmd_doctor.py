@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Callable
 
 from pmapviz.app import doctor
-from pmapviz.app.cliflags import _print, _settings
 from pmapviz.app.ui import page_check
+from pmapviz.core.devices.cliflags import _print, _settings
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -4,7 +4,8 @@ Run it whenever a machine with a GPU or TPU is at hand (it also runs on a laptop
 devices this process has, it:
 
 * reads the device facts (platform, kind, real or emulated, memory, start-up) and the budgets;
-* measures the floor (:func:`pmapviz.devicefacts.rates`) and runs a small Timing-lab sweep,
+* measures the floor (:func:`pmapviz.core.devices.devicefacts.rates`) and runs a small Timing-lab
+sweep,
   checking that the floor is below every implementation's fastest run (within 10 %);
 * times the host-to-device copies of one size in both orders (pmap's layout first, then
   vmap's, and the reverse, each at a fresh size), which says whether a slow first transfer
@@ -29,20 +30,14 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from pmapviz import benchmarking as bench
-from pmapviz import (
-    devicefacts,
-    deviceset,
-    devicesetup,
-    devicewords,
-    memorypool,
-    sweepplans,
-    tracecapture,
-    workloads,
-)
-from pmapviz.cluster import cluster
-from pmapviz.placement import pmap_sharding
-from pmapviz.valuetext import first_line
+from pmapviz.core.base.valuetext import first_line
+from pmapviz.core.budgets import memorypool
+from pmapviz.core.devices import devicefacts, deviceset, devicewords, jaxstartup
+from pmapviz.core.planning.pmapplacement import pmap_sharding
+from pmapviz.features.cluster import cluster
+from pmapviz.features.compiled import tracecapture
+from pmapviz.features.timing import benchmarking as bench
+from pmapviz.features.timing import sweepsetup, workloads
 
 ROOT = Path(__file__).resolve().parents[2]  # pmapviz/app/doctor.py -> the repository
 FLOOR_SLACK = 1.1  # the floor may exceed the fastest run by at most 10 % (timer noise)
@@ -77,8 +72,8 @@ def floor_section(sizes: tuple[int, ...] = (2**16, 2**20, 2**22)) -> dict:
     """A dot sweep at a few sizes (each rounded down to split evenly over this process's
     devices: 65,535 on 3): the floor against each size's fastest run."""
     ks = sorted({1, devicefacts.facts().local_count})
-    sizes = tuple(sweepplans.split_evenly(sizes, ks))
-    rep = bench.sweep(workloads.WORKLOADS["dot"], list(sizes), ks, list(sweepplans.IMPLS), repeat=5)
+    sizes = tuple(sweepsetup.split_evenly(sizes, ks))
+    rep = bench.sweep(workloads.WORKLOADS["dot"], list(sizes), ks, list(sweepsetup.IMPLS), repeat=5)
     rows = []
     for s in sizes:
         at = [m for m in rep.results if m.size == s]
@@ -154,7 +149,7 @@ def timeline_section() -> dict:
     }
 
 
-def device_flags(settings: devicesetup.Settings) -> list[str]:
+def device_flags(settings: jaxstartup.Settings) -> list[str]:
     """The flags that give a subprocess or the app exactly these settings (what came from the
     environment comes again from the environment)."""
     flags = ["--devices", str(settings.devices)] if settings.devices_source == "flag" else []
@@ -170,7 +165,7 @@ def device_flags(settings: devicesetup.Settings) -> list[str]:
     return flags
 
 
-def command_lines(settings: devicesetup.Settings, trace_path: str | None) -> list[list[str]]:
+def command_lines(settings: jaxstartup.Settings, trace_path: str | None) -> list[list[str]]:
     """Every CLI command, small."""
     # the set this doctor checks (the machine's own), not a command's default
     on = ["--device-set", deviceset.current()] if deviceset.has_two() else []
@@ -244,7 +239,7 @@ def in_subprocess(argv: list[str]) -> tuple[int, str, str]:
 
 
 def commands_section(
-    settings: devicesetup.Settings, progress: Progress = None, here: Here | None = None
+    settings: jaxstartup.Settings, progress: Progress = None, here: Here | None = None
 ) -> list[dict]:
     """Every CLI command, each in a fresh process; where the devices serve one process at a
     time (a TPU chip, which this doctor holds), each in this process (``here``)."""
@@ -271,7 +266,7 @@ def commands_section(
     return rows
 
 
-def beside_section(settings: devicesetup.Settings) -> dict:
+def beside_section(settings: jaxstartup.Settings) -> dict:
     """Where a chip serves one process at a time: what a second process is told while this
     one holds it (one line, what works beside it, no harmful advice; whether it named this
     process), and that the CPU devices still work beside it. Elsewhere: not needed."""
@@ -332,11 +327,11 @@ def pages_here() -> bool:
     return (ROOT / "app.py").is_file()
 
 
-PageCheck = Callable[[devicesetup.Settings, Progress], list[dict]]
+PageCheck = Callable[[jaxstartup.Settings, Progress], list[dict]]
 
 
 def run(
-    settings: devicesetup.Settings,
+    settings: jaxstartup.Settings,
     progress: Progress = print,
     pages: PageCheck | str = "skipped",
     here: Here | None = None,
@@ -347,13 +342,13 @@ def run(
     ``pages``: the page check (``pmapviz.app.ui.page_check.section``, which the CLI passes:
     Streamlit is an adapter's business), or why there is none; ``here``: how to run a CLI
     command in this process (``cli.run_here``), for devices that serve one process."""
-    devicesetup.apply(settings)
+    jaxstartup.apply(settings)
     with deviceset.use(deviceset.real()):
         return _run_checks(settings, progress, pages, here)
 
 
 def _run_checks(
-    settings: devicesetup.Settings, progress: Progress, pages: PageCheck | str, here: Here | None
+    settings: jaxstartup.Settings, progress: Progress, pages: PageCheck | str, here: Here | None
 ) -> dict:
     t0 = time.perf_counter()
     sections = (

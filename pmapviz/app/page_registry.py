@@ -4,7 +4,7 @@ The menu, app.py's navigation, the page check (``page_check.PAGE_ACTIONS``), the
 the hostile links all come from :data:`PAGES`.
 
 It lives at the top because a page's schemas belong to its features (the cluster's, the
-tour's), which the ground's :mod:`pmapviz.ui.shell` (routing, the last resort) may not import;
+tour's), which the ground's :mod:`pmapviz.core.ui.shell` (routing, the last resort) may not import;
 it draws nothing (the menu and Home's links: :mod:`pmapviz.app.ui.page_menu`), so the CLI reads
 it without importing Streamlit.
 """
@@ -14,18 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pmapviz import (
-    collectiveops,
-    deviceset,
-    explorersettings,
-    meshsettings,
-    programanalysis,
-    settings,
-    sweepplans,
-    trainingrun,
-)
-from pmapviz.cluster import cluster
-from pmapviz.tour import tour
+from pmapviz.core.base import settings
+from pmapviz.core.devices import deviceset
+from pmapviz.core.planning import scenarios
+from pmapviz.core.running import programanalysis
+from pmapviz.features.cluster import cluster
+from pmapviz.features.collectives import collectiveops
+from pmapviz.features.meshes import meshsettings
+from pmapviz.features.timing import sweepsetup
+from pmapviz.features.tour import tour
+from pmapviz.features.training import trainingrun
 
 Schemas = Callable[[int], tuple[settings.Schema, ...]]  # a page's schemas on n devices
 
@@ -38,7 +36,7 @@ def _no_settings(n_devices: int) -> tuple[settings.Schema, ...]:
 
 
 def _explorer(n_devices: int) -> tuple[settings.Schema, ...]:
-    return (explorersettings.schema(n_devices),)
+    return (scenarios.schema(n_devices),)
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,7 @@ PAGES = (
         "real",
         checks=(({"sizes": "64,16384", "r": "3"}, ("tl_go",)),),
         # the sweep (``beside`` where the server holds two sets), and the explorer's settings
-        schemas=lambda n: (sweepplans.schema(n, beside=True), *_explorer(n)),
+        schemas=lambda n: (sweepsetup.schema(n, beside=True), *_explorer(n)),
     ),
     PageInfo(
         "pages/training.py",

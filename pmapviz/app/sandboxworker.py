@@ -1,11 +1,12 @@
-"""The worker process of :mod:`pmapviz.sandbox`: runs of your own f, rebuilt from their settings.
+"""The worker process of :mod:`pmapviz.core.running.sandbox`: runs of your own f, rebuilt from their
+settings.
 
     python -m pmapviz.app.sandboxworker --devices N [--parent PID]
 
 It fixes its device count (emulated CPU devices) before JAX starts, says ``"ready"``, then
 answers one request at a time on its pipes (``sandbox.send``: a pickle, its length first):
 ``(task, *args)`` -> ``(True, result)`` or ``(False, the error)``. A task rebuilds the program
-and the plan from the settings' text (``explorersettings.program_for``, ``planning.replan``), which
+and the plan from the settings' text (``scenarios.program_for``, ``planning.replan``), which
 checks them again as the server did: nothing typed is evaluated. The server holds the memory
 (its pool) and the turns; the worker only computes. It dies with its parent.
 """
@@ -18,28 +19,22 @@ import pickle
 import sys
 from collections import OrderedDict
 
-from pmapviz import (
-    benchmarking,
-    benchreports,
-    compiledplans,
-    devicesetup,
-    explorersettings,
-    planning,
-    pmaprun,
-    sandbox,
-)
-from pmapviz.cluster import clusterworker
-from pmapviz.meshes import meshownf, migration
+from pmapviz.core.devices import jaxstartup
+from pmapviz.core.planning import planning, scenarios
+from pmapviz.core.running import pmapcompile, pmaprun, sandbox
+from pmapviz.features.cluster import clusterworker
+from pmapviz.features.meshes import meshownf, migration
+from pmapviz.features.timing import benchmarking, benchreports
 
-_COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> compiledplans.Compiled, a few kept
+_COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> pmapcompile.Compiled, a few kept
 KEEP = 4
 
 
 def _rebuilt(ref: tuple, key: tuple):
     """(program, plan, its compiled pair), the pair kept for the next run of the same f."""
-    program = explorersettings.program_for(*ref)
+    program = scenarios.program_for(*ref)
     plan = planning.replan(program, key)
-    compiled = _COMPILED.pop((ref, key), None) or compiledplans.compile_plan(program, plan)
+    compiled = _COMPILED.pop((ref, key), None) or pmapcompile.compile_plan(program, plan)
     _COMPILED[(ref, key)] = compiled
     while len(_COMPILED) > KEEP:
         _COMPILED.popitem(last=False)
@@ -60,7 +55,7 @@ def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchre
 
 def both(ref: tuple, key: tuple, kind: str, seed: int) -> migration.Agreement:
     """``migration.run_both``'s runs (the server reserved their memory)."""
-    program = explorersettings.program_for(*ref)
+    program = scenarios.program_for(*ref)
     return migration.run_both_here(program, planning.replan(program, key), kind, seed)
 
 
@@ -92,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     clusterworker.die_with_parent(args.parent)
     wanted = ["--devices", str(args.devices), "--platform", "cpu"]
-    devicesetup.apply(devicesetup.parse_settings(wanted, dict(os.environ)))
+    jaxstartup.apply(jaxstartup.parse_settings(wanted, dict(os.environ)))
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # anything printed goes to the log, never into the pipe
     sandbox.send(stdout, "ready")

@@ -65,7 +65,9 @@ def test_a_command_loads_its_own_modules_only_and_none_imports_the_cli():
         "print(sorted(m for m in sys.modules if m.startswith('pmapviz.app.cmd_')))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert done.stdout.strip().splitlines()[-1] == "['pmapviz.app.cmd_plan']", done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "['pmapviz.features.explorer.cmd_plan']", (
+        done.stderr
+    )
     for c in cli.COMMANDS.values():
         source = (ROOT / "pmapviz" / "app" / f"{c.module}.py").read_text()
         assert "app.cli " not in source and "import cli\n" not in source, c.module

@@ -3,8 +3,8 @@ run, every command and page, is what `python -m pmapviz doctor` does on a GPU bo
 
 import pytest
 
-from pmapviz import devicesetup
 from pmapviz.app import doctor
+from pmapviz.core.devices import jaxstartup
 
 
 def test_facts_and_floor_sections_hold_on_this_machine():
@@ -22,7 +22,7 @@ def test_the_floor_sizes_split_evenly_on_any_device_count(monkeypatch):
     devices". Each size is rounded down to a multiple of every count swept."""
     import dataclasses
 
-    from pmapviz import devicefacts
+    from pmapviz.core.devices import devicefacts
 
     swept = []
 
@@ -54,14 +54,14 @@ def test_transfer_order_and_timeline_sections():
 def test_commands_cover_every_cli_command():
     from pmapviz.app import cli
 
-    settings = devicesetup.applied_settings()
+    settings = jaxstartup.applied_settings()
     names = {c[0] for c in doctor.command_lines(settings, "/tmp/trace")}
     assert names == set(cli.COMMANDS) - {"doctor"}
     flags = doctor.device_flags(
-        devicesetup.Settings(devices=4, platform="cpu", devices_source="flag", max_bytes=2**30)
+        jaxstartup.Settings(devices=4, platform="cpu", devices_source="flag", max_bytes=2**30)
     )
     assert flags == ["--devices", "4", "--platform", "cpu", "--max-bytes", str(2**30)]
-    assert doctor.device_flags(devicesetup.Settings()) == []  # from the environment, as given
+    assert doctor.device_flags(jaxstartup.Settings()) == []  # from the environment, as given
 
 
 def test_the_report_reads_as_text_and_fails_on_any_problem():
@@ -148,7 +148,7 @@ def test_a_check_that_raises_is_reported_and_the_others_still_run(monkeypatch):
     monkeypatch.setattr(doctor, "floor_section", lambda: {"ok": True, "method": "m", "rows": []})
     monkeypatch.setattr(doctor, "transfer_order_section", lambda: {"pairs": 1, "ms": {}})
     monkeypatch.setattr(doctor, "commands_section", lambda settings, progress: [])
-    report = doctor.run(devicesetup.applied_settings(), progress=None)
+    report = doctor.run(jaxstartup.applied_settings(), progress=None)
     assert report["timeline"] == {"failed": "RuntimeError: the profiler is missing"}
     assert not report["ok"] and report["pages"] == "skipped" and report["facts"]["platform"]
 
@@ -160,7 +160,7 @@ def test_a_page_check_the_cli_hands_over_runs_or_its_absence_is_said(monkeypatch
     monkeypatch.setattr(doctor, "floor_section", lambda: {"ok": True, "method": "m", "rows": []})
     monkeypatch.setattr(doctor, "transfer_order_section", lambda: {"pairs": 1, "ms": {}})
     monkeypatch.setattr(doctor, "commands_section", lambda settings, progress: [])
-    settings = devicesetup.applied_settings()
+    settings = jaxstartup.applied_settings()
     report = doctor.run(settings, progress=None, pages=doctor.NO_STREAMLIT)
     assert report["pages"].startswith("Streamlit is not installed")
     rows = [{"page": "p", "exceptions": [], "errors": [], "cpu_words": []}]
@@ -170,8 +170,8 @@ def test_a_page_check_the_cli_hands_over_runs_or_its_absence_is_said(monkeypatch
 def test_a_command_this_machine_forbids_is_skipped_with_its_own_words(monkeypatch):
     """The cluster command exits 3 where no socket may open (cluster.NoSockets): the doctor
     reads that exit and the command's own line, rather than deciding the rule itself."""
-    from pmapviz import devicesetup
-    from pmapviz.cluster import cluster
+    from pmapviz.core.devices import jaxstartup
+    from pmapviz.features.cluster import cluster
 
     said = "pmapviz: No local cluster here: this machine lets no process open a network socket"
 
@@ -181,14 +181,14 @@ def test_a_command_this_machine_forbids_is_skipped_with_its_own_words(monkeypatc
         return 0, "", ""
 
     monkeypatch.setattr(doctor, "in_subprocess", fake_run)
-    rows = doctor.commands_section(devicesetup.parse_settings(["--devices", "4"], {}))
+    rows = doctor.commands_section(jaxstartup.parse_settings(["--devices", "4"], {}))
     by = {r["command"]: r for r in rows}
     assert by["cluster"]["skipped"].startswith("No local cluster here")
     assert by["cluster"]["rc"] == 0 and all(r["rc"] == 0 for r in rows)
     monkeypatch.setattr(doctor, "in_subprocess", lambda argv: (1, "", "pmapviz: broke\n"))
     assert all(
         "skipped" not in r
-        for r in doctor.commands_section(devicesetup.parse_settings(["--devices", "4"], {}))
+        for r in doctor.commands_section(jaxstartup.parse_settings(["--devices", "4"], {}))
     )
 
 

@@ -7,10 +7,11 @@ import pytest
 from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
 from streamlit.testing.v1 import AppTest
 
-from pmapviz import explorersettings, settings
 from pmapviz.app import page_registry
 from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
+from pmapviz.core.base import settings
+from pmapviz.core.planning import scenarios
 from tests.conftest import ROOT
 
 
@@ -26,12 +27,12 @@ def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
     """The keys come from the schemas the page reads its link through (its features'), the
     same on any device count; the app's own keys (presenter mode, the device set) are apart."""
     explorer = page_registry.page_info("pages/explorer.py")
-    assert explorer.keys() == explorersettings.KEYS
-    assert page_registry.page_info("pages/live.py").keys() == explorersettings.KEYS
+    assert explorer.keys() == scenarios.KEYS
+    assert page_registry.page_info("pages/live.py").keys() == scenarios.KEYS
     assert PAGES[0].keys() == () and APP_KEYS == (settings.PRESENT_KEY, "on")
     timing = page_registry.page_info("pages/timing.py").keys()
     assert timing[:6] == ("w", "r", "sizes", "ks", "impls", "beside")
-    assert set(explorersettings.KEYS) <= set(timing)  # it times the explorer's settings
+    assert set(scenarios.KEYS) <= set(timing)  # it times the explorer's settings
     for p in PAGES:
         assert p.keys(1) == p.keys(3) == p.keys(8), p.path
         assert not set(p.keys()) & set(APP_KEYS), p.path

@@ -3,10 +3,12 @@ sent back as themselves, and a real worker process that answers every task."""
 
 import pytest
 
-from pmapviz import benchmarking, compiledplans, expr, exprvocab, pmaprun, sandbox
 from pmapviz.app import sandboxworker
-from pmapviz.meshes import migration
-from pmapviz.planning import plan
+from pmapviz.core.expressions import expr, exprvocab
+from pmapviz.core.planning.planning import plan
+from pmapviz.core.running import pmapcompile, pmaprun, sandbox
+from pmapviz.features.meshes import migration
+from pmapviz.features.timing import benchmarking
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
@@ -49,13 +51,12 @@ def test_the_worker_tasks_agree_with_the_same_work_here():
     p = plan(prog, [(N, 5)], n_devices=N)
     ref = ("expr", "x", "jnp.cumsum(x, axis=-1)")
     there = sandboxworker.live(ref, p.key, "arange", 0, 2)
-    here = pmaprun.run_plan(prog, p, compiledplans.compile_plan(prog, p), "arange", 0, 2)
+    here = pmaprun.run_plan(prog, p, pmapcompile.compile_plan(prog, p), "arange", 0, 2)
     assert there.rows == here.rows and there.passed
 
 
 def test_your_f_on_a_mesh_runs_in_the_worker_as_it_would_here():
-    from pmapviz import meshsettings, meshspecs
-    from pmapviz.meshes import meshownf
+    from pmapviz.features.meshes import meshownf, meshsettings, meshspecs
 
     sandbox._WORKER.stop()
     try:

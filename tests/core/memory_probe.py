@@ -1,4 +1,5 @@
-"""Measure one action's peak memory in this (fresh) process, against pmapviz.memoryneeds' estimate.
+"""Measure one action's peak memory in this (fresh) process, against
+pmapviz.core.budgets.memoryestimates' estimate.
 
     python -m tests.core.memory_probe live double float32 4 4,8000000
     python -m tests.core.memory_probe dot 2000000 4
@@ -24,7 +25,7 @@ import sys
 import threading
 import time
 
-from pmapviz import devicerates
+from pmapviz.core.devices import devicerates
 
 DEVICES = 4
 
@@ -72,21 +73,22 @@ def peak_during(action) -> tuple[int, object]:
 
 
 def _setup() -> None:
-    from pmapviz import devicesetup
+    from pmapviz.core.devices import jaxstartup
 
-    devicesetup.apply(devicesetup.Settings(devices=DEVICES, platform="cpu"))
+    jaxstartup.apply(jaxstartup.Settings(devices=DEVICES, platform="cpu"))
 
 
 def live(key: str, dtype: str, n: str, *shapes: str):
-    from pmapviz import catalog, compiledplans, pmaprun
-    from pmapviz.planning import plan
+    from pmapviz.core.expressions import functions
+    from pmapviz.core.planning.planning import plan
+    from pmapviz.core.running import pmapcompile, pmaprun
 
-    prog = catalog.get(key)
+    prog = functions.get(key)
     sh = [tuple(int(v) for v in s.split(",")) for s in shapes]
     axes = tuple(None if k and key == "matmul" else 0 for k in range(len(sh)))
     p = plan(prog, sh, in_axes=axes, n_devices=int(n), dtypes=[dtype] * len(sh))
     assert p.ok, p.problems
-    compiled = compiledplans.compile_plan(prog, p)
+    compiled = pmapcompile.compile_plan(prog, p)
     small = plan(
         prog,
         [(int(n),) + s[1:] if a == 0 else s for s, a in zip(sh, axes, strict=True)],
@@ -94,58 +96,60 @@ def live(key: str, dtype: str, n: str, *shapes: str):
         n_devices=int(n),
         dtypes=[dtype] * len(sh),
     )
-    pmaprun.run_plan(prog, small, compiledplans.compile_plan(prog, small), repeat=1)
+    pmaprun.run_plan(prog, small, pmapcompile.compile_plan(prog, small), repeat=1)
     measured, res = peak_during(lambda: pmaprun.run_plan(prog, p, compiled))
     assert res.passed and res.flat_equal in (None, True)
     return pmaprun.estimate_bytes(p, prog).total, measured
 
 
 def dot(pairs: str, n: str):
-    from pmapviz import memoryneeds
-    from pmapviz.live import dotproduct
+    from pmapviz.core.budgets import memoryestimates
+    from pmapviz.features.live import dotproduct
 
     dotproduct.run_dot(int(n) * 1000, int(n), repeat=1, limit=10**9)
     measured, res = peak_during(lambda: dotproduct.run_dot(int(pairs), int(n), limit=10**9))
     assert res.allclose and res.numpy_max_abs_diff < 1e-4
-    return memoryneeds.dot_bytes(int(pairs), int(n)).total, measured
+    return memoryestimates.dot_bytes(int(pairs), int(n)).total, measured
 
 
 def sweep(workload: str, size: str, budget: str):
-    from pmapviz import benchmarking as bench
-    from pmapviz import memoryneeds, sweepplans, workloads
+    from pmapviz.core.budgets import memoryestimates
+    from pmapviz.features.timing import benchmarking as bench
+    from pmapviz.features.timing import sweepsetup, workloads
 
     wl, ks = workloads.WORKLOADS[workload], [1, DEVICES]
-    bench.sweep(wl, [DEVICES * 8], ks, list(sweepplans.IMPLS), repeat=1, budget=10**9)
+    bench.sweep(wl, [DEVICES * 8], ks, list(sweepsetup.IMPLS), repeat=1, budget=10**9)
 
     devicerates.set_rates(None)  # measured again, inside the action, with a probe sized by budget
-    estimate = memoryneeds.sweep_bytes(wl, [int(size)], ks, sweepplans.IMPLS, int(budget)).total
+    estimate = memoryestimates.sweep_bytes(wl, [int(size)], ks, sweepsetup.IMPLS, int(budget)).total
     measured, _ = peak_during(
         lambda: bench.sweep(
-            wl, [int(size)], ks, list(sweepplans.IMPLS), repeat=2, budget=int(budget)
+            wl, [int(size)], ks, list(sweepsetup.IMPLS), repeat=2, budget=int(budget)
         )
     )
     return estimate, measured
 
 
 def timing_plan(key: str, dtype: str, shape: str):
-    from pmapviz import benchmarking as bench
-    from pmapviz import catalog, memoryneeds
-    from pmapviz.planning import plan
+    from pmapviz.core.budgets import memoryestimates
+    from pmapviz.core.expressions import functions
+    from pmapviz.core.planning.planning import plan
+    from pmapviz.features.timing import benchmarking as bench
 
-    prog = catalog.get(key)
+    prog = functions.get(key)
     sh = tuple(int(v) for v in shape.split(","))
     p = plan(prog, [sh] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
     small = plan(prog, [(DEVICES, 8)] * len(prog.arg_names), n_devices=DEVICES, dtypes=dtype)
     bench.measure_plan(prog, small, repeat=1, bandwidth_gbs=10.0)
     measured, _ = peak_during(lambda: bench.measure_plan(prog, p, repeat=2, bandwidth_gbs=10.0))
-    return memoryneeds.plan_timing_bytes(p).total, measured
+    return memoryestimates.plan_timing_bytes(p).total, measured
 
 
 def reserved_during(action) -> tuple[int, int, object]:
     """(the largest Need.total the action reserved with ``memorypool.reserve``, its peak as
     :func:`peak_during` measures it, its result): for actions whose reservation is read from
     their compiled programs, so the estimate held to the measurement is what they hold."""
-    from pmapviz import memorypool
+    from pmapviz.core.budgets import memorypool
 
     seen, real = [], memorypool.reserve
 
@@ -162,7 +166,7 @@ def reserved_during(action) -> tuple[int, int, object]:
 
 
 def train(model: str, batch: str, steps: str):
-    from pmapviz import trainingrun
+    from pmapviz.features.training import trainingrun
 
     trainingrun.train(
         trainingrun.Config("linear", DEVICES, 8 * DEVICES, 2)
@@ -174,7 +178,7 @@ def train(model: str, batch: str, steps: str):
 
 
 def collective(key: str, m: str):
-    from pmapviz import collectiveops
+    from pmapviz.features.collectives import collectiveops
 
     collectiveops.run("psum", DEVICES, 4)  # JAX's first-use costs
     estimate, measured, _ = reserved_during(lambda: collectiveops.run(key, DEVICES, int(m)))
@@ -183,11 +187,13 @@ def collective(key: str, m: str):
 
 def cluster(processes: str, local: str):
     """A worker is a process of its own: its peak is its whole RSS, as it reports it."""
-    from pmapviz import memoryneeds
-    from pmapviz.cluster import cluster as cl
+    from pmapviz.core.budgets import memoryestimates
+    from pmapviz.features.cluster import cluster as cl
 
     res = cl.launch(int(processes), int(local), compare_single=False)
-    return memoryneeds.worker_bytes(int(local)), max(r["max_rss_bytes"] for r in res.per_process)
+    return memoryestimates.worker_bytes(int(local)), max(
+        r["max_rss_bytes"] for r in res.per_process
+    )
 
 
 ACTIONS = {
@@ -213,16 +219,16 @@ def main(argv: list[str]) -> int:
 PRELOAD = (
     "jax",
     "jax.numpy",
-    "pmapviz.benchmarking",
-    "pmapviz.catalog",
-    "pmapviz.cluster.cluster",
-    "pmapviz.collectiveops",
-    "pmapviz.compiledplans",
-    "pmapviz.live.dotproduct",
-    "pmapviz.memoryneeds",
-    "pmapviz.planning",
-    "pmapviz.pmaprun",
-    "pmapviz.trainingrun",
+    "pmapviz.features.timing.benchmarking",
+    "pmapviz.core.expressions.functions",
+    "pmapviz.features.cluster.cluster",
+    "pmapviz.features.collectives.collectiveops",
+    "pmapviz.core.running.pmapcompile",
+    "pmapviz.features.live.dotproduct",
+    "pmapviz.core.budgets.memoryestimates",
+    "pmapviz.core.planning.planning",
+    "pmapviz.core.running.pmaprun",
+    "pmapviz.features.training.trainingrun",
 )
 
 

@@ -9,7 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmapviz import timeline, tracefiles, tracelanes
+from pmapviz.core.xla import timeline, tracefiles, tracelanes
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "core" / "fixtures"

@@ -31,9 +31,9 @@ import pytest
 from playwright.sync_api import expect
 
 from harness import ROOT, start_server, stclient, stop_server
-from pmapviz import explorersettings
 from pmapviz.app.page_registry import APP_KEYS, PAGES
-from pmapviz.ui import shell
+from pmapviz.core.planning import scenarios
+from pmapviz.core.ui import shell
 
 pytestmark = pytest.mark.e2e
 
@@ -61,14 +61,14 @@ KEY_CONTEXT = {
     **{
         (page, key): {**src, **({"fn": "expr"} if key in ("args", "body") else {})}
         for page, src in EXPLORER_PAGES.items()
-        for key in explorersettings.KEYS
+        for key in scenarios.KEYS
         if src or key in ("args", "body")
     },
 }
 
 # argument slots past the second are read by the same code as the first two: alone, each of
 # their keys is tried on the explorer only (every key of every page still meets the markup)
-LATER_SLOTS = {f"{c}{k}" for k in range(2, explorersettings.MAX_ARGS) for c in "sda"}
+LATER_SLOTS = {f"{c}{k}" for k in range(2, scenarios.MAX_ARGS) for c in "sda"}
 NON_ASCII_DIGITS = ["¹", "١", "５"]  # plus '²' for every key
 BEYOND_INT64 = [str(2**63), str(10**30), str(-(2**64))]
 MARKUP = [

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from harness import DIAGRAMS, E2E_DEVICES, EXCEPTIONS, MAIN, screenshot, wait_rendered
 from harness.browser import ARTIFACTS
 from pmapviz.app.page_registry import PAGES
-from pmapviz.tour import tour
+from pmapviz.features.tour import tour
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES

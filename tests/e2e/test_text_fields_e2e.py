@@ -36,7 +36,7 @@ from playwright.sync_api import expect
 
 from harness import EXCEPTIONS, MAIN, SIDEBAR, wait_rendered
 from pmapviz.app.page_registry import PAGES
-from pmapviz.ui import shell
+from pmapviz.core.ui import shell
 
 pytestmark = pytest.mark.e2e
 

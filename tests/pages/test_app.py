@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from pmapviz import devicefacts, devicesetup
 from pmapviz.app.page_registry import PAGES
 from pmapviz.app.ui import page_check
+from pmapviz.core.devices import devicefacts, jaxstartup
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -38,7 +38,7 @@ def test_restart_command_follows_the_chosen_count(run_app):
         (["--devices", "-3"], {}, "-3 devices"),
         (["--devices", "eight"], {}, "not a whole number"),
         (["--devices", "1e9"], {}, "not a whole number"),
-        (["--devices", "100000"], {}, f"at most {devicesetup.MAX_DEVICES}"),
+        (["--devices", "100000"], {}, f"at most {jaxstartup.MAX_DEVICES}"),
         (["--platform", "quantum"], {}, "not a known platform"),
         ([], {"PMAPVIZ_DEVICES": "eight"}, "PMAPVIZ_DEVICES"),
     ],
@@ -53,7 +53,7 @@ def test_bad_settings_show_a_message_not_a_traceback(run_app, argv, env, expecte
 
 def test_panel_admits_a_count_it_could_not_apply(run_app):
     """JAX in this process already has TEST_DEVICES devices; asking for 3 must be flagged."""
-    original = devicesetup.applied_settings()
+    original = jaxstartup.applied_settings()
     try:
         at = run_app(argv=["--devices", "3", "--platform", "cpu"])
         assert not at.exception
@@ -63,7 +63,7 @@ def test_panel_admits_a_count_it_could_not_apply(run_app):
             for w in warnings
         )
     finally:
-        devicesetup.apply(original)
+        jaxstartup.apply(original)
 
 
 def grid_rows(markup: str) -> dict[str, list[str]]:
@@ -105,10 +105,10 @@ def test_home_links_every_other_page(run_app):
 def test_an_unforeseen_error_shows_one_message_and_the_type_only(run_app, monkeypatch):
     """The router's last resort: no traceback, no server path, the page's type of error in a
     collapsed 'Details', and the sidebar still works."""
-    from pmapviz import pmapdemos
+    from pmapviz.features.home import pmapdemos
 
     def broken(*_a, **_k):
-        raise RuntimeError("secret /srv/pmapviz/pmapviz/pmaprun.py detail")
+        raise RuntimeError("secret /srv/pmapviz/pmapviz/core/running/pmaprun.py detail")
 
     monkeypatch.setattr(pmapdemos, "run_hello", broken)
     at = run_app()
@@ -166,7 +166,8 @@ def test_collectives_grid_uses_the_reported_labels(run_app, fake_devices):
 
 
 def test_the_first_page_is_drawn_without_importing_pandas():
-    """Cold start (issue 17): pandas (~0.3 s) is imported by pmapviz.warmup after the first
+    """Cold start (issue 17): pandas (~0.3 s) is imported by pmapviz.core.base.heavyimports after
+    the first
     page, not on its way. Here the warm-up is switched off, so pandas in sys.modules after the
     home page means something on the home page's path imported it."""
     import subprocess
@@ -177,8 +178,8 @@ def test_the_first_page_is_drawn_without_importing_pandas():
     code = (
         "import os, sys\n"
         "from streamlit.testing.v1 import AppTest\n"
-        "from pmapviz import warmup\n"
-        "warmup.start = lambda *a, **k: None\n"
+        "from pmapviz.core.base import heavyimports\n"
+        "heavyimports.start = lambda *a, **k: None\n"
         f"os.environ['PMAPVIZ_DEVICES'] = '{TEST_DEVICES}'\n"
         "sys.argv = ['app.py']\n"
         "at = AppTest.from_file(os.path.abspath('app.py'), default_timeout=120).run()\n"

@@ -39,10 +39,10 @@ def test_bad_link_values_fall_back(run_app):
 def test_a_report_opened_from_the_reports_folder_draws_the_real_cluster(
     run_app, tmp_path, monkeypatch
 ):
-    from pmapviz import devicesetup
+    from pmapviz.core.devices import jaxstartup
     from tests.conftest import ROOT
 
-    monkeypatch.setattr(devicesetup, "_applied", devicesetup._applied)  # app.py applies --reports
+    monkeypatch.setattr(jaxstartup, "_applied", jaxstartup._applied)  # app.py applies --reports
 
     report = ROOT / "tests/core/fixtures/cluster-report-slurm-4x2.json"
     (tmp_path / "slurm.json").write_text(report.read_text())

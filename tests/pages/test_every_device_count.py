@@ -41,10 +41,12 @@ SMALL = ("pages/timing.py", "pages/training.py", "pages/cluster.py")
 
 # Buttons not pressed, and why (prefixes of keys, or keys).
 SKIPPED_PREFIXES = {
-    "share_": "the 'Share this view' popover (pmapviz/ui/url_state.py share_link), not an action",
+    "share_": "the 'Share this view' popover (pmapviz/core/ui/url_state.py share_link), "
+    "not an action",
 }
 SKIPPED = {
-    "ex_sm_meshes": "calls st.switch_page('pages/meshes.py') (pmapviz/meshes/ui/migration_view.py "
+    "ex_sm_meshes": "calls st.switch_page('pages/meshes.py') "
+    "(pmapviz/features/meshes/ui/migration_view.py "
     "_to_meshes): leaves the page under test",
 }
 # Buttons whose work does not depend on this server's device count, pressed on the first count
@@ -222,17 +224,15 @@ def _keep_uncaught_tracebacks(walker: _Walker) -> None:
 def walk(count: int) -> dict:
     """Every page and tour step on ``count`` devices, every button pressed once."""
     argv = ["app.py", "--devices", str(count), "--platform", "cpu"]
-    from pmapviz import devicesetup
+    from pmapviz.core.devices import jaxstartup
 
-    devicesetup.apply(
-        devicesetup.parse_settings(argv[1:], os.environ)
-    )  # before anything imports JAX
+    jaxstartup.apply(jaxstartup.parse_settings(argv[1:], os.environ))  # before anything imports JAX
     from streamlit.testing.v1 import AppTest
 
     from pmapviz.app import page_registry
     from pmapviz.app.ui import page_check
-    from pmapviz.tour import tour
-    from pmapviz.ui import shell
+    from pmapviz.core.ui import shell
+    from pmapviz.features.tour import tour
 
     walker = _Walker(AppTest, argv, count)
     caught = shell.page_failed
@@ -287,7 +287,7 @@ def _expected() -> list[str]:
     """Every page (with its SMALL query) and every tour step, by visit name."""
     from pmapviz.app import page_registry
     from pmapviz.app.ui import page_check
-    from pmapviz.tour import tour
+    from pmapviz.features.tour import tour
 
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
     names = [
@@ -351,7 +351,7 @@ def test_every_page_step_and_button_works_on_this_many_devices(count):
         "PYTHONPATH": str(ROOT),
     }
     env.pop("PMAPVIZ_PLATFORM", None)
-    env.pop("JAX_NUM_CPU_DEVICES", None)  # this test process's 8 (devicesetup.apply sets it again)
+    env.pop("JAX_NUM_CPU_DEVICES", None)  # this test process's 8 (jaxstartup.apply sets it again)
     t0 = time.monotonic()
     r = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), str(count)],

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from pmapviz.explorer import presets
-from pmapviz.explorer.ui import plan_verdict
+from pmapviz.features.explorer import presets
+from pmapviz.features.explorer.ui import plan_verdict
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text, html_table
 
@@ -409,7 +409,7 @@ def test_the_same_problem_for_two_arguments_gets_a_fix_button_for_each(run_app):
 def test_an_unforeseen_error_in_the_fragment_is_one_clear_message(run_app, monkeypatch):
     """app.py's last resort cannot catch what a fragment raises (Streamlit's fragment runner
     shows it first), so the explorer's fragment carries the same net (``ui.shell.fragment``)."""
-    from pmapviz import codegen
+    from pmapviz.features.explorer import codegen
 
     def broken(*args, **kwargs):
         raise RuntimeError("/secret/path")

@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 from harness import stclient
 from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
-from pmapviz.ui import shell
+from pmapviz.core.ui import shell
 from tests.conftest import ROOT
 from tests.core.ui.conftest import TEXT_KINDS
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pmapviz import collectivedefs
+from pmapviz.core.expressions import collectivedefs
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -245,14 +245,14 @@ def test_the_link_that_aborted_the_server_is_refused_from_the_shapes(run_app):
 def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
     """12 calls of 1.1 TFLOP each: over a 10 s limit at any FLOP rate this CPU measures (86 to
     215 GFLOP/s seen; at 60 s the fastest measurements let it through)."""
-    from pmapviz import devicesetup
+    from pmapviz.core.devices import jaxstartup
 
     query = dict(fn="matmul", s0=f"{N}, 4096, 4096", s1="4096, 4096", a0="0", a1="None")
-    original = devicesetup.applied_settings()
+    original = jaxstartup.applied_settings()
     try:
         at = run_app(page="pages/live.py", argv=["--max-seconds", "10"], query=query)
     finally:
-        devicesetup.apply(original)  # the next test's limit is the default again
+        jaxstartup.apply(original)  # the next test's limit is the default again
     assert not at.exception
     errors = [e.value for e in at.error]
     if any("the budget is" in e for e in errors):
@@ -336,7 +336,7 @@ def test_what_f_makes_in_between_is_refused_before_anything_runs(run_app):
 
 
 def test_own_f_runs_in_its_own_process_and_the_page_says_so(run_app):
-    from pmapviz import sandbox
+    from pmapviz.core.running import sandbox
 
     at = live(run_app, fn="expr", args="x", body="jnp.tanh(x) * 2", s0=f"{N}, 6", a0="0")
     assert "PASS" in at.success[0].value
@@ -350,10 +350,12 @@ def test_own_f_past_the_time_limit_is_stopped_and_the_page_says_so(run_app, monk
     """An estimate that lets a slow f through (as a model hole would): the run goes to the
     sandbox's worker, which is ended at the limit; the page says so, and nothing is left
     running."""
-    from pmapviz import devicesetup, sandbox, timebudget
+    from pmapviz.core.budgets import timebudget
+    from pmapviz.core.devices import jaxstartup
+    from pmapviz.core.running import sandbox
 
     monkeypatch.setattr(timebudget, "check_live", lambda *a, **k: 0.1)
-    monkeypatch.setattr(devicesetup, "time_limit", lambda: 1)
+    monkeypatch.setattr(jaxstartup, "time_limit", lambda: 1)
     monkeypatch.setattr(sandbox, "GRACE_S", 0.5)
     sandbox._WORKER.stop()
     try:

@@ -59,7 +59,7 @@ def test_a_sweep_waits_its_turn_then_runs(run_app):
     """Another session holds the benchmark: the page shows the queue, then runs when freed."""
     import threading
 
-    from pmapviz import benchmarking as bench
+    from pmapviz.features.timing import benchmarking as bench
 
     at = run_app(page=PAGE)
     at.multiselect(key="tl_sizes_dot").set_value([2**6])

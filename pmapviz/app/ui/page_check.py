@@ -10,9 +10,9 @@ import contextlib
 import importlib.util
 import sys
 
-from pmapviz import devicefacts, deviceset, devicesetup, devicewords
 from pmapviz.app import doctor
 from pmapviz.app.page_registry import PAGES
+from pmapviz.core.devices import devicefacts, deviceset, devicewords, jaxstartup
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
 # tells the CPU story)
@@ -128,7 +128,7 @@ def _patched(patches: list[tuple[object, str, object]]):
             setattr(m, name, value)
 
 
-def section(settings: devicesetup.Settings, progress: doctor.Progress = None) -> list[dict]:
+def section(settings: jaxstartup.Settings, progress: doctor.Progress = None) -> list[dict]:
     """Every page through AppTest with its main buttons pressed (``python -m pmapviz doctor``),
     on every device set the process holds (``?on=``): a row per page and set with its
     exceptions, errors, and CPU-only words on an accelerator."""

@@ -2,20 +2,20 @@
 
 import pytest
 
-from pmapviz import devicesetup, devicewords
 from pmapviz.app.ui import page_check
+from pmapviz.core.devices import devicewords, jaxstartup
 
 
 def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
     """The page check presses buttons and reads what a page says; a page that tells the CPU
     story on a GPU is listed. Here the Timing lab's words are put back to the CPU story."""
-    from pmapviz import devicefacts
+    from pmapviz.core.devices import devicefacts
 
     monkeypatch.setattr(
         page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()), ("pages/home.py", {}, ()))
     )
     cpu_story = devicewords.speed_story(devicefacts.facts())
-    settings = devicesetup.applied_settings()
+    settings = jaxstartup.applied_settings()
     with fake_devices("gpu"):
         clean = page_check.section(settings)
         monkeypatch.setattr(devicewords, "speed_story", lambda f, n=None: cpu_story)

@@ -6,7 +6,7 @@ from tests.core.ui.conftest import render
 def _picker(prefix):
     import streamlit as st
 
-    from pmapviz.ui import collective_picker
+    from pmapviz.core.ui import collective_picker
 
     c1, c2, c3 = st.columns(3)
     chosen = collective_picker.boxes(c1, c2, c3, prefix, 5)

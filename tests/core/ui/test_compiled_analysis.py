@@ -1,13 +1,13 @@
 """What XLA compiled: the collectives beside the model, their groups or pairs on the devices,
 the program at three levels, four variants; and the hidden communication on request."""
 
-from pmapviz import programanalysis
+from pmapviz.core.running import programanalysis
 from tests.core.ui.conftest import render
 
 
 def _analysis(a):
-    from pmapviz.ui import compiled_analysis
-    from pmapviz.ui.shell import device_report
+    from pmapviz.core.ui import compiled_analysis
+    from pmapviz.core.ui.shell import device_report
 
     compiled_analysis.show(a, device_report().labels)
 
@@ -31,7 +31,7 @@ def test_ppermute_shows_its_pairs_as_a_chart():
 
 
 def _hidden():
-    from pmapviz.ui import compiled_analysis
+    from pmapviz.core.ui import compiled_analysis
 
     compiled_analysis.hidden(2)
 

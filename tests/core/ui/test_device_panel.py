@@ -1,7 +1,7 @@
 """The sidebar's device panel: every device labelled, the budgets, the restart command."""
 
-from pmapviz.ui import device_panel
-from pmapviz.ui.shell import device_report
+from pmapviz.core.ui import device_panel
+from pmapviz.core.ui.shell import device_report
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 
@@ -12,8 +12,8 @@ def test_one_labelled_chip_per_device():
 
 
 def _panel():
-    from pmapviz.ui import device_panel
-    from pmapviz.ui.shell import device_report
+    from pmapviz.core.ui import device_panel
+    from pmapviz.core.ui.shell import device_report
 
     device_panel.show(device_report())
 

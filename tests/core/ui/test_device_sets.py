@@ -4,7 +4,7 @@ settings layer, and switching that opens the pages afresh."""
 
 import html
 
-from pmapviz import deviceset
+from pmapviz.core.devices import deviceset
 from tests import fakes
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render, texts
@@ -14,8 +14,8 @@ def _page(runs_on: str):
     """A page's first lines: which set it runs on, the picker, and a setting of its own."""
     import streamlit as st
 
-    from pmapviz import settings
-    from pmapviz.ui import device_sets, url_state
+    from pmapviz.core.base import settings
+    from pmapviz.core.ui import device_sets, url_state
 
     name = device_sets.current(runs_on)
     device_sets.picker(name)

@@ -4,7 +4,7 @@ from tests.core.ui.conftest import render
 
 
 def _two_devices():
-    from pmapviz.ui import grids
+    from pmapviz.core.ui import grids
 
     grids.show([("x", [("<b>0</b>", 0, "device 0"), ("1", 1, "device 1")])], "x on <2> devices")
 

@@ -8,7 +8,7 @@ def _page(step):
 
     import streamlit as st
 
-    from pmapviz.ui.long_run import LongRun
+    from pmapviz.core.ui.long_run import LongRun
 
     run = LongRun("t_", "t_result", "stopped", "Stopped; what finished is kept.", ":material/stop:")
     run.recover()

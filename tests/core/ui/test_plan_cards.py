@@ -1,7 +1,7 @@
 """A valid plan drawn: a card per array leaf, and a table of what each device holds."""
 
-from pmapviz.explorersettings import Scenario
-from pmapviz.ui import plan_cards
+from pmapviz.core.planning.scenarios import Scenario
+from pmapviz.core.ui import plan_cards
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 
@@ -15,7 +15,7 @@ def _plan(texts, n=TEST_DEVICES, use_pn=False):
 def _draw(plan):
     import streamlit as st
 
-    from pmapviz.ui import plan_cards
+    from pmapviz.core.ui import plan_cards
 
     inputs, outputs = plan_cards.show(plan, "Split", "How JAX splits them.")
     st.markdown(f"{len(inputs)} in, {len(outputs)} out")

@@ -6,7 +6,7 @@ from tests.core.ui.conftest import render
 def _page():
     import streamlit as st
 
-    from pmapviz.ui import presenter
+    from pmapviz.core.ui import presenter
 
     on = presenter.toggle()
     slot = presenter.picture_slot()

@@ -6,8 +6,8 @@ from tests.core.ui.conftest import render
 def _waits(outcome):
     import streamlit as st
 
-    from pmapviz import queues
-    from pmapviz.ui import queue_display
+    from pmapviz.core.base import queues
+    from pmapviz.core.ui import queue_display
 
     def action(on_wait):
         on_wait(2, 0.5, "2nd in the queue for 1.0 GiB; a sweep runs")
@@ -31,7 +31,7 @@ def test_a_wait_that_ends_without_its_turn_says_why_and_returns_none():
 
 
 def _shown():
-    from pmapviz.ui import queue_display
+    from pmapviz.core.ui import queue_display
 
     on_wait, _clear = queue_display.show(stop_key="stop_it")
     on_wait(1, 0.0, "1st in the queue")

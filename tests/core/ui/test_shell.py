@@ -5,7 +5,7 @@ import threading
 import pytest
 from streamlit.runtime.pages_manager import PagesManager
 
-from pmapviz.ui import shell
+from pmapviz.core.ui import shell
 from tests.core.ui.conftest import render, texts
 
 
@@ -47,7 +47,7 @@ def test_a_page_outside_app_py_reruns_whatever_streamlits_flag_says(monkeypatch)
 def _failing(inside_fragment):
     import streamlit as st
 
-    from pmapviz.ui import shell
+    from pmapviz.core.ui import shell
 
     @shell.fragment
     def part():

@@ -1,12 +1,12 @@
-"""Tables: drawn once pandas is imported, under pmapviz.warmup's lock."""
+"""Tables: drawn once pandas is imported, under pmapviz.core.base.heavyimports's lock."""
 
-from pmapviz import warmup
-from pmapviz.ui import tables
+from pmapviz.core.base import heavyimports
+from pmapviz.core.ui import tables
 from tests.core.ui.conftest import render
 
 
 def _both(rows):
-    from pmapviz.ui import tables
+    from pmapviz.core.ui import tables
 
     tables.show(rows)
     tables.static(rows)
@@ -22,4 +22,4 @@ def test_a_dataframe_and_a_table_of_the_same_rows():
 
 def test_frame_is_a_pandas_dataframe_from_the_locked_import():
     frame = tables.frame([{"a": 1}, {"a": 2}])
-    assert type(frame) is warmup.pandas().DataFrame and list(frame["a"]) == [1, 2]
+    assert type(frame) is heavyimports.pandas().DataFrame and list(frame["a"]) == [1, 2]

@@ -1,15 +1,16 @@
 """A page's settings and its link: read through Schema.from_query, written through
 Schema.to_query, the same keys and values both ways."""
 
-from pmapviz import explorersettings, sweepplans
-from pmapviz.explorersettings import Scenario
+from pmapviz.core.planning import scenarios
+from pmapviz.core.planning.scenarios import Scenario
+from pmapviz.features.timing import sweepsetup
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 
 
 def _collectives_page(n):
-    from pmapviz import collectiveops
-    from pmapviz.ui import url_state
+    from pmapviz.core.ui import url_state
+    from pmapviz.features.collectives import collectiveops
 
     url_state.load("co_", collectiveops.schema(n))
     url_state.save("co_", collectiveops.schema(n))
@@ -41,15 +42,15 @@ def test_a_bad_value_in_a_link_becomes_the_default_with_a_note_and_the_link_is_r
 
 
 def _timing_link(n, sizes):
-    from pmapviz import sweepplans
-    from pmapviz.ui import url_state
+    from pmapviz.core.ui import url_state
+    from pmapviz.features.timing import sweepsetup
 
-    url_state.load("tl_", sweepplans.schema(n))
-    url_state.save("tl_", sweepplans.schema(n), sizes=sizes)
+    url_state.load("tl_", sweepsetup.schema(n))
+    url_state.save("tl_", sweepsetup.schema(n), sizes=sizes)
 
 
 def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_overrides():
-    ks = ",".join(map(str, sweepplans.device_counts(TEST_DEVICES)))
+    ks = ",".join(map(str, sweepsetup.device_counts(TEST_DEVICES)))
     at = render(_timing_link, TEST_DEVICES, [1024, 4096], query={"ks": ks, "impls": "pmap,vmap"})
     assert not at.exception
     assert dict(at.query_params) == {
@@ -62,8 +63,8 @@ def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_ov
 
 
 def _some_keys(n):
-    from pmapviz import programanalysis
-    from pmapviz.ui import url_state
+    from pmapviz.core.running import programanalysis
+    from pmapviz.core.ui import url_state
 
     url_state.load("cp_", programanalysis.schema(n))
     also = url_state.scenario_query(url_state.explorer_scenario(n), n)
@@ -85,7 +86,7 @@ def test_the_scenarios_query_is_its_own_and_its_schemas_inverse():
         {},
     ):
         s = Scenario.from_texts(texts, TEST_DEVICES)
-        schema = explorersettings.schema(TEST_DEVICES)
+        schema = scenarios.schema(TEST_DEVICES)
         query = schema.to_query(s.texts())
         assert query == s.query()
         back, notes = schema.from_query(query)
@@ -95,7 +96,7 @@ def test_the_scenarios_query_is_its_own_and_its_schemas_inverse():
 def _present(present):
     import streamlit as st
 
-    from pmapviz.ui import url_state
+    from pmapviz.core.ui import url_state
 
     st.session_state["present"] = present
     url_state.set_url({"step": "2"})
@@ -109,8 +110,8 @@ def test_set_url_keeps_presenter_mode():
 def _parsed(n):
     import streamlit as st
 
-    from pmapviz import collectiveops
-    from pmapviz.ui import url_state
+    from pmapviz.core.ui import url_state
+    from pmapviz.features.collectives import collectiveops
 
     url_state.load("co_", collectiveops.schema(n))
     st.session_state["co_m"] = "lots"
@@ -129,7 +130,7 @@ def test_parsed_values_are_typed_and_bad_text_stops_the_page_with_its_message():
 def _scenario(n):
     import streamlit as st
 
-    from pmapviz.ui import url_state
+    from pmapviz.core.ui import url_state
 
     st.markdown(repr(url_state.explorer_scenario(n).query()))
 

@@ -1,0 +1,3 @@
+"""Pictures without Streamlit: device grids, array diagrams, tables, and the notebook views of the
+core.
+"""

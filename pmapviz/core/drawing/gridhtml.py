@@ -1,0 +1,92 @@
+"""Device-aligned grids as HTML: one row per label, one coloured, labelled cell per device.
+
+Plain HTML on purpose: it draws instantly (no chart library to load), stays crisp when
+projected, and is the same in a page, a notebook (``_repr_html_``) and a saved file."""
+
+from __future__ import annotations
+
+import html
+
+from pmapviz.core.base.palette import MONO_CSS, device_colour, text_colour
+from pmapviz.core.devices import devicefacts
+
+Rows = list[tuple[str, list[tuple[str, int | None, str]]]]
+
+
+def cell(text: str, position: int | None, tooltip: str = "", mono: bool = True) -> str:
+    """One cell: ``text`` on the colour of device ``position`` (grey for none), with a tooltip."""
+    fill = "#EEEEEE" if position is None else device_colour(position)
+    font = MONO_CSS + ";" if mono else ""
+    return (
+        f"<div title='{html.escape(tooltip or text, quote=True)}' style='background:{fill};"
+        f"color:{text_colour(fill)};border-radius:6px;padding:8px 4px;text-align:center;"
+        f"{font}font-size:0.95em;line-height:1.25;overflow:hidden'>{text}</div>"
+    )
+
+
+def block_grid(rows: Rows, label: str) -> str:
+    """A device-aligned grid as HTML: one row per label, one column per device; a picture
+    (``role="img"``) that ``label`` describes to a screen reader.
+
+    Each cell is ``(text, device position or None, tooltip)``; text is HTML-escaped by the
+    caller's data (numbers and device names). Colour comes from the app's one device
+    palette, and every cell also carries text, so colour is never the only cue. Plain
+    HTML on purpose: it draws instantly (no chart library to load) and stays crisp when
+    projected.
+    """
+    n = max(len(cells) for _, cells in rows)
+    parts = [
+        f"<div role='img' aria-label='{html.escape(label, quote=True)}' style='overflow-x:auto'>"
+        "<div style='display:grid;gap:4px;align-items:center;"
+        f"grid-template-columns:max-content repeat({n}, minmax(56px, 1fr));margin:4px 0 12px'>"
+    ]
+    for label, cells in rows:
+        parts.append(
+            f"<div style='font-weight:600;padding-right:8px;text-align:right'>{label}</div>"
+        )
+        parts.extend(cell(text, pos, tip) for text, pos, tip in cells)
+    parts.append("</div></div>")
+    return "".join(parts)
+
+
+def chips(positions: list[int | None]) -> str:
+    """Small chips coloured by device position, each labelled with its number; '·' for none
+    (for a cell of :func:`block_grid`)."""
+    out = []
+    for s in positions:
+        if s is None:
+            out.append("<span style='padding:0 4px;color:inherit'>·</span>")
+        else:
+            fill = device_colour(s)
+            out.append(
+                f"<span style='background:{fill};color:{text_colour(fill)};"
+                f"border-radius:3px;padding:0 4px;margin:1px'>{int(s)}</span>"
+            )
+    return "".join(out)
+
+
+def titled(title: str, detail: str) -> str:
+    """A cell's text for :func:`block_grid`: a bold title over a small detail line (escaped)."""
+    return f"<b>{html.escape(title)}</b><br><small>{html.escape(detail)}</small>"
+
+
+def device_rows(facts: devicefacts.Facts, per_row: int = 8) -> tuple[Rows, str]:
+    """Every device of a set in mesh order, rows of ``per_row`` (a cell each: its name, id and
+    process, as JAX reports them), and the picture's label."""
+    devices, n = facts.devices, len(facts.devices)
+    rows = [
+        (
+            f"{start}-{min(n, start + per_row) - 1}",
+            [
+                (
+                    titled(d.label, f"id {d.id} · process {d.process_index}"),
+                    k,
+                    f"{d.label}: id {d.id}, process {d.process_index}, {d.kind}",
+                )
+                for k, d in enumerate(devices[start : start + per_row], start)
+            ],
+        )
+        for start in range(0, n, per_row)
+    ]
+    names = ", ".join(d.label for d in devices[:16]) + (" ..." if n > 16 else "")
+    return rows, f"The {n} devices of this process, in mesh order: {names}"

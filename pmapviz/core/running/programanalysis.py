@@ -1,0 +1,501 @@
+"""Inside the compiled program: what XLA made of a pmap, read from JAX's own objects.
+
+For a target (the explorer's plan, a collective of the playground, or the training step):
+
+- the collectives XLA emitted (parsed from ``compiled.as_text()`` by :mod:`pmapviz.core.xla.hlo`),
+each
+  beside the ring model's bytes (:func:`pmapviz.core.expressions.collectivedefs.ring_model`);
+- the program at three levels: jaxpr, lowered StableHLO, compiled HLO, with the lines that
+  hold collectives;
+- cost (``cost_analysis``: flops, and bytes accessed, which is LOCAL memory traffic, not
+  network) and memory (``memory_analysis``) per device, for four variants side by side: pmap,
+  jit(vmap) on one device, jit over NamedSharding inputs, jit(shard_map); with the collectives
+  each emitted (jit over sharded inputs inserts ones the user never wrote);
+- hidden communication lives in :mod:`pmapviz.features.compiled.hiddencomm`, and the tables and
+terminal text
+  made of an analysis in :mod:`pmapviz.core.drawing.programtables`.
+
+Nothing is hard-coded per collective: every number comes from a compilation.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pmapviz.core.base import pytrees, settings
+from pmapviz.core.base.valuetext import first_line, fmt_bytes
+from pmapviz.core.devices import devicefacts
+from pmapviz.core.expressions import collectivedefs
+from pmapviz.core.expressions.collectivedefs import ring_model
+from pmapviz.core.expressions.functions import Program
+from pmapviz.core.planning import planning, scenarios
+from pmapviz.core.planning.planning import Plan
+from pmapviz.core.planning.pmapplacement import pmap_sharding
+from pmapviz.core.xla.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
+from pmapviz.features.collectives import collectiveops
+from pmapviz.features.training import trainingrun
+from pmapviz.features.training.trainingrun import Config
+
+VARIANTS = {
+    "pmap": "jax.pmap",
+    "vmap": "jax.jit(jax.vmap(f)) on one device",
+    "jit_sharded": "jax.jit(jax.vmap(f)) over NamedSharding inputs",
+    "shard_map": "jax.jit(jax.shard_map(f))",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A per-device function and the global inputs pmap maps it over."""
+
+    label: str
+    code: str
+    fn: Callable  # as pmap sees it: the mapped axis removed
+    args: tuple  # pytrees of jax.ShapeDtypeStruct, global shapes (device axis included)
+    in_axes: tuple
+    out_axes: int | None
+    axis_name: str | None
+    n: int  # devices
+
+
+@dataclass(frozen=True)
+class Row:
+    """One collective XLA emitted, beside the ring model's bytes for it."""
+
+    hlo: HloCollective
+    model_sent: float  # bytes each device sends (average over devices), ring model
+    model_received: float
+    model: str
+
+    def to_json(self) -> dict:
+        """The collective and the ring model's bytes for it, as JSON."""
+        c = self.hlo
+        shape = list(c.shapes[0]) if len(c.shapes) == 1 else [list(s) for s in c.shapes]
+        groups, pairs = c.replica_groups, c.source_target_pairs
+        return {
+            "kind": c.kind,
+            "name": c.name,
+            "shape": shape,
+            "dtype": c.dtype,
+            "bytes": c.bytes,
+            "replica_groups": None if groups is None else [list(g) for g in groups],
+            "source_target_pairs": None if pairs is None else [list(p) for p in pairs],
+            "source_line": c.source_line,
+            "hlo_line": c.line,
+            "model_sent_bytes": self.model_sent,
+            "model_received_bytes": self.model_received,
+            "model": self.model,
+        }
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Per device, from ``compiled.cost_analysis()`` and ``compiled.memory_analysis()``."""
+
+    flops: float | None  # absent for pure data movement
+    bytes_accessed: float | None  # local memory traffic, not network bytes
+    argument_bytes: int
+    output_bytes: int
+    temp_bytes: int
+    generated_code_bytes: int
+    alias_bytes: int
+    peak_bytes: int  # memory_analysis's peak when it gives one, else argument+output+temp-alias
+    peak_is_estimate: bool
+
+    def to_json(self) -> dict:
+        """Flops and bytes accessed per device, as JSON."""
+        return {"flops": self.flops, "bytes_accessed": self.bytes_accessed}
+
+    def memory_json(self) -> dict:
+        """The memory per device (arguments, output, temporaries, peak), as JSON."""
+        return {
+            "argument_bytes": self.argument_bytes,
+            "output_bytes": self.output_bytes,
+            "temp_bytes": self.temp_bytes,
+            "generated_code_bytes": self.generated_code_bytes,
+            "alias_bytes": self.alias_bytes,
+            "peak_bytes": self.peak_bytes,
+            "peak_is_estimate": self.peak_is_estimate,
+        }
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The target compiled one way (pmap, vmap, jit over shardings or shard_map): its collectives
+    and cost, or why it cannot express the target."""
+
+    key: str  # one of VARIANTS
+    label: str
+    rows: tuple[Row, ...] = ()
+    unparsed: tuple[tuple[int, str, str], ...] = ()
+    cost: Cost | None = None
+    error: str | None = None  # this variant cannot express the target (first line of why)
+
+    def to_json(self) -> dict:
+        """Its collectives' kinds, cost and memory, or its error, as JSON."""
+        return {
+            "label": self.label,
+            "error": self.error,
+            "collectives": [r.hlo.kind for r in self.rows],
+            "cost": self.cost.to_json() if self.cost else None,
+            "memory": self.cost.memory_json() if self.cost else None,
+        }
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The program as jaxpr, StableHLO and HLO, and the 1-based lines holding collectives."""
+
+    jaxpr: str
+    stablehlo: str
+    hlo: str
+    jaxpr_lines: tuple[int, ...]
+    stablehlo_lines: tuple[int, ...]
+    hlo_lines: tuple[int, ...]
+
+
+def program_grid(a, labels: list[str]) -> tuple[list, str]:
+    """(grid rows, what they show) for the picture of a compiled pmap: the same program on
+    every device, its collectives and its memory per device (memory_analysis)."""
+    n, c = a.target.n, a.cost
+    names = [labels[d] if d < len(labels) else str(d) for d in range(n)]
+    lines = len(a.levels.hlo.splitlines())
+    kinds = ", ".join(f"{r.hlo.kind} {r.hlo.name}" for r in a.rows) or "none"
+    memory = f"in {fmt_bytes(c.argument_bytes)} · out {fmt_bytes(c.output_bytes)}"
+    rows = [
+        ("device", [(names[d], d, f"{names[d]}: position {d}") for d in range(n)]),
+        (
+            "runs",
+            [
+                (f"{lines:,} HLO lines", d, "one compiled program, the same on every device")
+                for d in range(n)
+            ],
+        ),
+        ("collectives", [(kinds, None, "the collectives XLA emitted") for _ in range(n)]),
+        (
+            "memory",
+            [(memory, None, "per device, from compiled.memory_analysis()") for _ in range(n)],
+        ),
+    ]
+    label = (
+        f"{a.target.code} compiled by XLA: the same {lines:,}-line program on each of {n} "
+        f"devices; collectives: {kinds}; per device {memory}"
+    )
+    return rows, label
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything one compilation of a target says: its collectives, the program at three levels,
+    its cost, and the other variants beside it."""
+
+    target: Target
+    rows: tuple[Row, ...]  # pmap's collectives
+    unparsed: tuple[tuple[int, str, str], ...]
+    levels: Levels
+    cost: Cost
+    variants: dict[str, Variant]
+    compile_s: float
+
+    def to_json(self) -> dict:
+        """The whole analysis as JSON (the program text left out)."""
+        return {
+            "label": self.target.label,
+            "code": self.target.code,
+            "devices": self.target.n,
+            "collectives": [r.to_json() for r in self.rows],
+            "unparsed": [{"line": k, "text": t, "why": w} for k, t, w in self.unparsed],
+            "cost": self.cost.to_json(),
+            "memory": self.cost.memory_json(),
+            "variants": {k: v.to_json() for k, v in self.variants.items()},
+            "compile_s": self.compile_s,
+        }
+
+
+# ---------------------------------------------------------------- reading a compilation
+def rows_for(report: ParseReport, n: int) -> tuple[Row, ...]:
+    """Each parsed collective beside the ring model for its operand, groups and pairs."""
+    out = []
+    devices = report.n_devices or n
+    for c in report.collectives:
+        groups = [list(g) for g in c.replica_groups or [tuple(range(devices))]]
+        cost, model = ring_model(c.kind, c.bytes, groups, devices, c.source_target_pairs)
+        out.append(Row(c, cost["sent"], cost["received"], model))
+    return tuple(out)
+
+
+def cost_of(compiled) -> Cost:
+    """Cost and memory per device of a compiled program, from its own analyses."""
+    ca = compiled.cost_analysis()
+    if isinstance(ca, (list, tuple)):  # older JAX: one dict per program
+        ca = ca[0] if ca else {}
+    ca = ca or {}
+    ma = compiled.memory_analysis()
+    get = lambda name: int(getattr(ma, name, 0) or 0)  # noqa: E731
+    arg, out, temp = (
+        get("argument_size_in_bytes"),
+        get("output_size_in_bytes"),
+        get("temp_size_in_bytes"),
+    )
+    alias, peak = get("alias_size_in_bytes"), get("peak_memory_in_bytes")
+    return Cost(
+        ca.get("flops"),
+        ca.get("bytes accessed"),
+        arg,
+        out,
+        temp,
+        get("generated_code_size_in_bytes"),
+        alias,
+        peak or arg + out + temp - alias,
+        not peak,
+    )
+
+
+# ---------------------------------------------------------------- the four variants
+def _placed(target: Target, sharding_for: Callable[[int, int | None], Any]) -> list:
+    """The target's argument structs, each leaf given the sharding ``sharding_for(rank, axis)``."""
+    import jax
+
+    return [
+        jax.tree.map(
+            lambda s, ax=ax: jax.ShapeDtypeStruct(
+                s.shape, s.dtype, sharding=sharding_for(s.ndim, ax)
+            ),
+            a,
+        )
+        for a, ax in zip(target.args, target.in_axes, strict=True)
+    ]
+
+
+def _pmap_lowered(target: Target):
+    import jax
+
+    devs = devicefacts.local_devices_for_work()[: target.n]
+    pm = jax.pmap(
+        target.fn,
+        in_axes=target.in_axes,
+        out_axes=target.out_axes,
+        axis_name=target.axis_name,
+        devices=devs,
+    )
+    args = _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n))
+    return pm, args, pm.lower(*args)
+
+
+def _vmapped(target: Target) -> Callable:
+    import jax
+
+    return jax.vmap(
+        target.fn, in_axes=target.in_axes, out_axes=target.out_axes, axis_name=target.axis_name
+    )
+
+
+def _shard_mapped(target: Target):
+    """shard_map's rank-preserving view of f: squeeze the mapped axis, call f, put it back."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec
+
+    name = target.axis_name or "i"
+    mesh = pmap_sharding(1, 0, target.n, name).mesh
+
+    def spec(ax):
+        return PartitionSpec() if ax is None else PartitionSpec(*([None] * ax), name)
+
+    def per_block(*blocks):
+        args = [
+            b if ax is None else jax.tree.map(lambda v, ax=ax: jnp.squeeze(v, ax), b)
+            for b, ax in zip(blocks, target.in_axes, strict=True)
+        ]
+        out = target.fn(*args)
+        # out_axes may be a prefix of the output (one axis per subtree): spread it per leaf
+        axes = jax.tree.broadcast(target.out_axes, out, is_leaf=lambda x: x is None)
+        return jax.tree.map(
+            lambda o, ax: o if ax is None else jnp.expand_dims(o, ax),
+            out,
+            axes,
+            is_leaf=lambda x: x is None,
+        )
+
+    out_specs = jax.tree.map(spec, target.out_axes, is_leaf=lambda x: x is None)
+    sm = jax.shard_map(
+        per_block, mesh=mesh, in_specs=tuple(spec(a) for a in target.in_axes), out_specs=out_specs
+    )
+    return jax.jit(sm), _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n, name))
+
+
+def _variant(key: str, target: Target) -> Variant:
+    """Compile one variant from abstract inputs; a variant that cannot express the target
+    (e.g. vmap of a collective with axis_index_groups) is reported with JAX's reason."""
+    import jax
+
+    try:
+        if key == "vmap":
+            dev0 = jax.sharding.SingleDeviceSharding(devicefacts.local_devices_for_work()[0])
+            fn, args = jax.jit(_vmapped(target)), _placed(target, lambda r, ax: dev0)
+        elif key == "jit_sharded":
+            fn = jax.jit(_vmapped(target))
+            args = _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n))
+        else:
+            fn, args = _shard_mapped(target)
+        compiled = fn.lower(*args).compile()
+    except Exception as err:  # noqa: BLE001  (any JAX refusal is the finding)
+        return Variant(key, VARIANTS[key], error=first_line(err))
+    report = parse_hlo(compiled.as_text())
+    return Variant(
+        key, VARIANTS[key], rows_for(report, target.n), report.unparsed, cost_of(compiled)
+    )
+
+
+def analyse(target: Target, variants: bool = True) -> Analysis:
+    """Compile ``target`` as pmap (and, with ``variants``, the three alternatives) and read
+    everything the compilation says."""
+    import jax
+
+    t = time.perf_counter()
+    pm, args, lowered = _pmap_lowered(target)
+    compiled = lowered.compile()
+    compile_s = time.perf_counter() - t
+    hlo_text = compiled.as_text()
+    report = parse_hlo(hlo_text)
+    jaxpr = str(jax.make_jaxpr(pm)(*args))
+    shlo = lowered.as_text()
+    levels = Levels(jaxpr, shlo, hlo_text, jaxpr_lines(jaxpr), stablehlo_lines(shlo), report.lines)
+    cost = cost_of(compiled)
+    rows = rows_for(report, target.n)
+    found = {"pmap": Variant("pmap", VARIANTS["pmap"], rows, report.unparsed, cost)}
+    if variants:
+        for key in ("vmap", "jit_sharded", "shard_map"):
+            found[key] = _variant(key, target)
+    return Analysis(target, rows, report.unparsed, levels, cost, found, compile_s)
+
+
+# ---------------------------------------------------------------- targets
+def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Target:
+    """A collective of the playground on n devices with blocks of m float32 elements."""
+    import jax
+    import jax.numpy as jnp
+
+    c = collectivedefs.BY_KEY[key]
+    collectiveops.check(c, n, m, groups)
+    perm = collectiveops.pairs_for(c, n, perm)
+    groups = [list(g) for g in groups] if groups else None
+    code = f"jax.pmap(lambda x: {collectivedefs.code_for(c, groups, perm)}, axis_name='i')"
+    return Target(
+        c.label,
+        code,
+        collectiveops.per_device(c, groups, perm),
+        (jax.ShapeDtypeStruct((n, m), jnp.float32),),
+        (0,),
+        0,
+        collectivedefs.AXIS,
+        n,
+    )
+
+
+def plan_target(program: Program, plan: Plan) -> Target:
+    """The explorer's program under a valid plan (shapes are abstract: nothing is allocated)."""
+    import jax
+    import jax.numpy as jnp
+
+    if not plan.ok:
+        raise ValueError("only a valid plan can be compiled")
+    if plan.devices_used > devicefacts.facts().local_count:
+        raise ValueError(
+            f"the plan uses {plan.devices_used} devices; this process has "
+            f"{devicefacts.facts().local_count}"
+        )
+    args = tuple(jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(leaf.dtype)) for leaf in plan.leaves)
+    given = plan.in_axes_given if plan.has_trees else plan.leaf_axes
+    code = (
+        f"jax.pmap(f, in_axes={pytrees.fmt_prefix(tuple(given))}, "
+        f"out_axes={pytrees.fmt_prefix(plan.out_axes)}, "
+        f"axis_name={plan.axis_name!r})  # f: {program.body(plan.axis_name)}"
+    )
+    return Target(
+        program.label,
+        code,
+        plan.leaf_fn(program.build(plan.axis_name)),
+        args,
+        plan.leaf_axes,
+        plan.out_axes,
+        plan.axis_name,
+        plan.devices_used,
+    )
+
+
+def training_target(cfg: Config) -> Target:
+    """One data-parallel training step (:mod:`pmapviz.features.training.trainingrun`) on
+    cfg.devices devices."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    k, lb = cfg.devices, cfg.local_batch
+    params = jax.tree.map(
+        lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype), trainingrun.init_params(cfg)
+    )
+    ydt = jnp.float32 if cfg.model == "linear" else jnp.int32
+    x = jax.ShapeDtypeStruct((k, lb, trainingrun.FEATURES), np.float32)
+    y = jax.ShapeDtypeStruct((k, lb), ydt)
+    return Target(
+        f"training step ({cfg.model}, {cfg.reduction})",
+        trainingrun.code_for(cfg),
+        trainingrun.dp_step_fn(cfg),
+        (params, x, y),
+        (0, 0, 0),
+        0,
+        trainingrun.AXIS,
+        k,
+    )
+
+
+# ---------------------------------------------------------------- cached entry points
+def analyse_collective(key: str, n: int, m: int, groups=None, perm=None) -> Analysis:
+    """A collective of the playground, compiled and read; cached by setting."""
+    frozen_groups = tuple(tuple(g) for g in groups) if groups else None
+    return _analyse_collective(key, n, m, frozen_groups, tuple(tuple(p) for p in perm or ()))
+
+
+@functools.lru_cache(maxsize=64)
+def _analyse_collective(key: str, n: int, m: int, groups, perm) -> Analysis:
+    return analyse(collective_target(key, n, m, groups, perm or None))
+
+
+@functools.lru_cache(maxsize=64)
+def _analyse_plan(ref: tuple, key: tuple) -> Analysis:
+    program = scenarios.program_for(*ref)
+    return analyse(plan_target(program, planning.replan(program, key)))
+
+
+def analyse_plan(program: Program, plan: Plan) -> Analysis:
+    """Cached by the plan's settings."""
+    if not plan.ok:
+        raise ValueError("only a valid plan can be compiled")
+
+    return _analyse_plan(scenarios.program_ref(program), plan.key)
+
+
+@functools.lru_cache(maxsize=16)
+def analyse_training(cfg: Config) -> Analysis:
+    """The training step of ``cfg``, compiled and read; cached by config."""
+    return analyse(training_target(cfg))
+
+
+# ---------------------------------------------------------------- the page's URL state
+SOURCES = ("explorer", "collective", "training")
+
+
+def schema(n_devices: int) -> settings.Schema:
+    """The Compiled program page: what to compile (src) and, for a collective, the
+    playground's own settings (c, n, m, g, p, pairs)."""
+    return settings.Schema(
+        (
+            settings.choice_field("src", "Program", SOURCES, "collective"),
+            *collectiveops.schema(n_devices).fields,
+        )
+    )

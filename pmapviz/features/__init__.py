@@ -1,0 +1,20 @@
+"""The features: one package per capability a user sees, each with its logic, its notebook
+view (``show*``), its URL schema, its CLI command (``cmd_*``) and its ``ui/``.
+
+A feature imports the core, itself, and the features before it in :data:`ORDER` (the tour
+comes last: it tours them all); tests/test_architecture.py reads a module's feature from its
+path.
+"""
+
+ORDER = (
+    "home",  # hello pmap: the first picture, read from the output's shards
+    "explorer",  # pmap's settings planned: shapes, verdict, code
+    "meshes",  # named meshes, PartitionSpecs, and the explorer's plan as shard_map
+    "live",  # the explorer's settings run for real, and the seed's 10M-pair example
+    "collectives",  # the collectives playground
+    "timing",  # the Timing lab: pmap, shard_map, NamedSharding, vmap and the floor
+    "training",  # data-parallel training
+    "cluster",  # jax.distributed clusters
+    "compiled",  # what XLA made: collectives, memory, cost, timelines
+    "tour",  # the guided tour over all of them
+)

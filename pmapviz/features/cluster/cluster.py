@@ -1,0 +1,509 @@
+"""A local ``jax.distributed`` cluster: P worker processes on 127.0.0.1, D CPU devices each.
+
+Workers are separate processes (:mod:`pmapviz.features.cluster.clusterworker`) because JAX fixes the
+device
+count per process and a worker whose peers never arrive aborts (uncatchably). So every worker gets a
+timeout, enforced however a worker behaves (its output is read with non-blocking ``os.read``, so
+half a line followed by a hang cannot stall the reader); a hung, crashed or killed worker is
+reported with its last output; the others are stopped; no process is left behind (each runs in its
+own process group, killed on the way out, and dies with its parent even when that is SIGKILLed: see
+:func:`pmapviz.features.cluster.clusterworker.die_with_parent`). Launches take turns per server
+process
+(:mod:`pmapviz.core.base.queues`), so two users never race for a port, and a waiting launch gives up
+after
+``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are fixed argument
+lists built from integers, never a shell string. Every refusal and failure is a
+:class:`ClusterError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pmapviz.core.base import queues, settings
+from pmapviz.core.budgets import memoryestimates, memorymodel, memorypool
+from pmapviz.core.devices import devicefacts
+from pmapviz.features.cluster import clusterreport, launchlines
+
+MIN_PROCESSES, MAX_PROCESSES = 2, 4
+MIN_LOCAL, MAX_LOCAL = 1, 4
+DEFAULT_TIMEOUT = 45.0
+MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
+QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch
+WORKER_BYTES = memoryestimates.worker_bytes(MAX_LOCAL)  # measured: workers report their own maxrss
+KEEP_LINES, MAX_LINE = 200, 4096  # per worker: the last lines, each cut to this many bytes
+TURNS = queues.resource("cluster", "cluster launch")  # one launch at a time per server
+
+
+class ClusterError(RuntimeError):
+    """A worker failed; ``str()`` is a one-line reason, ``details`` has every worker's tail."""
+
+    def __init__(self, reason: str, details: dict[int, list[str]] | None = None):
+        super().__init__(reason)
+        self.details = details or {}
+
+
+EXIT_NO_SOCKETS = 3  # the CLI's exit status for NoSockets: this machine's rule, not a failure
+
+
+class NoSockets(ClusterError):
+    """This machine forbids the local sockets a cluster needs: nothing pmapviz can change."""
+
+
+def check_sockets() -> None:
+    """NoSockets, in words, where no coordinator could listen on 127.0.0.1."""
+    if why := devicefacts.no_local_sockets():
+        raise NoSockets(f"No local cluster here: {why}")
+
+
+@dataclass
+class ClusterResult:
+    """What a local cluster's launch saw: each process's devices and collectives, the time
+    it took, and the same work in one process where it was compared."""
+
+    processes: int
+    local_devices: int
+    global_devices: int
+    per_process: list[dict]
+    seconds: float
+    single_process: dict | None = None
+    pids: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The result as a JSON-ready dict (the workers' pids left out)."""
+        return {
+            "processes": self.processes,
+            "local_devices": self.local_devices,
+            "global_devices": self.global_devices,
+            "per_process": self.per_process,
+            "seconds": self.seconds,
+            "single_process": self.single_process,
+        }
+
+
+def check_budget(
+    processes: int, budget: int | memorymodel.Budget, local_devices: int = MAX_LOCAL
+) -> None:
+    """Each worker is a whole Python + JAX process
+    (:func:`pmapviz.core.budgets.memoryestimates.cluster_bytes`), on
+    the host; refuse a cluster the budget cannot hold (ClusterError, as every refusal here)."""
+    host = memorymodel.Budget.of(budget).host
+    need = memoryestimates.cluster_bytes(processes, local_devices).host
+    if need > host:
+        fit = max(
+            (
+                p
+                for p in range(1, processes)
+                if memoryestimates.cluster_bytes(p, local_devices).host <= host
+            ),
+            default=0,
+        )
+        raise ClusterError(
+            f"{processes} worker processes need about {need / 2**30:.2f} GiB of host memory; "
+            f"the host memory budget is {host / 2**30:.2f} GiB, enough for {fit} (at least "
+            f"{MIN_PROCESSES} needed)."
+        )
+
+
+def validate(processes: int, local_devices: int, timeout: float = DEFAULT_TIMEOUT) -> None:
+    """ClusterError unless the processes, devices per process and timeout are in range."""
+    if not MIN_PROCESSES <= processes <= MAX_PROCESSES:
+        raise ClusterError(f"Use {MIN_PROCESSES} to {MAX_PROCESSES} processes (got {processes}).")
+    if not MIN_LOCAL <= local_devices <= MAX_LOCAL:
+        raise ClusterError(
+            f"Use {MIN_LOCAL} to {MAX_LOCAL} devices per process (got {local_devices})."
+        )
+    check_timeout(timeout)
+
+
+def check_timeout(timeout: float) -> float:
+    """``timeout`` in seconds as a float, checked; ClusterError when it is out of range."""
+    ok = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+    if not (ok and math.isfinite(timeout) and MIN_TIMEOUT <= timeout <= MAX_TIMEOUT):
+        raise ClusterError(
+            f"Use a timeout from {MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f} seconds (got {timeout!r})."
+        )
+    return float(timeout)
+
+
+def parse_timeout(text: str) -> float:
+    """'45' or '2.5' (ASCII digits) -> seconds, checked; ClusterError otherwise."""
+    if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,3})?", (text or "").strip()):
+        raise ClusterError(
+            f"--timeout {text[:20]!r} is not a number of seconds; use "
+            f"{MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f}, e.g. --timeout 45."
+        )
+    return check_timeout(float(text))
+
+
+def worker_code(processes: int, local_devices: int) -> str:
+    """What each worker runs, as a user would write it (the page shows it)."""
+    return (
+        "# in each of the processes i = 0.." + str(processes - 1) + "\n"
+        f'jax.config.update("jax_num_cpu_devices", {local_devices})  # CPU devices per process\n'
+        "jax.distributed.initialize(coordinator_address='127.0.0.1:PORT',\n"
+        f"                           num_processes={processes}, process_id=i)\n"
+        "x = local_values                    # one per LOCAL device\n"
+        "psum, gathered, idx = jax.pmap(\n"
+        "    lambda v: (lax.psum(v, 'i'), lax.all_gather(v, 'i'), lax.axis_index('i')),\n"
+        "    axis_name='i')(x)                # the axis spans ALL processes' devices"
+    )
+
+
+def plan_grid(processes: int, local_devices: int) -> tuple[list, str]:
+    """(grid rows, what they show) for the picture of a cluster before it starts: each
+    process and its local devices (their ids come from JAX once the processes join)."""
+    rows = [
+        (
+            f"process {p}",
+            [
+                (f"local device {j}", p * local_devices + j, f"process {p}'s local device {j}")
+                for j in range(local_devices)
+            ],
+        )
+        for p in range(processes)
+    ]
+    label = (
+        f"The cluster to launch: {processes} processes x {local_devices} local devices = "
+        f"{processes * local_devices} global devices"
+    )
+    return rows, label
+
+
+def picture_label(res: ClusterResult) -> str:
+    """What the process x device grid shows, for a screen reader (``aria-label``)."""
+    procs = "; ".join(
+        f"process {pp['process_index']}: global devices "
+        f"{', '.join(map(str, pp['local_device_ids']))}"
+        for pp in res.per_process
+    )
+    return (
+        f"{res.processes} processes x {res.local_devices} local devices = "
+        f"{res.global_devices} global devices: {procs}"
+    )
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (OSError where this machine allows no socket)."""
+    return devicefacts.free_local_port()
+
+
+def worker_command(port: int, processes: int, pid: int, local: int, timeout: int) -> list[str]:
+    """The argument list that starts one worker process (a list, never a shell string)."""
+    return [
+        sys.executable,
+        "-m",
+        "pmapviz.features.cluster.clusterworker",
+        "--coordinator",
+        f"127.0.0.1:{int(port)}",
+        "--num-processes",
+        str(int(processes)),
+        "--process-id",
+        str(int(pid)),
+        "--local-devices",
+        str(int(local)),
+        "--timeout",
+        str(int(timeout)),
+        "--parent",
+        str(os.getpid()),
+    ]
+
+
+CommandBuilder = Callable[[int, int, int, int, int], list[str]]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
+    env["JAX_PLATFORMS"] = "cpu"
+    root = str(
+        Path(__file__).resolve().parents[2]
+    )  # pmapviz/features/cluster/cluster.py -> the repo
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _kill(procs: list[subprocess.Popen]) -> None:
+    """SIGKILL every worker's process group (the worker and anything it started); reap."""
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, signal.SIGKILL)  # even if the worker exited: its group may live
+    for p in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=10)
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+class _Lines:
+    """Bytes from a pipe split into lines, keeping a partial last line; bounded in size."""
+
+    def __init__(self):
+        self.lines: deque[str] = deque(maxlen=KEEP_LINES)
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """Adds a chunk: its complete lines are kept, the rest waits for the next chunk."""
+        *done, self._partial = (self._partial + chunk).split(b"\n")
+        self._partial = self._partial[:MAX_LINE]
+        self.lines.extend(line[:MAX_LINE].decode("utf-8", "replace").rstrip("\r") for line in done)
+
+    def close(self) -> list[str]:
+        """Every line kept, the partial last one included."""
+        if self._partial:
+            self.lines.append(self._partial.decode("utf-8", "replace"))
+            self._partial = b""
+        return list(self.lines)
+
+
+def _collect(procs: list[subprocess.Popen], timeout: float, fault=None):
+    """Read every worker's output until all exit, one fails, or the deadline; returns
+    (lines, timed_out). Reads are non-blocking ``os.read`` on the raw pipes, so the deadline
+    holds whatever a worker writes (half a line, then nothing) or does not write."""
+    bufs = [_Lines() for _ in procs]
+    sel = selectors.DefaultSelector()
+    for i, p in enumerate(procs):
+        fd = p.stdout.fileno()
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, i)
+    deadline = time.monotonic() + timeout
+    if fault:
+        fault(procs)
+    timed_out = False
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(timeout=min(0.2, left)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    bufs[key.data].feed(chunk)
+                else:  # end of file: the worker closed its output (usually: exited)
+                    sel.unregister(key.fd)
+            if any(p.poll() not in (None, 0) for p in procs):
+                break
+    finally:
+        sel.close()
+    return {i: b.close() for i, b in enumerate(bufs)}, timed_out
+
+
+def _parse(lines: list[str]) -> dict | None:
+    for line in reversed(lines):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    return None
+
+
+def run_single(total_devices: int, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """The same work in one process with all the devices (for the timing comparison)."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "pmapviz.features.cluster.clusterworker",
+        "--single",
+        "--local-devices",
+        str(int(total_devices)),
+        "--parent",
+        str(os.getpid()),
+    ]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+    except subprocess.TimeoutExpired as err:
+        raise ClusterError(f"the single-process run did not finish within {timeout:.0f} s") from err
+    res = _parse(r.stdout.splitlines())
+    if r.returncode or res is None:
+        raise ClusterError(f"the single-process run failed: {r.stderr.strip()[-200:]}")
+    return res
+
+
+def _start(
+    processes: int, local_devices: int, timeout: float, command: CommandBuilder
+) -> list[subprocess.Popen]:
+    """Start the workers, each in its own process group; on a failure, stop those started."""
+    port = free_port()
+    procs: list[subprocess.Popen] = []
+    try:
+        for i in range(processes):
+            procs.append(
+                subprocess.Popen(
+                    command(port, processes, i, local_devices, math.ceil(timeout)),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=_env(),
+                )
+            )
+    except BaseException:
+        _kill(procs)
+        raise
+    return procs
+
+
+def _failure(
+    lines: dict[int, list[str]], codes: list, results: list, timeout: float
+) -> ClusterError | None:
+    crashed = [i for i, c in enumerate(codes) if c not in (None, 0)]
+    missing = [i for i, r in enumerate(results) if r is None]
+    if not crashed and not missing:
+        return None
+    i = crashed[0] if crashed else missing[0]
+    code = codes[i]
+    if code is None:
+        why = f"did not finish within {timeout:.0f} s (hung, or waiting for a peer)"
+    elif code < 0:
+        why = f"was killed by signal {signal.Signals(-code).name}"
+    else:
+        why = f"exited with code {code}"
+    last = lines[i][-1] if lines[i] else "(no output)"
+    return ClusterError(
+        f"worker {i} {why}; its last output: {last[:200]}. The other workers were stopped.",
+        details=lines,
+    )
+
+
+def launch(
+    processes: int,
+    local_devices: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    fault=None,
+    compare_single: bool = True,
+    command: CommandBuilder = worker_command,
+    should_stop: Callable[[], bool] | None = None,
+    on_wait: Callable[[int, float], None] | None = None,
+    queue_timeout: float = QUEUE_TIMEOUT_S,
+) -> ClusterResult:
+    """Start the cluster, wait for every worker's result, stop everything.
+
+    Waits its turn first (``on_wait(position, waited_s)`` while waiting; ``should_stop`` or
+    ``queue_timeout`` end the wait). ``fault`` (tests): a callable given the worker processes
+    right after they start, e.g. to kill one; ``command`` (tests): builds each worker's
+    argument list. Raises ClusterError with a one-line reason for bad settings, a wait that
+    ended without a turn, or any worker failing.
+    """
+    validate(processes, local_devices, timeout)
+    check_budget(processes, memorypool.budget(), local_devices)
+    check_sockets()
+    t0 = time.perf_counter()
+    try:
+        turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
+    except (queues.WaitTimeout, queues.Cancelled) as err:
+        raise ClusterError(str(err)) from err
+    try:
+        grant = memorypool.reserve(
+            memoryestimates.cluster_bytes(processes, local_devices),
+            f"{processes} worker processes",
+            on_wait,
+            should_stop,
+            queue_timeout,
+        )
+    except (queues.WaitTimeout, queues.Cancelled, memorymodel.BudgetError) as err:
+        turn.release()
+        raise ClusterError(str(err)) from err
+    with turn, grant:  # one launch at a time per server: ports never collide
+        procs = _start(processes, local_devices, timeout, command)
+        try:
+            lines, _ = _collect(procs, timeout, fault)
+            codes = [p.poll() for p in procs]
+        finally:
+            _kill(procs)
+        results = [_parse(lines[i]) for i in range(processes)]
+        err = _failure(lines, codes, results, timeout)
+        if err is not None:
+            raise err
+        single = run_single(processes * local_devices, timeout) if compare_single else None
+    return ClusterResult(
+        processes=processes,
+        local_devices=local_devices,
+        global_devices=results[0]["global_devices"],
+        per_process=results,
+        seconds=time.perf_counter() - t0,
+        single_process=single,
+        pids=[p.pid for p in procs],
+    )
+
+
+@dataclass(frozen=True)
+class ResultCheck:
+    """Is the cluster's answer right? Every process must see the same psum and all_gather,
+    equal to numpy's: device g holds g + 1, so psum is 1 + ... + G and all_gather 1..G."""
+
+    identical: bool
+    correct: bool
+    expect_sum: float
+    init_s: float  # the slowest process's join
+    steady_s: float  # median steady call across processes
+
+    @property
+    def ok(self) -> bool:
+        """Every process saw the same answer, and it is numpy's."""
+        return self.identical and self.correct
+
+
+def check_result(res: ClusterResult) -> ResultCheck:
+    """The cluster's answer checked against numpy, with the join and steady-call times."""
+    import statistics
+
+    import numpy as np
+
+    g = res.global_devices
+    first = res.per_process[0]
+    identical = all(
+        pp["psum"] == first["psum"] and pp["all_gather"] == first["all_gather"]
+        for pp in res.per_process
+    )
+    expect = float(np.arange(1, g + 1).sum())
+    correct = first["psum"] == expect and np.allclose(first["all_gather"], np.arange(1, g + 1))
+    return ResultCheck(
+        identical,
+        bool(correct),
+        expect,
+        max(pp["init_s"] for pp in res.per_process),
+        statistics.median(pp["steady_s"] for pp in res.per_process),
+    )
+
+
+# ---------------------------------------------------------------- the page's URL state
+def schema() -> settings.Schema:
+    """The Multi-process page's settings: p (processes), d (CPU devices per process) of the
+    launch on this machine; report (a report's path inside the reports folder); nodes, ppn
+    (processes per node), dpp (devices per process) and kind (gpu, cpu) of the launch lines."""
+    s = settings
+    return s.Schema(
+        (
+            s.choice_field(
+                "p",
+                "Processes",
+                tuple(str(v) for v in range(MIN_PROCESSES, MAX_PROCESSES + 1)),
+                "2",
+            ),
+            s.choice_field(
+                "d",
+                "CPU devices per process",
+                tuple(str(v) for v in range(MIN_LOCAL, MAX_LOCAL + 1)),
+                "2",
+            ),
+            s.text_field("report", "Report path", "", max_len=clusterreport.MAX_NAME),
+            s.int_field("nodes", "Nodes", 1, launchlines.MAX_NODES, 2),
+            s.int_field("ppn", "Processes per node", 1, launchlines.MAX_PER_NODE, 4),
+            s.int_field("dpp", "Devices per process", 1, launchlines.MAX_DEVICES, 1),
+            s.choice_field("kind", "Device kind", launchlines.KINDS, "gpu"),
+        )
+    )

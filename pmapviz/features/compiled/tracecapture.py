@@ -1,0 +1,155 @@
+"""A timeline captured here with the profiler, and the playground's collectives traced
+beside the ring model.
+
+:func:`capture` runs a function a couple of times inside ``jax.profiler.trace(tmp,
+create_perfetto_trace=True)`` and reads the ``perfetto_trace.json.gz`` it wrote
+(:mod:`pmapviz.core.xla.tracefiles`) into a Timeline (:mod:`pmapviz.core.xla.timeline`). The
+temporary folder is
+always removed, and one capture runs at a time in a process (``TURNS``, a visible queue).
+:func:`collective_timeline` compiles a collective, holds its memory, traces it, and sets each
+collective's measured time beside the ring model's.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pmapviz.core.base import queues
+from pmapviz.core.budgets import memorypool
+from pmapviz.core.devices import devicefacts
+from pmapviz.core.expressions import collectivedefs
+from pmapviz.core.planning.pmapplacement import pmap_sharding
+from pmapviz.core.running.programanalysis import analyse_collective
+from pmapviz.core.xla.timeline import Timeline, lanes_of
+from pmapviz.core.xla.traceevents import device_events
+from pmapviz.core.xla.tracefiles import read_trace
+from pmapviz.features.collectives import collectiveops as col
+
+TURNS = queues.resource("profiler", "profiler capture")  # one trace at a time per process
+LOCK_TIMEOUT_S = 60.0
+
+
+class ProfilerBusy(RuntimeError):
+    """A capture's wait for its turn ended without one: another capture held the profiler, or
+    other actions the memory it needs; the message says what it waited for."""
+
+
+def capture(
+    run: Callable[[], Any],
+    collectives: dict[str, str],
+    calls: int = 2,
+    module: str | None = None,
+    timeout_s: float = LOCK_TIMEOUT_S,
+    on_wait=None,
+) -> Timeline:
+    """Trace ``calls`` calls of ``run`` (already compiled and warm; its result is waited for),
+    in this process's profiler queue (``TURNS``: ``on_wait(position, waited_s)`` while
+    waiting; ProfilerBusy after ``timeout_s``)."""
+    import jax
+
+    try:
+        turn = TURNS.acquire(timeout_s, None, on_wait)
+    except (queues.WaitTimeout, queues.Cancelled) as err:
+        raise ProfilerBusy(str(err)) from err
+    try:
+        with tempfile.TemporaryDirectory(prefix="pmapviz-trace-") as folder:
+            t = time.perf_counter()
+            try:
+                with jax.profiler.trace(folder, create_perfetto_trace=True):
+                    for _ in range(calls):
+                        jax.block_until_ready(run())
+            except RuntimeError as err:  # e.g. a trace started elsewhere in this process
+                raise ProfilerBusy(f"The profiler is busy: {err}") from err
+            seconds = time.perf_counter() - t
+            trace = read_trace(folder)
+    finally:
+        turn.release()
+    lanes, name, seen = lanes_of(device_events(trace), collectives, module)
+    return Timeline(lanes, name, seen, seconds)
+
+
+@dataclass(frozen=True)
+class CollectiveTime:
+    """One collective's measured time per device, beside the ring model's bytes and time."""
+
+    op: str
+    kind: str
+    measured_us: float  # median over devices, in the call shown
+    per_device_us: tuple[float, ...]
+    model_bytes: float  # ring model: bytes each device sends
+    model_us: float | None  # model_bytes at ``bandwidth_gbs``, if given
+
+
+def collective_timeline(
+    key: str,
+    n: int,
+    m: int,
+    groups=None,
+    perm=None,
+    bandwidth_gbs: float | None = None,
+    on_wait=None,
+) -> tuple[Timeline, list]:
+    """A collective of the playground: compiled (pmapviz.core.running.programanalysis), traced, and
+    each
+    collective's measured time beside the ring model.
+
+    Compiled first, from the input's shape alone; what the call holds
+    (``collectiveops.run_need``, from its ``memory_analysis()``) is refused when it could never
+    fit (BudgetError, naming the largest block that fits), else held in the server's memory
+    budget from before the input exists until the trace is read. The memory comes first, then
+    the profiler's turn (:func:`capture`): nothing holds the profiler while it waits for
+    memory, so the two queues cannot wait on each other. ``on_wait`` shows either queue; a
+    wait that ends without a turn raises ProfilerBusy."""
+    import jax
+
+    analysis = analyse_collective(key, n, m, groups, perm)
+    t = analysis.target
+    fn = jax.pmap(t.fn, axis_name=t.axis_name, devices=devicefacts.local_devices_for_work()[:n])
+    executable = col.compiled_for(fn, n, m)  # compiled outside the trace, no input yet
+    need = col.run_need(executable, n, m)
+    col.refuse_unfit(collectivedefs.BY_KEY[key], n, m, need)
+    kinds = {r.hlo.name: r.hlo.kind for r in analysis.rows}
+    try:
+        grant = memorypool.reserve(need, f"tracing a {key} on {n} devices", on_wait)
+    except (queues.WaitTimeout, queues.Cancelled) as err:
+        raise ProfilerBusy(str(err)) from err
+    with grant:
+        x = jax.device_put(col.make_input(n, m), pmap_sharding(2, 0, n))
+        jax.block_until_ready(executable(x))  # its first run, outside the trace
+        timeline = capture(lambda: executable(x), kinds, on_wait=on_wait)
+    measured = timeline.collective_times()
+    rows = []
+    for r in analysis.rows:
+        per = tuple(measured.get(r.hlo.name, ()))
+        model_us = r.model_sent / (bandwidth_gbs * 1e3) if bandwidth_gbs else None
+        rows.append(
+            CollectiveTime(
+                r.hlo.name,
+                r.hlo.kind,
+                statistics.median(per) if per else float("nan"),
+                per,
+                r.model_sent,
+                model_us,
+            )
+        )
+    return timeline, rows
+
+
+def time_rows(times: list[CollectiveTime]) -> list[dict]:
+    """Measured collective times beside the ring model, as table rows."""
+    return [
+        {
+            "HLO op": t.op,
+            "collective": t.kind,
+            "measured (us, median of devices)": round(t.measured_us, 1),
+            "per device (us)": ", ".join(f"{x:.0f}" for x in t.per_device_us),
+            "ring model: bytes sent": round(t.model_bytes),
+            "ring model (us)": None if t.model_us is None else float(f"{t.model_us:.3g}"),
+        }
+        for t in times
+    ]

@@ -1,0 +1,254 @@
+"""python -m pmapviz plan and hlo: pmap's plan for shapes and axes, and what XLA compiled for it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pmapviz.core.base import pytrees, valueparse, valuetext
+from pmapviz.core.devices import devicefacts
+from pmapviz.core.devices.cliflags import (
+    MAX_ELEMENTS_HLO,
+    MAX_PLAN_DEVICES,
+    _print,
+    _settings,
+    _start,
+)
+from pmapviz.core.drawing import programtables
+from pmapviz.core.expressions import collectivedefs, functions
+from pmapviz.core.expressions.functions import Program
+from pmapviz.core.planning import planning, scenarios
+from pmapviz.core.planning.planning import Plan
+from pmapviz.core.running import programanalysis
+from pmapviz.features.collectives import collectiveops
+
+
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fn",
+        default=None,
+        choices=sorted(functions.BY_KEY),
+        help="a function from the catalog (default batched_dot)",
+    )
+    p.add_argument(
+        "--expr",
+        default=None,
+        metavar="BODY",
+        help="your own f instead of --fn: one expression, e.g. 'jnp.tanh(x @ w)' "
+        "(checked against an allow-list, never run as Python)",
+    )
+    p.add_argument(
+        "--args", default=None, metavar="NAMES", help="the argument names of --expr, e.g. x,w"
+    )
+    p.add_argument(
+        "--shape",
+        action="append",
+        metavar="SHAPE",
+        help="one per argument, e.g. --shape 8,1250000,3, or a dict / tuple of shapes for a "
+        "pytree argument, e.g. --shape \"{'w': (5, 2), 'b': (2,)}\" (default: the fn's example)",
+    )
+    p.add_argument(
+        "--in-axes",
+        help="comma-separated, one per argument, e.g. 0,None; or a "
+        "tuple with pytree prefixes, e.g. \"(0, {'w': None, 'b': 0})\"",
+    )
+    p.add_argument(
+        "--out-axes", default=None, help="an integer, None or a pytree prefix (default: the fn's)"
+    )
+    p.add_argument("--axis-name", default=None, help="e.g. i")
+    p.add_argument("--dtype", action="append", help="one per argument (default float32)")
+    p.add_argument(
+        "--plan-devices",
+        default=None,
+        help="plan for this many devices (default: this process's count); may be "
+        "larger than the machine has",
+    )
+
+
+def _program(args: argparse.Namespace):
+    """The catalog function (--fn) or the user's expression (--expr with --args)."""
+    if args.expr is None:
+        if args.args is not None:
+            raise valueparse.SettingError("--args names the arguments of --expr: give both.")
+        return functions.get(args.fn or "batched_dot")
+    if args.fn is not None:
+        raise valueparse.SettingError("give --fn or --expr, not both.")
+    if args.args is None:
+        raise valueparse.SettingError("--expr needs --args, its argument names, e.g. --args x,w.")
+    return scenarios.program_for(scenarios.EXPR, args.args, args.expr)
+
+
+def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
+    """The plan's shapes, axes, name and dtypes from the flags, parsed by the explorer's own
+    schema (:func:`pmapviz.core.planning.scenarios.inputs`) before JAX starts; what the flags leave
+    out, the function's defaults. Shapes are None for the function's example, whose mapped
+    axes :func:`_example` sizes to the devices once they are known."""
+    fn = args.fn or ("f" if args.expr is not None else "batched_dot")
+    shapes, dtypes = args.shape or [], args.dtype or []
+    if shapes and len(shapes) != program.n_args:
+        raise valueparse.SettingError(
+            f"{fn} takes {program.n_args} argument(s) ({', '.join(program.arg_names)}); "
+            f"give --shape once for each (got {len(shapes)})."
+        )
+    if dtypes and len(dtypes) != program.n_args:
+        raise valueparse.SettingError(
+            f"--dtype given {len(dtypes)} time(s); {fn} takes {program.n_args} "
+            "argument(s): give it once per argument, or not at all (float32)."
+        )
+    axes = _in_axes_texts(args.in_axes)
+    texts = {
+        **{f"s{k}": t for k, t in enumerate(shapes)},
+        **{f"a{k}": t for k, t in enumerate(axes or [])},
+        **{f"d{k}": t for k, t in enumerate(dtypes)},
+        "name": args.axis_name or "",
+    }
+    if args.out_axes is not None:
+        texts["out"] = args.out_axes
+    labels = {
+        **{f"s{k}": f"--shape {k + 1}" for k in range(len(shapes))},
+        **{f"a{k}": "--in-axes" for k in range(len(axes or []))},
+        **{f"d{k}": "--dtype" for k in range(len(dtypes))},
+        "out": "--out-axes",
+    }
+    v, errors = scenarios.inputs(texts, len(shapes), len(axes or []), len(dtypes), labels)
+    if errors:
+        raise valueparse.SettingError(errors[0])
+    return (
+        v["shapes"] or (None if axes is None else list(program.default_shapes)),
+        v["in_axes"] if axes is not None else tuple(program.default_in_axes),
+        program.default_out_axes if args.out_axes is None else v["out_axes"],
+        v["axis_name"],
+        v["dtypes"],
+    )
+
+
+def _example(shapes: list | None, program: Program, n: int) -> list:
+    """``shapes`` as given, or the function's example with its mapped axes sized to ``n``
+    devices (as the explorer's defaults are), so it fits any device count."""
+    return functions.sized_shapes(program, n) if shapes is None else shapes
+
+
+def _in_axes_texts(text: str | None) -> list[str] | None:
+    """--in-axes as one text per argument: '0,None' -> ['0', 'None']; with brackets, one
+    tuple of per-argument prefixes, "(0, {'w': None, 'b': 0})" -> ['0', "{'w': None, 'b': 0}"]
+    (split at its top-level commas; each part is parsed by the schema)."""
+    if text is None:
+        return None
+    raw = text.strip()
+    if not any(ch in raw for ch in "([{"):
+        parts = raw.split(",")
+    elif raw.startswith("(") and raw.endswith(")"):
+        parts = pytrees.split_top_level(raw[1:-1])
+    else:
+        raise valueparse.SettingError(
+            "--in-axes with brackets is one tuple, an entry per "
+            "argument, e.g. \"(0, {'w': None, 'b': 0})\"."
+        )
+    if len(parts) > scenarios.MAX_ARGS:
+        raise valueparse.SettingError(
+            f"--in-axes has {len(parts)} entries; a function takes at "
+            f"most {scenarios.MAX_ARGS} arguments."
+        )
+    return parts
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
+    device_settings = _settings(args)
+    program = _program(args)
+    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+    n = None
+    if args.plan_devices is not None:
+        n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
+    else:
+        _start(device_settings, args)
+    shapes = _example(shapes, program, n or devicefacts.facts().local_count)
+    p = planning.plan(
+        program,
+        shapes,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        n_devices=n,
+        dtypes=dtypes,
+    )
+    if args.json:
+        print(p.to_json())
+    else:
+        _print_plan(p, program, axis_name)
+    return 0 if p.ok else 1
+
+
+def _argument_lines(p: Plan) -> list[str]:
+    """One line per leaf, or per argument as typed where a tree could not be flattened."""
+    fmt = valuetext.fmt_shape
+    rows = p.leaf_rows()
+    if all(pytrees.is_shape(shape) for _, shape, _ in rows):
+        return [f"{name}: {fmt(shape)} in_axes={ax}" for name, shape, ax in rows]
+    return [
+        f"{a.name}: {a.shape_tree} in_axes={pytrees.fmt_prefix(a.in_axes)}" for a in p.arguments
+    ]
+
+
+def _print_plan(p: Plan, program: Program, axis_name) -> None:
+    print(
+        f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
+        f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK")
+    )
+    for line in _argument_lines(p):
+        print(f"  {line}")
+    if p.ok:
+        print(
+            f"  each of {p.devices_used} device(s) computes {p.per_device_out_shapes}; "
+            f"result {p.out_shapes}"
+        )
+    for q in p.problems:
+        print(f"  problem [{q.code}]: {q.message}\n    fix: {q.fix}")
+    for note in p.notes:
+        print(f"  note: {note}")
+
+
+def _hlo_args(p: argparse.ArgumentParser) -> None:
+    _plan_args(p)
+    p.add_argument(
+        "--collective",
+        default=None,
+        choices=[c.key for c in collectivedefs.COLLECTIVES],
+        help="a collective of the playground instead of --fn",
+    )
+    p.add_argument("--groups", default=None, help="axis_index_groups, e.g. '0 1 | 2 3'")
+    p.add_argument(
+        "--perm", default=None, help="ppermute pairs, e.g. '0->1, 1->0' (default: ring right)"
+    )
+    p.add_argument("--elements", default=None, help="elements per device (default: devices)")
+
+
+def cmd_hlo(args: argparse.Namespace) -> int:
+    """What XLA compiled for the plan or a playground collective: collectives, cost, memory."""
+    if args.plan_devices is not None:
+        raise valueparse.SettingError("hlo compiles for this process's devices: use --devices.")
+    if args.collective is None:
+        program = _program(args)
+        shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+    _start(_settings(args), args)
+    n = devicefacts.facts().local_count
+    if args.collective is None:
+        shapes = _example(shapes, program, n)
+        p = planning.plan(
+            program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, dtypes=dtypes
+        )
+        if not p.ok:
+            _print_plan(p, program, axis_name)
+            return 1
+        analysis = programanalysis.analyse_plan(program, p)
+    else:
+        m = valueparse.parse_int(args.elements or str(n), "--elements", 1, MAX_ELEMENTS_HLO)
+        try:
+            groups = collectiveops.parse_groups(args.groups or "", n)
+            perm = collectiveops.parse_pairs(args.perm, n) if args.perm else None
+            analysis = programanalysis.analyse_collective(args.collective, n, m, groups, perm)
+        except collectiveops.CollectiveError as err:
+            print(f"pmapviz: {err}", file=sys.stderr)
+            return 2
+    _print(args.json, analysis.to_json(), programtables.summary_lines(analysis))
+    return 0

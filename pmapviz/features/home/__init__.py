@@ -1,0 +1,1 @@
+"""Hello pmap: the home page's first picture, run for real and read from the output's shards."""

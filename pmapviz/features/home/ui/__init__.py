@@ -1,0 +1,1 @@
+"""Hello pmap: its Streamlit components."""

@@ -1,0 +1,62 @@
+"""The tour's navigation: the current step (from the link once, then this session's, kept in
+``tour_step`` and written back to the link), its progress, Previous / Jump to / Next."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz.core.ui import url_state
+from pmapviz.features.tour import tour
+
+
+def step() -> int:
+    """This session's step (seeded from the link, with a note if it did not parse), written
+    to the URL through ``tour.schema()``."""
+    if st.session_state.get("tour_step") is None:
+        texts, found = tour.schema().from_query(dict(st.query_params))
+        st.session_state["tour_step"] = int(texts["step"])
+        st.session_state["_tour_notes"] = found
+    url_state.notes(st.session_state.get("_tour_notes", []))
+    url_state.save("tour_", tour.schema())  # the step's widget state is "tour_step"
+    return st.session_state["tour_step"]
+
+
+def go(to: int) -> None:
+    """Goes to step ``to`` (kept within the tour's steps)."""
+    st.session_state["tour_step"] = max(1, min(len(tour.STEPS), to))
+
+
+def show(now: int, titles: list[str]) -> None:
+    """Progress, then Previous, a jump list and Next."""
+    last = len(tour.STEPS)
+    st.progress(now / last, text=f"Step {now} of {last}: {titles[now - 1]}")
+    nav = st.columns([1, 4, 1])
+    nav[0].button(
+        "Previous",
+        on_click=go,
+        args=(now - 1,),
+        disabled=now == 1,
+        icon=":material/arrow_back:",
+        key="tour_prev",
+        width="stretch",
+    )
+    # the list shows this step: a keyed widget keeps its own value over reruns, so an index
+    # alone left it on the step it first showed while Next and Previous moved on
+    st.session_state["tour_jump"] = now
+    nav[1].selectbox(
+        "Jump to step",
+        list(range(1, last + 1)),
+        format_func=lambda k: f"{k}. {titles[k - 1]}",
+        key="tour_jump",
+        on_change=lambda: go(st.session_state["tour_jump"]),
+        label_visibility="collapsed",
+    )
+    nav[2].button(
+        "Next",
+        on_click=go,
+        args=(now + 1,),
+        disabled=now == last,
+        icon=":material/arrow_forward:",
+        key="tour_next",
+        width="stretch",
+    )

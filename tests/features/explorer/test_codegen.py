@@ -1,0 +1,349 @@
+"""Exported scripts run as they are; both the pmap and the shard_map version give what numpy,
+written here in the test from the script's own inputs, says they should."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pmapviz.core.expressions import functions
+from pmapviz.core.planning.planning import plan
+from pmapviz.features.explorer import codegen
+
+RUNNER = r"""
+import json, runpy, sys
+import numpy as np
+res = {}
+for key, path in (("pmap", sys.argv[1]), ("shard_map", sys.argv[2])):
+    g = runpy.run_path(path)
+    if key == "pmap":  # the inputs the script made, as float64, for the test's own numpy
+        np.savez(sys.argv[4], *[np.asarray(g[a]).astype(np.float32).astype(np.float64)
+                                for a in sys.argv[3].split(",")])
+    out = np.asarray(g["out"]).astype(np.float64)
+    res[key] = {"shape": list(out.shape), "values": out.ravel()[:4000].tolist(),
+                "flat": list(g["flat"].shape) if "flat" in g else None}
+print(json.dumps(res))
+"""
+
+# key, shapes, in_axes, out_axes, axis_name, dtype, and the global result by hand in numpy
+CASES = [
+    ("double", [(8, 4)], (0,), 0, None, "float32", lambda x: 2 * x),
+    ("add", [(3, 8), (8, 3)], (1, 0), 1, None, "int32", lambda x, y: x + y.T),
+    (
+        "batched_dot",
+        [(8, 50, 3), (8, 50, 3)],
+        (0, 0),
+        0,
+        None,
+        "float32",
+        lambda x, y: (x * y).sum(axis=-1),
+    ),
+    (
+        "matmul",
+        [(4, 3, 5), (5, 2)],
+        (0, None),
+        0,
+        None,
+        "float32",
+        lambda x, w: np.einsum("bij,jk->bik", x, w),
+    ),
+    ("normalise", [(8, 6)], (0,), 0, "dev", "float32", lambda x: x / x.sum()),
+    ("global_sum", [(5, 3)], (0,), None, "i", "float32", lambda x: x.sum()),
+    ("vdot", [(8, 3), (8, 3)], (0, 0), 0, None, "bfloat16", lambda x, y: (x * y).sum(axis=1)),
+    ("local_sum", [(2, 7)], (0,), 0, None, "int32", lambda x: x.sum(axis=1)),
+]
+
+
+@pytest.mark.parametrize(
+    "key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES, ids=[c[0] for c in CASES]
+)
+def test_exported_scripts_run_and_agree(
+    tmp_path, key, shapes, in_axes, out_axes, axis_name, dtype, by_hand
+):
+    program = functions.get(key)
+    p = plan(
+        program,
+        shapes,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        n_devices=8,
+        dtypes=[dtype] * len(shapes),
+    )
+    assert p.ok, p.problems
+    pm, sm = tmp_path / "pmap_script.py", tmp_path / "shard_map_script.py"
+    pm.write_text(codegen.pmap_script(program, p))
+    sm.write_text(codegen.shard_map_script(program, p))
+    npz = tmp_path / "inputs.npz"
+    names = ",".join(leaf.name for leaf in p.leaves)
+    r = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(pm), str(sm), names, str(npz)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    with np.load(npz) as f:
+        inputs = [f[f"arr_{k}"] for k in range(len(shapes))]
+    assert [a.shape for a in inputs] == [tuple(s) for s in shapes]
+    want = np.asarray(by_hand(*inputs), np.float64)  # independent of pmapviz and of JAX
+    assert tuple(res["pmap"]["shape"]) == want.shape == tuple(res["shard_map"]["shape"])
+    assert want.shape == p.out_shapes
+    tol = 2e-2 if dtype == "bfloat16" else 1e-5
+    expected = want.ravel()[:4000].tolist()
+    for impl in ("pmap", "shard_map"):
+        got = res[impl]["values"]
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected, strict=True):
+            assert abs(a - b) <= tol * (1 + abs(b)), (impl, a, b)
+    assert res["pmap"]["flat"] == res["shard_map"]["flat"]
+
+
+def test_seed_script_reshapes_back_to_ten_million():
+    program = functions.get("batched_dot")
+    p = plan(program, [(8, 1_250_000, 3)] * 2, n_devices=8)
+    text = codegen.pmap_script(program, p)
+    assert "rng.standard_normal((8, 1_250_000, 3))" in text
+    assert "jax.pmap(f, in_axes=(0, 0), out_axes=0, axis_name=None)(x, y)" in text
+    assert "flat = out.reshape((10_000_000,))" in text
+    assert 'jax.config.update("jax_num_cpu_devices", 8)' in text
+    compile(text, "pmap_script.py", "exec")  # valid Python (compiled, never run here)
+    sm = codegen.shard_map_script(program, p)
+    assert "in_specs=(P('i'), P('i')), out_specs=P('i')" in sm
+    compile(sm, "shard_map_script.py", "exec")
+
+
+def test_axis_name_reaches_scripts_only_as_a_string_literal():
+    program = functions.get("normalise")
+    p = plan(program, [(8, 2)], axis_name="batch", n_devices=8)
+    text = codegen.pmap_script(program, p)
+    assert "lax.psum(jnp.sum(x), 'batch')" in text and "axis_name='batch'" in text
+
+
+def test_invalid_plan_is_not_exported():
+    program = functions.get("double")
+    with pytest.raises(ValueError):
+        codegen.pmap_script(program, plan(program, [(80, 2)], n_devices=8))
+
+
+# ---------------------------------------------------------------- your own f, exported
+EXPR_RUNNER = r"""
+import runpy, sys
+import numpy as np
+for case in sys.argv[1:]:
+    g = runpy.run_path(f"{case}/pmap_script.py")
+    s = runpy.run_path(f"{case}/shard_map_script.py")
+    names = open(f"{case}/args.txt").read().split(",")
+    np.savez(f"{case}/out.npz", pmap=np.asarray(g["out"]), shard_map=np.asarray(s["out"]),
+             **{f"in_{k}": np.asarray(g[n]) for k, n in enumerate(names)})
+print("done")
+"""
+
+
+def random_expressions(seed: int, count: int) -> list[str]:
+    """Shape-preserving expressions over x (per device (3, 4)) and w (3, 4), random but
+    seeded: elementwise functions, operators, keepdims reductions and a psum over 'i'."""
+    import random
+
+    rng = random.Random(seed)
+    unary = [
+        "jnp.tanh({})",
+        "jnp.sin({})",
+        "jax.nn.relu({})",
+        "jnp.square({})",
+        "-{}",
+        "jnp.sum({}, axis=-1, keepdims=True)",
+        "lax.psum({}, 'i')",
+        "jnp.abs({}) ** 2",
+        "jnp.transpose(jnp.transpose({}))",
+        "jax.nn.softmax({}, axis=0)",
+    ]
+    binary = ["({} + {})", "({} * {})", "({} - {})", "jnp.maximum({}, {})"]
+
+    def grow(depth: int) -> str:
+        if depth == 0 or rng.random() < 0.25:
+            return rng.choice(["x", "w", "x", "0.5"])
+        if rng.random() < 0.5:
+            return rng.choice(unary).format(grow(depth - 1))
+        return rng.choice(binary).format(grow(depth - 1), grow(depth - 1))
+
+    out: list[str] = []
+    while len(out) < count:
+        body = grow(4)
+        if "x" in body and "(" in body and body not in out:
+            out.append(body)
+    return out
+
+
+def test_exported_expressions_run_and_match_the_apps_interpreted_f(tmp_path):
+    import jax
+    import numpy as np
+
+    from pmapviz.core.expressions import expr
+
+    bodies = [
+        "jnp.tanh(x @ w.T)",
+        "x / lax.psum(jnp.sum(x), 'i') + w",
+        *random_expressions(seed=15, count=4),
+    ]
+    cases = []
+    for k, body in enumerate(bodies):
+        program = expr.program("x, w", body)
+        p = plan(program, [(8, 3, 4), (3, 4)], in_axes=(0, None), axis_name="i", n_devices=8)
+        assert p.ok, (body, p.problems)
+        case = tmp_path / f"case{k}"
+        case.mkdir()
+        (case / "pmap_script.py").write_text(codegen.pmap_script(program, p))
+        (case / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
+        (case / "args.txt").write_text(",".join(leaf.name for leaf in p.leaves))
+        assert body not in codegen.pmap_script(program, p).split('"""')[1]  # not in the title
+        cases.append((program, p, case))
+    r = subprocess.run(
+        [sys.executable, "-c", EXPR_RUNNER, *(str(c) for _, _, c in cases)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    for (program, p, case), body in zip(cases, bodies, strict=True):
+        saved = np.load(case / "out.npz")
+        inputs = [saved[f"in_{k}"] for k in range(len(p.leaves))]
+        interpreted = jax.pmap(
+            program.build("i"), in_axes=p.leaf_axes, out_axes=p.out_axes, axis_name="i"
+        )(*inputs)
+        want = np.asarray(interpreted)
+        assert want.shape == p.out_shapes == saved["pmap"].shape == saved["shard_map"].shape
+        np.testing.assert_allclose(saved["pmap"], want, rtol=1e-5, atol=1e-5, err_msg=body)
+        np.testing.assert_allclose(saved["shard_map"], want, rtol=1e-5, atol=1e-5)
+
+
+TREE_RUNNER = r"""
+import pickle, runpy, sys
+import jax
+import numpy as np
+for case in sys.argv[1:]:
+    g = runpy.run_path(f"{case}/pmap_script.py")
+    s = runpy.run_path(f"{case}/shard_map_script.py")
+    names = open(f"{case}/args.txt").read().split(",")
+    host = lambda t: jax.tree.map(np.asarray, t)
+    with open(f"{case}/out.pkl", "wb") as f:
+        pickle.dump({"inputs": [host(g[n]) for n in names], "pmap": host(g["out"]),
+                     "shard_map": host(s["out"])}, f)
+print("done")
+"""
+
+# argument names, body, argument shape trees, in_axes prefixes, out_axes prefix
+TREE_CASES = [
+    ("x, p", "jnp.tanh(x @ p['w'] + p['b'])", [(8, 3, 5), {"w": (5, 2), "b": (2,)}], (0, None), 0),
+    (
+        "x, p",
+        "x * p['scale'] + p['shift']",
+        [(4, 6), {"scale": (6,), "shift": (4, 6)}],
+        (0, {"scale": None, "shift": 0}),
+        0,
+    ),
+    ("x, p", "(x * p[0], lax.psum(p[1], 'i'))", [(4, 3), ((4, 3), (4,))], (0, 0), (0, None)),
+    (
+        "x, p",
+        "{'s': x + p['w'].sum(), 't': jnp.mean(x, axis=0)}",
+        [(3, 2), {"w": (2, 3)}],
+        (1, None),
+        {"s": 1, "t": 0},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TREE_CASES)))
+def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tmp_path, case):
+    """Dict and tuple arguments with in_axes / out_axes prefixes: the exported pmap and
+    shard_map scripts run and agree with jax.vmap of the interpreted f on the script's own
+    inputs, with the prefixes exactly as the user typed them."""
+    import pickle
+
+    import jax
+
+    from pmapviz.core.expressions import expr
+
+    args, body, shapes, in_axes, out_axes = TREE_CASES[case]
+    program = expr.program(args, body)
+    p = plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name="i", n_devices=8)
+    assert p.ok, (body, p.problems)
+    (tmp_path / "pmap_script.py").write_text(codegen.pmap_script(program, p))
+    (tmp_path / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
+    (tmp_path / "args.txt").write_text(",".join(a.name for a in p.arguments))
+    r = subprocess.run(
+        [sys.executable, "-c", TREE_RUNNER, str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    saved = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    as_shapes = jax.tree.map(lambda a: tuple(a.shape), saved["inputs"])
+    assert as_shapes == [shapes[0], shapes[1]]  # the scripts built the user's trees
+    want = jax.vmap(program.build("i"), in_axes=in_axes, out_axes=out_axes, axis_name="i")(
+        *saved["inputs"]
+    )
+    assert jax.tree.map(lambda a: tuple(a.shape), want) == p.out_shapes
+    for impl in ("pmap", "shard_map"):
+        assert jax.tree.structure(saved[impl]) == jax.tree.structure(want), impl
+        for got, exp in zip(jax.tree.leaves(saved[impl]), jax.tree.leaves(want), strict=True):
+            np.testing.assert_allclose(got, np.asarray(exp), rtol=1e-5, atol=1e-5, err_msg=impl)
+
+
+def test_scripts_exported_on_a_gpu_server_use_its_gpus(fake_devices):
+    """Exported on GPUs, the script claims no emulated devices and sets no CPU count; it
+    checks it has the devices it needs and says how to emulate them elsewhere."""
+    program = functions.get("batched_dot")
+    p = plan(program, [(8, 1000, 3)] * 2, n_devices=8)
+    with fake_devices("gpu"):
+        pm, sm = codegen.pmap_script(program, p), codegen.shard_map_script(program, p)
+    for text in (pm, sm):
+        assert "emulated" not in text and "jax.config.update" not in text
+        assert "GPU server (NVIDIA H200)" in text and "assert jax.device_count() >= 8" in text
+        compile(text, "script.py", "exec")
+    assert '"jax_num_cpu_devices", 8' in codegen.pmap_script(program, p)  # on CPU, as before
+
+
+def test_mesh_scripts_run_both_views_and_agree(tmp_path):
+    """Every Meshes example exported as a script runs in a fresh Python and checks that the
+    global view (jit with NamedSharding) and the per-device view (shard_map) agree."""
+    from pmapviz.features.meshes import meshexamples
+
+    for ex in meshexamples.EXAMPLES:
+        path = tmp_path / f"mesh_{ex.key}.py"
+        path.write_text(codegen.mesh_script(ex))
+        r = subprocess.run(
+            [sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=180
+        )
+        assert r.returncode == 0, (ex.key, r.stderr[-2000:])
+        assert "max |global - per-device| =" in r.stdout
+        assert r.stdout.count(" holds ") == ex.mesh.devices  # one line per device's block
+
+
+def test_the_exported_script_of_your_f_runs_both_views(tmp_path):
+    from pmapviz.features.meshes import meshownf
+    from pmapviz.features.meshes.meshspecs import Mesh
+
+    mesh = Mesh((2, 4), ("data", "model"))
+    args = [("x", (8, 16), ("data", None)), ("w", (16, 16), (None, "model"))]
+    f = meshownf.MeshF(
+        "x, w",
+        "x @ w",
+        "lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')",
+        ("data", None),
+    )
+    g, loc = f.programs()
+    path = tmp_path / "mesh_your_f.py"
+    path.write_text(codegen.mesh_own_script(mesh, args, g, loc, f.out_spec))
+    r = subprocess.run(
+        [sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "max |global - per-device| =" in r.stdout and r.stdout.count(" holds ") == 8
