@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.core.test_memoryneeds import CASES, _probe  # noqa: E402
+from tests.core.budgets.test_memoryestimates import CASES, _probe  # noqa: E402
 
 
 def main() -> int:

@@ -353,7 +353,7 @@ def send(pipe, message) -> None:
     pipe.flush()
 
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[3]  # the folder above pmapviz/
 _WORKER = Worker()
 _TURNS = queues.resource("sandbox", "run of its own f")
 _WATCH: list[threading.Thread] = []

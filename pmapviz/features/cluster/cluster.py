@@ -228,9 +228,7 @@ CommandBuilder = Callable[[int, int, int, int, int], list[str]]
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
     env["JAX_PLATFORMS"] = "cpu"
-    root = str(
-        Path(__file__).resolve().parents[2]
-    )  # pmapviz/features/cluster/cluster.py -> the repo
+    root = str(Path(__file__).resolve().parents[3])  # the folder above pmapviz/
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     return env
 

@@ -53,7 +53,7 @@ import sys, time
 from pmapviz.core.devices import jaxstartup
 jaxstartup.apply(jaxstartup.parse_settings(sys.argv[1:], {}))
 import jax, jax.numpy as jnp
-from pmapviz import compilecache
+from pmapviz.core.devices import compilecache
 f = jax.pmap(lambda x: jax.lax.psum(jnp.tanh(x) @ x.T, 'i'), axis_name='i')
 f.lower(jax.ShapeDtypeStruct((2, 32, 32), jnp.float32)).compile()
 print(compilecache.folder_in_use())
@@ -82,7 +82,7 @@ import os, sys, time
 from pmapviz.core.devices import jaxstartup
 jaxstartup.apply(jaxstartup.parse_settings(sys.argv[1:], {}))
 import jax, jax.numpy as jnp
-from pmapviz import compilecache
+from pmapviz.core.devices import compilecache
 
 def f(x):
     return x * 2 + 1

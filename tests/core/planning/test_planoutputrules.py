@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import lax
-from tests.core.test_planfacts import _leaf, _norm
+from tests.core.planning.test_planfacts import _leaf, _norm
 
 from pmapviz.core.expressions import expr
 from pmapviz.core.planning import planfacts, planoutputrules

@@ -11,7 +11,7 @@ from pmapviz.core.running import programanalysis
 from pmapviz.core.xla import hlo
 from tests.conftest import TEST_DEVICES
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def fixture(name: str) -> hlo.ParseReport:

@@ -4,7 +4,7 @@ told its call, the counts a trace gives, and malformed events refused in one lin
 import json
 
 import pytest
-from tests.core.test_timeline import (
+from tests.core.xla.test_timeline import (
     GPU_TRACE,
     TPU_TRACE,
     _cpu_trace,

@@ -7,7 +7,7 @@ import os
 import tempfile
 
 import pytest
-from tests.core.test_timeline import TPU_TRACE, _cpu_trace, _event, _x
+from tests.core.xla.test_timeline import TPU_TRACE, _cpu_trace, _event, _x
 
 from pmapviz.core.xla import timeline, traceevents, tracefiles
 

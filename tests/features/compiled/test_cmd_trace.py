@@ -17,7 +17,7 @@ def test_trace_of_a_malformed_file_exits_2_with_one_line_and_no_traceback(tmp_pa
 
 
 def test_trace_says_what_is_wrong_where_for_every_malformed_shape(tmp_path, capsys):
-    from tests.core.test_timeline import _cpu_trace
+    from tests.core.xla.test_timeline import _cpu_trace
 
     from pmapviz.app import cli
 
@@ -49,7 +49,7 @@ def test_trace_of_the_root_folder_gives_up_in_bounds(capsys):
 def test_trace_json_keeps_every_one_of_5000_lanes(tmp_path, capsys):
     import gzip
 
-    from tests.core.test_timeline import many_lanes
+    from tests.core.xla.test_timeline import many_lanes
 
     from pmapviz.app import cli
 

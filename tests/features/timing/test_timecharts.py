@@ -89,7 +89,7 @@ def test_the_timeline_hover_names_what_the_trace_counted_for_each_op():
 
 
 def test_a_trace_of_5000_lanes_draws_the_64_busiest_and_at_most_10000_bars():
-    from tests.core.test_timeline import many_lanes
+    from tests.core.xla.test_timeline import many_lanes
 
     tl = timeline.from_trace(many_lanes(long_lane_ops=5_000))
     fig = timecharts.timeline_figure(tl)

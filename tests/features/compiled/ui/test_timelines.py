@@ -29,7 +29,7 @@ def test_a_trace_from_a_gpu_has_a_lane_per_device_and_a_chart():
 
 
 def _show_tpu(floor_gbs, here):
-    from tests.program.ui.test_timelines import TPU_TRACE
+    from tests.features.compiled.ui.test_timelines import TPU_TRACE
 
     from pmapviz.core.xla import timeline, tracefiles
     from pmapviz.features.compiled.ui import timelines
@@ -99,7 +99,7 @@ def _read(data, name):
 
 
 def test_a_malformed_upload_is_one_quoted_error_line_never_the_last_resort():
-    from tests.core.test_timeline import _cpu_trace
+    from tests.core.xla.test_timeline import _cpu_trace
 
     bad = {
         "t.json": json.dumps(_cpu_trace(ts="abc")).encode(),
@@ -147,7 +147,7 @@ def test_an_upload_holds_what_parsing_takes_in_the_servers_memory_pool(monkeypat
 
 
 def _many(table):
-    from tests.core.test_timeline import many_lanes
+    from tests.core.xla.test_timeline import many_lanes
 
     from pmapviz.core.xla import timeline
     from pmapviz.features.compiled.ui import timelines
