@@ -4,10 +4,10 @@ offers, and nothing for what is not its business."""
 from __future__ import annotations
 
 import pytest
-from tests.core.planning.test_planfacts import _leaf, _norm
 
 from pmapviz.core.expressions import functions
 from pmapviz.core.planning import planfacts, planinputrules
+from tests.core.planning.test_planfacts import _leaf, _norm
 
 
 def _ids(cases):

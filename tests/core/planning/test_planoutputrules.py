@@ -5,11 +5,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import lax
-from tests.core.planning.test_planfacts import _leaf, _norm
 
 from pmapviz.core.expressions import expr
 from pmapviz.core.planning import planfacts, planoutputrules
 from pmapviz.core.planning.planning import plan
+from tests.core.planning.test_planfacts import _leaf, _norm
 
 
 def test_unbound_axis_name_in_a_plain_function():

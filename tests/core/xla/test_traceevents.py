@@ -4,6 +4,8 @@ told its call, the counts a trace gives, and malformed events refused in one lin
 import json
 
 import pytest
+
+from pmapviz.core.xla import timeline, traceevents, tracefiles
 from tests.core.xla.test_timeline import (
     GPU_TRACE,
     TPU_TRACE,
@@ -12,8 +14,6 @@ from tests.core.xla.test_timeline import (
     _tpu_fixture,
     _x,
 )
-
-from pmapviz.core.xla import timeline, traceevents, tracefiles
 
 
 def test_the_real_h200_trace_gives_one_gpu_lane_with_the_last_call():

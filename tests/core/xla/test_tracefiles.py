@@ -7,9 +7,9 @@ import os
 import tempfile
 
 import pytest
-from tests.core.xla.test_timeline import TPU_TRACE, _cpu_trace, _event, _x
 
 from pmapviz.core.xla import timeline, traceevents, tracefiles
+from tests.core.xla.test_timeline import TPU_TRACE, _cpu_trace, _event, _x
 
 
 def test_read_trace_finds_the_gzipped_json():

@@ -17,9 +17,8 @@ def test_trace_of_a_malformed_file_exits_2_with_one_line_and_no_traceback(tmp_pa
 
 
 def test_trace_says_what_is_wrong_where_for_every_malformed_shape(tmp_path, capsys):
-    from tests.core.xla.test_timeline import _cpu_trace
-
     from pmapviz.app import cli
+    from tests.core.xla.test_timeline import _cpu_trace
 
     for trace, line in [
         ({"traceEvents": 5}, "The trace's traceEvents is 5, not a list of events."),
@@ -49,9 +48,8 @@ def test_trace_of_the_root_folder_gives_up_in_bounds(capsys):
 def test_trace_json_keeps_every_one_of_5000_lanes(tmp_path, capsys):
     import gzip
 
-    from tests.core.xla.test_timeline import many_lanes
-
     from pmapviz.app import cli
+    from tests.core.xla.test_timeline import many_lanes
 
     path = tmp_path / "many.json.gz"
     path.write_bytes(gzip.compress(json.dumps({"traceEvents": many_lanes()}).encode(), 1))

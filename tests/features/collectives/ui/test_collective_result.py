@@ -1,9 +1,8 @@
 """One collective run for real: before and after on every device, where each piece came from
 or what each result combines, and the communication it costs."""
 
-from tests.features.collectives.test_collectivegrids import outcome
-
 from tests.core.ui.conftest import render
+from tests.features.collectives.test_collectivegrids import outcome
 
 
 def _show(out, choice):

@@ -29,10 +29,9 @@ def test_a_trace_from_a_gpu_has_a_lane_per_device_and_a_chart():
 
 
 def _show_tpu(floor_gbs, here):
-    from tests.features.compiled.ui.test_timelines import TPU_TRACE
-
     from pmapviz.core.xla import timeline, tracefiles
     from pmapviz.features.compiled.ui import timelines
+    from tests.features.compiled.ui.test_timelines import TPU_TRACE
 
     tl = timeline.from_trace(tracefiles.read_trace(str(TPU_TRACE)))
     timelines.show(tl, "t", floor_gbs, here)
@@ -147,10 +146,9 @@ def test_an_upload_holds_what_parsing_takes_in_the_servers_memory_pool(monkeypat
 
 
 def _many(table):
-    from tests.core.xla.test_timeline import many_lanes
-
     from pmapviz.core.xla import timeline
     from pmapviz.features.compiled.ui import timelines
+    from tests.core.xla.test_timeline import many_lanes
 
     timelines.show(timeline.from_trace(many_lanes()), "t", None, False, table)
 
