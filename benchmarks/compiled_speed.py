@@ -21,14 +21,15 @@ def main() -> int:
     from pmapviz.core.expressions import functions
     from pmapviz.core.planning import planning
     from pmapviz.core.running import programanalysis
+    from pmapviz.features.collectives.collectiveanalysis import analyse_collective
     from pmapviz.features.compiled import tracecapture
 
     n = args.devices
     program = functions.get("normalise")
     cases = [
-        ("collective psum", lambda: programanalysis.analyse_collective("psum", n, n)),
-        ("collective ppermute", lambda: programanalysis.analyse_collective("ppermute", n, n)),
-        ("collective all_to_all", lambda: programanalysis.analyse_collective("all_to_all", n, n)),
+        ("collective psum", lambda: analyse_collective("psum", n, n)),
+        ("collective ppermute", lambda: analyse_collective("ppermute", n, n)),
+        ("collective all_to_all", lambda: analyse_collective("all_to_all", n, n)),
         ("plan normalise", lambda: programanalysis.analyse_plan(
             program, planning.plan(program, [(n, 1024)], axis_name="i"))),
     ]  # fmt: skip

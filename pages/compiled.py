@@ -7,7 +7,7 @@ import streamlit as st
 
 from pmapviz.core.running import programanalysis
 from pmapviz.core.ui import compiled_analysis, grids, presenter, shell, url_state
-from pmapviz.features.compiled.ui import compiled_program, timelines
+from pmapviz.features.compiled.ui import compiled_program, hidden_view, timelines
 
 shell.ensure_routed()
 
@@ -29,7 +29,7 @@ with presenter.picture(slot):
     grids.show(*programanalysis.program_grid(analysis, report.labels))
 st.subheader("The collectives XLA emitted")
 compiled_analysis.show(analysis, report.labels)
-compiled_analysis.hidden(report.count)
+hidden_view.show(report.count)
 if call is not None:
     timelines.capture(call, report.facts)
 timelines.upload()

@@ -48,7 +48,7 @@ COMMANDS: dict[str, Command] = {
         "validate shapes and axes for pmap, and give the result shapes",
     ),
     "hlo": Command(
-        "features.explorer.cmd_plan",
+        "features.compiled.cmd_hlo",
         "cmd_hlo",
         "_hlo_args",
         "what XLA compiled: collectives, cost and memory, four variants",

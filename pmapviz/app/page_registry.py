@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pmapviz.core.base import settings
 from pmapviz.core.devices import deviceset
 from pmapviz.core.planning import scenarios
-from pmapviz.core.running import programanalysis
 from pmapviz.features.cluster import cluster
 from pmapviz.features.collectives import collectiveops
+from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.meshes import meshsettings
 from pmapviz.features.timing import sweepsetup
 from pmapviz.features.tour import tour
@@ -131,7 +131,7 @@ PAGES = (
         "compiled",
         "The collectives XLA really emits, cost and memory, a per-device timeline.",
         checks=(({"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),),
-        schemas=lambda n: (programanalysis.schema(n), *_explorer(n)),
+        schemas=lambda n: (compiledsettings.schema(n), *_explorer(n)),
     ),
     PageInfo(
         "pages/meshes.py",

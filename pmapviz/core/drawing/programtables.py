@@ -5,7 +5,6 @@ summary)."""
 from __future__ import annotations
 
 from pmapviz.core.running.programanalysis import Analysis, Row
-from pmapviz.features.compiled.hiddencomm import hidden_communication
 
 
 def table_rows(rows: tuple[Row, ...]) -> list[dict]:
@@ -60,24 +59,6 @@ def variant_table(a: Analysis) -> tuple[list[dict], list[str]]:
                 "communication from the shardings, not from code you wrote."
             )
     return rows, notes
-
-
-def hidden_table(n: int) -> list[dict]:
-    """:func:`hidden_communication` as table rows (ms; collectives by kind)."""
-    return [
-        {
-            "what": h.label,
-            "code": h.code,
-            "compiles to": ", ".join(r.hlo.kind for r in h.rows) or "no collective",
-            "time (ms)": round(h.time_s * 1e3, 3),
-            "fix": h.fix_code,
-            "fix compiles to": ", ".join(r.hlo.kind for r in h.fix_rows) or "no collective",
-            "fix time (ms)": round(h.fix_time_s * 1e3, 3),
-            "same values": h.same_values,
-            "note": h.note,
-        }
-        for h in hidden_communication(n)
-    ]
 
 
 def summary_lines(a: Analysis) -> list[str]:

@@ -1,6 +1,8 @@
 """Inside the compiled program: what XLA made of a pmap, read from JAX's own objects.
 
-For a target (the explorer's plan, a collective of the playground, or the training step):
+For a target (the explorer's plan here; a collective of the playground in
+:mod:`pmapviz.features.collectives.collectiveanalysis`, the training step in
+:mod:`pmapviz.features.training.traininganalysis`):
 
 - the collectives XLA emitted (parsed from ``compiled.as_text()`` by :mod:`pmapviz.core.xla.hlo`),
 each
@@ -26,19 +28,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapviz.core.base import pytrees, settings
+from pmapviz.core.base import pytrees
 from pmapviz.core.base.valuetext import first_line, fmt_bytes
 from pmapviz.core.devices import devicefacts
-from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.expressions.collectivedefs import ring_model
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning import planning, scenarios
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.planning.pmapplacement import pmap_sharding
 from pmapviz.core.xla.hlo import HloCollective, ParseReport, jaxpr_lines, parse_hlo, stablehlo_lines
-from pmapviz.features.collectives import collectiveops
-from pmapviz.features.training import trainingrun
-from pmapviz.features.training.trainingrun import Config
 
 VARIANTS = {
     "pmap": "jax.pmap",
@@ -375,28 +373,6 @@ def analyse(target: Target, variants: bool = True) -> Analysis:
 
 
 # ---------------------------------------------------------------- targets
-def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Target:
-    """A collective of the playground on n devices with blocks of m float32 elements."""
-    import jax
-    import jax.numpy as jnp
-
-    c = collectivedefs.BY_KEY[key]
-    collectiveops.check(c, n, m, groups)
-    perm = collectiveops.pairs_for(c, n, perm)
-    groups = [list(g) for g in groups] if groups else None
-    code = f"jax.pmap(lambda x: {collectivedefs.code_for(c, groups, perm)}, axis_name='i')"
-    return Target(
-        c.label,
-        code,
-        collectiveops.per_device(c, groups, perm),
-        (jax.ShapeDtypeStruct((n, m), jnp.float32),),
-        (0,),
-        0,
-        collectivedefs.AXIS,
-        n,
-    )
-
-
 def plan_target(program: Program, plan: Plan) -> Target:
     """The explorer's program under a valid plan (shapes are abstract: nothing is allocated)."""
     import jax
@@ -428,44 +404,7 @@ def plan_target(program: Program, plan: Plan) -> Target:
     )
 
 
-def training_target(cfg: Config) -> Target:
-    """One data-parallel training step (:mod:`pmapviz.features.training.trainingrun`) on
-    cfg.devices devices."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    k, lb = cfg.devices, cfg.local_batch
-    params = jax.tree.map(
-        lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype), trainingrun.init_params(cfg)
-    )
-    ydt = jnp.float32 if cfg.model == "linear" else jnp.int32
-    x = jax.ShapeDtypeStruct((k, lb, trainingrun.FEATURES), np.float32)
-    y = jax.ShapeDtypeStruct((k, lb), ydt)
-    return Target(
-        f"training step ({cfg.model}, {cfg.reduction})",
-        trainingrun.code_for(cfg),
-        trainingrun.dp_step_fn(cfg),
-        (params, x, y),
-        (0, 0, 0),
-        0,
-        trainingrun.AXIS,
-        k,
-    )
-
-
 # ---------------------------------------------------------------- cached entry points
-def analyse_collective(key: str, n: int, m: int, groups=None, perm=None) -> Analysis:
-    """A collective of the playground, compiled and read; cached by setting."""
-    frozen_groups = tuple(tuple(g) for g in groups) if groups else None
-    return _analyse_collective(key, n, m, frozen_groups, tuple(tuple(p) for p in perm or ()))
-
-
-@functools.lru_cache(maxsize=64)
-def _analyse_collective(key: str, n: int, m: int, groups, perm) -> Analysis:
-    return analyse(collective_target(key, n, m, groups, perm or None))
-
-
 @functools.lru_cache(maxsize=64)
 def _analyse_plan(ref: tuple, key: tuple) -> Analysis:
     program = scenarios.program_for(*ref)
@@ -478,24 +417,3 @@ def analyse_plan(program: Program, plan: Plan) -> Analysis:
         raise ValueError("only a valid plan can be compiled")
 
     return _analyse_plan(scenarios.program_ref(program), plan.key)
-
-
-@functools.lru_cache(maxsize=16)
-def analyse_training(cfg: Config) -> Analysis:
-    """The training step of ``cfg``, compiled and read; cached by config."""
-    return analyse(training_target(cfg))
-
-
-# ---------------------------------------------------------------- the page's URL state
-SOURCES = ("explorer", "collective", "training")
-
-
-def schema(n_devices: int) -> settings.Schema:
-    """The Compiled program page: what to compile (src) and, for a collective, the
-    playground's own settings (c, n, m, g, p, pairs)."""
-    return settings.Schema(
-        (
-            settings.choice_field("src", "Program", SOURCES, "collective"),
-            *collectiveops.schema(n_devices).fields,
-        )
-    )

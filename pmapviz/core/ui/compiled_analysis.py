@@ -86,18 +86,3 @@ def _variants(a) -> None:
     tables.show(tables.frame(rows))
     for note in notes:
         st.info(note, icon=":material/info:")
-
-
-def hidden(n_all: int) -> None:
-    """ "Hidden communication": ordinary-looking lines that communicate without saying so,
-    each compiled and timed beside its fix (on request; kept for the session)."""
-    st.subheader("Hidden communication")
-    st.markdown(
-        "Some ordinary-looking lines communicate without saying so. Each is compiled and its "
-        "collectives read from the HLO, then timed beside its fix:"
-    )
-    if st.button("Compile and time them", key="cp_hidden", icon=":material/visibility:"):
-        with st.spinner("Compiling and timing..."):
-            st.session_state["cp_hidden_rows"] = programtables.hidden_table(n_all)
-    if st.session_state.get("cp_hidden_rows"):
-        tables.show(st.session_state["cp_hidden_rows"])

@@ -129,3 +129,21 @@ def _measure(label, code, run, rows, fix_code, fix, fix_rows, note, repeat) -> H
         same,
         note,
     )
+
+
+def hidden_table(n: int) -> list[dict]:
+    """:func:`hidden_communication` as table rows (ms; collectives by kind)."""
+    return [
+        {
+            "what": h.label,
+            "code": h.code,
+            "compiles to": ", ".join(r.hlo.kind for r in h.rows) or "no collective",
+            "time (ms)": round(h.time_s * 1e3, 3),
+            "fix": h.fix_code,
+            "fix compiles to": ", ".join(r.hlo.kind for r in h.fix_rows) or "no collective",
+            "fix time (ms)": round(h.fix_time_s * 1e3, 3),
+            "same values": h.same_values,
+            "note": h.note,
+        }
+        for h in hidden_communication(n)
+    ]

@@ -24,11 +24,11 @@ from pmapviz.core.budgets import memorypool
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.planning.pmapplacement import pmap_sharding
-from pmapviz.core.running.programanalysis import analyse_collective
 from pmapviz.core.xla.timeline import Timeline, lanes_of
 from pmapviz.core.xla.traceevents import device_events
 from pmapviz.core.xla.tracefiles import read_trace
 from pmapviz.features.collectives import collectiveops as col
+from pmapviz.features.collectives.collectiveanalysis import analyse_collective
 
 TURNS = queues.resource("profiler", "profiler capture")  # one trace at a time per process
 LOCK_TIMEOUT_S = 60.0

@@ -16,7 +16,6 @@ from pmapviz.core.devices import devicefacts, devicewords
 from pmapviz.core.expressions.expr import ExprProgram, python_source
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planning import Plan
-from pmapviz.features.meshes import meshexamples, meshspecs
 
 _HEADER = '''"""{title}
 
@@ -32,7 +31,7 @@ from jax import lax
 '''
 
 
-def _header(title: str, n: int, facts: devicefacts.Facts | None) -> str:
+def header(title: str, n: int, facts: devicefacts.Facts | None) -> str:
     """The script's docstring and device set-up, for the platform it was exported on: on CPU
     it emulates ``n`` devices; on GPUs or TPUs it uses the real ones (the emulation line is
     there, commented out, for a machine with fewer)."""
@@ -169,7 +168,7 @@ def pmap_script(program: Program, p: Plan, facts: devicefacts.Facts | None = Non
         raise ValueError("export needs a valid plan")
     args = ", ".join(_names(p))
     lines = [
-        _header(f"pmap: {_title(program)}", p.n_devices, facts),
+        header(f"pmap: {_title(program)}", p.n_devices, facts),
         *_fn(program, p.axis_name),
         *_inputs(p),
         "",
@@ -209,7 +208,7 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
     specs = _per_argument(p, [_spec(leaf.axis, name) for leaf in p.leaves])
     in_specs = ", ".join(src for _, src in specs) + ("," if len(specs) == 1 else "")
     lines = [
-        _header(f"shard_map: {_title(program)}", p.n_devices, facts),
+        header(f"shard_map: {_title(program)}", p.n_devices, facts),
         "from jax.sharding import Mesh, PartitionSpec as P",
         *_fn(program, name),
         "",
@@ -227,102 +226,5 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
         f"))({args})",
         _print_out(p) + ", as with pmap",
         *_reshape_back(p),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------- named meshes: both views
-def mesh_script(ex: meshexamples.Example, facts: devicefacts.Facts | None = None) -> str:
-    """A runnable script of one Meshes example: the mesh, the arguments placed by their
-    PartitionSpecs, f in the global view (``jax.jit`` with NamedSharding) and in the per-device
-    view (``jax.shard_map`` with collectives over named axes), and a check that they agree."""
-    names = ("x", "w")[: len(ex.shapes)]
-    return _mesh_views(
-        f"both views on a named mesh: {ex.title}",
-        ex.mesh,
-        names,
-        ex.shapes,
-        ex.in_specs,
-        ex.out_spec,
-        ex.global_code,
-        ex.local_code,
-        facts,
-    )
-
-
-def mesh_own_script(
-    mesh: meshspecs.Mesh,
-    args: list,
-    g: ExprProgram,
-    loc: ExprProgram,
-    out_spec: tuple,
-    facts: devicefacts.Facts | None = None,
-) -> str:
-    """Your own f on a mesh (the Meshes page's arguments ``(label, shape, spec)`` and the two
-    checked expressions), as the same runnable script as :func:`mesh_script`."""
-    return _mesh_views(
-        "both views of your own f on a named mesh",
-        mesh,
-        g.arg_names,
-        [shape for _, shape, _ in args],
-        [spec for _, _, spec in args],
-        out_spec,
-        g.source,
-        loc.source,
-        facts,
-    )
-
-
-def _mesh_views(
-    title: str,
-    mesh: meshspecs.Mesh,
-    names,
-    shapes,
-    in_specs,
-    out_spec,
-    global_code: str,
-    local_code: str,
-    facts,
-) -> str:
-    args = ", ".join(names)
-    unpack = args + ("," if len(names) == 1 else "")  # x, = ... for one argument
-    specs = ", ".join(meshspecs.spec_text(sp) for sp in in_specs) + (
-        "," if len(in_specs) == 1 else ""
-    )
-    out = meshspecs.spec_text(out_spec)
-    lines = [
-        _header(title, mesh.devices, facts),
-        "from jax.sharding import NamedSharding, PartitionSpec as P",
-        "",
-        f"mesh = jax.make_mesh({tuple(mesh.shape)}, {tuple(mesh.names)})  # Explicit axes",
-        "rng = np.random.default_rng(0)",
-        *(
-            f"{n} = rng.standard_normal({tuple(shape)}).astype(np.float32)"
-            for n, shape in zip(names, shapes, strict=True)
-        ),
-        f"specs = ({specs})",
-        f"{unpack} = (jax.device_put(a, NamedSharding(mesh, s))",
-        f"{' ' * len(unpack)}    for a, s in zip(({unpack}), specs))",
-        "",
-        "",
-        f"def f({args}):  # the global view: written for the whole arrays",
-        f"    return {global_code}",
-        "",
-        "",
-        f"def f_local({args}):  # the per-device view: this device's blocks; collectives over",
-        "    # the mesh's named axes",
-        f"    return {local_code}",
-        "",
-        "",
-        "with jax.set_mesh(mesh):",
-        f"    glob = jax.jit(f, out_shardings=NamedSharding(mesh, {out}))({args})",
-        f"    local = jax.jit(jax.shard_map(f_local, mesh=mesh, in_specs=specs, out_specs={out}))(",
-        f"        {args})",
-        'print("global view:", glob.shape, glob.sharding.spec)',
-        "for shard in local.addressable_shards:",
-        '    print("  ", shard.device, "holds", shard.index, shard.data.shape)',
-        "diff = float(np.max(np.abs(np.asarray(glob) - np.asarray(local))))",
-        'print("max |global - per-device| =", diff)',
-        "assert diff <= 1e-4, diff",
     ]
     return "\n".join(lines) + "\n"

@@ -2,14 +2,14 @@
 they come from."""
 
 from pmapviz.core.drawing import programtables
-from pmapviz.core.running import programanalysis
+from pmapviz.features.collectives import collectiveanalysis
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
 
 
 def test_collective_rows_and_summary_say_what_the_hlo_holds():
-    a = programanalysis.analyse_collective("psum", N, 8)
+    a = collectiveanalysis.analyse_collective("psum", N, 8)
     rows = programtables.table_rows(a.rows)
     assert [r["collective"] for r in rows] == [r.hlo.kind for r in a.rows] == ["all-reduce"]
     assert rows[0]["bytes per device"] == 32 and rows[0]["groups / pairs"]
@@ -22,7 +22,7 @@ def test_collective_rows_and_summary_say_what_the_hlo_holds():
 
 
 def test_variant_table_has_a_row_per_variant_and_notes_where_xla_chose_otherwise():
-    a = programanalysis.analyse_collective("all_gather", N, 8)
+    a = collectiveanalysis.analyse_collective("all_gather", N, 8)
     rows, notes = programtables.variant_table(a)
     assert len(rows) == len(a.variants)
     pmap_row = rows[0]
@@ -36,6 +36,6 @@ def test_variant_table_has_a_row_per_variant_and_notes_where_xla_chose_otherwise
 
 
 def test_an_operand_is_written_once_as_the_hlo_writes_it():
-    a = programanalysis.analyse_collective("psum", 4, 3)
+    a = collectiveanalysis.analyse_collective("psum", 4, 3)
     (row,) = programtables.table_rows(a.rows)
     assert row["operand"] == a.rows[0].hlo.shape_text == "f32[3]"

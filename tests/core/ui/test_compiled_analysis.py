@@ -1,7 +1,7 @@
 """What XLA compiled: the collectives beside the model, their groups or pairs on the devices,
 the program at three levels, four variants; and the hidden communication on request."""
 
-from pmapviz.core.running import programanalysis
+from pmapviz.features.collectives import collectiveanalysis
 from tests.core.ui.conftest import render
 
 
@@ -13,7 +13,7 @@ def _analysis(a):
 
 
 def test_psum_over_groups_shows_its_replica_groups_as_a_picture():
-    a = programanalysis.analyse_collective("psum", 4, 4, [[0, 1], [2, 3]])
+    a = collectiveanalysis.analyse_collective("psum", 4, 4, [[0, 1], [2, 3]])
     at = render(_analysis, a)
     assert not at.exception
     assert "on 4 device(s)" in at.caption[0].value
@@ -25,19 +25,6 @@ def test_psum_over_groups_shows_its_replica_groups_as_a_picture():
 
 def test_ppermute_shows_its_pairs_as_a_chart():
     at = render(
-        _analysis, programanalysis.analyse_collective("ppermute", 4, 2, perm=[(0, 1), (1, 0)])
+        _analysis, collectiveanalysis.analyse_collective("ppermute", 4, 2, perm=[(0, 1), (1, 0)])
     )
     assert not at.exception and len(at.get("plotly_chart")) == 1
-
-
-def _hidden():
-    from pmapviz.core.ui import compiled_analysis
-
-    compiled_analysis.hidden(2)
-
-
-def test_hidden_communication_waits_for_its_button():
-    at = render(_hidden)
-    assert at.subheader[0].value == "Hidden communication" and not at.dataframe
-    at.button(key="cp_hidden").click().run()
-    assert not at.exception and len(at.dataframe[0].value) >= 1

@@ -3,6 +3,7 @@ Schema.to_query, the same keys and values both ways."""
 
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.scenarios import Scenario
+from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.timing import sweepsetup
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -63,12 +64,11 @@ def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_ov
 
 
 def _some_keys(n):
-    from pmapviz.core.running import programanalysis
     from pmapviz.core.ui import url_state
 
-    url_state.load("cp_", programanalysis.schema(n))
+    url_state.load("cp_", compiledsettings.schema(n))
     also = url_state.scenario_query(url_state.explorer_scenario(n), n)
-    url_state.save("cp_", programanalysis.schema(n), ["src"], also=also)
+    url_state.save("cp_", compiledsettings.schema(n), ["src"], also=also)
 
 
 def test_only_the_keys_asked_for_and_another_schemas_query_after_them():

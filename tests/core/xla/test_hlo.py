@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from pmapviz.core.running import programanalysis
 from pmapviz.core.xla import hlo
+from pmapviz.features.collectives import collectiveanalysis
 from tests.conftest import TEST_DEVICES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -134,7 +135,7 @@ def _partitions(draw_perm, sizes):
 def test_parsed_groups_equal_what_was_asked(size, order, key):
     groups = _partitions(order, [size] * (TEST_DEVICES // size))
     (c,) = programanalysis.analyse(
-        programanalysis.collective_target(key, TEST_DEVICES, 2, groups), False
+        collectiveanalysis.collective_target(key, TEST_DEVICES, 2, groups), False
     ).rows
     assert [list(g) for g in c.hlo.replica_groups] == groups
 
@@ -143,7 +144,7 @@ def test_parsed_groups_equal_what_was_asked(size, order, key):
 @given(order=st.permutations(range(TEST_DEVICES)), keep=st.integers(1, TEST_DEVICES))
 def test_parsed_pairs_equal_what_was_asked(order, keep):
     pairs = [(s, d) for s, d in enumerate(order)][:keep]
-    target = programanalysis.collective_target("ppermute", TEST_DEVICES, 1, perm=pairs)
+    target = collectiveanalysis.collective_target("ppermute", TEST_DEVICES, 1, perm=pairs)
     (c,) = programanalysis.analyse(target, variants=False).rows
     assert sorted(c.hlo.source_target_pairs) == sorted(pairs)
 

@@ -11,9 +11,8 @@ import streamlit as st
 from pmapviz.core.devices import deviceset, devicewords, jaxstartup
 from pmapviz.core.drawing import charts
 from pmapviz.core.expressions import collectivedefs
-from pmapviz.core.running import programanalysis
 from pmapviz.core.ui import compiled_analysis, grids, presenter, queue_display
-from pmapviz.features.collectives import collectivegrids, collectiveops
+from pmapviz.features.collectives import collectiveanalysis, collectivegrids, collectiveops
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -75,6 +74,6 @@ def show(
     with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):
         if st.toggle("Compile it and read the HLO", key="co_xla"):
             compiled_analysis.show(
-                programanalysis.analyse_collective(coll.key, n, m, choice.groups, choice.perm),
+                collectiveanalysis.analyse_collective(coll.key, n, m, choice.groups, choice.perm),
                 labels,
             )

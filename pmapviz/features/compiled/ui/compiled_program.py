@@ -12,8 +12,9 @@ from pmapviz.core.devices import deviceset
 from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.running import programanalysis
 from pmapviz.core.ui import collective_picker, url_state
-from pmapviz.features.collectives import collectiveops
-from pmapviz.features.training import trainingrun
+from pmapviz.features.collectives import collectiveanalysis, collectiveops
+from pmapviz.features.compiled import compiledsettings
+from pmapviz.features.training import traininganalysis, trainingrun
 
 P = "cp_"
 SOURCE_LABELS = {
@@ -38,19 +39,19 @@ class Call:
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _collective(device_set, key, n, m, groups, perm):
     """Compiled for ``device_set``'s devices (its name keys the cache)."""
-    return programanalysis.analyse_collective(key, n, m, groups, perm)
+    return collectiveanalysis.analyse_collective(key, n, m, groups, perm)
 
 
 def form(n_all: int) -> tuple[str, Scenario]:
     """``(source, the explorer's scenario)``: the choice's widgets, seeded from the link and
     written back to it (with the explorer's settings when they are the program)."""
-    schema = programanalysis.schema(n_all)
+    schema = compiledsettings.schema(n_all)
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
         c1.radio(
             "Program",
-            programanalysis.SOURCES,
+            compiledsettings.SOURCES,
             key=P + "src",
             horizontal=True,
             format_func=lambda s: SOURCE_LABELS.get(s, s),
@@ -103,7 +104,7 @@ def analyse(src: str, explored: Scenario, n_all: int):
                     st.stop()
                 analysis = programanalysis.analyse_plan(program, plan)
             else:
-                analysis = programanalysis.analyse_training(
+                analysis = traininganalysis.analyse_training(
                     trainingrun.Config("linear", n_all, 32 * n_all)
                 )
         except collectiveops.CollectiveError as err:
@@ -114,7 +115,7 @@ def analyse(src: str, explored: Scenario, n_all: int):
 
 def _call(n_all: int) -> Call:
     """The collective the boxes describe (raises ``collectiveops.CollectiveError``)."""
-    v = url_state.parsed(P, programanalysis.schema(n_all), ["c", "n", "m"])
+    v = url_state.parsed(P, compiledsettings.schema(n_all), ["c", "n", "m"])
     target = collectiveops.playground_choice(
         v["c"], v["n"], st.session_state[P + "g"], st.session_state[P + "pairs"]
     )

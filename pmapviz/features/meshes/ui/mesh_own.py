@@ -10,8 +10,7 @@ import streamlit as st
 from pmapviz.core.base.valuetext import fmt_bytes, fmt_shape
 from pmapviz.core.budgets import memorymodel
 from pmapviz.core.ui import queue_display, tables, url_state
-from pmapviz.features.explorer import codegen
-from pmapviz.features.meshes import meshownf, meshsettings, meshspecs, meshviews
+from pmapviz.features.meshes import meshcode, meshownf, meshsettings, meshspecs, meshviews
 from pmapviz.features.meshes.ui.mesh_form import P
 
 KEYS = ["args", "gf", "lf", "out"]
@@ -92,7 +91,7 @@ def show(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
     g, loc = f.programs()
     st.download_button(
         "Download both views as a script",
-        codegen.mesh_own_script(mesh, args, g, loc, f.out_spec),
+        meshcode.mesh_own_script(mesh, args, g, loc, f.out_spec),
         file_name="mesh_your_f.py",
         mime="text/x-python",
         icon=":material/download:",

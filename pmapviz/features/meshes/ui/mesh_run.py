@@ -7,8 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.ui import tables
-from pmapviz.features.explorer import codegen
-from pmapviz.features.meshes import meshexamples, meshspecs
+from pmapviz.features.meshes import meshcode, meshexamples, meshspecs
 from pmapviz.features.meshes.ui import mesh_own
 
 KEY = "me_ex"
@@ -33,7 +32,7 @@ def show(n_devices: int) -> None:
     right.code(ex.local_code, language="python", wrap_lines=True)
     st.download_button(
         "Download both views as a script",
-        codegen.mesh_script(ex),
+        meshcode.mesh_script(ex),
         file_name=f"mesh_{ex.key}.py",
         mime="text/x-python",
         icon=":material/download:",

@@ -1,0 +1,42 @@
+"""The data-parallel training step as a compiled program: its target for
+:func:`pmapviz.core.running.programanalysis.analyse` (the Compiled page's third source)."""
+
+from __future__ import annotations
+
+import functools
+
+from pmapviz.core.running.programanalysis import Analysis, Target, analyse
+from pmapviz.features.training import trainingrun
+from pmapviz.features.training.trainingrun import Config
+
+
+def training_target(cfg: Config) -> Target:
+    """One data-parallel training step (:mod:`pmapviz.features.training.trainingrun`) on
+    cfg.devices devices."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    k, lb = cfg.devices, cfg.local_batch
+    params = jax.tree.map(
+        lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype), trainingrun.init_params(cfg)
+    )
+    ydt = jnp.float32 if cfg.model == "linear" else jnp.int32
+    x = jax.ShapeDtypeStruct((k, lb, trainingrun.FEATURES), np.float32)
+    y = jax.ShapeDtypeStruct((k, lb), ydt)
+    return Target(
+        f"training step ({cfg.model}, {cfg.reduction})",
+        trainingrun.code_for(cfg),
+        trainingrun.dp_step_fn(cfg),
+        (params, x, y),
+        (0, 0, 0),
+        0,
+        trainingrun.AXIS,
+        k,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def analyse_training(cfg: Config) -> Analysis:
+    """The training step of ``cfg``, compiled and read; cached by config."""
+    return analyse(training_target(cfg))
