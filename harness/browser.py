@@ -21,7 +21,7 @@ CHROMIUM = os.environ.get("PMAPVIZ_CHROMIUM", "/usr/bin/chromium")
 MAIN = '[data-testid="stMain"]'  # the page's main area
 SIDEBAR = '[data-testid="stSidebar"]'
 EXCEPTIONS = '[data-testid="stException"]'  # st.exception boxes: a page that raised
-DIAGRAMS = '[data-testid="stHtml"] [role="img"]'  # array diagrams (charts.array_html)
+DIAGRAMS = '[data-testid="stHtml"] [role="img"]'  # array diagrams (arrayhtml.array_html)
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",

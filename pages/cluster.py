@@ -5,7 +5,7 @@ import streamlit as st
 
 from pmapviz.core.devices import devicewords
 from pmapviz.core.ui import grids, presenter, shell, url_state
-from pmapviz.features.cluster import cluster
+from pmapviz.features.cluster import clusterview
 from pmapviz.features.cluster.ui import (
     cluster_launch,
     cluster_lines,
@@ -35,8 +35,8 @@ with here:
     crash = cluster_launch.form()
     procs, local = cluster_launch.sizes()
     with presenter.picture(slot):
-        grids.show(*cluster.plan_grid(procs, local))
-    st.code(cluster.worker_code(procs, local), language="python")
+        grids.show(*clusterview.plan_grid(procs, local))
+    st.code(clusterview.worker_code(procs, local), language="python")
     cluster_launch.show(procs, local, crash)
     cluster_result.show()
 with real:

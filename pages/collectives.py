@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pmapviz.core.ui import presenter, shell, url_state
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.collectives.ui import collective_form, collective_result
 
 shell.ensure_routed()
@@ -24,7 +24,7 @@ n, m = collective_form.sizes(report.count)
 try:
     choice = collective_form.choice(coll, n)
     out = collective_result.run(coll, n, m, collective_form.value_kind(), choice)
-except collectiveops.CollectiveError as err:
+except collectivechoices.CollectiveError as err:
     st.error(str(err), icon=":material/block:")
     st.stop()
 if out is not None:  # None: the wait for memory ended without room (said above)

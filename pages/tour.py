@@ -4,14 +4,14 @@ server's devices and a link that opens the full page with the same settings."""
 import streamlit as st
 
 from pmapviz.core.ui import shell, url_state
-from pmapviz.features.tour import tour
+from pmapviz.features.tour import tourblocks, toursteps
 from pmapviz.features.tour.ui import tour_nav, tour_step
 
 shell.ensure_routed()
 
 report = shell.device_report()
 n = report.count
-TITLES = tour.titles(report.facts)
+TITLES = toursteps.titles(report.facts)
 
 step = tour_nav.step()
 url_state.share_link("tour")
@@ -20,6 +20,6 @@ st.title("Guided tour")
 tour_nav.show(step, TITLES)
 st.header(f"{step}. {TITLES[step - 1]}")
 
-ctx = tour.Context(n, tuple(report.labels), report.facts, report.cpu_restart_command(4))
+ctx = tourblocks.Context(n, tuple(report.labels), report.facts, report.cpu_restart_command(4))
 tour_step.show(tour_step.demo(step, ctx), report)
 tour_step.actions(step, n)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pmapviz.core.ui import grids, presenter, shell, url_state
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel
 from pmapviz.features.training.ui import training_result, training_run
 
 shell.ensure_routed()
@@ -24,9 +24,9 @@ training_run.form(n)
 url_state.share_link("training")
 cfg = training_run.config(n)
 with presenter.picture(slot):
-    grids.show(*trainingrun.setup_grid(cfg, report.labels))
+    grids.show(*trainingmodel.setup_grid(cfg, report.labels))
 with st.expander("The pmap training step for these settings", expanded=False):
-    st.code(trainingrun.code_for(cfg), language="python")
+    st.code(trainingmodel.code_for(cfg), language="python")
 
 training_run.run(cfg)
 training_result.show(report)

@@ -270,3 +270,23 @@ def test_tables_are_drawn_through_ui_so_pandas_is_imported_once():
     assert not [c for p in sources for c in _st_calls(p, ("dataframe", "table"))]
     imports = [p.name for p in sources if "pandas" in set(_imports(p))]
     assert imports == [], "import pandas through heavyimports.pandas()"
+
+
+MAX_MODULE_LINES = 450
+
+
+@pytest.mark.parametrize("path", _ALL, ids=lambda p: str(p.relative_to(PKG)))
+def test_no_module_over_450_lines(path):
+    """A module that grows past MAX_MODULE_LINES holds two things: split it by what it holds."""
+    assert len(path.read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+def test_no_class_name_is_defined_twice():
+    """One name, one class: two ``Report``s (or ``Step``s) read as one in a traceback, a
+    docstring or a search."""
+    where: dict[str, list[str]] = {}
+    for path in _ALL:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(path.relative_to(PKG)))
+    assert not {name: paths for name, paths in where.items() if len(paths) > 1}

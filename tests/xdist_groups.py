@@ -58,7 +58,7 @@ ALONE = {
         "test_the_floor_is_below_every_fastest_run_measured_here",
         "test_whichever_implementation_goes_first_does_not_pay_for_the_first_copy",
     },
-    "tests/app/test_doctor.py": {"test_facts_and_floor_sections_hold_on_this_machine"},
+    "tests/app/test_doctorreport.py": {"test_facts_and_floor_sections_hold_on_this_machine"},
     "tests/features/live/test_dotproduct.py": {"test_backend_start_up_is_not_counted_as_transfer"},
     "tests/features/cluster/test_cluster.py": {
         "test_killed_worker_is_reported_and_leaves_no_process",

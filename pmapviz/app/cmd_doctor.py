@@ -5,28 +5,28 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from pmapviz.app import doctor
+from pmapviz.app import doctorcommands, doctorreport
 from pmapviz.app.ui import page_check
 from pmapviz.core.devices.cliflags import _print, _settings
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """Every command and every page on the devices present; a report (see pmapviz.app.doctor);
-    ``args.run_here`` runs a command in this process (cli.run_here), for a chip that serves
-    one."""
+    """Every command and every page on the devices present; a report (see
+    pmapviz.app.doctorreport); ``args.run_here`` runs a command in this process
+    (cli.run_here), for a chip that serves one."""
     here: Callable[[list[str]], tuple[int, str, str]] = args.run_here
-    report = doctor.run(
+    report = doctorreport.run(
         _settings(args),
         progress=None if args.json else print,
         pages=_pages(),
         here=here,
     )
-    _print(args.json, report, [] if args.json else doctor.report_lines(report))
+    _print(args.json, report, [] if args.json else doctorreport.report_lines(report))
     return 0 if report["ok"] else 1
 
 
-def _pages() -> doctor.PageCheck | str:
+def _pages() -> doctorcommands.PageCheck | str:
     """The page check, or why it cannot run here (no Streamlit; an installed package)."""
     if not page_check.available():
-        return doctor.NO_STREAMLIT
-    return page_check.section if doctor.pages_here() else doctor.NO_PAGES
+        return doctorcommands.NO_STREAMLIT
+    return page_check.section if doctorcommands.pages_here() else doctorcommands.NO_PAGES

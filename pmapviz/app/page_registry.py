@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pmapviz.core.base import settings
 from pmapviz.core.devices import deviceset
 from pmapviz.core.planning import scenarios
-from pmapviz.features.cluster import cluster
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.cluster import clusterview
+from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.meshes import meshsettings
 from pmapviz.features.timing import sweepsetup
-from pmapviz.features.tour import tour
-from pmapviz.features.training import trainingrun
+from pmapviz.features.tour import toursteps
+from pmapviz.features.training import trainingmodel
 
 Schemas = Callable[[int], tuple[settings.Schema, ...]]  # a page's schemas on n devices
 
@@ -93,7 +93,7 @@ PAGES = (
         ":material/hub:",
         "collectives",
         "psum, all_gather, ppermute and friends, before and after, per device.",
-        schemas=lambda n: (collectiveops.schema(n),),
+        schemas=lambda n: (collectivechoices.schema(n),),
     ),
     PageInfo(
         "pages/timing.py",
@@ -113,7 +113,7 @@ PAGES = (
         "training",
         "Sharded batches, replicated parameters, pmean of gradients.",
         checks=(({"steps": "20"}, ("tr_go", "tr_time")),),
-        schemas=lambda n: (trainingrun.schema(n),),
+        schemas=lambda n: (trainingmodel.schema(n),),
     ),
     PageInfo(
         "pages/cluster.py",
@@ -122,7 +122,7 @@ PAGES = (
         "cluster",
         "jax.distributed here or on a real cluster: local versus global devices.",
         checks=(({"p": "2", "d": "1"}, ("cl_go",)),),
-        schemas=lambda n: (cluster.schema(),),
+        schemas=lambda n: (clusterview.schema(),),
     ),
     PageInfo(
         "pages/compiled.py",
@@ -149,7 +149,7 @@ PAGES = (
         "tour",
         "A step-by-step workshop path through pmap.",
         checks=(({"step": "1"}, ()), ({"step": "9"}, ("tour_time",))),
-        schemas=lambda n: (tour.schema(),),
+        schemas=lambda n: (toursteps.schema(),),
     ),
 )
 

@@ -47,7 +47,7 @@ def live(ref: tuple, key: tuple, kind: str, seed: int, repeat: int) -> pmaprun.L
     return pmaprun.run_plan(program, plan, compiled, kind, seed, repeat, reserve=False)
 
 
-def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchreports.Report:
+def timing(ref: tuple, key: tuple, repeat: int, bandwidth_gbs: float) -> benchreports.SweepReport:
     """``benchmarking.measure_plan``'s measurement (the server took its turn and memory)."""
     program, plan, compiled = _rebuilt(ref, key)
     return benchmarking.measure_compiled(program, plan, compiled, repeat, bandwidth_gbs)

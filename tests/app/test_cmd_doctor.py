@@ -3,7 +3,7 @@ this process through the ``here`` it is given."""
 
 import argparse
 
-from pmapviz.app import cmd_doctor, doctor
+from pmapviz.app import cmd_doctor, doctorcommands, doctorreport
 
 
 def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, capsys):
@@ -13,8 +13,8 @@ def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, 
         seen["here"] = here
         return {"ok": seen.get("ok", True)}
 
-    monkeypatch.setattr(doctor, "run", fake_run)
-    monkeypatch.setattr(doctor, "report_lines", lambda report: ["pmapviz doctor: fake"])
+    monkeypatch.setattr(doctorreport, "run", fake_run)
+    monkeypatch.setattr(doctorreport, "report_lines", lambda report: ["pmapviz doctor: fake"])
     args = argparse.Namespace(
         json=False,
         devices=None,
@@ -31,7 +31,11 @@ def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, 
 
 
 def test_an_installed_package_says_why_its_pages_are_not_checked(monkeypatch, tmp_path):
-    assert cmd_doctor._pages() is not doctor.NO_PAGES  # a checkout: app.py is here
-    monkeypatch.setattr(doctor, "ROOT", tmp_path)  # site-packages: no app.py beside pmapviz/
-    assert not doctor.pages_here() and cmd_doctor._pages() == doctor.NO_PAGES
-    assert doctor._page_lines(doctor.NO_PAGES) == [f"pages: {doctor.NO_PAGES}"]
+    assert cmd_doctor._pages() is not doctorcommands.NO_PAGES  # a checkout: app.py is here
+    monkeypatch.setattr(
+        doctorcommands, "ROOT", tmp_path
+    )  # site-packages: no app.py beside pmapviz/
+    assert not doctorcommands.pages_here() and cmd_doctor._pages() == doctorcommands.NO_PAGES
+    assert doctorreport._page_lines(doctorcommands.NO_PAGES) == [
+        f"pages: {doctorcommands.NO_PAGES}"
+    ]

@@ -166,22 +166,22 @@ def reserved_during(action) -> tuple[int, int, object]:
 
 
 def train(model: str, batch: str, steps: str):
-    from pmapviz.features.training import trainingrun
+    from pmapviz.features.training import trainingmodel, trainingrun
 
     trainingrun.train(
-        trainingrun.Config("linear", DEVICES, 8 * DEVICES, 2)
+        trainingmodel.Config("linear", DEVICES, 8 * DEVICES, 2)
     )  # JAX's first-use costs
-    cfg = trainingrun.Config(model, DEVICES, int(batch), int(steps))
+    cfg = trainingmodel.Config(model, DEVICES, int(batch), int(steps))
     estimate, measured, hist = reserved_during(lambda: trainingrun.train(cfg))
     assert hist.replicas_identical
     return estimate, measured
 
 
 def collective(key: str, m: str):
-    from pmapviz.features.collectives import collectiveops
+    from pmapviz.features.collectives import collectiveruns
 
-    collectiveops.run("psum", DEVICES, 4)  # JAX's first-use costs
-    estimate, measured, _ = reserved_during(lambda: collectiveops.run(key, DEVICES, int(m)))
+    collectiveruns.run("psum", DEVICES, 4)  # JAX's first-use costs
+    estimate, measured, _ = reserved_during(lambda: collectiveruns.run(key, DEVICES, int(m)))
     return estimate, measured
 
 
@@ -222,7 +222,7 @@ PRELOAD = (
     "pmapviz.features.timing.benchmarking",
     "pmapviz.core.expressions.functions",
     "pmapviz.features.cluster.cluster",
-    "pmapviz.features.collectives.collectiveops",
+    "pmapviz.features.collectives.collectiveruns",
     "pmapviz.core.running.pmapcompile",
     "pmapviz.features.live.dotproduct",
     "pmapviz.core.budgets.memoryestimates",

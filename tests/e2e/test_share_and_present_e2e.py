@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from harness import DIAGRAMS, E2E_DEVICES, EXCEPTIONS, MAIN, screenshot, wait_rendered
 from harness.browser import ARTIFACTS
 from pmapviz.app.page_registry import PAGES
-from pmapviz.features.tour import tour
+from pmapviz.features.tour import toursteps
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -126,7 +126,7 @@ def test_presenter_mode_at_1280x720(server, tab):
 
 
 PRESENTER_PAGES = [f"/{p.url_path}" for p in PAGES]
-TOUR_STEPS = range(1, len(tour.STEPS) + 1)
+TOUR_STEPS = range(1, len(toursteps.STEPS) + 1)
 
 
 FIRST_PICTURE = """() => {

@@ -75,7 +75,7 @@ class _TableParser(HTMLParser):
 
 
 def html_table(at: AppTest, label: str) -> list[dict[str, str]]:
-    """The rows of the ``st.html`` table labelled ``label`` (``charts.table_html``), as dicts
+    """The rows of the ``st.html`` table labelled ``label`` (``arrayhtml.table_html``), as dicts
     keyed by its header, read from the HTML the browser would get."""
     body = next(h.proto.body for h in at.get("html") if f'aria-label="{label}"' in h.proto.body)
     parser = _TableParser()

@@ -51,8 +51,8 @@ SKIPPED = {
 }
 # Buttons whose work does not depend on this server's device count, pressed on the first count
 # only: each launches the same two worker processes with one CPU device each, whatever the
-# server holds (cluster.launch(2, 1) from the page's p=2&d=1 and from tour.launch_two_processes),
-# and costs two fresh JAX processes.
+# server holds (cluster.launch(2, 1) from the page's p=2&d=1 and from
+# tourruns.launch_two_processes), and costs two fresh JAX processes.
 SAME_ON_EVERY_COUNT = {
     "cl_go": "launches p=2 processes of d=1 CPU device each on any count (pressed on 1 device)",
     "tour_cluster": "launches 2 processes of 1 CPU device each on any count (pressed on 1 device)",
@@ -232,7 +232,7 @@ def walk(count: int) -> dict:
     from pmapviz.app import page_registry
     from pmapviz.app.ui import page_check
     from pmapviz.core.ui import shell
-    from pmapviz.features.tour import tour
+    from pmapviz.features.tour import toursteps
 
     walker = _Walker(AppTest, argv, count)
     caught = shell.page_failed
@@ -247,7 +247,7 @@ def walk(count: int) -> dict:
         setattr(module, name, value)
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
     visits = [(p.path, queries.get(p.path, {})) for p in page_registry.PAGES if p.path != TOUR]
-    visits += [(TOUR, {"step": str(s)}) for s in range(1, len(tour.STEPS) + 1)]
+    visits += [(TOUR, {"step": str(s)}) for s in range(1, len(toursteps.STEPS) + 1)]
     t0 = time.monotonic()
     records = []
     for page, query in visits:
@@ -287,7 +287,7 @@ def _expected() -> list[str]:
     """Every page (with its SMALL query) and every tour step, by visit name."""
     from pmapviz.app import page_registry
     from pmapviz.app.ui import page_check
-    from pmapviz.features.tour import tour
+    from pmapviz.features.tour import toursteps
 
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
     names = [
@@ -295,7 +295,7 @@ def _expected() -> list[str]:
         for p in page_registry.PAGES
         if p.path != TOUR
     ]
-    return names + [f"tour step {s}" for s in range(1, len(tour.STEPS) + 1)]
+    return names + [f"tour step {s}" for s in range(1, len(toursteps.STEPS) + 1)]
 
 
 def problems(walk_result: dict, required: dict[str, set[str]], expected: list[str]) -> list[str]:

@@ -32,7 +32,7 @@ class Diagram:
 
 
 def diagrams(at) -> list[Diagram]:
-    """The array diagrams on the page (drawn by ``charts.array_html``, every card in one
+    """The array diagrams on the page (drawn by ``arrayhtml.array_html``, every card in one
     ``st.html`` block), each with its own HTML."""
     out = []
     for h in at.get("html"):

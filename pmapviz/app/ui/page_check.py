@@ -1,8 +1,8 @@
 """The pages' part of ``python -m pmapviz doctor``: every page driven through Streamlit's
 AppTest, its main buttons pressed, as a server would run it; what each page raised, showed as
 an error, or said about the CPU on an accelerator. It lives with the adapters because it drives
-Streamlit; pmapviz.app.doctor (below, no Streamlit) runs it when the CLI hands it over. The tests
-make AppTest behave like a server the same way (:func:`steady_server_patches`)."""
+Streamlit; pmapviz.app.doctorreport (below, no Streamlit) runs it when the CLI hands it over.
+The tests make AppTest behave like a server the same way (:func:`steady_server_patches`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import contextlib
 import importlib.util
 import sys
 
-from pmapviz.app import doctor
+from pmapviz.app import doctorcommands
 from pmapviz.app.page_registry import PAGES
 from pmapviz.core.devices import devicefacts, deviceset, devicewords, jaxstartup
 
@@ -128,16 +128,16 @@ def _patched(patches: list[tuple[object, str, object]]):
             setattr(m, name, value)
 
 
-def section(settings: jaxstartup.Settings, progress: doctor.Progress = None) -> list[dict]:
+def section(settings: jaxstartup.Settings, progress: doctorcommands.Progress = None) -> list[dict]:
     """Every page through AppTest with its main buttons pressed (``python -m pmapviz doctor``),
     on every device set the process holds (``?on=``): a row per page and set with its
     exceptions, errors, and CPU-only words on an accelerator."""
-    argv = doctor.device_flags(settings)
+    argv = doctorcommands.device_flags(settings)
     rows = []
     for name in deviceset.names():
         for page, query, buttons in PAGE_ACTIONS:
             query = {**query, "on": name} if deviceset.has_two() else dict(query)
-            doctor.say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
+            doctorcommands.say(progress, f"  {page} {query or ''} {' '.join(buttons)}")
             rows.append(_checked(page, query, buttons, argv, devicefacts.facts(name)))
     return rows
 
@@ -180,7 +180,7 @@ def cpu_words(texts: list[str], facts: devicefacts.Facts, page: str = "") -> lis
 def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
     """The app, switched to ``page`` with ``query``, and the buttons of ``buttons`` that it
     shows pressed in turn; returns it and the buttons pressed."""
-    at = app_test.from_file(str(doctor.ROOT / "app.py"), default_timeout=240).run()
+    at = app_test.from_file(str(doctorcommands.ROOT / "app.py"), default_timeout=240).run()
     for k, v in query.items():
         at.query_params[k] = v
     at.switch_page(page).run()

@@ -160,7 +160,7 @@ def training_bytes(model: str, batch: int) -> Need:
 
 
 def collective_bytes(n: int, m: int) -> Need:
-    """Peak of ``collectiveops.run`` on a program not compiled yet: the input (n, m) and the
+    """Peak of ``collectiveruns.run`` on a program not compiled yet: the input (n, m) and the
     largest output (all_gather: n copies of it), float32, on top of compiling it (on the
     devices, and read back to the host)."""
     data = (n * m + n * n * m) * 4

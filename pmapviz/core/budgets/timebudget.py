@@ -123,7 +123,7 @@ def check_sweep(
 
 # ---------------------------------------------------------------- training
 @dataclass(frozen=True)
-class Step:
+class StepCost:
     """One training step, in numbers (the training module says what its models cost)."""
 
     flops: float  # forward and backward, data-parallel and on one device
@@ -131,13 +131,13 @@ class Step:
     devices: int
 
 
-def training_step_seconds(step: Step, rates: Rates) -> float:
+def training_step_seconds(step: StepCost, rates: Rates) -> float:
     """Estimated seconds of one training ``step`` at the measured ``rates``."""
     return STEP_S + STEP_PER_DEVICE_S * step.devices + rates.call_s(step.flops, step.nbytes, CALL_S)
 
 
 def check_training(
-    steps: int, step: Step, limit_s: float | None = None, rates: Rates | None = None
+    steps: int, step: StepCost, limit_s: float | None = None, rates: Rates | None = None
 ) -> float:
     """Estimated seconds for ``steps`` training steps; raises TooLong with the most that fit."""
     limit = _limit(limit_s)

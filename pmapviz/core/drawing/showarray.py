@@ -25,7 +25,7 @@ MAX_LISTED = 64  # devices listed in a section's table and text; data["rows"] ha
 
 
 @dataclass(frozen=True)
-class _Held:
+class _ShardHeld:
     """One device's block: the JAX device, its place (colour) and mesh coordinates, the index
     JAX gives it, and the shape of the data it holds here (None: in another process)."""
 
@@ -148,7 +148,7 @@ def _mesh_of(arr: Any):
     return None
 
 
-def _held(arr: Any, mesh) -> list[_Held]:
+def _held(arr: Any, mesh) -> list[_ShardHeld]:
     """Every device's block, from ``devices_indices_map``, with the data shape of the shards
     this process holds (``addressable_shards``); mesh order, else by device id."""
     where = arr.sharding.devices_indices_map(tuple(arr.shape))
@@ -161,7 +161,7 @@ def _held(arr: Any, mesh) -> list[_Held]:
     else:
         placed = [(None, d) for d in sorted(where, key=lambda d: d.id)]
     return [
-        _Held(dev, k, coords, tuple(where[dev]), here.get(dev))
+        _ShardHeld(dev, k, coords, tuple(where[dev]), here.get(dev))
         for k, (coords, dev) in enumerate(placed)
     ]
 
@@ -175,7 +175,7 @@ def _pmap_axis(spec: Any) -> str:
     return str(at[0]) if at else "none (replicated)"
 
 
-def _summary(arr: Any, mesh, held: list[_Held]) -> str:
+def _summary(arr: Any, mesh, held: list[_ShardHeld]) -> str:
     """The sharding in words: its kind, what each device holds, what is replicated."""
     sharding = arr.sharding
     kind = type(sharding).__name__
@@ -199,7 +199,7 @@ def _summary(arr: Any, mesh, held: list[_Held]) -> str:
     return f"{head}; each device holds shape {each}; {_replication(arr, mesh, held)}"
 
 
-def _replication(arr: Any, mesh, held: list[_Held]) -> str:
+def _replication(arr: Any, mesh, held: list[_ShardHeld]) -> str:
     distinct = len({h.index_text for h in held})
     if distinct == len(held):
         return "every device holds a different block"
@@ -218,7 +218,7 @@ def _axes(entry: Any) -> tuple:
 
 
 # ---------------------------------------------------------------- drawing
-def _grid_rows(held: list[_Held], mesh) -> gridhtml.Rows:
+def _grid_rows(held: list[_ShardHeld], mesh) -> gridhtml.Rows:
     """The device grid: a row per coordinate of the mesh's first axis (a 1-D mesh, or no
     mesh: one row), a cell per device with its id and block; grey where not in this process."""
     names = [str(a) for a in mesh.axis_names] if mesh is not None else []
@@ -248,7 +248,7 @@ def _bounds(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]
     )
 
 
-def _chip(h: _Held) -> str:
+def _chip(h: _ShardHeld) -> str:
     """A small chip labelled with the device's id, in its colour in the grid (grey: not here)."""
     fill = device_colour(h.position) if h.shape is not None else "#EEEEEE"
     return (
@@ -257,10 +257,10 @@ def _chip(h: _Held) -> str:
     )
 
 
-def _tile_rows(held: list[_Held], shape: tuple[int, ...]) -> gridhtml.Rows:
+def _tile_rows(held: list[_ShardHeld], shape: tuple[int, ...]) -> gridhtml.Rows:
     """The distinct blocks, a row per range of the first dimension that is split, each with
     the devices holding it (more than one: the block is replicated)."""
-    holders: dict[str, list[_Held]] = {}
+    holders: dict[str, list[_ShardHeld]] = {}
     for h in held:
         holders.setdefault(h.index_text, []).append(h)
     bounds = {t: _bounds(hs[0].index, shape) for t, hs in holders.items()}
@@ -326,7 +326,7 @@ def _body(arr, name, held, mesh, words, rows, missing, titled) -> str:
     return "".join(parts)
 
 
-def _missing_words(held: list[_Held], missing: list[int]) -> str:
+def _missing_words(held: list[_ShardHeld], missing: list[int]) -> str:
     return (
         f"This process holds {len(held) - len(missing)} of the {len(held)} devices' blocks; "
         f"devices {missing} belong to other processes: their blocks are drawn from the "

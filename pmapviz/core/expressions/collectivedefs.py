@@ -1,13 +1,12 @@
 """What each collective of the playground is, one record each: its name and label, the code
 shown, the JAX call, numpy's answer, where each piece of a device's result comes from, the XLA
-op it compiles to and that op's ring-model bytes, a one-line explanation and its picture.
+op it compiles to and that op's ring-model bytes, a one-line explanation, its picture, and how
+"your own f" may call it (:class:`TypedCall`).
 
-The playground (:mod:`pmapviz.features.collectives.collectiveops`), the Compiled page, the tour and
-the CLI read
-these records and nothing else; adding a collective is adding one record here (and, to let
-"your own f" call it, one entry in :mod:`pmapviz.core.expressions.exprvocab`). JAX is imported
-inside the
-calls, never here.
+The playground (:mod:`pmapviz.features.collectives.collectiveruns`), the Compiled page, the
+tour, the trace reader, the CLI and the vocabulary of your own f
+(:mod:`pmapviz.core.expressions.exprvocab`) read these records and nothing else: adding a
+collective is adding one record here. JAX is imported inside the calls, never here.
 """
 
 from __future__ import annotations
@@ -21,6 +20,23 @@ AXIS = "i"
 Pairs = list[tuple[int, int]] | None
 Groups = list[list[int]] | None
 Source = tuple[int, int] | None  # (source device, piece of its block), or not a copy
+
+
+GROUP_KEYWORDS = ("axis_index_groups",)
+
+
+@dataclass(frozen=True)
+class TypedCall:
+    """How "your own f" may call a collective: ``lax.<name>`` with ``min_pos`` to ``max_pos``
+    positional arguments, these keywords (``axis_name`` always), the axis name at position
+    ``axis_arg``, and a note for the vocabulary's help."""
+
+    name: str
+    min_pos: int
+    max_pos: int
+    keywords: tuple[str, ...]
+    note: str
+    axis_arg: int = 1
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,7 @@ class Collective:
     takes_pairs: bool = False  # takes (source, destination) pairs: the form asks for them
     picture: str = "grid"  # "grid": before/after per device; "arrows": and the pairs drawn
     payload: str = "block"  # what each device sends: its "block", or one "scalar"
+    typed: TypedCall | None = None  # how your own f calls it; None: not a lax function of its own
 
     def comm_bytes(self, n: int, m: int, itemsize: int, groups: Groups, pairs: Pairs):
         """``({"sent", "received"} bytes per device, the model's words)`` under a ring
@@ -183,6 +200,9 @@ def _reduction_record(name: str, what: str, reduce: Callable) -> Collective:
         "all-reduce",
         (name,),
         uses_groups=True,
+        typed=TypedCall(
+            name, 1, 2, GROUP_KEYWORDS, "reduces over the mapped axis; every device gets the result"
+        ),
     )
 
 
@@ -202,6 +222,13 @@ COLLECTIVES: tuple[Collective, ...] = (
         _gathered,
         "all-gather",
         ("all_gather",),
+        typed=TypedCall(
+            "all_gather",
+            1,
+            2,
+            ("axis", "tiled", "to", *GROUP_KEYWORDS),
+            "every device gets every device's block",
+        ),
     ),
     Collective(
         "all_gather_tiled",
@@ -227,6 +254,7 @@ COLLECTIVES: tuple[Collective, ...] = (
         ("ppermute",),
         takes_pairs=True,
         picture="arrows",
+        typed=TypedCall("ppermute", 1, 3, ("perm",), "sends blocks along the (source, dest) pairs"),
     ),
     Collective(
         "psum_scatter",
@@ -240,6 +268,13 @@ COLLECTIVES: tuple[Collective, ...] = (
         "reduce-scatter",
         ("psum_scatter", "reduce_scatter"),
         needs_divisible=True,
+        typed=TypedCall(
+            "psum_scatter",
+            1,
+            2,
+            ("scatter_dimension", "tiled", *GROUP_KEYWORDS),
+            "sums, then each device keeps one piece",
+        ),
     ),
     Collective(
         "all_to_all",
@@ -253,6 +288,13 @@ COLLECTIVES: tuple[Collective, ...] = (
         "all-to-all",
         ("all_to_all",),
         needs_divisible=True,
+        typed=TypedCall(
+            "all_to_all",
+            1,
+            4,
+            ("split_axis", "concat_axis", "tiled", *GROUP_KEYWORDS),
+            "each device sends piece k to device k",
+        ),
     ),
     Collective(
         "axis_index",
@@ -264,6 +306,7 @@ COLLECTIVES: tuple[Collective, ...] = (
         _axis_index_ref,
         _combined,
         None,
+        typed=TypedCall("axis_index", 0, 1, (), "this device's position on the axis", axis_arg=0),
     ),
     Collective(
         "normalise",

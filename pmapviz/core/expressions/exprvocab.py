@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pmapviz.core.base.valueparse import SettingError
+from pmapviz.core.expressions import collectivedefs
 
 MAX_DEPTH = 20  # nesting of the syntax tree (and of brackets)
 MAX_NODES = 200
@@ -68,7 +69,6 @@ def _each(prefix: str, names: str, spec: Fn) -> dict[str, Fn]:
 
 
 _RED = ("axis", "keepdims", "dtype")
-_GROUPS = ("axis_index_groups",)
 
 
 def _collective(
@@ -108,25 +108,11 @@ FUNCTIONS: dict[str, Fn] = {
     "jnp.round": Fn(1, 2, ("decimals",)),
     "jnp.einsum": Fn(2, 8),
     "jnp.tensordot": Fn(2, 3, ("axes",)),
-    **_each(
-        "lax.",
-        "psum pmean pmax pmin",
-        _collective(1, 2, _GROUPS, "reduces over the mapped axis; every device gets the result"),
-    ),
-    "lax.all_gather": _collective(
-        1, 2, ("axis", "tiled", "to", *_GROUPS), "every device gets every device's block"
-    ),
-    "lax.ppermute": _collective(1, 3, ("perm",), "sends blocks along the (source, dest) pairs"),
-    "lax.psum_scatter": _collective(
-        1, 2, ("scatter_dimension", "tiled", *_GROUPS), "sums, then each device keeps one piece"
-    ),
-    "lax.all_to_all": _collective(
-        1,
-        4,
-        ("split_axis", "concat_axis", "tiled", *_GROUPS),
-        "each device sends piece k to device k",
-    ),
-    "lax.axis_index": _collective(0, 1, (), "this device's position on the axis", axis_arg=0),
+    **{  # the collectives, from their records (collectivedefs: one record each)
+        f"lax.{t.name}": _collective(t.min_pos, t.max_pos, t.keywords, t.note, t.axis_arg)
+        for t in (c.typed for c in collectivedefs.COLLECTIVES)
+        if t is not None
+    },
     **_each(
         "jax.nn.",
         "relu relu6 sigmoid silu swish softplus log_sigmoid hard_tanh selu mish",

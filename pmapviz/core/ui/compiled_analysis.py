@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz.core.drawing import charts, gridhtml, programtables
+from pmapviz.core.drawing import gridhtml, permutationfigure, programtables
 from pmapviz.core.ui import grids, tables
 
 
@@ -42,7 +42,7 @@ def _collective(c, labels: list[str], n: int) -> None:
     """One emitted collective's pairs (a chart) or replica groups (a grid)."""
     if c.source_target_pairs:
         st.markdown(f"**{c.name}** ({c.kind}): source -> target pairs")
-        fig = charts.permutation_figure(labels[:n], list(c.source_target_pairs))
+        fig = permutationfigure.permutation_figure(labels[:n], list(c.source_target_pairs))
         st.plotly_chart(fig, config={"displayModeBar": False}, key=f"perm_{c.name}")
     elif c.replica_groups and len(c.replica_groups) > 1:
         st.markdown(f"**{c.name}** ({c.kind}): replica groups")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz.core.drawing import charts
+from pmapviz.core.drawing import arrayhtml
 from pmapviz.core.planning import pmapplacement
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.ui import tables
@@ -21,8 +21,8 @@ def array_cards(cards: list[tuple], per_row: int, title: str, intro: str) -> Non
     them all; each separate element costs the browser milliseconds). ``cards``: ``(layout,
     axis, is_output)``. Not cached: drawing them takes well under a millisecond, less than
     hashing them for a cache would."""
-    cards_html = charts.cards_html(cards, per_row, MAIN_WIDTH_PX // per_row - 16)
-    st.html(charts.section_html(title, cards_html, intro))
+    cards_html = arrayhtml.cards_html(cards, per_row, MAIN_WIDTH_PX // per_row - 16)
+    st.html(arrayhtml.section_html(title, cards_html, intro))
 
 
 def show(plan: Plan, title: str, intro: str) -> tuple[list, list]:
@@ -45,7 +45,7 @@ def device_table(plan: Plan, inputs: list, outputs: list, title: str) -> None:
     rows = pmapplacement.device_rows(plan, inputs, outputs)
     positions = [p.position for p in pmapplacement.used_pieces(plan, inputs, outputs)]
     if len(rows) <= HTML_TABLE_ROWS:
-        st.html(charts.section_html(title, charts.table_html(rows, title, positions)))
+        st.html(arrayhtml.section_html(title, arrayhtml.table_html(rows, title, positions)))
     else:
         st.subheader(title)
         tables.show(rows)

@@ -13,7 +13,8 @@ process
 after
 ``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are fixed argument
 lists built from integers, never a shell string. Every refusal and failure is a
-:class:`ClusterError`.
+:class:`ClusterError`. What the page shows of a cluster (its plan, the workers' code, the
+result's check, the URL settings): :mod:`pmapviz.features.cluster.clusterview`.
 """
 
 from __future__ import annotations
@@ -33,10 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pmapviz.core.base import queues, settings
+from pmapviz.core.base import queues
 from pmapviz.core.budgets import memoryestimates, memorymodel, memorypool
 from pmapviz.core.devices import devicefacts
-from pmapviz.features.cluster import clusterreport, launchlines
 
 MIN_PROCESSES, MAX_PROCESSES = 2, 4
 MIN_LOCAL, MAX_LOCAL = 1, 4
@@ -147,53 +147,6 @@ def parse_timeout(text: str) -> float:
             f"{MIN_TIMEOUT:.0f} to {MAX_TIMEOUT:.0f}, e.g. --timeout 45."
         )
     return check_timeout(float(text))
-
-
-def worker_code(processes: int, local_devices: int) -> str:
-    """What each worker runs, as a user would write it (the page shows it)."""
-    return (
-        "# in each of the processes i = 0.." + str(processes - 1) + "\n"
-        f'jax.config.update("jax_num_cpu_devices", {local_devices})  # CPU devices per process\n'
-        "jax.distributed.initialize(coordinator_address='127.0.0.1:PORT',\n"
-        f"                           num_processes={processes}, process_id=i)\n"
-        "x = local_values                    # one per LOCAL device\n"
-        "psum, gathered, idx = jax.pmap(\n"
-        "    lambda v: (lax.psum(v, 'i'), lax.all_gather(v, 'i'), lax.axis_index('i')),\n"
-        "    axis_name='i')(x)                # the axis spans ALL processes' devices"
-    )
-
-
-def plan_grid(processes: int, local_devices: int) -> tuple[list, str]:
-    """(grid rows, what they show) for the picture of a cluster before it starts: each
-    process and its local devices (their ids come from JAX once the processes join)."""
-    rows = [
-        (
-            f"process {p}",
-            [
-                (f"local device {j}", p * local_devices + j, f"process {p}'s local device {j}")
-                for j in range(local_devices)
-            ],
-        )
-        for p in range(processes)
-    ]
-    label = (
-        f"The cluster to launch: {processes} processes x {local_devices} local devices = "
-        f"{processes * local_devices} global devices"
-    )
-    return rows, label
-
-
-def picture_label(res: ClusterResult) -> str:
-    """What the process x device grid shows, for a screen reader (``aria-label``)."""
-    procs = "; ".join(
-        f"process {pp['process_index']}: global devices "
-        f"{', '.join(map(str, pp['local_device_ids']))}"
-        for pp in res.per_process
-    )
-    return (
-        f"{res.processes} processes x {res.local_devices} local devices = "
-        f"{res.global_devices} global devices: {procs}"
-    )
 
 
 def free_port() -> int:
@@ -435,73 +388,4 @@ def launch(
         seconds=time.perf_counter() - t0,
         single_process=single,
         pids=[p.pid for p in procs],
-    )
-
-
-@dataclass(frozen=True)
-class ResultCheck:
-    """Is the cluster's answer right? Every process must see the same psum and all_gather,
-    equal to numpy's: device g holds g + 1, so psum is 1 + ... + G and all_gather 1..G."""
-
-    identical: bool
-    correct: bool
-    expect_sum: float
-    init_s: float  # the slowest process's join
-    steady_s: float  # median steady call across processes
-
-    @property
-    def ok(self) -> bool:
-        """Every process saw the same answer, and it is numpy's."""
-        return self.identical and self.correct
-
-
-def check_result(res: ClusterResult) -> ResultCheck:
-    """The cluster's answer checked against numpy, with the join and steady-call times."""
-    import statistics
-
-    import numpy as np
-
-    g = res.global_devices
-    first = res.per_process[0]
-    identical = all(
-        pp["psum"] == first["psum"] and pp["all_gather"] == first["all_gather"]
-        for pp in res.per_process
-    )
-    expect = float(np.arange(1, g + 1).sum())
-    correct = first["psum"] == expect and np.allclose(first["all_gather"], np.arange(1, g + 1))
-    return ResultCheck(
-        identical,
-        bool(correct),
-        expect,
-        max(pp["init_s"] for pp in res.per_process),
-        statistics.median(pp["steady_s"] for pp in res.per_process),
-    )
-
-
-# ---------------------------------------------------------------- the page's URL state
-def schema() -> settings.Schema:
-    """The Multi-process page's settings: p (processes), d (CPU devices per process) of the
-    launch on this machine; report (a report's path inside the reports folder); nodes, ppn
-    (processes per node), dpp (devices per process) and kind (gpu, cpu) of the launch lines."""
-    s = settings
-    return s.Schema(
-        (
-            s.choice_field(
-                "p",
-                "Processes",
-                tuple(str(v) for v in range(MIN_PROCESSES, MAX_PROCESSES + 1)),
-                "2",
-            ),
-            s.choice_field(
-                "d",
-                "CPU devices per process",
-                tuple(str(v) for v in range(MIN_LOCAL, MAX_LOCAL + 1)),
-                "2",
-            ),
-            s.text_field("report", "Report path", "", max_len=clusterreport.MAX_NAME),
-            s.int_field("nodes", "Nodes", 1, launchlines.MAX_NODES, 2),
-            s.int_field("ppn", "Processes per node", 1, launchlines.MAX_PER_NODE, 4),
-            s.int_field("dpp", "Devices per process", 1, launchlines.MAX_DEVICES, 1),
-            s.choice_field("kind", "Device kind", launchlines.KINDS, "gpu"),
-        )
     )

@@ -50,7 +50,7 @@ class JoinError(RuntimeError):
 
 
 @dataclass
-class Outcome:
+class JoinOutcome:
     """What joining gave this process: its own record, and on process 0 the report."""
 
     record: dict  # this process's
@@ -110,7 +110,7 @@ def join(
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] = os.environ,
     watchdog_exit: Callable[[int], None] = os._exit,
-) -> Outcome:
+) -> JoinOutcome:
     """Join the cluster this process was started in, run the check, gather (process 0)."""
     detection = clusterenv.detect(env)
     if detection.problem:
@@ -129,7 +129,7 @@ def join(
 
 def _run(
     detection: clusterenv.Detection, local_devices: int | None, timeout: float, dog: Watchdog
-) -> Outcome:
+) -> JoinOutcome:
     import jax
 
     t0 = time.monotonic()
@@ -172,7 +172,7 @@ def _run(
         )
     dog.phase = "shutting down (waiting for every process to finish)"
     jax.distributed.shutdown()
-    return Outcome(record, report)
+    return JoinOutcome(record, report)
 
 
 @contextlib.contextmanager

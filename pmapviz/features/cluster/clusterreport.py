@@ -64,7 +64,7 @@ class Process:
 
 
 @dataclass(frozen=True)
-class Report:
+class ClusterReport:
     """A report, read back and checked (:func:`parse`): the global devices in the axis's
     order, every process's record, and where and when it was made."""
 
@@ -119,7 +119,7 @@ def build(
 
 
 # ---------------------------------------------------------------- reading
-def parse(text: str | bytes) -> Report:
+def parse(text: str | bytes) -> ClusterReport:
     """A report from JSON text, checked; ReportError says what is wrong."""
     if len(text) > MAX_BYTES:
         raise ReportError(
@@ -148,7 +148,7 @@ def _no_constant(name: str):
     raise ReportError(f"The file holds {name}, which no report has.")
 
 
-def _report(data: dict) -> Report:
+def _report(data: dict) -> ClusterReport:
     n = _int(data, "process_count", 1, MAX_PROCESSES)
     devs = _list(data, "global_devices", MAX_DEVICES)
     devices = tuple(
@@ -180,7 +180,7 @@ def _report(data: dict) -> Report:
                 f"({owned[:8]})."
             )
     env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
-    return Report(
+    return ClusterReport(
         n,
         devices,
         procs,
@@ -282,7 +282,7 @@ def _show(v) -> str:
 
 # ---------------------------------------------------------------- the check
 @dataclass(frozen=True)
-class Check:
+class ReportCheck:
     """The collectives against numpy: the inputs laid out on the global axis by each device's
     axis_index give the expected psum (their sum) and all_gather (the array itself)."""
 
@@ -311,7 +311,7 @@ class Check:
         }
 
 
-def check(report: Report) -> Check:
+def check(report: ClusterReport) -> ReportCheck:
     """The report's collectives checked against numpy."""
     import numpy as np
 
@@ -324,7 +324,7 @@ def check(report: Report) -> Check:
             seen[idx] += 1
     expected = float(full.sum())
     first = report.processes[0].psum
-    return Check(
+    return ReportCheck(
         expected_psum=expected,
         psum_equal=all(p.psum == first for p in report.processes),
         psum_correct=bool(np.isclose(first, expected)),
@@ -364,7 +364,7 @@ def resolve(folder: str | None, name: str) -> Path:
     return path
 
 
-def read(folder: str | None, name: str) -> Report:
+def read(folder: str | None, name: str) -> ClusterReport:
     """The report at ``name`` inside ``folder`` (see :func:`resolve`), parsed."""
     path = resolve(folder, name)
     try:

@@ -8,7 +8,7 @@ import functools
 
 from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.running.programanalysis import Analysis, Target, analyse
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.collectives import collectivechoices, collectiveruns
 
 
 def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Target:
@@ -17,14 +17,14 @@ def collective_target(key: str, n: int, m: int, groups=None, perm=None) -> Targe
     import jax.numpy as jnp
 
     c = collectivedefs.BY_KEY[key]
-    collectiveops.check(c, n, m, groups)
-    perm = collectiveops.pairs_for(c, n, perm)
+    collectivechoices.check(c, n, m, groups)
+    perm = collectivechoices.pairs_for(c, n, perm)
     groups = [list(g) for g in groups] if groups else None
     code = f"jax.pmap(lambda x: {collectivedefs.code_for(c, groups, perm)}, axis_name='i')"
     return Target(
         c.label,
         code,
-        collectiveops.per_device(c, groups, perm),
+        collectiveruns.per_device(c, groups, perm),
         (jax.ShapeDtypeStruct((n, m), jnp.float32),),
         (0,),
         0,

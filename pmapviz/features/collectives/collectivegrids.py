@@ -8,11 +8,11 @@ import html
 
 from pmapviz.core.drawing import gridhtml
 from pmapviz.core.expressions.collectivedefs import Collective
-from pmapviz.features.collectives import collectiveops
-from pmapviz.features.collectives.collectiveops import Outcome
+from pmapviz.features.collectives import collectiveruns
+from pmapviz.features.collectives.collectiveruns import CollectiveOutcome
 
 
-def group_of(out: Outcome) -> dict[int, list[int]]:
+def group_of(out: CollectiveOutcome) -> dict[int, list[int]]:
     """Per device, the devices its result combines (its group; all devices without groups)."""
     groups = [list(g) for g in out.groups] if out.groups else [list(range(out.n))]
     return {d: g for g in groups for d in g}
@@ -29,11 +29,11 @@ def combines(c: Collective) -> bool:
     return c.kind in ("reduce", "normalise") or c.key == "psum_scatter"
 
 
-def rows(out: Outcome, labels: list[str]) -> gridhtml.Rows:
+def rows(out: CollectiveOutcome, labels: list[str]) -> gridhtml.Rows:
     """The picture's rows, as the Collectives page draws them: each device, its x before and
     y after, numpy's answer where y is wrong, and where each piece came from (or which
     devices each result combines). Device names (``labels``) are escaped here."""
-    c, n, show = out.collective, out.n, collectiveops.show_values
+    c, n, show = out.collective, out.n, collectiveruns.show_values
     names = [html.escape(label) for label in labels]
     grid = [
         ("device", [(names[d], d, f"{labels[d]}: position {d} on the axis") for d in range(n)]),
@@ -52,7 +52,7 @@ def rows(out: Outcome, labels: list[str]) -> gridhtml.Rows:
             ],
         ),
     ]
-    if collectiveops.differs_from_numpy(out):
+    if collectiveruns.differs_from_numpy(out):
         tip = "the mathematically right result, from numpy"
         grid.append(("numpy expects", [(show(out.expected[d]), None, tip) for d in range(n)]))
     if shows_sources(c):

@@ -1,16 +1,14 @@
 """The Collectives playground for a notebook: one collective run for real inside ``jax.pmap``,
 every device's values before and after.
 
-:func:`collective` runs :func:`pmapviz.features.collectives.collectiveops.run` (the playground's own
-path: the
-program compiled first, its memory checked against the budget and held while it runs) and
-returns a :class:`pmapviz.core.drawing.notebookviews.View`: the collective's label and what it does,
-its
-code, a device grid of "x before" and "y after" (where each piece came from, or which devices
-each result combines; numpy's answer where JAX's differs), ppermute's pairs in words, whether
-every device matches numpy, the communication it costs and the XLA op it compiles to, read
-from the compiled program's HLO. The grid is :mod:`pmapviz.features.collectives.collectivegrids`',
-as the page's.
+:func:`collective` runs :func:`pmapviz.features.collectives.collectiveruns.run` (the
+playground's own path: the program compiled first, its memory checked against the budget and
+held while it runs) and returns a :class:`pmapviz.core.drawing.notebookviews.View`: the
+collective's label and what it does, its code, a device grid of "x before" and "y after"
+(where each piece came from, or which devices each result combines; numpy's answer where JAX's
+differs), ppermute's pairs in words, whether every device matches numpy, the communication it
+costs and the XLA op it compiles to, read from the compiled program's HLO. The grid is
+:mod:`pmapviz.features.collectives.collectivegrids`', as the page's.
 """
 
 from __future__ import annotations
@@ -29,8 +27,9 @@ from pmapviz.core.drawing.notebookviews import View
 from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.expressions.collectivedefs import Collective
 from pmapviz.core.xla import hlo
-from pmapviz.features.collectives import collectivegrids, collectiveops
-from pmapviz.features.collectives.collectiveops import CollectiveError, Outcome
+from pmapviz.features.collectives import collectivechoices, collectivegrids, collectiveruns
+from pmapviz.features.collectives.collectivechoices import CollectiveError
+from pmapviz.features.collectives.collectiveruns import CollectiveOutcome
 
 RINGS = ("ring right", "ring left")  # pairs= may name a ring instead of listing pairs
 
@@ -64,7 +63,7 @@ def element_count(c: Collective, elements: Any, n: int) -> int:
     """Elements per device: as given (1 to the playground's ``MAX_ELEMENTS``), or the
     playground's default for ``n`` devices, made a multiple of ``n`` where ``c`` splits
     each block into one piece per device."""
-    top = collectiveops.MAX_ELEMENTS
+    top = collectivechoices.MAX_ELEMENTS
     if elements is not None:
         if isinstance(elements, bool):
             elements = str(elements)
@@ -74,9 +73,9 @@ def element_count(c: Collective, elements: Any, n: int) -> int:
 
 
 def value_kind(values: Any) -> str:
-    """Which values each device starts with: one of ``collectiveops.VALUE_KINDS``."""
-    if values not in collectiveops.VALUE_KINDS:
-        kinds = ", ".join(collectiveops.VALUE_KINDS)
+    """Which values each device starts with: one of ``collectivechoices.VALUE_KINDS``."""
+    if values not in collectivechoices.VALUE_KINDS:
+        kinds = ", ".join(collectivechoices.VALUE_KINDS)
         raise CollectiveError(f"values={values!r:.40}: choose one of {kinds}.")
     return values
 
@@ -85,7 +84,7 @@ def groups_for(groups: Any, n: int) -> list[list[int]] | None:
     """``axis_index_groups`` from text ('0 1 | 2 3', '[[0, 1], [2, 3]]') or lists of device
     numbers, checked as the playground checks them; None: all devices in one group."""
     if groups is None or isinstance(groups, str):
-        return collectiveops.parse_groups(groups or "", n)
+        return collectivechoices.parse_groups(groups or "", n)
     try:
         found = [[operator.index(d) for d in g] for g in groups]
     except TypeError as err:
@@ -93,7 +92,7 @@ def groups_for(groups: Any, n: int) -> list[list[int]] | None:
             f"groups={groups!r:.60} is not a list of lists of device numbers; write groups "
             "like [[0, 1], [2, 3]] or '0 1 | 2 3'."
         ) from err
-    return collectiveops.check_groups(found, n) if found else None
+    return collectivechoices.check_groups(found, n) if found else None
 
 
 def pairs_for(c: Collective, pairs: Any, n: int) -> list[tuple[int, int]] | None:
@@ -107,7 +106,7 @@ def pairs_for(c: Collective, pairs: Any, n: int) -> list[tuple[int, int]] | None
     if isinstance(pairs, str):
         if pairs.strip() in RINGS:
             return collectivedefs.ring(n, pairs.split()[1])
-        return collectiveops.parse_pairs(pairs, n)
+        return collectivechoices.parse_pairs(pairs, n)
     try:
         found = [(operator.index(s), operator.index(d)) for s, d in pairs]
     except (TypeError, ValueError) as err:
@@ -117,18 +116,18 @@ def pairs_for(c: Collective, pairs: Any, n: int) -> list[tuple[int, int]] | None
         ) from err
     if not found:
         raise CollectiveError("The permutation is empty: type pairs like 0->1, 1->2.")
-    return collectiveops.check_perm(found, n)
+    return collectivechoices.check_perm(found, n)
 
 
 # ---------------------------------------------------------------- running it
 @functools.lru_cache(maxsize=64)
 def _compiled_in(device_set: str, key: str, n: int, groups, perm) -> Callable:
-    return collectiveops.compile_collective(key, n, groups, perm)
+    return collectiveruns.compile_collective(key, n, groups, perm)
 
 
 def program_cache(key: str, n: int, groups, perm) -> Callable:
     """The collective's pmap for the current device set, built once per setting (what the
-    page's ``st.cache_resource`` does): :func:`collectiveops.run`'s ``program_cache``."""
+    page's ``st.cache_resource`` does): :func:`collectiveruns.run`'s ``program_cache``."""
     return _compiled_in(deviceset.current(), key, n, groups, perm)
 
 
@@ -137,7 +136,7 @@ def compiled_ops(key: str, n: int, m: int, groups, perm) -> list[str]:
     (``compiled.as_text()``): e.g. ['all-reduce']."""
     frozen = tuple(tuple(g) for g in groups) if groups else None
     fn = program_cache(key, n, frozen, tuple(perm or ()))
-    text = collectiveops.compiled_for(fn, n, m).as_text()
+    text = collectiveruns.compiled_for(fn, n, m).as_text()
     return sorted({op.kind for op in hlo.parse_hlo(text).collectives})
 
 
@@ -155,7 +154,7 @@ def collective(
     device's values before and after, read from the arrays' shards. ``groups``: the
     reductions' ``axis_index_groups`` ('0 1 | 2 3' or [[0, 1], [2, 3]]); ``pairs``: ppermute's
     pairs ('0->1, 1->0', [(0, 1), (1, 0)] or 'ring left'; default a ring right); ``values``:
-    'arange' or 'random'. Raises ValueError (``collectiveops.CollectiveError``) with the
+    'arange' or 'random'. Raises ValueError (``collectivechoices.CollectiveError``) with the
     playground's message for a name, count, group or pair that is not one."""
     notes = notebookviews.ready()
     c = collective_for(name)
@@ -164,7 +163,7 @@ def collective(
     kind = value_kind(values)
     group_list = groups_for(groups, n)
     perm = pairs_for(c, pairs, n)
-    out = collectiveops.run(
+    out = collectiveruns.run(
         c.key, n, m, kind, groups=group_list, perm=perm, program_cache=program_cache
     )
     labels = [str(d) for d in devicefacts.local_devices_for_work()[:n]]
@@ -173,7 +172,7 @@ def collective(
 
 
 # ---------------------------------------------------------------- words and data
-def pairs_words(out: Outcome) -> str:
+def pairs_words(out: CollectiveOutcome) -> str:
     """ppermute's pairs in words, and which devices receive zeros; '' for other collectives."""
     if not out.collective.takes_pairs or out.perm is None:
         return ""
@@ -183,9 +182,9 @@ def pairs_words(out: Outcome) -> str:
     return f"Pairs {', '.join(f'{s}->{d}' for s, d in out.perm)}: {moves}.{zeros}"
 
 
-def numpy_words(out: Outcome) -> str:
+def numpy_words(out: CollectiveOutcome) -> str:
     """Whether every device's result is numpy's answer, or which devices differ."""
-    differs = collectiveops.differs_from_numpy(out)
+    differs = collectiveruns.differs_from_numpy(out)
     if not differs:
         return f"Matches numpy's answer on every one of the {out.n} devices."
     return f"Differs from numpy's answer on device(s) {differs} (see 'numpy expects')."
@@ -198,7 +197,7 @@ def ops_words(c: Collective, ops: list[str]) -> str:
     return "XLA compiles it to no collective op: nothing is sent between devices."
 
 
-def cost_words(out: Outcome, m: int) -> str:
+def cost_words(out: CollectiveOutcome, m: int) -> str:
     """What the run costs in communication per device, under the ring model."""
     sent, received = out.cost["sent"], out.cost["received"]
     return (
@@ -208,7 +207,7 @@ def cost_words(out: Outcome, m: int) -> str:
     )
 
 
-def call_code(out: Outcome, m: int) -> str:
+def call_code(out: CollectiveOutcome, m: int) -> str:
     """The call as the page shows it: ``y = jax.pmap(lambda x: ..., axis_name='i')(x)``."""
     return f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({out.n}, {m})"
 
@@ -217,10 +216,10 @@ def _values(a) -> list:
     return np.atleast_1d(np.asarray(a)).tolist()
 
 
-def data_rows(out: Outcome, labels: list[str]) -> list[dict[str, Any]]:
+def data_rows(out: CollectiveOutcome, labels: list[str]) -> list[dict[str, Any]]:
     """One plain row per device (``to_frame()``): its name, values before and after, numpy's
     answer where it differs, and where each piece came from or which devices it combines."""
-    show, differs = collectiveops.show_values, collectiveops.differs_from_numpy(out)
+    show, differs = collectiveruns.show_values, collectiveruns.differs_from_numpy(out)
     where = collectivegrids.group_of(out)
     found = []
     for d in range(out.n):
@@ -240,9 +239,9 @@ def data_rows(out: Outcome, labels: list[str]) -> list[dict[str, Any]]:
     return found
 
 
-def view_data(out: Outcome, m: int, kind: str, labels: list[str], ops: list[str]) -> dict:
+def view_data(out: CollectiveOutcome, m: int, kind: str, labels: list[str], ops: list[str]) -> dict:
     """The view's data: the setting, every device's values, numpy's verdict, the rows."""
-    differs = collectiveops.differs_from_numpy(out)
+    differs = collectiveruns.differs_from_numpy(out)
     return {
         "name": out.collective.key,
         "label": out.collective.label,
@@ -267,9 +266,9 @@ def view_data(out: Outcome, m: int, kind: str, labels: list[str], ops: list[str]
     }
 
 
-def view_text(out: Outcome, m: int, labels: list[str], ops: list[str]) -> str:
+def view_text(out: CollectiveOutcome, m: int, labels: list[str], ops: list[str]) -> str:
     """The terminal form: what it does, the call, one line per device, the verdict."""
-    show, differs = collectiveops.show_values, collectiveops.differs_from_numpy(out)
+    show, differs = collectiveruns.show_values, collectiveruns.differs_from_numpy(out)
     lines = [out.collective.explain, call_code(out, m)]
     for row in data_rows(out, labels):
         d = row["position"]
@@ -294,7 +293,7 @@ def _box(text: str, fill: str, edge: str, role: str) -> str:
     )
 
 
-def view_html(out: Outcome, m: int, labels: list[str], ops: list[str], notes) -> str:
+def view_html(out: CollectiveOutcome, m: int, labels: list[str], ops: list[str], notes) -> str:
     """The view's body: notes, what it does, the call, the before/after grid, warnings, the
     pairs in words, numpy's verdict, the communication and the XLA op."""
     para = notebookviews.paragraph
@@ -302,12 +301,12 @@ def view_html(out: Outcome, m: int, labels: list[str], ops: list[str], notes) ->
     parts.append(para(out.collective.explain))
     parts.append(notebookviews.code_block(call_code(out, m), "the collective's call"))
     parts.append(
-        gridhtml.block_grid(collectivegrids.rows(out, labels), collectiveops.picture_label(out))
+        gridhtml.block_grid(collectivegrids.rows(out, labels), collectiveruns.picture_label(out))
     )
     parts += [_box(w, "#fff8c5", "#9a6700", "alert") for w in out.warnings]
     if words := pairs_words(out):
         parts.append(para(words))
-    ok = not collectiveops.differs_from_numpy(out)
+    ok = not collectiveruns.differs_from_numpy(out)
     fill, edge = ("#dafbe1", "#1a7f37") if ok else ("#ffebe9", "#cf222e")
     parts.append(_box(numpy_words(out), fill, edge, "status"))
     parts.append(para(cost_words(out, m)))
@@ -316,7 +315,12 @@ def view_html(out: Outcome, m: int, labels: list[str], ops: list[str], notes) ->
 
 
 def view(
-    out: Outcome, m: int, kind: str, labels: list[str], ops: list[str], notes: Sequence[str] = ()
+    out: CollectiveOutcome,
+    m: int,
+    kind: str,
+    labels: list[str],
+    ops: list[str],
+    notes: Sequence[str] = (),
 ) -> View:
     """The view of a run ``out`` (``m`` elements per device of ``kind`` values) on devices
     named ``labels``, compiled to ``ops``; ``notes``: what setting up the devices said."""

@@ -13,7 +13,7 @@ from pmapviz.core.drawing import programtables
 from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.planning import planning
 from pmapviz.core.running import programanalysis
-from pmapviz.features.collectives import collectiveanalysis, collectiveops
+from pmapviz.features.collectives import collectiveanalysis, collectivechoices
 from pmapviz.features.explorer.cmd_plan import (
     _example,
     _plan_args,
@@ -59,10 +59,10 @@ def cmd_hlo(args: argparse.Namespace) -> int:
     else:
         m = valueparse.parse_int(args.elements or str(n), "--elements", 1, MAX_ELEMENTS_HLO)
         try:
-            groups = collectiveops.parse_groups(args.groups or "", n)
-            perm = collectiveops.parse_pairs(args.perm, n) if args.perm else None
+            groups = collectivechoices.parse_groups(args.groups or "", n)
+            perm = collectivechoices.parse_pairs(args.perm, n) if args.perm else None
             analysis = collectiveanalysis.analyse_collective(args.collective, n, m, groups, perm)
-        except collectiveops.CollectiveError as err:
+        except collectivechoices.CollectiveError as err:
             print(f"pmapviz: {err}", file=sys.stderr)
             return 2
     _print(args.json, analysis.to_json(), programtables.summary_lines(analysis))

@@ -4,7 +4,7 @@ playground's own settings; its URL schema."""
 from __future__ import annotations
 
 from pmapviz.core.base import settings
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.collectives import collectivechoices
 
 SOURCES = ("explorer", "collective", "training")
 
@@ -15,6 +15,6 @@ def schema(n_devices: int) -> settings.Schema:
     return settings.Schema(
         (
             settings.choice_field("src", "Program", SOURCES, "collective"),
-            *collectiveops.schema(n_devices).fields,
+            *collectivechoices.schema(n_devices).fields,
         )
     )

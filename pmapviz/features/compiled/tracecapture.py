@@ -27,7 +27,7 @@ from pmapviz.core.planning.pmapplacement import pmap_sharding
 from pmapviz.core.xla.timeline import Timeline, lanes_of
 from pmapviz.core.xla.traceevents import device_events
 from pmapviz.core.xla.tracefiles import read_trace
-from pmapviz.features.collectives import collectiveops as col
+from pmapviz.features.collectives import collectiveruns as col
 from pmapviz.features.collectives.collectiveanalysis import analyse_collective
 
 TURNS = queues.resource("profiler", "profiler capture")  # one trace at a time per process
@@ -99,7 +99,7 @@ def collective_timeline(
     collective's measured time beside the ring model.
 
     Compiled first, from the input's shape alone; what the call holds
-    (``collectiveops.run_need``, from its ``memory_analysis()``) is refused when it could never
+    (``collectiveruns.run_need``, from its ``memory_analysis()``) is refused when it could never
     fit (BudgetError, naming the largest block that fits), else held in the server's memory
     budget from before the input exists until the trace is read. The memory comes first, then
     the profiler's turn (:func:`capture`): nothing holds the profiler while it waits for

@@ -21,7 +21,7 @@ from typing import Any
 from pmapviz.core.base import pytrees, valueparse
 from pmapviz.core.base.valuetext import fmt_shape, fmt_tree
 from pmapviz.core.devices import devicefacts
-from pmapviz.core.drawing import charts, notebookviews
+from pmapviz.core.drawing import arrayhtml, notebookviews
 from pmapviz.core.drawing.notebookviews import View, escape
 from pmapviz.core.expressions import functions
 from pmapviz.core.expressions.functions import Program
@@ -335,8 +335,8 @@ def cards(p: Plan, inputs: list, outputs: list, elsewhere: bool) -> str:
         *((lay, ax, True) for lay, ax in zip(outputs, p.out_leaf_axes, strict=True)),
     ]
     per_row = min(4, len(found))
-    grid = charts.cards_html(found, per_row, MAIN_WIDTH_PX // per_row - 16)
-    return charts.section_html("How the arrays are split", grid, intro(elsewhere))
+    grid = arrayhtml.cards_html(found, per_row, MAIN_WIDTH_PX // per_row - 16)
+    return arrayhtml.section_html("How the arrays are split", grid, intro(elsewhere))
 
 
 def device_table(p: Plan, inputs: list, outputs: list, rows: list) -> str:
@@ -351,8 +351,8 @@ def device_table(p: Plan, inputs: list, outputs: list, rows: list) -> str:
         if more > 0
         else ""
     )
-    return charts.section_html(
-        title, charts.table_html(shown, title, positions[: len(shown)]) + tail
+    return arrayhtml.section_html(
+        title, arrayhtml.table_html(shown, title, positions[: len(shown)]) + tail
     )
 
 

@@ -8,7 +8,7 @@ from pmapviz.core.planning.pmapplacement import index_text
 from pmapviz.features.meshes import meshplacement
 
 
-def _slices(block: meshplacement.Block) -> str:
+def _slices(block: meshplacement.MeshBlock) -> str:
     return index_text(tuple(slice(a, b) for a, b in block.index))
 
 
@@ -44,8 +44,9 @@ def tile_rows(placed: meshplacement.Placement) -> gridhtml.Rows:
             label = f"rows {a}:{b}" if split[0] == 0 else f"dim {split[0]} {a}:{b}"
         else:
             label = "all"
-        cell = f"<small>{_slices(meshplacement.Block(0, (), index))}</small><br>" + gridhtml.chips(
-            [position[d] for d in devs]
+        cell = (
+            f"<small>{_slices(meshplacement.MeshBlock(0, (), index))}</small><br>"
+            + gridhtml.chips([position[d] for d in devs])
         )
         rows.setdefault(label, []).append((cell, None, f"held by devices {devs}"))
     return list(rows.items())

@@ -31,7 +31,7 @@ from pmapviz.core.expressions import expr, exprvocab
 from pmapviz.core.running import sandbox
 from pmapviz.features.meshes import meshviews
 from pmapviz.features.meshes.meshplacement import jax_mesh, local_shape
-from pmapviz.features.meshes.meshspecs import Entry, Mesh, Problem, axes_of, problems, spec_text
+from pmapviz.features.meshes.meshspecs import Entry, Mesh, SpecProblem, axes_of, problems, spec_text
 
 Spec = tuple[Entry, ...]
 Args = list[tuple[str, tuple[int, ...], Spec]]  # (label, global shape, spec), as the page has them
@@ -59,10 +59,10 @@ class MeshF:
 
 
 @dataclass(frozen=True)
-class Check:
+class ViewsCheck:
     """What tracing both views said, before anything runs."""
 
-    problems: tuple[Problem, ...]
+    problems: tuple[SpecProblem, ...]
     global_out: tuple[int, ...] | None = None  # the global f's output shape
     local_out: tuple[int, ...] | None = None  # the per-device f's output block
     varying: tuple[str, ...] = ()  # mesh axes along which the per-device output differs
@@ -74,11 +74,11 @@ class Check:
         return not self.problems
 
 
-def _problem(code: str, message: str, fix: str) -> Check:
-    return Check((Problem(code, message, fix),))
+def _problem(code: str, message: str, fix: str) -> ViewsCheck:
+    return ViewsCheck((SpecProblem(code, message, fix),))
 
 
-def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> Check:
+def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> ViewsCheck:
     """Every problem JAX would raise for these settings, each with a fix; the arguments'
     own specs are checked by :func:`pmapviz.features.meshes.meshspecs.problems` first (the page
     stops there)."""
@@ -98,22 +98,22 @@ def check(mesh: Mesh, args: Args, f: MeshF, devices: list | None = None) -> Chec
             f"Name {len(args)} argument(s), one per shape, or give {len(g.arg_names)} shape(s).",
         )
     if found := _axis_problems(mesh, g, loc):
-        return Check(tuple(found))
+        return ViewsCheck(tuple(found))
     if found := [p for p in _spec_problems(mesh, f.out_spec) if p]:
-        return Check(tuple(found))
+        return ViewsCheck(tuple(found))
     traced = _trace(mesh, args, g, loc, devices)
-    if isinstance(traced, Check):
+    if isinstance(traced, ViewsCheck):
         return traced
     global_out, local_out, varying, dtype = traced
     found = _out_problems(mesh, f.out_spec, global_out, local_out, varying, loc.source)
-    return Check(tuple(found), global_out, local_out, varying, dtype)
+    return ViewsCheck(tuple(found), global_out, local_out, varying, dtype)
 
 
-def _axis_problems(mesh: Mesh, g: expr.ExprProgram, loc: expr.ExprProgram) -> list[Problem]:
+def _axis_problems(mesh: Mesh, g: expr.ExprProgram, loc: expr.ExprProgram) -> list[SpecProblem]:
     found = []
     if g.axis_names:
         found.append(
-            Problem(
+            SpecProblem(
                 "collective_in_global",
                 f"The global f uses a collective over "
                 f"{', '.join(map(quote, g.axis_names))}; under jax.jit the whole "
@@ -125,7 +125,7 @@ def _axis_problems(mesh: Mesh, g: expr.ExprProgram, loc: expr.ExprProgram) -> li
     unknown = [a for a in loc.axis_names if a not in mesh.names]
     if unknown:
         found.append(
-            Problem(
+            SpecProblem(
                 "unknown_axis",
                 f"The per-device f names the axis "
                 f"{quote(unknown[0])}, which the mesh ({mesh.text()}) does not "
@@ -136,21 +136,21 @@ def _axis_problems(mesh: Mesh, g: expr.ExprProgram, loc: expr.ExprProgram) -> li
     return found
 
 
-def _spec_problems(mesh: Mesh, spec: Spec) -> list[Problem]:
+def _spec_problems(mesh: Mesh, spec: Spec) -> list[SpecProblem]:
     """out_specs' own problems that do not need a shape: unknown axes, an axis twice."""
     found = []
     for p in problems(mesh, (math.prod(mesh.shape),) * len(spec), spec, "the output"):
         if p.code in ("unknown_axis", "axis_twice"):
-            found.append(Problem(p.code, "out_specs " + p.message, p.fix))
+            found.append(SpecProblem(p.code, "out_specs " + p.message, p.fix))
     return found
 
 
 def _out_problems(
     mesh: Mesh, spec: Spec, global_out, local_out, varying, source: str
-) -> list[Problem]:
+) -> list[SpecProblem]:
     if len(spec) > len(local_out):
         return [
-            Problem(
+            SpecProblem(
                 "spec_too_long",
                 f"out_specs {spec_text(spec)} has {len(spec)} entries, "
                 f"but the per-device f returns a block of shape {fmt_shape(local_out)} "
@@ -169,7 +169,7 @@ def _out_problems(
     )
     if assembled != tuple(global_out):
         return [
-            Problem(
+            SpecProblem(
                 "shapes_differ",
                 f"The global f returns {fmt_shape(global_out)}; the "
                 f"per-device f returns blocks of {fmt_shape(local_out)}, which "
@@ -184,7 +184,7 @@ def _out_problems(
 
 def _claims_replication(
     mesh: Mesh, spec: Spec, claimed: list[str], local_out, source: str
-) -> Problem:
+) -> SpecProblem:
     axes = ", ".join(map(quote, claimed))
     first = claimed[0]
     same = (
@@ -209,7 +209,7 @@ def _claims_replication(
             f"in out_specs, e.g. {spec_text(tuple(entries))}, which lays the blocks side "
             f"by side along dimension {k}"
         )
-    return Problem(
+    return SpecProblem(
         "claims_replication",
         f"out_specs {spec_text(spec)} says the output is the same on every device along "
         f"{axes}, but the per-device f's output varies along "
@@ -221,7 +221,8 @@ def _claims_replication(
 
 
 def _trace(mesh: Mesh, args: Args, g, loc, devices):
-    """(global out shape, local out shape, varying axes, dtype), or a Check with the problem."""
+    """(global out shape, local out shape, varying axes, dtype), or a ViewsCheck with the
+    problem."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding, PartitionSpec
@@ -301,7 +302,7 @@ def values(args: Args, seed: int = 0) -> list[np.ndarray]:
     return [rng.standard_normal(shape).astype(np.float32) for _, shape, _ in args]
 
 
-def run_bytes(mesh: Mesh, args: Args, checked: Check, temps: int = 0) -> memorymodel.Need:
+def run_bytes(mesh: Mesh, args: Args, checked: ViewsCheck, temps: int = 0) -> memorymodel.Need:
     """What :func:`run` holds at its peak
     (:func:`pmapviz.core.budgets.memoryestimates.mesh_run_bytes`); ``temps``:
     the largest temporaries XLA planned for one of the programs, all devices together
@@ -352,7 +353,7 @@ def run(
     mesh: Mesh,
     args: Args,
     f: MeshF,
-    checked: Check,
+    checked: ViewsCheck,
     devices: list | None = None,
     repeat: int = meshviews.REPEAT,
     on_wait=None,

@@ -17,7 +17,7 @@ from pmapviz.features.meshes.meshspecs import Entry, Mesh, axes_of
 
 
 @dataclass(frozen=True)
-class Block:
+class MeshBlock:
     """One device's block of an array: the device, its mesh coordinates and its index."""
 
     device: int  # the device's id
@@ -35,7 +35,7 @@ class Placement:
     spec: tuple[Entry, ...]
     local_shape: tuple[int, ...]
     replicated_over: tuple[str, ...]  # mesh axes no dimension is split over
-    blocks: tuple[Block, ...]  # one per device, in mesh order
+    blocks: tuple[MeshBlock, ...]  # one per device, in mesh order
     from_jax: bool  # read from NamedSharding (else: planned for more devices than this has)
 
     def to_dict(self) -> dict:
@@ -81,7 +81,7 @@ def place(
     )
 
 
-def device_grid(mesh: Mesh, blocks: tuple[Block, ...]) -> list:
+def device_grid(mesh: Mesh, blocks: tuple[MeshBlock, ...]) -> list:
     """The devices' ids laid out as the mesh (nested lists), from a placement's blocks."""
     flat = [b.device for b in blocks]
 
@@ -107,7 +107,7 @@ def jax_mesh(mesh: Mesh, devices: list):
     return jax.make_mesh(mesh.shape, mesh.names, devices=devices[: mesh.devices])
 
 
-def _blocks_from_jax(mesh: Mesh, shape, spec, devices: list) -> tuple[Block, ...]:
+def _blocks_from_jax(mesh: Mesh, shape, spec, devices: list) -> tuple[MeshBlock, ...]:
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
 
@@ -118,11 +118,11 @@ def _blocks_from_jax(mesh: Mesh, shape, spec, devices: list) -> tuple[Block, ...
     for coords in np.ndindex(*mesh.shape):
         dev = grid[coords]
         index = tuple(s.indices(n)[:2] for s, n in zip(where[dev], shape, strict=True))
-        out.append(Block(dev.id, tuple(int(c) for c in coords), index))
+        out.append(MeshBlock(dev.id, tuple(int(c) for c in coords), index))
     return tuple(out)
 
 
-def _blocks_planned(mesh: Mesh, shape, full) -> tuple[Block, ...]:
+def _blocks_planned(mesh: Mesh, shape, full) -> tuple[MeshBlock, ...]:
     """Index arithmetic for a mesh bigger than this process: dimension d split over axes
     (a1, ..., ak) puts block number sum(coord[aj] * prod(size[a(j+1)..ak])) (a1 the most
     significant, as JAX does) on the device at those coordinates; ids in row-major order."""
@@ -136,7 +136,7 @@ def _blocks_planned(mesh: Mesh, shape, full) -> tuple[Block, ...]:
                 k, parts = k * mesh.size[a] + at[a], parts * mesh.size[a]
             block = d // parts
             index.append((k * block, (k + 1) * block))
-        out.append(Block(dev, coords, tuple(index)))
+        out.append(MeshBlock(dev, coords, tuple(index)))
     return tuple(out)
 
 

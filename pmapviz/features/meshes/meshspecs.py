@@ -193,7 +193,7 @@ class Mesh:
 
 
 @dataclass(frozen=True)
-class Problem:
+class SpecProblem:
     """Something JAX would refuse: a code, the message in the user's numbers, and a fix."""
 
     code: str
@@ -203,7 +203,7 @@ class Problem:
 
 def problems(
     mesh: Mesh, shape: tuple[int, ...], spec: tuple[Entry, ...], what: str = "x"
-) -> list[Problem]:
+) -> list[SpecProblem]:
     """What ``NamedSharding(mesh, spec)`` refuses for an array of ``shape`` (the constructor,
     ``check_compatible_aval`` and ``shard_shape``), in these numbers, each with a fix."""
     found = []
@@ -214,12 +214,12 @@ def problems(
     return found
 
 
-def _unknown_axes(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+def _unknown_axes(mesh: Mesh, shape, spec, what: str) -> list[SpecProblem]:
     for e in spec:
         for a in axes_of(e):
             if a not in mesh.names:
                 return [
-                    Problem(
+                    SpecProblem(
                         "unknown_axis",
                         f"{spec_text(spec)} names the axis {quote(a)}, "
                         f"which the mesh ({mesh.text()}) does not have.",
@@ -229,12 +229,12 @@ def _unknown_axes(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
     return []
 
 
-def _axes_twice(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+def _axes_twice(mesh: Mesh, shape, spec, what: str) -> list[SpecProblem]:
     used = [a for e in spec for a in axes_of(e)]
     for a in used:
         if used.count(a) > 1:
             return [
-                Problem(
+                SpecProblem(
                     "axis_twice",
                     f"{spec_text(spec)} uses the mesh axis {quote(a)} "
                     "twice: each mesh axis splits at most one dimension.",
@@ -244,12 +244,12 @@ def _axes_twice(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
     return []
 
 
-def _too_long(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+def _too_long(mesh: Mesh, shape, spec, what: str) -> list[SpecProblem]:
     if len(spec) <= len(shape):
         return []
     fixed = spec_text(spec[: len(shape)])
     return [
-        Problem(
+        SpecProblem(
             "spec_too_long",
             f"{spec_text(spec)} has {len(spec)} entries, but {what} "
             f"{shape} has {len(shape)} dimensions.",
@@ -258,14 +258,14 @@ def _too_long(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
     ]
 
 
-def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[Problem]:
+def _indivisible(mesh: Mesh, shape, spec, what: str) -> list[SpecProblem]:
     for dim, e in enumerate(spec):
         parts = math.prod(mesh.size[a] for a in axes_of(e))
         if shape[dim] % parts:
             lo = shape[dim] // parts * parts
             sizes = " or ".join(f"{v:,}" for v in (lo, lo + parts) if v > 0)
             return [
-                Problem(
+                SpecProblem(
                     "indivisible",
                     f"Dimension {dim} of {what} {shape} has "
                     f"{shape[dim]:,} elements; {' x '.join(axes_of(e))} splits it "

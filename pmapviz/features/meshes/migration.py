@@ -32,7 +32,7 @@ from pmapviz.features.meshes.meshspecs import Mesh, spec_text
 
 
 @dataclass(frozen=True)
-class Row:
+class MigrationRow:
     """One array (an input leaf or an output leaf) in both APIs."""
 
     name: str  # x, params['b'], out, out[0]
@@ -48,8 +48,8 @@ class Equivalent:
     """A plan as shard_map: the mesh, each input's and output's row, and notes on what differs."""
 
     mesh: Mesh
-    inputs: tuple[Row, ...]
-    outputs: tuple[Row, ...]
+    inputs: tuple[MigrationRow, ...]
+    outputs: tuple[MigrationRow, ...]
     notes: tuple[str, ...]
 
 
@@ -57,12 +57,14 @@ def _spec(axis: int | None, name: str) -> tuple:
     return () if axis is None else (None,) * axis + (name,)
 
 
-def _row(name: str, shape: tuple[int, ...], axis: int | None, axis_name: str, n: int) -> Row:
+def _row(
+    name: str, shape: tuple[int, ...], axis: int | None, axis_name: str, n: int
+) -> MigrationRow:
     if axis is None:
-        return Row(name, shape, None, (), shape, shape)
+        return MigrationRow(name, shape, None, (), shape, shape)
     pm = shape[:axis] + shape[axis + 1 :]
     sm = shape[:axis] + (shape[axis] // n,) + shape[axis + 1 :]
-    return Row(name, shape, axis, _spec(axis, axis_name), pm, sm)
+    return MigrationRow(name, shape, axis, _spec(axis, axis_name), pm, sm)
 
 
 def equivalent(plan: Plan) -> Equivalent:

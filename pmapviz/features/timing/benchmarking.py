@@ -35,7 +35,7 @@ from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.planning.pmapplacement import pmap_sharding
 from pmapviz.core.running import pmapcompile, pmaprun, sandbox
-from pmapviz.features.timing.benchreports import Measurement, Report
+from pmapviz.features.timing.benchreports import Measurement, SweepReport
 from pmapviz.features.timing.sweepsetup import BenchError, bandwidth, plan_sweep
 from pmapviz.features.timing.workloads import PLAN_WORKLOAD, Workload
 
@@ -161,7 +161,7 @@ def sweep(
     seed: int = 0,
     time_limit: float | None = None,
     queue_timeout: float = QUEUE_TIMEOUT_S,
-) -> Report:
+) -> SweepReport:
     """Run a sweep in its turn (see TURNS). Inputs are generated once per size.
 
     Refused (BenchError) when it would not fit the memory budget or the time limit. While
@@ -177,11 +177,11 @@ def sweep(
         turn = TURNS.acquire(queue_timeout, should_stop, on_wait)
         grant = _reserve(turn, need, "a timing sweep", on_wait, should_stop, queue_timeout)
     except queues.Cancelled:
-        return Report({}, 0.0, wl.key, cancelled=True)
+        return SweepReport({}, 0.0, wl.key, cancelled=True)
     with turn, grant:
         rates = bandwidth(budget)
         bw = rates.bandwidth_gbs
-        report = Report(machine_info(), bw, wl.key, floor_method=rates.floor_words())
+        report = SweepReport(machine_info(), bw, wl.key, floor_method=rates.floor_words())
         # inputs are generated once, at the largest size; smaller sizes are views of them
         full = wl.inputs(max(sizes), np.random.default_rng(seed))
         for i, (impl, k, s) in enumerate(runs):
@@ -220,7 +220,7 @@ def measure_plan(
     on_wait: Callable[[int, float], None] | None = None,
     time_limit: float | None = None,
     queue_timeout: float = QUEUE_TIMEOUT_S,
-) -> Report:
+) -> SweepReport:
     """The explorer's settings as a workload: pmap on the plan's devices, jit(vmap(f)) on one
     device, and numpy where the function has a numpy version. (jit + NamedSharding and
     shard_map are compared on the built-in workloads, whose layout they can express.)
@@ -265,7 +265,7 @@ def measure_compiled(
     compiled: pmapcompile.Compiled,
     repeat: int,
     bandwidth_gbs: float,
-) -> Report:
+) -> SweepReport:
     """:func:`measure_plan`'s measurement alone (no estimate, turn or memory: the caller's,
     e.g. the sandbox's worker), against a floor of ``bandwidth_gbs``."""
     return _measure_plan(program, plan, compiled, repeat, bandwidth_gbs, time.perf_counter)
@@ -278,13 +278,13 @@ def _measure_plan(
     repeat: int,
     bandwidth_gbs: float | None,
     clock: Callable[[], float],
-) -> Report:
+) -> SweepReport:
     import jax
 
     jaxstartup.large_arrays_return_to_the_os()
     rates = None if bandwidth_gbs else bandwidth(memorypool.budget())
     bw = bandwidth_gbs or rates.bandwidth_gbs
-    report = Report(
+    report = SweepReport(
         machine_info(),
         bw,
         f"explorer:{program.key}",

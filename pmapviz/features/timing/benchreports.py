@@ -1,5 +1,5 @@
 """A benchmark's results and what they say: one Measurement per implementation, device count
-and size, the Report of a sweep, the speed-ups and parallel efficiency, table rows, and where
+and size, the SweepReport of a sweep, the speed-ups and parallel efficiency, table rows, and where
 the floor comes from."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Measurement:
 
 
 @dataclass
-class Report:
+class SweepReport:
     """A benchmark sweep: the machine, its memory bandwidth (the floor) and every measurement."""
 
     machine: dict
@@ -72,7 +72,7 @@ class Report:
         }
 
 
-def floor_caption(report: Report) -> str:
+def floor_caption(report: SweepReport) -> str:
     """Where the floor comes from and what the untimed first copies were (the Timing lab)."""
     text = (
         f"The device's memory bandwidth: **{report.floor_method or report.bandwidth_gbs}**. "
@@ -117,7 +117,7 @@ def speedups(results: Sequence[Measurement], baseline: str = "vmap") -> list[dic
     return rows
 
 
-def add_beside(report: Report, beside: Report) -> Report:
+def add_beside(report: SweepReport, beside: SweepReport) -> SweepReport:
     """``report`` with ``beside``'s measurements (the same sweep on the other device set)
     marked and added, for contrast in the same charts."""
     for m in beside.results:
@@ -128,7 +128,7 @@ def add_beside(report: Report, beside: Report) -> Report:
     return report
 
 
-def rows_for_table(report: Report) -> list[dict]:
+def rows_for_table(report: SweepReport) -> list[dict]:
     """Flat rows (one per measurement) for CSV and tables; seconds as floats."""
     out = []
     for m in report.results:

@@ -23,7 +23,7 @@ from pmapviz.core.devices import devicefacts, deviceset
 from pmapviz.core.drawing import notebookviews
 from pmapviz.core.drawing.notebookviews import View
 from pmapviz.features.timing import benchmarking, benchreports, sweepsetup, timebars, workloads
-from pmapviz.features.timing.benchreports import Report
+from pmapviz.features.timing.benchreports import SweepReport
 
 MAX_REPEATS = 100  # timed runs per measurement, as the CLI's --repeat allows
 DEFAULT_SIZES = 2  # the first sizes of the lab's choices
@@ -89,7 +89,7 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
 
 
 # ---------------------------------------------------------------- the view
-def table_rows(report: Report) -> list[dict]:
+def table_rows(report: SweepReport) -> list[dict]:
     """The lab's table rows (:func:`pmapviz.features.timing.benchreports.rows_for_table`), each with
     its
     speed-up over jit(vmap) on one device at the same size (1.0 for vmap itself; None where
@@ -145,7 +145,7 @@ def text_table(rows: list[dict]) -> str:
     )
 
 
-def verdicts(rows: list[dict], report: Report) -> list[str]:
+def verdicts(rows: list[dict], report: SweepReport) -> list[str]:
     """Per size, the fastest run against the floor (the lab's sentence), and where the floor
     comes from."""
     out = []
@@ -167,7 +167,7 @@ def verdicts(rows: list[dict], report: Report) -> list[str]:
     return out
 
 
-def _view(report: Report, wl: workloads.Workload, notes: tuple[str, ...]) -> View:
+def _view(report: SweepReport, wl: workloads.Workload, notes: tuple[str, ...]) -> View:
     """The report as a View: the bars per size, the table, the words; text and data."""
     rows = table_rows(report)
     said = verdicts(rows, report)

@@ -9,33 +9,33 @@ import sys
 from pmapviz.core.base import valueparse
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.devices.cliflags import MAX_SEED, _settings, _start
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel, trainingrun
 
 
 def _train_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="linear", choices=trainingrun.MODELS)
+    p.add_argument("--model", default="linear", choices=trainingmodel.MODELS)
     p.add_argument("--steps", default="100")
     p.add_argument("--batch", default="256", help="global batch, split over the devices")
     p.add_argument("--lr", default="0.05", help="learning rate, above 0 and at most 100")
-    p.add_argument("--reduction", default="pmean", choices=trainingrun.REDUCTIONS)
+    p.add_argument("--reduction", default="pmean", choices=trainingmodel.REDUCTIONS)
     p.add_argument("--seed", default="0", help=f"0 to {MAX_SEED:,}")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Data-parallel training with pmap, checked against one device (exit 1: it diverged)."""
     _start(_settings(args), args)
-    cfg = trainingrun.Config(
+    cfg = trainingmodel.Config(
         args.model,
         devicefacts.facts().local_count,
-        valueparse.parse_int(args.batch, "--batch", 1, trainingrun.MAX_BATCH),
-        valueparse.parse_int(args.steps, "--steps", 1, trainingrun.MAX_STEPS),
+        valueparse.parse_int(args.batch, "--batch", 1, trainingmodel.MAX_BATCH),
+        valueparse.parse_int(args.steps, "--steps", 1, trainingmodel.MAX_STEPS),
         valueparse.parse_float(args.lr, "--lr", 1e-6, 100.0),
         args.reduction,
         valueparse.parse_int(args.seed, "--seed", 0, MAX_SEED),
     )
     try:
         hist = trainingrun.train(cfg)
-    except trainingrun.TrainError as err:
+    except trainingmodel.TrainError as err:
         print(f"pmapviz: {err}", file=sys.stderr)
         return 2
     out = hist.to_json()

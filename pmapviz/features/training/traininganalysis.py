@@ -6,12 +6,12 @@ from __future__ import annotations
 import functools
 
 from pmapviz.core.running.programanalysis import Analysis, Target, analyse
-from pmapviz.features.training import trainingrun
-from pmapviz.features.training.trainingrun import Config
+from pmapviz.features.training import trainingmodel
+from pmapviz.features.training.trainingmodel import Config
 
 
 def training_target(cfg: Config) -> Target:
-    """One data-parallel training step (:mod:`pmapviz.features.training.trainingrun`) on
+    """One data-parallel training step (:mod:`pmapviz.features.training.trainingmodel`) on
     cfg.devices devices."""
     import jax
     import jax.numpy as jnp
@@ -19,19 +19,19 @@ def training_target(cfg: Config) -> Target:
 
     k, lb = cfg.devices, cfg.local_batch
     params = jax.tree.map(
-        lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype), trainingrun.init_params(cfg)
+        lambda p: jax.ShapeDtypeStruct((k, *p.shape), p.dtype), trainingmodel.init_params(cfg)
     )
     ydt = jnp.float32 if cfg.model == "linear" else jnp.int32
-    x = jax.ShapeDtypeStruct((k, lb, trainingrun.FEATURES), np.float32)
+    x = jax.ShapeDtypeStruct((k, lb, trainingmodel.FEATURES), np.float32)
     y = jax.ShapeDtypeStruct((k, lb), ydt)
     return Target(
         f"training step ({cfg.model}, {cfg.reduction})",
-        trainingrun.code_for(cfg),
-        trainingrun.dp_step_fn(cfg),
+        trainingmodel.code_for(cfg),
+        trainingmodel.dp_step_fn(cfg),
         (params, x, y),
         (0, 0, 0),
         0,
-        trainingrun.AXIS,
+        trainingmodel.AXIS,
         k,
     )
 

@@ -8,16 +8,16 @@ import pytest
 
 from pmapviz.core.base import settings, valueparse
 from pmapviz.core.planning import scenarios
-from pmapviz.features.cluster import cluster
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.cluster import clusterview
+from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.timing import sweepsetup
-from pmapviz.features.tour import tour
-from pmapviz.features.training import trainingrun
+from pmapviz.features.tour import toursteps
+from pmapviz.features.training import trainingmodel
 
 
 # ---------------------------------------------------------------- schemas: links and widgets
 def test_from_query_replaces_bad_values_by_defaults_with_a_note():
-    schema = collectiveops.schema(8)
+    schema = collectivechoices.schema(8)
     texts, notes = schema.from_query({"n": "²", "m": str(2**70), "c": "pmean", "zzz": "1"})
     assert texts["n"] == "8" and texts["m"] == "8" and texts["c"] == "pmean"
     assert len(notes) == 2
@@ -26,7 +26,7 @@ def test_from_query_replaces_bad_values_by_defaults_with_a_note():
 
 
 def test_schema_parse_gives_typed_values_or_one_error_per_field():
-    schema = trainingrun.schema(8)
+    schema = trainingmodel.schema(8)
     values, errors = schema.parse({"batch": "256", "steps": "10", "lr": "0.1", "k": "8"})
     assert values["batch"] == 256 and values["steps"] == 10 and values["lr"] == 0.1
     assert not errors
@@ -38,10 +38,10 @@ def test_schema_parse_gives_typed_values_or_one_error_per_field():
 def test_every_schema_default_parses(n):
     for schema in (
         scenarios.schema(n),
-        collectiveops.schema(n),
-        trainingrun.schema(n),
-        cluster.schema(),
-        tour.schema(),
+        collectivechoices.schema(n),
+        trainingmodel.schema(n),
+        clusterview.schema(),
+        toursteps.schema(),
         sweepsetup.schema(n, "dot"),
         sweepsetup.schema(n, "matmul"),
         sweepsetup.schema(n, "elementwise"),
@@ -82,7 +82,7 @@ def test_present_flag():
 # ---------------------------------------------------------------- each page schema's bounds
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_training_offers_exactly_this_servers_device_counts(n):
-    schema = trainingrun.schema(n)
+    schema = trainingmodel.schema(n)
     k = schema.field("k")
     assert schema.defaults()["k"] == str(n)
     assert k.parse(str(n), "Devices") == str(n)
@@ -94,7 +94,7 @@ def test_training_offers_exactly_this_servers_device_counts(n):
 
 @pytest.mark.parametrize("n, m", [(1, 4), (8, 8), (63, 63), (64, 64), (65, 64), (512, 64)])
 def test_collectives_elements_default_and_cap(n, m):
-    schema = collectiveops.schema(n)
+    schema = collectivechoices.schema(n)
     assert schema.defaults()["m"] == str(m) and schema.defaults()["n"] == str(n)
     values, errors = schema.parse({**schema.defaults(), "m": "64", "n": str(n)})
     assert not errors and values["m"] == 64 and values["n"] == n
@@ -141,7 +141,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
     """Keys are the links' vocabulary (a renamed key breaks every shared link); labels name
     the field in every message about it."""
     want = {
-        collectiveops.schema(8): [
+        collectivechoices.schema(8): [
             ("c", "Collective"),
             ("n", "Devices"),
             ("m", "Elements per device"),
@@ -150,7 +150,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
             ("p", "Permutation"),
             ("pairs", "Pairs"),
         ],
-        trainingrun.schema(8): [
+        trainingmodel.schema(8): [
             ("model", "Model"),
             ("k", "Devices"),
             ("batch", "Global batch"),
@@ -181,7 +181,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
         "dtype 1",
         "dtype 2",
     ]
-    assert [(f.key, f.label) for f in cluster.schema().fields] == [
+    assert [(f.key, f.label) for f in clusterview.schema().fields] == [
         ("p", "Processes"),
         ("d", "CPU devices per process"),
         ("report", "Report path"),
@@ -190,7 +190,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
         ("dpp", "Devices per process"),
         ("kind", "Device kind"),
     ]
-    _, errors = trainingrun.schema(8).parse({"k": "9"}, ["k"])
+    _, errors = trainingmodel.schema(8).parse({"k": "9"}, ["k"])
     assert errors and errors[0].startswith("Devices")
 
 
@@ -200,7 +200,7 @@ def test_float_and_link_messages_quote_what_was_typed():
     texts, notes = scenarios.schema(8).from_query({"out": "x", "pn": "0"})
     assert texts["out"] == "0" and texts["pn"] == ""
     assert len(notes) == 2 and "out=" in notes[0] and "pn=" in notes[1], notes
-    texts, notes = tour.schema().from_query({"step": "3"})
+    texts, notes = toursteps.schema().from_query({"step": "3"})
     assert texts["step"] == "3" and not notes
 
 
@@ -208,10 +208,10 @@ def test_float_and_link_messages_quote_what_was_typed():
 def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
     schemas = (
         scenarios.schema(n),
-        collectiveops.schema(n),
-        trainingrun.schema(n),
-        cluster.schema(),
-        tour.schema(),
+        collectivechoices.schema(n),
+        trainingmodel.schema(n),
+        clusterview.schema(),
+        toursteps.schema(),
         sweepsetup.schema(n, "matmul"),
     )
     for schema in schemas:

@@ -7,7 +7,7 @@ from pmapviz.core.budgets import memoryestimates, memorymodel
 from pmapviz.features.cluster import cluster
 from pmapviz.features.live import dotproduct
 from pmapviz.features.timing import sweepsetup, workloads
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel
 
 
 def _need(total: int) -> memorymodel.Need:
@@ -28,8 +28,8 @@ def test_refusals_name_what_fits():
     n = 8
     fit = dotproduct.max_pairs(2 * 10**8, n)
     assert fit % n == 0 and memoryestimates.dot_bytes(fit, n).total <= 2 * 10**8
-    with pytest.raises(trainingrun.TrainError, match="largest global batch"):
-        trainingrun.check_budget(trainingrun.Config("mlp", 8, 65536), 60 * 2**20)
+    with pytest.raises(trainingmodel.TrainError, match="largest global batch"):
+        trainingmodel.check_budget(trainingmodel.Config("mlp", 8, 65536), 60 * 2**20)
     with pytest.raises(sweepsetup.BenchError, match="largest size allowed is 17,"):
         sweepsetup.plan_sweep(workloads.WORKLOADS["dot"], [10**8], [1, 2], ["pmap"], 10**9)
     with pytest.raises(cluster.ClusterError, match="enough for 1"):

@@ -10,7 +10,7 @@ from pmapviz.core.expressions import functions
 from pmapviz.core.planning import planning
 from pmapviz.features.timing import benchmarking as bench
 from pmapviz.features.timing import sweepsetup, workloads
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel
 from tests.conftest import TEST_DEVICES
 
 RATES = timebudget.Rates(bandwidth_gbs=10.0, flops_per_s=50e9)  # fixed: deterministic tests
@@ -88,21 +88,21 @@ def test_default_limit_comes_from_the_settings():
 
 
 def test_training_over_the_limit_says_how_many_steps_fit():
-    cfg = trainingrun.Config("mlp", TEST_DEVICES, 65536, 2000)
+    cfg = trainingmodel.Config("mlp", TEST_DEVICES, 65536, 2000)
     with pytest.raises(timebudget.TooLong) as err:
-        timebudget.check_training(cfg.steps, trainingrun.step_cost(cfg), limit_s=5, rates=RATES)
+        timebudget.check_training(cfg.steps, trainingmodel.step_cost(cfg), limit_s=5, rates=RATES)
     fit = int(str(err.value).split("At most ")[1].split()[0].replace(",", ""))
     assert 0 < fit < 2000
-    ok = trainingrun.Config("mlp", TEST_DEVICES, 65536, fit)
-    assert (
-        timebudget.check_training(ok.steps, trainingrun.step_cost(ok), limit_s=5, rates=RATES) <= 5
-    )
+    ok = trainingmodel.Config("mlp", TEST_DEVICES, 65536, fit)
+    ok_cost = trainingmodel.step_cost(ok)
+    assert timebudget.check_training(ok.steps, ok_cost, limit_s=5, rates=RATES) <= 5
     with pytest.raises(timebudget.TooLong):
-        over = trainingrun.Config("mlp", TEST_DEVICES, 65536, fit + 1)
-        timebudget.check_training(over.steps, trainingrun.step_cost(over), 5, rates=RATES)
-    with pytest.raises(trainingrun.TrainError, match="At most"):  # through validate, as pages do
-        trainingrun.validate(cfg, TEST_DEVICES, time_limit=5)
-    trainingrun.validate(trainingrun.Config(), TEST_DEVICES)  # the defaults fit the default limit
+        over = trainingmodel.Config("mlp", TEST_DEVICES, 65536, fit + 1)
+        timebudget.check_training(over.steps, trainingmodel.step_cost(over), 5, rates=RATES)
+    with pytest.raises(trainingmodel.TrainError, match="At most"):  # through validate, as pages do
+        trainingmodel.validate(cfg, TEST_DEVICES, time_limit=5)
+    # the defaults fit the default limit
+    trainingmodel.validate(trainingmodel.Config(), TEST_DEVICES)
 
 
 def _plan(key, shapes, in_axes):

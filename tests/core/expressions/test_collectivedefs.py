@@ -131,7 +131,7 @@ def test_comm_cost_of_every_collective_by_hand(key, groups):
     b = m * itemsize
     g = groups if c.uses_groups else None
     every = g or [list(range(N))]
-    perm = defs.ring(N, "right")[:5] if key == "ppermute" else None
+    perm = defs.ring(N, "right")[:5] if c.takes_pairs else None
     cost, model = c.comm_bytes(N, m, itemsize, g, perm)
     if c.kind == "reduce":
         want = hand_avg(lambda s: 2 * (s - 1) / s * b, every)

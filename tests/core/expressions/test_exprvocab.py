@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+from pmapviz.core.expressions import collectivedefs as defs
 from pmapviz.core.expressions import expr
 from pmapviz.core.expressions.exprvocab import ATTRIBUTES, FUNCTIONS, METHODS
 
@@ -149,19 +150,13 @@ def test_every_allowed_method_and_attribute_matches_jax(name):
 
 
 def test_allow_list_is_data_with_collectives_marked():
+    """The collectives f may call are those whose record says how (collectivedefs.TypedCall),
+    each a real lax function; nothing else in the allow-list is marked a collective."""
     collectives = {k for k, f in FUNCTIONS.items() if f.collective}
-    names = [
-        "psum",
-        "pmean",
-        "pmax",
-        "pmin",
-        "all_gather",
-        "ppermute",
-        "psum_scatter",
-        "all_to_all",
-        "axis_index",
-    ]
-    assert collectives == {f"lax.{n}" for n in names}
+    typed = [c.typed for c in defs.COLLECTIVES if c.typed is not None]
+    assert collectives == {f"lax.{t.name}" for t in typed}
+    assert all(callable(getattr(lax, t.name)) for t in typed)
+    assert {"lax.psum", "lax.ppermute", "lax.axis_index"} <= collectives
     assert all(FUNCTIONS[k].note for k in collectives)
     banned = {
         "zeros",

@@ -11,10 +11,10 @@ from tests.core.ui.conftest import render
 
 def _collectives_page(n):
     from pmapviz.core.ui import url_state
-    from pmapviz.features.collectives import collectiveops
+    from pmapviz.features.collectives import collectivechoices
 
-    url_state.load("co_", collectiveops.schema(n))
-    url_state.save("co_", collectiveops.schema(n))
+    url_state.load("co_", collectivechoices.schema(n))
+    url_state.save("co_", collectivechoices.schema(n))
 
 
 def test_a_link_is_read_into_the_widgets_and_written_back_unchanged():
@@ -111,12 +111,12 @@ def _parsed(n):
     import streamlit as st
 
     from pmapviz.core.ui import url_state
-    from pmapviz.features.collectives import collectiveops
+    from pmapviz.features.collectives import collectivechoices
 
-    url_state.load("co_", collectiveops.schema(n))
+    url_state.load("co_", collectivechoices.schema(n))
     st.session_state["co_m"] = "lots"
-    st.markdown(repr(url_state.parsed("co_", collectiveops.schema(n), ["n"])))
-    url_state.parsed("co_", collectiveops.schema(n), ["m"])
+    st.markdown(repr(url_state.parsed("co_", collectivechoices.schema(n), ["n"])))
+    url_state.parsed("co_", collectivechoices.schema(n), ["m"])
     st.write("not reached")
 
 

@@ -334,13 +334,6 @@ def test_a_killed_cli_leaves_no_workers(sig):
         assert cli.returncode == 128 + signal.SIGTERM  # exited through its cleanup
 
 
-def test_the_plan_picture_has_each_process_and_its_local_devices():
-    rows, label = cluster.plan_grid(3, 2)
-    assert [r[0] for r in rows] == ["process 0", "process 1", "process 2"]
-    assert all([c[0] for c in cells] == ["local device 0", "local device 1"] for _, cells in rows)
-    assert label == "The cluster to launch: 3 processes x 2 local devices = 6 global devices"
-
-
 def test_workers_import_pmapviz_from_this_repository():
     """Their PYTHONPATH starts with the folder that holds the pmapviz package."""
     first = cluster._env()["PYTHONPATH"].split(os.pathsep)[0]

@@ -1,14 +1,14 @@
 """A collective's picture rows: before and after on every device, where each piece came from
 or what each result combines; device names escaped."""
 
-from pmapviz.features.collectives import collectivegrids, collectiveops
+from pmapviz.features.collectives import collectivechoices, collectivegrids, collectiveruns
 
 LABELS = [f"cpu:{d}" for d in range(8)]
 
 
 def outcome(key, n=4, m=2, groups=None, perm=None):
-    choice = collectiveops.playground_choice(key, n, groups or "", perm or "")
-    out = collectiveops.run(
+    choice = collectivechoices.playground_choice(key, n, groups or "", perm or "")
+    out = collectiveruns.run(
         key,
         n,
         m,
@@ -35,4 +35,4 @@ def test_device_names_are_escaped_and_values_match_the_run():
     rows = dict(collectivegrids.rows(out, ["<b>d0</b>", "d1", "d2", "d3"]))
     assert rows["device"][0][0] == "&lt;b&gt;d0&lt;/b&gt;"
     after = [text for text, _, _ in rows["y after"]]
-    assert after == [collectiveops.show_values(out.after[d]) for d in range(4)]
+    assert after == [collectiveruns.show_values(out.after[d]) for d in range(4)]

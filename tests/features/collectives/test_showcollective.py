@@ -9,7 +9,12 @@ import pytest
 
 from pmapviz.core.drawing import gridhtml, notebookviews
 from pmapviz.core.expressions import collectivedefs
-from pmapviz.features.collectives import collectivegrids, collectiveops, showcollective
+from pmapviz.features.collectives import (
+    collectivechoices,
+    collectivegrids,
+    collectiveruns,
+    showcollective,
+)
 
 
 def test_psum_gives_every_device_the_sum_of_every_block():
@@ -67,7 +72,7 @@ def test_unequal_groups_of_pmean_differ_from_numpy_and_show_its_answer():
 def test_the_picture_is_the_pages_grid():
     v = showcollective.collective("all_gather", devices=2)
     grid = gridhtml.block_grid(
-        collectivegrids.rows(v.source, v.data["labels"]), collectiveops.picture_label(v.source)
+        collectivegrids.rows(v.source, v.data["labels"]), collectiveruns.picture_label(v.source)
     )
     assert grid in v._repr_html_()
 
@@ -92,7 +97,7 @@ def test_bad_input_raises_the_playgrounds_message(kwargs, message):
 
 
 def test_an_unknown_name_lists_every_collective():
-    with pytest.raises(collectiveops.CollectiveError) as err:
+    with pytest.raises(collectivechoices.CollectiveError) as err:
         showcollective.collective("reduce")
     assert all(key in str(err.value) for key in collectivedefs.BY_KEY)
 

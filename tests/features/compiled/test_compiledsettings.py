@@ -1,12 +1,12 @@
 """The Compiled page's link: the source to compile and the playground's own settings."""
 
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.compiled import compiledsettings
 
 
 def test_the_schema_is_the_source_then_the_playgrounds_fields():
     schema = compiledsettings.schema(8)
-    playground = collectiveops.schema(8)
+    playground = collectivechoices.schema(8)
     assert [f.key for f in schema.fields] == ["src", *(f.key for f in playground.fields)]
     assert schema.defaults()["src"] == "collective"
 

@@ -62,7 +62,7 @@ def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_t
     import contextlib
 
     from pmapviz.core.budgets import memorypool
-    from pmapviz.features.collectives import collectiveops
+    from pmapviz.features.collectives import collectiveruns
 
     events, needs, waits = [], [], []
     real_capture, real_put = tracecapture.capture, tracecapture.col.make_input
@@ -94,9 +94,9 @@ def test_a_capture_holds_its_collectives_memory_first_then_takes_the_profilers_t
     tl, rows = tracecapture.collective_timeline("all_gather", 4, 256, on_wait=on_wait)
     assert events == ["memory held", "input", "capture", "memory released"]
     assert waits == [on_wait] and rows and len(tl.lanes) == 4
-    fn = collectiveops.compile_collective("all_gather", 4, None, ())
+    fn = collectiveruns.compile_collective("all_gather", 4, None, ())
     (need,) = needs
-    assert need == collectiveops.run_need(collectiveops.compiled_for(fn, 4, 256), 4, 256)
+    assert need == collectiveruns.run_need(collectiveruns.compiled_for(fn, 4, 256), 4, 256)
     assert need.device >= 4 * (4 * 256 + 4 * 4 * 256)  # each device: its block, 4 blocks out
 
 

@@ -23,7 +23,7 @@ GATHER = "lax.all_gather(x @ w, 'model', axis=1, tiled=True, to='invarying')"
 DEFAULT = meshownf.MeshF("x, w", "x @ w", GATHER, ("data", None))
 
 
-def _codes(c: meshownf.Check) -> list[str]:
+def _codes(c: meshownf.ViewsCheck) -> list[str]:
     return [p.code for p in c.problems]
 
 

@@ -73,7 +73,7 @@ def test_json_has_the_documented_fields():
     clock = FakeClock()
     prepare, _ = fake_prepare(clock, [1.0] * 4)
     m = bench.measure("vmap", workloads.WORKLOADS["elementwise"], 1, 10, [], 3, 1.0, clock, prepare)
-    rep = benchreports.Report({"platform": "cpu"}, 1.0, "elementwise", [m])
+    rep = benchreports.SweepReport({"platform": "cpu"}, 1.0, "elementwise", [m])
     js = rep.to_json()
     assert set(js) >= {"machine", "bandwidth_gbs", "results"}
     assert set(js["results"][0]) >= {
@@ -414,7 +414,7 @@ def test_matmul_traffic_and_report_json_by_hand():
     wl = workloads.WORKLOADS["matmul"]
     # read x (size, K) float32, write out (size, K) float32, read w (K, K) float32
     assert wl.bytes_moved(1000) == 1000 * k * 4 + 1000 * k * 4 + k * k * 4
-    rep = benchreports.Report(
+    rep = benchreports.SweepReport(
         {"platform": "cpu"},
         12.5,
         "dot",

@@ -125,7 +125,7 @@ def test_bench_json_dash_is_stdout_and_a_write_that_fails_late_is_one_line(
     out = tmp_path / "gone"
     out.mkdir()
 
-    class Report:
+    class SweepReport:
         floor_method, results = "measured", []
 
         def to_json(self):
@@ -133,7 +133,7 @@ def test_bench_json_dash_is_stdout_and_a_write_that_fails_late_is_one_line(
 
     def sweep(*a, **k):
         out.rmdir()  # checked before the sweep; gone by the time it is written
-        return Report()
+        return SweepReport()
 
     monkeypatch.setattr(cmd_bench, "_start", lambda *a, **k: "cpu")
     monkeypatch.setattr(benchmarking, "sweep", sweep)

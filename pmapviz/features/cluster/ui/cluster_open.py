@@ -12,12 +12,12 @@ import streamlit as st
 from pmapviz.core.base.valuetext import quote
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import url_state
-from pmapviz.features.cluster import cluster, clusterreport
+from pmapviz.features.cluster import clusterreport, clusterview
 
 P = "cl_"
 
 
-def show() -> tuple[clusterreport.Report | None, str]:
+def show() -> tuple[clusterreport.ClusterReport | None, str]:
     """The widgets; (the report, where it came from), or (None, "") when none is open or it
     could not be read (said on the page)."""
     folder = jaxstartup.applied_settings().reports
@@ -44,7 +44,7 @@ def show() -> tuple[clusterreport.Report | None, str]:
                     f"{clusterreport.MAX_BYTES // 2**20} MiB."
                 )
             return clusterreport.parse(upload.getvalue()), f"the upload {quote(upload.name, 60)}"
-        values, errors = cluster.schema().parse(
+        values, errors = clusterview.schema().parse(
             {"report": st.session_state.get(P + "report", "")}, ["report"]
         )
         if url_state.show_errors(errors):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from pmapviz.core.drawing import gridhtml
 from pmapviz.core.ui import grids, tables
-from pmapviz.features.cluster import cluster
+from pmapviz.features.cluster import clusterview
 
 
 def show() -> None:
@@ -18,13 +18,13 @@ def show() -> None:
         return
     g = res.global_devices
     st.subheader(f"{res.processes} processes x {res.local_devices} devices = {g} global devices")
-    grids.show(process_rows(res), cluster.picture_label(res))
+    grids.show(process_rows(res), clusterview.picture_label(res))
     st.caption(
         "Each row is one process and its local devices; the colour is the device's position on "
         "the global axis (its axis_index). Device ids come from JAX: process i's devices are "
         "numbered from i x 2048 on CPU."
     )
-    check = cluster.check_result(res)
+    check = clusterview.check_result(res)
     tables.show(
         [
             {

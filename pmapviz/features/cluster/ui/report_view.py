@@ -12,12 +12,12 @@ from pmapviz.core.base.valuetext import quote
 from pmapviz.core.drawing import gridhtml
 from pmapviz.core.ui import grids, tables
 from pmapviz.features.cluster import clusterreport
-from pmapviz.features.cluster.clusterreport import Report
+from pmapviz.features.cluster.clusterreport import ClusterReport
 
 MAX_ROWS, MAX_CELLS = 64, 64  # hosts drawn, devices per host drawn
 
 
-def show(report: Report | None, source: str) -> None:
+def show(report: ClusterReport | None, source: str) -> None:
     """The report, or how to make one."""
     if report is None:
         st.info(
@@ -50,7 +50,7 @@ def show(report: Report | None, source: str) -> None:
     )
 
 
-def origin(report: Report, source: str) -> str:
+def origin(report: ClusterReport, source: str) -> str:
     """Where the report came from: what JAX detected, its version, the platform and date."""
     env = report.environment
     name, cls, coord = (quote(env.get(k) or "?", 60) for k in ("name", "jax_class", "coordinator"))
@@ -61,7 +61,7 @@ def origin(report: Report, source: str) -> str:
     )
 
 
-def host_grid(report: Report) -> tuple[gridhtml.Rows, str]:
+def host_grid(report: ClusterReport) -> tuple[gridhtml.Rows, str]:
     """(one grid row per host: its processes' devices, coloured by axis_index; the label)."""
     rows, said = [], []
     for host, procs in list(report.hosts.items())[:MAX_ROWS]:
@@ -84,7 +84,7 @@ def host_grid(report: Report) -> tuple[gridhtml.Rows, str]:
     return rows, label
 
 
-def process_table(report: Report) -> list[dict]:
+def process_table(report: ClusterReport) -> list[dict]:
     """One row per process: its devices, inputs, collectives' results and timings."""
 
     def ms(s):
@@ -108,7 +108,7 @@ def process_table(report: Report) -> list[dict]:
     ]
 
 
-def verdict(check: clusterreport.Check, report: Report) -> str:
+def verdict(check: clusterreport.ReportCheck, report: ClusterReport) -> str:
     """The check in words: psum, all_gather and axis_index against numpy."""
     g = len(report.devices)
     parts = [

@@ -8,19 +8,19 @@ import streamlit as st
 
 from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.ui import collective_picker, url_state
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.collectives import collectivechoices
 
 P = "co_"
 
 
 def show(n_all: int) -> collectivedefs.Collective:
     """The settings' boxes; returns the chosen collective."""
-    schema = collectiveops.schema(n_all)
+    schema = collectivechoices.schema(n_all)
     url_state.load(P, schema)
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
         coll = collective_picker.boxes(c1, c2, c3, P, n_all)
-        c4.radio("Values", collectiveops.VALUE_KINDS, key=P + "v")
+        c4.radio("Values", collectivechoices.VALUE_KINDS, key=P + "v")
         st.caption(coll.explain)
         if coll.uses_groups:
             st.text_input(
@@ -34,7 +34,7 @@ def show(n_all: int) -> collectivedefs.Collective:
             )
         if coll.takes_pairs:
             p1, p2 = st.columns([1, 2])
-            p1.radio("Permutation", collectiveops.PERMUTATIONS, key=P + "p")
+            p1.radio("Permutation", collectivechoices.PERMUTATIONS, key=P + "p")
             if st.session_state[P + "p"] == "custom":
                 p2.text_input(
                     "Pairs source->destination",
@@ -48,7 +48,7 @@ def show(n_all: int) -> collectivedefs.Collective:
 
 def sizes(n_all: int) -> tuple[int, int]:
     """(devices, elements per device), parsed (the page stops on bad text)."""
-    values = url_state.parsed(P, collectiveops.schema(n_all), ["n", "m"])
+    values = url_state.parsed(P, collectivechoices.schema(n_all), ["n", "m"])
     return values["n"], values["m"]
 
 
@@ -57,9 +57,9 @@ def value_kind() -> str:
     return st.session_state[P + "v"]
 
 
-def choice(coll: collectivedefs.Collective, n: int) -> collectiveops.Choice:
-    """The groups and pairs the boxes describe (raises ``collectiveops.CollectiveError``)."""
+def choice(coll: collectivedefs.Collective, n: int) -> collectivechoices.CollectiveChoice:
+    """The groups and pairs the boxes describe (raises ``collectivechoices.CollectiveError``)."""
     state = st.session_state
-    return collectiveops.playground_choice(
+    return collectivechoices.playground_choice(
         coll.key, n, state[P + "g"], state[P + "pairs"], state[P + "p"]
     )

@@ -1,6 +1,6 @@
-"""One collective, run for real (``collectiveops.Outcome``): every device before and after,
-where each piece came from or which devices it combines, the communication it costs, and
-what XLA compiles it to."""
+"""One collective, run for real (``collectiveruns.CollectiveOutcome``): every device before
+and after, where each piece came from or which devices it combines, the communication it
+costs, and what XLA compiles it to."""
 
 from __future__ import annotations
 
@@ -9,36 +9,45 @@ import functools
 import streamlit as st
 
 from pmapviz.core.devices import deviceset, devicewords, jaxstartup
-from pmapviz.core.drawing import charts
+from pmapviz.core.drawing import permutationfigure
 from pmapviz.core.expressions import collectivedefs
 from pmapviz.core.ui import compiled_analysis, grids, presenter, queue_display
-from pmapviz.features.collectives import collectiveanalysis, collectivegrids, collectiveops
+from pmapviz.features.collectives import (
+    collectiveanalysis,
+    collectivechoices,
+    collectivegrids,
+    collectiveruns,
+)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _compiled(device_set, key, n, groups, perm):
     """Compiled for ``device_set``'s devices (its name keys the cache)."""
-    return collectiveops.compile_collective(key, n, groups, perm)
+    return collectiveruns.compile_collective(key, n, groups, perm)
 
 
 def run(
-    coll: collectivedefs.Collective, n: int, m: int, kind: str, choice: collectiveops.Choice
-) -> collectiveops.Outcome | None:
+    coll: collectivedefs.Collective,
+    n: int,
+    m: int,
+    kind: str,
+    choice: collectivechoices.CollectiveChoice,
+) -> collectiveruns.CollectiveOutcome | None:
     """The collective on ``n`` devices, ``m`` elements each, after its turn for memory; None
     when the wait ended without room (said where it waited)."""
     groups = [list(g) for g in choice.groups] if choice.groups else None
     perm = [tuple(p) for p in choice.perm] if choice.perm else None
     cache = functools.partial(_compiled, deviceset.current())  # this set's programs
     return queue_display.queued(
-        lambda on_wait: collectiveops.run(
+        lambda on_wait: collectiveruns.run(
             coll.key, n, m, kind, groups=groups, perm=perm, program_cache=cache, on_wait=on_wait
         )
     )
 
 
 def show(
-    out: collectiveops.Outcome,
-    choice: collectiveops.Choice,
+    out: collectiveruns.CollectiveOutcome,
+    choice: collectivechoices.CollectiveChoice,
     m: int,
     report: jaxstartup.DeviceReport,
     slot,
@@ -52,12 +61,13 @@ def show(
         f"y = jax.pmap(lambda x: {out.code}, axis_name='i')(x)   # x: ({n}, {m})", language="python"
     )
     with presenter.picture(slot):
-        grids.show(collectivegrids.rows(out, labels), collectiveops.picture_label(out))
+        grids.show(collectivegrids.rows(out, labels), collectiveruns.picture_label(out))
     for warning in out.warnings:
         st.warning(warning, icon=":material/warning:")
     if coll.picture == "arrows":
         st.plotly_chart(
-            charts.permutation_figure(labels[:n], out.perm), config={"displayModeBar": False}
+            permutationfigure.permutation_figure(labels[:n], out.perm),
+            config={"displayModeBar": False},
         )
         idle = sorted(set(range(n)) - {d for _, d in out.perm})
         if idle:

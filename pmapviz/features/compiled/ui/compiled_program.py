@@ -12,9 +12,9 @@ from pmapviz.core.devices import deviceset
 from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.running import programanalysis
 from pmapviz.core.ui import collective_picker, url_state
-from pmapviz.features.collectives import collectiveanalysis, collectiveops
+from pmapviz.features.collectives import collectiveanalysis, collectivechoices
 from pmapviz.features.compiled import compiledsettings
-from pmapviz.features.training import traininganalysis, trainingrun
+from pmapviz.features.training import traininganalysis, trainingmodel
 
 P = "cp_"
 SOURCE_LABELS = {
@@ -105,18 +105,18 @@ def analyse(src: str, explored: Scenario, n_all: int):
                 analysis = programanalysis.analyse_plan(program, plan)
             else:
                 analysis = traininganalysis.analyse_training(
-                    trainingrun.Config("linear", n_all, 32 * n_all)
+                    trainingmodel.Config("linear", n_all, 32 * n_all)
                 )
-        except collectiveops.CollectiveError as err:
+        except collectivechoices.CollectiveError as err:
             st.error(str(err), icon=":material/block:")
             st.stop()
     return analysis, call
 
 
 def _call(n_all: int) -> Call:
-    """The collective the boxes describe (raises ``collectiveops.CollectiveError``)."""
+    """The collective the boxes describe (raises ``collectivechoices.CollectiveError``)."""
     v = url_state.parsed(P, compiledsettings.schema(n_all), ["c", "n", "m"])
-    target = collectiveops.playground_choice(
+    target = collectivechoices.playground_choice(
         v["c"], v["n"], st.session_state[P + "g"], st.session_state[P + "pairs"]
     )
     return Call(v["c"], v["n"], v["m"], target.groups, target.perm)

@@ -21,7 +21,7 @@ P = "tl_"
 
 
 @dataclass(frozen=True)
-class Choice:
+class SweepChoice:
     """What the widgets say to compare (sizes and device counts as chosen, unsorted)."""
 
     workload: workloads.Workload
@@ -33,7 +33,7 @@ class Choice:
     beside: str | None = None  # also measure on this set (the emulated CPU devices beside)
 
 
-def form(n: int) -> Choice:
+def form(n: int) -> SweepChoice:
     """The sweep's settings, seeded from the link and written back to it."""
     ks_all = sweepsetup.device_counts(n)
     schema = sweepsetup.schema(n, st.query_params.get("w", "dot"), deviceset.has_two())
@@ -66,7 +66,7 @@ def form(n: int) -> Choice:
         impls = c4.multiselect("Implementations", sweepsetup.IMPLS, key=P + "impls")
         beside = _beside_box()
     url_state.save(P, schema, sizes=sizes)  # the sizes' widget is the workload's own
-    return Choice(wl, sizes, ks, impls, schema, memorypool.budget(), beside)
+    return SweepChoice(wl, sizes, ks, impls, schema, memorypool.budget(), beside)
 
 
 def _beside_box() -> str | None:
@@ -87,7 +87,7 @@ def _beside_box() -> str | None:
     return other.platform if on else None
 
 
-def planned(choice: Choice, slot) -> tuple[list, int]:
+def planned(choice: SweepChoice, slot) -> tuple[list, int]:
     """``(runs, timed runs per measurement)``: the sweep's checked runs, drawn as a picture
     (in the presenter's ``slot``), or why there are none."""
     repeat = url_state.parsed(P, choice.schema, ["r"])["r"]
@@ -118,7 +118,7 @@ SWEEP = LongRun(
 )
 
 
-def run(choice: Choice, runs: list, repeat: int) -> None:
+def run(choice: SweepChoice, runs: list, repeat: int) -> None:
     """The Run button, and what an interrupted sweep left (Cancel, or any rerun)."""
     SWEEP.recover()
     go = st.button(
@@ -132,7 +132,7 @@ def run(choice: Choice, runs: list, repeat: int) -> None:
         _sweep(choice, repeat)
 
 
-def _sweep(choice: Choice, repeat: int) -> None:
+def _sweep(choice: SweepChoice, repeat: int) -> None:
     """Run the sweep here, with a progress bar, a Cancel button (any click reruns the page,
     which stops it) and its place in the benchmark's queue while it waits."""
     wl = choice.workload
@@ -141,7 +141,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
     bar = st.progress(0.0, text="Waiting for the benchmark's turn")
     on_wait, clear_wait = queue_display.show()  # Cancel above also stops a wait
     live = st.empty()  # each size's bars, drawn as its measurements arrive
-    partial = benchreports.Report({}, 0.0, wl.key)
+    partial = benchreports.SweepReport({}, 0.0, wl.key)
     SWEEP.start(partial)
 
     def _progress(m, i, total):
@@ -176,7 +176,7 @@ def _sweep(choice: Choice, repeat: int) -> None:
     bar.progress(1.0, text="Done")
 
 
-def _draw_so_far(live, partial: benchreports.Report, size: int) -> None:
+def _draw_so_far(live, partial: benchreports.SweepReport, size: int) -> None:
     """The bars of ``size`` measured so far, and each size finished before it, in ``live``."""
     rows = benchreports.rows_for_table(partial)
     sizes = sorted({r["size"] for r in rows})
@@ -192,7 +192,7 @@ def _draw_so_far(live, partial: benchreports.Report, size: int) -> None:
         )
 
 
-def _beside(choice: Choice, repeat: int, result, progress, on_wait):
+def _beside(choice: SweepChoice, repeat: int, result, progress, on_wait):
     """The same sweep on the set beside (``choice.beside``), added to ``result``."""
     sizes = sorted(choice.sizes)
     with deviceset.use(choice.beside):

@@ -1,4 +1,4 @@
-"""The Timing lab's results (``tl_report``, a ``benchreports.Report``): the breakdown, the
+"""The Timing lab's results (``tl_report``, a ``benchreports.SweepReport``): the breakdown, the
 speed-up, scaling with size and the spread, the fastest run against the memory floor, the
 table, and the downloads (CSV, and JSON with the machine's facts)."""
 

@@ -6,29 +6,29 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.ui import url_state
-from pmapviz.features.tour import tour
+from pmapviz.features.tour import toursteps
 
 
 def step() -> int:
     """This session's step (seeded from the link, with a note if it did not parse), written
-    to the URL through ``tour.schema()``."""
+    to the URL through ``toursteps.schema()``."""
     if st.session_state.get("tour_step") is None:
-        texts, found = tour.schema().from_query(dict(st.query_params))
+        texts, found = toursteps.schema().from_query(dict(st.query_params))
         st.session_state["tour_step"] = int(texts["step"])
         st.session_state["_tour_notes"] = found
     url_state.notes(st.session_state.get("_tour_notes", []))
-    url_state.save("tour_", tour.schema())  # the step's widget state is "tour_step"
+    url_state.save("tour_", toursteps.schema())  # the step's widget state is "tour_step"
     return st.session_state["tour_step"]
 
 
 def go(to: int) -> None:
     """Goes to step ``to`` (kept within the tour's steps)."""
-    st.session_state["tour_step"] = max(1, min(len(tour.STEPS), to))
+    st.session_state["tour_step"] = max(1, min(len(toursteps.STEPS), to))
 
 
 def show(now: int, titles: list[str]) -> None:
     """Progress, then Previous, a jump list and Next."""
-    last = len(tour.STEPS)
+    last = len(toursteps.STEPS)
     st.progress(now / last, text=f"Step {now} of {last}: {titles[now - 1]}")
     nav = st.columns([1, 4, 1])
     nav[0].button(

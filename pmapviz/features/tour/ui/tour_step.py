@@ -1,7 +1,6 @@
-"""A tour step's content: its blocks (:class:`pmapviz.features.tour.tour.Block`, plain data made by
-the
-core), drawn in order, in presenter mode the pictures first and the words after them; and
-the live demo behind a button that two steps have (a cluster, a timing)."""
+"""A tour step's content: its blocks (:class:`pmapviz.features.tour.tourblocks.TourBlock`, plain
+data made by the core), drawn in order, in presenter mode the pictures first and the words after
+them; and the live demo behind a button that two steps have (a cluster, a timing)."""
 
 from __future__ import annotations
 
@@ -16,21 +15,21 @@ from pmapviz.core.ui import grids, plan_cards, presenter, queue_display, tables
 from pmapviz.core.ui.device_panel import device_chips
 from pmapviz.features.cluster import cluster
 from pmapviz.features.timing import sweepsetup
-from pmapviz.features.tour import tour
+from pmapviz.features.tour import tourblocks, tourruns, toursteps
 
 
-def demo(step: int, ctx: tour.Context) -> list[tour.Block]:
+def demo(step: int, ctx: tourblocks.Context) -> list[tourblocks.TourBlock]:
     """Step ``step``'s blocks for this server (cached: they depend on the step and the
     devices only; a step whose measurement could not be made now is not kept)."""
     try:
         return _kept(step, ctx)
-    except tour.NotMeasured as unmeasured:
+    except tourruns.NotMeasured as unmeasured:
         return unmeasured.blocks
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _kept(step: int, ctx: tour.Context) -> list[tour.Block]:
-    return tour.STEPS[step - 1].demo(ctx)
+def _kept(step: int, ctx: tourblocks.Context) -> list[tourblocks.TourBlock]:
+    return toursteps.STEPS[step - 1].demo(ctx)
 
 
 def show(blocks: list, report: jaxstartup.DeviceReport) -> None:
@@ -78,7 +77,7 @@ def actions(step: int, n: int) -> None:
         "Launch 2 processes", key="tour_cluster", icon=":material/rocket_launch:"
     ):
         _rows(
-            tour.launch_two_processes,
+            tourruns.launch_two_processes,
             "tour_stop_cluster",
             (cluster.ClusterError, OSError),
             ":material/error:",
@@ -87,7 +86,7 @@ def actions(step: int, n: int) -> None:
         "Time x * 2 + 1 on 1 and on all devices", key="tour_time", icon=":material/timer:"
     ):
         _rows(
-            lambda on_wait: tour.time_one_and_all(n, on_wait=on_wait),
+            lambda on_wait: tourruns.time_one_and_all(n, on_wait=on_wait),
             "tour_stop_time",
             (sweepsetup.BenchError, queues.WaitTimeout, queues.Cancelled),
             ":material/block:",

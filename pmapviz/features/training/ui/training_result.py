@@ -10,7 +10,7 @@ from pmapviz.core.devices import devicewords, jaxstartup
 from pmapviz.core.drawing import gridhtml
 from pmapviz.core.ui import grids, queue_display
 from pmapviz.features.timing import sweepsetup, timecharts
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel, trainingrun
 
 
 def show(report: jaxstartup.DeviceReport) -> None:
@@ -144,7 +144,7 @@ def step_rows(hist, labels: list[str]) -> gridhtml.Rows:
     ]
 
 
-def _step_times(hc: trainingrun.Config, report: jaxstartup.DeviceReport) -> None:
+def _step_times(hc: trainingmodel.Config, report: jaxstartup.DeviceReport) -> None:
     """Time per step for every device count that divides the batch (on request)."""
     st.subheader("Time per step versus devices")
     st.markdown(devicewords.step_time_story(report.facts, hc.batch))

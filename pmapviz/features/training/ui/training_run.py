@@ -1,5 +1,5 @@
 """A data-parallel training run: its settings (widgets ``tr_`` + the URL key, and the link),
-the checked ``trainingrun.Config``, and the run with its states: training (a progress bar, the
+the checked ``trainingmodel.Config``, and the run with its states: training (a progress bar, the
 loss drawn live, Stop), stopped (the steps it finished are kept), done (``tr_hist``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import streamlit as st
 from pmapviz.core.ui import queue_display, url_state
 from pmapviz.core.ui.long_run import LongRun
 from pmapviz.features.timing import timecharts
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel, trainingrun
 
 P = "tr_"
 MODEL_LABELS = {"linear": "Linear regression", "mlp": "Two-layer MLP classifier"}
@@ -18,12 +18,12 @@ REDUCTION_LABELS = {"pmean": "pmean", "psum": "psum / k"}
 
 def form(n: int) -> None:
     """The training settings, seeded from the link and written back to it."""
-    schema = trainingrun.schema(n)
+    schema = trainingmodel.schema(n)
     url_state.load(P, schema)
     with st.container(border=True):
         c = st.columns([2, 1, 1, 1, 1, 1])
         c[0].selectbox(
-            "Model", trainingrun.MODELS, key=P + "model", format_func=lambda m: MODEL_LABELS[m]
+            "Model", trainingmodel.MODELS, key=P + "model", format_func=lambda m: MODEL_LABELS[m]
         )
         c[1].selectbox("Devices", [str(k) for k in range(1, n + 1)], key=P + "k")
         c[2].text_input("Global batch", key=P + "batch", max_chars=8)
@@ -31,22 +31,22 @@ def form(n: int) -> None:
         c[4].text_input("Learning rate", key=P + "lr", max_chars=12)
         c[5].radio(
             "Reduction",
-            trainingrun.REDUCTIONS,
+            trainingmodel.REDUCTIONS,
             key=P + "red",
             format_func=lambda r: REDUCTION_LABELS[r],
         )
     url_state.save(P, schema)
 
 
-def config(n: int) -> trainingrun.Config:
+def config(n: int) -> trainingmodel.Config:
     """The settings, parsed and checked against the devices and the memory budget; on a
     problem, the page says it and stops."""
-    v = url_state.parsed(P, trainingrun.schema(n))
-    cfg = trainingrun.Config(v["model"], int(v["k"]), v["batch"], v["steps"], v["lr"], v["red"])
+    v = url_state.parsed(P, trainingmodel.schema(n))
+    cfg = trainingmodel.Config(v["model"], int(v["k"]), v["batch"], v["steps"], v["lr"], v["red"])
     try:
-        trainingrun.validate(cfg, n)
-        trainingrun.check_budget(cfg)
-    except trainingrun.TrainError as err:
+        trainingmodel.validate(cfg, n)
+        trainingmodel.check_budget(cfg)
+    except trainingmodel.TrainError as err:
         st.error(str(err), icon=":material/block:")
         st.stop()
     return cfg
@@ -61,7 +61,7 @@ TRAINING = LongRun(
 )
 
 
-def run(cfg: trainingrun.Config) -> None:
+def run(cfg: trainingmodel.Config) -> None:
     """The Train button, and what a stopped run left (Stop, or any rerun)."""
     TRAINING.recover()
     if st.button(
@@ -73,7 +73,7 @@ def run(cfg: trainingrun.Config) -> None:
         _train(cfg)
 
 
-def _train(cfg: trainingrun.Config) -> None:
+def _train(cfg: trainingmodel.Config) -> None:
     """Train here: a progress bar, the loss every ten steps, a Stop button (a click reruns
     the page, which stops it)."""
     stop_slot = st.empty()

@@ -34,7 +34,7 @@ def test_the_links_sizes_belong_to_its_workload_and_go_back_into_the_link():
 
 
 def test_an_interrupted_sweep_is_called_cancelled_and_keeps_what_it_measured():
-    partial = benchreports.Report({}, 0.0, "dot")
+    partial = benchreports.SweepReport({}, 0.0, "dot")
     at = render(_sweep, TEST_DEVICES, state={"tl_running": True, "tl_partial": partial})
     assert "cancelled" in at.warning[0].value
     assert at.session_state["tl_report"] is partial and partial.cancelled

@@ -31,7 +31,7 @@ def _results(rep):
 def test_no_report_says_what_to_press_and_an_empty_one_says_so():
     assert "press Run" in render(_results, None).info[0].value
     assert (
-        render(_results, benchreports.Report({}, 0.0, "dot")).warning[0].value
+        render(_results, benchreports.SweepReport({}, 0.0, "dot")).warning[0].value
         == "No measurements yet."
     )
 

@@ -1,17 +1,17 @@
 """The tour's navigation: the step from the link, kept in the session and the link."""
 
-from pmapviz.features.tour import tour
+from pmapviz.features.tour import toursteps
 from tests.core.ui.conftest import render
 
 
 def _nav():
     import streamlit as st
 
-    from pmapviz.features.tour import tour
+    from pmapviz.features.tour import toursteps
     from pmapviz.features.tour.ui import tour_nav
 
     step = tour_nav.step()
-    tour_nav.show(step, [s.title for s in tour.STEPS])
+    tour_nav.show(step, [s.title for s in toursteps.STEPS])
     st.markdown(f"step {step}")
 
 
@@ -28,7 +28,7 @@ def test_a_bad_step_in_the_link_is_step_one_with_a_note_and_the_ends_are_fenced(
     at = render(_nav, query={"step": "99"})
     assert at.markdown[-1].value == "step 1" and at.warning
     assert at.button(key="tour_prev").disabled
-    at.selectbox(key="tour_jump").set_value(len(tour.STEPS)).run()
+    at.selectbox(key="tour_jump").set_value(len(toursteps.STEPS)).run()
     assert at.button(key="tour_next").disabled
 
 

@@ -1,22 +1,22 @@
 """A tour step's blocks, drawn in order (pictures first in presenter mode), and its demo."""
 
 from pmapviz.core.ui.shell import device_report
-from pmapviz.features.tour import tour
+from pmapviz.features.tour import tourblocks, tourruns, toursteps
 from pmapviz.features.tour.ui import tour_step
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
 
 BLOCKS = [
-    tour.Block("markdown", "Some words."),
-    tour.Block("code", "x = 1", "python"),
-    tour.Block("info", "A note."),
-    tour.Block("table", [{"a": 1}]),
-    tour.Block("grid", [("row", [("1", 0, "one")])], "one cell"),
-    tour.Block("chips", None),
-    tour.Block(
+    tourblocks.TourBlock("markdown", "Some words."),
+    tourblocks.TourBlock("code", "x = 1", "python"),
+    tourblocks.TourBlock("info", "A note."),
+    tourblocks.TourBlock("table", [{"a": 1}]),
+    tourblocks.TourBlock("grid", [("row", [("1", 0, "one")])], "one cell"),
+    tourblocks.TourBlock("chips", None),
+    tourblocks.TourBlock(
         "cards", {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"}, "The arrays"
     ),
-    tour.Block("link", "Open it", "/explorer?fn=add"),
+    tourblocks.TourBlock("link", "Open it", "/explorer?fn=add"),
 ]
 
 
@@ -48,8 +48,8 @@ def test_presenting_the_pictures_come_before_the_words():
 
 def test_each_steps_demo_is_made_by_the_core_for_this_server():
     report = device_report()
-    ctx = tour.Context(report.count, tuple(report.labels), report.facts, "restart")
-    assert tour_step.demo(1, ctx) == tour.STEPS[0].demo(ctx)
+    ctx = tourblocks.Context(report.count, tuple(report.labels), report.facts, "restart")
+    assert tour_step.demo(1, ctx) == toursteps.STEPS[0].demo(ctx)
 
 
 def test_a_step_measured_later_is_not_kept_unmeasured(monkeypatch):
@@ -58,7 +58,7 @@ def test_a_step_measured_later_is_not_kept_unmeasured(monkeypatch):
     from pmapviz.core.base import queues
 
     report = device_report()
-    ctx = tour.Context(report.count, tuple(report.labels), report.facts, "restart-9")
+    ctx = tourblocks.Context(report.count, tuple(report.labels), report.facts, "restart-9")
     rows = [
         {"impl": "pmap", "devices": 1, "compute (ms, median)": 1.0},
         {"impl": "pmap", "devices": report.count, "compute (ms, median)": 0.5},
@@ -72,7 +72,7 @@ def test_a_step_measured_later_is_not_kept_unmeasured(monkeypatch):
             raise answer
         return answer
 
-    monkeypatch.setattr(tour, "time_one_and_all", time_one_and_all)
+    monkeypatch.setattr(tourruns, "time_one_and_all", time_one_and_all)
     first = tour_step.demo(9, ctx)
     assert [b.kind for b in first][:3] == ["markdown", "chips", "info"]
     assert "another benchmark holds the turn" in first[2].body

@@ -1,6 +1,6 @@
 """A training run's result: the loss, replicas identical, one step device by device."""
 
-from pmapviz.features.training import trainingrun
+from pmapviz.features.training import trainingmodel, trainingrun
 from pmapviz.features.training.ui import training_result
 from tests.core.ui.conftest import render
 
@@ -8,7 +8,7 @@ LABELS = [f"cpu:{d}" for d in range(8)]
 
 
 def _history():
-    return trainingrun.train(trainingrun.Config("linear", 4, 32, 3, 0.05))
+    return trainingrun.train(trainingmodel.Config("linear", 4, 32, 3, 0.05))
 
 
 def test_one_step_device_by_device_each_shard_then_the_same_gradient_everywhere():

@@ -31,9 +31,9 @@ def test_a_batch_the_devices_cannot_share_is_refused_before_training():
 
 
 def test_a_stopped_run_keeps_the_steps_it_finished():
-    from pmapviz.features.training import trainingrun
+    from pmapviz.features.training import trainingmodel, trainingrun
 
-    partial = trainingrun.History(trainingrun.Config("linear", 2, 8, 10))
+    partial = trainingrun.History(trainingmodel.Config("linear", 2, 8, 10))
     at = render(_run, TEST_DEVICES, state={"tr_running": True, "tr_partial": partial})
     assert "stopped" in at.warning[0].value
     assert at.session_state["tr_hist"] is partial and partial.stopped

@@ -1,11 +1,12 @@
-"""The guided tour: ten steps through what the seed teaches, each a short explanation, a small
-live demo on this server's devices, and links that open the full pages with the same settings.
+"""The guided tour's steps: ten steps through what the seed teaches, each a short explanation, a
+small live demo on this server's devices, and links that open the full pages with the same
+settings.
 
-Every step is one function ``step_N(ctx) -> list[Block]`` (plain data, so it can be cached and
-tested); the page only renders blocks. Two steps have a heavier demo behind a button
-(:data:`ACTIONS`). Links come from :class:`pmapviz.core.planning.scenarios.Scenario` and
-:func:`page_url`,
-never written by hand.
+Every step is one function ``step_N(ctx) -> list[TourBlock]`` (plain data, from
+:mod:`pmapviz.features.tour.tourblocks`); the page only renders blocks. Two steps have a heavier
+demo behind a button (:mod:`pmapviz.features.tour.tourruns`). Links come from
+:class:`pmapviz.core.planning.scenarios.Scenario` and
+:func:`pmapviz.features.tour.tourblocks.page_url`, never written by hand.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlencode
 
 from pmapviz.core.base import queues, settings
 from pmapviz.core.base.valuetext import first_line, fmt_shape
@@ -22,69 +21,34 @@ from pmapviz.core.devices import devicefacts, devicewords
 from pmapviz.core.expressions import collectivedefs, functions
 from pmapviz.core.planning import planning
 from pmapviz.core.planning.scenarios import Scenario
-from pmapviz.features.cluster import cluster
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.cluster import clusterview
+from pmapviz.features.collectives import collectiveruns
 from pmapviz.features.home import pmapdemos
 from pmapviz.features.live import dotproduct
-from pmapviz.features.timing import benchmarking as bench
-from pmapviz.features.timing import sweepsetup, workloads
-from pmapviz.features.training import trainingrun
+from pmapviz.features.timing import sweepsetup
+from pmapviz.features.tour import tourruns
+from pmapviz.features.tour.tourblocks import Context, TourBlock, page_url
+from pmapviz.features.training import trainingmodel, trainingrun
 
 
-@dataclass(frozen=True)
-class Block:
-    """One piece of a step: kind is markdown, code, lesson (a mistake's message, shown on
-    purpose), info, table, link, or a picture:
-    grid (rows; extra: what it shows), chips (the devices), cards (an explorer scenario's
-    texts, drawn as JAX splits its arrays; extra: a title)."""
-
-    kind: str
-    body: Any
-    extra: str = ""  # code language, a link's target, or a picture's words
-
-    @property
-    def picture(self) -> bool:
-        """Whether the block is drawn as a picture (grid, chips or cards)."""
-        return self.kind in PICTURES
-
-
-PICTURES = ("grid", "chips", "cards")
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a step needs to know about this server."""
-
-    n: int  # devices
-    labels: tuple[str, ...]  # device names from JAX
-    facts: devicefacts.Facts  # what the devices are (every platform statement comes from it)
-    restart_command: str  # for 4 devices (emulated CPU devices when these are real ones)
-
-
-def page_url(page: str, **params: Any) -> str:
-    """A link to another page with its settings (home is ``/``)."""
-    path = "/" if page == "home" else f"/{page}"
-    return path + (f"?{urlencode({k: str(v) for k, v in params.items()})}" if params else "")
-
-
-def _link(label: str, url: str) -> Block:
-    return Block("link", label, url)
+def _link(label: str, url: str) -> TourBlock:
+    return TourBlock("link", label, url)
 
 
 # ---------------------------------------------------------------- the steps
-def step_devices(ctx: Context) -> list[Block]:
+def step_devices(ctx: Context) -> list[TourBlock]:
     """Step 1: what this server's devices are, and the command for 4 of them."""
     n = ctx.n
     return [
-        Block("markdown", devicewords.devices_story(ctx.facts, n)),
-        Block("code", ctx.restart_command, "bash"),
-        Block("chips", None),
-        Block("info", devicewords.say(ctx.facts, "devices info", n)),
+        TourBlock("markdown", devicewords.devices_story(ctx.facts, n)),
+        TourBlock("code", ctx.restart_command, "bash"),
+        TourBlock("chips", None),
+        TourBlock("info", devicewords.say(ctx.facts, "devices info", n)),
         _link("Home: the device set", page_url("home")),
     ]
 
 
-def step_hello(ctx: Context) -> list[Block]:
+def step_hello(ctx: Context) -> list[TourBlock]:
     """Step 2: pmap(lambda x: x * 2) on arange(n), each device's x and result drawn."""
     r = pmapdemos.run_hello(pmapdemos.hello_program(ctx.n), ctx.n)
     cells = [
@@ -92,14 +56,14 @@ def step_hello(ctx: Context) -> list[Block]:
         for x, s in zip(r.inputs, r.outputs, strict=True)
     ]
     return [
-        Block(
+        TourBlock(
             "markdown",
             "`jax.pmap(f)` compiles `f` once with XLA, replicates it to every "
             "device and runs one copy per device on its slice of the input: SPMD, single "
             "program, multiple data. No separate `jax.jit` is needed. Here "
             "`pmap(lambda x: x * 2)` on `arange(n)`:",
         ),
-        Block(
+        TourBlock(
             "grid",
             [
                 ("device", [(d, p, d) for d, p, _, _ in cells]),
@@ -112,7 +76,7 @@ def step_hello(ctx: Context) -> list[Block]:
     ]
 
 
-def step_dot(ctx: Context) -> list[Block]:
+def step_dot(ctx: Context) -> list[TourBlock]:
     """Step 3: the seed's dot product, one block per device, checked live."""
     n, pairs = ctx.n, ctx.n * 10_000
     r = dotproduct.run_dot(pairs, n, repeat=2, limit=10**8)
@@ -121,7 +85,7 @@ def step_dot(ctx: Context) -> list[Block]:
         {"s0": f"{n}, {block}, 3", "s1": f"{n}, {block}, 3"}, n
     )
     return [
-        Block(
+        TourBlock(
             "markdown",
             f"Ten million pairs of 3-vectors do not fit pmap's rule (the mapped "
             f"axis may not exceed the device count), so reshape `(pairs, 3)` to `({n}, pairs "
@@ -131,13 +95,13 @@ def step_dot(ctx: Context) -> list[Block]:
             f"|diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of `vdot` gives "
             f"{fmt_shape(r.without_vmap_shape)}: one number per device, the wrong meaning.",
         ),
-        Block("cards", seed.texts(), f"10,000,000 pairs, reshaped to ({n}, {block}, 3)"),
+        TourBlock("cards", seed.texts(), f"10,000,000 pairs, reshaped to ({n}, {block}, 3)"),
         _link("Explorer with the seed's shapes", seed.url("explorer")),
         _link("Live outputs: the full 10M example", page_url("live")),
     ]
 
 
-def step_too_many(ctx: Context) -> list[Block]:
+def step_too_many(ctx: Context) -> list[TourBlock]:
     """Step 4: a mapped axis longer than the device count: JAX's message, the planner's,
     and its fix drawn."""
     import jax
@@ -153,30 +117,30 @@ def step_too_many(ctx: Context) -> list[Block]:
     p = planning.plan(functions.get("double"), [(n + 1, 3)], n_devices=n)
     mistake = Scenario.defaults("double", n).with_changes({"s0": f"{n + 1}, 3"}, n)
     return [
-        Block(
+        TourBlock(
             "markdown",
             f"What happens when the mapped axis has {n + 1} elements and there "
             f"are {n} devices? JAX itself says:",
         ),
-        Block("code", jax_msg, "text"),
-        Block(
+        TourBlock("code", jax_msg, "text"),
+        TourBlock(
             "markdown", "which does not tell you what to change. pmapviz, from the shapes alone:"
         ),
-        Block("lesson", p.problems[0].message),
-        Block("markdown", f"**Fix:** {p.problems[0].fix}"),
+        TourBlock("lesson", p.problems[0].message),
+        TourBlock("markdown", f"**Fix:** {p.problems[0].fix}"),
         *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),
     ]
 
 
-def _fixed_cards(p, n: int) -> list[Block]:
+def _fixed_cards(p, n: int) -> list[TourBlock]:
     """The planner's fix, drawn: the reshaped array split over the devices."""
     new = p.problems[0].new_shapes if p.problems else None
     if not new:
         return []
     shape = new[0]
     fixed = Scenario.defaults("double", n).with_changes({"s0": ", ".join(map(str, shape))}, n)
-    return [Block("cards", fixed.texts(), f"The planner's fix, drawn: x as {fmt_shape(shape)}")]
+    return [TourBlock("cards", fixed.texts(), f"The planner's fix, drawn: x as {fmt_shape(shape)}")]
 
 
 AXES_CASES = (  # label, function, shapes (with n), in_axes, out_axes
@@ -193,7 +157,7 @@ def _case(n: int, fn: str, shapes, axes, out) -> Scenario:
     return Scenario.defaults(fn, n).with_changes(changes, n)
 
 
-def step_axes(ctx: Context) -> list[Block]:
+def step_axes(ctx: Context) -> list[TourBlock]:
     """Step 5: three in_axes and out_axes cases, what each device gets and the result."""
     rows = []
     for label, fn, shapes, axes, out in AXES_CASES:
@@ -213,26 +177,26 @@ def step_axes(ctx: Context) -> list[Block]:
     broadcast = _case(ctx.n, *AXES_CASES[0][1:])
     axis1 = _case(ctx.n, "add", ("3, {n}", "3, {n}"), ("1", "1"), "1")
     return [
-        Block(
+        TourBlock(
             "markdown",
             "`in_axes` says which axis of each argument is split (None: every "
             "device gets all of it); `out_axes` says where the device axis goes in the "
             "result.",
         ),
-        Block("cards", broadcast.texts(), "in_axes (0, None): x split, the weights broadcast"),
-        Block("table", rows),
+        TourBlock("cards", broadcast.texts(), "in_axes (0, None): x split, the weights broadcast"),
+        TourBlock("table", rows),
         _link("Explorer: broadcast weights", broadcast.url("explorer")),
         _link("Explorer: mapped axis 1, out_axes=1", axis1.url("explorer")),
     ]
 
 
-def step_collectives(ctx: Context) -> list[Block]:
+def step_collectives(ctx: Context) -> list[TourBlock]:
     """Step 6: psum normalisation and a ppermute ring: each device's values before and after."""
     import numpy as np
 
     n = ctx.n
     blocks = [
-        Block(
+        TourBlock(
             "markdown",
             "With `axis_name='i'`, the copies of f can talk: "
             "`lax.psum(x, 'i')` sums over devices. Normalising by the global sum, then "
@@ -240,10 +204,10 @@ def step_collectives(ctx: Context) -> list[Block]:
         )
     ]
     for key, perm in (("normalise", None), ("ppermute", collectivedefs.ring(n, "right"))):
-        out = collectiveops.run(key, n, 1, perm=perm)
-        blocks.append(Block("markdown", f"`{out.code}`"))
+        out = collectiveruns.run(key, n, 1, perm=perm)
+        blocks.append(TourBlock("markdown", f"`{out.code}`"))
         blocks.append(
-            Block(
+            TourBlock(
                 "grid",
                 [
                     ("before", [(f"{b[0]:g}", d, "") for d, b in enumerate(out.before)]),
@@ -255,7 +219,7 @@ def step_collectives(ctx: Context) -> list[Block]:
                         ],
                     ),
                 ],
-                collectiveops.picture_label(out),
+                collectiveruns.picture_label(out),
             )
         )
     blocks.append(_link("Collectives: normalise", page_url("collectives", c="normalise", n=n, m=1)))
@@ -268,12 +232,12 @@ def step_collectives(ctx: Context) -> list[Block]:
     return blocks
 
 
-def step_training(ctx: Context) -> list[Block]:
+def step_training(ctx: Context) -> list[TourBlock]:
     """Step 7: data-parallel training with pmean, live: the loss and identical replicas."""
     n = ctx.n
-    h = trainingrun.train(trainingrun.Config("linear", n, 32 * n, 30, 0.05))
+    h = trainingrun.train(trainingmodel.Config("linear", n, 32 * n, 30, 0.05))
     return [
-        Block(
+        TourBlock(
             "markdown",
             f"Each device gets a shard of the batch and a copy of the "
             f"parameters; `lax.pmean` of the gradients makes every device apply the same "
@@ -282,7 +246,7 @@ def step_training(ctx: Context) -> list[Block]:
             f"**{h.replicas_identical}**; difference from one-device training: "
             f"{h.max_param_diff:.2g}.",
         ),
-        Block(
+        TourBlock(
             "grid",
             [
                 ("device", [(ctx.labels[d], d, ctx.labels[d]) for d in range(n)]),
@@ -311,55 +275,43 @@ def step_training(ctx: Context) -> list[Block]:
     ]
 
 
-def step_processes(ctx: Context) -> list[Block]:
+def step_processes(ctx: Context) -> list[TourBlock]:
     """Step 8: two processes' local and global devices (their launch is behind a button)."""
     return [
-        Block(
+        TourBlock(
             "markdown",
             "Across hosts, each process sees its **local** devices; collectives "
             "span the **global** ones. This starts two real processes with one device each, "
             "joined by `jax.distributed.initialize` (about two seconds):",
         ),
-        Block("grid", *cluster.plan_grid(2, 1)),
+        TourBlock("grid", *clusterview.plan_grid(2, 1)),
         _link("Multi-process", page_url("cluster", p=2, d=2)),
     ]
 
 
-class NotMeasured(Exception):
-    """A step whose measurement could not be made now: its ``blocks`` without it. Raised, so a
-    page that caches steps (``tour_step.demo``) does not keep the step unmeasured."""
-
-    def __init__(self, blocks: list[Block]):
-        super().__init__("not measured now")
-        self.blocks = blocks
-
-
-ARRIVAL_WAIT_S = 2.0  # step 9 measures on arrival, unless other benchmarks hold the turn
-
-
-def step_scaling(ctx: Context) -> list[Block]:
+def step_scaling(ctx: Context) -> list[TourBlock]:
     """Step 9: why more devices are not proportionally faster, on these devices: x * 2 + 1
     measured on arrival (the page keeps the server's last measurement, with its time)."""
-    story = Block("markdown", devicewords.scaling_story(ctx.facts, ctx.n))
+    story = TourBlock("markdown", devicewords.scaling_story(ctx.facts, ctx.n))
     try:
-        rows = time_one_and_all(ctx.n, queue_timeout=ARRIVAL_WAIT_S)
+        rows = tourruns.time_one_and_all(ctx.n, queue_timeout=tourruns.ARRIVAL_WAIT_S)
     except (sweepsetup.BenchError, queues.WaitTimeout, queues.Cancelled) as err:
-        raise NotMeasured(
+        raise tourruns.NotMeasured(
             [
                 story,
-                Block("chips", None),
-                Block(
+                TourBlock("chips", None),
+                TourBlock(
                     "info", f"Not measured now ({first_line(str(err))}); press the button below."
                 ),
                 _link("Timing lab", page_url("timing")),
             ]
         ) from err
     taken = time.strftime("%H:%M:%S")
-    size = scaling_size(ctx.n)
+    size = tourruns.scaling_size(ctx.n)
     return [
         story,
-        Block("grid", *speedup_grid(rows, size, taken)),
-        Block(
+        TourBlock("grid", *tourruns.speedup_grid(rows, size, taken)),
+        TourBlock(
             "markdown",
             f"Measured at {taken} on this server: `x * 2 + 1` on {size:,} float32 elements, "
             "the median of 5 calls each, and each run's speed-up over pmap on one device. "
@@ -369,33 +321,7 @@ def step_scaling(ctx: Context) -> list[Block]:
     ]
 
 
-def speedup_grid(rows: list[dict], size: int, taken: str) -> tuple[list, str]:
-    """``time_one_and_all``'s rows as a picture: each run's median compute time and its
-    speed-up over pmap on one device, labelled with when it was measured."""
-    base = next(r for r in rows if r["impl"] == "pmap" and r["devices"] == 1)
-    one = base["compute (ms, median)"] or 1e-9
-    cells = []
-    for r in rows:
-        name = "jit(vmap)" if r["impl"] == "vmap" else r["impl"]
-        what = f"{name} on {r['devices']} device(s)"
-        ms, speedup = r["compute (ms, median)"], one / max(r["compute (ms, median)"], 1e-9)
-        cells.append(
-            (
-                what,
-                [
-                    (f"{ms:.3f} ms", None, f"{what}: {ms:.3f} ms, median of 5"),
-                    (f"{speedup:.2f}x", None, f"{speedup:.2f}x pmap on 1 device"),
-                ],
-            )
-        )
-    label = (
-        f"x * 2 + 1 on {size:,} float32 elements, measured at {taken} on this server: "
-        + "; ".join(f"{w}: {c[0][0]} ({c[1][0]})" for w, c in cells)
-    )
-    return cells, label
-
-
-def step_today(ctx: Context) -> list[Block]:
+def step_today(ctx: Context) -> list[TourBlock]:
     """Step 10: the same dot products with pmap, shard_map and jit + NamedSharding, and
     when to use which."""
     n, r = ctx.n, pmapdemos.three_ways(ctx.n, 1000)
@@ -422,18 +348,18 @@ def step_today(ctx: Context) -> list[Block]:
         ("jit + NamedSharding", f"{fmt_shape(r['jit_shape'])}, max diff {r['max_diff_jit']:.2g}"),
     ]
     return [
-        Block(
+        TourBlock(
             "grid",
             [(api, [(res, None, f"{api}: {res}")]) for api, res in ways],
             f"The same {n}-device dot products three ways: "
             + "; ".join(f"{api} gives {res}" for api, res in ways),
         ),
-        Block(
+        TourBlock(
             "markdown",
             f"pmap is now `jit(shard_map(...))` and in maintenance mode. The "
             f"same {n}-device dot products, three ways, live:\n\n{table}",
         ),
-        Block(
+        TourBlock(
             "markdown",
             "**When to use which.** `jit` + `NamedSharding` for most new code: "
             "write global-view code and let XLA insert the communication. `shard_map` when "
@@ -445,11 +371,11 @@ def step_today(ctx: Context) -> list[Block]:
 
 
 @dataclass(frozen=True)
-class Step:
+class TourStep:
     """One step of the tour: its title and the demo that makes its blocks."""
 
     title: str
-    demo: Callable[[Context], list[Block]]
+    demo: Callable[[Context], list[TourBlock]]
 
 
 def titles(facts: devicefacts.Facts) -> list[str]:
@@ -460,63 +386,18 @@ def titles(facts: devicefacts.Facts) -> list[str]:
     ]
 
 
-STEPS: tuple[Step, ...] = (
-    Step("Emulating devices on a CPU", step_devices),
-    Step("pmap basics", step_hello),
-    Step("The 10M-pair dot product", step_dot),
-    Step("The mapped axis and the device count", step_too_many),
-    Step("in_axes and out_axes", step_axes),
-    Step("axis_name and collectives", step_collectives),
-    Step("Data-parallel training", step_training),
-    Step("Multiple processes", step_processes),
-    Step("Sublinear scaling", step_scaling),
-    Step("pmap today: shard_map and jit + NamedSharding", step_today),
+STEPS: tuple[TourStep, ...] = (
+    TourStep("Emulating devices on a CPU", step_devices),
+    TourStep("pmap basics", step_hello),
+    TourStep("The 10M-pair dot product", step_dot),
+    TourStep("The mapped axis and the device count", step_too_many),
+    TourStep("in_axes and out_axes", step_axes),
+    TourStep("axis_name and collectives", step_collectives),
+    TourStep("Data-parallel training", step_training),
+    TourStep("Multiple processes", step_processes),
+    TourStep("Sublinear scaling", step_scaling),
+    TourStep("pmap today: shard_map and jit + NamedSharding", step_today),
 )
-
-
-# ---------------------------------------------------------------- demos behind a button
-def launch_two_processes(on_wait=None) -> list[dict]:
-    """Two real processes with one device each (step 8); raises ClusterError on failure."""
-    res = cluster.launch(2, 1, timeout=30, compare_single=False, on_wait=on_wait)
-    return [
-        {
-            "process": p["process_index"],
-            "local devices": str(p["local_device_ids"]),
-            "global devices": p["global_devices"],
-            "psum": p["psum"],
-        }
-        for p in res.per_process
-    ]
-
-
-def scaling_size(n: int) -> int:
-    """Step 9's size: x * 2 + 1 on elements that 1 and ``n`` devices both divide."""
-    return sweepsetup.size_choices("elementwise", [1, n])[1]
-
-
-def time_one_and_all(n: int, on_wait=None, queue_timeout: float | None = None) -> list[dict]:
-    """x * 2 + 1 timed with pmap on 1 and on n devices and jit(vmap) (step 9), at a size every
-    count divides; raises BenchError on failure (queues.WaitTimeout after ``queue_timeout``
-    seconds behind other benchmarks)."""
-    size = scaling_size(n)
-    rep = bench.sweep(
-        workloads.WORKLOADS["elementwise"],
-        [size],
-        sorted({1, n}),  # one device: pmap on it once
-        ["pmap", "vmap"],
-        repeat=5,
-        on_wait=on_wait,
-        **({} if queue_timeout is None else {"queue_timeout": queue_timeout}),
-    )
-    return [
-        {
-            "impl": m.impl,
-            "devices": m.devices,
-            "compute (ms, median)": round(m.run_s_median * 1e3, 3),
-            "memory floor (ms)": round(m.floor_s * 1e3, 3),
-        }
-        for m in rep.results
-    ]
 
 
 # ---------------------------------------------------------------- the page's URL state

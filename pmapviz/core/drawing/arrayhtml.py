@@ -1,6 +1,8 @@
-"""Diagrams of arrays split over devices (HTML) and ppermute arrows (Plotly). Each function
-draws what the core read from JAX; nothing here decides which device holds what. (Figures of
-measurements live in :mod:`pmapviz.features.timing.timecharts`.)
+"""Arrays split over devices, drawn as HTML: each array's diagram (one block per device),
+its card, a section around the cards, and a table with one row per device. Each function draws
+what the core read from JAX; nothing here decides which device holds what. (ppermute's arrows:
+:mod:`pmapviz.core.drawing.permutationfigure`; figures of measurements:
+:mod:`pmapviz.features.timing.timecharts`.)
 
 Array diagrams are positioned HTML boxes: they are redrawn on every edit in the explorer, and a
 Plotly chart costs the browser tens of milliseconds per redraw where plain boxes cost almost
@@ -13,9 +15,7 @@ import html
 import math
 import re
 
-import plotly.graph_objects as go
-
-from pmapviz.core.base.palette import FONT, MONO_CSS, device_colour, text_colour
+from pmapviz.core.base.palette import MONO_CSS, device_colour, text_colour
 from pmapviz.core.base.valuetext import fmt_shape
 from pmapviz.core.planning.pmapplacement import ArrayLayout
 
@@ -30,74 +30,15 @@ def _extent(n: int) -> float:
 
 class _Canvas:
     """Blocks (filled rectangles, each with a label and a hover) and free notes (labels,
-    arrows), collected as plain dicts and drawn at the end: as ONE Plotly figure (plotly
-    validates the whole layout once, where ``add_shape`` per block re-set and re-validated every
-    earlier shape: quadratic, seconds for a few hundred blocks), or as HTML."""
+    arrows), collected as plain dicts and drawn at the end: as HTML (:meth:`html`), or as ONE
+    Plotly figure (:func:`pmapviz.core.drawing.permutationfigure._canvas_figure`)."""
 
     def __init__(self):
         self.blocks: list[dict] = []
         self.notes: list[dict] = []
 
-    def figure(self, x_range: list[float], y_range: list[float], height: int) -> go.Figure:
-        """The blocks and notes as one Plotly figure, axes hidden."""
-        bs = self.blocks
-        shapes = [
-            dict(
-                type="rect",
-                x0=b["x0"],
-                x1=b["x1"],
-                y0=b["y0"],
-                y1=b["y1"],
-                fillcolor=b["fill"],
-                line=dict(color="#FFFFFF", width=1.5),
-                layer="below",
-            )
-            for b in bs
-        ]
-        labels = [
-            dict(
-                x=(b["x0"] + b["x1"]) / 2,
-                y=(b["y0"] + b["y1"]) / 2,
-                text=b["text"],
-                showarrow=False,
-                font=dict(size=12, color=text_colour(b["fill"])),
-            )
-            for b in bs
-            if b["text"]
-        ]
-        traces = (
-            [
-                go.Scatter(
-                    x=[(b["x0"] + b["x1"]) / 2 for b in bs],
-                    y=[(b["y0"] + b["y1"]) / 2 for b in bs],
-                    mode="markers",
-                    marker=dict(size=22, opacity=0),
-                    hoverinfo="text",
-                    hovertext=[b["hover"] for b in bs],
-                )
-            ]
-            if bs
-            else []
-        )
-        return go.Figure(
-            data=traces,
-            layout=dict(
-                height=height,
-                margin=dict(l=8, r=8, t=8, b=8),
-                font=FONT,
-                plot_bgcolor="rgba(0,0,0,0)",
-                paper_bgcolor="rgba(0,0,0,0)",
-                showlegend=False,
-                hoverlabel=dict(font=FONT),
-                shapes=shapes,
-                annotations=labels + self.notes,
-                xaxis=dict(visible=False, fixedrange=True, range=x_range),
-                yaxis=dict(visible=False, fixedrange=True, range=y_range),
-            ),
-        )
-
     def html(self, x_range: list[float], y_range: list[float], height: int, label: str) -> str:
-        """The same drawing as HTML: positioned boxes, x in percent of the width (the width
+        """The drawing as HTML: positioned boxes, x in percent of the width (the width
         follows the column, as the figure's does), y in pixels; each block carries its hover
         as a ``title`` and its label inside it (clipped if the column is narrower than
         planned); notes let the pointer through. (HTML, not SVG: ``st.html`` sanitises with
@@ -413,59 +354,3 @@ def table_html(rows: list[dict[str, str]], label: str, positions: list[int]) -> 
         f'style="border-collapse:collapse;width:100%"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
-
-
-def permutation_figure(labels: list[str], perm: list[tuple[int, int]]) -> go.Figure:
-    """ppermute as arrows from each source (top row) to its destination (bottom row); devices
-    that receive nothing are grey (they get zeros). ``labels``: the devices' names, from JAX."""
-    n = len(labels)
-    fig = _Canvas()
-    for d in range(n):
-        fill = device_colour(d)
-        _rect(
-            fig,
-            d + 0.1,
-            d + 0.9,
-            1.6,
-            2.2,
-            fill,
-            _block_label(labels[d], 0.8 * 40),
-            f"{labels[d]} sends its block"
-            if any(s == d for s, _ in perm)
-            else f"{labels[d]} sends nothing",
-        )
-        got = next((s for s, t in perm if t == d), None)
-        rfill = device_colour(got) if got is not None else NEUTRAL
-        _rect(
-            fig,
-            d + 0.1,
-            d + 0.9,
-            0,
-            0.6,
-            rfill,
-            f"from {got}" if got is not None else "zeros",
-            f"{labels[d]} receives {labels[got]}'s block"
-            if got is not None
-            else f"{labels[d]} receives nothing: zeros",
-        )
-    for s, t in perm:
-        arrow = dict(
-            x=t + 0.5,
-            y=0.62,
-            ax=s + 0.5,
-            ay=1.58,
-            xref="x",
-            yref="y",
-            axref="x",
-            ayref="y",
-            text="",
-            showarrow=True,
-            arrowhead=3,
-            arrowsize=1.2,
-            arrowwidth=2,
-            arrowcolor=device_colour(s),
-        )
-        fig.notes.append(arrow)
-    _label(fig, -0.05, 1.9, "before", anchor="right")
-    _label(fig, -0.05, 0.3, "after", anchor="right")
-    return fig.figure([-0.9, n + 0.1], [-0.2, 2.4], 200)

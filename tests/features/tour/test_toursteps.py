@@ -7,31 +7,30 @@ import pytest
 
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.planning import scenarios
-from pmapviz.features.cluster import cluster
-from pmapviz.features.collectives import collectiveops
+from pmapviz.features.cluster import clusterview
+from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.timing import sweepsetup
-from pmapviz.features.tour import tour
-from pmapviz.features.training import trainingrun
+from pmapviz.features.tour import toursteps
+from pmapviz.features.tour.tourblocks import Context
+from pmapviz.features.training import trainingmodel
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
 FACTS = devicefacts.facts()
-CTX = tour.Context(
-    N, tuple(f"cpu:{d}" for d in range(N)), FACTS, "streamlit run app.py -- --devices 4"
-)
+CTX = Context(N, tuple(f"cpu:{d}" for d in range(N)), FACTS, "streamlit run app.py -- --devices 4")
 SCHEMAS = {
     "explorer": scenarios.schema(N),
-    "collectives": collectiveops.schema(N),
-    "training": trainingrun.schema(N),
-    "cluster": cluster.schema(),
+    "collectives": collectivechoices.schema(N),
+    "training": trainingmodel.schema(N),
+    "cluster": clusterview.schema(),
     "timing": sweepsetup.schema(N),
     "live": scenarios.schema(N),
 }
 
 
-@pytest.mark.parametrize("k", range(len(tour.STEPS)), ids=[s.title for s in tour.STEPS])
+@pytest.mark.parametrize("k", range(len(toursteps.STEPS)), ids=[s.title for s in toursteps.STEPS])
 def test_every_step_gives_blocks_and_links_that_pages_accept(k):
-    blocks = tour.STEPS[k].demo(CTX)
+    blocks = toursteps.STEPS[k].demo(CTX)
     kinds = {b.kind for b in blocks}
     assert kinds <= {
         "markdown",
@@ -60,7 +59,7 @@ def test_every_step_gives_blocks_and_links_that_pages_accept(k):
 
 
 def test_step_4_shows_jax_error_and_the_planner_message():
-    blocks = tour.step_too_many(CTX)
+    blocks = toursteps.step_too_many(CTX)
     code = next(b for b in blocks if b.kind == "code")
     assert "Error" in code.body  # JAX's own, cryptic message
     err = next(b for b in blocks if b.kind == "lesson")
@@ -68,21 +67,14 @@ def test_step_4_shows_jax_error_and_the_planner_message():
 
 
 def test_step_5_results_come_from_the_planner():
-    table = next(b for b in tour.step_axes(CTX) if b.kind == "table").body
+    table = next(b for b in toursteps.step_axes(CTX) if b.kind == "table").body
     assert [r["result"] for r in table] == [f"({N}, 4, 2)", f"({N}, 3)", f"(3, {N})"]
-
-
-def test_step_9_times_a_size_that_any_count_divides():
-    ctx3 = tour.Context(3, ("cpu:0", "cpu:1", "cpu:2"), FACTS, "")
-    rows = tour.time_one_and_all(ctx3.n)  # 2**20 does not split over 3 devices; this does
-    assert {(r["impl"], r["devices"]) for r in rows} == {("pmap", 1), ("pmap", 3), ("vmap", 1)}
-    assert all(r["compute (ms, median)"] > 0 for r in rows)
 
 
 def test_step_9_draws_its_measurement_on_arrival_with_the_time_it_was_taken():
     """Issue 38: step 9's picture is there without a press: pmap on 1 and on n devices and
     jit(vmap), each run's median and its speed-up over pmap on one device."""
-    blocks = tour.step_scaling(CTX)
+    blocks = toursteps.step_scaling(CTX)
     grid = next(b for b in blocks if b.kind == "grid")
     names = [row for row, _ in grid.body]
     assert names == ["pmap on 1 device(s)", f"pmap on {N} device(s)", "jit(vmap) on 1 device(s)"]
@@ -91,24 +83,9 @@ def test_step_9_draws_its_measurement_on_arrival_with_the_time_it_was_taken():
         assert float(ms.removesuffix(" ms")) >= 0 and speedup.endswith("x")
 
 
-def test_the_speedup_picture_divides_by_pmap_on_one_device():
-    rows = [
-        {"impl": "pmap", "devices": 1, "compute (ms, median)": 2.0},
-        {"impl": "pmap", "devices": 4, "compute (ms, median)": 0.5},
-        {"impl": "vmap", "devices": 1, "compute (ms, median)": 4.0},
-    ]
-    cells, label = tour.speedup_grid(rows, 65_536, "12:34:56")
-    assert [c[1][1][0] for c in cells] == ["1.00x", "4.00x", "0.50x"]
-    assert [c[1][0][0] for c in cells] == ["2.000 ms", "0.500 ms", "4.000 ms"]
-    assert (
-        "x * 2 + 1 on 65,536 float32 elements, measured at 12:34:56" in label
-        and "jit(vmap) on 1 device(s): 4.000 ms (0.50x)" in label
-    )
-
-
 def test_step_9_on_one_device_measures_pmap_once():
-    ctx = tour.Context(1, ("cpu:0",), FACTS, "streamlit run app.py -- --devices 4")
-    blocks = tour.step_scaling(ctx)
+    ctx = Context(1, ("cpu:0",), FACTS, "streamlit run app.py -- --devices 4")
+    blocks = toursteps.step_scaling(ctx)
     grid = next(b for b in blocks if b.kind == "grid")
     assert [row for row, _ in grid.body] == ["pmap on 1 device(s)", "jit(vmap) on 1 device(s)"]
     assert "nothing to split" in blocks[0].body and "1 devices" not in blocks[0].body

@@ -1,155 +1,44 @@
 """Collectives inside pmap: run one for real, read every device's value before and after, and
-say what it costs in communication.
+say what it costs in communication. (The choices it runs with, parsed and checked:
+:mod:`pmapviz.features.collectives.collectivechoices`.)
 
 Each device i starts with a block of ``m`` numbers, all non-zero and distinct. The collective
 runs under ``jax.pmap(..., axis_name="i")``; before/after values come from the arrays'
 ``addressable_shards``. Where a device's result is a copy of another device's block
 (all_gather, ppermute, all_to_all), the source comes from the collective's definition (its
 pairs, its pieces) and is then checked against the real values: a piece whose values do not
-match is reported (``Outcome.warnings``), never shown as a source.
+match is reported (``CollectiveOutcome.warnings``), never shown as a source.
 
 ``axis_index_groups`` of unequal sizes are allowed and run: on JAX 0.10 CPU ``psum`` handles
 them, but ``pmean`` silently divides every group by the FIRST group's size, and TPUs reject
-them. ``Outcome.expected`` (numpy) stands beside the real result so the difference shows.
+them. ``CollectiveOutcome.expected`` (numpy) stands beside the real result so the difference
+shows.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from pmapviz.core.base import settings
-from pmapviz.core.base.valuetext import quote
 from pmapviz.core.budgets import compiledmemory, memoryestimates, memorymodel, memorypool
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.expressions import collectivedefs
-from pmapviz.core.expressions.collectivedefs import BY_KEY, COLLECTIVES, Collective, code_for, ring
+from pmapviz.core.expressions.collectivedefs import BY_KEY, Collective, code_for
 from pmapviz.core.planning.arrayshards import shards_of
 from pmapviz.core.planning.pmapplacement import pmap_sharding
-
-
-class CollectiveError(ValueError):
-    """A choice that makes no sense for this collective; the message says why and what to do."""
-
-
-VALUE_KINDS = ("arange", "random")
-PERMUTATIONS = ("ring right", "ring left", "custom")
-
-
-# ---------------------------------------------------------------- parsing choices
-def parse_pairs(text: str, n: int) -> list[tuple[int, int]]:
-    """'0->1, 1->2' or '0 1; 1 2' -> [(0, 1), (1, 2)], checked as a ppermute permutation."""
-    raw = (text or "").strip()
-    if not raw:
-        raise CollectiveError("The permutation is empty: type pairs like 0->1, 1->2.")
-    if len(raw) > 2000:
-        raise CollectiveError("The permutation is too long: at most one pair per device.")
-    pairs = []
-    for chunk in re.split(r"[;,]", raw):
-        if not chunk.strip():
-            continue
-        nums = re.split(r"\s*(?:->|→|:|\s)\s*", chunk.strip())
-        if len(nums) != 2 or not all(re.fullmatch(r"[0-9]{1,4}", v) for v in nums):
-            raise CollectiveError(
-                f"{quote(chunk.strip(), 30)} is not a pair: write source->destination, e.g. 0->1."
-            )
-        pairs.append((int(nums[0]), int(nums[1])))
-    return check_perm(pairs, n)
-
-
-def check_perm(pairs: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
-    """``pairs`` back when they are a valid ppermute permutation over ``n`` devices; CollectiveError
-    otherwise."""
-    bad = [p for p in pairs if not (0 <= p[0] < n and 0 <= p[1] < n)]
-    if bad:
-        raise CollectiveError(
-            f"Pair {bad[0][0]}->{bad[0][1]} names a device outside 0 to {n - 1} "
-            f"({'there is 1 device' if n == 1 else f'there are {n} devices'})."
-        )
-    for end, name in ((0, "source"), (1, "destination")):
-        seen: dict[int, int] = {}
-        for p in pairs:
-            if p[end] in seen:
-                raise CollectiveError(
-                    f"Device {p[end]} is the {name} of two pairs; ppermute needs each device "
-                    f"to send at most once and receive at most once. Remove one of them."
-                )
-            seen[p[end]] = 1
-    return pairs
-
-
-def parse_groups(text: str, n: int) -> list[list[int]] | None:
-    """'' -> None (all devices); '0 1 | 2 3' or '[[0,1],[2,3]]' -> groups, checked."""
-    raw = (text or "").strip()
-    if not raw or raw.lower() == "none":
-        return None
-    if len(raw) > 2000:
-        raise CollectiveError("The groups text is too long.")
-    chunks = re.findall(r"\[([^\[\]]*)\]", raw) if "[" in raw else raw.split("|")
-    groups = []
-    for c in chunks:
-        vals = [v for v in re.split(r"[\s,]+", c.strip()) if v]
-        if not vals or not all(re.fullmatch(r"[0-9]{1,4}", v) for v in vals):
-            raise CollectiveError(
-                f"Group {quote(c.strip(), 30)} is not a list of device numbers; write groups like "
-                "0 1 | 2 3."
-            )
-        groups.append([int(v) for v in vals])
-    return check_groups(groups, n)
-
-
-def check_groups(groups: list[list[int]], n: int) -> list[list[int]]:
-    """``groups`` back when they split devices 0 to n-1, each in exactly one; CollectiveError
-    otherwise."""
-    flat = [d for g in groups for d in g]
-    if any(not 0 <= d < n for d in flat):
-        raise CollectiveError(f"Groups name a device outside 0 to {n - 1}.")
-    if sorted(flat) != list(range(n)):
-        missing = sorted(set(range(n)) - set(flat))
-        twice = sorted({d for d in flat if flat.count(d) > 1})
-        detail = []
-        if missing:
-            detail.append(f"missing {missing}")
-        if twice:
-            detail.append(f"listed twice {twice}")
-        raise CollectiveError(
-            "Groups must split the devices 0 to "
-            f"{n - 1} so that each is in exactly one group ({'; '.join(detail)})."
-        )
-    return groups
-
-
-def unequal_groups_warning(key: str, groups) -> str | None:
-    """What unequal ``axis_index_groups`` really do (JAX 0.10, CPU), or None if sizes are equal."""
-    sizes = [len(g) for g in groups or []]
-    if len(set(sizes)) <= 1:
-        return None
-    text = (
-        f"The groups have unequal sizes ({', '.join(map(str, sizes))}). JAX runs this on "
-        "CPU, but TPUs reject it; keep groups the same size to be safe."
-    )
-    if key == "pmean":
-        text += (
-            f" pmean is wrong here: JAX 0.10 divides every group's sum by the size of "
-            f"the first group ({sizes[0]}), silently. The correct mean is shown beside "
-            "it."
-        )
-    return text
-
-
-def even_groups(n: int, size: int) -> list[list[int]]:
-    """Devices 0 to n-1 in consecutive groups of ``size``: [[0, 1], [2, 3], ...]."""
-    if size < 1 or n % size:
-        raise CollectiveError(f"{n} devices cannot be split into groups of {size}.")
-    return [list(range(k, k + size)) for k in range(0, n, size)]
+from pmapviz.features.collectives.collectivechoices import (
+    CollectiveError,
+    check,
+    pairs_for,
+    unequal_groups_warning,
+)
 
 
 # ---------------------------------------------------------------- running
 @dataclass(frozen=True)
-class Outcome:
+class CollectiveOutcome:
     """One collective run for real: every device's values before and after, where each piece came
     from, and what it cost."""
 
@@ -165,24 +54,6 @@ class Outcome:
     model: str
     expected: list[np.ndarray] | None = None  # per device: what numpy says it should hold
     warnings: tuple[str, ...] = ()  # e.g. pmean over unequal groups, a source that failed
-
-
-def check(c: Collective, n: int, m: int, groups) -> None:
-    """Raise CollectiveError for combinations JAX would reject (or that mean nothing)."""
-    if groups and not c.uses_groups:
-        raise CollectiveError(f"axis_index_groups applies to the reductions, not to {c.key}.")
-    if c.needs_divisible and m % n:
-        raise CollectiveError(
-            f"{c.key} splits each device's {m} element(s) into {n} pieces, one per device, so "
-            f"the block size must be a multiple of {n}. Use {n * max(1, round(m / n))} elements "
-            "per device."
-        )
-
-
-def pairs_for(c: Collective, n: int, perm) -> list[tuple[int, int]] | None:
-    """The checked pairs collective ``c`` runs with (a ring right when none are given), or None
-    when it takes no pairs."""
-    return check_perm(list(perm or ring(n, "right")), n) if c.takes_pairs else None
 
 
 def per_device(c: Collective, groups, perm) -> Callable:
@@ -211,7 +82,7 @@ def run(
     perm=None,
     program_cache: Callable[..., Callable] | None = None,
     on_wait=None,
-) -> Outcome:
+) -> CollectiveOutcome:
     """Run collective ``key`` on n devices with blocks of m elements; all values from JAX.
     The program is compiled first, from the input's shape alone; then what it will hold
     (:func:`run_need`, from its ``memory_analysis()``) is refused when it could never fit
@@ -294,7 +165,7 @@ def refuse_unfit(
     )
 
 
-def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
+def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> CollectiveOutcome:
     import jax
 
     key = c.key
@@ -310,7 +181,7 @@ def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
     note = unequal_groups_warning(key, groups)
     if note:
         warnings.insert(0, note)
-    return Outcome(
+    return CollectiveOutcome(
         c,
         code_for(c, groups, perm),
         n,
@@ -326,7 +197,7 @@ def _run(c, n: int, m: int, kind: str, groups, perm, executable) -> Outcome:
     )
 
 
-def picture_label(out: Outcome) -> str:
+def picture_label(out: CollectiveOutcome) -> str:
     """What a before/after grid of ``out`` shows, for a screen reader (``aria-label``)."""
 
     def first(v) -> str:
@@ -390,7 +261,7 @@ def show_values(a, limit: int = 16) -> str:
     return shown + (", ..." if flat.size > limit else "")
 
 
-def differs_from_numpy(out: Outcome) -> list[int]:
+def differs_from_numpy(out: CollectiveOutcome) -> list[int]:
     """Devices whose real result is not what numpy computes (e.g. pmean over unequal groups)."""
     if out.expected is None:
         return []
@@ -401,59 +272,3 @@ def differs_from_numpy(out: Outcome) -> list[int]:
             np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-5, atol=1e-6
         )
     ]
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A playground setting, parsed: the groups and the permutation a collective runs with
-    (hashable: tuples, so compiled programs can be cached by it)."""
-
-    groups: tuple[tuple[int, ...], ...] | None
-    perm: tuple[tuple[int, int], ...] | None
-
-
-def playground_choice(
-    key: str, n: int, groups_text: str = "", pairs_text: str = "", mode: str = "custom"
-) -> Choice:
-    """Groups (for the reductions) and pairs (for ppermute) from what the user typed; ``mode``
-    'ring right' / 'ring left' picks a ring, 'custom' the typed pairs (a ring right when
-    empty). Raises CollectiveError with the fix."""
-    c = BY_KEY[key]
-    groups = parse_groups(groups_text, n) if c.uses_groups else None
-    perm = None
-    if c.takes_pairs:
-        if mode in ("ring right", "ring left"):
-            perm = ring(n, mode.split()[1])
-        elif (pairs_text or "").strip():
-            perm = parse_pairs(pairs_text, n)
-        else:
-            perm = ring(n, "right")
-    return Choice(
-        tuple(map(tuple, groups)) if groups else None, tuple(map(tuple, perm)) if perm else None
-    )
-
-
-# ---------------------------------------------------------------- the playground's URL state
-MAX_ELEMENTS = 64  # elements per device on the playground
-
-
-def schema(n_devices: int) -> settings.Schema:
-    """The Collectives playground's settings: c, n, m, v, g, p, pairs."""
-    s = settings
-    return s.Schema(
-        (
-            s.choice_field("c", "Collective", tuple(c.key for c in COLLECTIVES), "psum"),
-            s.int_field("n", "Devices", 1, n_devices, n_devices),
-            s.int_field(
-                "m",
-                "Elements per device",
-                1,
-                MAX_ELEMENTS,
-                max(4, n_devices) if n_devices <= MAX_ELEMENTS else MAX_ELEMENTS,
-            ),
-            s.choice_field("v", "Values", VALUE_KINDS, "arange"),
-            s.text_field("g", "axis_index_groups", ""),
-            s.choice_field("p", "Permutation", PERMUTATIONS, "ring right"),
-            s.text_field("pairs", "Pairs", "0->1, 1->2"),
-        )
-    )

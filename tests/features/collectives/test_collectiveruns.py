@@ -1,12 +1,12 @@
-"""Every collective run for real and checked against numpy; bad choices explained."""
-
-import re
+"""Every collective run for real and checked against numpy; what it holds in memory, compiled
+first."""
 
 import numpy as np
 import pytest
 
 from pmapviz.core.expressions import collectivedefs as defs
-from pmapviz.features.collectives import collectiveops as col
+from pmapviz.features.collectives import collectivechoices as choices
+from pmapviz.features.collectives import collectiveruns as col
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
@@ -27,7 +27,7 @@ def test_collective_matches_numpy(key, n, m):
 
 @pytest.mark.parametrize("key", ["psum", "pmean", "pmax", "pmin"])
 def test_axis_index_groups(key):
-    groups = col.even_groups(N, 2)
+    groups = choices.even_groups(N, 2)
     out = col.run(key, N, 3, kind="random", groups=groups)
     expected = defs.BY_KEY[key].reference(col.make_input(N, 3, "random"), groups, None)
     for d in range(N):
@@ -51,7 +51,7 @@ def test_a_device_receiving_zeros_is_not_said_to_come_from_device_0():
     assert not out.warnings
 
 
-@pytest.mark.parametrize("kind", col.VALUE_KINDS)
+@pytest.mark.parametrize("kind", choices.VALUE_KINDS)
 def test_inputs_are_non_zero_and_distinct(kind):
     x = col.make_input(N, 64, kind)
     assert (x != 0).all() and len(np.unique(x)) == x.size
@@ -79,7 +79,7 @@ def test_unequal_groups_run_and_pmean_is_shown_beside_the_correct_mean():
 
 
 def test_equal_groups_give_no_warning():
-    assert not col.run("pmean", N, 2, groups=col.even_groups(N, 4)).warnings
+    assert not col.run("pmean", N, 2, groups=choices.even_groups(N, 4)).warnings
 
 
 def test_all_gather_and_all_to_all_sources_come_from_values():
@@ -89,52 +89,10 @@ def test_all_gather_and_all_to_all_sources_come_from_values():
     assert a.sources[2] == [0, 1, 2, 3]  # piece j of device 2 came from device j
 
 
-@pytest.mark.parametrize(
-    "text, n, words",
-    [
-        ("0->1, 0->2", 4, "source of two pairs"),
-        ("0->1, 2->1", 4, "destination of two pairs"),
-        ("0->9", 4, "outside 0 to 3 (there are 4 devices)"),
-        ("0->1", 1, "outside 0 to 0 (there is 1 device)"),
-        ("zero to one", 4, "not a pair"),
-        ("", 4, "empty"),
-    ],
-)
-def test_bad_permutations_are_explained(text, n, words):
-    with pytest.raises(col.CollectiveError, match=re.escape(words)):
-        col.parse_pairs(text, n)
-
-
-def test_pairs_parse_in_several_spellings():
-    assert col.parse_pairs("0->1, 1->2", 4) == [(0, 1), (1, 2)]
-    assert col.parse_pairs("0 1; 1 2", 4) == [(0, 1), (1, 2)]
-    assert col.parse_pairs("3→0", 4) == [(3, 0)]
-
-
-@pytest.mark.parametrize(
-    "text, words",
-    [
-        ("0 1 | 2", "missing"),
-        ("0 1 | 1 2 3", "twice"),
-        ("[[0,1],[2,9]]", "outside"),
-        ("a b | c d", "not a list"),
-    ],
-)
-def test_bad_groups_are_explained(text, words):
-    with pytest.raises(col.CollectiveError, match=words):
-        col.parse_groups(text, 4)
-
-
-def test_groups_parse():
-    assert col.parse_groups("0 1 | 2 3", 4) == [[0, 1], [2, 3]]
-    assert col.parse_groups("[[0,2],[1,3]]", 4) == [[0, 2], [1, 3]]
-    assert col.parse_groups("", 4) is None
-
-
 def test_scatter_needs_divisible_blocks():
-    with pytest.raises(col.CollectiveError, match="multiple of 4"):
+    with pytest.raises(choices.CollectiveError, match="multiple of 4"):
         col.run("all_to_all", 4, 6)
-    with pytest.raises(col.CollectiveError, match="reductions"):
+    with pytest.raises(choices.CollectiveError, match="reductions"):
         col.run("all_gather", 4, 4, groups=[[0, 1], [2, 3]])
 
 
@@ -142,50 +100,6 @@ def test_run_reports_the_cost_of_what_it_ran():
     out = col.run("psum", 4, 8, groups=[[0, 1], [2, 3]])
     assert out.cost == {"sent": 32.0, "received": 32.0}  # 2 * 1/2 * 8 * 4 bytes
     assert "g=2" in out.model
-
-
-def test_playground_choice_reads_modes_pairs_and_groups():
-    """What the Collectives page hands the runner, from the widgets' text: rings from numpy-free
-    arithmetic here (device k sends to k+1 or k-1), typed pairs as typed, groups only for the
-    collectives that take them."""
-    from pmapviz.features.collectives.collectiveops import playground_choice
-
-    n = 4
-    right = tuple((k, (k + 1) % n) for k in range(n))
-    left = tuple((k, (k - 1) % n) for k in range(n))
-    assert playground_choice("ppermute", n, mode="ring right").perm == right
-    assert playground_choice("ppermute", n, mode="ring left").perm == left
-    assert playground_choice("ppermute", n, pairs_text="0->3, 3->0").perm == ((0, 3), (3, 0))
-    assert playground_choice("ppermute", n, pairs_text="  ").perm == right  # empty: a ring
-    assert playground_choice("ppermute", n, mode="ring left", pairs_text="0->1").perm == left
-    with pytest.raises(col.CollectiveError):
-        playground_choice("ppermute", n, pairs_text="0->4")  # beyond this n
-    got = playground_choice("psum", n, groups_text="0 1 | 2 3")
-    assert got.groups == ((0, 1), (2, 3)) and got.perm is None
-    assert playground_choice("psum", n).groups is None
-    assert playground_choice("ppermute", n, groups_text="0 1 | 2 3").groups is None
-
-
-@pytest.mark.parametrize("n", [2, 4])
-def test_groups_naming_device_n_or_leaving_one_out_are_refused_in_words(n):
-    with pytest.raises(col.CollectiveError) as err:
-        col.check_groups([list(range(n))[:-1] + [n]], n)  # device n does not exist
-    assert str(err.value) == f"Groups name a device outside 0 to {n - 1}."
-    with pytest.raises(col.CollectiveError) as err:
-        col.check_groups([list(range(n - 1))], n)
-    assert str(err.value) == (
-        f"Groups must split the devices 0 to {n - 1} so that each is in "
-        f"exactly one group (missing [{n - 1}])."
-    )
-    assert col.check_groups([[d] for d in range(n)], n) == [[d] for d in range(n)]
-
-
-def test_pairs_text_up_to_2000_characters_is_read():
-    assert col.parse_pairs("0->1, 1->0" + " " * 1990, 2) == [(0, 1), (1, 0)]  # strip first
-    assert col.parse_pairs("0->1," + " " * 1990 + "1->0", 2) == [(0, 1), (1, 0)]  # 1999
-    assert col.parse_pairs("0->1," + " " * 1991 + "1->0", 2) == [(0, 1), (1, 0)]  # 2000
-    with pytest.raises(col.CollectiveError, match="too long"):
-        col.parse_pairs("0->1," + " " * 1992 + "1->0", 2)  # 2001
 
 
 def test_the_picture_label_says_before_and_after():

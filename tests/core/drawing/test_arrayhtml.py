@@ -1,4 +1,5 @@
-"""Diagrams of arrays split over devices: one labelled block per device, ppermute arrows."""
+"""Arrays split over devices drawn as HTML: one labelled block per device, cards, tables and
+sections."""
 
 import re
 from html.parser import HTMLParser
@@ -7,7 +8,7 @@ import pytest
 
 from pmapviz.core.base import valuetext
 from pmapviz.core.base.valuetext import fmt_shape
-from pmapviz.core.drawing import charts
+from pmapviz.core.drawing import arrayhtml
 from pmapviz.core.planning import pmapplacement
 
 
@@ -58,7 +59,7 @@ class Drawing(HTMLParser):
 def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
     n = 1 if axis is None else shape[axis]
     lay = pmapplacement.array_layout("x", shape, "float32", axis, n)
-    d = Drawing(charts.array_html(lay))
+    d = Drawing(arrayhtml.array_html(lay))
     hover = " ".join(b["hover"] for b in d.blocks)
     assert d.label.startswith(f"x {fmt_shape(shape)} ")
     if axis is None:
@@ -68,8 +69,8 @@ def test_array_html_draws_one_block_per_device_and_labels_them(shape, axis):
             assert f"{piece.device} holds x{piece.index_text}\nlocal shape" in hover
         assert f"local shape {valuetext.fmt_shape(lay.local_shape)}" in hover  # (1_250_000, 3)
         fills = {b["fill"] for b in d.blocks}
-        assert len(fills - {charts.NEUTRAL}) == n  # one colour per device
-        split = [b for b in d.blocks if b["fill"] != charts.NEUTRAL]
+        assert len(fills - {arrayhtml.NEUTRAL}) == n  # one colour per device
+        split = [b for b in d.blocks if b["fill"] != arrayhtml.NEUTRAL]
         for left, right in zip(split, split[1:], strict=False):  # side by side, not overlapping
             assert left["left"] + left["width"] <= right["left"] + 0.002 or len(shape) == 2
         assert all(b["left"] >= 0 and b["left"] + b["width"] <= 100.002 for b in d.blocks)
@@ -79,44 +80,32 @@ def test_block_labels_fit_the_column_they_are_drawn_for():
     """A device's full name where the column is wide enough, its number where only that fits;
     the hover always has the full name."""
     lay = pmapplacement.array_layout("x", (8, 1_250_000, 3), "float32", 0, 8)
-    wide, narrow = Drawing(charts.array_html(lay, 900)), Drawing(charts.array_html(lay, 180))
+    wide, narrow = Drawing(arrayhtml.array_html(lay, 900)), Drawing(arrayhtml.array_html(lay, 180))
     names = [p.device for p in lay.pieces]
-    assert [b["text"] for b in wide.blocks if b["fill"] != charts.NEUTRAL] == names
+    assert [b["text"] for b in wide.blocks if b["fill"] != arrayhtml.NEUTRAL] == names
     numbers = [re.search(r"[0-9]+$", name).group(0) for name in names]
-    assert [b["text"] for b in narrow.blocks if b["fill"] != charts.NEUTRAL] == numbers
+    assert [b["text"] for b in narrow.blocks if b["fill"] != arrayhtml.NEUTRAL] == numbers
     assert all(name in b["hover"] for name, b in zip(names, narrow.blocks, strict=False))
 
 
 def test_user_text_in_a_diagram_is_escaped():
     lay = pmapplacement.array_layout("<b>x</b>", (4,), "float32", 0, 4)
-    markup = charts.array_html(lay)
+    markup = arrayhtml.array_html(lay)
     assert "<b>" not in markup and "&lt;b&gt;x&lt;/b&gt;" in markup
-
-
-def test_permutation_figure_labels_devices_with_the_names_it_is_given():
-    labels = ["TPU_0", "TPU_1", "TPU_2", "TPU_3"]  # any platform: names come from JAX
-    fig = charts.permutation_figure(labels, [(0, 1), (1, 2)])
-    texts = [a.text for a in fig.layout.annotations if not a.showarrow]
-    assert all(t in texts for t in ("0", "1", "2", "3"))  # the number where the name won't fit
-    hover = " ".join(fig.data[-1].hovertext)
-    assert "TPU_3 receives nothing: zeros" in hover and "TPU_1 receives TPU_0's block" in hover
-    assert "cpu:" not in hover
-    arrows = [a for a in fig.layout.annotations if a.showarrow]
-    assert [(round(a.ax - 0.5), round(a.x - 0.5)) for a in arrows] == [(0, 1), (1, 2)]
 
 
 @pytest.mark.parametrize("shape, axis", [((4096, 4), 0), ((3, 64), 1), ((256, 2, 3), 0)])
 def test_many_devices_are_drawn_as_labelled_groups_with_counts(shape, axis):
     n = shape[axis]
     lay = pmapplacement.array_layout("x", shape, "float32", axis, n)
-    d = Drawing(charts.array_html(lay))
-    blocks = [b for b in d.blocks if b["fill"] != charts.NEUTRAL]
-    assert len(blocks) == charts.GROUPS  # not one per device
-    per = n // charts.GROUPS
+    d = Drawing(arrayhtml.array_html(lay))
+    blocks = [b for b in d.blocks if b["fill"] != arrayhtml.NEUTRAL]
+    assert len(blocks) == arrayhtml.GROUPS  # not one per device
+    per = n // arrayhtml.GROUPS
     hover = " ".join(b["hover"] for b in d.blocks)
     assert f"{per:,} devices, {lay.pieces[0].device} to {lay.pieces[per - 1].device}" in hover
     texts = " ".join(d.texts + [b["text"] for b in blocks])
-    assert f"{n:,} devices, drawn as {charts.GROUPS} groups of up to {per:,}" in texts
+    assert f"{n:,} devices, drawn as {arrayhtml.GROUPS} groups of up to {per:,}" in texts
     assert f"0-{per - 1}" in texts or f"{per}+" in texts  # the groups are labelled
 
 
@@ -124,7 +113,7 @@ def test_cards_put_every_array_in_one_grid_with_its_shape_split_and_block():
     x = pmapplacement.array_layout("params['w']", (8, 5), "float32", 0, 8)
     w = pmapplacement.array_layout("w", (5, 2), "int32", None, 8)
     out = pmapplacement.array_layout("out", (4, 8), "float32", 1, 8)
-    markup = charts.cards_html([(x, 0, False), (w, None, False), (out, 1, True)], 3, 260)
+    markup = arrayhtml.cards_html([(x, 0, False), (w, None, False), (out, 1, True)], 3, 260)
     assert markup.startswith('<div style="display:grid;grid-template-columns:repeat(3,')
     d = Drawing(markup)
     assert d.label == "params['w'] (8, 5) split over 8 devices along axis 0"
@@ -143,7 +132,7 @@ def test_table_html_marks_each_device_with_its_colour_and_escapes_cells():
     from pmapviz.core.base.palette import device_colour
 
     rows = [{"device": f"cpu:{k}", "x slice": f"[{k}:{k + 1}, :]", "note": "<b>"} for k in (0, 1)]
-    markup = charts.table_html(rows, "Per device", [3, 1])
+    markup = arrayhtml.table_html(rows, "Per device", [3, 1])
     assert 'aria-label="Per device"' in markup
     assert [m for m in re.findall(r"<th[^>]*>([^<]*)</th>", markup)] == [
         "device",
@@ -163,10 +152,10 @@ def test_table_html_marks_each_device_with_its_colour_and_escapes_cells():
 
 
 def test_a_section_is_a_heading_an_intro_with_code_spans_and_its_body():
-    markup = charts.section_html("How <it> splits", "<p>body</p>", intro="Read `a<b>` here")
+    markup = arrayhtml.section_html("How <it> splits", "<p>body</p>", intro="Read `a<b>` here")
     assert re.fullmatch(
         r'<h3 style="[^"]*">How &lt;it&gt; splits</h3><div style="[^"]*">Read '
         r'<code style="[^"]*">a&lt;b&gt;</code> here</div><p>body</p>',
         markup,
     )
-    assert charts.section_html("T", "<i>b</i>").endswith("</h3><i>b</i>")  # no intro: none drawn
+    assert arrayhtml.section_html("T", "<i>b</i>").endswith("</h3><i>b</i>")  # no intro: none drawn
