@@ -2,19 +2,21 @@
 view (``show*``), its URL schema, its CLI command (``cmd_*``) and its ``ui/``.
 
 A feature imports the core, itself, and the features before it in :data:`ORDER` (the tour
-comes last: it tours them all); tests/test_architecture.py reads a module's feature from its
-path.
+comes last: it tours them all); tests/test_floors.py reads a module's feature from its path.
+:data:`ORDER` is also the menu's order: each feature that has a page declares it as ``PAGE``
+in its ``__init__`` (:class:`pmapviz.core.base.pageinfo.PageInfo`), and
+:mod:`pmapviz.app.page_registry` takes them in this order.
 """
 
 ORDER = (
     "home",  # hello pmap: the first picture, read from the output's shards
     "explorer",  # pmap's settings planned: shapes, verdict, code
-    "meshes",  # named meshes, PartitionSpecs, and the explorer's plan as shard_map
     "live",  # the explorer's settings run for real, and the seed's 10M-pair example
     "collectives",  # the collectives playground
     "timing",  # the Timing lab: pmap, shard_map, NamedSharding, vmap and the floor
     "training",  # data-parallel training
     "cluster",  # jax.distributed clusters
     "compiled",  # what XLA made: collectives, memory, cost, timelines
+    "meshes",  # named meshes, PartitionSpecs, and the explorer's plan as shard_map
     "tour",  # the guided tour over all of them
 )

@@ -23,6 +23,17 @@ def test_every_page_has_its_entry_and_home_comes_first():
     assert page_registry.by_url_path("meshes").path == "pages/meshes.py"
 
 
+def test_the_pages_are_the_features_pages_in_their_declared_order():
+    """Each feature declares its page (``PAGE``); the menu's order is features.ORDER."""
+    import importlib
+
+    from pmapviz import features
+
+    declared = [importlib.import_module(f"pmapviz.features.{f}") for f in features.ORDER]
+    assert list(PAGES) == [m.PAGE for m in declared if hasattr(m, "PAGE")]
+    assert all(m.PAGE.path == f"pages/{m.__name__.split('.')[-1]}.py" for m in declared)
+
+
 def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
     """The keys come from the schemas the page reads its link through (its features'), the
     same on any device count; the app's own keys (presenter mode, the device set) are apart."""

@@ -10,7 +10,7 @@ CPU-seconds, so tabs overlap the waits. A summary (links opened, server deaths, 
 seconds per link) is printed and written to artifacts/hostile-links-*.txt.
 
 Query keys covered: every key each page reads, from its registry entry
-(``page_registry.PageInfo.keys``: the fields of the schemas it reads its link through; a test
+(``PageInfo.keys``: the fields of the schemas it reads its link through; a test
 of tests/app/test_page_registry.py checks that a page reads no other), and app.py's
 ``present`` and ``on`` (every page).
 """

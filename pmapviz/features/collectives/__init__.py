@@ -1,1 +1,13 @@
 """The collectives playground: before and after on every device."""
+
+from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.features.collectives import collectivechoices
+
+PAGE = PageInfo(
+    "pages/collectives.py",
+    "Collectives",
+    ":material/hub:",
+    "collectives",
+    "psum, all_gather, ppermute and friends, before and after, per device.",
+    schemas=lambda n: (collectivechoices.schema(n),),
+)

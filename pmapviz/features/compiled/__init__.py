@@ -1,1 +1,15 @@
 """The Compiled program page: the program picker and profiler timelines."""
+
+from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.planning import scenarios
+from pmapviz.features.compiled import compiledsettings
+
+PAGE = PageInfo(
+    "pages/compiled.py",
+    "Compiled program",
+    ":material/memory_alt:",
+    "compiled",
+    "The collectives XLA really emits, cost and memory, a per-device timeline.",
+    checks=(({"src": "collective", "c": "psum"}, ("cp_hidden", "cp_trace")),),
+    schemas=lambda n: (compiledsettings.schema(n), scenarios.schema(n)),
+)

@@ -1,1 +1,11 @@
 """Hello pmap: the home page's first picture, run for real and read from the output's shards."""
+
+from pmapviz.core.base.pageinfo import PageInfo
+
+PAGE = PageInfo(
+    "pages/home.py",
+    "Home",
+    ":material/home:",
+    "home",
+    "What pmap does, your devices, and a live hello-pmap.",
+)

@@ -1,1 +1,14 @@
 """The guided tour: ten steps over every feature (the last feature: it may use all the others)."""
+
+from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.features.tour import toursteps
+
+PAGE = PageInfo(
+    "pages/tour.py",
+    "Guided tour",
+    ":material/school:",
+    "tour",
+    "A step-by-step workshop path through pmap.",
+    checks=(({"step": "1"}, ()), ({"step": "9"}, ("tour_time",))),
+    schemas=lambda n: (toursteps.schema(),),
+)
