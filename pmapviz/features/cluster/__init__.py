@@ -1,7 +1,7 @@
 """Multi-process: a local jax.distributed cluster, real clusters' launch lines and reports."""
 
 from pmapviz.core.base.pageinfo import PageInfo
-from pmapviz.features.cluster import clusterview
+from pmapviz.features.cluster import clustersettings
 
 PAGE = PageInfo(
     "pages/cluster.py",
@@ -10,5 +10,5 @@ PAGE = PageInfo(
     "cluster",
     "jax.distributed here or on a real cluster: local versus global devices.",
     checks=(({"p": "2", "d": "1"}, ("cl_go",)),),
-    schemas=lambda n: (clusterview.schema(),),
+    schemas=lambda n: (clustersettings.schema(),),
 )

@@ -37,9 +37,13 @@ from pathlib import Path
 from pmapviz.core.base import queues
 from pmapviz.core.budgets import memoryestimates, memorymodel, memorypool
 from pmapviz.core.devices import devicefacts
+from pmapviz.features.cluster.clustersettings import (
+    MAX_LOCAL,
+    MAX_PROCESSES,
+    MIN_LOCAL,
+    MIN_PROCESSES,
+)
 
-MIN_PROCESSES, MAX_PROCESSES = 2, 4
-MIN_LOCAL, MAX_LOCAL = 1, 4
 DEFAULT_TIMEOUT = 45.0
 MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 600.0
 QUEUE_TIMEOUT_S = 120.0  # how long a launch waits for another session's launch

@@ -1,13 +1,12 @@
 """What the Multi-process page shows of a local cluster (:mod:`pmapviz.features.cluster.cluster`):
 before a launch, the plan (the process x device grid, the code each worker runs) and the page's
-URL settings; after it, the result's picture label and its check against numpy."""
+settings' picture; after it, the result's picture label and its check against numpy."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmapviz.core.base import settings
-from pmapviz.features.cluster import cluster, clusterreport, launchlines
+from pmapviz.features.cluster import cluster
 
 
 def worker_code(processes: int, local_devices: int) -> str:
@@ -98,29 +97,3 @@ def check_result(res: cluster.ClusterResult) -> ResultCheck:
 
 
 # ---------------------------------------------------------------- the page's URL state
-def schema() -> settings.Schema:
-    """The Multi-process page's settings: p (processes), d (CPU devices per process) of the
-    launch on this machine; report (a report's path inside the reports folder); nodes, ppn
-    (processes per node), dpp (devices per process) and kind (gpu, cpu) of the launch lines."""
-    s = settings
-    return s.Schema(
-        (
-            s.choice_field(
-                "p",
-                "Processes",
-                tuple(str(v) for v in range(cluster.MIN_PROCESSES, cluster.MAX_PROCESSES + 1)),
-                "2",
-            ),
-            s.choice_field(
-                "d",
-                "CPU devices per process",
-                tuple(str(v) for v in range(cluster.MIN_LOCAL, cluster.MAX_LOCAL + 1)),
-                "2",
-            ),
-            s.text_field("report", "Report path", "", max_len=clusterreport.MAX_NAME),
-            s.int_field("nodes", "Nodes", 1, launchlines.MAX_NODES, 2),
-            s.int_field("ppn", "Processes per node", 1, launchlines.MAX_PER_NODE, 4),
-            s.int_field("dpp", "Devices per process", 1, launchlines.MAX_DEVICES, 1),
-            s.choice_field("kind", "Device kind", launchlines.KINDS, "gpu"),
-        )
-    )

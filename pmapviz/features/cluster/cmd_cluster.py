@@ -17,7 +17,7 @@ from pmapviz.core.devices.cliflags import (
     _print,
     _settings,
 )
-from pmapviz.features.cluster import cluster, clusterjoin
+from pmapviz.features.cluster import cluster, clusterjoin, clustersettings
 
 
 def _cluster_args(p: argparse.ArgumentParser) -> None:
@@ -67,10 +67,13 @@ def cmd_cluster(args: argparse.Namespace) -> int:
             "prints its result; add --json for JSON)."
         )
     processes = valueparse.parse_int(
-        args.processes, "--processes", cluster.MIN_PROCESSES, cluster.MAX_PROCESSES
+        args.processes, "--processes", clustersettings.MIN_PROCESSES, clustersettings.MAX_PROCESSES
     )
     local = valueparse.parse_int(
-        _given(args.local_devices, "2"), "--local-devices", cluster.MIN_LOCAL, cluster.MAX_LOCAL
+        _given(args.local_devices, "2"),
+        "--local-devices",
+        clustersettings.MIN_LOCAL,
+        clustersettings.MAX_LOCAL,
     )
     timeout = valueparse.parse_float(
         _given(args.timeout, "45"), "--timeout", 1.0, MAX_CLUSTER_TIMEOUT

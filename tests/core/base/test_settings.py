@@ -8,7 +8,7 @@ import pytest
 
 from pmapviz.core.base import settings, valueparse
 from pmapviz.core.planning import scenarios
-from pmapviz.features.cluster import clusterview
+from pmapviz.features.cluster import clustersettings
 from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.timing import sweepsetup
 from pmapviz.features.tour import toursteps
@@ -40,7 +40,7 @@ def test_every_schema_default_parses(n):
         scenarios.schema(n),
         collectivechoices.schema(n),
         trainingmodel.schema(n),
-        clusterview.schema(),
+        clustersettings.schema(),
         toursteps.schema(),
         sweepsetup.schema(n, "dot"),
         sweepsetup.schema(n, "matmul"),
@@ -181,7 +181,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
         "dtype 1",
         "dtype 2",
     ]
-    assert [(f.key, f.label) for f in clusterview.schema().fields] == [
+    assert [(f.key, f.label) for f in clustersettings.schema().fields] == [
         ("p", "Processes"),
         ("d", "CPU devices per process"),
         ("report", "Report path"),
@@ -210,7 +210,7 @@ def test_to_query_is_the_inverse_of_from_query_for_every_page(n):
         scenarios.schema(n),
         collectivechoices.schema(n),
         trainingmodel.schema(n),
-        clusterview.schema(),
+        clustersettings.schema(),
         toursteps.schema(),
         sweepsetup.schema(n, "matmul"),
     )

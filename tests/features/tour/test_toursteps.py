@@ -7,7 +7,7 @@ import pytest
 
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.planning import scenarios
-from pmapviz.features.cluster import clusterview
+from pmapviz.features.cluster import clustersettings
 from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.timing import sweepsetup
 from pmapviz.features.tour import toursteps
@@ -22,7 +22,7 @@ SCHEMAS = {
     "explorer": scenarios.schema(N),
     "collectives": collectivechoices.schema(N),
     "training": trainingmodel.schema(N),
-    "cluster": clusterview.schema(),
+    "cluster": clustersettings.schema(),
     "timing": sweepsetup.schema(N),
     "live": scenarios.schema(N),
 }

@@ -13,7 +13,7 @@ import streamlit as st
 
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.ui import queue_display, url_state
-from pmapviz.features.cluster import cluster, clusterview
+from pmapviz.features.cluster import cluster, clustersettings
 
 P = "cl_"
 
@@ -22,15 +22,15 @@ def form() -> bool:
     """The cluster's settings, seeded from the link (the whole page's: call it first, and
     :func:`save` after the page's last widget); True when the launch should kill worker 1 (to
     show how a failure is handled; not part of the link)."""
-    url_state.load(P, clusterview.schema())
+    url_state.load(P, clustersettings.schema())
     with st.container(border=True):
         c1, c2, c3 = st.columns([1, 1, 2])
         c1.selectbox(
-            "Processes", [str(v) for v in range(2, cluster.MAX_PROCESSES + 1)], key=P + "p"
+            "Processes", [str(v) for v in range(2, clustersettings.MAX_PROCESSES + 1)], key=P + "p"
         )
         c2.selectbox(
             "CPU devices per process",
-            [str(v) for v in range(1, cluster.MAX_LOCAL + 1)],
+            [str(v) for v in range(1, clustersettings.MAX_LOCAL + 1)],
             key=P + "d",
         )
         crash = c3.checkbox(
@@ -42,12 +42,14 @@ def form() -> bool:
 def save() -> None:
     """The page's settings (this launch's, the report path, the launch lines' numbers) into
     the link: once, after all of their widgets."""
-    url_state.save(P, clusterview.schema())
+    url_state.save(P, clustersettings.schema())
 
 
 def sizes() -> tuple[int, int]:
     """(processes, devices per process), parsed (the page stops on bad text)."""
-    v = url_state.parsed(P, clusterview.schema(), ["p", "d"])  # the launch lines parse their own
+    v = url_state.parsed(
+        P, clustersettings.schema(), ["p", "d"]
+    )  # the launch lines parse their own
     return int(v["p"]), int(v["d"])
 
 

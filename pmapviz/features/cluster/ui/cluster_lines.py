@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.ui import url_state
-from pmapviz.features.cluster import clusterview, launchlines
+from pmapviz.features.cluster import clustersettings, launchlines
 
 P = "cl_"
 KEYS = ["nodes", "ppn", "dpp", "kind"]
@@ -25,7 +25,7 @@ def show() -> None:
         "Device kind", launchlines.KINDS, key=P + "kind", format_func=KIND_LABELS.__getitem__
     )
     texts = {k: st.session_state.get(P + k) for k in KEYS}
-    values, errors = clusterview.schema().parse(texts, KEYS)
+    values, errors = clustersettings.schema().parse(texts, KEYS)
     if url_state.show_errors(errors):
         return
     for launch in launchlines.all_launches(

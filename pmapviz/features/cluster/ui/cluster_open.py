@@ -12,7 +12,7 @@ import streamlit as st
 from pmapviz.core.base.valuetext import quote
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import url_state
-from pmapviz.features.cluster import clusterreport, clusterview
+from pmapviz.features.cluster import clusterreport, clustersettings
 
 P = "cl_"
 
@@ -44,7 +44,7 @@ def show() -> tuple[clusterreport.ClusterReport | None, str]:
                     f"{clusterreport.MAX_BYTES // 2**20} MiB."
                 )
             return clusterreport.parse(upload.getvalue()), f"the upload {quote(upload.name, 60)}"
-        values, errors = clusterview.schema().parse(
+        values, errors = clustersettings.schema().parse(
             {"report": st.session_state.get(P + "report", "")}, ["report"]
         )
         if url_state.show_errors(errors):

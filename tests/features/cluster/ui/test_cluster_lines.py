@@ -6,10 +6,10 @@ from tests.core.ui.conftest import render, texts
 
 def _lines():
     from pmapviz.core.ui import url_state
-    from pmapviz.features.cluster import clusterview
+    from pmapviz.features.cluster import clustersettings
     from pmapviz.features.cluster.ui import cluster_lines
 
-    url_state.load("cl_", clusterview.schema())
+    url_state.load("cl_", clustersettings.schema())
     cluster_lines.show()
     cluster_lines.explain()
 

@@ -16,10 +16,10 @@ def _open():
     import streamlit as st
 
     from pmapviz.core.ui import url_state
-    from pmapviz.features.cluster import clusterview
+    from pmapviz.features.cluster import clustersettings
     from pmapviz.features.cluster.ui import cluster_open
 
-    url_state.load("cl_", clusterview.schema())
+    url_state.load("cl_", clustersettings.schema())
     report, source = cluster_open.show()
     st.markdown(f"opened: {None if report is None else report.process_count} from {source}")
 
