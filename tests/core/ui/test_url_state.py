@@ -3,7 +3,6 @@ Schema.to_query, the same keys and values both ways."""
 
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.scenarios import Scenario
-from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.timing import sweepsetup
 from tests.conftest import TEST_DEVICES
 from tests.core.ui.conftest import render
@@ -65,6 +64,7 @@ def test_lists_are_written_as_the_link_writes_them_and_a_value_kept_elsewhere_ov
 
 def _some_keys(n):
     from pmapviz.core.ui import url_state
+    from pmapviz.features.compiled import compiledsettings
 
     url_state.load("cp_", compiledsettings.schema(n))
     also = url_state.scenario_query(url_state.explorer_scenario(n), n)

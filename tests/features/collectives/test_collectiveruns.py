@@ -15,7 +15,7 @@ N = TEST_DEVICES
 @pytest.mark.parametrize("key", [c.key for c in defs.COLLECTIVES])
 @pytest.mark.parametrize("n, m", [(N, N), (4, 8), (2, 2)])
 def test_collective_matches_numpy(key, n, m):
-    perm = defs.ring(n, "right") if key == "ppermute" else None
+    perm = defs.ring(n, "right") if defs.BY_KEY[key].takes_pairs else None
     out = col.run(key, n, m, perm=perm)
     x = col.make_input(n, m)
     expected = defs.BY_KEY[key].reference(x, None, perm)
@@ -165,7 +165,7 @@ def test_a_run_reserves_what_its_compiled_program_holds_before_any_input_exists(
     fp = compiledmemory.footprint(
         col.compiled_for(
             col.compile_collective(
-                key, n, None, (tuple(defs.ring(n, "right")) if key == "ppermute" else ())
+                key, n, None, (tuple(defs.ring(n, "right")) if defs.BY_KEY[key].takes_pairs else ())
             ),
             n,
             m,
