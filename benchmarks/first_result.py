@@ -1,6 +1,6 @@
 """Each page's first result for a setting it has not seen, server side (Streamlit's AppTest in a
-real server's steady state, imports warm), against the same JAX work in a plain script, in the
-same run (issue 38):
+real server's steady state, imports warm), against the same JAX work in a plain script, in the same
+run (issue 38):
 
 - Shapes & sharding: a new shape planned (plain: ``jax.eval_shape`` of the pmap);
 - Live outputs: a new shape run on every device and checked (plain: ``pmap(f)(x)`` and
@@ -11,11 +11,11 @@ same run (issue 38):
 
     .venv/bin/python benchmarks/first_result.py [--devices 8]
 
-Goals: every page's first result <= 1 s and <= 1.5x its plain script. The page's figure is the
-whole script run (the app's menu, sidebar and page around the result) for a new session on that
-page: an upper bound on what the person waits for. What the new setting costs is that run less
-a rerun of the same page with its result already made (the page's own drawing), and that is
-what is set against the plain script.
+Goals: every page's first result <= 1 s and <= 1.5x its plain script. The page's figure is the whole
+script run (the app's menu, sidebar and page around the result) for a new session on that page: an
+upper bound on what the person waits for. What the new setting costs is that run less a rerun of the
+same page with its result already made (the page's own drawing), and that is what is set against the
+plain script.
 """
 
 from __future__ import annotations

@@ -26,12 +26,12 @@ their "XLA Ops" and "XLA Modules" lines, a /host:CPU line: just under this budge
 trace with 5,000 device lanes (``args.device_ordinal`` 0..4999, one call).
 
 Reported: the baseline RSS (after a first page), each phase's peak and (peak - baseline) as a
-multiple of the budget (goal <= 1.3), every action's time from its open, click or upload to
-its final answer (a result, a refusal, or stopped: a queue that gave up) and that answer's
-text, the longest action (goal: --max-seconds plus 5 s), exceptions on any page, Markdown from
-a link outside code, and whether the server died. Every action has a deadline (--timeout), and
-the server is stopped by its pid at the end, or as soon as its RSS passes --kill-above-gib.
-Exit status 0 when every goal is met.
+multiple of the budget (goal <= 1.3), every action's time from its open, click or upload to its
+final answer (a result, a refusal, or stopped: a queue that gave up) and that answer's text, the
+longest action (goal: --max-seconds plus 5 s), exceptions on any page, Markdown from a link outside
+code, and whether the server died. Every action has a deadline (--timeout), and the server is
+stopped by its pid at the end, or as soon as its RSS passes --kill-above-gib. Exit status 0 when
+every goal is met.
 """
 
 from __future__ import annotations
@@ -153,8 +153,8 @@ def answer(page, action: Action) -> tuple[str, str]:
     texts = {t for _, t in below}
     alerts = [(f, t) for f, t in getattr(page, "alerts", []) if t in texts
               and not any(w in t for w in load.QUEUE_WORDS)]  # fmt: skip
-    # an error or warning says no; so does an info that ends the page's action ("f returns
-    # several arrays ...": planned, never run)
+    # an error or warning says no; so does an info that ends the page's action ("f returns several
+    # arrays ...": planned, never run)
     refusals = [t for f, t in alerts if f in ("error", "warning")] or [t for _, t in alerts]
     return ("refused", refusals[-1]) if refusals else ("no answer", "")
 

@@ -1,15 +1,13 @@
 """Interaction speed, side by side with a bare baseline in the same run (issue 17):
 
 1. Explorer: change a shape and press Enter, until the page shows the new shape and has settled
-   in Chromium, against a bare Streamlit page with the same widgets and three small Plotly
-   charts (shipped below as BARE_EXPLORER). Two explorer cases: both shapes valid (the whole
-   page redrawn), and the issue's original alternation between a valid and a mismatched pair.
-   A second baseline, the bare page with its start-up heap frozen out of Streamlit's after-run
-   garbage collection (as pmapviz.core.base.heavyimports does for the app), shows what the explorer
-   costs
-   beyond that one server tuning.
-   Also server-side, with AppTest kept in a real server's steady state (scripts compiled once):
-   an explorer rerun against the bare page's.
+   in Chromium, against a bare Streamlit page with the same widgets and three small Plotly charts
+   (shipped below as BARE_EXPLORER). Two explorer cases: both shapes valid (the whole page redrawn),
+   and the issue's original alternation between a valid and a mismatched pair. A second baseline,
+   the bare page with its start-up heap frozen out of Streamlit's after-run garbage collection (as
+   pmapviz.core.base.heavyimports does for the app), shows what the explorer costs beyond that one
+   server tuning. Also server-side, with AppTest kept in a real server's steady state (scripts
+   compiled once): an explorer rerun against the bare page's.
 2. The seed's 10M example on the Live page: click "Run the example" until the result shows,
    and the server's peak RSS (psutil, the server's process tree, sampled every 50 ms).
 
@@ -65,9 +63,8 @@ for k, col in enumerate(st.columns(3)):
 
 
 # The same bare page with the one server tuning pmapviz makes (pmapviz.core.base.heavyimports): the
-# objects
-# alive after its first run are frozen out of the full garbage collection Streamlit runs after
-# every script run. Against this page, the explorer's own cost shows, not the tuning's gain.
+# objects alive after its first run are frozen out of the full garbage collection Streamlit runs
+# after every script run. Against this page, the explorer's own cost shows, not the tuning's gain.
 BARE_FROZEN = (
     "import gc\nif not gc.get_freeze_count():\n    gc.collect()\n    gc.freeze()\n" + BARE_EXPLORER
 )

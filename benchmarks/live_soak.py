@@ -2,15 +2,14 @@
 
     .venv/bin/python benchmarks/live_soak.py [--runs 50] [--devices 4] [--max-bytes 512M]
 
-A server is started with ``-- --devices 4 --max-bytes 512M``. One Chromium session opens
-``--runs`` Live-output links of growing size, as a room does (``fn=double`` in float32, int8
-and float16, then ``fn=add``: each link is a new Streamlit session, which the server keeps for
-``server.disconnectedSessionTTL``), and presses Run wherever the page offers it. After each
-run it reports the server's RSS over the warmed-up baseline (one small run of each kind
-first: JAX's first use of a function or a dtype is a cost paid once, not kept per run).
-Goal: what stays after the runs (the last one's RSS over the baseline) is under 10 % of
-the budget. Before the fix the same
-walk kept +1,503 MiB after 15 runs: each session's last result held its arrays.
+A server is started with ``-- --devices 4 --max-bytes 512M``. One Chromium session opens ``--runs``
+Live-output links of growing size, as a room does (``fn=double`` in float32, int8 and float16, then
+``fn=add``: each link is a new Streamlit session, which the server keeps for
+``server.disconnectedSessionTTL``), and presses Run wherever the page offers it. After each run it
+reports the server's RSS over the warmed-up baseline (one small run of each kind first: JAX's first
+use of a function or a dtype is a cost paid once, not kept per run). Goal: what stays after the runs
+(the last one's RSS over the baseline) is under 10 % of the budget. Before the fix the same walk
+kept +1,503 MiB after 15 runs: each session's last result held its arrays.
 """
 
 from __future__ import annotations

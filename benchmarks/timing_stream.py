@@ -1,13 +1,13 @@
 """The Timing lab streams its sweep (issue 38): in headless Chromium on a real server, from the
 click on "Run N measurements" to the first size's first bars on screen, and to the whole sweep's
-results; and the tour's step 9, whose speed-up picture is measured on arrival, from the link to
-its picture.
+results; and the tour's step 9, whose speed-up picture is measured on arrival, from the link to its
+picture.
 
     .venv/bin/python benchmarks/timing_stream.py [--devices 8] [--repeat 3]
 
-Goals: the first bars within 1 s of the click; step 9's picture within 1 s of the link when it
-is measured then (after the server's first page), and at once on a later visit (the server's
-last measurement, with its time).
+Goals: the first bars within 1 s of the click; step 9's picture within 1 s of the link when it is
+measured then (after the server's first page), and at once on a later visit (the server's last
+measurement, with its time).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ end-to-end tests (tests/e2e) and the benchmarks (benchmarks/).
 - ``harness.stclient``: Streamlit's own websocket protocol without a browser (hundreds of
   links a minute, or dozens of sessions at once).
 
-Nothing here imports JAX; ``harness.stclient`` imports Streamlit's protobufs, so it is not
-imported by this package itself.
+Nothing here imports JAX; ``harness.stclient`` imports Streamlit's protobufs, so it is not imported
+by this package itself.
 """
 
 from harness.browser import (

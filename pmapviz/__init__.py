@@ -5,8 +5,8 @@ notebook (``_repr_html_``: the dashboard's own HTML, self-contained), prints as 
 terminal, and gives its data (``.to_dict()``, ``.to_frame()``):
 
 - :func:`pmapviz.devices` -- this process's devices; ``devices(8)`` first asks for 8 emulated
-  CPU devices (JAX fixes the count when it starts, once per process: in a notebook, call it
-  before anything else imports JAX).
+  CPU devices (JAX fixes the count when it starts, once per process: in a notebook, call it before
+  anything else imports JAX).
 - :func:`pmapviz.plan` -- what pmap will do with given shapes (a function or a catalog name),
   validated from shapes alone: problems with fixes, the diagrams, each device's slice.
 - :func:`pmapviz.show` -- any ``jax.Array`` (or pytree of them) as its sharding really is, from

@@ -13,12 +13,12 @@ the machine has cores (``auto_workers``: three on two cores). Two rules keep it 
    These tests are one group, run back to back under one hold of the lock
    (tests/test_workers.py checks both).
 
-Groups are xdist_group marks. What this works around: pytest-xdist 3.8 (the newest release)
-passes them to its scheduler by appending "@group" to each test's node id, which pytest 9.2
-no longer lets it do (node ids are structured), so its loadgroup silently groups nothing
-(pytest-dev/pytest-xdist#1386). So each worker writes the groups it collected to a file of the
-run, and the scheduler below reads them from there. pytest 9.1.1 with xdist 3.8.0 groups
-correctly without it.
+Groups are xdist_group marks. What this works around: pytest-xdist 3.8 (the newest release) passes
+them to its scheduler by appending "@group" to each test's node id, which pytest 9.2 no longer lets
+it do (node ids are structured), so its loadgroup silently groups nothing
+(pytest-dev/pytest-xdist#1386). So each worker writes the groups it collected to a file of the run,
+and the scheduler below reads them from there. pytest 9.1.1 with xdist 3.8.0 groups correctly
+without it.
 
 When it can go: once a pytest-xdist release groups with our pytest (the fix proposed in
 pytest-dev/pytest-xdist#1388), or if pytest is pinned back to 9.1.1, delete
@@ -26,8 +26,8 @@ pytest_xdist_make_scheduler, _SCHEDULED_RUNS' "groups.json" and the file written
 of pytest_collection_modifyitems. The rules (the marks added there, and the lock of
 pytest_runtest_protocol) stay; tests/test_xdist_groups.py checks the grouping either way.
 
-PYTEST_DONT_REWRITE: tests/conftest.py imports this module before pytest registers it as a
-plugin, and it has no asserts to rewrite.
+PYTEST_DONT_REWRITE: tests/conftest.py imports this module before pytest registers it as a plugin,
+and it has no asserts to rewrite.
 """
 
 import os

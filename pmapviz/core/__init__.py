@@ -1,9 +1,9 @@
 """The shared core: what every feature stands on, one package per floor.
 
-A module imports from its own package or from the packages before it in :data:`FLOORS` (and
-never from :mod:`pmapviz.features` or :mod:`pmapviz.app`); tests/test_architecture.py reads
-each module's floor from its path. Nothing here imports Streamlit except :mod:`.ui`, and
-nothing imports JAX at module level.
+A module imports from its own package or from the packages before it in :data:`FLOORS` (and never
+from :mod:`pmapviz.features` or :mod:`pmapviz.app`); tests/test_architecture.py reads each module's
+floor from its path. Nothing here imports Streamlit except :mod:`.ui`, and nothing imports JAX at
+module level.
 """
 
 FLOORS = (

@@ -1,6 +1,5 @@
 """Run by tests/core/running/test_pmapcompile.py in a fresh process: 16 new pmap programs compiled
-and
-dropped, first with compile_plan's forgetting switched off (pmapcompile.forget_pmap), then as it
+and dropped, first with compile_plan's forgetting switched off (pmapcompile.forget_pmap), then as it
 is; prints how many bytes of RSS each phase kept (after gc and malloc_trim)."""
 
 import ctypes

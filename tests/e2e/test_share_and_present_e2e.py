@@ -93,8 +93,8 @@ def test_share_link_reproduces_the_view(server, tab, name):
         expect(chips.nth(0)).to_contain_text("64")
         expect(chips.nth(0)).to_contain_text("1,024")
         expect(chips.nth(2)).to_contain_text("vmap")
-    # the share control (a lazy popover: its link is drawn when it opens) shows a link to
-    # exactly this view
+    # the share control (a lazy popover: its link is drawn when it opens) shows a link to exactly
+    # this view
     page.get_by_role("button", name="Share this view").click()
     link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
     expect(link).to_contain_text(f"/{name}?", timeout=30_000)

@@ -1,14 +1,14 @@
 """Markdown and HTML typed into every text field of every page, in headless Chromium.
 
-Every page of the app's registry (``PAGES``: a new page is walked too), in each view that
-shows more text fields (VIEWS), on each of its tabs, with any closed expander that holds a text
-field opened. Every visible text input and text area gets the PAYLOADS: as many at once as fit
-its ``max_chars`` (Streamlit refuses a longer value whole), in as few rounds as that takes; each
-round is submitted (Enter; Ctrl+Enter in a text area), its run waited out, and the page checked.
-The field's own value is put back before the next field, so each field's text is seen while the
-others hold good values (the path on which a value is echoed rather than refused). Fields are
-walked bottom first: a field further down may depend on one above (f's arguments name the
-argument boxes), never the other way round.
+Every page of the app's registry (``PAGES``: a new page is walked too), in each view that shows more
+text fields (VIEWS), on each of its tabs, with any closed expander that holds a text field opened.
+Every visible text input and text area gets the PAYLOADS: as many at once as fit its ``max_chars``
+(Streamlit refuses a longer value whole), in as few rounds as that takes; each round is submitted
+(Enter; Ctrl+Enter in a text area), its run waited out, and the page checked. The field's own value
+is put back before the next field, so each field's text is seen while the others hold good values
+(the path on which a value is echoed rather than refused). Fields are walked bottom first: a field
+further down may depend on one above (f's arguments name the argument boxes), never the other way
+round.
 
 Your own f carries the payloads further: as keys it indexes with, and as the dict keys of its
 output, shown by the explorer and by the pages that run its scenario in the same session (Live
@@ -57,8 +57,8 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost")
 QUIET_MS = 100  # a run has ended when the server sent nothing for this long
 NO_RUN_S = 15  # a submit after which the server sends nothing this long started no run
 
-# Views of a page that show text fields its bare address does not, one visit each (a page not
-# named here is visited at its bare address).
+# Views of a page that show text fields its bare address does not, one visit each (a page not named
+# here is visited at its bare address).
 VIEWS: dict[str, list[str]] = {
     "explorer": ["?fn=expr"],  # your own f: also "Arguments" and "f(...) ="
     "collectives": ["?c=psum", "?c=ppermute&p=custom"],  # groups; pairs

@@ -167,8 +167,8 @@ def test_collectives_grid_uses_the_reported_labels(run_app, fake_devices):
 
 def test_the_first_page_is_drawn_without_importing_pandas():
     """Cold start (issue 17): pandas (~0.3 s) is imported by pmapviz.core.base.heavyimports after
-    the first
-    page, not on its way. Here the warm-up is switched off, so pandas in sys.modules after the
+    the first page, not on its way. Here the warm-up is switched off, so pandas in sys.modules after
+    the
     home page means something on the home page's path imported it."""
     import subprocess
     import sys

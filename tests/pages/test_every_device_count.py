@@ -34,9 +34,9 @@ MAX_PRESSES = 40  # per page or step: a bound, far above any page's count of but
 MAX_DEPTH = 3  # a button revealed by a button revealed by a button ... is still pressed
 
 # Pages whose default sizes would make the walk slow: their query from page_check.PAGE_ACTIONS
-# (timing sweep sizes and repeats, training steps, cluster size). Every other page is opened
-# with no query at all, its defaults (compiled's PAGE_ACTIONS query picks a different program,
-# not a smaller one, so it is not used here).
+# (timing sweep sizes and repeats, training steps, cluster size). Every other page is opened with no
+# query at all, its defaults (compiled's PAGE_ACTIONS query picks a different program, not a smaller
+# one, so it is not used here).
 SMALL = ("pages/timing.py", "pages/training.py", "pages/cluster.py")
 
 # Buttons not pressed, and why (prefixes of keys, or keys).
@@ -60,9 +60,9 @@ SAME_ON_EVERY_COUNT = {
 # Buttons that move the tour to another step (walked in its own visit): pressed last, and the
 # buttons of the step they show are not pressed as this step's.
 NAVIGATION = ("tour_prev", "tour_next")
-# Lazy sections (expanders that draw their content only while open, so their buttons are not
-# shown until a person opens them): opened like a button press ("open:<key>"), then the
-# buttons they reveal are pressed.
+# Lazy sections (expanders that draw their content only while open, so their buttons are not shown
+# until a person opens them): opened like a button press ("open:<key>"), then the buttons they
+# reveal are pressed.
 SECTIONS = {"pages/explorer.py": ("ex_sm_open",)}
 
 

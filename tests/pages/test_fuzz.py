@@ -8,9 +8,9 @@ time; CI (CI=true loads the 'ci' profile of tests/conftest.py) replays a fixed, 
 Buttons that start long work (sweeps, training, launching processes, the 10M example) are left
 to their own tests; every other widget is fair game.
 
-Besides "no exception", every run asserts that no value typed or linked came back as markup:
-no Markdown image or link to example.invalid outside code spans, no raw HTML tag from the input
-in an element that renders HTML.
+Besides "no exception", every run asserts that no value typed or linked came back as markup: no
+Markdown image or link to example.invalid outside code spans, no raw HTML tag from the input in an
+element that renders HTML.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from pmapviz.app import doctorcommands
 from pmapviz.app.page_registry import PAGES
 from pmapviz.core.devices import devicefacts, deviceset, devicewords, jaxstartup
 
-# what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it
-# tells the CPU story)
+# what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it tells
+# the CPU story)
 CPU_ONLY_WORDS = (
     "emulated",
     "jax_num_cpu_devices",

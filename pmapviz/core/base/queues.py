@@ -1,6 +1,5 @@
 """Fair locks and a fair pool: one-at-a-time access to a shared resource (:class:`FairLock`)
-and shares of one memory budget (:class:`Pool`), each with a visible queue that never waits
-forever.
+and shares of one memory budget (:class:`Pool`), each with a visible queue that never waits forever.
 
 A server process has a few things only one session should use at once: the benchmark (two
 timings at once disturb each other), the local cluster (ports, memory), later the profiler.
@@ -219,11 +218,10 @@ class Grant(_Held):
 
 class Pool:
     """A capacity shared by many holders at once (bytes of memory: one number per kind, e.g.
-    host and device), handed out first come, first served: a waiter goes when it is first in
-    the queue and its amount fits in what is free, so a big action is never starved by small
-    ones behind it. Waits in slices like :class:`FairLock` (``on_wait(position, waited_s,
-    message)``),
-    gives up with :class:`WaitTimeout` or :class:`Cancelled`. ``describe(amount)`` writes an
+    host and device), handed out first come, first served: a waiter goes when it is first in the
+    queue and its amount fits in what is free, so a big action is never starved by small ones behind
+    it. Waits in slices like :class:`FairLock` (``on_wait(position, waited_s, message)``), gives up
+    with :class:`WaitTimeout` or :class:`Cancelled`. ``describe(amount)`` writes an
     amount in words for the messages. Thread-safe."""
 
     def __init__(

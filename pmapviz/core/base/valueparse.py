@@ -1,7 +1,7 @@
 """The typed parsers every value a person gives goes through, and their one error.
 
-Widgets, URLs (query parameters), environment variables and the command line all hand text to
-the same parsers, each with explicit bounds:
+Widgets, URLs (query parameters), environment variables and the command line all hand text to the
+same parsers, each with explicit bounds:
 
 * whole numbers are ASCII digits only (``'²'`` passes ``str.isdigit()`` but is refused here),
   at most :data:`MAX_DIGITS` long, with ``_`` or ``,`` allowed between digit groups;

@@ -1,16 +1,13 @@
 """How many bytes each allocating action really needs at its peak: one
 :class:`pmapviz.core.budgets.memorymodel.Need` per action (a live run of a plan, the seed's dot
-example, timing
-sweeps, training, a collective, a mesh run, a cluster launch).
+example, timing sweeps, training, a collective, a mesh run, a cluster launch).
 
-Every estimate is a sum of the arrays that are alive together at the action's worst moment,
-in the dtypes the action really creates (device dtypes, float64 comparison chunks, numpy's
-own result dtypes), plus a fixed ``memory.OVERHEAD`` for the JAX runtime and the chunk
-buffers. ``tests/core/budgets/test_memoryestimates.py`` measures each action's peak RSS in a fresh
-process
-and holds it to ``measured <= total <= 1.5 * measured``; ``benchmarks/memory_model.py`` prints
-the table.
-Pure functions: nothing here allocates or starts JAX work.
+Every estimate is a sum of the arrays that are alive together at the action's worst moment, in the
+dtypes the action really creates (device dtypes, float64 comparison chunks, numpy's own result
+dtypes), plus a fixed ``memory.OVERHEAD`` for the JAX runtime and the chunk buffers.
+``tests/core/budgets/test_memoryestimates.py`` measures each action's peak RSS in a fresh process
+and holds it to ``measured <= total <= 1.5 * measured``; ``benchmarks/memory_model.py`` prints the
+table. Pure functions: nothing here allocates or starts JAX work.
 """
 
 from __future__ import annotations
@@ -60,13 +57,12 @@ def _numpy_check_bytes(plan: Plan, key: str | None) -> int:
 
 def live_run_bytes(plan: Plan, program_key: str | None = None) -> Need:
     """Peak of ``pmaprun.make_values`` + ``pmaprun.run_plan``, inputs I and outputs O in the
-    devices' dtypes: the host inputs and their placed copy, then the placed inputs, their
-    one-device copy and the reference output (2I + O); the placed inputs, the reference and
-    pmap's output (I + 2O); the reference dropped, one device's numpy check (I + O + check).
-    ``program_key`` (the catalog key) makes the numpy check exact; without it, an upper bound.
-    With devices of their own: I + 2O on them (the one-device inputs are dropped before pmap's
-    are placed); on the host the inputs, then every shard read back (I + O), the reference's
-    output (O) and the check.
+    devices' dtypes: the host inputs and their placed copy, then the placed inputs, their one-device
+    copy and the reference output (2I + O); the placed inputs, the reference and pmap's output (I +
+    2O); the reference dropped, one device's numpy check (I + O + check). ``program_key`` (the
+    catalog key) makes the numpy check exact; without it, an upper bound. With devices of their own:
+    I + 2O on them (the one-device inputs are dropped before pmap's are placed); on the host the
+    inputs, then every shard read back (I + O), the reference's output (O) and the check.
     """
     i = sum(nbytes(leaf.shape, device_dtype(leaf.dtype)) for leaf in plan.leaves)
     o = sum(nbytes(s, dt) for s, dt in _out_leaves(plan))
@@ -181,9 +177,8 @@ def mesh_run_bytes(inputs: int, placed: int, output: int, temps: int = 0) -> Nee
 
 # ---------------------------------------------------------------- cluster
 # A worker (python -m pmapviz.features.cluster.clusterworker) is a whole Python + JAX process: its
-# peak
-# RSS, as it reports it (getrusage maxrss, in its RESULT line), measured 216-220 MiB for 1 to 16
-# devices.
+# peak RSS, as it reports it (getrusage maxrss, in its RESULT line), measured 216-220 MiB for 1 to
+# 16 devices.
 WORKER_BASE = 236 * MiB
 WORKER_PER_DEVICE = 1 * MiB
 

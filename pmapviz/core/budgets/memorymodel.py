@@ -6,16 +6,16 @@ A :class:`Need` is two views of the same moments:
 * ``total``: the process's RSS when the devices use the host's memory (CPU devices). This is
   the measured model (:mod:`pmapviz.core.budgets.memoryestimates` says what each action needs;
   ``tests/core/budgets/test_memoryestimates.py`` measures each action's peak RSS in a fresh process
-  and holds it to ``measured <= total <= 1.5 * measured``; ``benchmarks/memory_model.py``
-  prints the table).
+  and holds it to ``measured <= total <= 1.5 * measured``; ``benchmarks/memory_model.py`` prints the
+  table).
 * ``host`` and ``device``: the same arrays split by where they live when the devices have
   their own memory (GPU, TPU): host-side work (generated inputs, comparisons, read-backs)
   against the host, the placed arrays (all devices together, as if on one: the one-device
   reference holds them whole) against the devices.
 
-A :class:`Budget` knows which view applies (``devicefacts.Facts.shares_host_memory``) and
-says, in the user's numbers, which memory an action would overrun. Pure functions: nothing
-here allocates or starts JAX work.
+A :class:`Budget` knows which view applies (``devicefacts.Facts.shares_host_memory``) and says, in
+the user's numbers, which memory an action would overrun. Pure functions: nothing here allocates or
+starts JAX work.
 """
 
 from __future__ import annotations

@@ -1,18 +1,16 @@
 """Time budget: how long an action will take on this machine, and a limit it must fit in.
 
-A run that fits the memory budget can still take minutes (a large matmul is FLOP-bound), and
-while it runs it holds its turn (:mod:`pmapviz.core.base.queues`). So every long action is estimated
-first,
-from its FLOPs and bytes against the device's own measured rates
+A run that fits the memory budget can still take minutes (a large matmul is FLOP-bound), and while
+it runs it holds its turn (:mod:`pmapviz.core.base.queues`). So every long action is estimated
+first, from its FLOPs and bytes against the device's own measured rates
 (:func:`pmapviz.core.devices.devicefacts.rates`, once per process: memory bandwidth, FLOP rate and
-host-to-device transfer rate), plus fixed costs measured on a 2-core CPU: one ahead-of-time
-compile, one call's dispatch, one training step's bookkeeping.
+host-to-device transfer rate), plus fixed costs measured on a 2-core CPU: one ahead-of-time compile,
+one call's dispatch, one training step's bookkeeping.
 
 An action whose estimate passes the operator's limit (``--max-seconds``, default 60 s, see
 :func:`pmapviz.core.devices.jaxstartup.time_limit`) is refused with :class:`TooLong`, whose message
-says the
-largest size (or number of steps) that fits. Estimates are rough (within a few x); they exist
-to stop the ten-minute run, not to predict the two-second one.
+says the largest size (or number of steps) that fits. Estimates are rough (within a few x); they
+exist to stop the ten-minute run, not to predict the two-second one.
 """
 
 from __future__ import annotations

@@ -10,9 +10,8 @@ as on CPU); and **start-up** (:func:`start_backend`): the backend's first ``devi
 takes about 2 s), timed once and kept out of every other timing. Beside it, one concept each:
 :mod:`pmapviz.core.devices.hostmemory` (the host's memory and a process's growth),
 :mod:`pmapviz.core.devices.devicerates`
-(bandwidth, FLOP, sort and transfer rates, measured warm once per process, and the one timing
-loop), :mod:`pmapviz.core.devices.accelerators` (what JAX could use but does not, and who holds a
-chip),
+(bandwidth, FLOP, sort and transfer rates, measured warm once per process, and the one timing loop),
+:mod:`pmapviz.core.devices.accelerators` (what JAX could use but does not, and who holds a chip),
 :mod:`pmapviz.core.xla.tracelanes` (which trace events belong to which device on CPU, GPU and TPU)
 and
 :mod:`pmapviz.core.devices.devicewords` (every platform sentence, so nothing tells the CPU story on

@@ -7,11 +7,11 @@ process on such a machine holds two sets, both fixed when JAX starts (``jaxstart
 * the machine's accelerators, named by their platform (``"gpu"``, ``"tpu"``), and
 * ``"cpu"``: ``--devices N`` emulated CPU devices (``jax_num_cpu_devices``), beside them.
 
-On a CPU-only machine there is one set, ``"cpu"``. Every runner asks :func:`devices` for the
-devices it runs on, and a page, a command or a test chooses the set with :func:`use`, which
-also makes the set's first device JAX's default device (a plain ``jax.jit`` then runs there,
-not on the accelerator). The choice lives in a context variable, so each Streamlit session's
-script thread has its own.
+On a CPU-only machine there is one set, ``"cpu"``. Every runner asks :func:`devices` for the devices
+it runs on, and a page, a command or a test chooses the set with :func:`use`, which also makes the
+set's first device JAX's default device (a plain ``jax.jit`` then runs there, not on the
+accelerator). The choice lives in a context variable, so each Streamlit session's script thread has
+its own.
 
 What a page wants by default is a :data:`NEEDS` word: ``"many"`` (a lesson about splitting
 work: the larger set, real devices on a tie) or ``"real"`` (timing: the accelerators).

@@ -1,7 +1,7 @@
 """Device set-up: how many devices this process has, and on which platform.
 
-JAX fixes its device count when its backend starts, so the count is a property of the whole
-server process. This module:
+JAX fixes its device count when its backend starts, so the count is a property of the whole server
+process. This module:
 
 * parses the settings from command-line arguments and the environment (pure, no JAX);
 * applies them *before* JAX starts (environment variables plus ``jax_num_cpu_devices``), and

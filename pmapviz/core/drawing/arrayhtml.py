@@ -137,8 +137,8 @@ def _pieces_along(
 ):
     """(position, label, hover, a, b): each device's span along `axis`, from JAX's index,
     labelled to fit in ``label_px`` (default: the span's own length at ``unit_px`` pixels per
-    drawing unit); above MAX_BLOCKS
-    devices, GROUPS runs of neighbouring devices, each labelled with its device range (or
+    drawing unit); above MAX_BLOCKS devices, GROUPS runs of neighbouring devices, each labelled with
+    its device range (or
     its first device and +) and counted in the hover."""
     size, pieces = layout.shape[axis], layout.pieces
     local = fmt_shape(layout.local_shape)  # as every page writes shapes: (1_250_000, 3)
@@ -193,12 +193,11 @@ def array_html(layout: ArrayLayout, width_px: int = 360) -> str:
     """Draw one array as HTML: its split axis cut into blocks coloured by device (labelled,
     hoverable).
 
-    Rank 1 and 2 are drawn directly; higher ranks as one strip per axis (only the split axis
-    is cut); a scalar as one block. An array that is not split is drawn whole in grey: every
-    device holds all of it. Lengths grow with log2(size), and a split axis is drawn long
-    enough for every device's block to be seen and labelled. ``width_px``: about how wide the
-    column will be, to choose labels that fit (a device's name, its number, or none: the hover
-    always has it).
+    Rank 1 and 2 are drawn directly; higher ranks as one strip per axis (only the split axis is
+    cut); a scalar as one block. An array that is not split is drawn whole in grey: every device
+    holds all of it. Lengths grow with log2(size), and a split axis is drawn long enough for every
+    device's block to be seen and labelled. ``width_px``: about how wide the column will be, to
+    choose labels that fit (a device's name, its number, or none: the hover always has it).
     """
     shape, ax = layout.shape, layout.split_axis
     n = len(layout.pieces)

@@ -28,11 +28,10 @@ def block_grid(rows: Rows, label: str) -> str:
     """A device-aligned grid as HTML: one row per label, one column per device; a picture
     (``role="img"``) that ``label`` describes to a screen reader.
 
-    Each cell is ``(text, device position or None, tooltip)``; text is HTML-escaped by the
-    caller's data (numbers and device names). Colour comes from the app's one device
-    palette, and every cell also carries text, so colour is never the only cue. Plain
-    HTML on purpose: it draws instantly (no chart library to load) and stays crisp when
-    projected.
+    Each cell is ``(text, device position or None, tooltip)``; text is HTML-escaped by the caller's
+    data (numbers and device names). Colour comes from the app's one device palette, and every cell
+    also carries text, so colour is never the only cue. Plain HTML on purpose: it draws instantly
+    (no chart library to load) and stays crisp when projected.
     """
     n = max(len(cells) for _, cells in rows)
     parts = [

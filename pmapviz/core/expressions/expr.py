@@ -6,9 +6,8 @@ allow-list of :mod:`pmapviz.core.expressions.exprvocab`, parsed and compiled by
 :mod:`pmapviz.core.expressions.exprparse` into
 small Python closures. A node that is not on the allow-list is refused with an
 :class:`pmapviz.core.expressions.exprvocab.ExprError` that names its column (1-based) and what is
-allowed there.
-Nothing the user typed is ever run as Python: there is no ``eval``, ``exec`` or ``compile``, only
-a walk over a checked tree. The text is at most 500 characters.
+allowed there. Nothing the user typed is ever run as Python: there is no ``eval``, ``exec`` or
+``compile``, only a walk over a checked tree. The text is at most 500 characters.
 
 :func:`program` returns an :class:`ExprProgram`, a
 :class:`pmapviz.core.expressions.functions.Program`, so

@@ -3,11 +3,9 @@
 
 Each call is checked for its number of positional arguments and its keywords
 (:class:`pmapviz.core.expressions.exprvocab.Fn`); a collective's axis name must be a string literal
-(or a tuple of
-them) and is recorded on the :class:`pmapviz.core.expressions.exprnodes.Ctx`; dtypes and a few
-keywords take
-literals only, strings are allowed only where JAX takes one (einsum specs, axis names, dtypes),
-and a literal reshape may not exceed 2**40 elements.
+(or a tuple of them) and is recorded on the :class:`pmapviz.core.expressions.exprnodes.Ctx`; dtypes
+and a few keywords take literals only, strings are allowed only where JAX takes one (einsum specs,
+axis names, dtypes), and a literal reshape may not exceed 2**40 elements.
 """
 
 from __future__ import annotations

@@ -2,11 +2,10 @@
 
 :func:`compile_node` sends an ``ast`` node to the checker for its type (the table that
 :mod:`pmapviz.core.expressions.exprparse` puts on the :class:`Ctx`), counting nodes and depth; a
-node that is not
-allowed is refused with an :class:`pmapviz.core.expressions.exprvocab.ExprError` naming its column
-(:func:`refuse`, :func:`fail`). Here are the checkers of literals, names and attributes, and the
-guards f runs with: while f is traced (pmap, jit, eval_shape) every intermediate array is
-checked against the settings' bounds (2**40 elements, 32 axes) before XLA sees its shape
+node that is not allowed is refused with an :class:`pmapviz.core.expressions.exprvocab.ExprError`
+naming its column (:func:`refuse`, :func:`fail`). Here are the checkers of literals, names and
+attributes, and the guards f runs with: while f is traced (pmap, jit, eval_shape) every intermediate
+array is checked against the settings' bounds (2**40 elements, 32 axes) before XLA sees its shape
 (:func:`bounded`), and methods and attributes apply to arrays only.
 """
 

@@ -6,8 +6,8 @@ at most 20 deep), parses it with ``ast.parse(text, mode="eval")`` and compiles t
 node, into closures (:mod:`pmapviz.core.expressions.exprnodes`,
 :mod:`pmapviz.core.expressions.exprcalls`). Nothing the user typed
 is ever run as Python: there is no ``eval``, ``exec`` or ``compile`` here, only a walk over a
-checked tree. Python numbers and tuples (``x.shape``) computed while f runs never grow past 2**63
-or repeat.
+checked tree. Python numbers and tuples (``x.shape``) computed while f runs never grow past 2**63 or
+repeat.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The catalog of functions a user can pmap. No arbitrary code: only these.
 
-Each entry has the real function (``build(axis_name)``) and the source line shown in code
-exports (``source``). Tests run the exported scripts and compare them with ``build``, so the
-two cannot drift apart.
+Each entry has the real function (``build(axis_name)``) and the source line shown in code exports
+(``source``). Tests run the exported scripts and compare them with ``build``, so the two cannot
+drift apart.
 """
 
 from __future__ import annotations

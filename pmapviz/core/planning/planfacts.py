@@ -7,8 +7,7 @@ axes, None, out of range) and finds the mapped size. The result, :class:`Normali
 once f is traced it also holds f's :class:`Output`. Each rule
 (:mod:`pmapviz.core.planning.planinputrules`,
 :mod:`pmapviz.core.planning.planoutputrules`) only reads it and returns a :class:`Problem`, several,
-or
-nothing (:data:`Rule`, :func:`as_list`).
+or nothing (:data:`Rule`, :func:`as_list`).
 """
 
 from __future__ import annotations

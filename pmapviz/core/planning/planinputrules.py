@@ -1,7 +1,6 @@
 """The plan's rules on the inputs: each a small named rule (``rule_*``) that reads the normalised
 settings (:class:`pmapviz.core.planning.planfacts.Normalised`) and returns a Problem, several, or
-nothing, in
-the user's own names, shapes and numbers, with a fix.
+nothing, in the user's own names, shapes and numbers, with a fix.
 
 They check what ``jax.pmap`` adds to vmap's shape semantics before f is traced: in_axes that fit
 the arguments, supported dtypes and sizes, axes in range, one mapped size of at most the device

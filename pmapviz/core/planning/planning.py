@@ -3,11 +3,10 @@
 :func:`plan` works from abstract shapes only (``jax.ShapeDtypeStruct`` + ``jax.eval_shape``), so
 planning a (10_000_000, 3) input allocates nothing. The per-device program is traced with
 ``jax.vmap(f, axis_name=...)``, which has pmap's shape semantics (and binds the same collectives)
-without needing the devices; the rules pmap adds on top (mapped axis <= device count, no
-negative axes, out_axes=None only for outputs equal on every device) are checked, with a
-message in the user's own shapes and a fix. ``tests/core/planning/test_planning.py`` proves the
-result
-against real ``jax.pmap``.
+without needing the devices; the rules pmap adds on top (mapped axis <= device count, no negative
+axes, out_axes=None only for outputs equal on every device) are checked, with a message in the
+user's own shapes and a fix. ``tests/core/planning/test_planning.py`` proves the result against real
+``jax.pmap``.
 
 First normalise, then check with pure rules:
 
@@ -17,8 +16,7 @@ arguments
   :class:`pmapviz.core.planning.planfacts.Normalised`);
 * each check is a small named rule (``rule_*``) that only reads it and returns a
   :class:`pmapviz.core.planning.planfacts.Problem`, several, or nothing, in the user's own names,
-  shapes and
-  numbers (:mod:`pmapviz.core.planning.planinputrules`);
+  shapes and numbers (:mod:`pmapviz.core.planning.planinputrules`);
 * :func:`pmapviz.core.planning.planoutputrules.infer_output` traces f on the per-device blocks (and
 spreads
   out_axes over f's output), for the rules on the output
@@ -51,12 +49,12 @@ from pmapviz.core.planning.planoutputrules import (
 class Plan:
     """What ``jax.pmap`` does with these settings: ``ok``, or the ``problems`` it would hit.
 
-    ``arguments`` are f's arguments as given; ``leaves`` are the arrays pmap maps, in JAX's
-    order (one per plain argument, one per leaf of a dict / tuple argument). A plan that stops
-    at a problem reports what the checks before it established: ``leaves`` is empty when the
-    in_axes do not fit the arguments, a leaf's ``axis`` is None until the axes are checked,
-    and ``devices_used`` and each leaf's ``local_shape`` are known once the mapped axes agree
-    and fit the devices.
+    ``arguments`` are f's arguments as given; ``leaves`` are the arrays pmap maps, in JAX's order
+    (one per plain argument, one per leaf of a dict / tuple argument). A plan that stops at a
+    problem reports what the checks before it established: ``leaves`` is empty when the in_axes do
+    not fit the arguments, a leaf's ``axis`` is None until the axes are checked, and
+    ``devices_used`` and each leaf's ``local_shape`` are known once the mapped axes agree and fit
+    the devices.
     """
 
     ok: bool
@@ -176,10 +174,10 @@ def plan(
     """What ``jax.pmap(fn, in_axes, out_axes, axis_name)`` does with arguments of these shapes.
 
     ``fn`` is a callable or a :class:`pmapviz.core.expressions.functions.Program`. ``n_devices``
-    defaults to the
-    local device count and may be larger (planning for a bigger machine). Never raises for
-    bad shapes or axes: they become ``problems``, each with a ``fix``. First :func:`normalise`,
-    then the rules in order (:data:`INPUT_RULES`, :func:`infer_output`, :data:`OUTPUT_RULES`).
+    defaults to the local device count and may be larger (planning for a bigger machine). Never
+    raises for bad shapes or axes: they become ``problems``, each with a ``fix``. First
+    :func:`normalise`, then the rules in order (:data:`INPUT_RULES`, :func:`infer_output`,
+    :data:`OUTPUT_RULES`).
     """
     n = normalise(fn, arg_shapes, in_axes, out_axes, axis_name, n_devices, dtypes)
     for stop, rule in enumerate(INPUT_RULES):

@@ -6,11 +6,11 @@ builds exactly that sharding and asks it ``devices_indices_map(shape)``, which w
 global shape alone: no array is allocated, so a (8, 1_250_000, 3) layout costs nothing.
 Tests check it against the ``addressable_shards`` of real pmap inputs and outputs.
 
-Planning for a bigger machine than this one (more devices than the process has) cannot build a
-real mesh, so there the same placement is computed by index arithmetic (:func:`pmap_indices`:
-device k holds index k of the split axis, everything else whole), with hypothetical devices
-named ``device k``; tests check that arithmetic against ``devices_indices_map`` for every
-count this process can build.
+Planning for a bigger machine than this one (more devices than the process has) cannot build a real
+mesh, so there the same placement is computed by index arithmetic (:func:`pmap_indices`: device k
+holds index k of the split axis, everything else whole), with hypothetical devices named ``device
+k``; tests check that arithmetic against ``devices_indices_map`` for every count this process can
+build.
 """
 
 from __future__ import annotations

@@ -73,9 +73,8 @@ def not_runnable(plan: Plan) -> str | None:
 def estimate_bytes(plan: Plan, program: Program | None = None, compiled: Compiled | None = None):
     """Peak bytes of a live run of ``plan`` (make_values + run_plan), a ``memorymodel.Need``: see
     :func:`pmapviz.core.budgets.memoryestimates.live_run_bytes`. Pass ``program`` for the exact
-    numpy-check term,
-    and the ``compiled`` programs (compiled, never run) for what f makes in between: their
-    scratch memory from XLA's ``memory_analysis()``
+    numpy-check term, and the ``compiled`` programs (compiled, never run) for what f makes in
+    between: their scratch memory from XLA's ``memory_analysis()``
     (:func:`pmapviz.core.running.pmapcompile.temporaries`)."""
     need = memoryestimates.live_run_bytes(plan, None if program is None else program.key)
     return need if compiled is None else memorymodel.with_temporaries(need, temporaries(compiled))
@@ -146,9 +145,9 @@ def _run_plan(
     """run_plan's work.
 
     Memory (see :func:`pmapviz.core.budgets.memoryestimates.live_run_bytes`): the reference runs
-    first and its
-    one-device inputs are dropped before the inputs are placed for pmap; the host inputs are
-    dropped once placed (the shards are read back from the devices); one output exists at a
+    first and its one-device inputs are dropped before the inputs are placed for pmap; the host
+    inputs are dropped once placed (the shards are read back from the devices); one output exists at
+    a
     time while timing; results are compared block by block, in float64 chunks."""
     import time
 

@@ -9,8 +9,7 @@ that the server kills when the run passes ``--max-seconds``:
 
 * one worker, started on the first run and kept warm for the next (:data:`IDLE_S`), with this
   server's device count; its own memory (:func:`memoryestimates.worker_bytes`) is held in the
-  server's
-  pool for as long as it lives, each run's estimate on top of it while it runs;
+  server's pool for as long as it lives, each run's estimate on top of it while it runs;
 * runs take turns (a :class:`queues.FairLock`), each bounded by the time limit plus
   :data:`GRACE_S`; past it the worker is killed (the next run starts a new one) and the run
   raises :class:`Stopped`, whose message says what to make smaller;

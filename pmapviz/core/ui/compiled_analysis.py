@@ -12,8 +12,8 @@ from pmapviz.core.ui import grids, tables
 
 def show(a, labels: list[str]) -> None:
     """A compiled pmap program (pmapviz.core.running.programanalysis.Analysis): the collectives XLA
-    emitted
-    beside the ring model, their groups and pairs on the devices, the program at three levels, and
+    emitted beside the ring model, their groups and pairs on the devices, the program at three
+    levels, and
     cost and memory per variant."""
     st.caption(
         f"`{a.target.code}` on {a.target.n} device(s), compiled in {a.compile_s * 1e3:,.0f} ms."

@@ -1,12 +1,11 @@
 """Which device set a page runs on: the picker at the top of every page where the server holds
 two sets (an accelerator and emulated CPU devices), and the choice it keeps.
 
-Until the person picks a set, each page runs on the set its lessons want
-(``PageInfo.runs_on``: several devices, or the machine's own); once picked, the choice holds
-for every page of the session, like presenter mode. ``?on=cpu`` (or ``gpu``, ``tpu``) in a
-link picks it too; a set this server lacks gets a visible note and the page's default.
-Switching sets opens the pages afresh, with the defaults for those devices (settings made for
-8 devices would not fit 1).
+Until the person picks a set, each page runs on the set its lessons want (``PageInfo.runs_on``:
+several devices, or the machine's own); once picked, the choice holds for every page of the session,
+like presenter mode. ``?on=cpu`` (or ``gpu``, ``tpu``) in a link picks it too; a set this server
+lacks gets a visible note and the page's default. Switching sets opens the pages afresh, with the
+defaults for those devices (settings made for 8 devices would not fit 1).
 """
 
 from __future__ import annotations

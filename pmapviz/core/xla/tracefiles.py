@@ -21,14 +21,13 @@ from pmapviz.core.base import folders
 
 MAX_TRACE_BYTES = 256 * 2**20  # decompressed JSON a trace may have (parsing costs ~12x that)
 INFLATE_CHUNK = 2**20  # bytes of JSON inflated at a time
-# Bytes reading a trace takes at its peak, per byte of its JSON: the JSON itself and
-# json.loads' objects (the events read are a few percent of them: trace_events). Measured with
-# tracemalloc over timeline.load() (Python 3.11), the fixtures' events repeated 50 times to leave
-# out the fixed 1 MiB inflate buffer: TPU v5e 7.0 (12.4 MB of JSON; 6.9 for the fixture itself,
-# 248 KB), H200 6.0 (0.93 MB), CPU 6.0 (2.7 MB). A trace of nothing but device ops, which
-# every one is kept (benchmarks/hostile_load.py: 849k events, 100 MiB), took 10.7: twelve
-# covers it; JSON of nothing but empty objects takes 25 (tests/core/xla/test_tracefiles.py
-# measures both again).
+# Bytes reading a trace takes at its peak, per byte of its JSON: the JSON itself and json.loads'
+# objects (the events read are a few percent of them: trace_events). Measured with tracemalloc over
+# timeline.load() (Python 3.11), the fixtures' events repeated 50 times to leave out the fixed 1 MiB
+# inflate buffer: TPU v5e 7.0 (12.4 MB of JSON; 6.9 for the fixture itself, 248 KB), H200 6.0 (0.93
+# MB), CPU 6.0 (2.7 MB). A trace of nothing but device ops, which every one is kept
+# (benchmarks/hostile_load.py: 849k events, 100 MiB), took 10.7: twelve covers it; JSON of nothing
+# but empty objects takes 25 (tests/core/xla/test_tracefiles.py measures both again).
 PARSE_FACTOR = 12
 
 # how far find_trace looks under a folder: levels below it, entries seen, seconds

@@ -1,18 +1,15 @@
 """A local ``jax.distributed`` cluster: P worker processes on 127.0.0.1, D CPU devices each.
 
 Workers are separate processes (:mod:`pmapviz.features.cluster.clusterworker`) because JAX fixes the
-device
-count per process and a worker whose peers never arrive aborts (uncatchably). So every worker gets a
-timeout, enforced however a worker behaves (its output is read with non-blocking ``os.read``, so
-half a line followed by a hang cannot stall the reader); a hung, crashed or killed worker is
+device count per process and a worker whose peers never arrive aborts (uncatchably). So every worker
+gets a timeout, enforced however a worker behaves (its output is read with non-blocking ``os.read``,
+so half a line followed by a hang cannot stall the reader); a hung, crashed or killed worker is
 reported with its last output; the others are stopped; no process is left behind (each runs in its
 own process group, killed on the way out, and dies with its parent even when that is SIGKILLed: see
 :func:`pmapviz.features.cluster.clusterworker.die_with_parent`). Launches take turns per server
-process
-(:mod:`pmapviz.core.base.queues`), so two users never race for a port, and a waiting launch gives up
-after
-``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are fixed argument
-lists built from integers, never a shell string. Every refusal and failure is a
+process (:mod:`pmapviz.core.base.queues`), so two users never race for a port, and a waiting launch
+gives up after ``queue_timeout``. The coordinator listens on 127.0.0.1 only. The command lines are
+fixed argument lists built from integers, never a shell string. Every refusal and failure is a
 :class:`ClusterError`. What the page shows of a cluster (its plan, the workers' code, the
 result's check, the URL settings): :mod:`pmapviz.features.cluster.clusterview`.
 """
@@ -348,10 +345,10 @@ def launch(
     """Start the cluster, wait for every worker's result, stop everything.
 
     Waits its turn first (``on_wait(position, waited_s)`` while waiting; ``should_stop`` or
-    ``queue_timeout`` end the wait). ``fault`` (tests): a callable given the worker processes
-    right after they start, e.g. to kill one; ``command`` (tests): builds each worker's
-    argument list. Raises ClusterError with a one-line reason for bad settings, a wait that
-    ended without a turn, or any worker failing.
+    ``queue_timeout`` end the wait). ``fault`` (tests): a callable given the worker processes right
+    after they start, e.g. to kill one; ``command`` (tests): builds each worker's argument list.
+    Raises ClusterError with a one-line reason for bad settings, a wait that ended without a turn,
+    or any worker failing.
     """
     validate(processes, local_devices, timeout)
     check_budget(processes, memorypool.budget(), local_devices)

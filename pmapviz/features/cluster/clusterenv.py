@@ -2,16 +2,16 @@
 is missing when it cannot.
 
 With no arguments, ``jax.distributed.initialize()`` asks JAX's cluster classes (subclasses of
-``jax._src.clusters.ClusterEnv``), in JAX's order, whether they are present, and takes the
-first that is: Open MPI (``OMPI_MCA_orte_hnp_uri``, set by an Open MPI 4 ``mpirun``), Slurm
-(all five of ``SLURM_JOB_ID``, ``SLURM_STEP_NODELIST``, ``SLURM_NTASKS``, ``SLURM_PROCID``,
-``SLURM_LOCALID``, set by ``srun`` in each task), mpi4py (opt-in only), a Cloud TPU VM (its
-metadata server), a TPU slice on GKE (``TPU_WORKER_HOSTNAMES`` or ``TPU_PROCESS_ADDRESSES`` on a
-Cloud TPU VM) and Kubernetes (``KUBERNETES_SERVICE_HOST`` with the ``kubernetes`` package).
+``jax._src.clusters.ClusterEnv``), in JAX's order, whether they are present, and takes the first
+that is: Open MPI (``OMPI_MCA_orte_hnp_uri``, set by an Open MPI 4 ``mpirun``), Slurm (all five of
+``SLURM_JOB_ID``, ``SLURM_STEP_NODELIST``, ``SLURM_NTASKS``, ``SLURM_PROCID``, ``SLURM_LOCALID``,
+set by ``srun`` in each task), mpi4py (opt-in only), a Cloud TPU VM (its metadata server), a TPU
+slice on GKE (``TPU_WORKER_HOSTNAMES`` or ``TPU_PROCESS_ADDRESSES`` on a Cloud TPU VM) and
+Kubernetes (``KUBERNETES_SERVICE_HOST`` with the ``kubernetes`` package).
 ``JAX_COORDINATOR_ADDRESS``, ``JAX_COORDINATOR_PORT``, ``JAX_COORDINATOR_BIND_ADDRESS`` and
-``JAX_LOCAL_DEVICE_IDS`` override parts of what it finds. (JAX 0.10.2: ``jax/_src/clusters/``
-and ``jax/_src/distributed.py``; tests/features/cluster/test_clusterenv.py checks these names
-against it.)
+``JAX_LOCAL_DEVICE_IDS`` override parts of what it finds. (JAX 0.10.2: ``jax/_src/clusters/`` and
+``jax/_src/distributed.py``; tests/features/cluster/test_clusterenv.py checks these names against
+it.)
 
 :func:`jax_choice` asks JAX's own classes; :func:`diagnose` (pure: an environment in, a
 :class:`Detection` out) says which environment that is and, before anything is started, the

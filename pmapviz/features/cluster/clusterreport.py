@@ -1,6 +1,6 @@
 """A cluster's report: what every process of a real ``jax.distributed`` cluster saw, gathered
-by process 0 (``python -m pmapviz cluster --join``), written as one JSON object, and read back
-on the Multi-process page.
+by process 0 (``python -m pmapviz cluster --join``), written as one JSON object, and read back on
+the Multi-process page.
 
 :func:`build` makes it from the processes' records
 (:func:`pmapviz.features.cluster.clusterworker.run_check`
@@ -10,13 +10,12 @@ a report or does not hold together (bounded: size, nesting, counts, numbers; NaN
 :func:`check` checks the collectives against numpy; :func:`resolve` keeps a path inside the
 folder of reports named at start-up (``--reports DIR`` / ``PMAPVIZ_REPORTS``).
 
-The report's keys: ``process_count``; ``global_devices`` (one ``{id, process_index, host}``
-per global device, in the pmap axis's order); ``hosts`` (``{hostname, process_indices}``);
-``per_process`` (each process's record: its host, local devices and their ids, its inputs,
-``psum``, ``all_gather``, ``axis_index``, join / first-call / steady-call seconds);
-``environment`` (what JAX detected: :meth:`pmapviz.features.cluster.clusterenv.Detection.to_json`);
-``check``
-(:func:`check`'s verdict); ``jax_version``, ``created``, ``seconds``.
+The report's keys: ``process_count``; ``global_devices`` (one ``{id, process_index, host}`` per
+global device, in the pmap axis's order); ``hosts`` (``{hostname, process_indices}``);
+``per_process`` (each process's record: its host, local devices and their ids, its inputs, ``psum``,
+``all_gather``, ``axis_index``, join / first-call / steady-call seconds); ``environment`` (what JAX
+detected: :meth:`pmapviz.features.cluster.clusterenv.Detection.to_json`); ``check`` (:func:`check`'s
+verdict); ``jax_version``, ``created``, ``seconds``.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ With ``--parent PID`` it dies with that process, even when the parent is SIGKILL
 coordinator (process 0) listens only on the coordinator address given, 127.0.0.1.
 
 It sets its device count first, joins the cluster, runs a pmap over its local devices with
-collectives over the global axis, and prints one JSON line (prefixed ``RESULT ``) with what it
-saw. Arguments are parsed, never evaluated.
+collectives over the global axis, and prints one JSON line (prefixed ``RESULT ``) with what it saw.
+Arguments are parsed, never evaluated.
 """
 
 from __future__ import annotations

@@ -105,8 +105,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 def _cmd_join(args: argparse.Namespace) -> int:
     """One process of a real cluster (pmapviz.features.cluster.clusterjoin): no jaxstartup.apply
-    here,
-    since JAX must not start before jax.distributed.initialize(). Process 0 prints the report;
+    here, since JAX must not start before jax.distributed.initialize(). Process 0 prints the report;
     the others print one line each (nothing with --json, so a launcher's merged output is one
     JSON object)."""
     local = (

@@ -4,12 +4,11 @@ are GPUs or emulated CPU devices. Pure text from whole numbers (nothing typed is
 
 Each launcher starts every process with the variables JAX's detection reads
 (:mod:`pmapviz.features.cluster.clusterenv`). Which devices a process gets: on Slurm and Open MPI
-JAX
-defaults ``local_device_ids`` to ``[local rank]`` (one GPU per process, GPU number = local rank), so
-a process that should drive several GPUs is given ``JAX_LOCAL_DEVICE_IDS``: the same list for one
-process per node, or a range computed from its local rank in a small ``bash -c`` wrapper. On a TPU
-slice JAX never restricts devices: one process per host drives all of its chips. With CPU devices
-each process asks for its own count (``--local-devices``).
+JAX defaults ``local_device_ids`` to ``[local rank]`` (one GPU per process, GPU number = local
+rank), so a process that should drive several GPUs is given ``JAX_LOCAL_DEVICE_IDS``: the same list
+for one process per node, or a range computed from its local rank in a small ``bash -c`` wrapper. On
+a TPU slice JAX never restricts devices: one process per host drives all of its chips. With CPU
+devices each process asks for its own count (``--local-devices``).
 """
 
 from __future__ import annotations

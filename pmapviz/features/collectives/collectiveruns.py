@@ -9,10 +9,9 @@ runs under ``jax.pmap(..., axis_name="i")``; before/after values come from the a
 pairs, its pieces) and is then checked against the real values: a piece whose values do not
 match is reported (``CollectiveOutcome.warnings``), never shown as a source.
 
-``axis_index_groups`` of unequal sizes are allowed and run: on JAX 0.10 CPU ``psum`` handles
-them, but ``pmean`` silently divides every group by the FIRST group's size, and TPUs reject
-them. ``CollectiveOutcome.expected`` (numpy) stands beside the real result so the difference
-shows.
+``axis_index_groups`` of unequal sizes are allowed and run: on JAX 0.10 CPU ``psum`` handles them,
+but ``pmean`` silently divides every group by the FIRST group's size, and TPUs reject them.
+``CollectiveOutcome.expected`` (numpy) stands beside the real result so the difference shows.
 """
 
 from __future__ import annotations
@@ -118,13 +117,12 @@ def compiled_for(fn: Callable, n: int, m: int):
 def run_need(executable, n: int, m: int) -> memorymodel.Need:
     """What a run of the compiled collective holds at its peak (:func:`run`; the Compiled
     page's trace, :func:`pmapviz.features.compiled.tracecapture.collective_timeline`): the larger of
-    the formula
-    (``memoryestimates.collective_bytes``: input and an all_gather-sized output) and the
-    program's own ``memory_analysis()`` (``compiledmemory.compiled_need``). That analysis is
-    per device (see ``compiledmemory.Footprint``): on the devices, n times each device's
-    block (arguments), its result (outputs: n blocks for all_gather, one for psum, ppermute
-    and all_to_all) and its scratch (temporaries: all_to_all's pieces); on the host, the
-    (n, m) input made there and two copies of every device's result (read back, and numpy's
+    the formula (``memoryestimates.collective_bytes``: input and an all_gather-sized output) and the
+    program's own ``memory_analysis()`` (``compiledmemory.compiled_need``). That analysis is per
+    device (see ``compiledmemory.Footprint``): on the devices, n times each device's block
+    (arguments), its result (outputs: n blocks for all_gather, one for psum, ppermute and
+    all_to_all) and its scratch (temporaries: all_to_all's pieces); on the host, the (n, m) input
+    made there and two copies of every device's result (read back, and numpy's
     reference)."""
     fp = compiledmemory.footprint(executable)
     host = 0 if fp is None else n * (fp.arguments + 2 * fp.outputs)

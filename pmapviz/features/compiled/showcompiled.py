@@ -11,12 +11,10 @@ Two ways to give ``f``, read the way the Compiled program page reads its program
 - anything with a ``.lower`` (``jax.jit(f)``, ``jax.pmap(f)``, a jitted ``shard_map``):
   lowered as it is with ``args`` (their shardings are the layout) and compiled once.
 
-Nothing is run: only the shapes, dtypes (and, for ``.lower``, shardings) of ``args`` matter,
-so ``jax.ShapeDtypeStruct`` works as well as a jax or numpy array. The view lists the
-collectives XLA emitted (parsed from ``compiled.as_text()`` by :mod:`pmapviz.core.xla.hlo`), the
-memory
-per device (``compiled.memory_analysis()``), the cost (``compiled.cost_analysis()``) and the
-HLO itself.
+Nothing is run: only the shapes, dtypes (and, for ``.lower``, shardings) of ``args`` matter, so
+``jax.ShapeDtypeStruct`` works as well as a jax or numpy array. The view lists the collectives XLA
+emitted (parsed from ``compiled.as_text()`` by :mod:`pmapviz.core.xla.hlo`), the memory per device
+(``compiled.memory_analysis()``), the cost (``compiled.cost_analysis()``) and the HLO itself.
 """
 
 from __future__ import annotations

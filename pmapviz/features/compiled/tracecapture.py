@@ -4,8 +4,8 @@ beside the ring model.
 :func:`capture` runs a function a couple of times inside ``jax.profiler.trace(tmp,
 create_perfetto_trace=True)`` and reads the ``perfetto_trace.json.gz`` it wrote
 (:mod:`pmapviz.core.xla.tracefiles`) into a Timeline (:mod:`pmapviz.core.xla.timeline`). The
-temporary folder is
-always removed, and one capture runs at a time in a process (``TURNS``, a visible queue).
+temporary folder is always removed, and one capture runs at a time in a process (``TURNS``, a
+visible queue).
 :func:`collective_timeline` compiles a collective, holds its memory, traces it, and sets each
 collective's measured time beside the ring model's.
 """
@@ -95,8 +95,7 @@ def collective_timeline(
     on_wait=None,
 ) -> tuple[Timeline, list]:
     """A collective of the playground: compiled (pmapviz.core.running.programanalysis), traced, and
-    each
-    collective's measured time beside the ring model.
+    each collective's measured time beside the ring model.
 
     Compiled first, from the input's shape alone; what the call holds
     (``collectiveruns.run_need``, from its ``memory_analysis()``) is refused when it could never

@@ -3,12 +3,12 @@ shows it, from shapes alone.
 
 :func:`plan` runs :func:`pmapviz.core.planning.planning.plan` and returns a
 :class:`pmapviz.core.drawing.notebookviews.View`
-of the verdict (OK, or each problem with its fix), the pmap call, a card per input and output
-split as JAX splits it (:func:`pmapviz.core.planning.pmapplacement.plan_layouts`: JAX's
-``devices_indices_map``,
-or index arithmetic when planning for more devices than this process has), the table of what
-each device holds and computes, and, for a catalog example, the runnable ``jax.pmap`` script.
-The plan itself stays reachable: ``view.ok``, ``view.problems``, ``view.leaves`` are the
+of the verdict (OK, or each problem with its fix), the pmap call, a card per input and output split
+as JAX splits it (:func:`pmapviz.core.planning.pmapplacement.plan_layouts`: JAX's
+``devices_indices_map``, or index arithmetic when planning for more devices than this process has),
+the table of what each device holds and computes, and, for a catalog example, the runnable
+``jax.pmap`` script. The plan itself stays reachable: ``view.ok``, ``view.problems``,
+``view.leaves`` are the
 :class:`pmapviz.core.planning.planning.Plan`'s (the view's ``source``).
 """
 
@@ -133,13 +133,12 @@ def plan(
     n_devices: int | None = None,
 ) -> View:
     """What ``jax.pmap(f, in_axes, out_axes, axis_name)`` does with arguments of ``shapes``
-    on ``devices`` devices, from shapes alone (nothing is allocated), as a view: the verdict
-    and each problem's fix, every input and output split over the devices, what each device
-    holds (``to_frame()``), and the code. ``f``: a function, or a catalog example's name
-    (``"vdot"``, ``"batched_dot"``, ...; then ``shapes`` and the axes default to its own).
-    ``devices`` (or ``n_devices``) may exceed this process's devices: planning for a bigger
-    machine. The view reads on as its :class:`pmapviz.core.planning.planning.Plan`: ``.ok``,
-    ``.problems``.
+    on ``devices`` devices, from shapes alone (nothing is allocated), as a view: the verdict and
+    each problem's fix, every input and output split over the devices, what each device holds
+    (``to_frame()``), and the code. ``f``: a function, or a catalog example's name (``"vdot"``,
+    ``"batched_dot"``, ...; then ``shapes`` and the axes default to its own). ``devices`` (or
+    ``n_devices``) may exceed this process's devices: planning for a bigger machine. The view reads
+    on as its :class:`pmapviz.core.planning.planning.Plan`: ``.ok``, ``.problems``.
     Raises ValueError for a name, shape list, device count or axis name that is not one."""
     notes = notebookviews.ready()
     fn, name = function_for(f)

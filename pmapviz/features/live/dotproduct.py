@@ -5,13 +5,12 @@
 
 One code path for the Live page and ``python -m pmapviz dot``. Memory is kept low on purpose
 (:func:`pmapviz.core.budgets.memoryestimates.dot_bytes` is the model): the seeded inputs are
-generated once, on the
-host, into page-aligned buffers, then put on one device for the reference and on the n
-devices for pmap. On CPU, JAX shares an aligned host buffer instead of copying it (checked and
-reported as ``zero_copy``); elsewhere the puts are real host-to-device copies. The results are
-compared block by block, per device shard, in float64 chunks. Timings: compile (ahead-of-time
-lower + compile), transfer (host to devices), run (steady state, block_until_ready), each
-reported separately.
+generated once, on the host, into page-aligned buffers, then put on one device for the reference and
+on the n devices for pmap. On CPU, JAX shares an aligned host buffer instead of copying it (checked
+and reported as ``zero_copy``); elsewhere the puts are real host-to-device copies. The results are
+compared block by block, per device shard, in float64 chunks. Timings: compile (ahead-of-time lower
++ compile), transfer (host to devices), run (steady state, block_until_ready), each reported
+separately.
 """
 
 from __future__ import annotations

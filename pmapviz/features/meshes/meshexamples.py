@@ -1,7 +1,7 @@
 """Ready examples of one function on a named mesh, both views each (the global ``jit`` with
-shardings and the per-device ``shard_map`` with collectives over named axes), with their
-shapes, specs and code; run on this process's devices, and timed over every 2-D mesh shape of
-the same devices (:func:`mesh_sweep`).
+shardings and the per-device ``shard_map`` with collectives over named axes), with their shapes,
+specs and code; run on this process's devices, and timed over every 2-D mesh shape of the same
+devices (:func:`mesh_sweep`).
 """
 
 from __future__ import annotations

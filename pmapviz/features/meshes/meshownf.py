@@ -1,8 +1,7 @@
 """Your own f on a named mesh, both ways: typed as two expressions over the Meshes page's
 arguments (:mod:`pmapviz.core.expressions.expr`, never evaluated as Python), the global view for
-``jax.jit``
-with NamedSharding and the per-device view for ``jax.shard_map`` with collectives over named
-axes, plus the ``out_specs`` that put the per-device blocks back together.
+``jax.jit`` with NamedSharding and the per-device view for ``jax.shard_map`` with collectives over
+named axes, plus the ``out_specs`` that put the per-device blocks back together.
 
 :func:`check` says, before anything runs, what JAX would refuse, in the user's shapes and with
 a fix: an expression that does not parse, a collective over an axis the mesh lacks (or in the
@@ -14,8 +13,7 @@ of the jitted global f, and of the shard_map'ped per-device f, which records
 ``jax.typeof(out)``'s varying mesh axes while it is traced.
 
 :func:`run` runs both (:mod:`pmapviz.features.meshes.meshviews`), each checked against the global f
-on one
-device, inside the server's memory budget.
+on one device, inside the server's memory budget.
 """
 
 from __future__ import annotations

@@ -7,16 +7,14 @@
   ``jax.shard_map`` hands ``fn_local`` each device's block; communication is written out as
   collectives over named axes (``jax.lax.psum(x, 'model')``, ``jax.lax.all_gather(...)``).
 
-Both runs return plain numbers and text (no device arrays): the output's shape, every device's
-block (id, index, shape), the largest difference from ``jax.jit(fn)`` on one device, the
-median of timed calls (:func:`pmapviz.core.devices.devicerates.timed_calls`), the collectives XLA
-emitted
-read back as mesh axes (:mod:`pmapviz.features.meshes.meshcollectives`) and each device's memory
+Both runs return plain numbers and text (no device arrays): the output's shape, every device's block
+(id, index, shape), the largest difference from ``jax.jit(fn)`` on one device, the median of timed
+calls (:func:`pmapviz.core.devices.devicerates.timed_calls`), the collectives XLA emitted read back
+as mesh axes (:mod:`pmapviz.features.meshes.meshcollectives`) and each device's memory
 (:func:`pmapviz.core.budgets.compiledmemory.device_memory`). The one-device reference runs under a
-mesh of
-one device with the same axis names, so a function may name the axes (as in
-``jnp.matmul(x, w, out_sharding=P('data', None))``, which Explicit axes ask for when the
-contracted dimension is sharded). Ready pairs of the two views are
+mesh of one device with the same axis names, so a function may name the axes (as in ``jnp.matmul(x,
+w, out_sharding=P('data', None))``, which Explicit axes ask for when the contracted dimension is
+sharded). Ready pairs of the two views are
 :mod:`pmapviz.features.meshes.meshexamples`.
 """
 

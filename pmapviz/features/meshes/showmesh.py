@@ -3,12 +3,10 @@
 
 ``mesh((2, 4), ("data", "model"), {"x": ((8, 16), ("data", None))})`` checks every array with
 :func:`pmapviz.features.meshes.meshspecs.problems` (what JAX would refuse, each with a fix: shown as
-problem
-boxes, not raised), places the others with :func:`pmapviz.features.meshes.meshplacement.place` (read
-from
-JAX's ``devices_indices_map`` on this process's devices; planned by index arithmetic for a
-mesh bigger than this process) and draws them as the page does
-(:mod:`pmapviz.features.meshes.meshgrids`).
+problem boxes, not raised), places the others with
+:func:`pmapviz.features.meshes.meshplacement.place` (read from JAX's ``devices_indices_map`` on this
+process's devices; planned by index arithmetic for a mesh bigger than this process) and draws them
+as the page does (:mod:`pmapviz.features.meshes.meshgrids`).
 """
 
 from __future__ import annotations

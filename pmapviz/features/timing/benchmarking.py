@@ -9,8 +9,7 @@ Rules the harness keeps (and tests check with a fake clock):
 - inputs are placed once (transfer), then reused by every timed run: no repeated transfers;
 - before the first implementation at each size, the inputs are copied to a device once,
   untimed (:func:`pmapviz.core.devices.devicefacts.warm_transfer`): on a GPU the first placement at
-  a new
-  size paid ~0.4 ms per MB more (the runtime growing its staging memorymodel), which made
+  a new size paid ~0.4 ms per MB more (the runtime growing its staging memorymodel), which made
   whichever implementation came first (pmap) look 7.7x slower to transfer;
 - one warm-up call is excluded; every timed run is kept (outliers too), with block_until_ready;
 - one benchmark runs at a time per process (``TURNS``, a first-come-first-served queue that

@@ -1,12 +1,11 @@
 """``pmapviz.timing()``: the Timing lab's measurement, as a notebook view.
 
 The same harness as the lab and ``python -m pmapviz bench``
-(:func:`pmapviz.features.timing.benchmarking.sweep`):
-every implementation compiled ahead of time, its inputs placed once, compile, transfer, compute
-and device-to-host timed apart, against the floor (the bytes a call must move over the device's
-own measured memory bandwidth). A sweep too big for the memory budget or the time limit is
-refused before it runs (:func:`pmapviz.features.timing.sweepsetup.plan_sweep`), as the lab and the
-CLI refuse it.
+(:func:`pmapviz.features.timing.benchmarking.sweep`): every implementation compiled ahead of time,
+its inputs placed once, compile, transfer, compute and device-to-host timed apart, against the floor
+(the bytes a call must move over the device's own measured memory bandwidth). A sweep too big for
+the memory budget or the time limit is refused before it runs
+(:func:`pmapviz.features.timing.sweepsetup.plan_sweep`), as the lab and the CLI refuse it.
 
 Defaults are small, so a call takes a couple of seconds: the lab's device counts (1, 2, 4, ...
 up to the devices this process has), every implementation, and the two smallest of the lab's
@@ -91,8 +90,7 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
 # ---------------------------------------------------------------- the view
 def table_rows(report: SweepReport) -> list[dict]:
     """The lab's table rows (:func:`pmapviz.features.timing.benchreports.rows_for_table`), each with
-    its
-    speed-up over jit(vmap) on one device at the same size (1.0 for vmap itself; None where
+    its speed-up over jit(vmap) on one device at the same size (1.0 for vmap itself; None where
     there is no vmap to compare with, and for numpy)."""
     rows = benchreports.rows_for_table(report)
     sp = {

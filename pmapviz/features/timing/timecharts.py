@@ -84,8 +84,8 @@ def breakdown_figure(rows: list[dict]) -> go.Figure:
     fig.update_xaxes(tickangle=0)
     fig.update_yaxes(title="ms")
     _timing_layout(fig, 420)
-    # the legend below the axis's second level (the implementation names), clear of the
-    # modebar that covers the top right on hover
+    # the legend below the axis's second level (the implementation names), clear of the modebar that
+    # covers the top right on hover
     fig.update_layout(legend=dict(orientation="h", y=-0.22, yanchor="top", x=0), margin=dict(b=70))
     return fig
 

@@ -14,8 +14,8 @@ from pmapviz.core.devices import devicefacts
 @dataclass(frozen=True)
 class TourBlock:
     """One piece of a step: kind is markdown, code, lesson (a mistake's message, shown on
-    purpose), info, table, link, or a picture:
-    grid (rows; extra: what it shows), chips (the devices), cards (an explorer scenario's
+    purpose), info, table, link, or a picture: grid (rows; extra: what it shows), chips (the
+    devices), cards (an explorer scenario's
     texts, drawn as JAX splits its arrays; extra: a title)."""
 
     kind: str

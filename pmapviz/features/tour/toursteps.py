@@ -1,6 +1,5 @@
 """The guided tour's steps: ten steps through what the seed teaches, each a short explanation, a
-small live demo on this server's devices, and links that open the full pages with the same
-settings.
+small live demo on this server's devices, and links that open the full pages with the same settings.
 
 Every step is one function ``step_N(ctx) -> list[TourBlock]`` (plain data, from
 :mod:`pmapviz.features.tour.tourblocks`); the page only renders blocks. Two steps have a heavier

@@ -1,8 +1,8 @@
 """Data-parallel training with pmap: each device gets a shard of the batch and a replica of the
 parameters, computes its gradients, and a collective (``lax.pmean``, or ``lax.psum`` then divide)
-makes every device apply the same update. Checked every step: all replicas identical. Checked at
-the end: the same model trained on one device with the same global batch ends at the same
-parameters, up to float rounding.
+makes every device apply the same update. Checked every step: all replicas identical. Checked at the
+end: the same model trained on one device with the same global batch ends at the same parameters, up
+to float rounding.
 """
 
 from __future__ import annotations

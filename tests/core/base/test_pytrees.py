@@ -1,6 +1,5 @@
 """pmapviz.core.base.pytrees: tree text parsing (bounded, column-precise), leaf order and names,
-prefix
-broadcasting and the flat wrapper. Oracles are JAX's own tree utilities and Python's
+prefix broadcasting and the flat wrapper. Oracles are JAX's own tree utilities and Python's
 ``ast.literal_eval`` (test-side only), never the module's own helpers."""
 
 import ast

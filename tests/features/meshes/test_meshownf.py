@@ -1,6 +1,5 @@
 """pmapviz.features.meshes.meshownf: your own f on a mesh is checked before it runs exactly as JAX
-would
-refuse it (shard_map's check_vma included), in the user's shapes; both views then run,
+would refuse it (shard_map's check_vma included), in the user's shapes; both views then run,
 agree with one device, and report each device's memory as the compiled program plans it."""
 
 import math

@@ -1,6 +1,5 @@
 """pmapviz.features.meshes.migration: every valid pmap setting has a shard_map equivalent whose
-specs and
-blocks are what JAX itself uses and hands f, and the two agree on the same values; where
+specs and blocks are what JAX itself uses and hands f, and the two agree on the same values; where
 shard_map's check_vma refuses what pmap accepted, that is reported, not raised."""
 
 import jax

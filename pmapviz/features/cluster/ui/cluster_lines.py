@@ -1,6 +1,5 @@
 """The launch lines for a real cluster (:mod:`pmapviz.features.cluster.launchlines`) from the user's
-numbers
-(nodes, processes per node, devices per process, GPUs or CPU devices: page settings, in the
+numbers (nodes, processes per node, devices per process, GPUs or CPU devices: page settings, in the
 link), and what changes on a real cluster."""
 
 from __future__ import annotations
