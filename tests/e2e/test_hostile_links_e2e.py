@@ -46,7 +46,8 @@ ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_PLATFORM": "", "PMAPVIZ_MAX_BYTES": ""}
 
 PAGE_KEYS: dict[str, list[str]] = {
     "": list(APP_KEYS),  # home (the default page, "/"); app.py reads them on every page
-    **{p.url_path: list(p.keys()) for p in PAGES if p.keys()},
+    # every other page: its own keys, or the app's where it reads none of its own
+    **{p.url_path: list(p.keys() or APP_KEYS) for p in PAGES[1:]},
 }
 # the context a key needs before the page reads it at all
 COLLECTIVE_CONTEXT = {"pairs": {"c": "ppermute", "p": "custom"}, "g": {"c": "psum"}}
@@ -140,7 +141,7 @@ def hostile_links(n: int) -> list[Link]:
                 links.append(_link(page, params, f"{key}={_short(value)}"))
             i += 1
     for page, keys in PAGE_KEYS.items():
-        every = [*keys, "present"] if page else keys
+        every = list(dict.fromkeys([*keys, "present"])) if page else keys
         for value in MARKUP + OTHER:
             # a URL of 70 KB is refused by the browser or server before the app sees it: the
             # 10k-character value goes to three keys per link
@@ -581,7 +582,7 @@ def browser_links() -> list[Link]:
     together = " ".join(FETCHING)
     links = []
     for page, keys in PAGE_KEYS.items():
-        every = [*keys, "present"] if page else keys
+        every = list(dict.fromkeys([*keys, "present"])) if page else keys
         params = {**KEY_CONTEXT.get((page, "g"), {}), **dict.fromkeys(every, together)}
         links.append(_link(page, params, f"every key={_short(together)}"))
     keys = ", ".join(f"{v!r}: x" for v in (*FETCHING, "www.example.invalid"))
