@@ -152,3 +152,26 @@ def test_every_count_of_the_tours_steps_is_the_number_of_steps():
     said = _step_counts(README) + _step_counts(tour.__doc__)
     assert said and set(said) == {len(toursteps.STEPS)}, said
     assert _step_counts("the tour: thirteen steps") == [13]  # the reader finds a wrong one
+
+
+def test_every_path_and_module_the_readme_names_exists():
+    """A file path (``pmapviz/...py``, ``tests/...py``, ``benchmarks/...py``) or a dotted module
+    (``pmapviz.core.planning.planning.Plan``: some prefix of it a module or package) named in the
+    README is there: a module moved without its docs fails here."""
+    paths = set(re.findall(r"\b((?:pmapviz|tests|benchmarks|harness)/[\w/]+\.py)\b", README))
+    missing = [p for p in sorted(paths) if not (ROOT / p).exists()]
+    dotted = set(re.findall(r"\bpmapviz(?:\.\w+)+", README))
+
+    def exists(name: str) -> bool:
+        parts = name.split(".")
+        return (
+            any(
+                (ROOT.joinpath(*parts[:k]).with_suffix(".py")).exists()
+                or (ROOT.joinpath(*parts[:k]) / "__init__.py").exists()
+                for k in range(len(parts), 1, -1)
+            )
+            or len(parts) == 2
+        )  # pmapviz.show(...): the public API, checked in test_architecture
+
+    missing += [d for d in sorted(dotted) if not exists(d)]
+    assert paths and dotted and not missing, missing
