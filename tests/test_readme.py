@@ -3,6 +3,7 @@ a comment is what the code returns; every `plan` command in its Scripts section 
 exits 0 (ok) or 1 (problems), never 2 (bad input)."""
 
 import ast
+import importlib
 import re
 import shlex
 
@@ -162,16 +163,20 @@ def test_every_path_and_module_the_readme_names_exists():
     missing = [p for p in sorted(paths) if not (ROOT / p).exists()]
     dotted = set(re.findall(r"\bpmapviz(?:\.\w+)+", README))
 
-    def exists(name: str) -> bool:
+    def exists(name: str) -> bool:  # the longest module prefix, imported, then its attributes
         parts = name.split(".")
-        return (
-            any(
-                (ROOT.joinpath(*parts[:k]).with_suffix(".py")).exists()
-                or (ROOT.joinpath(*parts[:k]) / "__init__.py").exists()
-                for k in range(len(parts), 1, -1)
-            )
-            or len(parts) == 2
-        )  # pmapviz.show(...): the public API, checked in test_architecture
+        k = max(
+            k
+            for k in range(1, len(parts) + 1)
+            if ROOT.joinpath(*parts[:k]).with_suffix(".py").exists()
+            or (ROOT.joinpath(*parts[:k]) / "__init__.py").exists()
+        )
+        obj = importlib.import_module(".".join(parts[:k]))
+        for attr in parts[k:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
 
     missing += [d for d in sorted(dotted) if not exists(d)]
     assert paths and dotted and not missing, missing
