@@ -113,7 +113,7 @@ def lanes_of(
     events: Sequence[OpEvent], collectives: dict[str, str] | None = None, module: str | None = None
 ) -> tuple[Lanes, str | None, int]:
     """One lane per device for the last call that reached every device seen; times relative
-    to that call's first event. ``collectiveops``: HLO op name -> kind (from the compiled HLO);
+    to that call's first event. ``collectives``: HLO op name -> kind (from the compiled HLO);
     an op not in it is classified by its name (:func:`collective_kind`)."""
     known = collectives or {}
     if module is not None:
