@@ -44,7 +44,7 @@ COMMANDS: dict[str, Command] = {
     "plan": Command(
         "features.explorer.cmd_plan",
         "cmd_plan",
-        "_plan_args",
+        "plan_args",
         "validate shapes and axes for pmap, and give the result shapes",
     ),
     "hlo": Command(

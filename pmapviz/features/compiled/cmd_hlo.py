@@ -15,16 +15,16 @@ from pmapviz.core.planning import planning
 from pmapviz.core.running import programanalysis
 from pmapviz.features.collectives import collectiveanalysis, collectivechoices
 from pmapviz.features.explorer.cmd_plan import (
-    _example,
-    _plan_args,
-    _plan_inputs,
-    _print_plan,
-    _program,
+    example_shapes,
+    plan_args,
+    plan_inputs,
+    print_plan,
+    program_of,
 )
 
 
 def _hlo_args(p: argparse.ArgumentParser) -> None:
-    _plan_args(p)
+    plan_args(p)
     p.add_argument(
         "--collective",
         default=None,
@@ -43,17 +43,17 @@ def cmd_hlo(args: argparse.Namespace) -> int:
     if args.plan_devices is not None:
         raise valueparse.SettingError("hlo compiles for this process's devices: use --devices.")
     if args.collective is None:
-        program = _program(args)
-        shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+        program = program_of(args)
+        shapes, in_axes, out_axes, axis_name, dtypes = plan_inputs(args, program)
     _start(_settings(args), args)
     n = devicefacts.facts().local_count
     if args.collective is None:
-        shapes = _example(shapes, program, n)
+        shapes = example_shapes(shapes, program, n)
         p = planning.plan(
             program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, dtypes=dtypes
         )
         if not p.ok:
-            _print_plan(p, program, axis_name)
+            print_plan(p, program, axis_name)
             return 1
         analysis = programanalysis.analyse_plan(program, p)
     else:

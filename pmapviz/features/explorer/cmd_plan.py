@@ -17,7 +17,9 @@ from pmapviz.core.planning import planning, scenarios
 from pmapviz.core.planning.planning import Plan
 
 
-def _plan_args(p: argparse.ArgumentParser) -> None:
+def plan_args(p: argparse.ArgumentParser) -> None:
+    """The plan's flags: the function (--fn, or --expr with --args), shapes, axes, dtypes,
+    axis name and --plan-devices (``hlo`` takes the same)."""
     p.add_argument(
         "--fn",
         default=None,
@@ -59,7 +61,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _program(args: argparse.Namespace):
+def program_of(args: argparse.Namespace):
     """The catalog function (--fn) or the user's expression (--expr with --args)."""
     if args.expr is None:
         if args.args is not None:
@@ -72,11 +74,11 @@ def _program(args: argparse.Namespace):
     return scenarios.program_for(scenarios.EXPR, args.args, args.expr)
 
 
-def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
+def plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     """The plan's shapes, axes, name and dtypes from the flags, parsed by the explorer's own
     schema (:func:`pmapviz.core.planning.scenarios.inputs`) before JAX starts; what the flags leave
     out, the function's defaults. Shapes are None for the function's example, whose mapped
-    axes :func:`_example` sizes to the devices once they are known."""
+    axes :func:`example_shapes` sizes to the devices once they are known."""
     fn = args.fn or ("f" if args.expr is not None else "batched_dot")
     shapes, dtypes = args.shape or [], args.dtype or []
     if shapes and len(shapes) != program.n_args:
@@ -116,7 +118,7 @@ def _plan_inputs(args: argparse.Namespace, program: Program) -> tuple:
     )
 
 
-def _example(shapes: list | None, program: Program, n: int) -> list:
+def example_shapes(shapes: list | None, program: Program, n: int) -> list:
     """``shapes`` as given, or the function's example with its mapped axes sized to ``n``
     devices (as the explorer's defaults are), so it fits any device count."""
     return functions.sized_shapes(program, n) if shapes is None else shapes
@@ -149,14 +151,14 @@ def _in_axes_texts(text: str | None) -> list[str] | None:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
     device_settings = _settings(args)
-    program = _program(args)
-    shapes, in_axes, out_axes, axis_name, dtypes = _plan_inputs(args, program)
+    program = program_of(args)
+    shapes, in_axes, out_axes, axis_name, dtypes = plan_inputs(args, program)
     n = None
     if args.plan_devices is not None:
         n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
     else:
         _start(device_settings, args)
-    shapes = _example(shapes, program, n or devicefacts.facts().local_count)
+    shapes = example_shapes(shapes, program, n or devicefacts.facts().local_count)
     p = planning.plan(
         program,
         shapes,
@@ -169,7 +171,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         print(p.to_json())
     else:
-        _print_plan(p, program, axis_name)
+        print_plan(p, program, axis_name)
     return 0 if p.ok else 1
 
 
@@ -184,7 +186,8 @@ def _argument_lines(p: Plan) -> list[str]:
     ]
 
 
-def _print_plan(p: Plan, program: Program, axis_name) -> None:
+def print_plan(p: Plan, program: Program, axis_name) -> None:
+    """The plan as lines of text: OK or NOT OK, each argument's split, each problem's fix."""
     print(
         f"f({', '.join(program.arg_names)}) = {program.body(axis_name)}, "
         f"pmap over {p.n_devices} device(s): " + ("OK" if p.ok else "NOT OK")
