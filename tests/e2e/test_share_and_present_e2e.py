@@ -125,7 +125,8 @@ def test_presenter_mode_at_1280x720(server, tab):
     )
 
 
-PRESENTER_PAGES = [f"/{p.url_path}" for p in PAGES]
+# Home is served at "/" (its url_path names it in the registry; /home is "Page not found")
+PRESENTER_PAGES = ["/", *(f"/{p.url_path}" for p in PAGES[1:])]
 TOUR_STEPS = range(1, len(toursteps.STEPS) + 1)
 
 
