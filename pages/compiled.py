@@ -1,7 +1,7 @@
 """Compiled program: what XLA made of a pmap. The collectives it emitted (read from the compiled
 HLO) beside the ring model, the program at three levels, cost and memory per device for pmap,
 jit(vmap), jit + NamedSharding and shard_map, hidden communication, and a per-device timeline
-from a real profiler trace."""
+from a real profiler trace; or, with a TPU slice picked, the same program compiled for it."""
 
 import streamlit as st
 
@@ -23,6 +23,8 @@ st.markdown(
 )
 src, explored = compiled_program.form(report.count)
 url_state.share_link("compiled")
+if compiled_program.on_slice(src, explored, report.count, slot):
+    st.stop()  # a TPU slice picked: its report instead of this machine's analysis
 analysis, call = compiled_program.analyse(src, explored, report.count)
 
 with presenter.picture(slot):

@@ -28,5 +28,6 @@ if mesh_view.problems(mesh, args):
 placed = [meshplacement.place(mesh, shape, spec) for _, shape, spec in args]
 mesh_view.show(placed, [name for name, _, _ in args], slot)
 mesh_own.show(mesh, args, report.count)
+mesh_own.on_slice(mesh, args, report.count)
 mesh_run.show(report.count)
 mesh_run.sweep(report.count)

@@ -27,6 +27,7 @@ with presenter.picture(slot):
     grids.show(*trainingmodel.setup_grid(cfg, report.labels))
 with st.expander("The pmap training step for these settings", expanded=False):
     st.code(trainingmodel.code_for(cfg), language="python")
+training_run.on_slice(cfg, n)  # with a TPU slice picked: one step compiled for it
 
 training_run.run(cfg)
 training_result.show(report)

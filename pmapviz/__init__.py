@@ -14,10 +14,12 @@ terminal, and gives its data (``.to_dict()``, ``.to_frame()``):
 - :func:`pmapviz.collective` -- a collective (psum, all_gather, ppermute ...): before and after
   on each device, checked against numpy.
 - :func:`pmapviz.compiled` -- what XLA made of ``f``: its collectives, memory per device, cost
-  and HLO.
+  and HLO; ``topology="v5e:4x4"`` compiles it for a TPU slice this machine does not have.
 - :func:`pmapviz.mesh` -- arrays placed on a named mesh by PartitionSpecs.
 - :func:`pmapviz.timing` -- the Timing lab's measurement: pmap, shard_map, NamedSharding and
   vmap, with compile, transfer and compute apart, against the measured floor.
+- :func:`pmapviz.pod_sweep` -- one program compiled for TPU slices from 4 to 256 chips: the
+  compiler's estimate and the communication model per size.
 
 Importing this package does not import JAX; the first call configures it (unless this process
 started JAX itself, whose devices are then used as they are).
@@ -37,6 +39,7 @@ _PUBLIC = {
     "compiled": "pmapviz.features.compiled.showcompiled",
     "mesh": "pmapviz.features.meshes.showmesh",
     "timing": "pmapviz.features.timing.showtiming",
+    "pod_sweep": "pmapviz.features.pods.showpod",
 }
 __all__ = list(_PUBLIC)
 

@@ -95,6 +95,12 @@ COMMANDS: dict[str, Command] = {
         "_mesh_args",
         "a named mesh and PartitionSpecs: which device holds which block",
     ),
+    "pod": Command(
+        "features.pods.cmd_pod",
+        "cmd_pod",
+        "_pod_args",
+        "compile for a TPU slice you don't have: memory, cost, collectives; --sweep",
+    ),
 }
 OWN_DEVICE_FLAGS = ("bench", "cluster", "trace")  # their own device flags, or none
 

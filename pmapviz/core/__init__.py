@@ -14,6 +14,7 @@ FLOORS = (
     "planning",  # what pmap will do with given shapes, and where each slice goes
     "budgets",  # memory and time: estimates, the server's pool, refusals
     "running",  # real runs: compiled ahead of time, checked, sandboxed, analysed
+    "pods",  # programs compiled by libtpu for TPU slices this machine does not have
     "drawing",  # pictures and notebook views, without Streamlit
     "ui",  # the Streamlit frame and components every page shares
 )

@@ -18,5 +18,6 @@ ORDER = (
     "cluster",  # jax.distributed clusters
     "compiled",  # what XLA made: collectives, memory, cost, timelines
     "meshes",  # named meshes, PartitionSpecs, and the explorer's plan as shard_map
+    "pods",  # programs compiled by the TPU compiler for slices this machine does not have
     "tour",  # the guided tour over all of them
 )

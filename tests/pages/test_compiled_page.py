@@ -2,6 +2,7 @@
 
 import pytest
 
+from pmapviz.core.pods import podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -68,3 +69,38 @@ def test_explorer_and_collectives_have_a_compiled_view(run_app):
     at = run_app(page="pages/collectives.py", query={"c": "all_gather", "n": "4", "m": "2"})
     at.toggle(key="co_xla").set_value(True).run()
     assert not at.exception and "all-gather" in list(at.dataframe[-2].value["collective"])
+
+
+# libtpu takes a lockfile per machine: the suite's other workers (and a running server) load it too
+SHARED_LIBTPU = {"ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+
+
+needs_libtpu = pytest.mark.skipif(
+    not podtopology.availability().ok, reason="compiling for a TPU slice needs libtpu"
+)
+
+
+@needs_libtpu
+def test_a_tpu_slice_in_the_link_compiles_the_chosen_collective_for_it(run_app):
+    at = run_app(
+        page=PAGE, query={"src": "collective", "c": "psum", "pod": "v5e:2x4"}, env=SHARED_LIBTPU
+    )
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="cp_pod").value == "v5e:2x4"
+    assert any("v5e:2x4: 8 chips on 2 hosts" in m.value for m in at.markdown)
+    metrics = {m.label: m.value for m in at.metric}
+    for label in ("Peak per device", "Compute + HBM", "Communication", "Collectives"):
+        assert metrics[label], label
+    assert "all-reduce" in list(at.dataframe[-1].value["kind"])
+    assert "The collectives XLA emitted" not in [s.value for s in at.subheader]  # instead of
+    assert at.query_params["pod"] == "v5e:2x4"
+
+
+def test_a_bad_slice_in_the_link_is_said_and_this_machine_used(run_app):
+    at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "pod": "v9:1x1"})
+    assert not at.exception
+    assert any("pod= `v9`" in w.value and "Using the default" in w.value for w in at.warning)
+    assert at.selectbox(key="cp_pod").value == ""
+    assert "The collectives XLA emitted" in [s.value for s in at.subheader]
+    assert "pod" not in at.query_params and not at.metric

@@ -1,5 +1,8 @@
 """AppTest for the Meshes page: placements drawn from JAX, problems with fixes, links."""
 
+import pytest
+
+from pmapviz.core.pods import podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -71,3 +74,26 @@ def test_your_own_f_is_checked_on_the_page_and_its_settings_are_in_the_link(run_
     at.text_input(key="me_out").set_value("P('data')").run()
     assert any("same on every device along `model`" in e.value for e in at.error)
     assert at.query_params["out"] == "P('data')"  # the link keeps what was typed
+
+
+# libtpu takes a lockfile per machine: the suite's other workers (and a running server) load it too
+SHARED_LIBTPU = {"ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+
+
+@pytest.mark.skipif(
+    not podtopology.availability().ok, reason="compiling for a TPU slice needs libtpu"
+)
+def test_your_f_on_a_tpu_slice_and_a_slice_the_mesh_does_not_fit(run_app):
+    # the default mesh, 2x4: 8 devices, as v5e:2x4 has; v5e:4x4's 16 do not fit it
+    at = run_app(page=PAGE, query={"pod": "v5e:2x4"}, env=SHARED_LIBTPU)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert "Your f on a TPU slice" in [s.value for s in at.subheader]
+    assert any("v5e:2x4: 8 chips on 2 hosts" in m.value for m in at.markdown)
+    metrics = {m.label: m.value for m in at.metric}
+    for label in ("Peak per device", "Compute + HBM", "Communication", "Collectives"):
+        assert metrics[label], label
+    at.selectbox(key="me_pod").set_value("v5e:4x4").run()
+    assert not at.exception and not at.error and not at.metric
+    assert any("has 8 devices and v5e:4x4 has 16" in i.value for i in at.info)
+    assert at.query_params["pod"] == "v5e:4x4"

@@ -2,6 +2,7 @@
 
 import pytest
 
+from pmapviz.core.pods import podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -79,3 +80,25 @@ def test_time_per_step(run_app):
     at.button(key="tr_time").click().run(timeout=300)
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2
+
+
+# libtpu takes a lockfile per machine: the suite's other workers (and a running server) load it too
+SHARED_LIBTPU = {"ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+
+
+@pytest.mark.skipif(
+    not podtopology.availability().ok, reason="compiling for a TPU slice needs libtpu"
+)
+def test_one_step_on_a_tpu_slice_is_compiled_not_trained(run_app):
+    at = run_app(
+        page=PAGE, query={"model": "mlp", "red": "psum", "pod": "v5e:2x4"}, env=SHARED_LIBTPU
+    )
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert "One step on a TPU slice" in [s.value for s in at.subheader]
+    assert any("v5e:2x4: 8 chips on 2 hosts" in m.value for m in at.markdown)
+    metrics = {m.label: m.value for m in at.metric}
+    for label in ("Peak per device", "Compute + HBM", "Communication", "Collectives"):
+        assert metrics[label], label
+    assert "all-reduce" in list(at.dataframe[-1].value["kind"])
+    assert "tr_hist" not in at.session_state and at.query_params["pod"] == "v5e:2x4"

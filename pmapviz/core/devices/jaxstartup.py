@@ -244,6 +244,12 @@ def environment_for(settings: Settings, env: dict[str, str] | os._Environ) -> di
     }
     if settings.platform != "auto":
         changes["JAX_PLATFORMS"] = platforms_for(settings.platform)
+    elif not env.get("JAX_PLATFORMS") and not accelerators.accelerators_present():
+        # No chip here: start the CPU alone. With libtpu installed (the pods extra), JAX would
+        # try its TPU plugin first: 2-3 s more and libtpu's warnings in the terminal.
+        changes["JAX_PLATFORMS"] = "cpu"
+    if "tpu" not in accelerators.accelerators_present() and "TPU_SKIP_MDS_QUERY" not in env:
+        changes["TPU_SKIP_MDS_QUERY"] = "1"  # libtpu (pods) asks no cloud metadata server
     return changes
 
 
@@ -319,13 +325,15 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
     if _applied is not None and _applied[0] == settings:
         return _applied[1]
     notes: list[str] = []
-    for key, value in environment_for(settings, env).items():
+    changes = environment_for(settings, env)
+    for key, value in changes.items():
         env[key] = value
     import jax
     from jax._src import xla_bridge
 
-    if settings.platform != "auto" and not xla_bridge.backends_are_initialized():
-        jax.config.update("jax_platforms", platforms_for(settings.platform))
+    if "JAX_PLATFORMS" in changes and not xla_bridge.backends_are_initialized():
+        # JAX read the environment when it was imported (a notebook's `import jax` first)
+        jax.config.update("jax_platforms", changes["JAX_PLATFORMS"])
     with contextlib.suppress(RuntimeError):  # backend already up: compared below
         jax.config.update("jax_num_cpu_devices", settings.devices)
     large_arrays_return_to_the_os()  # freed big arrays go back to the OS

@@ -23,13 +23,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pmapviz.core.base.valuetext import first_line, fmt_bytes, fmt_shape
+from pmapviz.core.base.valuetext import first_line, fmt_bytes
 from pmapviz.core.devices import devicefacts
-from pmapviz.core.drawing import gridhtml, notebookviews, programtables
+from pmapviz.core.drawing import gridhtml, notebookviews, podview, programtables
 from pmapviz.core.drawing.notebookviews import View, escape
+from pmapviz.core.pods import podcompile, podtopology
 from pmapviz.core.running import programanalysis
 from pmapviz.core.running.programanalysis import Analysis, Levels, Target, Variant
 from pmapviz.core.xla.hlo import parse_hlo
+from pmapviz.features.compiled import functionargs, podfunctions
 
 MAX_HLO_CHARS = 100_000  # HLO shown in the view; data["hlo"] keeps all of it
 MEMORY_WORDS = (
@@ -51,6 +53,7 @@ def compiled(
     axis_name: str = "i",
     variants: bool = False,
     max_hlo_chars: int = MAX_HLO_CHARS,
+    topology: str | None = None,
 ) -> View:
     """What XLA compiled for ``f`` over ``args``: the collectives it emitted, memory and cost
     per device, and the HLO text.
@@ -60,8 +63,15 @@ def compiled(
     it is. ``devices``, when given, is checked against the devices the program uses.
     ``variants=True`` (plain ``f`` only) also compiles the page's three alternatives
     (jit(vmap), jit over NamedSharding inputs, shard_map) and tables them. Raises ValueError
-    with a fix for arguments that do not make a program."""
+    with a fix for arguments that do not make a program.
+
+    ``topology="v5e:4x4"`` compiles for that TPU slice instead, with libtpu on this machine
+    (:mod:`pmapviz.features.compiled.podfunctions` says how ``f`` is laid on it): per-device
+    memory against the chip's HBM, FLOPs, bytes, the compiler's estimate, every collective with
+    its groups on the chips and the communication model's time."""
     notes = notebookviews.ready()
+    if topology is not None:
+        return _on_pod(f, args, in_axes, out_axes, axis_name, topology)
     if hasattr(f, "lower"):
         analysis = _lowered(f, args)
     else:
@@ -75,65 +85,18 @@ def compiled(
     return _view(analysis, notes, max_hlo_chars)
 
 
+def _on_pod(f, args, in_axes, out_axes, axis_name, topology: str) -> View:
+    """The compile for a TPU slice, as a view (ValueError with the fix)."""
+    program = podfunctions.program_for(f, args, in_axes, out_axes, axis_name)
+    try:
+        return podview.report_view(podcompile.compile_for(program, topology))
+    except (podcompile.PodError, podtopology.PodUnavailable) as err:
+        raise ValueError(str(err)) from None
+
+
 # ---------------------------------------------------------------- building the program
 def _name(f: Callable) -> str:
     return getattr(f, "__name__", None) or type(f).__name__
-
-
-def _struct(leaf: Any):
-    """The shape and dtype of one argument leaf (JAX's canonical dtype: float32 unless x64)."""
-    import jax
-    import numpy as np
-
-    shape = getattr(leaf, "shape", None)
-    dtype = getattr(leaf, "dtype", None)
-    if shape is None or dtype is None:
-        arr = np.asarray(leaf)
-        shape, dtype = arr.shape, arr.dtype
-    return jax.ShapeDtypeStruct(tuple(shape), jax.dtypes.canonicalize_dtype(dtype))
-
-
-def _axes(in_axes: Any, count: int) -> tuple:
-    """pmap's in_axes as one int or None per argument, or a ValueError with the fix."""
-    axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * count
-    if len(axes) != count or any(
-        not (a is None or (isinstance(a, int) and not isinstance(a, bool))) for a in axes
-    ):
-        raise ValueError(
-            f"in_axes={in_axes!r} does not give one int or None for each of the {count} "
-            "argument(s). Fix: in_axes=0 (every argument split along its first axis), or a "
-            "tuple with one int or None per argument, e.g. (0, None)."
-        )
-    return axes
-
-
-def _mapped_size(structs: list, axes: tuple) -> int:
-    """The device count: the one size every mapped axis has (ValueError with the fix)."""
-    import jax
-
-    sizes = []
-    for k, (tree, ax) in enumerate(zip(structs, axes, strict=True)):
-        for leaf in jax.tree.leaves(tree) if ax is not None else []:
-            if not -leaf.ndim <= ax < leaf.ndim:
-                raise ValueError(
-                    f"argument {k} has shape {fmt_shape(leaf.shape)}, which has no axis {ax} "
-                    f"to split over devices. Fix: in_axes with an axis below {leaf.ndim} for "
-                    "it, or None to give it whole to every device."
-                )
-            sizes.append((k, leaf.shape, leaf.shape[ax]))
-    if not sizes:
-        raise ValueError(
-            "no argument is split over devices (every in_axes is None). Fix: split at "
-            "least one argument, e.g. in_axes=0."
-        )
-    if len({s for _, _, s in sizes}) > 1:
-        said = ", ".join(f"argument {k} {fmt_shape(shape)}: {s}" for k, shape, s in sizes)
-        raise ValueError(
-            f"the mapped axes differ ({said}); pmap gives entry d of every mapped axis to "
-            "device d, so they must all have the same size. Fix: make them equal (that size "
-            "is the device count)."
-        )
-    return sizes[0][2]
 
 
 def _target(f: Callable, args: tuple, in_axes: Any, out_axes: Any, axis_name: str) -> Target:
@@ -142,9 +105,9 @@ def _target(f: Callable, args: tuple, in_axes: Any, out_axes: Any, axis_name: st
 
     if not args:
         raise ValueError("no arguments: pmap needs at least one array to split over devices.")
-    structs = [jax.tree.map(_struct, a) for a in args]
-    axes = _axes(in_axes, len(args))
-    n = _mapped_size(structs, axes)
+    structs = [jax.tree.map(functionargs.struct, a) for a in args]
+    axes = functionargs.axes(in_axes, len(args))
+    n = functionargs.mapped_size(structs, axes)
     have = len(devicefacts.local_devices_for_work())
     if n > have:
         raise ValueError(

@@ -1,6 +1,7 @@
 """The Meshes page's URL state: its mesh, axis names, each argument's global shape and
-PartitionSpec (as typed), and "your own f" (argument names, the global and per-device bodies,
-out_specs), with their defaults for this many devices.
+PartitionSpec (as typed), "your own f" (argument names, the global and per-device bodies,
+out_specs), and the TPU slice your f is compiled for (empty: none), with their defaults for this
+many devices.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from pmapviz.core.base import settings, valueparse
 from pmapviz.core.base.valueparse import SettingError
 from pmapviz.core.expressions import expr
+from pmapviz.core.pods import podtarget
 from pmapviz.features.meshes.meshspecs import (
     DEFAULT_NAMES,
     parse_axis_names,
@@ -30,7 +32,8 @@ def _check_names(texts) -> None:
 
 def schema(n_devices: int) -> settings.Schema:
     """The Meshes page: mesh (axis sizes), names (one per axis), s0.. (global shapes) and
-    p0.. (PartitionSpecs, as typed); an empty shape leaves that argument out."""
+    p0.. (PartitionSpecs, as typed), your own f's fields, and pod (empty: this machine, else a
+    TPU slice your global f is compiled for); an empty shape leaves that argument out."""
     s = settings
     sizes = default_mesh(n_devices)
     names = ", ".join(DEFAULT_NAMES[: len(sizes)])
@@ -70,7 +73,7 @@ def schema(n_devices: int) -> settings.Schema:
                 f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True, show=shown(spec_text)
             ),
         ]
-    fields += own_f_fields(len(sizes))
+    fields += [*own_f_fields(len(sizes)), podtarget.pod_field()]
     return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
 
 

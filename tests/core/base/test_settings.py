@@ -157,6 +157,7 @@ def test_every_schema_field_has_its_url_key_and_the_label_its_messages_use():
             ("steps", "Steps"),
             ("lr", "Learning rate"),
             ("red", "Reduction"),
+            ("pod", "the target"),
         ],
         sweepsetup.schema(8): [
             ("w", "Workload"),

@@ -104,7 +104,23 @@ def test_environment_for_sets_jax_variables_without_touching_input():
     assert changes["JAX_PLATFORMS"] == "cpu"
     assert changes["XLA_FLAGS"] == "--foo=1 --xla_force_host_platform_device_count=4"
     assert env == {"XLA_FLAGS": "--foo=1"}
-    assert "JAX_PLATFORMS" not in jaxstartup.environment_for(jaxstartup.Settings(devices=4), {})
+
+
+def test_auto_starts_the_cpu_alone_where_the_machine_has_no_chip(monkeypatch):
+    """With libtpu installed (the pods extra) and no chip, JAX would try the TPU plugin first:
+    seconds and libtpu's warnings. auto then means cpu; a chip, or the user's own
+    JAX_PLATFORMS, leaves JAX to choose."""
+    auto = jaxstartup.Settings(devices=4)
+    monkeypatch.setattr(jaxstartup.accelerators, "accelerators_present", lambda: [])
+    changes = jaxstartup.environment_for(auto, {})
+    assert changes["JAX_PLATFORMS"] == "cpu"
+    assert changes["TPU_SKIP_MDS_QUERY"] == "1"
+    assert "JAX_PLATFORMS" not in jaxstartup.environment_for(auto, {"JAX_PLATFORMS": "cuda"})
+    monkeypatch.setattr(jaxstartup.accelerators, "accelerators_present", lambda: ["tpu"])
+    on_tpu = jaxstartup.environment_for(auto, {})
+    assert "JAX_PLATFORMS" not in on_tpu and "TPU_SKIP_MDS_QUERY" not in on_tpu
+    monkeypatch.setattr(jaxstartup.accelerators, "accelerators_present", lambda: ["gpu"])
+    assert "JAX_PLATFORMS" not in jaxstartup.environment_for(auto, {})
 
 
 def test_describe_reports_real_jax_devices():

@@ -7,7 +7,7 @@ from pmapviz.features.compiled import compiledsettings
 def test_the_schema_is_the_source_then_the_playgrounds_fields():
     schema = compiledsettings.schema(8)
     playground = collectivechoices.schema(8)
-    assert [f.key for f in schema.fields] == ["src", *(f.key for f in playground.fields)]
+    assert [f.key for f in schema.fields] == ["src", *(f.key for f in playground.fields), "pod"]
     assert schema.defaults()["src"] == "collective"
 
 

@@ -1,17 +1,21 @@
 """Which program the Compiled page reads back from XLA: the explorer's settings, a collective
 (the playground's own settings, widgets ``cp_`` + the URL key) or a training step; the
-choice and its link, and the program lowered and compiled (cached per collective)."""
+choice and its link, and the program lowered and compiled (cached per collective), here or,
+with a TPU slice picked (``?pod=v5e:4x4``), by libtpu for that slice."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import streamlit as st
 
 from pmapviz.core.devices import deviceset
 from pmapviz.core.planning.scenarios import Scenario
+from pmapviz.core.pods import podprograms, podtarget
+from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.running import programanalysis
-from pmapviz.core.ui import collective_picker, url_state
+from pmapviz.core.ui import collective_picker, pod_report, presenter, url_state
 from pmapviz.features.collectives import collectiveanalysis, collectivechoices
 from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.training import traininganalysis, trainingmodel
@@ -70,14 +74,16 @@ def form(n_all: int) -> tuple[str, Scenario]:
                 st.text_input(
                     "Pairs source->destination (empty: ring right)", key=P + "pairs", max_chars=400
                 )
+        pod_report.target_picker(P + podtarget.KEY)
     explored = url_state.explorer_scenario(n_all)  # read before the URL is rewritten below
+    pod = [podtarget.KEY] if st.session_state[P + podtarget.KEY] else []  # this machine: no pod=
     if src == "collective":
-        url_state.save(P, schema, COLLECTIVE_KEYS)
+        url_state.save(P, schema, COLLECTIVE_KEYS + pod)
     else:
         url_state.save(
             P,
             schema,
-            ["src"],
+            ["src", *pod],
             also=url_state.scenario_query(explored, n_all) if src == "explorer" else None,
         )
     return src, explored
@@ -95,22 +101,73 @@ def analyse(src: str, explored: Scenario, n_all: int):
                     deviceset.current(), call.key, call.n, call.m, call.groups, call.perm
                 )
             elif src == "explorer":
-                program, plan, errors = explored.plan(n_all)
-                if url_state.show_errors(errors) or plan is None or not plan.ok:
-                    st.info(
-                        "Fix the explorer's settings first (Shapes & sharding page).",
-                        icon=":material/grid_view:",
-                    )
-                    st.stop()
-                analysis = programanalysis.analyse_plan(program, plan)
+                analysis = programanalysis.analyse_plan(*_explorer_plan(explored, n_all))
             else:
-                analysis = traininganalysis.analyse_training(
-                    trainingmodel.Config("linear", n_all, 32 * n_all)
-                )
+                analysis = traininganalysis.analyse_training(_training_config(n_all))
         except collectivechoices.CollectiveError as err:
             st.error(str(err), icon=":material/block:")
             st.stop()
     return analysis, call
+
+
+def _explorer_plan(explored: Scenario, n_all: int):
+    """The explorer's program and its valid plan; else the page says where to fix it, stops."""
+    program, plan, errors = explored.plan(n_all)
+    if url_state.show_errors(errors) or plan is None or not plan.ok:
+        st.info(
+            "Fix the explorer's settings first (Shapes & sharding page).",
+            icon=":material/grid_view:",
+        )
+        st.stop()
+    return program, plan
+
+
+def _training_config(n_all: int) -> trainingmodel.Config:
+    return trainingmodel.Config("linear", n_all, 32 * n_all)
+
+
+def on_slice(src: str, explored: Scenario, n_all: int, slot) -> bool:
+    """With a TPU slice picked: the chosen program compiled for it by libtpu (nothing runs), its
+    report in the presenter's ``slot``; True then (this machine's analysis is not shown)."""
+    topology = url_state.parsed(P, compiledsettings.schema(n_all), [podtarget.KEY])[podtarget.KEY]
+    if not topology:
+        return False
+    st.subheader(f"Compiled for {podtarget.label(topology)}")
+    try:
+        program = _slice_program(src, explored, n_all)
+    except collectivechoices.CollectiveError as err:
+        st.error(str(err), icon=":material/block:")
+        return True
+    st.markdown(
+        "The same `jax.pmap`, over the slice's devices: the mapped axis becomes the slice's "
+        "device count and each device keeps its own block. The TPU compiler (libtpu) compiles "
+        "it here; **nothing runs**. Pick *this machine* above for what XLA made of it here."
+    )
+    with st.expander("The program", expanded=False):
+        st.code(program.code, language="python")
+    compiled = pod_report.compile_report(program, topology)
+    if compiled is not None:
+        with presenter.picture(slot):
+            pod_report.show(compiled, "cp_pod")
+    return True
+
+
+def _slice_program(src: str, explored: Scenario, n_all: int) -> PodProgram:
+    """The chosen program's pmap target, re-pointed at a slice (raises CollectiveError)."""
+    if src == "collective":
+        call = _call(n_all)
+        target = collectiveanalysis.collective_target(
+            call.key, call.n, call.m, call.groups, call.perm
+        )
+        said = repr(call)
+    elif src == "explorer":
+        target = programanalysis.plan_target(*_explorer_plan(explored, n_all))
+        said = repr(sorted(explored.texts().items()))
+    else:
+        cfg = _training_config(n_all)
+        target, said = traininganalysis.training_target(cfg), repr(cfg)
+    digest = hashlib.sha1(f"{n_all}:{said}".encode()).hexdigest()[:12]
+    return podprograms.from_target(target, f"cp:{src}:{digest}")
 
 
 def _call(n_all: int) -> Call:

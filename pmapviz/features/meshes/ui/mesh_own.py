@@ -1,16 +1,19 @@
 """Your own f on the Meshes page's mesh and arguments: typed twice (the global view and the
 per-device view) with the output's PartitionSpec, checked before anything runs
 (pmapviz.features.meshes.meshownf.check), then run both ways side by side, each checked against one
-device, with the collectives XLA emitted and each device's memory."""
+device, with the collectives XLA emitted and each device's memory; and, with a TPU slice picked
+(``?pod=v5e:4x4``), the global view compiled for that slice by libtpu (nothing runs)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from pmapviz.core.base.valueparse import SettingError
 from pmapviz.core.base.valuetext import fmt_bytes, fmt_shape
 from pmapviz.core.budgets import memorymodel
-from pmapviz.core.ui import queue_display, tables, url_state
-from pmapviz.features.meshes import meshcode, meshownf, meshsettings, meshspecs, meshviews
+from pmapviz.core.pods import podtarget
+from pmapviz.core.ui import pod_report, queue_display, tables, url_state
+from pmapviz.features.meshes import meshcode, meshownf, meshpods, meshsettings, meshspecs, meshviews
 from pmapviz.features.meshes.ui.mesh_form import P
 
 KEYS = ["args", "gf", "lf", "out"]
@@ -99,6 +102,39 @@ def show(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
     )
     if st.button("Run your f both ways", icon=":material/play_arrow:", key="me_own_run"):
         _run(mesh, args, f, checked)
+
+
+def on_slice(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
+    """The section "Your f on a TPU slice": the target picker and, with a slice picked, the
+    global f over these arguments, laid on the mesh on the slice's chips, compiled by libtpu;
+    a mesh of another size than the slice gets one line with the fix instead."""
+    st.subheader("Your f on a TPU slice")
+    st.markdown(
+        "The global view of your f (`jax.jit` over `NamedSharding` on this mesh), compiled by "
+        "the TPU compiler (libtpu) for a slice this machine does not have: **nothing runs**. "
+        "The mesh keeps its axes and sizes, laid on the chips as `jax.make_mesh` would."
+    )
+    with st.columns([2, 4])[0]:
+        pod_report.target_picker(P + podtarget.KEY)
+    schema = meshsettings.schema(n_devices)
+    topology = url_state.parsed(P, schema, [podtarget.KEY])[podtarget.KEY]
+    if not topology:
+        return
+    problem = meshpods.fit_problem(mesh, topology)
+    if problem:
+        st.info(problem, icon=":material/grid_on:")
+        return
+    f = url_state.parsed(P, schema, ["args", "gf"])
+    try:
+        program = meshpods.pod_program(
+            mesh, [s for _, s, _ in args], [p for _, _, p in args], f["args"], f["gf"]
+        )
+    except SettingError as err:  # the body or the names (ExprError is one)
+        st.error(f"global f: {err}", icon=":material/block:")
+        return
+    compiled = pod_report.compile_report(program, topology)
+    if compiled is not None:
+        pod_report.show(compiled, "me_pod")
 
 
 def _run(mesh: meshspecs.Mesh, args: list, f: meshownf.MeshF, checked) -> None:

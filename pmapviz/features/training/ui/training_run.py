@@ -1,15 +1,19 @@
 """A data-parallel training run: its settings (widgets ``tr_`` + the URL key, and the link),
 the checked ``trainingmodel.Config``, and the run with its states: training (a progress bar, the
-loss drawn live, Stop), stopped (the steps it finished are kept), done (``tr_hist``)."""
+loss drawn live, Stop), stopped (the steps it finished are kept), done (``tr_hist``); and, with
+a TPU slice picked (``?pod=v5e:4x4``), one step of it compiled for the slice (nothing runs)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
-from pmapviz.core.ui import queue_display, url_state
+from pmapviz.core.pods import podprograms, podtarget, podtopology
+from pmapviz.core.ui import pod_report, queue_display, url_state
 from pmapviz.core.ui.long_run import LongRun
 from pmapviz.features.timing import timecharts
-from pmapviz.features.training import trainingmodel, trainingrun
+from pmapviz.features.training import traininganalysis, trainingmodel, trainingrun
 
 P = "tr_"
 MODEL_LABELS = {"linear": "Linear regression", "mlp": "Two-layer MLP classifier"}
@@ -35,7 +39,10 @@ def form(n: int) -> None:
             key=P + "red",
             format_func=lambda r: REDUCTION_LABELS[r],
         )
-    url_state.save(P, schema)
+        with st.columns([2, 4])[0]:
+            pod_report.target_picker(P + podtarget.KEY)
+    here = not st.session_state[P + podtarget.KEY]  # this machine: no pod= in the link
+    url_state.save(P, schema, [f.key for f in schema.fields if f.key != podtarget.KEY or not here])
 
 
 def config(n: int) -> trainingmodel.Config:
@@ -50,6 +57,35 @@ def config(n: int) -> trainingmodel.Config:
         st.error(str(err), icon=":material/block:")
         st.stop()
     return cfg
+
+
+def on_slice(cfg: trainingmodel.Config, n: int) -> None:
+    """With a TPU slice picked: one training step of ``cfg`` on every device of the slice, each
+    with cfg's local batch, compiled for it by libtpu (nothing runs, nothing is trained)."""
+    topology = url_state.parsed(P, trainingmodel.schema(n), [podtarget.KEY])[podtarget.KEY]
+    if not topology:
+        return
+    st.subheader("One step on a TPU slice")
+    if pod_report.unavailable():
+        return
+    try:
+        k = podtopology.load(topology).n_devices
+    except podtopology.PodUnavailable as err:
+        st.error(str(err), icon=":material/block:")
+        return
+    on_pod = replace(cfg, devices=k, batch=cfg.local_batch * k)
+    st.markdown(
+        f"This step with `devices={k}`, `jax.pmap`'d over the {k} devices of "
+        f"{podtarget.label(topology)}: each keeps its {cfg.local_batch} examples "
+        f"(a global batch of {on_pod.batch:,}) and a copy of the parameters, and the gradients "
+        "are all-reduced over all of them. The TPU compiler (libtpu) compiles it here; "
+        "**nothing runs** and nothing is trained."
+    )
+    key = f"tr:{on_pod.model}:{on_pod.reduction}:{on_pod.lr!r}:{on_pod.devices}:{on_pod.batch}"
+    target = traininganalysis.training_target(on_pod)
+    compiled = pod_report.compile_report(podprograms.from_target(target, key), topology)
+    if compiled is not None:
+        pod_report.show(compiled, "tr_pod")
 
 
 TRAINING = LongRun(

@@ -1,0 +1,40 @@
+"""Pods you don't have: a program compiled by the real TPU compiler (libtpu, on this machine) for
+a TPU slice of 4 to 256 chips: memory per chip against its HBM, FLOPs, bytes, the compiler's time
+estimate, every collective on the chips and hosts, and one program swept over slice sizes."""
+
+import streamlit as st
+
+from pmapviz.core.ui import pod_report, presenter, shell, url_state
+from pmapviz.features.pods.ui import pods_form
+
+shell.ensure_routed()
+
+report = shell.device_report()
+
+st.title("Pods you don't have")
+slot = presenter.picture_slot()  # presenter mode: the slice and its collective first
+st.markdown(
+    "The TPU compiler runs on this machine: `jax.experimental.topologies.get_topology_desc` "
+    "describes a slice (its chips, their coordinates, the hosts that hold them) and "
+    "`jax.jit(f).lower(...).compile()` compiles for it. **Nothing runs**: every figure below "
+    "is read from the compiled program, except the communication time, which is a labelled "
+    "model (the compiler's estimate leaves communication out)."
+)
+
+program, topology, _ = pods_form.form(report.count)
+url_state.share_link("pods")
+with st.expander("The program", expanded=False):
+    st.code(program.code, language="python")
+compiled = pod_report.compile_report(program, topology)
+if compiled is not None:
+    with presenter.picture(slot):
+        pod_report.show(compiled, "po")
+
+st.subheader("How one step scales, 4 to 256 chips")
+st.markdown(
+    "The same program, the same global batch, on larger and larger slices: each chip holds "
+    "less, so the compiler's estimate falls, but the gradient's all-reduce does not shrink."
+)
+swept = pods_form.sweep(program)
+if swept:
+    pod_report.sweep(swept, "po")

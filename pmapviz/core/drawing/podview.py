@@ -1,0 +1,143 @@
+"""A pod compile as a notebook view: the slice's chips in their hosts, the figures, and every
+collective (``pmapviz.compiled(f, *args, topology=...)`` and ``pmapviz.pod_sweep(...)``).
+
+HTML without Plotly (a notebook view is self-contained): each host a box of its chips at their
+coordinates, each chip colored by the group of the first collective with several groups.
+"""
+
+from __future__ import annotations
+
+from pmapviz.core.drawing import notebookviews
+from pmapviz.core.drawing.notebookviews import View, escape
+from pmapviz.core.pods.commmodel import MODEL_NAME
+from pmapviz.core.pods.podreport import PodReport, fmt_gib, fmt_seconds
+
+_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
+
+
+def figures(r: PodReport) -> list[dict]:
+    """The report's figures as (what, value, from where) rows."""
+    return [
+        {"what": "slice", "value": r.summary, "from": "libtpu's topology"},
+        {"what": "memory per device", "value": r.fit_words(), "from": "memory_analysis()"},
+        {"what": "FLOPs per device", "value": f"{r.flops or 0:,.0f}", "from": "cost_analysis()"},
+        {
+            "what": "bytes accessed per device",
+            "value": f"{r.bytes_accessed or 0:,.0f}",
+            "from": "cost_analysis()",
+        },
+        {
+            "what": "compute + HBM time",
+            "value": fmt_seconds(r.optimal_s)
+            + ("" if r.optimal_s is not None else " (libtpu has no cost model for it)"),
+            "from": "cost_analysis()['optimal_seconds']",
+        },
+        {"what": "communication time", "value": fmt_seconds(r.comm_s), "from": MODEL_NAME},
+        {"what": "compile", "value": f"{r.compile_s:.2f} s", "from": "this machine's libtpu"},
+    ]
+
+
+def collective_rows(r: PodReport) -> list[dict]:
+    """One row per collective: kind, shape, bytes, groups, hosts crossed, modelled time."""
+    return [
+        {
+            "kind": c.kind,
+            "shape": c.shape,
+            "bytes per device": fmt_gib(c.bytes),
+            "groups": f"{len(c.groups)} of {c.group_size}",
+            "crossing hosts": c.crossing,
+            "time (model)": fmt_seconds(c.model_s),
+            "span": c.model_how,
+            "source": c.source_line or "",
+        }
+        for c in r.collectives
+    ]
+
+
+def chip_html(r: PodReport) -> str:
+    """Each host a box of its chips at their coordinates (hover: device ids)."""
+    groups = next((c.groups for c in r.collectives if len(c.groups) > 1), ())
+    color = {d: _COLORS[k % len(_COLORS)] for k, g in enumerate(groups) for d in g}
+    by_coords: dict[tuple, list] = {}
+    for chip in r.chips:
+        by_coords.setdefault(chip.coords, []).append(chip)
+    hosts: dict[int, list] = {}
+    for coords, chips in sorted(by_coords.items(), key=lambda kv: (kv[1][0].host, kv[0])):
+        hosts.setdefault(chips[0].host, []).append((coords, chips))
+    size = 22 if len(by_coords) <= 64 else 12
+    boxes = []
+    for host, chips in hosts.items():
+        xs = sorted({c[0] for c, _ in chips})
+        ys = sorted({(c[2], c[1]) for c, _ in chips})
+        cells = []
+        for c, on in chips:
+            ids = ", ".join(str(ch.id) for ch in on)
+            fill = color.get(on[0].id, "#cfd8e3")
+            cells.append(
+                f"<div title='device {escape(ids)} at {escape(c)}, host {host}' style='grid-column:"
+                f"{xs.index(c[0]) + 1};grid-row:{ys.index((c[2], c[1])) + 1};width:{size}px;"
+                f"height:{size}px;background:{fill};border-radius:3px'></div>"
+            )
+        boxes.append(
+            "<div style='display:inline-block;border:1px solid #8c959f;border-radius:6px;"
+            "padding:4px;margin:3px;vertical-align:top'>"
+            f"<div style='font-size:11px'>host {host}</div><div style='display:grid;gap:2px'>"
+            + "".join(cells)
+            + "</div></div>"
+        )
+    return f"<div aria-label='the slice: hosts and their chips'>{''.join(boxes)}</div>"
+
+
+def report_view(r: PodReport) -> View:
+    """The view of one compile for a slice."""
+    body = (
+        chip_html(r)
+        + notebookviews.heading("What the compiled program says")
+        + notebookviews.table(figures(r), "figures")
+        + notebookviews.heading("The collectives XLA emitted, on the slice's chips")
+        + (
+            notebookviews.table(collective_rows(r), "collectives")
+            or notebookviews.paragraph("None: every chip works on its own block.")
+        )
+        + notebookviews.code_block(r.code, "the program")
+    )
+    data = r.to_dict()
+    data["rows"] = collective_rows(r)
+    return View(f"{r.label} on {r.topology}", body, "\n".join(r.lines()), data, r)
+
+
+def sweep_rows(reports: list[PodReport]) -> list[dict]:
+    """One row per slice: chips, hosts, the estimate, the model, the total, fits."""
+    first = reports[0].total_s if reports else None
+    return [
+        {
+            "topology": r.topology,
+            "chips": len({c.coords for c in r.chips}),
+            "hosts": len({c.host for c in r.chips}),
+            "compute + HBM": fmt_seconds(r.optimal_s),
+            "communication (model)": fmt_seconds(r.comm_s),
+            "total": fmt_seconds(r.total_s),
+            "speed-up": f"{first / r.total_s:.2f}x" if first and r.total_s else "n/a",
+            "memory": r.fit_words(),
+        }
+        for r in reports
+    ]
+
+
+def sweep_view(reports: list[PodReport]) -> View:
+    """The view of one program swept over slice sizes."""
+    rows = sweep_rows(reports)
+    label = reports[0].label if reports else "nothing"
+    text = "\n".join(" | ".join(f"{k}: {v}" for k, v in row.items()) for row in rows)
+    data = {"rows": rows, "reports": [r.to_dict() for r in reports]}
+    body = notebookviews.paragraph(
+        "compute + HBM: the compiler's estimate; communication: " + MODEL_NAME
+    ) + notebookviews.table(rows, "the sweep")
+    return View(
+        f"{label}: one step from {rows[0]['chips']} to {rows[-1]['chips']} chips"
+        if rows
+        else label,
+        body,
+        text,
+        data,
+    )

@@ -1,0 +1,246 @@
+"""Compile a program for a pod and read everything the compiled program says.
+
+``program.lower(pod, batch).lowered.compile()`` with libtpu, on this machine: nothing runs on
+the slice (there is none). From the compiled program: ``memory_analysis()`` per device,
+``cost_analysis()`` (FLOPs, bytes accessed, ``optimal_seconds``: the compiler's estimate of
+compute and HBM time, negative where libtpu has no cost model, e.g. v6e), and the collectives of
+its HLO (:func:`pmapviz.core.xla.hlo.parse_hlo`) with their groups mapped to the slice's chips
+and timed by :mod:`commmodel`.
+
+Budgets: a compile is an action like any other. It holds :data:`COMPILE_BYTES` of host memory
+in the server's pool while it runs (measured: the first compile in a process, libtpu's load
+included, grows the process by about 0.3 GB; later ones by 10-40 MB; ``tests/core/pods``
+measures a 256-chip compile against it), compiles take turns (:data:`_TURN`), and results are
+kept (:data:`_KEEP` of them) so a page that reruns does not compile again.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import OrderedDict
+
+from pmapviz.core.budgets import memorymodel, memorypool
+from pmapviz.core.devices import compilecache
+from pmapviz.core.pods import commmodel, podtopology
+from pmapviz.core.pods.podprograms import PodProgram
+from pmapviz.core.pods.podreport import PodCollective, PodReport
+from pmapviz.core.pods.podtopology import Pod
+from pmapviz.core.running.programanalysis import cost_of
+from pmapviz.core.xla.hlo import HloCollective, parse_hlo
+
+COMPILE_BYTES = 640 * 1024**2  # host memory one compile may take (see the module's docstring)
+_TURN = threading.Lock()
+_KEEP = 64
+_KEPT: OrderedDict[tuple, PodReport] = OrderedDict()
+
+
+class PodError(ValueError):
+    """The program does not compile for this slice; the message says why and what to change."""
+
+
+class DoesNotFit(PodError):
+    """The compiler refused the program: it needs more HBM than a chip has."""
+
+    def __init__(self, message: str, words: str):
+        super().__init__(message)
+        self.words = words  # 'HLO temporaries need 16.12G of the 15.75G HBM available'
+
+
+_HBM = re.compile(r"required for ([^(]*)\(([0-9.]+)G\) exceeds available HBM \(([0-9.]+)G\)")
+
+
+def compile_for(program: PodProgram, topology: str, find_batch: bool = True) -> PodReport:
+    """``program`` compiled for ``topology`` (e.g. 'v5e:4x4'), kept for the next call; where it
+    does not fit and has a batch, with the largest batch that does."""
+    pod = podtopology.load(topology)
+    key = (program.key, program.label, program.batch, pod.name, find_batch)
+    if key in _KEPT:
+        _KEPT.move_to_end(key)
+        return _KEPT[key]
+    try:
+        report = _compile_held(program, pod)
+    except DoesNotFit as err:
+        if not find_batch or program.batch is None:
+            raise PodError(
+                f"{err} This program has no batch to shrink: make its inputs smaller."
+            ) from None
+        report = _refused(program, pod, err)
+    if find_batch and not report.fits and not report.refusal:
+        report = _with_largest_batch(program, pod, report)
+    _KEPT[key] = report
+    while len(_KEPT) > _KEEP:
+        _KEPT.popitem(last=False)
+    return report
+
+
+def _compile_held(program: PodProgram, pod: Pod) -> PodReport:
+    need = memorymodel.Need.host_only(COMPILE_BYTES)
+    with memorypool.reserve(need, f"compiling for {pod.name}"), _TURN:
+        return compile_once(program, pod)
+
+
+def compile_once(program: PodProgram, pod: Pod) -> PodReport:
+    """One compile, no cache, no budget: the caller holds them."""
+    t = time.perf_counter()
+    try:
+        low = program.lower(pod, program.batch)
+        # never into the persistent compilation cache: an executable compiled for devices that
+        # are not there cannot be read back (JAX warns on every later hit), so none is written
+        with compilecache.kept_out():
+            compiled = low.lowered.compile()
+    except Exception as err:  # noqa: BLE001  (the compiler's refusal is the message)
+        raise PodError(_refusal(err, program, pod)) from None
+    compile_s = time.perf_counter() - t
+    cost = cost_of(compiled)
+    ca = compiled.cost_analysis()
+    ca = (ca[0] if isinstance(ca, (list, tuple)) and ca else ca) or {}
+    optimal = ca.get("optimal_seconds")
+    hlo = compiled.as_text()
+    parsed = parse_hlo(hlo)
+    gen = pod.topology.generation
+    return PodReport(
+        pod.name,
+        pod.summary(),
+        gen.name,
+        pod.chips,
+        low.mesh_axes,
+        program.key,
+        program.label,
+        program.code,
+        low.batch if low.batch is not None else program.batch,
+        program.batch_words,
+        cost.argument_bytes,
+        cost.output_bytes,
+        cost.temp_bytes,
+        cost.alias_bytes,
+        cost.generated_code_bytes,
+        gen.hbm_bytes // pod.devices_per_chip,
+        cost.flops,
+        cost.bytes_accessed,
+        optimal if optimal is not None and optimal >= 0 else None,
+        tuple(_collective(c, low.order, pod) for c in parsed.collectives),
+        parsed.unparsed,
+        compile_s,
+        hlo,
+    )
+
+
+def _refusal(err: Exception, program: PodProgram, pod: Pod) -> str:
+    said = str(err).strip()
+    if m := _HBM.search(said):
+        words = f"{m[1].strip()} need {m[2]}G of the {m[3]}G HBM available"
+        raise DoesNotFit(
+            f"{program.label} does not fit on {pod.name}: the compiler says {words} on each "
+            "device.",
+            words,
+        )
+    first = (said.splitlines() or [type(err).__name__])[0][:240]
+    if "partition" in said or "divid" in said or "tiling" in said:
+        fix = (
+            f"Pick a slice whose device count ({pod.n_devices} here) divides the sharded "
+            "axes, or change their sizes."
+        )
+    else:
+        fix = "Change the program so that JAX accepts it on this machine first."
+    return (
+        f"{program.label} does not compile for {pod.name} ({pod.n_devices} devices): {first}. {fix}"
+    )
+
+
+def _collective(c: HloCollective, order: tuple[int, ...], pod: Pod) -> PodCollective:
+    """A parsed collective with its HLO device numbers turned into the slice's device ids."""
+    by_id = {chip.id: chip for chip in pod.chips}
+    ids = lambda group: tuple(order[k] for k in group)  # noqa: E731
+    if c.source_target_pairs is not None:
+        groups = tuple(ids(p) for p in c.source_target_pairs)
+        coords = [(by_id[a].coords, by_id[b].coords) for a, b in groups]
+        seconds, how = commmodel.collective_seconds(c.kind, c.bytes, [], pod.topology, pairs=coords)
+    else:
+        groups = tuple(ids(g) for g in c.replica_groups or ())
+        coords = [[by_id[d].coords for d in g] for g in groups]
+        seconds, how = commmodel.collective_seconds(c.kind, c.bytes, coords, pod.topology)
+    crossing = sum(1 for g in groups if len({by_id[d].host for d in g}) > 1)
+    return PodCollective(
+        c.kind,
+        c.name,
+        c.shape_text,
+        c.bytes,
+        groups,
+        crossing,
+        c.source_line,
+        c.line,
+        seconds,
+        how,
+    )
+
+
+# ---------------------------------------------------------------- the largest batch that fits
+def _fits(program: PodProgram, pod: Pod, batch: int) -> PodReport | None:
+    """The compile at ``batch``, or None where the compiler refuses it for HBM."""
+    try:
+        r = _compile_held(program.at_batch(batch), pod)
+    except DoesNotFit:
+        return None
+    return r if r.fits else None
+
+
+def _refused(program: PodProgram, pod: Pod, err: DoesNotFit) -> PodReport:
+    """The batch asked for ran out of HBM: the largest batch that compiles, found by halving
+    until one fits, then bisecting (at most 8 compiles), shown with the refusal's words."""
+    from dataclasses import replace
+
+    step = max(1, program.batch_step(pod))
+    down = lambda b: max(step, b // step * step)  # noqa: E731
+    hi, lo, best = program.batch, down(program.batch // 2), None
+    for _ in range(8):
+        if best is None:
+            best = _fits(program, pod, lo)
+            if best is None:
+                if lo == step:
+                    raise PodError(f"{err} Even a batch of {step:,} does not fit.") from None
+                hi, lo = lo, down(lo // 2)
+                continue
+        mid = down((lo + hi) // 2)
+        if mid <= lo or hi - lo <= max(step, hi // 50):
+            break
+        found = _fits(program, pod, mid)
+        if found is None:
+            hi = mid
+        else:
+            lo, best = mid, found
+    return replace(best, largest_batch=best.batch, asked_batch=program.batch, refusal=err.words)
+
+
+def _with_largest_batch(program: PodProgram, pod: Pod, report: PodReport) -> PodReport:
+    from dataclasses import replace
+
+    if program.batch is None:
+        note = "this program has no batch to shrink: make its inputs smaller"
+        return replace(report, largest_note=note)
+    found = largest_batch(program, pod, report)
+    if found is None:
+        return replace(report, largest_note="even one batch step does not fit: shrink the model")
+    return replace(report, largest_batch=found)
+
+
+def largest_batch(program: PodProgram, pod: Pod, report: PodReport) -> int | None:
+    """The largest batch (a multiple of the program's batch step) whose compile fits: memory is
+    close to linear in the batch, so two compiles give the line, and compiles check it."""
+    step = max(1, program.batch_step(pod))
+    b1 = program.batch
+    b2 = max(step, (b1 // 2) // step * step)
+    if b2 >= b1:
+        return None
+    low = _compile_held(program.at_batch(b2), pod)
+    slope = (report.peak_bytes - low.peak_bytes) / (b1 - b2)
+    if slope <= 0:
+        return b2 if low.fits else None
+    guess = int((low.hbm_bytes - low.peak_bytes) / slope) + b2
+    guess = max(step, guess // step * step)
+    for _ in range(4):  # the line is close; each miss steps down 3 %
+        if _compile_held(program.at_batch(guess), pod).fits:
+            return guess
+        guess = max(step, int(guess * 0.97) // step * step)
+    return b2 if low.fits else None

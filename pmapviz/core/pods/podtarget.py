@@ -1,0 +1,38 @@
+"""Where a page compiles: this machine, or a TPU slice named in the link (``?pod=v5e:4x4``).
+
+The one field every page with a target shares (:func:`pod_field`), so each page's schema holds
+it beside its own settings and one codec reads and writes it. Empty means this machine.
+"""
+
+from __future__ import annotations
+
+from pmapviz.core.base import settings
+from pmapviz.core.pods import tpuchips
+
+KEY = "pod"
+HERE = ""  # the field's value for "this machine"
+HERE_LABEL = "this machine"
+
+
+def _check(text: str, name: str) -> str:
+    raw = text.strip()
+    return raw if raw == HERE else tpuchips.parse_topology(raw, name).name
+
+
+def pod_field(default: str = HERE) -> settings.Field:
+    """``pod``: empty (this machine) or a topology name such as ``v5e:4x4``."""
+    return settings.text_field(KEY, "the target", default, _check, max_len=24, typed=True)
+
+
+def choices() -> tuple[str, ...]:
+    """The target list: this machine first, then every offered slice."""
+    return (HERE, *tpuchips.OFFERED)
+
+
+def label(value: str) -> str:
+    """'this machine', or 'TPU v5e 4x4 (16 chips)'."""
+    if value == HERE:
+        return HERE_LABEL
+    topo = tpuchips.parse_topology(value)
+    shape = "x".join(map(str, topo.shape))
+    return f"{topo.generation.title} {shape} ({topo.chips} chips)"

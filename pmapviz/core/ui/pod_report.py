@@ -1,0 +1,122 @@
+"""A program compiled for a TPU slice, on a page: the target picker (this machine or a slice),
+the compile (held in the server's budget), and what the compiled program says: per-device memory
+against HBM, FLOPs, bytes, the compiler's estimate beside the communication model, the slice
+drawn with its hosts and each collective's groups, and the published figures with sources."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pmapviz.core.base import queues
+from pmapviz.core.budgets import memorymodel
+from pmapviz.core.drawing import podfigure, podview
+from pmapviz.core.pods import commmodel, podcompile, podtarget, podtopology, tpuchips
+from pmapviz.core.pods.podprograms import PodProgram
+from pmapviz.core.pods.podreport import PodReport, fmt_gib, fmt_seconds
+from pmapviz.core.ui import tables
+
+CHART = {"displayModeBar": False}
+
+
+def target_picker(key: str, here: bool = True, label: str = "Compile for") -> str:
+    """A select box of targets (widget ``key``, seeded by the page from the link): this machine
+    (with ``here``) and every offered slice. Returns the choice ('' for this machine)."""
+    options = podtarget.choices() if here else tpuchips.OFFERED
+    current = st.session_state.get(key)
+    if current not in options:  # a link's slice that is valid but not offered: offer it too
+        options = (*options, current) if current else options
+    st.selectbox(label, options, key=key, format_func=podtarget.label)
+    return st.session_state[key]
+
+
+def unavailable() -> bool:
+    """Says (once) why this machine cannot compile for a pod, with the install line."""
+    have = podtopology.availability()
+    if not have.ok:
+        st.info(have.why, icon=":material/download:")
+    return not have.ok
+
+
+def compile_report(program: PodProgram, topology: str) -> PodReport | None:
+    """The compile (a spinner while libtpu works), or None after one error line with a fix."""
+    if unavailable():
+        return None
+    try:
+        with st.spinner(f"Compiling for {topology} with libtpu (nothing runs)..."):
+            return podcompile.compile_for(program, topology)
+    except (podcompile.PodError, podtopology.PodUnavailable, memorymodel.BudgetError) as err:
+        st.error(str(err), icon=":material/block:")
+    except (queues.WaitTimeout, queues.Cancelled):
+        st.warning(
+            "The server is busy with other work; press the button again in a moment.",
+            icon=":material/hourglass_empty:",
+        )
+    return None
+
+
+def show(r: PodReport, key: str) -> None:
+    """Everything the compile says, and the slice drawn (``key`` keeps the widgets apart)."""
+    st.markdown(f"**{r.summary}**: `{r.label}`")
+    c = st.columns(4)
+    c[0].metric("Peak per device", fmt_gib(r.peak_bytes), help="memory_analysis()")
+    c[1].metric("Compute + HBM", fmt_seconds(r.optimal_s), help="the compiler's estimate")
+    c[2].metric("Communication", fmt_seconds(r.comm_s), help=commmodel.MODEL_NAME)
+    c[3].metric("Collectives", len(r.collectives), help="in the compiled HLO")
+    (st.success if r.fits else st.error)(
+        r.fit_words().capitalize() + ".",
+        icon=":material/memory:" if r.fits else ":material/block:",
+    )
+    if r.optimal_s is None:
+        st.warning(
+            f"libtpu gives no time estimate for {r.generation} (its cost model answered a "
+            "negative time); the memory, FLOPs and collectives are still the compiler's.",
+            icon=":material/help:",
+        )
+    _figure(r, key)
+    tables.show(tables.frame(podview.figures(r)))
+    if r.collectives:
+        tables.show(tables.frame(podview.collective_rows(r)))
+    st.caption(
+        "Communication is a **model**, not the compiler's: "
+        f"{commmodel.MODEL_NAME}; link bandwidths from the table below. The compiler's own "
+        "estimate (`optimal_seconds`) counts compute and HBM traffic only."
+    )
+    with st.expander("The chips' published figures, and where they come from"):
+        tables.static(tables.frame(hardware_rows()))
+    with st.expander("The compiled HLO"):
+        st.code(r.hlo[:60_000], language=None)
+
+
+def _figure(r: PodReport, key: str) -> None:
+    index = None
+    if r.collectives:
+        names = ["(none: hosts and chips)"] + [
+            f"{k}: {c.kind} {c.shape}, {len(c.groups)} group(s) of {c.group_size}"
+            for k, c in enumerate(r.collectives)
+        ]
+        pick = st.selectbox("Draw the groups of", names, index=1, key=f"{key}_coll")
+        index = None if pick == names[0] else names.index(pick) - 1
+    st.plotly_chart(podfigure.pod_figure(r, index), config=CHART, key=f"{key}_fig")
+
+
+def hardware_rows() -> list[dict]:
+    """One row per generation: HBM, bandwidths, link figure, and sources."""
+    return [
+        {
+            "generation": g.title,
+            "HBM a chip": f"{g.hbm_gib:g} GiB",
+            "HBM GB/s": g.hbm_gbs,
+            "bf16 TFLOP/s": g.bf16_tflops,
+            "ICI one-way GB/s a link": g.ici_link_gbs,
+            "links": g.ici_ports,
+            "source": g.source,
+            "link source": g.ici_source,
+        }
+        for g in tpuchips.GENERATIONS.values()
+    ]
+
+
+def sweep(reports: list[PodReport], key: str) -> None:
+    """A sweep's chart (compiler's estimate and model, stacked, against the ideal) and table."""
+    st.plotly_chart(podfigure.sweep_figure(reports), config=CHART, key=f"{key}_sweep_chart")
+    tables.show(tables.frame(podview.sweep_rows(reports)))

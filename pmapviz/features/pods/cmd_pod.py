@@ -1,0 +1,157 @@
+"""python -m pmapviz pod: a program compiled for a TPU slice this machine does not have (per-chip
+memory against HBM, FLOPs, bytes, the compiler's estimate, every collective with its groups and
+the communication model's time), or swept over slices from 4 to 256 chips."""
+
+from __future__ import annotations
+
+import argparse
+
+from pmapviz.core.base import valueparse
+from pmapviz.core.devices.cliflags import _print, _settings, _start
+from pmapviz.core.pods import podcalibrate, podcompile, podsweep, podtopology, tpuchips
+from pmapviz.core.pods.podprograms import PodProgram
+from pmapviz.core.pods.podreport import fmt_seconds
+from pmapviz.features.meshes import meshpods, meshspecs
+from pmapviz.features.pods import podsettings
+
+
+def _pod_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--topology",
+        default=tpuchips.DEFAULT,
+        help=f"the slice, generation:shape (default {tpuchips.DEFAULT}; e.g. v5e:4x4, v4:2x2x2)",
+    )
+    p.add_argument(
+        "--program",
+        default="train",
+        choices=[*podsettings.PROGRAMS, "f"],
+        help="a built-in program, or f: your --f on a --mesh (default train)",
+    )
+    p.add_argument("--batch", default=None, help="the program's batch (default: its own)")
+    p.add_argument(
+        "--sweep",
+        nargs="?",
+        const="v5e",
+        default=None,
+        metavar="GEN",
+        help="compile for every offered slice of GEN (default v5e) from 4 to 256 chips",
+    )
+    p.add_argument("--min-chips", default="4", metavar="N", help="the sweep's smallest (4)")
+    p.add_argument("--max-chips", default="256", metavar="N", help="the sweep's largest (256)")
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="on a TPU machine: also run the program on this machine's chip(s), measured "
+        "against the compiler's estimate",
+    )
+    p.add_argument("--f", default=None, metavar="BODY", help="your f's body, e.g. 'x @ w'")
+    p.add_argument("--args", default="x, w", metavar="NAMES", help="f's arguments (x, w)")
+    p.add_argument("--mesh", default=None, help="the mesh's sizes for --f, e.g. 2x4")
+    p.add_argument("--axis-names", default=None, metavar="NAMES", help="e.g. data,model")
+    p.add_argument("--shape", action="append", metavar="SHAPE", help="an argument's shape")
+    p.add_argument("--spec", action="append", metavar="SPEC", help="its PartitionSpec")
+
+
+def _own_f(args: argparse.Namespace) -> PodProgram:
+    """Your f on a named mesh, from the flags (the Meshes page's global view)."""
+    if not args.f or not args.mesh:
+        raise valueparse.SettingError(
+            "--program f needs --f and --mesh, e.g. --f 'x @ w' --mesh 2x4 "
+            "--shape 64,128 --spec data,None --shape 128,256 --spec None,model."
+        )
+    sizes = meshspecs.parse_mesh(args.mesh, "--mesh")
+    names = meshspecs.parse_axis_names(
+        args.axis_names or ", ".join(meshspecs.DEFAULT_NAMES[: len(sizes)]),
+        len(sizes),
+        "--axis-names",
+    )
+    mesh = meshspecs.Mesh(sizes, names)
+    shapes = [valueparse.parse_shape(t, f"--shape {k + 1}") for k, t in enumerate(args.shape or [])]
+    specs = [meshspecs.parse_spec(t, f"--spec {k + 1}") for k, t in enumerate(args.spec or [])]
+    if not shapes or len(shapes) != len(specs):
+        raise valueparse.SettingError("give --shape and --spec once per argument of --f.")
+    for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True)):
+        for problem in meshspecs.problems(mesh, shape, spec, f"argument {k + 1}"):
+            raise valueparse.SettingError(f"{problem.message} {problem.fix}")
+    if why := meshpods.fit_problem(mesh, args.topology):
+        raise valueparse.SettingError(why)
+    try:
+        return meshpods.pod_program(mesh, shapes, specs, args.args, args.f)
+    except ValueError as err:
+        raise valueparse.SettingError(f"--f: {err}") from None
+
+
+def chosen_program(args: argparse.Namespace) -> PodProgram:
+    """The program the flags name, at the flags' batch."""
+    if args.program == "f":
+        return _own_f(args)
+    batch = valueparse.parse_int(args.batch or "0", "--batch", 0, podsettings.MAX_BATCH)
+    return podsettings.program(args.program, batch)
+
+
+def cmd_pod(args: argparse.Namespace) -> int:
+    """Compile for the slice (or sweep slices) and print what the compiled program says."""
+    topology = tpuchips.parse_topology(args.topology, "--topology").name
+    args.topology = topology
+    if args.sweep is not None and args.sweep not in tpuchips.GENERATIONS:
+        raise valueparse.SettingError(
+            f"--sweep {args.sweep!r}: pick one of {', '.join(tpuchips.GENERATIONS)}."
+        )
+    program = chosen_program(args)
+    have = podtopology.availability()
+    if not have.ok:
+        raise valueparse.SettingError(have.why)
+    _start(_settings(args), args)
+    try:
+        if args.sweep is not None:
+            lo = valueparse.parse_int(args.min_chips, "--min-chips", 2, tpuchips.MAX_CHIPS)
+            hi = valueparse.parse_int(args.max_chips, "--max-chips", lo, tpuchips.MAX_CHIPS)
+            try:
+                reports = podsweep.sweep(program, args.sweep, lo, hi)
+            except ValueError as err:
+                raise valueparse.SettingError(str(err)) from None
+            rows = podsweep.speedups(reports)
+            data = {"program": program.label, "generation": args.sweep, "sizes": rows}
+            data["reports"] = [r.to_dict() for r in reports]
+            _print(args.json, data, _sweep_lines(program, rows))
+        else:
+            report = podcompile.compile_for(program, topology)
+            data, lines = report.to_dict(), report.lines()
+            if args.calibrate:
+                data["calibration"], more = _calibration(program)
+                lines.append(more)
+            _print(args.json, data, lines)
+    except (podcompile.PodError, podtopology.PodUnavailable) as err:
+        raise valueparse.SettingError(str(err)) from None
+    return 0
+
+
+def _calibration(program: PodProgram) -> tuple[dict | None, str]:
+    """The program run on this machine's chip(s) against its estimate, or why not."""
+    try:
+        c = podcalibrate.calibrate(program)
+    except podcalibrate.NoChip as err:
+        return None, f"calibration: {err}"
+    ratio = "n/a" if c.ratio is None else f"{c.ratio:.2f}x"
+    return c.to_dict(), (
+        f"on this machine's {c.devices} {c.device_kind} device(s): measured "
+        f"{fmt_seconds(c.measured_s)} (median of {podcalibrate.REPEAT}, dispatch included), "
+        f"estimated {fmt_seconds(c.estimate_s)}: {ratio}"
+    )
+
+
+def _sweep_lines(program: PodProgram, rows: list[dict]) -> list[str]:
+    ms = lambda s: "  n/a " if s is None else f"{s * 1e3:7.3f}"  # noqa: E731
+    out = [
+        f"{program.label}: one step as the slice grows (compute + HBM: the compiler's "
+        "estimate; communication: a model)",
+        "topology     chips  compute+HBM ms  communication ms  total ms  speed-up",
+    ]
+    for r in rows:
+        up = "  n/a" if r["speedup"] is None else f"{r['speedup']:5.2f}x"
+        out.append(
+            f"{r['topology']:<12} {r['chips']:>5}  {ms(r['compute_hbm_s']):>14}  "
+            f"{ms(r['communication_s']):>16}  {ms(r['total_s']):>8}  {up}"
+            + ("" if r["fits"] else "  does not fit")
+        )
+    return out

@@ -1,0 +1,33 @@
+"""The Pods page's settings and the ``pod`` command's programs: which program, which slice,
+which batch, and which generation to sweep; its URL schema."""
+
+from __future__ import annotations
+
+from pmapviz.core.base import settings
+from pmapviz.core.pods import podprograms, podtarget, tpuchips
+from pmapviz.core.pods.podprograms import PodProgram
+
+PROGRAMS = {
+    "train": "Data-parallel training step",
+    "dot": "The seed's 10M dot products",
+    "psum": "lax.psum of 64 MiB a chip",
+}
+MAX_BATCH = 1 << 30
+
+
+def schema(n_devices: int) -> settings.Schema:
+    """The Pods page: pod (the slice), prog, batch (0: the program's own), gen (the sweep's)."""
+    return settings.Schema(
+        (
+            podtarget.pod_field(tpuchips.DEFAULT),
+            settings.choice_field("prog", "Program", tuple(PROGRAMS), "train"),
+            settings.int_field("batch", "Batch", 0, MAX_BATCH, 0),
+            settings.choice_field("gen", "Generation", tuple(tpuchips.GENERATIONS), "v5e"),
+        )
+    )
+
+
+def program(key: str, batch: int = 0) -> PodProgram:
+    """A built-in program by key, at ``batch`` (0: its own; psum has none)."""
+    prog = podprograms.BUILTIN[key]()
+    return prog.at_batch(batch) if batch and prog.batch is not None else prog

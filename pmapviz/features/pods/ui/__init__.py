@@ -1,0 +1,1 @@
+"""The Pods page's Streamlit parts."""

@@ -1,0 +1,122 @@
+"""A pod compile and a sweep as notebook views, on reports built by hand (no JAX): whatever a
+caller typed is escaped, the text is the report's lines, the data carries every figure and the
+rows, each host is a box of its chips, and a sweep has a row per slice with its speed-up."""
+
+from dataclasses import replace
+
+from pmapviz.core.drawing import podview
+from pmapviz.core.pods.commmodel import MODEL_NAME
+from pmapviz.core.pods.podreport import PodCollective, PodReport, fmt_seconds
+from pmapviz.core.pods.podtopology import Chip
+
+GIB = 1024**3
+SCRIPT = "<script>alert('x')</script>"
+
+
+def report(topology="v5e:2x4", hosts=2, optimal_s=1e-3, comm_s=2e-4, label="my step"):
+    """Eight chips in a 2x4 grid, hosts of four; one all-reduce over every chip and one
+    all-gather in pairs."""
+    chips = tuple(Chip(i, (i % 2, i // 2, 0), 0, i * hosts // 8) for i in range(8))
+    every = PodCollective(
+        "all-reduce", "ar.1", "f32[256]", 1024, (tuple(range(8)),), 1, "f.py:2", 9, comm_s, "8"
+    )
+    pairs = PodCollective(
+        "all-gather", "ag.1", "f32[4]", 16, ((0, 1), (2, 3), (4, 5), (6, 7)), 0, None, 12, 0.0, ""
+    )
+    return PodReport(
+        topology=topology,
+        summary=f"{topology}: 8 chips on {hosts} hosts",
+        generation="v5e",
+        chips=chips,
+        mesh_axes=(("chips", 8),),
+        program="mine",
+        label=label,
+        code=f"f(x)  # {SCRIPT}",
+        batch=None,
+        batch_words="",
+        argument_bytes=GIB,
+        output_bytes=0,
+        temp_bytes=0,
+        alias_bytes=0,
+        code_bytes=0,
+        hbm_bytes=16 * GIB,
+        flops=1e9,
+        bytes_accessed=2e6,
+        optimal_s=optimal_s,
+        collectives=(every, pairs),
+        unparsed=(),
+        compile_s=0.25,
+        hlo="HloModule big",
+    )
+
+
+def test_a_label_or_code_with_a_script_tag_is_escaped():
+    r = report(label=f"evil {SCRIPT}")
+    view = podview.report_view(r)
+    html = view.html()
+    assert "<script" not in html.lower()
+    assert "&lt;script&gt;" in html
+    assert view.title == f"evil {SCRIPT} on v5e:2x4"  # the title is text, escaped when drawn
+
+
+def test_the_text_is_the_reports_lines_and_the_data_every_figure_and_row():
+    r = report()
+    view = podview.report_view(r)
+    assert view.text == "\n".join(r.lines())
+    data = view.to_dict()
+    assert {"peak_bytes", "fits", "comm_s", "total_s", "n_devices", "n_hosts", "rows"} <= set(data)
+    assert "hlo" not in data
+    assert data["n_devices"] == 8 and data["n_hosts"] == 2
+    assert [row["kind"] for row in data["rows"]] == ["all-reduce", "all-gather"]
+    assert data["rows"][0]["groups"] == "1 of 8" and data["rows"][1]["groups"] == "4 of 2"
+    assert data["rows"][0]["crossing hosts"] == 1 and data["rows"][1]["source"] == ""
+    assert view.source is r and view.fits  # attributes of the report, through the view
+
+
+def test_figures_say_where_each_comes_from():
+    r = report()
+    rows = {row["what"]: row for row in podview.figures(r)}
+    assert rows["memory per device"]["value"] == r.fit_words()
+    assert rows["communication time"]["value"] == fmt_seconds(r.comm_s)
+    assert rows["communication time"]["from"] == MODEL_NAME
+    assert rows["FLOPs per device"]["value"] == "1,000,000,000"
+    none = {row["what"]: row for row in podview.figures(replace(r, optimal_s=None))}
+    assert "no cost model" in none["compute + HBM time"]["value"]
+
+
+def test_each_host_is_a_box_and_chips_take_the_colour_of_their_group():
+    html = podview.chip_html(report(hosts=2))
+    assert html.count(">host ") == 2
+    assert html.count("title='device ") == 8
+    # the first collective with several groups is the pairs: four colours, two chips each
+    colours = [c for c in ("#4C78A8", "#F58518", "#54A24B", "#E45756") if html.count(c) == 2]
+    assert len(colours) == 4
+    one_host = podview.chip_html(report(hosts=1))
+    assert one_host.count(">host ") == 1
+
+
+def test_a_report_without_collectives_says_none():
+    view = podview.report_view(replace(report(), collectives=()))
+    assert "None: every chip works on its own block." in view.html()
+    assert view.to_dict()["rows"] == []
+
+
+def test_a_sweep_has_a_row_per_slice_with_its_speed_up():
+    small = report("v5e:2x2", optimal_s=4e-3, comm_s=0.0)
+    big = report("v5e:2x4", optimal_s=1e-3, comm_s=1e-3, label=f"my {SCRIPT}")
+    view = podview.sweep_view([small, big])
+    rows = view.to_dict()["rows"]
+    assert [r["topology"] for r in rows] == ["v5e:2x2", "v5e:2x4"]
+    assert [r["speed-up"] for r in rows] == ["1.00x", f"{4e-3 / 2e-3:.2f}x"]
+    assert rows[1]["total"] == fmt_seconds(2e-3)
+    assert len(view.to_dict()["reports"]) == 2
+    assert view.text.count("\n") == 1 and "topology: v5e:2x4" in view.text
+    assert view.title == "my step: one step from 8 to 8 chips"  # both hand-built with 8 chips
+    assert "<script" not in podview.sweep_view([big]).html().lower()
+
+
+def test_a_sweep_without_estimates_or_reports_still_draws():
+    rows = podview.sweep_rows([report(optimal_s=None), report(optimal_s=None)])
+    assert [r["speed-up"] for r in rows] == ["n/a", "n/a"]
+    empty = podview.sweep_view([])
+    assert empty.title == "nothing" and empty.to_dict()["rows"] == []

@@ -1,0 +1,128 @@
+"""The oracle: the same programs compiled for the same TPU slices by plain JAX, without pmapviz.
+
+    python tests/core/pods/pod_oracle.py v5e:2x4 dot train psum f
+
+prints one JSON object: per program, the figures read straight from ``get_topology_desc`` and
+``compile()`` (memory_analysis, cost_analysis, and each all-reduce/all-gather's kind and replica
+groups as device ids). tests/core/pods/test_podcompile.py compares pmapviz's page and CLI
+figures with these. It imports nothing of pmapviz, on purpose.
+"""
+
+import json
+import os
+import re
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.experimental import mesh_utils, topologies  # noqa: E402
+from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+jax.config.update("jax_enable_compilation_cache", False)
+
+
+def mesh_of(devices, shape, names):
+    try:
+        grid = mesh_utils.create_device_mesh(shape, devices=list(devices))
+    except Exception:  # noqa: BLE001
+        grid = np.array(devices).reshape(shape)
+    return Mesh(grid, names)
+
+
+def sds(shape, mesh, spec):
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
+
+
+def programs(devices):
+    n = len(devices)
+    chips = mesh_of(devices, (n,), ("chips",))
+    rows = -(-10_000_000 // n) * n
+    two_d = mesh_of(devices, (2, n // 2), ("data", "model"))
+
+    def step(w, x):
+        return w - 0.01 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+
+    def psum(x):
+        return jax.shard_map(
+            lambda b: jax.lax.psum(b, "chips"), in_specs=P("chips"), out_specs=P("chips")
+        )(x)
+
+    yield "dot", chips, jax.vmap(jnp.dot), [sds((rows, 3), chips, P("chips"))] * 2
+    yield (
+        "train",
+        chips,
+        step,
+        [
+            sds((4096, 4096), chips, P()),
+            sds((-(-8192 // n) * n, 4096), chips, P("chips")),
+        ],
+    )
+    yield "psum", chips, psum, [sds((4096 * n, 4096), chips, P("chips"))]
+    yield (
+        "f",
+        two_d,
+        lambda x, w: jnp.tanh(x @ w),
+        [
+            sds((256, 512), two_d, P("data", None)),
+            sds((512, 1024), two_d, P(None, "model")),
+        ],
+    )
+
+
+def groups_of(line):
+    """Replica groups as HLO numbers: explicit {{..},{..}}, iota [g,s]<=[n], or mesh[...]{...}."""
+    if m := re.search(r"replica_groups=\{((?:\{[0-9,]*\},?)*)\}", line):
+        return [[int(d) for d in g.split(",") if d] for g in re.findall(r"\{([0-9,]*)\}", m[1])]
+    if m := re.search(r"replica_groups=\[([0-9]+),([0-9]+)\]<=\[([0-9]+)\](\S*)", line):
+        assert not m[4].startswith("T"), "transposed iota: not read by the oracle"
+        return np.arange(int(m[3])).reshape(int(m[1]), int(m[2])).tolist()
+    m = re.search(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", line)
+    axes = [(a.split("=")[0].strip("' "), int(a.split("=")[1])) for a in m[1].split(",")]
+    chosen = [c.strip("' ") for c in m[2].split(",")]
+    ids = np.arange(int(np.prod([s for _, s in axes]))).reshape([s for _, s in axes])
+    keep = [k for k, (a, _) in enumerate(axes) if a in chosen]
+    rest = [k for k in range(len(axes)) if k not in keep]
+    moved = np.transpose(ids, rest + keep)
+    return moved.reshape(-1, int(np.prod([axes[k][1] for k in keep]))).tolist()
+
+
+def figures(compiled, order):
+    ma, ca = compiled.memory_analysis(), compiled.cost_analysis()
+    text = compiled.as_text()
+    found = []
+    for line in text.splitlines():
+        m = re.search(r"= \S+ (all-reduce|all-gather|reduce-scatter|all-to-all)\(", line)
+        if m and "replica_groups=" in line:
+            groups = [[order[d] for d in g] for g in groups_of(line)]
+            found.append({"kind": m[1], "groups": groups})
+    return {
+        "argument_bytes": ma.argument_size_in_bytes,
+        "output_bytes": ma.output_size_in_bytes,
+        "temp_bytes": ma.temp_size_in_bytes,
+        "alias_bytes": ma.alias_size_in_bytes,
+        "code_bytes": ma.generated_code_size_in_bytes,
+        "flops": ca.get("flops"),
+        "bytes_accessed": ca.get("bytes accessed"),
+        "optimal_s": ca.get("optimal_seconds"),
+        "collectives": found,
+    }
+
+
+def main(argv):
+    topo = topologies.get_topology_desc(topology_name=argv[0], platform="tpu")
+    out = {"n_devices": len(topo.devices), "hosts": len({d.process_index for d in topo.devices})}
+    for name, mesh, fn, args in programs(topo.devices):
+        if name in argv[1:]:
+            with jax.set_mesh(mesh):
+                compiled = jax.jit(fn).lower(*args).compile()
+            out[name] = figures(compiled, [int(d.id) for d in mesh.devices.flat])
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,82 @@
+"""pmapviz's figures for a pod equal those of a plain script that calls ``get_topology_desc`` and
+``compile()`` itself (tests/core/pods/pod_oracle.py, which imports nothing of pmapviz): the seed's
+10M dot, the training step, a psum and your own f on a 2-D mesh, on v5e 2x4, 4x4, 16x16 and
+v4 2x2x2; the engine (what the pages show) for every program, the CLI for one a slice."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pmapviz.core.pods import podcompile, podprograms
+from pmapviz.features.meshes import meshpods, meshspecs
+from tests.conftest import ROOT
+
+SLICES = ("v5e:2x4", "v5e:4x4", "v5e:16x16", "v4:2x2x2")
+PROGRAMS = ("dot", "train", "psum", "f")
+FIGURES = ("argument_bytes", "output_bytes", "temp_bytes", "alias_bytes", "code_bytes", "flops")
+ENV = {**os.environ, "JAX_PLATFORMS": "cpu", "TPU_SKIP_MDS_QUERY": "1"}
+ENV["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"  # beside this process's libtpu (no chip to guard)
+F_ARGS = ["--f", "jnp.tanh(x @ w)", "--shape", "256,512", "--spec", "data,None"]
+F_ARGS += ["--shape", "512,1024", "--spec", "None,model"]
+
+
+def own_f(n: int):
+    """The oracle's f: tanh(x @ w) on a data=2 x model=n/2 mesh."""
+    mesh = meshspecs.Mesh((2, n // 2), ("data", "model"))
+    specs = [("data", None), (None, "model")]
+    return meshpods.pod_program(mesh, [(256, 512), (512, 1024)], specs, "x, w", "jnp.tanh(x @ w)")
+
+
+def engine(name: str, topology: str, n: int):
+    program = own_f(n) if name == "f" else podprograms.BUILTIN[name]()
+    return podcompile.compile_for(program, topology).to_dict()
+
+
+def oracle(topology: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tests/core/pods/pod_oracle.py"), topology, *PROGRAMS],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+def cli(name: str, topology: str, n: int) -> dict:
+    extra = ["--mesh", f"2x{n // 2}", *F_ARGS] if name == "f" else []
+    argv = [sys.executable, "-m", "pmapviz", "pod", "--topology", topology, "--program", name]
+    out = subprocess.run(
+        [*argv, *extra, "--json"], capture_output=True, text=True, env=ENV, timeout=240, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stderr.strip() == "", f"the pod command printed on stderr: {out.stderr[:500]}"
+    return json.loads(out.stdout)
+
+
+def same(ours: dict, theirs: dict, where: str) -> None:
+    for key in FIGURES:
+        assert ours[key] == theirs[key], f"{where}: {key} {ours[key]} != {theirs[key]}"
+    assert ours["bytes_accessed"] == theirs["bytes_accessed"], where
+    optimal = theirs["optimal_s"] if theirs["optimal_s"] >= 0 else None
+    assert ours["optimal_s"] == optimal, where
+    mine = sorted((c["kind"], [list(g) for g in c["groups"]]) for c in ours["collectives"])
+    want = sorted((c["kind"], c["groups"]) for c in theirs["collectives"])
+    assert mine == want, f"{where}: collectives {mine} != {want}"
+
+
+@pytest.mark.parametrize("topology", SLICES)
+def test_the_engine_and_the_cli_match_a_plain_compile(topology):
+    theirs = oracle(topology)
+    n = theirs["n_devices"]
+    for name in PROGRAMS:
+        ours = engine(name, topology, n)
+        assert ours["n_devices"] == n and ours["n_hosts"] == theirs["hosts"]
+        same(ours, theirs[name], f"{name} on {topology}")
+    # the CLI, one program a slice (each its own process)
+    name = PROGRAMS[SLICES.index(topology)]
+    same(cli(name, topology, n), theirs[name], f"pmapviz pod --program {name} on {topology}")

@@ -1,0 +1,60 @@
+"""``pmapviz pod``: one line with a fix for bad flags, and the sweep's sublinear curve as JSON."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def pod(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pmapviz", "pod", *argv],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
+    for argv, words in (
+        (["--topology", "v9:2x2"], "v4, v5e, v5p, v6e"),
+        (["--topology", "v5e:2x2x2"], "2-D"),
+        (["--topology", "v5e:1x1"], "pick 2 to 256"),
+        (["--program", "f"], "--program f needs --f and --mesh"),
+        (
+            ["--program", "f", "--f", "x @ w", "--mesh", "2x2", "--topology", "v5e:2x4"]
+            + ["--shape", "8,8", "--spec", "data,None", "--shape", "8,8", "--spec", "None,model"],
+            "has 4 devices and v5e:2x4 has 8",
+        ),
+    ):
+        out = pod(*argv)
+        assert out.returncode == 2, (argv, out.stderr)
+        assert words in out.stderr and "Traceback" not in out.stderr, (argv, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_the_sweep_gives_the_sublinear_curve_as_json_and_nothing_on_stderr():
+    """The training step on 4, 8 and 16 v5e chips (the full 4-256 sweep is the same loop):
+    the compiler's estimate falls with each doubling, but by less than half (the seed's
+    sublinear scaling), and no libtpu line."""
+    out = pod("--sweep", "--program", "train", "--max-chips", "16", "--json")
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert out.stderr == "", out.stderr[:500]
+    data = json.loads(out.stdout)
+    rows = data["sizes"]
+    chips = [r["chips"] for r in rows]
+    assert chips == sorted(chips) and chips == [4, 8, 16]
+    est = [r["compute_hbm_s"] for r in rows]
+    for k in range(len(rows) - 1):
+        a, b, n_a, n_b = est[k], est[k + 1], chips[k], chips[k + 1]
+        assert b < a, f"the estimate did not fall from {n_a} to {n_b} chips: {est}"
+        assert b > a * n_a / n_b, f"{n_a} -> {n_b} chips scaled linearly or better: {est}"
+    assert all(r["communication_s"] > 0 for r in rows)  # the gradient's all-reduce, modelled
+    assert rows[0]["speedup"] == 1.0 and 1.0 < rows[-1]["speedup"] < 4
+    assert [r["topology"] for r in data["reports"]] == [r["topology"] for r in rows]

@@ -1,0 +1,42 @@
+"""``pmapviz.pod_sweep``: a built-in program compiled for each v5e slice from 4 to 16 chips as a
+notebook view with a row per slice, and every refusal a ValueError that says what to give."""
+
+import pytest
+
+from pmapviz.core.pods import podprograms, podsweep
+from pmapviz.features.pods import podsettings
+from pmapviz.features.pods.showpod import pod_sweep
+
+
+def test_a_psum_sweep_to_16_chips_has_a_row_per_slice():
+    view = pod_sweep("psum", max_chips=16)
+    names = podsweep.sizes("v5e", 4, 16)
+    rows = view.to_dict()["rows"]
+    assert [r["topology"] for r in rows] == list(names) == ["v5e:2x2", "v5e:2x4", "v5e:4x4"]
+    assert [r["chips"] for r in rows] == [4, 8, 16]
+    assert rows[0]["speed-up"] == "1.00x"
+    assert all(r["memory"].startswith("fits") for r in rows)
+    reports = view.to_dict()["reports"]
+    assert [r["program"] for r in reports] == ["psum"] * 3
+    assert view.title == f"{podprograms.psum().label}: one step from 4 to 16 chips"
+    assert len(view.text.splitlines()) == 3
+    assert "<table" in view.html()
+
+
+def test_an_unknown_program_name_is_refused_naming_the_choices():
+    with pytest.raises(ValueError) as err:
+        pod_sweep("nope")
+    message = str(err.value)
+    assert "program='nope'" in message
+    assert all(name in message for name in podsettings.PROGRAMS)
+    assert "a function and its arguments" in message
+
+
+def test_a_function_without_arguments_is_refused_before_any_compile():
+    with pytest.raises(ValueError, match="no arguments"):
+        pod_sweep(lambda x: x)
+
+
+def test_a_range_without_a_slice_is_refused():
+    with pytest.raises(ValueError, match="no v6e slice offered between 300 and 400 chips"):
+        pod_sweep("psum", generation="v6e", min_chips=300, max_chips=400)

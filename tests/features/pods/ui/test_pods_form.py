@@ -1,0 +1,36 @@
+"""The Pods page in AppTest: a link's slice and program compiled, the figures on the page equal
+the engine's for the same compile, a bad link falls back with a note, and the sweep draws."""
+
+from pmapviz.core.pods import podcompile
+from pmapviz.core.pods.podreport import fmt_gib, fmt_seconds
+from pmapviz.features.pods import podsettings
+from tests.pages.conftest import all_text, run_app  # noqa: F401  (the AppTest fixture)
+
+
+def test_the_link_compiles_its_slice_and_shows_the_engines_figures(run_app):
+    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"pod": "v5e:4x4", "prog": "psum"})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    want = podcompile.compile_for(podsettings.program("psum"), "v5e:4x4")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Peak per device"] == fmt_gib(want.peak_bytes)
+    assert metrics["Compute + HBM"] == fmt_seconds(want.optimal_s)
+    assert metrics["Communication"] == fmt_seconds(want.comm_s)
+    assert metrics["Collectives"] == str(len(want.collectives)) == "1"
+    assert "v5e:4x4: 16 chips on 4 hosts" in all_text(at)
+    assert at.query_params["pod"] == ["v5e:4x4"] or at.query_params["pod"] == "v5e:4x4"
+
+
+def test_a_bad_link_gets_a_note_and_the_default_slice(run_app):
+    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"pod": "v9:1x1", "prog": "dot"})
+    assert not at.exception
+    assert any("v9" in w.value and "v5e:2x4" in w.value for w in at.warning)
+    assert "v5e:2x4: 8 chips on 2 hosts" in all_text(at)
+
+
+def test_the_sweep_draws_the_chart_and_the_table(run_app):
+    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"prog": "psum", "gen": "v4"})
+    at.button(key="po_sweep").click().run(timeout=240)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    charts = [c for c in at.get("plotly_chart")]
+    assert len(charts) == 2  # the slice, and the sweep
+    assert len(at.dataframe) >= 3
