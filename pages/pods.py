@@ -27,8 +27,10 @@ with st.expander("The program", expanded=False):
     st.code(program.code, language="python")
 compiled = pod_report.compile_report(program, topology)
 if compiled is not None:
-    with presenter.picture(slot):
-        pod_report.show(compiled, "po")
+    if slot is not None:  # presenter mode: the slice and its groups first
+        with slot:
+            pod_report.picture(compiled)
+    pod_report.show(compiled, "po")
 
 st.subheader("How one step scales, 4 to 256 chips")
 st.markdown(

@@ -95,11 +95,20 @@ def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
     assert meta["Name"] == "pmapviz" and meta["Version"] == pmapviz.__version__
     assert meta["License-Expression"] == "Apache-2.0"
     assert meta["Requires-Python"] == PYPROJECT["project"]["requires-python"]
-    required = {Requirement(r).name: Requirement(r) for r in meta.get_all("Requires-Dist")}
+    every = [Requirement(r) for r in meta.get_all("Requires-Dist")]
+    required = {r.name: r for r in every if not r.marker or "extra" not in str(r.marker)}
     direct = {name: pin for name, pin in _pins().items() if name not in INDIRECT}
     assert (
         set(required) == set(direct) == {"jax", "jaxlib", "numpy", "streamlit", "plotly", "pandas"}
     )
+    # the pods extra: libtpu as requirements-pods.txt pins it, for Linux x86_64 only
+    assert meta.get_all("Provides-Extra") == ["pods"]
+    pods = [r for r in every if r.marker and 'extra == "pods"' in str(r.marker)]
+    pin = Requirement((ROOT / "requirements-pods.txt").read_text().split("\n")[-2])
+    assert [r.name for r in pods] == ["libtpu"] and pods[0].specifier.contains(
+        str(*pin.specifier)[2:]
+    )
+    assert "linux" in str(pods[0].marker) and "x86_64" in str(pods[0].marker)
     for name, pin in direct.items():
         assert required[name].specifier.contains(pin), (name, str(required[name]), pin)
 

@@ -50,12 +50,15 @@ SKIPPED = {
     "_to_meshes): leaves the page under test",
 }
 # Buttons whose work does not depend on this server's device count, pressed on the first count
-# only: each launches the same two worker processes with one CPU device each, whatever the
-# server holds (cluster.launch(2, 1) from the page's p=2&d=1 and from
-# tourruns.launch_two_processes), and costs two fresh JAX processes.
+# only: two launch the same two worker processes with one CPU device each, whatever the server
+# holds (cluster.launch(2, 1) from the page's p=2&d=1 and from tourruns.launch_two_processes),
+# and cost two fresh JAX processes; the Pods page's sweep compiles its program (the link's, not
+# sized from the devices: podsettings.program) for TPU slices with libtpu, ten seconds of
+# compiles that read nothing of this server's devices.
 SAME_ON_EVERY_COUNT = {
     "cl_go": "launches p=2 processes of d=1 CPU device each on any count (pressed on 1 device)",
     "tour_cluster": "launches 2 processes of 1 CPU device each on any count (pressed on 1 device)",
+    "po_sweep": "compiles for TPU slices, whatever the local devices (pressed on 1 device)",
 }
 # Buttons that move the tour to another step (walked in its own visit): pressed last, and the
 # buttons of the step they show are not pressed as this step's.

@@ -56,7 +56,7 @@ def collective_rows(r: PodReport) -> list[dict]:
 
 def chip_html(r: PodReport) -> str:
     """Each host a box of its chips at their coordinates (hover: device ids)."""
-    groups = next((c.groups for c in r.collectives if len(c.groups) > 1), ())
+    groups = next((c.groups for c in r.collectives if c.groups), ())
     color = {d: _COLORS[k % len(_COLORS)] for k, g in enumerate(groups) for d in g}
     by_coords: dict[tuple, list] = {}
     for chip in r.chips:
@@ -85,7 +85,14 @@ def chip_html(r: PodReport) -> str:
             + "".join(cells)
             + "</div></div>"
         )
-    return f"<div aria-label='the slice: hosts and their chips'>{''.join(boxes)}</div>"
+    coll = next((c for c in r.collectives if c.groups), None)
+    said = f"{r.summary}" + (
+        f"; {coll.kind} {coll.shape} in {len(coll.groups)} group(s) of {coll.group_size}, "
+        f"{coll.crossing} crossing hosts"
+        if coll
+        else "; no collective"
+    )
+    return f"<div role='img' aria-label='{escape(said)}'>{''.join(boxes)}</div>"
 
 
 def report_view(r: PodReport) -> View:

@@ -54,6 +54,12 @@ def compile_report(program: PodProgram, topology: str) -> PodReport | None:
     return None
 
 
+def picture(r: PodReport) -> None:
+    """The slice as a picture (hosts, chips colored by the first collective's groups; a
+    screen reader hears what it shows): presenter mode draws it first."""
+    st.html(podview.chip_html(r))
+
+
 def show(r: PodReport, key: str) -> None:
     """Everything the compile says, and the slice drawn (``key`` keeps the widgets apart)."""
     st.markdown(f"**{r.summary}**: `{r.label}`")
@@ -63,7 +69,7 @@ def show(r: PodReport, key: str) -> None:
     c[2].metric("Communication", fmt_seconds(r.comm_s), help=commmodel.MODEL_NAME)
     c[3].metric("Collectives", len(r.collectives), help="in the compiled HLO")
     (st.success if r.fits else st.error)(
-        r.fit_words().capitalize() + ".",
+        r.fit_words()[:1].upper() + r.fit_words()[1:] + ".",
         icon=":material/memory:" if r.fits else ":material/block:",
     )
     if r.optimal_s is None:

@@ -16,14 +16,17 @@ RUNNER = r"""
 import json, runpy, sys
 import numpy as np
 res = {}
-for key, path in (("pmap", sys.argv[1]), ("shard_map", sys.argv[2])):
-    g = runpy.run_path(path)
-    if key == "pmap":  # the inputs the script made, as float64, for the test's own numpy
-        np.savez(sys.argv[4], *[np.asarray(g[a]).astype(np.float32).astype(np.float64)
-                                for a in sys.argv[3].split(",")])
-    out = np.asarray(g["out"]).astype(np.float64)
-    res[key] = {"shape": list(out.shape), "values": out.ravel()[:4000].tolist(),
-                "flat": list(g["flat"].shape) if "flat" in g else None}
+for case in sys.argv[1:]:  # each case's folder: its two scripts and the leaves' names
+    res[case] = {}
+    for key in ("pmap", "shard_map"):
+        g = runpy.run_path(f"{case}/{key}_script.py")
+        if key == "pmap":  # the inputs the script made, as float64, for the test's own numpy
+            names = open(f"{case}/args.txt").read().split(",")
+            np.savez(f"{case}/inputs.npz", *[np.asarray(g[a]).astype(np.float32)
+                                              .astype(np.float64) for a in names])
+        out = np.asarray(g["out"]).astype(np.float64)
+        res[case][key] = {"shape": list(out.shape), "values": out.ravel()[:4000].tolist(),
+                          "flat": list(g["flat"].shape) if "flat" in g else None}
 print(json.dumps(res))
 """
 
@@ -56,15 +59,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES, ids=[c[0] for c in CASES]
-)
-def test_exported_scripts_run_and_agree(
-    tmp_path, key, shapes, in_axes, out_axes, axis_name, dtype, by_hand
-):
-    program = functions.get(key)
-    p = plan(
-        program,
+def _case_plan(key, shapes, in_axes, out_axes, axis_name, dtype):
+    return plan(
+        functions.get(key),
         shapes,
         in_axes=in_axes,
         out_axes=out_axes,
@@ -72,22 +69,48 @@ def test_exported_scripts_run_and_agree(
         n_devices=8,
         dtypes=[dtype] * len(shapes),
     )
-    assert p.ok, p.problems
-    pm, sm = tmp_path / "pmap_script.py", tmp_path / "shard_map_script.py"
-    pm.write_text(codegen.pmap_script(program, p))
-    sm.write_text(codegen.shard_map_script(program, p))
-    npz = tmp_path / "inputs.npz"
-    names = ",".join(leaf.name for leaf in p.leaves)
+
+
+@pytest.fixture(scope="module")
+def exported_runs(tmp_path_factory):
+    """Every case's two scripts, written to a folder of its own and run as they are, all in
+    one fresh Python (one JAX start for the eight cases, as the expression and tree tests
+    below run theirs): {key: (the case's folder, its plan, what both scripts returned)}."""
+    root = tmp_path_factory.mktemp("exported")
+    cases = {}
+    for key, shapes, in_axes, out_axes, axis_name, dtype, _ in CASES:
+        p = _case_plan(key, shapes, in_axes, out_axes, axis_name, dtype)
+        case = root / key
+        case.mkdir()
+        if p.ok:  # an invalid plan is not exported: its test says so
+            (case / "pmap_script.py").write_text(codegen.pmap_script(functions.get(key), p))
+            (case / "shard_map_script.py").write_text(
+                codegen.shard_map_script(functions.get(key), p)
+            )
+            (case / "args.txt").write_text(",".join(leaf.name for leaf in p.leaves))
+        cases[key] = (case, p)
     r = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(pm), str(sm), names, str(npz)],
-        cwd=tmp_path,
+        [sys.executable, "-c", RUNNER, *(str(c) for c, p in cases.values() if p.ok)],
+        cwd=root,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,
     )
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
-    with np.load(npz) as f:
+    return {key: (case, p, res.get(str(case))) for key, (case, p) in cases.items()}
+
+
+@pytest.mark.parametrize(
+    "key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES, ids=[c[0] for c in CASES]
+)
+def test_exported_scripts_run_and_agree(
+    exported_runs, key, shapes, in_axes, out_axes, axis_name, dtype, by_hand
+):
+    case, p, res = exported_runs[key]
+    assert p.ok, p.problems
+    assert res is not None, f"{key}: the scripts were not run"
+    with np.load(case / "inputs.npz") as f:
         inputs = [f[f"arr_{k}"] for k in range(len(shapes))]
     assert [a.shape for a in inputs] == [tuple(s) for s in shapes]
     want = np.asarray(by_hand(*inputs), np.float64)  # independent of pmapviz and of JAX

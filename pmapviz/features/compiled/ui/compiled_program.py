@@ -15,7 +15,7 @@ from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.pods import podprograms, podtarget
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.running import programanalysis
-from pmapviz.core.ui import collective_picker, pod_report, presenter, url_state
+from pmapviz.core.ui import collective_picker, pod_report, url_state
 from pmapviz.features.collectives import collectiveanalysis, collectivechoices
 from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.training import traininganalysis, trainingmodel
@@ -147,8 +147,10 @@ def on_slice(src: str, explored: Scenario, n_all: int, slot) -> bool:
         st.code(program.code, language="python")
     compiled = pod_report.compile_report(program, topology)
     if compiled is not None:
-        with presenter.picture(slot):
-            pod_report.show(compiled, "cp_pod")
+        if slot is not None:  # presenter mode: the slice and its groups first
+            with slot:
+                pod_report.picture(compiled)
+        pod_report.show(compiled, "cp_pod")
     return True
 
 

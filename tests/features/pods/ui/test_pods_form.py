@@ -4,7 +4,7 @@ the engine's for the same compile, a bad link falls back with a note, and the sw
 from pmapviz.core.pods import podcompile
 from pmapviz.core.pods.podreport import fmt_gib, fmt_seconds
 from pmapviz.features.pods import podsettings
-from tests.pages.conftest import all_text, run_app  # noqa: F401  (the AppTest fixture)
+from tests.pages.conftest import all_text
 
 
 def test_the_link_compiles_its_slice_and_shows_the_engines_figures(run_app):
