@@ -31,6 +31,7 @@ if compiled is not None:
         with slot:
             pod_report.picture(compiled)
     pod_report.show(compiled, "po")
+    pod_report.calibration(program, report.platform, "po")
 
 st.subheader("How one step scales, 4 to 256 chips")
 st.markdown(

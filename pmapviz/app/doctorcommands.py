@@ -14,8 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pmapviz.core.devices import devicefacts, deviceset, jaxstartup
-from pmapviz.features.cluster import cluster
+from pmapviz.core.devices import cliflags, devicefacts, deviceset, jaxstartup
 
 ROOT = Path(__file__).resolve().parents[2]  # pmapviz/app/doctorcommands.py -> the repository
 Progress = Callable[[str], None] | None
@@ -95,6 +94,7 @@ def command_lines(settings: jaxstartup.Settings, trace_path: str | None) -> list
             "P('data', None)",
             "--json",
         ],
+        ["pod", *d, "--topology", "v5e:2x2", "--program", "psum", "--calibrate", "--json"],
     ]
     if trace_path:
         cmds.append(["trace", trace_path, "--json"])
@@ -138,7 +138,7 @@ def commands_section(
                 "where": "this process" if run is here else "a fresh process",
                 "traceback": "Traceback" in stderr,
             }
-            if rc == cluster.EXIT_NO_SOCKETS and err:  # this machine's rule, not a failure
+            if rc == cliflags.EXIT_NOT_HERE and err:  # this machine's rule, not a failure
                 row.update(rc=0, skipped=err[-1].removeprefix("pmapviz: ")[:300])
             rows.append(row)
     return rows

@@ -4,6 +4,7 @@ applied before JAX starts, keeping the user's own XLA_FLAGS."""
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -113,7 +114,10 @@ def test_plan_hlo_and_mesh_end_once_their_output_is_out(argv, status):
     """cli.QUICK_EXIT: after plan, hlo and mesh the process ends without its teardown (no
     atexit handler runs), with every line main printed and main's status; other commands end
     as usual."""
-    quick, plain = (_on_two_devices(code, argv) for code in (RUN_WITH_A_TEARDOWN_MARK, RUN_MAIN))
+    with ThreadPoolExecutor(2) as pool:  # two processes of their own, started at once
+        quick, plain = pool.map(
+            lambda code: _on_two_devices(code, argv), (RUN_WITH_A_TEARDOWN_MARK, RUN_MAIN)
+        )
     assert quick.returncode == plain.returncode == status, quick.stderr
     if argv[0] in cli.QUICK_EXIT:
         assert quick.stdout == plain.stdout

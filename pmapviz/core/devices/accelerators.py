@@ -115,14 +115,22 @@ def unavailable_message(platform: str, error: BaseException | None = None) -> st
     name = PLATFORM_NAMES.get(platform, platform.upper())
     files = "/dev/nvidia*" if platform == "gpu" else "/dev/accel*"
     machine = (
-        f"This machine does show a {name} ({files})."
+        f"this machine does show a {name} ({files})."
         if platform in accelerators_present()
-        else f"This machine shows no {name} device files ({files}) either."
+        else f"this machine shows no {name} device files ({files})."
     )
+    if platform in backends_installed() and platform not in accelerators_present():
+        # e.g. libtpu (the pods extra) on a machine without a chip: installing cannot help
+        return (
+            f"JAX cannot start the {name} here{why}: its backend is installed, but {machine} "
+            f"Run on a machine with a {name}, or start with --platform cpu "
+            "(emulated CPU devices)."
+        )
     return (
         f"JAX cannot start the {name} here{why}. Backends this JAX installation has: {have}. "
-        f"{machine} For a {name}, install the accelerator build of the pinned JAX: "
-        f"{install_advice(platform)}; or start with --platform cpu (emulated CPU devices)."
+        f"{machine[0].upper()}{machine[1:]} For a {name}, install the accelerator build of "
+        f"the pinned JAX: {install_advice(platform)}; or start with --platform cpu (emulated "
+        "CPU devices)."
     )
 
 

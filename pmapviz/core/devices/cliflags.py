@@ -137,6 +137,7 @@ def _given(value: str | None, default: str) -> str:
     return default if value is None else value
 
 
+EXIT_NOT_HERE = 3  # what this machine cannot do (no sockets, no libtpu): its rule, not a failure
 MAX_PLAN_DEVICES = 65_536
 
 

@@ -325,6 +325,9 @@ def apply(settings: Settings, env: os._Environ | dict[str, str] = os.environ) ->
     if _applied is not None and _applied[0] == settings:
         return _applied[1]
     notes: list[str] = []
+    if settings.platform == "tpu" and "tpu" not in accelerators.accelerators_present():
+        # no chip: say so before libtpu (installed for the pods extra) tries and prints
+        raise PlatformUnavailable(accelerators.unavailable_message("tpu"))
     changes = environment_for(settings, env)
     for key, value in changes.items():
         env[key] = value

@@ -33,6 +33,11 @@ def figures(r: PodReport) -> list[dict]:
             "from": "cost_analysis()['optimal_seconds']",
         },
         {"what": "communication time", "value": fmt_seconds(r.comm_s), "from": MODEL_NAME},
+        {
+            "what": "one step, both added",
+            "value": fmt_seconds(r.total_s),
+            "from": "the compiler's estimate + the model (no overlap assumed)",
+        },
         {"what": "compile", "value": f"{r.compile_s:.2f} s", "from": "this machine's libtpu"},
     ]
 
@@ -45,6 +50,7 @@ def collective_rows(r: PodReport) -> list[dict]:
             "shape": c.shape,
             "bytes per device": fmt_gib(c.bytes),
             "groups": f"{len(c.groups)} of {c.group_size}",
+            "devices in each group": groups_text(c.groups, c.kind == "collective-permute"),
             "crossing hosts": c.crossing,
             "time (model)": fmt_seconds(c.model_s),
             "span": c.model_how,
@@ -54,9 +60,15 @@ def collective_rows(r: PodReport) -> list[dict]:
     ]
 
 
+def groups_text(groups: tuple[tuple[int, ...], ...], pairs: bool = False, limit: int = 120) -> str:
+    """'0 1 2 3 | 4 5 6 7' (pairs: '0->1 | 1->2'), cut at ``limit`` characters."""
+    text = " | ".join(("->" if pairs else " ").join(map(str, g)) for g in groups)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def chip_html(r: PodReport) -> str:
     """Each host a box of its chips at their coordinates (hover: device ids)."""
-    groups = next((c.groups for c in r.collectives if c.groups), ())
+    groups = next((c.groups for c in r.collectives if len(c.groups) > 1), ())
     color = {d: _COLORS[k % len(_COLORS)] for k, g in enumerate(groups) for d in g}
     by_coords: dict[tuple, list] = {}
     for chip in r.chips:

@@ -13,11 +13,13 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.pods import tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podtopology import Chip, Pod
 
 REPEAT = 20
+HOST_BYTES = 64 * 1024**2  # the host's part of a run: zeros made there, copied over
 
 
 class NoChip(RuntimeError):
@@ -75,15 +77,28 @@ def local_pod(platform: str = "tpu") -> Pod:
 
 
 def calibrate(program: PodProgram, repeat: int = REPEAT, platform: str = "tpu") -> Calibration:
-    """``program`` compiled for the local chip(s), run ``repeat`` times on zeros."""
-    import jax
-    import jax.numpy as jnp
-
+    """``program`` compiled for the local chip(s), run ``repeat`` times on zeros; its memory
+    held in the server's pool while it runs."""
     pod = local_pod(platform)
     compiled = program.lower(pod, program.batch).lowered.compile()
     ca = compiled.cost_analysis()
     ca = (ca[0] if isinstance(ca, (list, tuple)) and ca else ca) or {}
     estimate = ca.get("optimal_seconds")
+    ma = compiled.memory_analysis()
+    peak = sum(
+        int(getattr(ma, k, 0) or 0)
+        for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes")
+    )
+    on_devices = peak * pod.n_devices
+    need = memorymodel.Need(on_devices + HOST_BYTES, HOST_BYTES, on_devices)
+    with memorypool.reserve(need, f"running {program.label} on this machine's chip"):
+        return _timed(program, pod, compiled, estimate, repeat)
+
+
+def _timed(program: PodProgram, pod: Pod, compiled, estimate, repeat: int) -> Calibration:
+    import jax
+    import jax.numpy as jnp
+
     infos = jax.tree.leaves(compiled.args_info[0], is_leaf=lambda a: hasattr(a, "shape"))
     args = [
         jax.device_put(jnp.zeros(a.shape, a.dtype), sh)

@@ -8,10 +8,11 @@ its HLO (:func:`pmapviz.core.xla.hlo.parse_hlo`) with their groups mapped to the
 and timed by :mod:`commmodel`.
 
 Budgets: a compile is an action like any other. It holds :data:`COMPILE_BYTES` of host memory
-in the server's pool while it runs (measured: the first compile in a process, libtpu's load
-included, grows the process by about 0.3 GB; later ones by 10-40 MB; ``tests/core/pods``
-measures a 256-chip compile against it), compiles take turns (:data:`_TURN`), and results are
-kept (:data:`_KEEP` of them) so a page that reruns does not compile again.
+in the server's pool while it runs (measured: libtpu's load and the first two 256-chip compiles
+in a fresh process, your f on a 16x16 mesh and the training step, grow it by 0.24 GB at their
+peak; later compiles by 10-40 MB; ``tests/core/pods/test_podcompile.py`` measures it again),
+compiles take turns (:data:`_TURN`), and results are kept (:data:`_KEEP` of them) so a page
+that reruns does not compile again.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pmapviz.core.pods.podtopology import Pod
 from pmapviz.core.running.programanalysis import cost_of
 from pmapviz.core.xla.hlo import HloCollective, parse_hlo
 
-COMPILE_BYTES = 640 * 1024**2  # host memory one compile may take (see the module's docstring)
+COMPILE_BYTES = 512 * 1024**2  # host memory one compile may take (see the module's docstring)
 _TURN = threading.Lock()
 _KEEP = 64
 _KEPT: OrderedDict[tuple, PodReport] = OrderedDict()

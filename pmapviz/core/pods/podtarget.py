@@ -6,7 +6,7 @@ it beside its own settings and one codec reads and writes it. Empty means this m
 
 from __future__ import annotations
 
-from pmapviz.core.base import settings
+from pmapviz.core.base import settings, valueparse
 from pmapviz.core.pods import tpuchips
 
 KEY = "pod"
@@ -33,6 +33,9 @@ def label(value: str) -> str:
     """'this machine', or 'TPU v5e 4x4 (16 chips)'."""
     if value == HERE:
         return HERE_LABEL
-    topo = tpuchips.parse_topology(value)
+    try:
+        topo = tpuchips.parse_topology(value)
+    except valueparse.SettingError:  # not a topology name: shown as it is
+        return str(value)
     shape = "x".join(map(str, topo.shape))
     return f"{topo.generation.title} {shape} ({topo.chips} chips)"

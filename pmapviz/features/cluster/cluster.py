@@ -33,7 +33,7 @@ from pathlib import Path
 
 from pmapviz.core.base import queues
 from pmapviz.core.budgets import memoryestimates, memorymodel, memorypool
-from pmapviz.core.devices import devicefacts
+from pmapviz.core.devices import cliflags, devicefacts
 from pmapviz.features.cluster.clustersettings import (
     MAX_LOCAL,
     MAX_PROCESSES,
@@ -57,7 +57,7 @@ class ClusterError(RuntimeError):
         self.details = details or {}
 
 
-EXIT_NO_SOCKETS = 3  # the CLI's exit status for NoSockets: this machine's rule, not a failure
+EXIT_NO_SOCKETS = cliflags.EXIT_NOT_HERE  # the CLI's exit status for NoSockets
 
 
 class NoSockets(ClusterError):

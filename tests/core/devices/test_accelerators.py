@@ -33,7 +33,16 @@ def test_the_unavailable_platform_message_names_backends_and_the_install():
     assert "JAX cannot start the GPU here" in text and "set JAX_PLATFORMS" not in text
     assert "Backends this JAX installation has: cpu" in text and "jax[cuda12]==" in text
     assert "--platform cpu" in text and "\n" not in text
+
+
+def test_the_install_is_advised_only_where_the_backend_is_missing(monkeypatch):
+    monkeypatch.setattr(accelerators, "accelerators_present", lambda: [])
+    monkeypatch.setattr(accelerators, "backends_installed", lambda: ["cpu"])
     assert "jax[tpu]==" in accelerators.unavailable_message("tpu")
+    monkeypatch.setattr(accelerators, "backends_installed", lambda: ["cpu", "tpu"])
+    text = accelerators.unavailable_message("tpu")  # libtpu (the pods extra), no chip
+    assert "its backend is installed" in text and "pip install" not in text
+    assert "no TPU device files" in text and "--platform cpu" in text
 
 
 @pytest.mark.parametrize("platform", ["gpu", "tpu"])
@@ -48,8 +57,12 @@ def test_asking_for_a_missing_accelerator_is_one_line_and_exit_2(platform):
     )
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
-    assert f"cannot start the {platform.upper()} here" in line
-    assert ("jax[cuda12]" if platform == "gpu" else "jax[tpu]") in line
+    assert f"cannot start the {platform.upper()} here" in line and "--platform cpu" in line
+    if platform in accelerators.backends_installed():  # libtpu (the pods extra): no chip
+        assert "its backend is installed" in line and "pip install" not in line
+        assert "libtpu" not in r.stderr.lower() and "WARNING" not in r.stderr  # none of its noise
+    else:
+        assert ("jax[cuda12]" if platform == "gpu" else "jax[tpu]") in line
 
 
 def test_the_app_asked_for_a_missing_gpu_shows_one_page_with_the_install():

@@ -80,3 +80,44 @@ def test_the_engine_and_the_cli_match_a_plain_compile(topology):
     # the CLI, one program a slice (each its own process)
     name = PROGRAMS[SLICES.index(topology)]
     same(cli(name, topology, n), theirs[name], f"pmapviz pod --program {name} on {topology}")
+
+
+PROBE = """
+import json, os
+from pmapviz.core.devices import jaxstartup
+jaxstartup.apply(jaxstartup.parse_settings(["--devices", "2"], os.environ))
+from pmapviz.core.pods import podcompile, podprograms, podtopology
+from pmapviz.features.meshes import meshpods, meshspecs
+
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith(key))
+
+before = status("VmRSS:")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+pod = podtopology.load("v5e:16x16")  # libtpu's load counted too
+mesh = meshspecs.Mesh((16, 16), ("data", "model"))
+f = meshpods.pod_program(mesh, [(4096, 4096), (4096, 4096)], [("data", None), (None, "model")],
+                         "x, w", "jnp.tanh(x @ w)")
+for program in (f, podprograms.train()):
+    podcompile.compile_once(program, pod)
+print(json.dumps({"grew": status("VmHWM:") - before, "held": podcompile.COMPILE_BYTES}))
+"""
+
+
+def test_a_256_chip_compile_stays_inside_what_the_pool_holds_for_it():
+    """Your f on a 16x16 mesh and the training step, compiled for 256 chips in a fresh process
+    (libtpu's load and its compiler's start included): the peak growth stays below
+    COMPILE_BYTES, the host memory each compile holds in the server's pool."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert 0 < got["grew"] < got["held"], got

@@ -281,8 +281,37 @@ TREE_CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def tree_runs(tmp_path_factory):
+    """Every tree case's two scripts in a folder of its own, all run in one fresh Python:
+    {case: (its folder, its program, its plan)} once every folder holds its out.pkl."""
+    from pmapviz.core.expressions import expr
+
+    root = tmp_path_factory.mktemp("trees")
+    runs = {}
+    for case, (args, body, shapes, in_axes, out_axes) in enumerate(TREE_CASES):
+        program = expr.program(args, body)
+        p = plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name="i", n_devices=8)
+        folder = root / f"case{case}"
+        folder.mkdir()
+        if p.ok:  # a plan that is not ok is its test's failure
+            (folder / "pmap_script.py").write_text(codegen.pmap_script(program, p))
+            (folder / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
+            (folder / "args.txt").write_text(",".join(a.name for a in p.arguments))
+        runs[case] = (folder, program, p)
+    r = subprocess.run(
+        [sys.executable, "-c", TREE_RUNNER, *(str(f) for f, _, p in runs.values() if p.ok)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return runs
+
+
 @pytest.mark.parametrize("case", range(len(TREE_CASES)))
-def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tmp_path, case):
+def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tree_runs, case):
     """Dict and tuple arguments with in_axes / out_axes prefixes: the exported pmap and
     shard_map scripts run and agree with jax.vmap of the interpreted f on the script's own
     inputs, with the prefixes exactly as the user typed them."""
@@ -290,24 +319,10 @@ def test_exported_scripts_with_pytree_arguments_match_vmap_on_the_raw_trees(tmp_
 
     import jax
 
-    from pmapviz.core.expressions import expr
-
     args, body, shapes, in_axes, out_axes = TREE_CASES[case]
-    program = expr.program(args, body)
-    p = plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name="i", n_devices=8)
+    folder, program, p = tree_runs[case]
     assert p.ok, (body, p.problems)
-    (tmp_path / "pmap_script.py").write_text(codegen.pmap_script(program, p))
-    (tmp_path / "shard_map_script.py").write_text(codegen.shard_map_script(program, p))
-    (tmp_path / "args.txt").write_text(",".join(a.name for a in p.arguments))
-    r = subprocess.run(
-        [sys.executable, "-c", TREE_RUNNER, str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    saved = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    saved = pickle.loads((folder / "out.pkl").read_bytes())
     as_shapes = jax.tree.map(lambda a: tuple(a.shape), saved["inputs"])
     assert as_shapes == [shapes[0], shapes[1]]  # the scripts built the user's trees
     want = jax.vmap(program.build("i"), in_axes=in_axes, out_axes=out_axes, axis_name="i")(

@@ -25,7 +25,7 @@ def form(n_devices: int) -> tuple[PodProgram, str, str]:
             "Program",
             tuple(podsettings.PROGRAMS),
             key=P + "prog",
-            format_func=podsettings.PROGRAMS.get,
+            format_func=lambda k: podsettings.PROGRAMS.get(k, k),
             horizontal=True,
         )
         with c2:
@@ -44,7 +44,7 @@ def sweep(program: PodProgram) -> list[PodReport] | None:
         "Generation",
         tuple(tpuchips.GENERATIONS),
         key=P + "gen",
-        format_func=lambda g: tpuchips.GENERATIONS[g].title,
+        format_func=lambda g: getattr(tpuchips.GENERATIONS.get(g), "title", g),
     )
     gen = st.session_state[P + "gen"]
     sizes = podsweep.sizes(gen)
