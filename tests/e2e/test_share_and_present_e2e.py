@@ -59,6 +59,11 @@ LINKS = {
     ),
     "cluster": ("/cluster?p=3&d=1", {}, {"Processes": "3", "CPU devices per process": "1"}),
     "tour": ("/tour?step=6", {}, {}),
+    "pods": (
+        "/pods?pod=v4:2x2x2&prog=psum&batch=0&gen=v4",
+        {"Batch (0: its own)": "0"},
+        {"TPU slice": "TPU v4 2x2x2 (8 chips)"},
+    ),
     "live": ("/live?fn=double&s0={n},3&a0=0&out=0", {}, {}),
     "meshes": (
         "/meshes?mesh=1x{n}&names=rows,cols&s0=2,{n}&p0=P(None,%20%27cols%27)&s1=&s2=",
@@ -83,6 +88,9 @@ def test_share_link_reproduces_the_view(server, tab, name):
     main = page.locator(MAIN)
     if name == "tour":
         expect(main).to_contain_text("6. axis_name and collectives")
+    if name == "pods":  # compiled by libtpu for the link's slice, drawn with its hosts
+        expect(main).to_contain_text("v4:2x2x2: 8 chips on 2 hosts, 2 devices a chip")
+        expect(main.locator('[data-testid="stPlotlyChart"]').first).to_be_visible()
     if name == "live":
         expect(main).to_contain_text("PASS")
         expect(main).to_contain_text(f"({N}, 3)")  # shapes shown as parsed

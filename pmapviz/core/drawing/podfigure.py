@@ -24,15 +24,12 @@ TEXT_MAX = 64  # above this many chips, no text on the chips (hover only)
 WIDTH = 1180  # the plot's width this figure is laid out for (a 1280-px screen, less margins)
 IDLE = "#FFFFFF"  # a chip outside every drawn group
 OUTLINE = "#5B6573"
-HOST_FILL = "rgba(91, 101, 115, 0.10)"
-HOST_LINE = "#8A94A3"
+HOST_FILL, HOST_LINE = "rgba(91, 101, 115, 0.10)", "#8A94A3"
 SENDS = "#BFD7EA"  # a chip that takes part in a permute
 WITHIN = "#0072B2"  # a permute's pair on one host
 CROSSES = "#D55E00"  # a permute's pair (or a group) across hosts
-DASHED = "#111111"
-NO_FIT = "#C00000"
-EST = "compute + HBM (the compiler's estimate)"
-COMM = "communication (model)"
+DASHED, NO_FIT = "#111111", "#C00000"
+EST, COMM = "compute + HBM (the compiler's estimate)", "communication (model)"
 PERMUTE = "collective-permute"
 PAIRS = (("pair on one host", WITHIN, 2), ("pair crosses hosts", CROSSES, 3))  # arrow styles
 MARGIN = dict(l=70, r=20, t=130, b=80)  # the sweep's
@@ -265,13 +262,16 @@ def _chip_texts(spots: list[ChipSpot], paint: _Paint | None) -> list[dict]:
     ]
 
 
-def _hover_trace(spots: list[ChipSpot], paint: _Paint | None, marker_px: float) -> go.Scatter:
-    """Invisible square markers on the chips: what the hover says about each."""
+def _hover_trace(
+    report: PodReport, spots: list[ChipSpot], paint: _Paint | None, marker_px: float
+) -> go.Scatter:
+    """Invisible square markers on the chips: what the hover says about each (its mesh place)."""
     notes = paint.notes if paint else {}
     texts = []
     for s in spots:
         each = len(s.device_ids) > 1
         lines = [f"device{'s' if each else ''} {s.label}", f"chip at {s.coords}", f"host {s.host}"]
+        lines += [f"mesh: {m}" for m in map(report.mesh_label, s.device_ids) if m]
         lines += [(f"device {d}: " if each else "") + notes[d] for d in s.device_ids if d in notes]
         texts.append("<br>".join(lines))
     marker = dict(symbol="square", size=marker_px, opacity=0)
@@ -360,7 +360,7 @@ def pod_figure(
     layout["yaxis"] = hidden | dict(range=frame["y"], scaleanchor="x", scaleratio=1)
     legend = paint.legend if paint else []
     layout["showlegend"] = bool(legend)
-    return go.Figure(data=[_hover_trace(spots, paint, marker_px)] + legend, layout=layout)
+    return go.Figure(data=[_hover_trace(report, spots, paint, marker_px)] + legend, layout=layout)
 
 
 # ------------------------------------------------------------------------------- the sweep

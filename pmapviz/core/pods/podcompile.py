@@ -125,6 +125,7 @@ def compile_once(program: PodProgram, pod: Pod) -> PodReport:
         parsed.unparsed,
         compile_s,
         hlo,
+        mesh_order=low.order,
     )
 
 

@@ -86,6 +86,17 @@ class PodReport:
     largest_note: str = ""
     asked_batch: int | None = None  # the batch asked for, where the compiler refused it
     refusal: str = ""  # the compiler's words when the batch asked for ran out of HBM
+    mesh_order: tuple[int, ...] = ()  # device ids in the mesh's row-major order
+
+    def mesh_label(self, device_id: int) -> str:
+        """Where a device sits on the mesh: 'data 0 · model 3' ('' if not on it)."""
+        if device_id not in self.mesh_order:
+            return ""
+        k, where = self.mesh_order.index(device_id), []
+        for name, size in reversed(self.mesh_axes):
+            where.append(f"{name} {k % size}")
+            k //= size
+        return " · ".join(reversed(where))
 
     @property
     def peak_bytes(self) -> int:

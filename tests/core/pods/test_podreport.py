@@ -164,3 +164,15 @@ def test_fmt_gib(n, text):
 )
 def test_fmt_seconds(s, text):
     assert fmt_seconds(s) == text
+
+
+def test_mesh_label_says_where_a_device_sits_on_the_mesh():
+    """Row-major over the mesh's axes, as Mesh(devices.reshape(sizes)) places them."""
+    from dataclasses import replace
+
+    r = replace(
+        report(), mesh_axes=(("data", 2), ("model", 4)), mesh_order=(7, 6, 5, 4, 3, 2, 1, 0)
+    )
+    assert r.mesh_label(7) == "data 0 · model 0"
+    assert r.mesh_label(4) == "data 0 · model 3" and r.mesh_label(3) == "data 1 · model 0"
+    assert r.mesh_label(99) == ""
