@@ -23,14 +23,7 @@ st.markdown(
 
 program, topology, _ = pods_form.form(report.count)
 url_state.share_link("pods")
-with st.expander("The program", expanded=False):
-    st.code(program.code, language="python")
-compiled = pod_report.compile_report(program, topology)
-if compiled is not None:
-    if slot is not None:  # presenter mode: the slice and its groups first
-        with slot:
-            pod_report.picture(compiled)
-    pod_report.show(compiled, "po")
+if pod_report.program_and_report(program, topology, "po", slot) is not None:
     pod_report.calibration(program, report.platform, "po")
 
 st.subheader("How one step scales, 4 to 256 chips")

@@ -75,6 +75,20 @@ def picture(r: PodReport) -> None:
     st.html(podview.chip_html(r))
 
 
+def program_and_report(program: PodProgram, topology: str, key: str, slot=None):
+    """The program's code (folded), its compile for ``topology`` and everything it says, with
+    the slice's picture first in presenter mode (``slot``). The report, or None."""
+    with st.expander("The program", expanded=False):
+        st.code(program.code, language="python")
+    compiled = compile_report(program, topology)
+    if compiled is not None:
+        if slot is not None:  # presenter mode: the slice and its groups first
+            with slot:
+                picture(compiled)
+        show(compiled, key)
+    return compiled
+
+
 def show(r: PodReport, key: str) -> None:
     """Everything the compile says, and the slice drawn (``key`` keeps the widgets apart)."""
     st.markdown(f"**{r.summary}**: `{r.label}`")

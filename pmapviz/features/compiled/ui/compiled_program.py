@@ -143,14 +143,7 @@ def on_slice(src: str, explored: Scenario, n_all: int, slot) -> bool:
         "device count and each device keeps its own block. The TPU compiler (libtpu) compiles "
         "it here; **nothing runs**. Pick *this machine* above for what XLA made of it here."
     )
-    with st.expander("The program", expanded=False):
-        st.code(program.code, language="python")
-    compiled = pod_report.compile_report(program, topology)
-    if compiled is not None:
-        if slot is not None:  # presenter mode: the slice and its groups first
-            with slot:
-                pod_report.picture(compiled)
-        pod_report.show(compiled, "cp_pod")
+    pod_report.program_and_report(program, topology, "cp_pod", slot)
     return True
 
 
