@@ -21,16 +21,17 @@ st.markdown(
     "model (the compiler's estimate leaves communication out)."
 )
 
-program, topology, _ = pods_form.form(report.count)
+program, topology = pods_form.form(report.count)
 url_state.share_link("pods")
 if pod_report.program_and_report(program, topology, "po", slot) is not None:
     pod_report.calibration(program, report.platform, "po")
 
 st.subheader("How one step scales, 4 to 256 chips")
 st.markdown(
-    "The same program, the same global batch, on larger and larger slices: each chip holds "
-    "less, so the compiler's estimate falls, but the gradient's all-reduce does not shrink."
+    "One program, the same global batch, on larger and larger slices: each chip holds less, "
+    "so the compiler's estimate falls, but a training step's gradient all-reduce does not "
+    "shrink."
 )
-swept = pods_form.sweep(program)
+swept = pods_form.sweep()
 if swept:
     pod_report.sweep(swept, "po")

@@ -16,13 +16,16 @@ MAX_BATCH = 10**12  # abstract shapes: nothing is allocated, the compiler says w
 
 
 def schema(n_devices: int) -> settings.Schema:
-    """The Pods page: pod (the slice), prog, batch (0: the program's own), gen (the sweep's)."""
+    """The Pods page: pod (the slice), prog (a collective on the slice first: quick to compile
+    and drawn on its chips), batch (0: the program's own), and the sweep's gen and sprog (a
+    training step: how a step scales)."""
     return settings.Schema(
         (
             podtarget.pod_field(tpuchips.DEFAULT),
-            settings.choice_field("prog", "Program", tuple(PROGRAMS), "train"),
+            settings.choice_field("prog", "Program", tuple(PROGRAMS), "psum"),
             settings.int_field("batch", "Batch", 0, MAX_BATCH, 0),
             settings.choice_field("gen", "Generation", tuple(tpuchips.GENERATIONS), "v5e"),
+            settings.choice_field("sprog", "The sweep's program", tuple(PROGRAMS), "train"),
         )
     )
 

@@ -9,13 +9,20 @@ def test_the_schema_holds_the_slice_program_batch_and_generation_with_defaults()
     schema = podsettings.schema(8)
     assert schema.defaults() == {
         "pod": tpuchips.DEFAULT,
-        "prog": "train",
+        "prog": "psum",
         "batch": "0",
         "gen": "v5e",
+        "sprog": "train",
     }
     values, errors = schema.parse(schema.defaults())
     assert errors == []
-    assert values == {"pod": tpuchips.DEFAULT, "prog": "train", "batch": 0, "gen": "v5e"}
+    assert values == {
+        "pod": tpuchips.DEFAULT,
+        "prog": "psum",
+        "batch": 0,
+        "gen": "v5e",
+        "sprog": "train",
+    }
 
 
 def test_the_page_offers_every_built_in_program_and_generation():

@@ -15,8 +15,8 @@ P = "po_"
 SWEPT = "_po_swept"  # (program key, batch, generation) -> reports
 
 
-def form(n_devices: int) -> tuple[PodProgram, str, str]:
-    """``(program, topology, generation)`` from the widgets, seeded from and saved to the link."""
+def form(n_devices: int) -> tuple[PodProgram, str]:
+    """``(program, topology)`` from the widgets, seeded from and saved to the link."""
     schema = podsettings.schema(n_devices)
     url_state.load(P, schema)
     with st.container(border=True):
@@ -34,12 +34,20 @@ def form(n_devices: int) -> tuple[PodProgram, str, str]:
     values = url_state.parsed(P, schema, ["pod", "prog", "batch"])
     url_state.save(P, schema)
     program = podsettings.program(values["prog"], values["batch"])
-    return program, values["pod"], st.session_state[P + "gen"]
+    return program, values["pod"]
 
 
-def sweep(program: PodProgram) -> list[PodReport] | None:
-    """The sweep's generation, its button, and its result (this session's, for this program)."""
-    c1, c2 = st.columns([1, 3])
+def sweep() -> list[PodReport] | None:
+    """The sweep's program and generation, its button, and its result (this session's, for
+    these settings)."""
+    c0, c1, c2 = st.columns([2, 1, 2])
+    c0.selectbox(
+        "Program to sweep",
+        tuple(podsettings.PROGRAMS),
+        key=P + "sprog",
+        format_func=lambda k: podsettings.PROGRAMS.get(k, k),
+    )
+    program = podsettings.program(st.session_state[P + "sprog"])
     c1.selectbox(
         "Generation",
         tuple(tpuchips.GENERATIONS),

@@ -28,7 +28,7 @@ def test_a_bad_link_gets_a_note_and_the_default_slice(run_app):
 
 
 def test_the_sweep_draws_the_chart_and_the_table(run_app):
-    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"prog": "psum", "gen": "v4"})
+    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"sprog": "psum", "gen": "v4"})
     at.button(key="po_sweep").click().run(timeout=240)
     assert not at.exception and not at.error, [e.value for e in at.error]
     charts = [c for c in at.get("plotly_chart")]
