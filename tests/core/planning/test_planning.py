@@ -133,6 +133,12 @@ def shard_shapes(out, out_axes):
     return jax.tree.map(one, out)
 
 
+# JAX 0.10's pmap runs some empty arrays whose mapped sizes differ: x f32[2] on axis 0 beside
+# y f32[0,1] on axis -1 gives (2, 0) on 2 devices, while y f32[3,1] on axis -1 is refused. The
+# plan refuses both, as it refuses every empty block.
+EMPTY_REFUSALS = ("empty_block", "mapped_sizes_differ")
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_plan_agrees_with_real_pmap(case):
@@ -156,7 +162,7 @@ def test_plan_agrees_with_real_pmap(case):
         event(f"JAX refused; plan: {p.problems[0].code}")
         return
     real = jax.tree.map(lambda a: tuple(a.shape), out)
-    if any(0 in s for s in shapes) and p.problems and p.problems[0].code == "empty_block":
+    if any(0 in s for s in shapes) and p.problems and p.problems[0].code in EMPTY_REFUSALS:
         return  # refused on purpose: JAX is inconsistent on empty blocks (see planning)
     if out_axes is None and vmap_says_varies(fn, shapes, in_axes, axis_name, dtypes):
         # JAX ran but silently returned device 0's value: the plan must refuse it
