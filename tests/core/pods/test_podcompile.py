@@ -35,27 +35,33 @@ def engine(name: str, topology: str, n: int):
     return podcompile.compile_for(program, topology).to_dict()
 
 
-def oracle(topology: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "tests/core/pods/pod_oracle.py"), topology, *PROGRAMS],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=240,
+DEVICES = {"v5e:2x4": 8, "v5e:4x4": 16, "v5e:16x16": 256, "v4:2x2x2": 16}  # the oracle checks
+
+
+def started(argv: list[str]) -> subprocess.Popen:
+    """A process started now, read later: the oracle and the CLI compile beside this one."""
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT
     )
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout)
 
 
-def cli(name: str, topology: str, n: int) -> dict:
+def finished(proc: subprocess.Popen, quiet: bool = False) -> dict:
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err[-2000:]
+    assert not quiet or err.strip() == "", f"the pod command printed on stderr: {err[:500]}"
+    return json.loads(out)
+
+
+def oracle(topology: str) -> subprocess.Popen:
+    script = str(ROOT / "tests/core/pods/pod_oracle.py")
+    return started([sys.executable, script, topology, *PROGRAMS])
+
+
+def cli(name: str, topology: str) -> subprocess.Popen:
+    n = DEVICES[topology]
     extra = ["--mesh", f"2x{n // 2}", *F_ARGS] if name == "f" else []
     argv = [sys.executable, "-m", "pmapviz", "pod", "--topology", topology, "--program", name]
-    out = subprocess.run(
-        [*argv, *extra, "--json"], capture_output=True, text=True, env=ENV, timeout=240, cwd=ROOT
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stderr.strip() == "", f"the pod command printed on stderr: {out.stderr[:500]}"
-    return json.loads(out.stdout)
+    return started([*argv, *extra, "--json"])
 
 
 def same(ours: dict, theirs: dict, where: str) -> None:
@@ -71,15 +77,16 @@ def same(ours: dict, theirs: dict, where: str) -> None:
 
 @pytest.mark.parametrize("topology", SLICES)
 def test_the_engine_and_the_cli_match_a_plain_compile(topology):
-    theirs = oracle(topology)
-    n = theirs["n_devices"]
-    for name in PROGRAMS:
-        ours = engine(name, topology, n)
-        assert ours["n_devices"] == n and ours["n_hosts"] == theirs["hosts"]
-        same(ours, theirs[name], f"{name} on {topology}")
-    # the CLI, one program a slice (each its own process)
-    name = PROGRAMS[SLICES.index(topology)]
-    same(cli(name, topology, n), theirs[name], f"pmapviz pod --program {name} on {topology}")
+    name = PROGRAMS[SLICES.index(topology)]  # the CLI: one program a slice, its own process
+    plain, command = oracle(topology), cli(name, topology)
+    ours = {p: engine(p, topology, DEVICES[topology]) for p in PROGRAMS}  # while they compile
+    theirs = finished(plain)
+    assert theirs["n_devices"] == DEVICES[topology]
+    for p in PROGRAMS:
+        assert ours[p]["n_devices"] == theirs["n_devices"]
+        assert ours[p]["n_hosts"] == theirs["hosts"]
+        same(ours[p], theirs[p], f"{p} on {topology}")
+    same(finished(command, quiet=True), theirs[name], f"pmapviz pod --program {name} on {topology}")
 
 
 PROBE = """
