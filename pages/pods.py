@@ -24,7 +24,7 @@ st.markdown(
 program, topology = pods_form.form(report.count)
 url_state.share_link("pods")
 if pod_report.program_and_report(program, topology, "po", slot) is not None:
-    pod_report.calibration(program, report.platform, "po")
+    pod_report.calibration(program, "po")
 
 st.subheader("How one step scales, 4 to 256 chips")
 st.markdown(

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz.core.base import queues
+from pmapviz.core.base import heavyimports, queues
 from pmapviz.core.budgets import memorymodel
+from pmapviz.core.devices import accelerators
 from pmapviz.core.drawing import podfigure, podview
 from pmapviz.core.pods import (
     commmodel,
@@ -131,6 +132,7 @@ def _figure(r: PodReport, key: str) -> None:
         ]
         pick = st.selectbox("Draw the groups of", names, index=1, key=f"{key}_coll")
         index = None if pick not in names[1:] else names.index(pick) - 1
+    heavyimports.pandas()  # Plotly's validators read pandas: never a half-imported one
     st.plotly_chart(podfigure.pod_figure(r, index), config=CHART, key=f"{key}_fig")
 
 
@@ -151,10 +153,11 @@ def hardware_rows() -> list[dict]:
     ]
 
 
-def calibration(program: PodProgram, platform: str, key: str) -> None:
-    """On a TPU machine: the program run on this machine's chip(s), measured against the
-    compiler's estimate for that compile (a button); elsewhere, one line saying where it works."""
-    if platform != "tpu":
+def calibration(program: PodProgram, key: str) -> None:
+    """On a TPU machine (whichever device set the page runs on): the program run on this
+    machine's chip(s), measured against the compiler's estimate for that compile (a button);
+    elsewhere, one line saying where it works."""
+    if "tpu" not in accelerators.accelerators_present():
         st.caption(
             "On a TPU machine this page also runs the program on its own chip and sets the "
             "measured time beside the compiler's estimate (on one v5e chip: 1.35x for the "
@@ -182,5 +185,6 @@ def calibration(program: PodProgram, platform: str, key: str) -> None:
 
 def sweep(reports: list[PodReport], key: str) -> None:
     """A sweep's chart (compiler's estimate and model, stacked, against the ideal) and table."""
+    heavyimports.pandas()  # as in _figure
     st.plotly_chart(podfigure.sweep_figure(reports), config=CHART, key=f"{key}_sweep_chart")
     tables.show(tables.frame(podview.sweep_rows(reports)))
