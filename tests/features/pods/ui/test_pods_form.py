@@ -34,3 +34,26 @@ def test_the_sweep_draws_the_chart_and_the_table(run_app):
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) == 2  # the slice, and the sweep
     assert len(at.dataframe) >= 3
+
+
+def test_a_machine_without_a_chip_says_where_the_run_works(run_app):
+    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"prog": "psum"})
+    assert not any(b.key == "po_calibrate" for b in at.button)
+    assert any("On a TPU machine this page also runs" in c.value for c in at.caption)
+
+
+def test_on_a_tpu_machine_the_program_runs_on_its_chip(run_app, monkeypatch):
+    """The chip run's path, on the emulated CPU devices standing in for the chip (the TPU
+    runs are quoted in the README): measured, estimated and their ratio as metrics."""
+    from pmapviz.core.devices import accelerators
+    from pmapviz.core.pods import podcalibrate
+
+    real = podcalibrate.calibrate
+    monkeypatch.setattr(accelerators, "accelerators_present", lambda: ["tpu"])
+    monkeypatch.setattr(podcalibrate, "calibrate", lambda p: real(p, repeat=3, platform="cpu"))
+    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"prog": "dot", "batch": "4096"})
+    at.button(key="po_calibrate").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Measured (median of 20)"].endswith(("ms", "µs"))
+    assert "Measured / estimated" in metrics
