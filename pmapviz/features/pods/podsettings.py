@@ -12,6 +12,13 @@ PROGRAMS = {
     "dot": "The seed's 10M dot products",
     "psum": "lax.psum of 64 MiB a chip",
 }
+
+
+def program_label(key: str) -> str:
+    """What a program's key means, for its widgets ('psum' -> 'lax.psum of 64 MiB a chip')."""
+    return PROGRAMS.get(key, key)
+
+
 MAX_BATCH = 10**12  # abstract shapes: nothing is allocated, the compiler says what fits
 
 

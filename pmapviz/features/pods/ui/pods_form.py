@@ -25,7 +25,7 @@ def form(n_devices: int) -> tuple[PodProgram, str]:
             "Program",
             tuple(podsettings.PROGRAMS),
             key=P + "prog",
-            format_func=lambda k: podsettings.PROGRAMS.get(k, k),
+            format_func=podsettings.program_label,
             horizontal=True,
         )
         with c2:
@@ -45,7 +45,7 @@ def sweep() -> list[PodReport] | None:
         "Program to sweep",
         tuple(podsettings.PROGRAMS),
         key=P + "sprog",
-        format_func=lambda k: podsettings.PROGRAMS.get(k, k),
+        format_func=podsettings.program_label,
     )
     program = podsettings.program(st.session_state[P + "sprog"])
     c1.selectbox(
