@@ -54,6 +54,7 @@ def collective_rows(r: PodReport) -> list[dict]:
             "crossing hosts": c.crossing,
             "time (model)": fmt_seconds(c.model_s),
             "span": c.model_how,
+            "compiler's algorithm": c.algorithm or "(none named)",
             "source": c.source_line or "",
         }
         for c in r.collectives

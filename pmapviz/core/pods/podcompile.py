@@ -99,7 +99,7 @@ def compile_once(program: PodProgram, pod: Pod) -> PodReport:
     ca = (ca[0] if isinstance(ca, (list, tuple)) and ca else ca) or {}
     optimal = ca.get("optimal_seconds")
     hlo = compiled.as_text()
-    parsed = parse_hlo(hlo)
+    parsed, lines = parse_hlo(hlo), hlo.splitlines()
     gen = pod.topology.generation
     return PodReport(
         pod.name,
@@ -121,7 +121,7 @@ def compile_once(program: PodProgram, pod: Pod) -> PodReport:
         cost.flops,
         cost.bytes_accessed,
         optimal if optimal is not None and optimal >= 0 else None,
-        tuple(_collective(c, low.order, pod) for c in parsed.collectives),
+        tuple(_collective(c, low.order, pod, lines[c.line - 1]) for c in parsed.collectives),
         parsed.unparsed,
         compile_s,
         hlo,
@@ -151,7 +151,21 @@ def _refusal(err: Exception, program: PodProgram, pod: Pod) -> str:
     )
 
 
-def _collective(c: HloCollective, order: tuple[int, ...], pod: Pod) -> PodCollective:
+_ALGORITHM = re.compile(
+    r'"collective_algorithm_config":\{"emitter":"(\w+)"(?:,"strategy":"(\w+)")?'
+)
+
+
+def algorithm(hlo_line: str) -> str:
+    """The collective algorithm the TPU compiler picked, from the instruction's backend_config
+    ('RotatedPincerEmitter, UniDirectionNDRingStrategy'), or ''."""
+    m = _ALGORITHM.search(hlo_line)
+    return ", ".join(g for g in m.groups() if g) if m else ""
+
+
+def _collective(
+    c: HloCollective, order: tuple[int, ...], pod: Pod, hlo_line: str = ""
+) -> PodCollective:
     """A parsed collective with its HLO device numbers turned into the slice's device ids."""
     by_id = {chip.id: chip for chip in pod.chips}
     ids = lambda group: tuple(order[k] for k in group)  # noqa: E731
@@ -175,6 +189,7 @@ def _collective(c: HloCollective, order: tuple[int, ...], pod: Pod) -> PodCollec
         c.line,
         seconds,
         how,
+        algorithm(hlo_line),
     )
 
 

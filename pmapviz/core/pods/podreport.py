@@ -48,6 +48,7 @@ class PodCollective:
     hlo_line: int
     model_s: float  # the communication model's time (commmodel)
     model_how: str  # the slowest group's span: '16 chips along axis 0 (ring), axis 1 (ring)'
+    algorithm: str = ""  # what the TPU compiler chose to run it: 'RotatedPincerEmitter, ...'
 
     @property
     def group_size(self) -> int:

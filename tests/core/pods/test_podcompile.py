@@ -87,6 +87,23 @@ def test_the_engine_and_the_cli_match_a_plain_compile(topology):
         assert ours[p]["n_hosts"] == theirs["hosts"]
         same(ours[p], theirs[p], f"{p} on {topology}")
     same(finished(command, quiet=True), theirs[name], f"pmapviz pod --program {name} on {topology}")
+    # the all-reduce's algorithm, as the compiler's backend_config names it
+    assert all(
+        c["algorithm"].startswith("RotatedPincerEmitter") for c in ours["psum"]["collectives"]
+    )
+
+
+def test_the_compilers_algorithm_is_read_from_the_backend_config():
+    line = (
+        '%all-reduce = f32[8]{0} all-reduce(%p), replica_groups={{0,1}}, backend_config={"flag_'
+        'configs":[],"collective_algorithm_config":{"emitter":"RotatedPincerEmitter","strategy":'
+        '"UniDirection1DRingStrategy","debug":"x"}}'
+    )
+    assert podcompile.algorithm(line) == "RotatedPincerEmitter, UniDirection1DRingStrategy"
+    assert podcompile.algorithm(line.replace(',"strategy":"UniDirection1DRingStrategy"', "")) == (
+        "RotatedPincerEmitter"
+    )
+    assert podcompile.algorithm("%all-reduce = f32[8]{0} all-reduce(%p)") == ""
 
 
 PROBE = """
