@@ -17,6 +17,7 @@ from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.pods import tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podtopology import Chip, Pod
+from pmapviz.core.running import programanalysis
 
 REPEAT = 20
 HOST_BYTES = 64 * 1024**2  # the host's part of a run: zeros made there, copied over
@@ -81,15 +82,8 @@ def calibrate(program: PodProgram, repeat: int = REPEAT, platform: str = "tpu") 
     held in the server's pool while it runs."""
     pod = local_pod(platform)
     compiled = program.lower(pod, program.batch).lowered.compile()
-    ca = compiled.cost_analysis()
-    ca = (ca[0] if isinstance(ca, (list, tuple)) and ca else ca) or {}
-    estimate = ca.get("optimal_seconds")
-    ma = compiled.memory_analysis()
-    peak = sum(
-        int(getattr(ma, k, 0) or 0)
-        for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes")
-    )
-    on_devices = peak * pod.n_devices
+    estimate = programanalysis.estimate_seconds(compiled)
+    on_devices = programanalysis.cost_of(compiled).peak_bytes * pod.n_devices
     need = memorymodel.Need(on_devices + HOST_BYTES, HOST_BYTES, on_devices)
     with memorypool.reserve(need, f"running {program.label} on this machine's chip"):
         return _timed(program, pod, compiled, estimate, repeat)
@@ -114,6 +108,6 @@ def _timed(program: PodProgram, pod: Pod, compiled, estimate, repeat: int) -> Ca
         program.label,
         pod.n_devices,
         pod.devices[0].device_kind,
-        estimate if estimate is not None and estimate >= 0 else None,
+        estimate,
         statistics.median(times),
     )

@@ -28,7 +28,7 @@ from pmapviz.core.pods import commmodel, podtopology
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podreport import PodCollective, PodReport
 from pmapviz.core.pods.podtopology import Pod
-from pmapviz.core.running.programanalysis import cost_of
+from pmapviz.core.running.programanalysis import cost_of, estimate_seconds
 from pmapviz.core.xla.hlo import HloCollective, parse_hlo
 
 COMPILE_BYTES = 512 * 1024**2  # host memory one compile may take (see the module's docstring)
@@ -95,9 +95,6 @@ def compile_once(program: PodProgram, pod: Pod) -> PodReport:
         raise PodError(_refusal(err, program, pod)) from None
     compile_s = time.perf_counter() - t
     cost = cost_of(compiled)
-    ca = compiled.cost_analysis()
-    ca = (ca[0] if isinstance(ca, (list, tuple)) and ca else ca) or {}
-    optimal = ca.get("optimal_seconds")
     hlo = compiled.as_text()
     parsed, lines = parse_hlo(hlo), hlo.splitlines()
     gen = pod.topology.generation
@@ -120,7 +117,7 @@ def compile_once(program: PodProgram, pod: Pod) -> PodReport:
         gen.hbm_bytes // pod.devices_per_chip,
         cost.flops,
         cost.bytes_accessed,
-        optimal if optimal is not None and optimal >= 0 else None,
+        estimate_seconds(compiled),
         tuple(_collective(c, low.order, pod, lines[c.line - 1]) for c in parsed.collectives),
         parsed.unparsed,
         compile_s,

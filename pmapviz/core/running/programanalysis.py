@@ -226,12 +226,24 @@ def rows_for(report: ParseReport, n: int) -> tuple[Row, ...]:
     return tuple(out)
 
 
+def cost_dict(compiled) -> dict:
+    """``compiled.cost_analysis()`` as one dict (older JAX: one dict per program; none: {})."""
+    ca = compiled.cost_analysis()
+    if isinstance(ca, (list, tuple)):
+        ca = ca[0] if ca else {}
+    return ca or {}
+
+
+def estimate_seconds(compiled) -> float | None:
+    """The compiler's own time estimate (``optimal_seconds``: compute and memory traffic, no
+    communication); None where it gives none (absent, or negative: libtpu 0.0.42 on v6e)."""
+    s = cost_dict(compiled).get("optimal_seconds")
+    return s if s is not None and s >= 0 else None
+
+
 def cost_of(compiled) -> Cost:
     """Cost and memory per device of a compiled program, from its own analyses."""
-    ca = compiled.cost_analysis()
-    if isinstance(ca, (list, tuple)):  # older JAX: one dict per program
-        ca = ca[0] if ca else {}
-    ca = ca or {}
+    ca = cost_dict(compiled)
     ma = compiled.memory_analysis()
     get = lambda name: int(getattr(ma, name, 0) or 0)  # noqa: E731
     arg, out, temp = (
