@@ -99,7 +99,9 @@ def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
     required = {r.name: r for r in every if not r.marker or "extra" not in str(r.marker)}
     direct = {name: pin for name, pin in _pins().items() if name not in INDIRECT}
     assert (
-        set(required) == set(direct) == {"jax", "jaxlib", "numpy", "streamlit", "plotly", "pandas"}
+        set(required)
+        == set(direct)
+        == {"jax", "jaxlib", "numpy", "streamlit", "plotly", "pandas", "psutil"}
     )
     # the pods extra: libtpu as requirements-pods.txt pins it, for Linux x86_64 only
     assert meta.get_all("Provides-Extra") == ["pods"]

@@ -8,6 +8,7 @@ import glob
 import importlib.util
 import os
 import re
+import shlex
 from collections.abc import Sequence
 
 PLATFORM_NAMES = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
@@ -136,7 +137,8 @@ def unavailable_message(platform: str, error: BaseException | None = None) -> st
 
 def held_message(said: str) -> str | None:
     """When JAX's message says another process holds the TPU (a chip serves one process at a
-    time): one line naming the holder where JAX does, and what works beside it; else None.
+    time): one line naming the holder (where JAX does not, the process :func:`tpu_holder`
+    finds), with its command line as inline code, and what works beside it; else None.
     libtpu's own advice to delete its lock file is never passed on: the holder is alive."""
     found = _HELD_BY.search(said)
     if found is None and "libtpu_lockfile" not in said:
@@ -159,7 +161,9 @@ _TPU_FILES = ("/dev/accel", "/dev/vfio/", "/tmp/libtpu_lockfile")
 
 def tpu_holder(proc: str = "/proc") -> int | None:
     """The process (of those this user may read) that has a TPU's device files or libtpu's
-    lock file open, when JAX's message does not name it; None when none is found."""
+    lock file open, when JAX's message does not name it; None when none is found. Read from
+    ``/proc/<pid>/fd`` by hand: psutil's ``open_files()`` lists regular files only, never the
+    chip's ``/dev/accel*`` or ``/dev/vfio/*`` (and a TPU host is Linux)."""
     me = os.getpid()
     for fd_dir in glob.glob(os.path.join(proc, "[0-9]*", "fd")):
         pid = int(fd_dir.split(os.sep)[-2])
@@ -174,16 +178,46 @@ def tpu_holder(proc: str = "/proc") -> int | None:
     return None
 
 
+COMMAND_LIMIT = 120  # characters of a command line a message shows, then "..."
+
+
 def _command_of(pid: int) -> str:
-    """' (streamlit run app.py)' for a process this user may read, else '': its program's
-    name and first arguments, letters, digits and ``./=-`` only (no Markdown can form)."""
+    """' (`python3 -c "import jax; ..."`)' for a process this user may read, else '': its
+    command line (``psutil.Process(pid).cmdline()``) as :func:`command_text` writes it, as
+    inline code (:func:`code_span`), so no Markdown or HTML forms where a page shows it."""
+    import psutil
+
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            words = [w.decode(errors="replace") for w in f.read().split(b"\0") if w][:5]
-    except OSError:
+        words = psutil.Process(pid).cmdline()
+    except (psutil.Error, OSError):  # ended meanwhile, or another user's
         return ""
+    text = command_text(words)
+    return f" ({code_span(text)})" if text else ""
+
+
+def command_text(words: Sequence[str], limit: int = COMMAND_LIMIT) -> str:
+    """A command line as a shell would take it, in one line of at most ``limit`` characters
+    and "...": the program's file name, then each argument, quoted where a shell needs it
+    ("..." where that is enough). Every printable character is kept; a non-printable one (a
+    newline, an escape) shows as '?'."""
     if not words:
         return ""
-    words[0] = os.path.basename(words[0])
-    text = re.sub(r"[^A-Za-z0-9 ._/=-]", "?", " ".join(words))
-    return f" ({text[:60]}{'...' if len(text) > 60 else ''})"
+    shown = [os.path.basename(words[0]) or words[0]]
+    for word in words[1:]:
+        if shlex.quote(word) == word:
+            shown.append(word)
+        elif not set(word) & set('"\\$`'):
+            shown.append(f'"{word}"')
+        else:
+            shown.append(shlex.quote(word))
+    text = "".join(ch if ch.isprintable() else "?" for ch in " ".join(shown))
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def code_span(text: str) -> str:
+    """``text`` (one line) as Markdown inline code, whatever backticks it holds: fenced by a
+    run of backticks longer than any inside it, with a space inside each fence where it
+    begins or ends with one (CommonMark's rule), so it is shown exactly, never as markup."""
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -217,40 +217,63 @@ def no_local_sockets() -> str | None:
 
 
 def logical_cpus() -> int:
-    """The logical CPUs this process may run on (its affinity; the CPU count off Linux)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    """The logical CPUs this process may run on: its affinity where the OS keeps one (Linux,
+    Windows, FreeBSD), else every logical CPU (macOS)."""
+    return len(_allowed_cpus())
+
+
+def _allowed_cpus() -> list[int]:
+    """The logical CPUs this process may run on, by number (psutil)."""
+    import psutil
+
+    process = psutil.Process()
+    if hasattr(process, "cpu_affinity"):  # psutil has none on macOS
+        try:
+            allowed = process.cpu_affinity()
+        except (psutil.Error, OSError):
+            allowed = []
+        if allowed:
+            return list(allowed)
+    return list(range(psutil.cpu_count() or 1))
 
 
 def physical_cores() -> int:
-    """Physical CPU cores available to this process (not hyper-threads), best effort."""
-    try:
-        allowed = os.sched_getaffinity(0)
-    except AttributeError:  # not Linux
-        allowed = set(range(os.cpu_count() or 1))
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            text = f.read()
-    except OSError:
-        return len(allowed)
-    cores, proc = set(), None
-    phys = core = None
-    for line in text.splitlines() + [""]:
-        key, _, value = line.partition(":")
-        key, value = key.strip(), value.strip()
-        if key == "processor":
-            proc = int(value)
-        elif key == "physical id":
-            phys = value
-        elif key == "core id":
-            core = value
-        elif not line.strip() and proc is not None:
-            if proc in allowed:
-                cores.add((phys, core) if core is not None else ("p", proc))
-            proc = phys = core = None
-    return len(cores) or len(allowed)
+    """The physical CPU cores (not hyper-threads) this process may run on: at least 1, at most
+    :func:`logical_cpus`. With every CPU allowed, psutil's count of the machine's cores. With
+    some (``taskset``, a container's cpuset), the cores those CPUs sit on, from Linux's CPU
+    topology (:func:`_linux_cores`); where it has none, the machine's share of cores per CPU."""
+    import psutil
+
+    allowed = _allowed_cpus()
+    every = psutil.cpu_count() or len(allowed)
+    cores = psutil.cpu_count(logical=False) or every
+    if len(allowed) < every:
+        own = _linux_cores(allowed)
+        cores = len(own) if own else -(-len(allowed) * cores // every)  # rounded up
+    return max(1, min(cores, len(allowed)))
+
+
+SYS_CPU = "/sys/devices/system/cpu"  # Linux's CPU topology (tests point it elsewhere)
+
+
+def _linux_cores(cpus: Sequence[int]) -> set[str] | None:
+    """The cores ``cpus`` sit on, each named by the list of its logical CPUs, as psutil itself
+    counts the machine's on Linux; None where the topology cannot be read (not Linux). Read
+    by hand: psutil counts the whole machine's cores and says nothing of which core a CPU is
+    on."""
+    cores = set()
+    for cpu in cpus:
+        topology = os.path.join(SYS_CPU, f"cpu{cpu}", "topology")
+        for name in ("core_cpus_list", "thread_siblings_list"):  # the newer name, the older
+            try:
+                with open(os.path.join(topology, name), encoding="ascii") as f:
+                    cores.add(f.read().strip())
+                break
+            except OSError:
+                continue
+        else:
+            return None
+    return cores
 
 
 # ---------------------------------------------------------------- device memory

@@ -137,12 +137,73 @@ def test_the_holder_is_found_by_its_open_device_files_when_jax_does_not_name_it(
     assert accelerators.tpu_holder(str(tmp_path)) is None
 
 
-def test_the_holder_is_named_by_its_command_without_markup():
+def test_the_holder_is_named_by_its_command_line_as_inline_code():
+    """This process as the holder: its real command line, read by psutil, in a code span, so
+    no Markdown forms from it."""
+    import psutil
+
     said = f"The TPU is already in use by process with pid {os.getpid()}. Not attempting"
     text = accelerators.held_message(said)
-    assert f"process {os.getpid()} (" in text and ")," in text  # its command, as /proc says
-    assert not set(text.split("(", 1)[1]) & set("[]`*<>!")  # no Markdown from a command line
+    shown = accelerators.command_text(psutil.Process().cmdline())
+    assert f"process {os.getpid()} ({accelerators.code_span(shown)})," in text
+    assert shown.split()[0] == os.path.basename(sys.orig_argv[0])  # as the OS started it
     assert accelerators.held_message("some other failure") is None
+
+
+class _Holder:
+    """psutil.Process of a process holding the chip, whose command line is ``CMDLINE``."""
+
+    CMDLINE: list[str] = []
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def cmdline(self):
+        return list(self.CMDLINE)
+
+
+def _holder(monkeypatch, cmdline):
+    import psutil
+
+    monkeypatch.setattr(psutil, "Process", type("Holder", (_Holder,), {"CMDLINE": cmdline}))
+    return accelerators.held_message("in use by process with pid 4242. Not attempting")
+
+
+def test_the_holders_command_line_is_shown_as_it_is(monkeypatch):
+    """What the v5e's holder ran, once shown as 'python3 -c import jax? time? ...'."""
+    code = "import jax; time; jax.devices(); print('holder up')"
+    text = _holder(monkeypatch, ["/usr/bin/python3", "-c", code])
+    assert f'process 4242 (`python3 -c "{code}"`), and a TPU chip' in text
+    text = _holder(monkeypatch, ["python3", "-m", "pmapviz", "mesh", "--spec", "P('d', None)"])
+    assert "(`python3 -m pmapviz mesh --spec \"P('d', None)\"`)" in text
+    text = _holder(monkeypatch, ["sh", "-c", 'echo "$HOME"', ""])
+    assert '(`sh -c \'echo "$HOME"\' ""`)' in text  # as a shell would need it
+    long = _holder(monkeypatch, ["python3", "-c", "x = 1;" * 100])
+    command = long.split("(`", 1)[1].split("`)", 1)[0]
+    assert len(command) == accelerators.COMMAND_LIMIT + 3 and command.endswith("...")
+
+
+def test_a_hostile_command_line_stays_one_line_and_forms_no_markup(monkeypatch):
+    hostile = "print(1)\n\x1b[2J **x** <b>y</b> [a](javascript:1) ``tick`"
+    text = _holder(monkeypatch, ["python3", "-c", hostile])
+    assert "\n" not in text and "\x1b" not in text and text.isprintable()
+    inner = "'print(1)??[2J **x** <b>y</b> [a](javascript:1) ``tick`'"  # backticks: shlex's
+    assert f"(```python3 -c {inner}```)," in text  # fenced by more backticks than it holds
+    assert accelerators.code_span("`a`") == "`` `a` ``"  # CommonMark: a space inside each fence
+    assert accelerators.code_span("a") == "`a`"
+
+
+def test_a_holder_that_cannot_be_read_is_named_by_its_pid_alone(monkeypatch):
+    import psutil
+
+    class Gone(_Holder):
+        def cmdline(self):
+            raise psutil.NoSuchProcess(self.pid)
+
+    monkeypatch.setattr(psutil, "Process", Gone)
+    text = accelerators.held_message("in use by process with pid 4242. Not attempting")
+    assert text.startswith("The TPU here is in use by process 4242, and a TPU chip")
+    assert _holder(monkeypatch, []).startswith("The TPU here is in use by process 4242, and")
 
 
 def test_the_failing_backend_is_named_where_auto_was_asked():

@@ -2,9 +2,12 @@
 and start-up."""
 
 import json
+import os
+from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 
 from pmapviz.core.devices import devicefacts
 from tests.conftest import TEST_DEVICES
@@ -84,3 +87,95 @@ def test_warm_transfer_copies_once_and_frees_it():
     before = {id(a) for a in jax.live_arrays()}  # others' arrays may be freed meanwhile
     assert devicefacts.warm_transfer(host) >= 0
     assert not {id(a) for a in jax.live_arrays()} - before  # its copy is gone
+
+
+def _cpuinfo_cores(allowed: set[int]) -> int | None:
+    """The physical cores among ``allowed`` as /proc/cpuinfo pairs them (physical id, core
+    id): how pmapviz counted them before psutil; None where it names no cores (ARM, macOS)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    cores, cpu, package = set(), None, None
+    for line in text.splitlines():
+        key, _, value = (part.strip() for part in line.partition(":"))
+        if key == "processor":
+            cpu = int(value)
+        elif key == "physical id":
+            package = value
+        elif key == "core id" and cpu in allowed:
+            cores.add((package, value))
+    return len(cores) or None
+
+
+def test_the_hosts_cpus_are_what_linux_says_here():
+    """Real oracles: the affinity, and the cores /proc/cpuinfo pairs its CPUs with."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if allowed is None:
+        pytest.skip("no CPU affinity to compare with")
+    assert devicefacts.logical_cpus() == len(allowed)
+    cores = _cpuinfo_cores(allowed)
+    if cores is not None:
+        assert devicefacts.physical_cores() == cores
+    assert 1 <= devicefacts.physical_cores() <= len(allowed)
+
+
+class _Process:
+    """psutil.Process as on Windows or FreeBSD: an affinity of ``AFFINITY``."""
+
+    AFFINITY = [0, 1, 2, 3]
+
+    def __init__(self, pid=None):
+        self.pid = pid
+
+    def cpu_affinity(self):
+        return list(self.AFFINITY)
+
+
+class _MacProcess:
+    """psutil.Process on macOS: no cpu_affinity at all."""
+
+    def __init__(self, pid=None):
+        self.pid = pid
+
+
+def _machine(monkeypatch, process, logical: int, physical: int | None, sys_cpu: Path) -> None:
+    import psutil
+
+    monkeypatch.setattr(psutil, "Process", process)
+    counts = {True: logical, False: physical}
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: counts[logical])
+    monkeypatch.setattr(devicefacts, "SYS_CPU", str(sys_cpu))
+
+
+def test_a_mac_has_every_cpu_and_psutils_cores(monkeypatch, tmp_path):
+    _machine(monkeypatch, _MacProcess, logical=12, physical=6, sys_cpu=tmp_path)
+    assert (devicefacts.logical_cpus(), devicefacts.physical_cores()) == (12, 6)
+    _machine(monkeypatch, _MacProcess, logical=12, physical=None, sys_cpu=tmp_path)
+    assert devicefacts.physical_cores() == 12  # psutil cannot tell: every CPU counts
+
+
+def test_an_affinity_without_a_topology_gets_its_share_of_the_cores(monkeypatch, tmp_path):
+    """Windows: 4 of 8 logical CPUs (hyper-threaded, 4 cores), no topology to read."""
+    _machine(monkeypatch, _Process, logical=8, physical=4, sys_cpu=tmp_path)
+    assert (devicefacts.logical_cpus(), devicefacts.physical_cores()) == (4, 2)
+    _machine(monkeypatch, _Process, logical=4, physical=4, sys_cpu=tmp_path)
+    assert devicefacts.physical_cores() == 4  # every CPU: psutil's count as it is
+
+
+@pytest.mark.parametrize("name", ["core_cpus_list", "thread_siblings_list"])
+def test_an_affinity_on_linux_counts_the_cores_its_cpus_sit_on(monkeypatch, tmp_path, name):
+    """taskset -c 0,4,1 on 4 cores of 2 threads each (CPU n and n+4 share a core): 2 cores,
+    from the topology a newer (core_cpus_list) or older (thread_siblings_list) kernel gives."""
+    for cpu in range(8):
+        topology = tmp_path / f"cpu{cpu}" / "topology"
+        topology.mkdir(parents=True)
+        (topology / name).write_text(f"{cpu % 4},{cpu % 4 + 4}\n")
+
+    class Pinned(_Process):
+        AFFINITY = [0, 4, 1]
+
+    _machine(monkeypatch, Pinned, logical=8, physical=4, sys_cpu=tmp_path)
+    assert (devicefacts.logical_cpus(), devicefacts.physical_cores()) == (3, 2)
+    Pinned.AFFINITY = [0, 1, 2]
+    assert devicefacts.physical_cores() == 3
