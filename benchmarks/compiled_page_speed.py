@@ -12,6 +12,8 @@ import time
 
 import common
 
+from pmapviz.core.base.pageinfo import page_file
+
 
 def main() -> int:
     args = common.start(__doc__, apply_devices=False, reruns=8)
@@ -28,7 +30,7 @@ def main() -> int:
     at = AppTest.from_file(str(common.ROOT / "app.py"), default_timeout=200).run()
     at.query_params["src"] = "collective"
     at.query_params["c"] = "psum"
-    at.switch_page("pages/compiled.py").run()  # compiles once
+    at.switch_page(page_file("compiled")).run()  # compiles once
     times = []
     for _ in range(args.reruns):
         t = time.perf_counter()

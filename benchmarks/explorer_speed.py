@@ -16,6 +16,8 @@ import time
 
 import common  # noqa: E402  (sets sys.path and the device count)
 
+from pmapviz.core.base.pageinfo import page_file
+
 ROOT = common.ROOT
 
 
@@ -63,7 +65,7 @@ def main() -> int:
     app_test_module.PagesManager = Routed
     sys.argv = ["app.py"]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page("pages/explorer.py").run()
+    at.switch_page(page_file("explorer")).run()
     box = next(w for w in at.text_input if w.key == "ex_s0")
     values = [f"{n}, 1_250_000, 3", f"{n}, 625_000, 3"]
     for v in values:  # see both configurations once

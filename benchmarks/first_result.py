@@ -26,6 +26,8 @@ import time
 
 import common
 
+from pmapviz.core.base.pageinfo import page_file
+
 ROUNDS = 5  # new settings per page: a single one moved the ratios by 2x from run to run
 
 
@@ -99,10 +101,10 @@ def cases(n: int, k: int):
 
     shape = f"{n}, {rows}"
     return [
-        ("pages/explorer.py", {"fn": "double", "s0": shape}, plan),
-        ("pages/live.py", {"fn": "double", "s0": shape}, live),
-        ("pages/collectives.py", {"c": "psum", "m": str(m)}, psum),
-        ("pages/compiled.py", {"src": "collective", "c": "pmax", "m": str(m)}, compiled),
+        (page_file("explorer"), {"fn": "double", "s0": shape}, plan),
+        (page_file("live"), {"fn": "double", "s0": shape}, live),
+        (page_file("collectives"), {"c": "psum", "m": str(m)}, psum),
+        (page_file("compiled"), {"src": "collective", "c": "pmax", "m": str(m)}, compiled),
     ]
 
 

@@ -39,6 +39,7 @@ from harness import (
     tree_rss,
     wait_rendered,
 )
+from pmapviz.core.base.pageinfo import page_file
 
 BARE_EXPLORER = """
 import plotly.graph_objects as go
@@ -161,7 +162,7 @@ def server_reruns(devices: int, reruns: int) -> dict:
             at = AppTest.from_file(str(bare if name == "bare" else common.ROOT / "app.py"),
                                    default_timeout=120).run()  # fmt: skip
             if fn:  # both shapes valid, as in the browser's "explorer" case
-                at.switch_page("pages/explorer.py").run()
+                at.switch_page(page_file("explorer")).run()
                 at.selectbox(key="ex_fn").set_value(fn).run()
             times = []
             for k in range(reruns):

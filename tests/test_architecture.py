@@ -17,6 +17,7 @@ PKG = ROOT / "pmapviz"
 _ALL = sorted(PKG.rglob("*.py"))
 UI = [p for p in _ALL if "ui" in p.relative_to(PKG).parts[:-1]]  # the ui packages: Streamlit
 CORE = [p for p in _ALL if p not in UI]
+PAGE_FILES = sorted((PKG / "app" / "ui" / "pages").glob("[!_]*.py"))  # one file per page
 
 
 def _imports(path):
@@ -72,7 +73,7 @@ PLATFORM_WORDS = (
 )
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", PAGE_FILES, ids=lambda p: p.name)
 def test_pages_take_every_platform_statement_from_devicefacts(path):
     """What the devices are (real or emulated, cores, the CPU story) is said by
     pmapviz.core.devices.devicefacts, never written into a page: a GPU server would tell the CPU
@@ -82,7 +83,7 @@ def test_pages_take_every_platform_statement_from_devicefacts(path):
 
 
 def test_nothing_calls_eval_or_exec():
-    files = [*CORE, *UI, ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    files = [*CORE, *UI, ROOT / "app.py", *PAGE_FILES]
     for path in files:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -102,11 +103,11 @@ def test_importing_the_package_and_device_setup_does_not_start_jax():
 def test_every_page_file_is_registered_and_routed():
     """Every page is in the page list, and its first statement after the imports is the
     routing guard (shell.ensure_routed)."""
-    files = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+    files = {str(p) for p in PAGE_FILES}
     assert files == {p.path for p in PAGES}
     assert len({p.url_path for p in PAGES}) == len(PAGES)
     for path in files:
-        tree = ast.parse((ROOT / path).read_text())
+        tree = ast.parse(Path(path).read_text())
         assert ast.get_docstring(tree), path
         body = [n for n in tree.body[1:] if not isinstance(n, ast.Import | ast.ImportFrom)]
         assert ast.unparse(body[0]) == "shell.ensure_routed()", path
@@ -126,7 +127,7 @@ def _product_files() -> list[Path]:
     return [
         *sorted((ROOT / "pmapviz").rglob("*.py")),
         ROOT / "app.py",
-        *sorted((ROOT / "pages").glob("*.py")),
+        *PAGE_FILES,
     ]
 
 
@@ -186,7 +187,6 @@ def test_no_module_or_package_shadows_a_public_name():
     assert not shadows
 
 
-PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
 SOURCES = [*CORE, *UI, *PAGE_FILES, ROOT / "app.py", *sorted((ROOT / "benchmarks").glob("*.py"))]
 
 
@@ -237,7 +237,14 @@ def _test_file(path: Path) -> Path:
 def test_tests_mirror_the_package():
     """One test file per module, in the same place under tests/ as the module under pmapviz/,
     and no test file of a module that is gone."""
-    expected = {p: _test_file(p) for p in _ALL if p.name not in ("__init__.py", "__main__.py")}
+    # the pages' tests are AppTests of the whole app (tests/pages/, one file or more per page)
+    # and the e2e suite; the entry script is tests/app/ui/test_dashboard.py's
+    by_app = [*PAGE_FILES, PKG / "app" / "ui" / "entry" / "streamlit_app.py"]
+    expected = {
+        p: _test_file(p)
+        for p in _ALL
+        if p.name not in ("__init__.py", "__main__.py") and p not in by_app
+    }
     missing = [str(t.relative_to(ROOT)) for t in expected.values() if not t.exists()]
     assert not missing, f"missing {missing}"
     wanted = set(expected.values())

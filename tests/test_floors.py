@@ -1,7 +1,7 @@
 """The house: every module's floor read from its path, imports only downward, no cycle.
 
 Three storeys, from where a module lives: the core (``pmapviz/core/<floor>/``), the features
-(``pmapviz/features/<feature>/``) and the app (``pmapviz/app/``, ``app.py``, ``pages/``, the
+(``pmapviz/features/<feature>/``) and the app (``pmapviz/app/``, its ``pages/``, ``app.py``, the
 package's ``__init__`` and ``__main__``). Inside the core, a floor is its package, in the order
 ``pmapviz.core.FLOORS`` declares; among the features, ``pmapviz.features.ORDER``. A module
 imports from its own storey's floor or below (the core never imports a feature, a feature never
@@ -27,7 +27,7 @@ MAX_TOP_ENTRIES = 12
 
 
 def _house() -> list[Path]:
-    return [*sorted(PKG.rglob("*.py")), ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    return [*sorted(PKG.rglob("*.py")), ROOT / "app.py"]
 
 
 def _node(path: Path) -> str:

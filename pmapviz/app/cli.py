@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import logging
 import os
 import sys
 from collections.abc import Iterable
@@ -95,6 +96,12 @@ COMMANDS: dict[str, Command] = {
         "_mesh_args",
         "a named mesh and PartitionSpecs: which device holds which block",
     ),
+    "serve": Command(
+        "app.cmd_serve",
+        "cmd_serve",
+        "_serve_args",
+        "serve the dashboard from this installed package (streamlit run app.py's twin)",
+    ),
     "pod": Command(
         "features.pods.cmd_pod",
         "cmd_pod",
@@ -102,7 +109,7 @@ COMMANDS: dict[str, Command] = {
         "compile for a TPU slice you don't have: memory, cost, collectives; --sweep",
     ),
 }
-OWN_DEVICE_FLAGS = ("bench", "cluster", "trace")  # their own device flags, or none
+OWN_DEVICE_FLAGS = ("bench", "cluster", "trace", "serve")  # their own device flags, or none
 
 
 def command_module(name: str) -> ModuleType:
@@ -159,12 +166,65 @@ def main(argv: list[str] | None = None) -> int:
 QUICK_EXIT = ("plan", "hlo", "mesh")
 
 
+# Streamlit's warnings for pages run without its server ("bare mode"), as the doctor's page
+# check runs them on purpose: each one's logger, and words of its message.
+BARE_MODE_WARNINGS = {
+    "streamlit.runtime.scriptrunner_utils.script_run_context": "missing ScriptRunContext",
+    "streamlit.runtime.caching.cache_data_api": "No runtime found",
+    "streamlit.runtime.state.session_state_proxy": "without `streamlit run`",
+    "streamlit": "Streamlit app on a browser",  # its "root" logger
+}
+
+
+def quiet_terminal(env: dict[str, str] | os._Environ = os.environ) -> None:
+    """Let no library's log below WARNING, and none of Streamlit's bare-mode warnings, reach
+    the terminal: a command prints its own output only. ``logging.disable`` holds whatever
+    level a library sets later: Streamlit sets its loggers' to its ``logger.level`` each time
+    its config loads ("debug" where a config.toml says so, or where Streamlit runs from
+    outside a site-packages, its development mode), JAX to ``JAX_LOGGING_LEVEL`` or
+    ``JAX_DEBUG_LOG_MODULES``. The filters sit on Streamlit's loggers themselves, which it
+    keeps (it replaces their handlers). XLA's C++ logs: :func:`quiet_native_logs`."""
+    logging.disable(logging.INFO)
+    for name, words in BARE_MODE_WARNINGS.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Without) for f in logger.filters):  # once per logger
+            logger.addFilter(_Without(words))
+    quiet_native_logs(env)
+
+
+def quiet_native_logs(env: dict[str, str] | os._Environ = os.environ) -> None:
+    """Keep XLA's C++ INFO lines off the terminal, before JAX is imported (the doctor's
+    commands and the cluster's workers inherit ``env``): ``TF_CPP_MIN_LOG_LEVEL`` 0 turns them
+    on, and so does JAX where ``JAX_LOGGING_LEVEL`` is below WARNING, or where
+    ``JAX_DEBUG_LOG_MODULES`` sets its "jax" logger to DEBUG (its C++ level follows)."""
+    if env.get("TF_CPP_MIN_LOG_LEVEL", "1").strip() not in ("1", "2", "3"):  # 1: WARNING
+        env["TF_CPP_MIN_LOG_LEVEL"] = "1"
+    level = env.get("JAX_LOGGING_LEVEL", "").upper()
+    if level not in ("WARNING", "ERROR", "CRITICAL") and (
+        level or env.get("JAX_DEBUG_LOG_MODULES")
+    ):
+        env["JAX_LOGGING_LEVEL"] = "WARNING"
+
+
+class _Without(logging.Filter):
+    """Drops a logger's records whose message holds ``words``."""
+
+    def __init__(self, words: str):
+        super().__init__()
+        self.words = words
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Whether ``record`` reaches the terminal: not when it says ``words``."""
+        return self.words not in record.getMessage()
+
+
 def run() -> NoReturn:
-    """``pmapviz`` and ``python -m pmapviz``: :func:`main`, then its exit status. After a
-    command of QUICK_EXIT the process ends once its output is flushed, without tearing down
-    JAX's backend and every module: that teardown took 0.12-0.15 s of each JAX process's exit
-    here (a fifth of ``plan``'s whole run), and a command that printed its answer has no files,
-    children or threads to leave in order."""
+    """``pmapviz`` and ``python -m pmapviz``: :func:`quiet_terminal`, :func:`main`, then its
+    exit status. After a command of QUICK_EXIT the process ends once its output is flushed,
+    without tearing down JAX's backend and every module: that teardown took 0.12-0.15 s of
+    each JAX process's exit here (a fifth of ``plan``'s whole run), and a command that printed
+    its answer has no files, children or threads to leave in order."""
+    quiet_terminal()
     code = main()
     if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
         for stream in (sys.stdout, sys.stderr):

@@ -26,7 +26,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _pages() -> doctorcommands.PageCheck | str:
-    """The page check, or why it cannot run here (no Streamlit; an installed package)."""
-    if not page_check.available():
-        return doctorcommands.NO_STREAMLIT
-    return page_check.section if doctorcommands.pages_here() else doctorcommands.NO_PAGES
+    """The page check (the pages ship in the package: a wheel checks them too), or why it
+    cannot run here (no Streamlit)."""
+    return page_check.section if page_check.available() else doctorcommands.NO_STREAMLIT

@@ -1,7 +1,7 @@
 """The doctor's checks that start the project's own entry points (see
 :mod:`pmapviz.app.doctorreport`): every CLI command, each in a fresh process (or in this one,
 where the devices serve one process at a time), what a second process is told beside this one,
-and whether the dashboard's pages are here to check.
+and whether Streamlit is here to check the pages.
 """
 
 from __future__ import annotations
@@ -42,8 +42,15 @@ def device_flags(settings: jaxstartup.Settings) -> list[str]:
     return flags
 
 
+# the commands the doctor does not start, and why
+NOT_RUN = {
+    "doctor": "the doctor itself",
+    "serve": "a server until stopped: the doctor runs every page it serves in this process",
+}
+
+
 def command_lines(settings: jaxstartup.Settings, trace_path: str | None) -> list[list[str]]:
-    """Every CLI command, small."""
+    """Every CLI command but :data:`NOT_RUN`, small."""
     # the set this doctor checks (the machine's own), not a command's default
     on = ["--device-set", deviceset.current()] if deviceset.has_two() else []
     d = device_flags(settings) + on
@@ -194,15 +201,4 @@ def _write_trace(folder: str) -> str | None:
 NO_STREAMLIT = (
     "Streamlit is not installed here: pages not checked (pip install -r requirements.txt)"
 )
-NO_PAGES = (
-    "the dashboard's pages are not here (an installed package: app.py and pages/ run from a "
-    "checkout of the repository): pages not checked"
-)
-
-
-def pages_here() -> bool:
-    """Whether the dashboard (app.py, pages/) is beside this package: a checkout, not a wheel."""
-    return (ROOT / "app.py").is_file()
-
-
 PageCheck = Callable[[jaxstartup.Settings, Progress], list[dict]]

@@ -1,7 +1,9 @@
 """`python -m pmapviz`: each call is a fresh process, so these also prove the device count is
 applied before JAX starts, keeping the user's own XLA_FLAGS."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -125,3 +127,83 @@ def test_plan_hlo_and_mesh_end_once_their_output_is_out(argv, status):
         assert quick.stdout.endswith("TEARDOWN\n")
         assert quick.stdout.splitlines()[0] == plain.stdout.splitlines()[0]
     assert quick.stdout.strip() and "Traceback" not in quick.stderr
+
+
+# Every way a library could be told to log below WARNING: Streamlit's logger.level in a
+# config.toml (and the old STREAMLIT_LOG_LEVEL), JAX's Python and C++ levels, XLA's C++ level.
+NOISY = {
+    "STREAMLIT_LOG_LEVEL": "debug",
+    "JAX_LOGGING_LEVEL": "DEBUG",
+    "JAX_DEBUG_LOG_MODULES": "jax",
+    "TF_CPP_MIN_LOG_LEVEL": "0",
+}
+LOG_LINE = re.compile(
+    r"^(DEBUG|INFO)\b|^\d{4}-\d\d-\d\d \d\d:\d\d|^[DI]\d{4} \d\d:|ScriptRunContext|bare mode"
+)
+
+
+def _noisy_home(tmp_path) -> dict[str, str]:
+    streamlit_dir = tmp_path / ".streamlit"
+    streamlit_dir.mkdir()
+    (streamlit_dir / "config.toml").write_text('[logger]\nlevel = "debug"\n')
+    return {**NOISY, "HOME": str(tmp_path)}
+
+
+def test_a_command_prints_its_own_output_only_however_loud_the_libraries_are(tmp_path):
+    done = run_cli("devices", "--devices", "2", env=_noisy_home(tmp_path))
+    assert done.returncode == 0 and "2 emulated CPU devices" in done.stdout
+    assert done.stderr == ""
+
+
+def test_the_doctor_prints_its_report_only(tmp_path):
+    """On a TPU, `pmapviz doctor` printed its report and 548 lines of Streamlit's DEBUG log and
+    22 bare-mode warnings: it runs every page with AppTest, in this process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pmapviz", "doctor", "--devices", "2", "--json"],
+        cwd=ROOT,
+        env={**os.environ, "PMAPVIZ_DEVICES": "", **_noisy_home(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = json.loads(done.stdout)  # every line of stdout is the report's
+    assert done.returncode == (0 if report["ok"] else 1) and report["pages"]
+    assert not [line for line in done.stderr.splitlines() if LOG_LINE.search(line)], done.stderr
+
+
+def test_streamlits_bare_mode_warnings_stay_off_though_it_resets_its_levels():
+    """Streamlit sets its loggers' levels again whenever its config loads: the warnings it
+    gives for pages run without a server stay off, and its other warnings still show."""
+    code = (
+        "from pmapviz.app import cli; cli.quiet_terminal({}); "
+        "from streamlit import logger; logger.set_log_level('debug'); logger.update_formatter(); "
+        "from streamlit.runtime.scriptrunner_utils.script_run_context import "
+        "get_script_run_ctx as ctx; ctx(); "
+        "from streamlit.runtime.caching import cache_data_api; "
+        "cache_data_api._LOGGER.warning('No runtime found, using MemoryCacheStorageManager'); "
+        "logger.get_logger('root').warning('to view a Streamlit app on a browser, ...'); "
+        "logger.get_logger('streamlit.x').debug('a debug line'); "
+        "logger.get_logger('streamlit.x').warning('a real warning')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().endswith("a real warning") and len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "env, quiet",
+    [
+        ({}, {}),
+        ({"TF_CPP_MIN_LOG_LEVEL": "0"}, {"TF_CPP_MIN_LOG_LEVEL": "1"}),
+        ({"TF_CPP_MIN_LOG_LEVEL": "2"}, {"TF_CPP_MIN_LOG_LEVEL": "2"}),
+        ({"JAX_LOGGING_LEVEL": "INFO"}, {"JAX_LOGGING_LEVEL": "WARNING"}),
+        ({"JAX_LOGGING_LEVEL": "ERROR"}, {"JAX_LOGGING_LEVEL": "ERROR"}),
+        (
+            {"JAX_DEBUG_LOG_MODULES": "jax"},
+            {"JAX_DEBUG_LOG_MODULES": "jax", "JAX_LOGGING_LEVEL": "WARNING"},
+        ),
+    ],
+)
+def test_xlas_cpp_log_level_is_kept_at_warning(env, quiet):
+    cli.quiet_native_logs(env)
+    assert env == quiet

@@ -4,6 +4,7 @@ this process through the ``here`` it is given."""
 import argparse
 
 from pmapviz.app import cmd_doctor, doctorcommands, doctorreport
+from pmapviz.app.ui import page_check
 
 
 def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, capsys):
@@ -30,12 +31,13 @@ def test_the_verdict_is_the_exit_status_and_here_is_passed_through(monkeypatch, 
     assert "pmapviz doctor: fake" in capsys.readouterr().out
 
 
-def test_an_installed_package_says_why_its_pages_are_not_checked(monkeypatch, tmp_path):
-    assert cmd_doctor._pages() is not doctorcommands.NO_PAGES  # a checkout: app.py is here
-    monkeypatch.setattr(
-        doctorcommands, "ROOT", tmp_path
-    )  # site-packages: no app.py beside pmapviz/
-    assert not doctorcommands.pages_here() and cmd_doctor._pages() == doctorcommands.NO_PAGES
-    assert doctorreport._page_lines(doctorcommands.NO_PAGES) == [
-        f"pages: {doctorcommands.NO_PAGES}"
+def test_the_pages_are_checked_wherever_the_package_is_installed(monkeypatch, tmp_path):
+    """The pages ship in the package: with no checkout beside it (a wheel in site-packages),
+    the doctor still checks them; only a missing Streamlit says why they are not."""
+    monkeypatch.setattr(doctorcommands, "ROOT", tmp_path)  # site-packages: no app.py beside it
+    assert cmd_doctor._pages() is page_check.section
+    monkeypatch.setattr(page_check, "available", lambda: False)
+    assert cmd_doctor._pages() == doctorcommands.NO_STREAMLIT
+    assert doctorreport._page_lines(doctorcommands.NO_STREAMLIT) == [
+        f"pages: {doctorcommands.NO_STREAMLIT}"
     ]

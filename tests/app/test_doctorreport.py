@@ -5,6 +5,7 @@ does on a GPU box)."""
 import pytest
 
 from pmapviz.app import doctorcommands, doctorreport
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import jaxstartup
 
 
@@ -103,7 +104,13 @@ def test_the_report_reads_as_text_and_fails_on_any_problem():
             "cpu_stderr": "",
         },
         "pages": [
-            {"page": "pages/home.py", "query": {}, "exceptions": [], "errors": [], "cpu_words": []}
+            {
+                "page": page_file("home"),
+                "query": {},
+                "exceptions": [],
+                "errors": [],
+                "cpu_words": [],
+            }
         ],
     }
     text = "\n".join(doctorreport.report_lines(report))

@@ -2,6 +2,7 @@
 page's URL keys follow; every key a page reads is in its entry."""
 
 import sys
+from pathlib import Path
 
 import pytest
 from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
@@ -11,16 +12,17 @@ from pmapviz.app import page_registry
 from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
 from pmapviz.core.base import settings
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.planning import scenarios
 from tests.conftest import ROOT
 
 
 def test_every_page_has_its_entry_and_home_comes_first():
     assert PAGES[0].url_path == "home"
-    assert page_registry.page_info("pages/tour.py").title == "Guided tour"
+    assert page_registry.page_info(page_file("tour")).title == "Guided tour"
     assert len({p.url_path for p in PAGES}) == len(PAGES)
     assert page_registry.by_url_path("") is PAGES[0]  # the default page's path is empty
-    assert page_registry.by_url_path("meshes").path == "pages/meshes.py"
+    assert page_registry.by_url_path("meshes").path == page_file("meshes")
 
 
 def test_the_pages_are_the_features_pages_in_their_declared_order():
@@ -28,19 +30,20 @@ def test_the_pages_are_the_features_pages_in_their_declared_order():
     menu's order is features.ORDER."""
     from pmapviz import features
 
-    with_page = [f for f in features.ORDER if (ROOT / "pages" / f"{f}.py").is_file()]
+    with_page = [f for f in features.ORDER if Path(page_file(f)).is_file()]
     assert [p.url_path for p in PAGES] == with_page
-    assert [p.path for p in PAGES] == [f"pages/{f}.py" for f in with_page]
+    assert [p.path for p in PAGES] == [page_file(f) for f in with_page]
+    assert Path(page_file("home")).parent == ROOT / "pmapviz" / "app" / "ui" / "pages"
 
 
 def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
     """The keys come from the schemas the page reads its link through (its features'), the
     same on any device count; the app's own keys (presenter mode, the device set) are apart."""
-    explorer = page_registry.page_info("pages/explorer.py")
+    explorer = page_registry.page_info(page_file("explorer"))
     assert explorer.keys() == scenarios.KEYS
-    assert page_registry.page_info("pages/live.py").keys() == scenarios.KEYS
+    assert page_registry.page_info(page_file("live")).keys() == scenarios.KEYS
     assert PAGES[0].keys() == () and APP_KEYS == (settings.PRESENT_KEY, "on")
-    timing = page_registry.page_info("pages/timing.py").keys()
+    timing = page_registry.page_info(page_file("timing")).keys()
     assert timing[:6] == ("w", "r", "sizes", "ks", "impls", "beside")
     assert set(scenarios.KEYS) <= set(timing)  # it times the explorer's settings
     for p in PAGES:

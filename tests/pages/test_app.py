@@ -6,6 +6,7 @@ import pytest
 
 from pmapviz.app.page_registry import PAGES
 from pmapviz.app.ui import page_check
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import devicefacts, jaxstartup
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
@@ -150,8 +151,8 @@ def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
 def test_the_gpu_story_reaches_the_words_that_matter(run_app, fake_devices):
     """The Timing lab's story, the tour's first step and the exported script on GPUs."""
     with fake_devices("gpu"):
-        timing = run_app(page="pages/timing.py")
-        tour = run_app(page="pages/tour.py", query={"step": "1", "on": "gpu"})
+        timing = run_app(page=page_file("timing"))
+        tour = run_app(page=page_file("tour"), query={"step": "1", "on": "gpu"})
     assert "8 NVIDIA H200 GPUs, real devices" in all_text(timing)
     assert "should speed it up" in all_text(timing)
     assert tour.header[0].value == "1. Your GPU devices"
@@ -160,7 +161,7 @@ def test_the_gpu_story_reaches_the_words_that_matter(run_app, fake_devices):
 
 def test_collectives_grid_uses_the_reported_labels(run_app, fake_devices):
     with fake_devices("tpu"):
-        at = run_app(page="pages/collectives.py", query={"c": "psum", "n": "4", "m": "1"})
+        at = run_app(page=page_file("collectives"), query={"c": "psum", "n": "4", "m": "1"})
     grid = " ".join(m.value for m in at.markdown if "grid" in m.value)
     assert all(f">TPU_{d}(" in grid for d in range(4)) and "cpu:" not in grid
 

@@ -1,8 +1,9 @@
 """AppTest for the Multi-process page."""
 
+from pmapviz.core.base.pageinfo import page_file
 from tests.pages.conftest import all_text
 
-PAGE = "pages/cluster.py"
+PAGE = page_file("cluster")
 
 
 def test_launch_shows_local_and_global_devices(run_app):

@@ -2,11 +2,12 @@
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.pods import podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
-PAGE = "pages/compiled.py"
+PAGE = page_file("compiled")
 N = TEST_DEVICES
 
 
@@ -58,7 +59,8 @@ def test_bad_settings_are_explained(run_app, query, words):
 
 def test_explorer_and_collectives_have_a_compiled_view(run_app):
     at = run_app(
-        page="pages/explorer.py", query={"fn": "normalise", "s0": f"{N}, 4", "a0": "0", "name": "i"}
+        page=page_file("explorer"),
+        query={"fn": "normalise", "s0": f"{N}, 4", "a0": "0", "name": "i"},
     )
     assert "ex_xla" not in [t.key for t in at.toggle]  # lazy: drawn when its tab opens
     at.session_state["ex_code_open"] = True
@@ -66,7 +68,7 @@ def test_explorer_and_collectives_have_a_compiled_view(run_app):
     at.run()
     at.toggle(key="ex_xla").set_value(True).run()
     assert not at.exception and "all-reduce" in list(at.dataframe[-2].value["collective"])
-    at = run_app(page="pages/collectives.py", query={"c": "all_gather", "n": "4", "m": "2"})
+    at = run_app(page=page_file("collectives"), query={"c": "all_gather", "n": "4", "m": "2"})
     at.toggle(key="co_xla").set_value(True).run()
     assert not at.exception and "all-gather" in list(at.dataframe[-2].value["collective"])
 

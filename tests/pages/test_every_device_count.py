@@ -24,10 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
+
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = (1, 2, 3, 5)
 MARK = "PMAPVIZ-WALK-JSON "  # the walker's one result line on stdout
-TOUR = "pages/tour.py"
+TOUR = page_file("tour")
 RUN_TIMEOUT = 120  # seconds for one AppTest run (a page load or one button's rerun)
 WALK_TIMEOUT = 900  # seconds for one device count's whole walk (about 15 s here)
 MAX_PRESSES = 40  # per page or step: a bound, far above any page's count of buttons
@@ -37,7 +39,7 @@ MAX_DEPTH = 3  # a button revealed by a button revealed by a button ... is still
 # (timing sweep sizes and repeats, training steps, cluster size). Every other page is opened with no
 # query at all, its defaults (compiled's PAGE_ACTIONS query picks a different program, not a smaller
 # one, so it is not used here).
-SMALL = ("pages/timing.py", "pages/training.py", "pages/cluster.py")
+SMALL = (page_file("timing"), page_file("training"), page_file("cluster"))
 
 # Buttons not pressed, and why (prefixes of keys, or keys).
 SKIPPED_PREFIXES = {
@@ -66,7 +68,7 @@ NAVIGATION = ("tour_prev", "tour_next")
 # Lazy sections (expanders that draw their content only while open, so their buttons are not shown
 # until a person opens them): opened like a button press ("open:<key>"), then the buttons they
 # reveal are pressed.
-SECTIONS = {"pages/explorer.py": ("ex_sm_open",)}
+SECTIONS = {page_file("explorer"): ("ex_sm_open",)}
 
 
 # ------------------------------------------------------------------ the walker (subprocess)

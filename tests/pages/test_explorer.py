@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.features.explorer import presets
 from pmapviz.features.explorer.ui import plan_verdict
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text, html_table
 
-PAGE = "pages/explorer.py"
+PAGE = page_file("explorer")
 N = TEST_DEVICES
 
 
@@ -422,7 +423,7 @@ def test_an_unforeseen_error_in_the_fragment_is_one_clear_message(run_app, monke
 
 def test_open_as_shard_map_carries_the_settings_to_the_meshes_page(run_app):
     query = {"fn": "matmul", "s0": f"{N}, 3, 5", "s1": "5, 2", "a1": "None"}
-    at = run_app(page="pages/explorer.py", query=query)
+    at = run_app(page=page_file("explorer"), query=query)
     at.session_state["ex_sm_open"] = True
     at.run()
     assert not at.exception

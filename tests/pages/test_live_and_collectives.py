@@ -2,6 +2,7 @@
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.expressions import collectivedefs
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
@@ -10,7 +11,7 @@ N = TEST_DEVICES
 
 
 def live(run_app, **query):
-    at = run_app(page="pages/live.py", query={k: str(v) for k, v in query.items()})
+    at = run_app(page=page_file("live"), query={k: str(v) for k, v in query.items()})
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -124,7 +125,7 @@ def test_seed_example_refuses_uneven_pairs(run_app):
 
 # ---------------------------------------------------------------- collectives
 def coll(run_app, **query):
-    at = run_app(page="pages/collectives.py", query={k: str(v) for k, v in query.items()})
+    at = run_app(page=page_file("collectives"), query={k: str(v) for k, v in query.items()})
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -235,7 +236,7 @@ def test_the_link_that_aborted_the_server_is_refused_from_the_shapes(run_app):
     """(8, 2**30, 1) @ (1, 2**30) gives a (8, 2**30, 2**30) output: 2**63 elements, which made
     XLA abort the whole process; np.prod wrapped it to a negative size, so it passed the budget."""
     query = dict(fn="matmul", s0="8,1073741824,1", s1="1,1073741824", a0="0", a1="None")
-    at = run_app(page="pages/live.py", query=query)
+    at = run_app(page=page_file("live"), query=query)
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert "9,223,372,036,854,775,808 elements" in errors and "2**40" in errors
@@ -250,7 +251,7 @@ def test_live_over_the_time_limit_is_refused_with_a_smaller_size(run_app):
     query = dict(fn="matmul", s0=f"{N}, 4096, 4096", s1="4096, 4096", a0="0", a1="None")
     original = jaxstartup.applied_settings()
     try:
-        at = run_app(page="pages/live.py", argv=["--max-seconds", "10"], query=query)
+        at = run_app(page=page_file("live"), argv=["--max-seconds", "10"], query=query)
     finally:
         jaxstartup.apply(original)  # the next test's limit is the default again
     assert not at.exception
@@ -328,7 +329,7 @@ def test_what_f_makes_in_between_is_refused_before_anything_runs(run_app):
     the run is refused against the budget instead of taking the server past it."""
     body = "(jnp.einsum('a,b->ab', x, x) @ x).sum()"
     query = {"fn": "expr", "args": "x", "body": body, "s0": f"{N}, 12000", "a0": "0"}
-    at = run_app(page="pages/live.py", argv=["--max-bytes", "1G"], query=query)
+    at = run_app(page=page_file("live"), argv=["--max-bytes", "1G"], query=query)
     assert not at.exception
     refusal = next(e.value for e in at.error if "what f makes in between" in e.value)
     assert "at its peak; the memory budget is" in refusal

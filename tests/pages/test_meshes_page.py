@@ -2,11 +2,12 @@
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.pods import podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
-PAGE = "pages/meshes.py"
+PAGE = page_file("meshes")
 
 
 def _grids(at) -> list[str]:

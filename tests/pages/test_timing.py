@@ -1,9 +1,10 @@
 """AppTest for the Timing lab."""
 
+from pmapviz.core.base.pageinfo import page_file
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
-PAGE = "pages/timing.py"
+PAGE = page_file("timing")
 
 
 def test_page_states_cores_and_why_emulated_devices_do_not_speed_up(run_app):

@@ -2,10 +2,11 @@
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
-PAGE = "pages/tour.py"
+PAGE = page_file("tour")
 N = TEST_DEVICES
 
 EXPECT = {

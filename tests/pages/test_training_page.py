@@ -2,11 +2,12 @@
 
 import pytest
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.pods import podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
-PAGE = "pages/training.py"
+PAGE = page_file("training")
 
 
 def test_train_and_see_the_proof(run_app):

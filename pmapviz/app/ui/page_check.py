@@ -10,8 +10,9 @@ import contextlib
 import importlib.util
 import sys
 
-from pmapviz.app import doctorcommands
+from pmapviz.app import doctorcommands, serverconfig
 from pmapviz.app.page_registry import PAGES
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import devicefacts, deviceset, devicewords, jaxstartup
 
 # what only emulated CPU devices may say of themselves (a page on a GPU or TPU that says it tells
@@ -28,7 +29,7 @@ CPU_ONLY_WORDS = (
 
 # words a page may say on an accelerator too: the local cluster's workers run on CPU devices
 # whatever the server holds, and the page shows their code
-CPU_BY_DESIGN = {"pages/cluster.py": ("jax_num_cpu_devices",)}
+CPU_BY_DESIGN = {page_file("cluster"): ("jax_num_cpu_devices",)}
 
 # (page, query, buttons pressed in order): each page's checks, from its registry entry
 PAGE_ACTIONS: tuple[tuple[str, dict, tuple[str, ...]], ...] = tuple(
@@ -147,7 +148,7 @@ def _checked(
 ) -> dict:
     """One page's row: what it raised, showed as an error, or said of the CPU on an
     accelerator set (``facts``: the set it ran on)."""
-    sys_argv, sys.argv = sys.argv, ["app.py", *argv]
+    sys_argv, sys.argv = sys.argv, [str(serverconfig.ENTRY), *argv]
     try:
         with _patched(steady_server_patches()):
             at, pressed = _page_run(_streamlit_testing()[0].AppTest, page, query, buttons)
@@ -180,7 +181,7 @@ def cpu_words(texts: list[str], facts: devicefacts.Facts, page: str = "") -> lis
 def _page_run(app_test, page: str, query: dict, buttons: tuple[str, ...]):
     """The app, switched to ``page`` with ``query``, and the buttons of ``buttons`` that it
     shows pressed in turn; returns it and the buttons pressed."""
-    at = app_test.from_file(str(doctorcommands.ROOT / "app.py"), default_timeout=240).run()
+    at = app_test.from_file(str(serverconfig.ENTRY), default_timeout=240).run()
     for k, v in query.items():
         at.query_params[k] = v
     at.switch_page(page).run()

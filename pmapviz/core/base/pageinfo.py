@@ -8,8 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from pmapviz.core.base import settings
+
+# the pages' folder, inside the package (pmapviz/app/ui/pages/), so a wheel serves them too
+PAGES_FOLDER = Path(__file__).resolve().parents[2] / "app" / "ui" / "pages"
+
+
+def page_file(name: str) -> str:
+    """The absolute path of page ``name`` (``page_file("explorer")``): what ``st.Page``,
+    ``st.page_link``, ``st.switch_page`` and AppTest take, from app.py in a checkout and from
+    the package's own entry (``pmapviz serve``) alike."""
+    return str(PAGES_FOLDER / f"{name}.py")
+
 
 Schemas = Callable[[int], tuple[settings.Schema, ...]]  # a page's schemas on n devices
 

@@ -22,6 +22,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from pmapviz.core.base import room
 from pmapviz.core.base.pathparse import parse_folder
 from pmapviz.core.base.valueparse import SettingError, parse_bytes
 from pmapviz.core.devices import accelerators, compilecache, devicefacts, deviceset
@@ -54,6 +55,7 @@ class Settings:
     max_device_bytes: int | None = None  # the server's device memory budget (GPU, TPU)
     reports: str | None = None  # the folder of cluster reports (absolute), None: uploads only
     compile_cache: str | None = None  # JAX's persistent compilation cache folder; None: off
+    presenter_key: str | None = None  # the room's key (base.room); None: one made at start
 
 
 class PlatformUnavailable(SettingError):
@@ -118,8 +120,8 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
             raise SettingError(
                 f"Unknown option {arg!r}. pmapviz understands --devices N, --platform "
                 f"{{{','.join(PLATFORMS)}}}, --max-bytes SIZE, --max-device-bytes SIZE, "
-                "--max-seconds N, --reports DIR and --compile-cache DIR|off, e.g. streamlit run "
-                "app.py -- --devices 4"
+                "--max-seconds N, --reports DIR, --compile-cache DIR|off and --presenter-key KEY, "
+                "e.g. pmapviz serve --devices 4"
             )
         if not eq:
             if i + 1 >= len(argv):
@@ -157,7 +159,17 @@ def parse_settings(argv: list[str], env: dict[str, str] | os._Environ) -> Settin
             compilecache.FLAG if compilecache.FLAG in flags else f"{compilecache.ENV}=",
             env,
         ),
+        presenter_key=_presenter_key(flags, env),
     )
+
+
+def _presenter_key(flags: dict[str, str], env) -> str | None:
+    """The presenter key from --presenter-key, else PMAPVIZ_PRESENTER_KEY, else None."""
+    if room.FLAG in flags:
+        return room.parse_key(flags[room.FLAG], room.FLAG)
+    if env.get(room.ENV_KEY, "").strip():
+        return room.parse_key(env[room.ENV_KEY], f"{room.ENV_KEY}=")
+    return None
 
 
 OPTIONS = (
@@ -168,6 +180,7 @@ OPTIONS = (
     "--max-seconds",
     "--reports",
     compilecache.FLAG,
+    room.FLAG,
 )
 
 

@@ -21,6 +21,8 @@ from pmapviz.core.planning.scenarios import Scenario
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
+# query keys a session keeps through every page's own link: a follower's ?follow=1
+STICKY = frozenset({"follow"})
 PREFIXES = "_url_prefixes"  # every prefix :func:`load` has seeded in this session
 RUNS_ON = "_device_set"  # the device set this session's pages run on (ui.device_sets)
 ON_SEEN = "_device_set_url"  # the URL's on= as last read or written
@@ -36,7 +38,7 @@ def load(prefix: str, schema: settings.Schema) -> None:
     bad setting), and the widget would come back empty. The value back is the one :func:`save`
     last kept, else the default."""
     flag = f"_{prefix}loaded"
-    st.session_state.setdefault(PREFIXES, set()).add(prefix)
+    register(prefix)
     if not st.session_state.get(flag):
         st.session_state[flag] = True
         texts, found = schema.from_query(dict(st.query_params))
@@ -142,20 +144,33 @@ def reset_pages() -> None:
         for key in [k for k in state if k.startswith((prefix, f"_{prefix}"))]:
             del state[key]
     state.pop(EXPLORER_KEY, None)
-    keep = {k: v for k, v in st.query_params.items() if k == "present"}
+    keep = {k: v for k, v in st.query_params.items() if k == "present" or k in STICKY}
     st.query_params.from_dict(keep)
 
 
 def set_url(params: Mapping[str, str]) -> None:
     """Replace the URL's query parameters (keeping presenter mode, and the device set where
     the server holds two) if they changed."""
-    wanted = dict(params)
+    wanted = dict(params) | {k: v for k, v in st.query_params.items() if k in STICKY}
     if st.session_state.get("present"):
         wanted["present"] = "1"
     if (on := st.session_state.get(RUNS_ON)) and deviceset.has_two():
         wanted["on"] = st.session_state[ON_SEEN] = on
     if dict(st.query_params) != wanted:
         st.query_params.from_dict(wanted)
+
+
+def base_url() -> str:
+    """``scheme://host:port`` as this browser reached the server."""
+    host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
+    scheme = "https" if str(st.context.url or "").startswith("https") else "http"
+    return f"{scheme}://{host}"
+
+
+def register(prefix: str) -> None:
+    """Count the session-state keys that start with ``prefix`` (or ``_`` + it) as a page's
+    settings: :func:`reset_pages` forgets them (``load`` registers its prefix itself)."""
+    st.session_state.setdefault(PREFIXES, set()).add(prefix)
 
 
 def share_link(url_path: str) -> None:
@@ -169,13 +184,11 @@ def share_link(url_path: str) -> None:
     )
     if not box.open:
         return
-    host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
-    scheme = "https" if str(st.context.url or "").startswith("https") else "http"
     path = "" if url_path == "home" else url_path
     encoded = urlencode(dict(st.query_params))
     with box:
         st.code(
-            f"{scheme}://{host}/{path}" + (f"?{encoded}" if encoded else ""),
+            f"{base_url()}/{path}" + (f"?{encoded}" if encoded else ""),
             language=None,
             wrap_lines=True,
         )

@@ -1,10 +1,10 @@
 """Multi-process: a local jax.distributed cluster, real clusters' launch lines and reports."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.features.cluster import clustersettings
 
 PAGE = PageInfo(
-    "pages/cluster.py",
+    page_file("cluster"),
     "Multi-process",
     ":material/lan:",
     "cluster",

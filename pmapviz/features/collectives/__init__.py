@@ -1,10 +1,10 @@
 """The collectives playground: before and after on every device."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.features.collectives import collectivechoices
 
 PAGE = PageInfo(
-    "pages/collectives.py",
+    page_file("collectives"),
     "Collectives",
     ":material/hub:",
     "collectives",

@@ -1,11 +1,11 @@
 """The Compiled program page: the program picker and profiler timelines."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.core.planning import scenarios
 from pmapviz.features.compiled import compiledsettings
 
 PAGE = PageInfo(
-    "pages/compiled.py",
+    page_file("compiled"),
     "Compiled program",
     ":material/memory_alt:",
     "compiled",

@@ -1,10 +1,10 @@
 """The explorer: shapes and sharding of pmap's settings, its presets and its verdicts."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.core.planning import scenarios
 
 PAGE = PageInfo(
-    "pages/explorer.py",
+    page_file("explorer"),
     "Shapes & sharding",
     ":material/grid_view:",
     "explorer",

@@ -1,9 +1,9 @@
 """Hello pmap: the home page's first picture, run for real and read from the output's shards."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 
 PAGE = PageInfo(
-    "pages/home.py",
+    page_file("home"),
     "Home",
     ":material/home:",
     "home",

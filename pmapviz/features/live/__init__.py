@@ -1,10 +1,10 @@
 """Live outputs: the explorer's settings run for real, and the seed's 10M-pair example."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.core.planning import scenarios
 
 PAGE = PageInfo(
-    "pages/live.py",
+    page_file("live"),
     "Live outputs",
     ":material/play_circle:",
     "live",

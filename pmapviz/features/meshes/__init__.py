@@ -1,10 +1,10 @@
 """Named meshes: your own f both ways, and pmap's settings as shard_map."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.features.meshes import meshsettings
 
 PAGE = PageInfo(
-    "pages/meshes.py",
+    page_file("meshes"),
     "Meshes & PartitionSpecs",
     ":material/grid_on:",
     "meshes",

@@ -1,11 +1,11 @@
 """The Timing lab: pmap, shard_map and NamedSharding against vmap and the floor."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.core.planning import scenarios
 from pmapviz.features.timing import sweepsetup
 
 PAGE = PageInfo(
-    "pages/timing.py",
+    page_file("timing"),
     "Timing lab",
     ":material/timer:",
     "timing",

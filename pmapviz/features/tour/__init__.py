@@ -1,10 +1,10 @@
 """The guided tour: ten steps over every feature (the last feature: it may use all the others)."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.features.tour import toursteps
 
 PAGE = PageInfo(
-    "pages/tour.py",
+    page_file("tour"),
     "Guided tour",
     ":material/school:",
     "tour",

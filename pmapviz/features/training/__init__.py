@@ -1,10 +1,10 @@
 """Data-parallel training: the page's form and its loss curves."""
 
-from pmapviz.core.base.pageinfo import PageInfo
+from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.features.training import trainingmodel
 
 PAGE = PageInfo(
-    "pages/training.py",
+    page_file("training"),
     "Data-parallel training",
     ":material/model_training:",
     "training",

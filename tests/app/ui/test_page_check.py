@@ -3,6 +3,7 @@
 import pytest
 
 from pmapviz.app.ui import page_check
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import devicewords, jaxstartup
 
 
@@ -12,7 +13,7 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
     from pmapviz.core.devices import devicefacts
 
     monkeypatch.setattr(
-        page_check, "PAGE_ACTIONS", (("pages/timing.py", {}, ()), ("pages/home.py", {}, ()))
+        page_check, "PAGE_ACTIONS", ((page_file("timing"), {}, ()), (page_file("home"), {}, ()))
     )
     cpu_story = devicewords.speed_story(devicefacts.facts())
     settings = jaxstartup.applied_settings()
@@ -22,10 +23,10 @@ def test_pages_section_flags_the_cpu_story_on_a_gpu(fake_devices, monkeypatch):
         flagged = page_check.section(settings)
     # each page on the fake GPUs, then on the emulated CPU devices beside them
     assert [(r["page"], r["set"]) for r in clean] == [
-        ("pages/timing.py", "gpu"),
-        ("pages/home.py", "gpu"),
-        ("pages/timing.py", "cpu"),
-        ("pages/home.py", "cpu"),
+        (page_file("timing"), "gpu"),
+        (page_file("home"), "gpu"),
+        (page_file("timing"), "cpu"),
+        (page_file("home"), "cpu"),
     ]
     assert [r["cpu_words"] for r in clean] == [[], [], [], []]
     assert "emulated" in flagged[0]["cpu_words"] and not flagged[1]["cpu_words"]

@@ -2,10 +2,11 @@
 from the registry."""
 
 from pmapviz.app.page_registry import PAGES
+from pmapviz.core.base.pageinfo import page_file
 
 
 def test_the_sidebar_menu_lists_every_page_in_registry_order(run_app):
-    at = run_app(page="pages/tour.py")
+    at = run_app(page=page_file("tour"))
     menu = [link.proto.label for link in at.sidebar.get("page_link")]
     assert menu == [p.title for p in PAGES]
 

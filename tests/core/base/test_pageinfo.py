@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from pmapviz.core.base import settings
-from pmapviz.core.base.pageinfo import PageInfo, no_settings
+from pmapviz.core.base.pageinfo import PageInfo, no_settings, page_file
 
 
 def _schema(*keys: str) -> settings.Schema:
@@ -14,7 +14,7 @@ def _schema(*keys: str) -> settings.Schema:
 
 def test_keys_follow_the_schemas_in_order_once_each():
     page = PageInfo(
-        "pages/x.py",
+        page_file("x"),
         "X",
         ":material/home:",
         "x",
@@ -25,7 +25,7 @@ def test_keys_follow_the_schemas_in_order_once_each():
 
 
 def test_a_page_without_settings_reads_no_key_and_runs_on_many_devices():
-    page = PageInfo("pages/x.py", "X", ":material/home:", "x", "x")
+    page = PageInfo(page_file("x"), "X", ":material/home:", "x", "x")
     assert page.schemas is no_settings and page.keys() == () and page.runs_on == "many"
     assert page.checks == (({}, ()),)  # opened once, nothing pressed
     with pytest.raises(dataclasses.FrozenInstanceError):

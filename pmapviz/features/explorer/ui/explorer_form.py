@@ -63,10 +63,14 @@ def _last(n: int) -> Scenario:
 
 
 def _on_fn_change(n: int) -> None:
+    if P + "fn" not in st.session_state:  # forgotten meanwhile (a link or a step opened)
+        return
     apply(_last(n).switched(st.session_state[P + "fn"], n).texts(every_slot=True))
 
 
 def _on_pn_change(n: int) -> None:
+    if P + "pn" not in st.session_state:  # forgotten meanwhile (a link or a step opened)
+        return
     apply(_last(n).resized(st.session_state[P + "pn"], n).texts(every_slot=True))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planning import Plan
@@ -47,7 +48,7 @@ def _compiled(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> 
         with st.spinner("Lowering and compiling..."):
             compiled_analysis.show(programanalysis.analyse_plan(program, plan), report.labels)
         st.page_link(
-            "pages/compiled.py",
+            page_file("compiled"),
             label="More on the Compiled program page",
             icon=":material/memory_alt:",
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.base.valuetext import fmt_shape, quote
 from pmapviz.core.budgets import memorymodel, memorypool, timebudget
 from pmapviz.core.devices import deviceset, jaxstartup
@@ -60,7 +61,7 @@ def form(current: Scenario, program: Program, plan: Plan, n: int) -> tuple[str, 
                 f"server's {n} devices."
             )
         st.page_link(
-            "pages/explorer.py",
+            page_file("explorer"),
             label="Change the settings in the explorer",
             icon=":material/grid_view:",
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planning import Plan
@@ -14,7 +15,7 @@ from pmapviz.features.explorer import codegen
 from pmapviz.features.meshes import meshsettings, migration
 from pmapviz.features.meshes.ui import mesh_form
 
-MESHES = "pages/meshes.py"
+MESHES = page_file("meshes")
 
 
 def show(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> None:

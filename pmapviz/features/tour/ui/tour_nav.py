@@ -12,6 +12,7 @@ from pmapviz.features.tour import toursteps
 def step() -> int:
     """This session's step (seeded from the link, with a note if it did not parse), written
     to the URL through ``toursteps.schema()``."""
+    url_state.register("tour_")  # forgotten with the pages' settings (a device set, a step led)
     if st.session_state.get("tour_step") is None:
         texts, found = toursteps.schema().from_query(dict(st.query_params))
         st.session_state["tour_step"] = int(texts["step"])
@@ -24,6 +25,13 @@ def step() -> int:
 def go(to: int) -> None:
     """Goes to step ``to`` (kept within the tour's steps)."""
     st.session_state["tour_step"] = max(1, min(len(toursteps.STEPS), to))
+
+
+def _jumped() -> None:
+    """The jump list's choice, unless its state was forgotten meanwhile (a step opened)."""
+    to = st.session_state.get("tour_jump")
+    if isinstance(to, int):
+        go(to)
 
 
 def show(now: int, titles: list[str]) -> None:
@@ -48,7 +56,7 @@ def show(now: int, titles: list[str]) -> None:
         list(range(1, last + 1)),
         format_func=lambda k: f"{k}. {titles[k - 1]}",
         key="tour_jump",
-        on_change=lambda: go(st.session_state["tour_jump"]),
+        on_change=_jumped,
         label_visibility="collapsed",
     )
     nav[2].button(

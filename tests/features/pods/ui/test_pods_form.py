@@ -1,6 +1,7 @@
 """The Pods page in AppTest: a link's slice and program compiled, the figures on the page equal
 the engine's for the same compile, a bad link falls back with a note, and the sweep draws."""
 
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.pods import podcompile
 from pmapviz.core.pods.podreport import fmt_gib, fmt_seconds
 from pmapviz.features.pods import podsettings
@@ -8,7 +9,9 @@ from tests.pages.conftest import all_text
 
 
 def test_the_link_compiles_its_slice_and_shows_the_engines_figures(run_app):
-    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"pod": "v5e:4x4", "prog": "psum"})
+    at = run_app(
+        page_file("pods"), argv=["--devices", "2"], query={"pod": "v5e:4x4", "prog": "psum"}
+    )
     assert not at.exception and not at.error, [e.value for e in at.error]
     want = podcompile.compile_for(podsettings.program("psum"), "v5e:4x4")
     metrics = {m.label: m.value for m in at.metric}
@@ -21,14 +24,14 @@ def test_the_link_compiles_its_slice_and_shows_the_engines_figures(run_app):
 
 
 def test_a_bad_link_gets_a_note_and_the_default_slice(run_app):
-    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"pod": "v9:1x1", "prog": "dot"})
+    at = run_app(page_file("pods"), argv=["--devices", "2"], query={"pod": "v9:1x1", "prog": "dot"})
     assert not at.exception
     assert any("v9" in w.value and "v5e:2x4" in w.value for w in at.warning)
     assert "v5e:2x4: 8 chips on 2 hosts" in all_text(at)
 
 
 def test_the_sweep_draws_the_chart_and_the_table(run_app):
-    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"sprog": "psum", "gen": "v4"})
+    at = run_app(page_file("pods"), argv=["--devices", "2"], query={"sprog": "psum", "gen": "v4"})
     at.button(key="po_sweep").click().run(timeout=240)
     assert not at.exception and not at.error, [e.value for e in at.error]
     charts = [c for c in at.get("plotly_chart")]
@@ -37,7 +40,7 @@ def test_the_sweep_draws_the_chart_and_the_table(run_app):
 
 
 def test_a_machine_without_a_chip_says_where_the_run_works(run_app):
-    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"prog": "psum"})
+    at = run_app(page_file("pods"), argv=["--devices", "2"], query={"prog": "psum"})
     assert not any(b.key == "po_calibrate" for b in at.button)
     assert any("On a TPU machine this page also runs" in c.value for c in at.caption)
 
@@ -51,7 +54,7 @@ def test_on_a_tpu_machine_the_program_runs_on_its_chip(run_app, monkeypatch):
     real = podcalibrate.calibrate
     monkeypatch.setattr(accelerators, "accelerators_present", lambda: ["tpu"])
     monkeypatch.setattr(podcalibrate, "calibrate", lambda p: real(p, repeat=3, platform="cpu"))
-    at = run_app("pages/pods.py", argv=["--devices", "2"], query={"prog": "dot", "batch": "4096"})
+    at = run_app(page_file("pods"), argv=["--devices", "2"], query={"prog": "dot", "batch": "4096"})
     at.button(key="po_calibrate").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}

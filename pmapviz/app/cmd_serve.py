@@ -1,0 +1,86 @@
+"""``pmapviz serve``: the whole dashboard from the installed package, as ``streamlit run app.py``
+serves it from a checkout (the same :func:`pmapviz.app.ui.dashboard.main`), with the same safe
+defaults (this machine only, XSRF on: :mod:`pmapviz.app.serverconfig`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pmapviz.app import serverconfig
+from pmapviz.app.ui import streamlitserver
+from pmapviz.core.base import room, valueparse
+from pmapviz.core.devices import cliflags, jaxstartup
+
+DEFAULT_PORT = 8501
+# the server's own options: parsed by the settings layer (jaxstartup.parse_settings) as the
+# script's arguments, exactly as `streamlit run app.py -- --devices 8` passes them
+SERVER_OPTIONS = ("devices", "platform", "max_bytes", "max_device_bytes", "max_seconds")
+SERVER_OPTIONS += ("compile_cache", "reports", "presenter_key")
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    shared = argparse.ArgumentParser(add_help=False)
+    cliflags._device_args(shared)  # the same flags and help as every command, less these two
+    for action in shared._actions:
+        if action.dest not in ("device_set", "json"):
+            p._add_action(action)
+    p.add_argument("--reports", metavar="DIR", help="a folder of cluster reports to list")
+    p.add_argument(
+        room.FLAG,
+        metavar="KEY",
+        help=f"the presenter key ({room.MIN_KEY}-{room.MAX_KEY} letters, digits or -_.~; default: "
+        f"${room.ENV_KEY} or a fresh one, printed here)",
+    )
+    p.add_argument("--port", help=f"the port to serve on (default {DEFAULT_PORT})")
+    p.add_argument(
+        "--address",
+        help="the address to serve on (default 127.0.0.1: this machine only; 0.0.0.0 serves a "
+        "room)",
+    )
+
+
+def script_args(args: argparse.Namespace) -> list[str]:
+    """The server's options as typed, as the entry script's arguments."""
+    argv: list[str] = []
+    for name in SERVER_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            argv += [f"--{name.replace('_', '-')}", str(value)]
+    return argv
+
+
+def streamlit_flags(args: argparse.Namespace) -> dict[str, object]:
+    """Streamlit's flag options: pmapviz's defaults, with --port and --address on top."""
+    overrides: dict[str, object] = {}
+    if args.port is not None:
+        overrides["server_port"] = valueparse.parse_int(args.port, "--port", 1, 65535)
+    if args.address is not None:
+        overrides["server_address"] = _address(args.address)
+    return serverconfig.flag_options(**overrides)
+
+
+def _address(text: str) -> str:
+    """An address to bind: a host name or an IP address, nothing else."""
+    text = text.strip()
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+    if not text or len(text) > 253 or not set(text) <= allowed:
+        raise valueparse.SettingError(
+            f"--address {text[:40]!r} is not a host name or an IP address, e.g. --address "
+            "0.0.0.0 (every network of this machine) or --address 127.0.0.1 (this machine)"
+        )
+    return text
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Check every option (one line and exit 2 if one is wrong), say the presenter key, then
+    serve until stopped (Ctrl-C)."""
+    argv = script_args(args)
+    settings = jaxstartup.parse_settings(argv, os.environ)  # fail here, not in a browser
+    flags = streamlit_flags(args)
+    if settings.presenter_key is None:
+        key = room.new_key()
+        os.environ[room.ENV_KEY] = key  # to this process's script; not on any command line
+        print(room.terminal_line(key), file=sys.stderr, flush=True)
+    return streamlitserver.serve(serverconfig.ENTRY, flags, argv)

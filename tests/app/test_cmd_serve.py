@@ -1,0 +1,79 @@
+"""`pmapviz serve`: the dashboard from the package, its options checked before it starts."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import psutil
+import pytest
+
+from harness.server import free_port, wait_healthy
+from pmapviz.app import cli, cmd_serve, serverconfig
+from pmapviz.core.base import room
+
+
+def _serve(*args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pmapviz", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--devices", "0"], "--devices 0"),
+        (["--port", "70000"], "--port 70,000 is out of range"),
+        (["--address", "0.0.0.0;rm"], "is not a host name or an IP address"),
+        (["--presenter-key", "short"], "--presenter-key must be 8 to 128"),
+        (["--max-bytes", "lots"], "--max-bytes"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_2_before_any_server(args, says, capsys):
+    assert cli.main(["serve", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and err.startswith("pmapviz: ")
+
+
+def test_the_servers_options_reach_the_script_and_streamlits_its_flags(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(
+        cmd_serve.streamlitserver, "serve", lambda *a: seen.setdefault("call", a) and 0
+    )
+    monkeypatch.delenv(room.ENV_KEY, raising=False)
+    argv = ["serve", "--devices", "3", "--max-bytes", "1G", "--port", "8600"]
+    assert cli.main([*argv, "--address", "0.0.0.0", "--presenter-key", "abcdefgh"]) == 0
+    script, flags, args = seen["call"]
+    assert script == serverconfig.ENTRY
+    assert args == ["--devices", "3", "--max-bytes", "1G", "--presenter-key", "abcdefgh"]
+    assert flags["server.port"] == 8600 and flags["server.address"] == "0.0.0.0"
+    assert flags["server.enableXsrfProtection"] is True
+    assert room.ENV_KEY not in os.environ  # a key given is the operator's: not replaced
+
+
+def test_serve_says_the_key_on_the_terminal_serves_the_pages_and_stops_on_ctrl_c():
+    port = free_port()
+    proc = _serve("--devices", "2", "--port", str(port))
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", proc)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/explorer", timeout=10) as r:
+            assert r.status == 200 and b"<html" in r.read().lower()
+        cmdline = " ".join(psutil.Process(proc.pid).cmdline())
+        os.killpg(proc.pid, signal.SIGINT)
+        start = time.monotonic()
+        out, err = proc.communicate(timeout=10)
+        assert time.monotonic() - start < 5
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    (line,) = [x for x in err.splitlines() if "presenter key" in x]
+    key = line.split("presenter key ")[1].split()[0]
+    assert room.parse_key(key) == key and key not in cmdline  # on no command line
+    assert f"127.0.0.1:{port}" in out + err  # Streamlit's own banner: where to open it

@@ -1,0 +1,138 @@
+"""Follow the presenter in Chromium: a presenter and three followers on one server. The
+presenter moves through five tour steps and three pages with settings by clicking; each
+follower shows the same page and settings (median within 1 s, p95 within 2 s); a follower that
+edits leaves and comes back with its button; the presenter's link without the key drives no one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from playwright.sync_api import expect
+
+from harness.browser import MAIN, SIDEBAR, wait_rendered
+
+FOLLOWERS = 3
+VIEWPORT = {"width": 1280, "height": 720}
+
+
+# what a page shows: its title, the tour's progress line, and every setting typed in the main
+# area (the follower's own sidebar and its URL bar are not what it shows)
+_SHOWS = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (!main || document.querySelector('[data-stale="true"]')) return null;
+    const text = (sel) => [...main.querySelectorAll(sel)].map(e => e.textContent.trim()).join('|');
+    const typed = [...main.querySelectorAll('input[type="text"]')].map(e => e.value).join('|');
+    return [text('h1'), text('[data-testid="stProgress"]'), typed].join('#');
+}"""
+
+
+def _caught_up(presenter, followers, timeout_s: float = 20.0) -> list[float]:
+    """Seconds from the presenter showing its new step (steady for half a second) to each
+    follower showing the same: title, tour step and settings."""
+    start = time.perf_counter()
+    seen: list[list[tuple[float, str]]] = [[] for _ in range(len(followers) + 1)]
+    while time.perf_counter() - start < timeout_s:
+        now = time.perf_counter()
+        for timeline, page in zip(seen, [presenter, *followers], strict=True):
+            shown = page.evaluate(_SHOWS)
+            if not timeline or timeline[-1][1] != shown:
+                timeline.append((now, shown))
+        target = seen[0][-1]
+        steady = now - target[0] >= 0.5 and target[1] is not None
+        if steady and all(t[-1][1] == target[1] for t in seen[1:]):
+            break
+        time.sleep(0.02)
+    t0, shown = seen[0][-1]
+    lags = [next((t for t, s in timeline if s == shown), None) for timeline in seen[1:]]
+    assert None not in lags and shown, (shown, [t[-1][1] for t in seen[1:]])
+    return [max(0.0, t - t0) for t in lags]
+
+
+def _lead(presenter, url: str) -> None:
+    presenter.goto(url + "/")
+    wait_rendered(presenter)
+    presenter.locator(SIDEBAR).get_by_text("Lead or follow the room").click()
+    presenter.get_by_role("button", name="Lead from this browser").click()
+    expect(presenter.locator(SIDEBAR).get_by_text("You lead the room")).to_be_visible()
+
+
+def _open(browser, url: str):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.goto(url)
+    wait_rendered(page)
+    return context, page
+
+
+def _moves(presenter):
+    """The presenter's moves, by clicking only: five tour steps, then three pages, one of them
+    with a setting typed."""
+    side = presenter.locator(SIDEBAR)
+    yield lambda: side.get_by_text("Guided tour", exact=True).click()
+    for _ in range(4):
+        yield lambda: presenter.get_by_role("button", name="Next").first.click()
+    yield lambda: side.get_by_text("Shapes & sharding", exact=True).click()
+    yield lambda: _type(presenter, "shape of x", "4,6")
+    yield lambda: side.get_by_text("Collectives", exact=True).click()
+    yield lambda: side.get_by_text("Home", exact=True).click()
+
+
+def _type(page, label: str, text: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_followers_follow_leave_by_editing_and_come_back(server, browser):
+    contexts = []
+    try:
+        lead_context, presenter = _open(browser, server + "/")
+        contexts.append(lead_context)
+        _lead(presenter, server)
+        followers = []
+        for _ in range(FOLLOWERS):
+            context, page = _open(browser, server + "/?follow=1")
+            contexts.append(context)
+            followers.append(page)
+        lags = []
+        for move in _moves(presenter):
+            move()
+            lags += _caught_up(presenter, followers)
+        lags.sort()
+        p95 = lags[int(0.95 * (len(lags) - 1))]
+        print(f"follow latency: median {statistics.median(lags):.2f} s, p95 {p95:.2f} s")
+        assert statistics.median(lags) <= 1.0 and p95 <= 2.0, lags
+        _leave_and_come_back(presenter, followers)
+        _the_link_without_the_key_drives_no_one(browser, server, presenter, followers, contexts)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def _leave_and_come_back(presenter, followers) -> None:
+    side = presenter.locator(SIDEBAR)
+    side.get_by_text("Shapes & sharding", exact=True).click()
+    _caught_up(presenter, followers)
+    mine = followers[0]
+    _type(mine, "shape of x", "4,9")
+    expect(mine.locator(SIDEBAR).get_by_text("You left the presenter")).to_be_visible()
+    side.get_by_text("Collectives", exact=True).click()
+    _caught_up(presenter, followers[1:])
+    expect(mine.locator(MAIN).get_by_role("heading", name="Shapes & sharding")).to_be_visible()
+    expect(mine.get_by_label("shape of x", exact=True)).to_have_value("4,9")
+    mine.get_by_role("button", name="Back to the presenter").click()
+    _caught_up(presenter, [mine])
+
+
+def _the_link_without_the_key_drives_no_one(browser, server, presenter, followers, contexts):
+    forged = presenter.url + "&lead=1&key=x&presenter_key=y"
+    context, intruder = _open(browser, forged.replace("?&", "?"))
+    contexts.append(context)
+    intruder.locator(SIDEBAR).get_by_text("Shapes & sharding", exact=True).click()
+    wait_rendered(intruder)
+    _type(intruder, "shape of x", "8,3")
+    intruder.wait_for_timeout(2000)  # four polls
+    shown = presenter.evaluate(_SHOWS)
+    assert all(f.evaluate(_SHOWS) == shown for f in followers)
