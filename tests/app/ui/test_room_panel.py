@@ -94,3 +94,36 @@ def test_the_leaders_url_parameters_without_the_key_drive_no_one(run_app, fresh_
     intruder = run_app(page=page_file("explorer"), query={k: str(v) for k, v in forged.items()})
     intruder.text_input(key="ex_s0").set_value("8,3").run()
     assert fresh_room.latest() == before
+
+
+@pytest.mark.parametrize(
+    ("host", "name"),
+    [
+        ("localhost:8501", "localhost"),
+        ("[::1]:8501", "[::1]"),
+        ("[::1]", "[::1]"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("pods.example:80", "pods.example"),
+        ("", ""),
+    ],
+)
+def test_the_host_name_is_read_without_its_port(monkeypatch, host, name):
+    monkeypatch.setattr(room_panel.st, "context", type("C", (), {"headers": {"Host": host}}))
+    assert room_panel._host() == name
+
+
+@pytest.mark.parametrize(
+    ("ip", "headers", "local"),
+    [
+        (None, {"Host": "localhost:8501"}, True),
+        (None, {"Host": "127.0.0.1:8501"}, True),
+        ("10.0.0.7", {"Host": "localhost:8501"}, False),  # another machine
+        (None, {"Host": "abc.ngrok.app"}, False),  # a tunnel connects from loopback
+        (None, {"Host": "localhost:8501", "X-Forwarded-For": "203.0.113.9"}, False),
+        (None, {}, False),
+    ],
+)
+def test_only_a_browser_on_the_servers_machine_is_offered_the_key(monkeypatch, ip, headers, local):
+    context = type("C", (), {"headers": headers, "ip_address": ip})
+    monkeypatch.setattr(room_panel.st, "context", context)
+    assert room_panel._on_this_machine() is local
