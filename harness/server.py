@@ -93,14 +93,20 @@ def start_server(
     raise AssertionError("unreachable")
 
 
-def stop_server(proc: subprocess.Popen) -> None:
+def stop_group(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop a process started in a session of its own, and its whole group: ``sig`` (SIGINT
+    is a Ctrl-C), then SIGKILL after 10 s."""
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, sig)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    stop_group(proc)
     proc.log.close()  # type: ignore[attr-defined]
 
 

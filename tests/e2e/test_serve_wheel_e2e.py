@@ -4,7 +4,6 @@ folder with no checkout in it, every page opened in headless Chromium: 0 errors.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 
@@ -12,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from harness.browser import EXCEPTIONS, MAIN, wait_rendered
-from harness.server import free_port, wait_healthy
+from harness.server import free_port, stop_group, wait_healthy
 from pmapviz.app.page_registry import PAGES
 from pmapviz.core.ui.shell import UNEXPECTED
 from tests.test_packaging import installed  # noqa: F401  (the fixture)
@@ -36,13 +35,7 @@ def served(installed):  # noqa: F811
         wait_healthy(url, proc, timeout=120)
         yield url, proc, log
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+        stop_group(proc, signal.SIGINT)
 
 
 def test_the_installed_package_serves_every_page_with_no_error(served, browser, installed):  # noqa: F811
