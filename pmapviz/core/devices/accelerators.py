@@ -106,7 +106,8 @@ def unavailable_message(platform: str, error: BaseException | None = None) -> st
     if held := held_message(said):
         return held
     said = re.sub(r"\s*Run \"?\$? ?sudo rm[^.]*\.?", "", said)  # never relay a harmful fix
-    why = f" (JAX said: {said[:200]})" if said else ""
+    said = "".join(ch if ch.isprintable() else " " for ch in said[:200])
+    why = f" (JAX said: {code_span(said)})" if said else ""  # shown as code: no markup forms
     have = ", ".join(backends_installed())
     if platform == "auto":
         return (

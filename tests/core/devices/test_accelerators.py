@@ -210,3 +210,11 @@ def test_the_failing_backend_is_named_where_auto_was_asked():
     err = RuntimeError("Unable to initialize backend 'cuda': no supported devices found")
     text = accelerators.unavailable_message("auto", err)
     assert text.startswith("JAX cannot start the GPU here") and "auto" not in text
+
+
+def test_what_jax_said_is_shown_as_code_on_one_line_so_no_markup_forms():
+    said = "Unable to start 'gpu': **b** <b>x</b>\x1b[31m [a](javascript:1) `t`"
+    text = accelerators.unavailable_message("gpu", RuntimeError(said + "\nmore"))
+    shown = text.split("(JAX said: ", 1)[1]
+    assert shown.startswith("``") and "\n" not in text  # a fence longer than the tick inside
+    assert "**b** <b>x</b> [31m [a](javascript:1) `t`" in shown and "\x1b" not in text
