@@ -1,7 +1,7 @@
 """Follow the presenter, in the sidebar: lead the room with the server's key, or follow the
 presenter's page, settings and tour step (``?follow=1``), leave by editing, come back with one
 button. The room itself (key, step, version) is :mod:`pmapviz.core.base.room`; a step is
-applied as a link is opened (``url_state.reset_pages``, then the step's query through the
+applied as a link is opened (``url_state.reopen``, then the step's query through the
 pages' schemas), so it can carry nothing a link could not."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ PAGE = "_room_page"  # the url_path of this session's page, for the fragment
 PENDING = "_room_pending"  # (version, step, tries): a step opened, not yet seen arrived
 FULL_RUN = "_room_full_run"  # the fragment is running inside a whole page's run
 MAX_TRIES = 3
+OPEN_NOW = "_room_open_now"  # a poll saw a new step: open it at the end of this whole run
 TRIES = "_room_tries"  # (version, how often this session opened it)
 OPENED, MAX_OPENED = "_room_opened", 8  # the last steps opened: a stale link is one of them
 WRONG_KEY_DELAY_S = 0.5  # a wrong key waits: guessing is slow as well as hopeless
@@ -59,6 +60,8 @@ def panel(url_path: str) -> None:
     """The sidebar's room controls for this run's page, and, while leading or following, the
     fragment that keeps this session in step."""
     st.session_state[PAGE] = url_path
+    if not following() and FOLLOW_PARAM in st.query_params:  # stopped: a reload stays out
+        del st.query_params[FOLLOW_PARAM]
     with st.sidebar:
         if leading() or following():
             st.session_state[FULL_RUN] = True
@@ -78,6 +81,11 @@ def after_page(url_path: str) -> None:
         the_room().lead(st.session_state.get(LEAD), _here(url_path))
     elif following() and not st.session_state.get(LEFT):
         _arrived_or_left(_here(url_path))
+        version, step = the_room().latest()
+        state = st.session_state
+        behind = step is not None and not state.get(LEFT) and state.get(SYNCED) != version
+        if behind and (state.pop(OPEN_NOW, False) or not _tried(version)):
+            _open_step(version, step)  # at the end of a whole run: the page is drawn (_in_step)
 
 
 def _here(url_path: str) -> room.Step:
@@ -95,15 +103,30 @@ def _arrived_or_left(here: room.Step) -> None:
         version, step, tries = pending
         if here == step or tries >= MAX_TRIES:
             state[SYNCED], state[BASELINE], state[PENDING] = version, here, None
+            _resend_link()
         return
-    if state.get(SYNCED) is None or state.get(BASELINE) in (None, here):
+    base = state.get(BASELINE)
+    if state.get(SYNCED) is None or base in (None, here):
         return
-    opened = state.get(TRIES)
-    stale = here in state.get(OPENED, ()) and opened and opened[1] < MAX_TRIES
-    if stale:  # an earlier step: a browser's rerun sent a stale link
-        state[SYNCED] = None  # open the current step again at the next poll
-    else:
+    if here not in state.get(OPENED, ()):
         state[LEFT] = True  # this person's own edit or page: tried freely until they come back
+    elif here.page == base.page:  # a browser's rerun sent its stale link: the page is right
+        st.query_params.from_dict({**base.query_dict(), **_own()})
+    elif state.get(TRIES, (0, 0))[1] < MAX_TRIES:  # it ran the earlier page too
+        state[SYNCED] = None  # open the current step again at the next poll
+
+
+def _own() -> dict[str, str]:
+    """This session's own query keys: following, and presenter mode if on."""
+    return {FOLLOW_PARAM: "1"} | ({"present": "1"} if presenter.presenting() else {})
+
+
+def _resend_link() -> None:
+    """Send this session's link to its browser again: after a page switch the browser's
+    address bar could keep the step before, and send it back with its next timer rerun."""
+    params = dict(st.query_params)
+    st.query_params.clear()
+    st.query_params.from_dict(params)
 
 
 def _in_step() -> None:
@@ -122,8 +145,14 @@ def _in_step() -> None:
         _left_box()
     elif step is None:
         st.info("Following: waiting for the presenter to lead.", icon=":material/podium:")
-    elif state.get(SYNCED) != version and (polled or not _tried(version)):
-        _open_step(version, step)
+    elif state.get(SYNCED) != version:
+        # the step is opened at the end of a whole run (after_page), never from here: a page
+        # switch made in a fragment, then folded by Streamlit into the browser's next timer
+        # rerun of this fragment alone, left the main area cleared and never drawn again
+        if polled:
+            state[OPEN_NOW] = True
+            st.rerun(scope="app")
+        st.info("Following: catching up with the presenter.", icon=":material/podium:")
     else:
         st.info("Following the presenter.", icon=":material/podium:")
     st.button("Stop following", key="room_stop", on_click=_stop_following)
@@ -146,10 +175,9 @@ def _open_step(version: int, step: room.Step) -> None:
     state[TRIES] = (version, tries)  # per step, however it ended: opening never loops
     state[PENDING], state[BASELINE] = (version, step, tries), None
     state[OPENED] = (*state.get(OPENED, ())[-(MAX_OPENED - 1) :], step)
-    own = {FOLLOW_PARAM: "1"} | ({"present": "1"} if presenter.presenting() else {})
-    url_state.reset_pages()
+    url_state.reopen()
     target = page_registry.by_url_path(step.page).path
-    st.switch_page(target, query_params={**step.query_dict(), **own})
+    st.switch_page(target, query_params={**step.query_dict(), **_own()})
 
 
 def _left_box() -> None:

@@ -71,6 +71,7 @@ def test_a_follower_opens_the_step_leaves_by_editing_and_comes_back(
     assert step.page == "explorer"
     follower = _follow_link(monkeypatch)  # its first run applied the step, as a link is opened
     assert follower.query_params["follow"] in ("1", ["1"])
+    follower.run()  # the sidebar's poll, drawn before the page, says so from the next run
     assert _explorer_n(follower) == "4,6"
     assert "Following the presenter." in [i.value for i in follower.sidebar.info]
     follower.text_input(key="ex_s0").set_value("4,7").run()  # tries it freely
@@ -127,3 +128,29 @@ def test_only_a_browser_on_the_servers_machine_is_offered_the_key(monkeypatch, i
     context = type("C", (), {"headers": headers, "ip_address": ip})
     monkeypatch.setattr(room_panel.st, "context", context)
     assert room_panel._on_this_machine() is local
+
+
+def test_stopping_takes_follow_out_of_the_link_so_a_reload_stays_out(
+    run_app, fresh_room, monkeypatch
+):
+    leader = _lead(run_app(), fresh_room.key)
+    leader.switch_page(page_file("tour")).run()
+    follower = _follow_link(monkeypatch)
+    assert follower.query_params["follow"] in ("1", ["1"])
+    follower.sidebar.button(key="room_stop").click().run()
+    assert "follow" not in follower.query_params
+    assert follower.sidebar.button(key="room_follow")  # offered again
+
+
+def test_steps_on_one_page_are_followed_one_after_another(run_app, fresh_room, monkeypatch):
+    """Three tour steps on one page, each opened as a link (the browser's stale widget values
+    that made followers leave on their own are the e2e test's and the benchmark's to show)."""
+    leader = _lead(run_app(), fresh_room.key)
+    leader.switch_page(page_file("tour")).run()
+    follower = _follow_link(monkeypatch)
+    assert follower.session_state["tour_step"] == 1
+    for _ in range(3):
+        leader.button(key="tour_next").click().run()
+    follower.run()
+    assert follower.session_state["tour_step"] == 4 and "tour_jump" in follower.session_state
+    assert "You left" not in " ".join(i.value for i in follower.sidebar.info)
