@@ -14,12 +14,12 @@ from __future__ import annotations
 import importlib
 
 from pmapviz import features
-from pmapviz.core.base import settings
+from pmapviz.core.base import room, settings
 from pmapviz.core.base.pageinfo import PageInfo
 from pmapviz.core.devices import deviceset
 
-# read by app.py on every page: presenter mode and the device set
-APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY)
+# read by the dashboard on every page: presenter mode, the device set, following the presenter
+APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY, room.FOLLOW_KEY)
 
 
 def _pages() -> tuple[PageInfo, ...]:

@@ -42,7 +42,7 @@ def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
     explorer = page_registry.page_info(page_file("explorer"))
     assert explorer.keys() == scenarios.KEYS
     assert page_registry.page_info(page_file("live")).keys() == scenarios.KEYS
-    assert PAGES[0].keys() == () and APP_KEYS == (settings.PRESENT_KEY, "on")
+    assert PAGES[0].keys() == () and APP_KEYS == (settings.PRESENT_KEY, "on", "follow")
     timing = page_registry.page_info(page_file("timing")).keys()
     assert timing[:6] == ("w", "r", "sizes", "ks", "impls", "beside")
     assert set(scenarios.KEYS) <= set(timing)  # it times the explorer's settings

@@ -71,8 +71,9 @@ FIELDS = '[data-testid="stTextInput"] input, [data-testid="stTextArea"] textarea
 TABS = f'{MAIN} [data-testid="stTabs"] [role="tab"]'
 
 # Every visible, enabled text field: its widget key (Streamlit's st-key-* class), label, kind.
+# Not a password field (the presenter key): what is typed there is shown nowhere, ever.
 _LIST_FIELDS = """(sel) => [...document.querySelectorAll(sel)]
-    .filter(e => e.offsetParent !== null && !e.disabled && !e.readOnly)
+    .filter(e => e.offsetParent !== null && !e.disabled && !e.readOnly && e.type !== 'password')
     .map(e => {
         const box = e.closest('[class*="st-key-"]');
         const key = box ? [...box.classList].find(c => c.startsWith('st-key-')) : null;

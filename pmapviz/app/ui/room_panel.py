@@ -19,7 +19,7 @@ from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import presenter, url_state
 
 POLL_S = 0.5  # how often a follower (and the leader's fragment edits) are checked
-FOLLOW_PARAM = "follow"
+FOLLOW_PARAM = room.FOLLOW_KEY
 LEAD = "_room_lead"  # the key this session proved (only ever a proved one is kept)
 FOLLOWING, SYNCED, BASELINE, LEFT = "_room_following", "_room_synced", "_room_base", "_room_left"
 PAGE = "_room_page"  # the url_path of this session's page, for the fragment
@@ -231,7 +231,8 @@ def _join() -> None:
             st.caption("To lead from another machine, type this key there:")
             st.code(the_room().key, language=None)
         st.text_input("Presenter key", key="room_typed", type="password")
-        st.button("Lead the room", key="room_lead", on_click=_lead_typed)
+        typed = bool(st.session_state.get("room_typed"))
+        st.button("Lead the room", key="room_lead", on_click=_lead_typed, disabled=not typed)
         if st.session_state.pop("_room_wrong", False):
             st.error("That is not this server's presenter key.", icon=":material/key_off:")
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pmapviz.core.base.valueparse import SettingError
 
 ENV_KEY = "PMAPVIZ_PRESENTER_KEY"
+FOLLOW_KEY = "follow"  # the follow link's query key: /?follow=1
 FLAG = "--presenter-key"
 MIN_KEY, MAX_KEY = 8, 128
 KEY_CHARS = frozenset(string.ascii_letters + string.digits + "-_.~")
@@ -32,7 +33,7 @@ MAX_QUERY_KEYS, MAX_VALUE = 64, 4096
 # never led: the key itself, and what each person chooses for their own screen
 MAX_FOLLOWERS = 4096  # followers remembered for the count (a bound, not a limit on the room)
 FOLLOWER_SILENCE_S = 5.0  # a follower silent this long is no longer counted
-PRIVATE_KEYS = frozenset({"present", "follow", "key", "presenter_key"})
+PRIVATE_KEYS = frozenset({"present", FOLLOW_KEY, "key", "presenter_key"})
 
 
 def parse_key(text: str, where: str = FLAG) -> str:

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from pmapviz.core.base import settings
+from pmapviz.core.base import room, settings
 from pmapviz.core.devices import deviceset
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.scenarios import Scenario
@@ -22,7 +22,7 @@ from pmapviz.core.planning.scenarios import Scenario
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
 # query keys a session keeps through every page's own link: a follower's ?follow=1
-STICKY = frozenset({"follow"})
+STICKY = frozenset({room.FOLLOW_KEY})
 PREFIXES = "_url_prefixes"  # every prefix :func:`load` has seeded in this session
 PLAIN = "_url_plain"  # keys of those prefixes that no widget holds (register)
 RUNS_ON = "_device_set"  # the device set this session's pages run on (ui.device_sets)

@@ -23,7 +23,7 @@ def fresh_room(monkeypatch):
 
 
 def _lead(at, key: str):
-    at.sidebar.text_input(key="room_typed").set_value(key)
+    at.sidebar.text_input(key="room_typed").set_value(key).run()
     at.sidebar.button(key="room_lead").click().run()
     return at
 
