@@ -14,7 +14,7 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pmapviz.app import page_registry
-from pmapviz.core.base import room, settings
+from pmapviz.core.base import room, settings, valueparse
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import presenter, url_state
 
@@ -52,7 +52,10 @@ def following() -> bool:
     """Whether this session follows the presenter (``?follow=1`` opens in this mode)."""
     state = st.session_state
     if FOLLOWING not in state:
-        state[FOLLOWING] = settings.parse_flag(st.query_params.get(FOLLOW_PARAM, "0"), "follow")
+        try:  # a link's value, as any other: one that does not parse means "no"
+            state[FOLLOWING] = settings.parse_flag(st.query_params.get(FOLLOW_PARAM, "0"), "follow")
+        except valueparse.SettingError:
+            state[FOLLOWING] = False
     return bool(state[FOLLOWING])
 
 

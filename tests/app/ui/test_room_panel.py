@@ -154,3 +154,16 @@ def test_steps_on_one_page_are_followed_one_after_another(run_app, fresh_room, m
     follower.run()
     assert follower.session_state["tour_step"] == 4 and "tour_jump" in follower.session_state
     assert "You left" not in " ".join(i.value for i in follower.sidebar.info)
+
+
+@pytest.mark.parametrize("value", ["²", "yes please", "<b>1</b>", "", "1" * 5000])
+def test_a_follow_value_that_does_not_parse_follows_no_one_and_breaks_nothing(
+    monkeypatch, fresh_room, value
+):
+    steady_state_server(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["follow"] = value
+    at.run()
+    assert not at.exception and not at.session_state[room_panel.FOLLOWING]
+    assert at.sidebar.button(key="room_follow")
