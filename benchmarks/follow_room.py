@@ -1,58 +1,55 @@
-"""Follow the presenter under load: one presenter and a room of followers in headless Chromium
-against one server: how fast the followers follow, and what following costs.
+"""Follow the presenter under load: one presenter leads a room of followers on one real server;
+how fast the followers follow, and what following costs the server.
 
-    .venv/bin/python benchmarks/follow_room.py [--followers 30] [--steps 20] [--devices 4]
-        [--max-bytes 2G] [--dwell 2] [--idle 15] [--step-timeout 20] [--open-timeout 180]
-        [--max-minutes 13] [--renderer-limit 0]
+    .venv/bin/python benchmarks/follow_room.py [--followers 30] [--steps 20] [--browsers 2]
+        [--devices 4] [--max-bytes 2G] [--idle 15] [--dwell 1] [--step-timeout 30]
+        [--out artifacts/follow_room.json]
 
-A quick run: ``--followers 3 --steps 5``; the full one (30 followers, 20 steps) takes about ten
-minutes on two cores, and takes fewer steps (``steps_taken``) rather than run past
-``--max-minutes``. One server (``-- --devices 4 --max-bytes 2G``), one Chromium, one
-context per person (each its own Streamlit session; viewport 1280x720). Chromium's
-``--renderer-process-limit`` is not set by default: renderers are never shared across
-contexts, so it changes nothing here (6 contexts made 12-13 renderers with or without a
-limit of 2); every page runs unthrottled, as an attendee's foreground tab does.
+Why protocol clients. In a workshop each attendee's browser runs on their own laptop; what the
+thirty followers share is the server. Thirty Chromium tabs on this 2-core machine would measure
+this machine drawing thirty pages, not the server. So ``--followers`` are protocol followers,
+cheap clients in one asyncio loop (a thread of this process) that do over the network what a
+follower's browser does, without rendering. On each page load (the follow link, then every step
+the server sends it to): GET the page's HTML, ``/_stcore/health`` (the XSRF cookie) and
+``/_stcore/host-config``; open ``/_stcore/stream`` with the browser's subprotocols
+(``streamlit`` and the XSRF token) and Origin; send the first ``rerun_script`` with the URL's
+query string and page name (and context info, no widget states, no cached hashes: a fresh
+page). Then: ``page_info_changed`` updates its query string (the page wrote its link); cacheable
+messages are kept, their hashes sent with later reruns and ``ref_hash`` answered from them, as
+the browser's message cache does; ``auto_rerun`` starts a timer that sends the fragment's
+rerun every ``interval`` seconds (``is_auto_rerun``, the page's script hash, the current
+query), as the browser's ``setInterval``; ``auth_redirect`` closes the socket and loads its URL
+as a new page. Not done: static assets (a browser has them cached), widget states (a follower
+touches none; the server keeps their values), heartbeats (sent only inside an embedding host).
+``--browsers`` more followers are real Chromium tabs on this machine, reported apart: end to
+end, rendering included, on a shared 2-core machine.
 
-The presenter leads with "Lead from this browser" (it runs on the server's machine), walks
-the cycle once alone (warming the server's caches, not timed), then the followers open
-``/?follow=1`` and the presenter takes ``--steps`` steps, clicking inside the app only:
-Home -> Guided tour -> Next x5 (Previous at the tour's last step) -> Shapes & sharding -> a
-preset -> Collectives -> Home -> ...
+The presenter is one headless Chromium tab (1280x720). It leads ("Lead from this browser";
+the server is started with a known ``--presenter-key``), walks one cycle alone (warming the
+server's caches, not timed), and steps by clicking only: Guided tour -> Next x4 (Previous at the
+tour's end) -> Shapes & sharding -> a new "shape of x" -> Collectives -> Home -> ...
 
-Per step: the time the presenter's page first showed the step's final URL (path and query
-once its page settled), and for each follower the time its URL (without ``follow=1``, query
-in any order) first equalled it, then ``--dwell`` seconds on the step. The times are taken
-in the pages themselves (an init script logs every history.pushState / replaceState with the
-wall clock, the same in every process), so a busy harness does not blur them; every 50 ms
-the harness reads each page.url (Playwright's events are delivered while the presenter's
-page waits) only to see that all have arrived, and keeps those times too (polled_*). A
-latency can be slightly negative: the step is published by the server, and a follower's
-browser can show it before the presenter's own browser has updated its address bar.
-
-Reported: follow latency median and p95 over all follower-steps, the fraction that arrived
-within ``--step-timeout``, the leader's "N following" count, the server's peak RSS (its
-process tree, every 0.2 s) against its memory budget (read from the sidebar), and CPU
-seconds per follower per minute of the server (with its children), the Chromium processes
-and the harness (this Python and Playwright's driver), following against not following:
-
-- stepping: the steps above, against the same steps taken again (each padded to the
-  duration of its following twin, so both phases last as long and the presenter does the
-  same work) after every follower pressed "Stop following": the same sessions and pages,
-  open and not following;
-- idle: ``--idle`` seconds with the presenter on one page, following and not.
-
-A follower that does not arrive is looked at: its sidebar's room line, any exception on its
-page, the URLs it showed; one that "left the presenter" by itself presses "Back to the
-presenter", one whose room line is gone reloads, as an attendee would, so later steps count
-them again. The server's log is read for "Uncaught app execution" errors, each placed in the
-step during which it happened. Other jobs on the same cores make every figure larger: the
-load average before and after is in the output. Results go to artifacts/follow_room.json; the
-exit status is 1 when a follower-step did not arrive or the server died.
+Phases, with CPU seconds of the server (its process tree), this process (the protocol
+followers' thread apart), Chromium and Playwright's driver, and the whole machine:
+idle with no followers; one cycle of steps with no followers (the presenter's own cost);
+the followers join; idle following; ``--steps`` steps following. Per step: when the presenter's
+page showed it (settled, in-page ``Date.now()``), the room's version for it (the highest
+``followed=`` any follower was sent for that page and query), and for each follower when it
+arrived: a protocol follower when the first run of its session opened at that version, page
+and query finished; a browser when its page first showed that URL settled (in-page). Follow
+latency = arrival - presenter shown (slightly negative is possible: the server publishes the
+step before the presenter's browser has drawn it). Also counted: followers showing "You left
+the presenter" (never done by them: must be 0), error alerts or exceptions (must be 0), the
+leader's "N following", the server's sessions (``/_stcore/metrics``) before and after the
+followers leave, the server's peak RSS (every 0.1 s) against ``--max-bytes``, and errors in
+the server's log. Results: ``--out`` (JSON) and a summary; exit status 1 when a follower-step
+did not arrive, a follower left or showed an error, or the server died.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import os
@@ -62,81 +59,72 @@ import statistics
 import sys
 import threading
 import time
-from collections import Counter
-from datetime import datetime
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import common  # noqa: F401  (the repository on sys.path)
 import psutil
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from tornado.httpclient import AsyncHTTPClient
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
-from harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    SIDEBAR,
-    start_server,
-    stop_server,
-    tree_rss,
-    wait_rendered,
-)
-from pmapviz.core.base import valueparse  # noqa: E402  (imports no JAX)
+from harness import CHROMIUM, CHROMIUM_ARGS, SIDEBAR, start_server, stop_server, tree_rss
+from harness.browser import wait_rendered
+from pmapviz.core.base import valueparse  # imports no JAX
 
 OUT = common.ROOT / "artifacts" / "follow_room.json"
 VIEWPORT = {"width": 1280, "height": 720}
-TICK_MS = 50  # arrival detection only: latencies come from in-page timestamps
+KEY = "follow-room-bench-key"  # the server's presenter key (--presenter-key)
 SERVER_ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": "", "PMAPVIZ_PRESENTER_KEY": ""}
-# one cycle of the presenter's steps, from Home: every step changes the presenter's URL
-CYCLE = (
-    ("link", "Guided tour"),
-    *(("next", "Next"),) * 5,
-    ("link", "Shapes & sharding"),
-    ("preset", ""),
-    ("link", "Collectives"),
-    ("link", "Home"),
-)
-# small presets (abstract plans of a few elements), taken in turn so that two in a row differ
-PRESETS = ("Broadcast weights (None)", "Mapped axis 1, out_axes=1", "Normalise with psum",
-           "out_axes=None pitfall")  # fmt: skip
-_SETTLED = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
-        && !document.querySelector('[data-stale="true"]');
-}"""
-# in every page, before Streamlit's own code: each URL the page shows, with the wall-clock time
-# (ms since the epoch, the same clock in every process) at which it showed it
-URL_LOG = """(() => {
-    const log = (window.__urlLog = []);
-    const note = () => {
-        if (!log.length || log[log.length - 1][1] !== location.href)
-            log.push([performance.timeOrigin + performance.now(), location.href]);
-    };
-    for (const name of ["pushState", "replaceState"]) {
-        const original = history[name];
-        history[name] = function (...args) {
-            const result = original.apply(this, args);
-            note();
-            return result;
-        };
-    }
-    addEventListener("popstate", note);
-    note();
+NOT_A_STEP = frozenset({"follow", "followed", "present"})  # a follower's own keys
+SHAPES = ("4,6", "4,2", "4,8", "4,3", "4,5")  # "shape of x", taken in turn
+CYCLE = ("Guided tour", "next", "next", "next", "next", "Shapes & sharding", "shape",
+         "Collectives", "Home")  # fmt: skip
+LEFT = "You left the presenter"
+FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+ERROR_ALERT = 1  # Alert.Format.ERROR
+XSRF = "_streamlit_xsrf"
+# in every Chromium page, before Streamlit's code: each time the page settles (script done,
+# a title, nothing stale) at a URL other than the last one noted, [Date.now(), href] goes to
+# sessionStorage, which outlives a follower's page loads (the same tab, the same origin)
+SHOWN_LOG = """(() => {
+    const key = "__followShown";
+    let noted = null;
+    setInterval(() => {
+        const app = document.querySelector('[data-testid="stApp"]');
+        const settled = !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+            && !!document.querySelector('[data-testid="stMain"] h1')
+            && !document.querySelector('[data-stale="true"]');
+        if (!settled || location.href === noted) return;
+        noted = location.href;
+        const log = JSON.parse(sessionStorage.getItem(key) || "[]");
+        log.push([Date.now(), location.href]);
+        sessionStorage.setItem(key, JSON.stringify(log));
+    }, 25);
 })()"""
-_EXCEPTION_TEXT = """() => [...document.querySelectorAll('[data-testid="stException"]')]
-    .map(e => e.innerText.slice(0, 300)).join(' | ')"""
-FOLLOWING = "Following the presenter."
-NO_ROOM = "no room line"  # a follower whose sidebar says nothing of the room: it dropped out
-LEFT_LINE = "You left the presenter"  # a follower's sidebar once it has left the room
-_SIDEBAR_TEXT = f"() => document.querySelector('{SIDEBAR}')?.textContent || ''"
+TAKE_SHOWN = """() => { const v = sessionStorage.getItem("__followShown") || "[]";
+    sessionStorage.removeItem("__followShown"); return JSON.parse(v); }"""
+SIDEBAR_TEXT = f"() => document.querySelector('{SIDEBAR}')?.innerText || ''"
 
 
 def canon(url: str) -> str:
-    """A URL as a step: its path and its query sorted, without ``follow``."""
+    """A URL as a step: its path and its sorted query, without a follower's own keys."""
     parts = urlsplit(url)
     query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-                   if k != "follow")  # fmt: skip
-    return parts.path + ("?" + "&".join(f"{k}={v}" for k, v in query) if query else "")
+                   if k not in NOT_A_STEP)  # fmt: skip
+    return (parts.path or "/") + ("?" + urlencode(query) if query else "")
+
+
+def followed_of(url: str) -> int | None:
+    """The room's version a follower's URL was opened at (``followed=``)."""
+    value = dict(parse_qsl(urlsplit(url).query)).get("followed", "")
+    return int(value) if value.isdigit() else None
 
 
 def pct(values: list[float], q: int) -> float | None:
@@ -147,571 +135,830 @@ def pct(values: list[float], q: int) -> float | None:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
+# ------------------------------------------------------------------ protocol followers
+
+
+@dataclass
+class Load:
+    """One page load of a protocol follower: a session of its own."""
+
+    link: str
+    opened: float
+    script_hash: str = ""
+    query: str = ""
+    first_run: float | None = None
+    left: bool = False
+    errors: set = field(default_factory=set)
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.link).path or "/"
+
+
+@dataclass
+class Tally:
+    loads: int = 0
+    messages: int = 0
+    bytes_in: int = 0
+    polls: int = 0
+    ref_hits: int = 0
+    ref_misses: int = 0
+    dropped: int = 0
+    left: int = 0
+    errors: list[str] = field(default_factory=list)
+    status: str = ""  # the room line its sidebar showed last
+
+
+class Follower:
+    """An attendee's browser following the room, over Streamlit's websocket protocol."""
+
+    def __init__(self, idx: int, base: str, events: list, closing: set):
+        self.idx, self.base, self.events, self.closing = idx, base, events, closing
+        self.cache: dict[str, ForwardMsg] = {}  # the browser's message cache
+        self.cookie = ""
+        self.tally = Tally()
+
+    def note(self, kind: str, t: float, url: str, version: int | None, extra=None) -> None:
+        """An event for the steps to read: (kind, follower, time, step's URL, version, extra)."""
+        self.events.append((kind, self.idx, t, canon(url), version, extra))
+
+    async def run(self, link: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        while link:
+            link = await self._load(link)
+
+    async def _load(self, link: str) -> str:
+        """One page load of ``link``; returns the next link (the server's redirect, or the
+        same link again if the connection failed)."""
+        load = Load(link, time.time(), query=urlsplit(link).query)
+        self.tally.loads += 1
+        self.note("open", load.opened, link, followed_of(link))
+        self.cache.clear()  # a fresh page: an empty message cache
+        tickers: dict[str, tuple[float, asyncio.Task]] = {}
+        ws = None
+        try:
+            await self._http(load.path, load.query)
+            ws = await connect(self.base.replace("http", "ws", 1) + "/_stcore/stream",
+                               subprotocols=["streamlit", self.cookie or "PLACEHOLDER_AUTH_TOKEN"],
+                               origin=self.base, additional_headers=self._cookie_header(),
+                               max_size=None, ping_interval=None, proxy=None,
+                               open_timeout=120)  # fmt: skip
+            await ws.send(self._rerun(load, "").SerializeToString())
+            async for data in ws:
+                self.tally.messages += 1
+                self.tally.bytes_in += len(data)
+                fwd = ForwardMsg()
+                fwd.ParseFromString(data)
+                redirect = self._handle(fwd, load, ws, tickers)
+                if redirect:
+                    self.note("redirect", time.time(), redirect, followed_of(redirect))
+                    return redirect
+            reason = "closed by the server"
+        except (ConnectionClosed, OSError) as err:
+            reason = repr(err)[:200]
+        finally:
+            for _, task in tickers.values():
+                task.cancel()
+            if ws is not None:  # closed as a tab leaving the page: the next load does not wait
+                closing = asyncio.ensure_future(ws.close())
+                self.closing.add(closing)
+                closing.add_done_callback(self.closing.discard)
+        self.tally.dropped += 1
+        self.note("dropped", time.time(), link, followed_of(link), reason)
+        await asyncio.sleep(1.0)
+        return link
+
+    def _cookie_header(self) -> dict[str, str]:
+        return {"Cookie": f"{XSRF}={self.cookie}"} if self.cookie else {}
+
+    async def _http(self, path: str, query: str) -> None:
+        """What a page load asks over HTTP besides the cached assets."""
+        client = AsyncHTTPClient()
+        for target in (path + (f"?{query}" if query else ""), "/_stcore/health",
+                       "/_stcore/host-config"):  # fmt: skip
+            reply = await client.fetch(self.base + target, headers=self._cookie_header(),
+                                       raise_error=False, request_timeout=120)  # fmt: skip
+            for cookie in reply.headers.get_list("Set-Cookie"):
+                name, _, rest = cookie.partition("=")
+                if name.strip() == XSRF and not self.cookie:
+                    self.cookie = rest.split(";", 1)[0]
+
+    def _rerun(self, load: Load, fragment: str) -> BackMsg:
+        """The browser's rerun_script: a page's first run (its page name), or a fragment's
+        timer (the page's script hash, and the hashes of the messages it has cached)."""
+        msg = BackMsg()
+        run = msg.rerun_script
+        run.query_string = load.query
+        if fragment:
+            run.page_script_hash, run.fragment_id, run.is_auto_rerun = (
+                load.script_hash, fragment, True)  # fmt: skip
+            run.cached_message_hashes.extend(self.cache)
+        else:
+            run.page_name = load.path.strip("/")
+        info = run.context_info
+        info.timezone, info.timezone_offset, info.locale = "UTC", 0, "en-US"
+        info.url = f"{self.base}{load.path}" + (f"?{load.query}" if load.query else "")
+        info.is_embedded, info.color_scheme = False, "light"
+        return msg
+
+    def _handle(self, fwd: ForwardMsg, load: Load, ws, tickers: dict) -> str | None:
+        """One message from the server, as the browser takes it; the redirect's URL, if any."""
+        if fwd.metadata.cacheable:
+            self.cache[fwd.hash] = fwd
+        which = fwd.WhichOneof("type")
+        if which == "ref_hash":
+            cached = self.cache.get(fwd.ref_hash)
+            self.tally.ref_hits += cached is not None
+            self.tally.ref_misses += cached is None
+            if cached is None:
+                return None
+            fwd, which = cached, cached.WhichOneof("type")
+        if which == "new_session":
+            load.script_hash = fwd.new_session.page_script_hash
+        elif which == "navigation":
+            load.script_hash = fwd.navigation.page_script_hash
+        elif which == "page_info_changed":
+            load.query = fwd.page_info_changed.query_string
+        elif which == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+            self._element(fwd.delta.new_element, load)
+        elif which == "auto_rerun":
+            self._timer(fwd.auto_rerun.fragment_id, fwd.auto_rerun.interval, load, ws, tickers)
+        elif which == "stop_auto_rerun":
+            for fragment in fwd.stop_auto_rerun.fragment_ids:
+                with contextlib.suppress(KeyError):
+                    tickers.pop(fragment)[1].cancel()
+        elif which == "script_finished" and fwd.script_finished == FINISHED:
+            if load.first_run is None:
+                load.first_run = time.time()
+                url = f"{load.path}?{load.query}"
+                self.note("arrived", load.first_run, url, followed_of(load.link),
+                          load.first_run - load.opened)  # fmt: skip
+        elif which == "auth_redirect":
+            return fwd.auth_redirect.url
+        return None
+
+    def _element(self, el, load: Load) -> None:
+        kind = el.WhichOneof("type")
+        if kind == "exception":
+            self._error(f"exception {el.exception.type}: {el.exception.message[:160]}", load)
+        elif kind == "alert":
+            body = el.alert.body
+            if el.alert.format == ERROR_ALERT:
+                self._error(f"error alert: {body[:160]}", load)
+            if body.startswith(("Following", "You left", "You lead")):
+                self.tally.status = body
+            if body.startswith(LEFT) and not load.left:
+                load.left = True
+                self.tally.left += 1
+                self.note("left", time.time(), load.link, followed_of(load.link))
+
+    def _error(self, text: str, load: Load) -> None:
+        """An error on this page load (once each: a fragment redraws its own every poll)."""
+        if text not in load.errors:
+            load.errors.add(text)
+            self.tally.errors.append(f"{canon(load.link)}: {text}")
+            self.note("error", time.time(), load.link, followed_of(load.link), text)
+
+    def _timer(self, fragment: str, interval: float, load: Load, ws, tickers: dict) -> None:
+        """The browser's setInterval for a fragment (the same interval again: kept)."""
+        if fragment in tickers and tickers[fragment][0] == interval:
+            return
+        if fragment in tickers:
+            tickers.pop(fragment)[1].cancel()
+        tickers[fragment] = (interval, asyncio.ensure_future(self._tick(fragment, interval,
+                                                                        load, ws)))  # fmt: skip
+
+    async def _tick(self, fragment: str, interval: float, load: Load, ws) -> None:
+        due = time.monotonic()
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                due += interval
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                await ws.send(self._rerun(load, fragment).SerializeToString())
+                self.tally.polls += 1
+
+
+class ProtocolRoom:
+    """The protocol followers, in an asyncio loop of their own thread."""
+
+    def __init__(self, base: str, n: int):
+        self.events: list[tuple] = []  # appended by the loop's thread only
+        self.closing: set[asyncio.Future] = set()  # sockets being closed in the background
+        self.followers = [Follower(i, base, self.events, self.closing) for i in range(n)]
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._main, daemon=True, name="followers")
+        self.tasks: list[asyncio.Task] = []
+        self.thread_id: int | None = None
+        self.started = self.stopped = 0.0
+
+    def _main(self) -> None:
+        self.thread_id = threading.get_native_id()
+        asyncio.set_event_loop(self.loop)
+        AsyncHTTPClient.configure(None, max_clients=256)
+        self.loop.run_forever()
+
+    def start(self, link: str, spread_s: float) -> None:
+        """Every follower opens ``link``, spread over ``spread_s`` seconds (people arrive)."""
+        self.thread.start()
+        self.started = time.time()
+        n = max(1, len(self.followers))
+
+        def begin() -> None:
+            self.tasks = [self.loop.create_task(f.run(link, spread_s * i / n))
+                          for i, f in enumerate(self.followers)]  # fmt: skip
+
+        self.loop.call_soon_threadsafe(begin)
+
+    def stop(self) -> None:
+        """Close every follower (its socket closed as a tab is), then the loop."""
+        if not self.thread.is_alive():
+            return
+
+        async def close() -> None:
+            for task in self.tasks:
+                task.cancel()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+            if self.closing:
+                await asyncio.wait([*self.closing], timeout=10)
+            self.loop.stop()
+
+        self.loop.call_soon_threadsafe(lambda: self.loop.create_task(close()))
+        self.thread.join(timeout=30)
+        self.stopped = time.time()
+
+
+# ------------------------------------------------------------------ measuring
+
+
 class RssSampler(threading.Thread):
-    """The server's process tree's RSS every 0.2 s, with the time of each sample."""
+    """The server's process tree's RSS every 0.1 s."""
 
     def __init__(self, pid: int):
-        super().__init__(daemon=True)
+        super().__init__(daemon=True, name="rss")
         self.pid, self.stop = pid, threading.Event()
         self.samples: list[tuple[float, int]] = []
 
     def run(self) -> None:
         while not self.stop.is_set():
             with contextlib.suppress(psutil.Error):
-                self.samples.append((time.perf_counter(), tree_rss(self.pid)))
-            self.stop.wait(0.2)
+                self.samples.append((time.time(), tree_rss(self.pid)))
+            self.stop.wait(0.1)
 
     def peak(self, t0: float = 0.0, t1: float = float("inf")) -> int:
         return max((rss for t, rss in list(self.samples) if t0 <= t <= t1), default=0)
 
 
-def _cpu(proc: psutil.Process, children_too: bool) -> float:
+def _cpu(proc: psutil.Process, children_too: bool = False) -> float:
     with contextlib.suppress(psutil.Error):
         t = proc.cpu_times()
         return t.user + t.system + ((t.children_user + t.children_system) if children_too else 0)
     return 0.0
 
 
-def server_cpu(pid: int) -> float:
-    """CPU seconds of the server, its reaped children and its live ones."""
-    root = psutil.Process(pid)
-    return _cpu(root, True) + sum(_cpu(c, False) for c in root.children(recursive=True))
+def cpu_now(server_pid: int, followers_thread: int | None) -> dict:
+    """CPU seconds so far: the server's tree, this process (and its followers' thread),
+    Chromium, Playwright's driver, and the whole machine (busy = not idle)."""
+    me = psutil.Process()
+    server = psutil.Process(server_pid)
+    kids = me.children(recursive=True)
+    thread = next((t.user_time + t.system_time for t in me.threads()
+                   if t.id == followers_thread), 0.0)  # fmt: skip
+    machine = psutil.cpu_times()
+    return {
+        "t": time.time(),
+        "server": _cpu(server, True) + sum(_cpu(c) for c in server.children(recursive=True)),
+        "bench": _cpu(me),
+        "protocol_followers": thread,
+        "chromium": sum(_cpu(p) for p in kids if "chrom" in p.name().lower()),
+        "driver": sum(_cpu(p) for p in kids if "chrom" not in p.name().lower()),
+        "machine": sum(machine) - machine.idle - getattr(machine, "iowait", 0.0),
+    }
 
 
-def browser_cpu() -> tuple[float, float]:
-    """CPU seconds of this process's Chromium processes (browser, renderers, GPU, utility),
-    and of the harness: this Python and Playwright's driver (node)."""
-    mine = psutil.Process().children(recursive=True)
-    chromium = sum(_cpu(p, False) for p in mine if "chrom" in p.name().lower())
-    driver = sum(_cpu(p, False) for p in mine if "chrom" not in p.name().lower())
-    return chromium, driver + _cpu(psutil.Process(), False)
+class Phase:
+    """A phase's wall time, CPU seconds by process, peak RSS and steps."""
+
+    def __init__(self, name: str, ctx: Run):
+        self.name, self.ctx = name, ctx
+
+    def __enter__(self) -> Phase:
+        print(f"{self.name}:", flush=True)
+        self.c0 = cpu_now(self.ctx.proc.pid, self.ctx.room.thread_id if self.ctx.room else None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        c1 = cpu_now(self.ctx.proc.pid, self.ctx.room.thread_id if self.ctx.room else None)
+        wall = c1["t"] - self.c0["t"]
+        cpu = {k: c1[k] - self.c0[k] for k in c1 if k != "t"}
+        self.ctx.phases[self.name] = {
+            "wall_s": wall, "cpu_s": cpu,
+            "cores_busy": {k: v / wall for k, v in cpu.items()} if wall > 0 else {},
+            "peak_rss": self.ctx.rss.peak(self.c0["t"], c1["t"]),
+        }  # fmt: skip
 
 
-def cpu_now(pid: int) -> dict:
-    chromium, harness = browser_cpu()
-    return {"t": time.perf_counter(), "server": server_cpu(pid), "browser": chromium,
-            "harness": harness}  # fmt: skip
+def metrics(base: str) -> dict:
+    """The server's sessions: active now, and connects/disconnects so far."""
+    url = base + "/_stcore/metrics?families=active_sessions&families=session_events"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            text = r.read().decode()
+    except OSError as err:
+        return {"error": repr(err)}
+    out = {"active": None}
+    for line in text.splitlines():
+        if m := re.match(r'session_events_total\{type="(\w+)"\} (\d+)', line):
+            out[m.group(1)] = int(m.group(2))
+        elif m := re.match(r"active_sessions (\d+)", line):
+            out["active"] = int(m.group(1))
+    return out
+
+
+# ------------------------------------------------------------------ the presenter
 
 
 class Presenter:
-    """The leading page and the state its steps need (which preset is next)."""
+    """The leading Chromium page: its moves, and when it showed each step."""
 
     def __init__(self, page):
-        self.page, self.presets_used = page, 0
+        self.page, self.shapes, self.forward = page, 0, True
+        self.shown: list[tuple[float, str]] = []  # (when, URL) the page showed settled
 
     def sidebar(self) -> str:
-        return self.page.evaluate(_SIDEBAR_TEXT)
+        return self.page.evaluate(SIDEBAR_TEXT)
 
     def following(self) -> int | None:
         found = re.search(r"You lead the room: (\d+) following", self.sidebar())
         return int(found.group(1)) if found else None
 
-    def lead(self) -> None:
+    def lead(self, url: str) -> None:
         page = self.page
+        page.goto(url + "/")
+        wait_rendered(page)
         page.locator(SIDEBAR).get_by_text("Lead or follow the room").click()
-        page.get_by_role("button", name="Lead from this browser").click()
-        page.wait_for_function(
-            f"() => ({_SIDEBAR_TEXT})().includes('You lead the room')", timeout=30_000
-        )
+        button = page.get_by_role("button", name="Lead from this browser")
+        if button.count():
+            button.click()
+        else:  # not seen as this machine: type the key
+            page.get_by_label("Presenter key").fill(KEY)
+            page.get_by_role("button", name="Lead the room").click()
+        page.wait_for_function(f"() => ({SIDEBAR_TEXT})().includes('You lead the room')",
+                               timeout=60_000)  # fmt: skip
 
-    def act(self, kind: str, name: str) -> str:
-        """Click for one step; returns what was clicked."""
-        page = self.page
-        if kind == "link":
-            page.locator(SIDEBAR).get_by_role("link", name=name).click()
+    def act(self, move: str) -> str:
+        """One move by clicking; returns what was done."""
+        page, side = self.page, self.page.locator(SIDEBAR)
+        if move == "next":  # through the tour and back: Next to its end, then Previous
+            name = "Next" if self.forward else "Previous"
+            button = page.get_by_role("button", name=name).first
+            if button.is_disabled():
+                self.forward = not self.forward
+                name = "Next" if self.forward else "Previous"
+                button = page.get_by_role("button", name=name).first
+            button.click()
             return name
-        if kind == "preset":
-            name = PRESETS[self.presets_used % len(PRESETS)]
-            self.presets_used += 1
-            page.get_by_role("button", name=name).first.click()
-            return f"preset {name}"
-        nxt = page.get_by_role("button", name="Next").first
-        if nxt.is_disabled():  # the tour's last step
-            page.get_by_role("button", name="Previous").first.click()
-            return "Previous"
-        nxt.click()
-        return "Next"
+        if move == "shape":
+            box = page.get_by_label("shape of x", exact=True)
+            now = box.input_value().replace(" ", "")
+            value = next(s for s in SHAPES[self.shapes :] + SHAPES if s != now)
+            self.shapes = (SHAPES.index(value) + 1) % len(SHAPES)
+            box.fill(value)
+            box.press("Enter")
+            return f"shape of x = {value}"
+        side.get_by_text(move, exact=True).click()
+        return move
 
-
-class Settle:
-    """When the presenter's page has settled on a URL other than ``before``: its script done,
-    nothing stale, and the same URL for 0.3 s (checked every 0.1 s)."""
-
-    def __init__(self, page, before: str):
-        self.page, self.before = page, before
-        self.url, self.since, self.checked = None, 0.0, 0.0
-        self.final: str | None = None
-
-    def check(self, now: float) -> None:
-        here = canon(self.page.url)
-        if self.final is not None or here == self.before or now - self.checked < 0.1:
-            return
-        self.checked = now
-        if not self.page.evaluate(_SETTLED):
-            self.url = None
-        elif here != self.url:
-            self.url, self.since = here, now
-        elif now - self.since >= 0.3:
-            self.final = here
-
-
-def watch(presenter: Presenter, followers: list, before: str, clicked: float,
-          timeout_s: float) -> dict:  # fmt: skip
-    """Tick every TICK_MS until the presenter's page settled on a new URL and every follower
-    showed it or left (or ``timeout_s`` after the click); the first time each page showed
-    each URL. A follower that has not arrived is asked every 2 s whether it left."""
-    pages = [presenter.page, *followers]
-    wall_clicked = time.time() - (time.perf_counter() - clicked)
-    seen: list[dict[str, float]] = [{} for _ in pages]
-    settle, left, asked = Settle(presenter.page, before), set(), clicked
-    while True:
-        now = time.perf_counter()
-        for i, page in enumerate(pages):
-            seen[i].setdefault(canon(page.url), now)
-        settle.check(now)
-        final = settle.final
-        waiting = [i for i, s in enumerate(seen[1:]) if final not in s and i not in left]
-        if final is not None and not waiting:
-            break
-        if final is not None and now - asked >= 2.0:
-            asked = now
-            left |= {i for i in waiting if _room_line(followers[i]) == LEFT_LINE}
-        if now - clicked > timeout_s:
-            break
-        presenter.page.wait_for_timeout(TICK_MS)
-    final = settle.final or canon(presenter.page.url)
-    shown = seen[0].get(final, time.perf_counter())
-    missed = {i: {"urls_seen_s": {u: round(t - clicked, 3) for u, t in s.items()},
-                  "sidebar": _room_line(followers[i]),
-                  "exception": followers[i].evaluate(_EXCEPTION_TEXT)}
-              for i, s in enumerate(seen[1:]) if final not in s}  # fmt: skip
-    in_page = [_first_at(page, final) for page in pages]  # wall-clock s, or None
-    return {
-        "url": final,
-        "changed": final != before,
-        "settled": settle.final is not None,
-        "presenter_s": (in_page[0] or wall_clicked + shown - clicked) - wall_clicked,
-        "latency_s": [t - in_page[0] if t and in_page[0] else None for t in in_page[1:]],
-        "polled_latency_s": [
-            s[final] - shown if final in s and final != before else None for s in seen[1:]
-        ],  # fmt: skip
-        "stayed": sum(canon(f.url) == final for f in followers),
-        "missed": missed,
-        "left": sorted(i for i, m in missed.items() if m["sidebar"] == LEFT_LINE),
-    }
-
-
-def _first_at(page, final: str) -> float | None:
-    """When (wall-clock s) the page first showed ``final`` since its log was last read."""
-    log = page.evaluate("() => (window.__urlLog || []).splice(0)")
-    return next((ms / 1000 for ms, url in log if canon(url) == final), None)
-
-
-def _room_line(page) -> str:
-    """What a follower's sidebar says of the room (following, left, waiting)."""
-    text = page.evaluate(_SIDEBAR_TEXT)
-    for line in (FOLLOWING, LEFT_LINE, "waiting for the"):
-        if line in text:
-            return line
-    return NO_ROOM
-
-
-def recover(followers: list, missed: dict) -> list[int]:
-    """What an attendee would do, so that later steps count them again: one who left presses
-    "Back to the presenter", one whose room line is gone reloads the page (its link still
-    says follow=1). Returns those reloaded."""
-    reloaded = []
-    for i, m in missed.items():
-        with contextlib.suppress(PlaywrightError):  # a saturated machine: tried next step
-            if m["sidebar"] == LEFT_LINE:
-                back = followers[i].get_by_role("button", name="Back to the presenter")
-                back.click(timeout=10_000)
-            elif m["sidebar"] == NO_ROOM and m["exception"]:
-                reloaded.append(i)
-                followers[i].reload(wait_until="commit", timeout=15_000)
-    return reloaded
-
-
-def take_steps(presenter: Presenter, followers: list, n: int, start: int, args,
-               pace: list[float] | None = None,
-               until: float = float("inf")) -> list[dict]:  # fmt: skip
-    """``n`` steps of the cycle from position ``start``, each ``args.dwell`` seconds past its
-    arrivals, or, given ``pace``, padded to ``pace[k]`` seconds from its click; no new step
-    after ``until`` (time.perf_counter())."""
-    rows = []
-    for k in range(n):
-        if time.perf_counter() > until:
-            print(f"  out of time (--max-minutes): {k} of {n} steps taken", flush=True)
-            break
-        kind, name = CYCLE[(start + k) % len(CYCLE)]
-        before = canon(presenter.page.url)
-        clicked, wall = time.perf_counter(), time.time()
-        try:
-            what = presenter.act(kind, name)
-        except PlaywrightError as err:  # the machine too busy to click in time: said
-            what = f"{name or kind}: CLICK FAILED ({type(err).__name__})"
-        row = watch(presenter, followers, before, clicked, args.step_timeout)
-        row["reloaded"] = recover(followers, row["missed"])
-        if pace is None:
-            presenter.page.wait_for_timeout(args.dwell * 1000)
-        else:
-            left = pace[k] - (time.perf_counter() - clicked)
-            if left > 0:
-                presenter.page.wait_for_timeout(left * 1000)
-        row.update(step=k + 1, action=what, following=presenter.following(), clicked_at=wall,
-                   duration_s=time.perf_counter() - clicked)  # fmt: skip
-        rows.append(row)
-        lat = [x for x in row["latency_s"] if x is not None]
-        print(f"  {k + 1:>2} {what:<32} {row['url'][:48]:<48} "
-              f"arrived {len(lat)}/{len(followers)} max {max(lat, default=0):.2f} s "
-              f"(leader sees {row['following']})"
-              + (f"; LEFT the room: followers {row['left']}" if row["left"] else "")
-              + (f"; DROPPED OUT, reloaded: {row['reloaded']}" if row["reloaded"] else ""),
-              flush=True)  # fmt: skip
-    return rows
-
-
-def open_pages(context_pages: list, url: str) -> None:
-    """Open ``url`` in every page, then wait until each has rendered."""
-    for page in context_pages:
-        page.goto(url, wait_until="commit")
-    for page in context_pages:
-        wait_rendered(page, timeout_ms=180_000, quiet_ms=200)
-
-
-def open_followers(presenter: Presenter, followers: list, url: str, timeout_s: float) -> dict:
-    """Open the follow link in every follower's page; then, every 0.5 s, read each sidebar
-    until every one says "Following the presenter." with the presenter's URL (or
-    ``timeout_s``). A page that follows is never "settled": its fragment reruns every 0.5 s."""
-    t0 = time.perf_counter()
-    for page in followers:
-        page.goto(url + "/?follow=1", wait_until="commit")
-    joined: dict[int, float] = {}
-    while len(joined) < len(followers) and time.perf_counter() - t0 < timeout_s:
-        here = canon(presenter.page.url)
-        for i, page in enumerate(followers):
-            if i not in joined and canon(page.url) == here and _room_line(page) == FOLLOWING:
-                joined[i] = time.perf_counter() - t0
-        presenter.page.wait_for_timeout(500)
-    presenter.page.wait_for_timeout(3000)
-    return {"open_s": time.perf_counter() - t0, "joined": len(joined),
-            "joined_after_s": sorted(round(t, 2) for t in joined.values()),
-            "following": presenter.following()}  # fmt: skip
-
-
-def stop_following(followers: list) -> dict:
-    """Every follower presses "Stop following" (same sessions, same pages, not following);
-    one without the button (it dropped out) reloads its page without ``follow=1``."""
-    reloaded, deadline = 0, time.monotonic() + 90  # a saturated machine: give up in time
-    for page in followers:
-        button = page.get_by_role("button", name="Stop following")
+    def read_shown(self) -> None:
         with contextlib.suppress(PlaywrightError):
-            if time.monotonic() > deadline:
-                break
-            if button.count():
-                button.click(timeout=3_000)
-            else:
-                reloaded += 1
-                page.goto(page.url.replace("follow=1", "follow=0"), wait_until="commit")
-    deadline = time.monotonic() + 60
-    for page in followers:
-        with contextlib.suppress(PlaywrightError, TimeoutError):
-            left_ms = max(500, int((deadline - time.monotonic()) * 1000))
-            wait_rendered(page, timeout_ms=left_ms, quiet_ms=200)
-    return {"reloaded": reloaded, "room_lines": dict(Counter(_room_line(f) for f in followers)),
-            "urls_still_with_follow_1": sum("follow=1" in f.url for f in followers)}  # fmt: skip
+            self.shown += [(ms / 1000, canon(url)) for ms, url in self.page.evaluate(TAKE_SHOWN)]
+
+    def steady(self, before: str, clicked: float, timeout_s: float) -> tuple[str, float | None]:
+        """The URL the page settled on (the same for 0.5 s, shown settled since the click)
+        and when it first showed it settled; (its URL, None) if it did not in time."""
+        url, since = None, time.time()
+        while time.time() - clicked < timeout_s:
+            self.read_shown()
+            now, here = time.time(), canon(self.page.url)
+            if here != url:
+                url, since = here, now
+            first = next((t for t, u in self.shown if u == here and t >= clicked), None)
+            if here != before and first is not None and now - since >= 0.5:
+                return here, first
+            self.page.wait_for_timeout(100)
+        return canon(self.page.url), None
 
 
-def follower_states(followers: list) -> dict:
-    """What the followers' sidebars say now, and how many show an exception."""
-    texts = [f.evaluate(_SIDEBAR_TEXT) for f in followers]
-    errors = sum(f.locator('[data-testid="stException"]').count() > 0 for f in followers)
-    return {
-        "following_the_presenter": sum(FOLLOWING in t for t in texts),
-        "left": sum("You left the presenter" in t for t in texts),
-        "waiting": sum("waiting for the presenter" in t for t in texts),
-        "exceptions": errors,
-    }
+# ------------------------------------------------------------------ the run
 
 
-def phase(name: str, pid: int, rss: RssSampler, run) -> tuple[list[dict], dict]:
-    """Run ``run()`` (the phase's steps) between two CPU readings."""
-    print(f"{name}:", flush=True)
-    c0 = cpu_now(pid)
-    rows = run()
-    c1 = cpu_now(pid)
-    wall = c1["t"] - c0["t"]
-    cpu = {k: c1[k] - c0[k] for k in ("server", "browser", "harness")}
-    return rows, {"wall_s": wall, "cpu_s": cpu, "peak_rss": rss.peak(c0["t"], c1["t"])}
+@dataclass
+class Run:
+    """What the phases share."""
+
+    args: argparse.Namespace
+    proc: object
+    base: str
+    rss: RssSampler
+    presenter: Presenter | None = None
+    room: ProtocolRoom | None = None
+    browsers: list = field(default_factory=list)  # follower pages
+    browser_shown: list[list] = field(default_factory=list)  # per page: [(t, canon, v)]
+    phases: dict = field(default_factory=dict)
+    steps: list[dict] = field(default_factory=list)
+    cursor: int = 0  # how much of the room's events the steps have read
+
+    def read_browsers(self) -> None:
+        for page, seen in zip(self.browsers, self.browser_shown, strict=True):
+            with contextlib.suppress(PlaywrightError):  # a page navigating under the read
+                seen += [(ms / 1000, canon(u), followed_of(u)) for ms, u in
+                         page.evaluate(TAKE_SHOWN)]  # fmt: skip
 
 
-def per_follower_minute(stats: dict, followers: int) -> dict:
-    minutes = stats["wall_s"] / 60
-    return {k: v / followers / minutes for k, v in stats["cpu_s"].items()}
+def arrivals(run: Run, url: str, since: float) -> tuple[int | None, dict, dict]:
+    """The room's version for ``url`` (the highest any follower was sent or arrived at since
+    ``since``), and when each follower arrived there: {index: time}, protocol and browsers."""
+    events = [e for e in run.room.events[run.cursor :] if e[2] >= since and e[3] == url]
+    seen = [e[4] for e in events if e[0] in ("redirect", "arrived") and e[4] is not None]
+    seen += [v for shown in run.browser_shown for t, u, v in shown
+             if t >= since and u == url and v is not None]  # fmt: skip
+    version = max(seen, default=None)
+    proto: dict[int, float] = {}
+    for kind, idx, t, _, v, _ in events:
+        if kind == "arrived" and v == version and idx not in proto:
+            proto[idx] = t
+    browsers = {}
+    for i, shown in enumerate(run.browser_shown):
+        t = next((t for t, u, v in shown if t >= since and u == url and v == version), None)
+        if t is not None:
+            browsers[i] = t
+    return version, proto, browsers
 
 
-def browser_args(renderer_limit: int) -> list[str]:
-    extra = ["--mute-audio", "--disable-extensions"]
-    if renderer_limit:
-        extra.append(f"--renderer-process-limit={renderer_limit}")
-    return [*CHROMIUM_ARGS, *extra]
+def wait_arrivals(run: Run, url: str, since: float, timeout_s: float) -> tuple:
+    """Until every follower arrived at ``url`` at the room's version (or ``timeout_s``)."""
+    n, k = len(run.room.followers), len(run.browsers)
+    while True:
+        run.read_browsers()
+        version, proto, browsers = arrivals(run, url, since)
+        if (len(proto) == n and len(browsers) == k) or time.time() - since > timeout_s:
+            return version, proto, browsers
+        run.presenter.page.wait_for_timeout(100)
 
 
-def budget_from_sidebar(text: str) -> int | None:
-    found = re.search(r"Memory budget for the whole server: \**([\d.]+) GiB", text)
-    return int(float(found.group(1)) * 2**30) if found else None
-
-
-def to_home(presenter: Presenter) -> None:
-    """Back to Home (not timed), so that a phase's steps start where the cycle does."""
-    if canon(presenter.page.url) != "/":
-        with contextlib.suppress(PlaywrightError):  # a saturated machine: the phase says so
-            presenter.act("link", "Home")
-        watch(presenter, [], "", time.perf_counter(), 30.0)
-
-
-def idle(name: str, presenter: Presenter, pid: int, rss: RssSampler, seconds: float) -> dict:
-    """``seconds`` with the presenter on one page: the room's cost while they talk."""
-    return phase(name, pid, rss, lambda: presenter.page.wait_for_timeout(seconds * 1000))[1]
-
-
-def run_room(pw, url: str, proc, rss: RssSampler, args) -> dict:
-    """Lead, warm up, follow for ``args.steps`` steps and ``args.idle`` seconds, then the
-    same not following."""
-    launch_args = browser_args(args.renderer_limit)
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args)
+def take_step(run: Run, k: int, move: str) -> dict:
+    """One move, then wait for the followers and ``--dwell`` seconds more; the step's row."""
+    p, args = run.presenter, run.args
+    before, clicked = canon(p.page.url), time.time()
     try:
-        contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(args.followers + 1)]
-        for context in contexts:
-            context.add_init_script(script=URL_LOG)
-        pages = [c.new_page() for c in contexts]
-        presenter, followers = Presenter(pages[0]), pages[1:]
-        open_pages([presenter.page], url + "/")
-        presenter.lead()
-        budget_text = budget_from_sidebar(presenter.sidebar())
-        print("warm-up (the presenter alone, not timed):", flush=True)
-        take_steps(presenter, [], len(CYCLE), 0, args)
-        to_home(presenter)
-        opened, open_stats = phase("opening the follow link", proc.pid, rss, lambda: (
-            open_followers(presenter, followers, url, args.open_timeout)))  # fmt: skip
-        opened["cores_busy"] = {k: v / open_stats["wall_s"] for k, v in open_stats["cpu_s"].items()}
-        print(f"{opened['joined']}/{len(followers)} followers joined in {opened['open_s']:.0f} s;"
-              f" leader sees {opened['following']} following", flush=True)  # fmt: skip
-        left = args.max_minutes * 60 - (time.perf_counter() - args.t0)
-        until = time.perf_counter() + (left - 2 * args.idle - 200) / 2  # room for the baseline
-        follow_rows, follow_stats = phase("following", proc.pid, rss, lambda: take_steps(
-            presenter, followers, args.steps, 0, args, until=until))  # fmt: skip
-        follow_idle = idle("following, presenter idle", presenter, proc.pid, rss, args.idle)
-        states = follower_states(followers)
-        to_home(presenter)
-        stopped = stop_following(followers)
-        presenter.page.wait_for_timeout(6000)  # the room forgets them after 5 s of silence
-        stopped["urls_still_with_follow_1"] = sum("follow=1" in f.url for f in followers)
-        silent = presenter.following()
-        pace = [r["duration_s"] for r in follow_rows]
-        base_rows, base_stats = phase("not following (baseline)", proc.pid, rss, lambda: take_steps(
-            presenter, [], len(pace), 0, args, pace))  # fmt: skip
-        base_idle = idle("not following, presenter idle", presenter, proc.pid, rss, args.idle)
-        return {"chromium_args": launch_args, "budget_from_sidebar": budget_text,
-                "opened": opened, "follower_states_after": states,
-                "leader_count_after_leaving": silent, "stopped": stopped, "following": follow_rows,
-                "following_stats": follow_stats, "following_idle_stats": follow_idle,
-                "baseline": base_rows, "baseline_stats": base_stats,
-                "baseline_idle_stats": base_idle}  # fmt: skip
-    finally:
-        browser.close()
+        what = p.act(move)
+    except PlaywrightError as err:  # a busy machine: said, and the step still waited for
+        what = f"{move}: CLICK FAILED ({type(err).__name__})"
+    url, shown = p.steady(before, clicked, args.step_timeout)
+    row = {"step": k, "move": what, "url": url, "clicked_at": clicked, "shown_at": shown,
+           "presenter_s": None if shown is None else shown - clicked}  # fmt: skip
+    if run.room is None:
+        p.page.wait_for_timeout(args.dwell * 1000)
+    else:
+        version, proto, browsers = wait_arrivals(run, url, clicked, args.step_timeout)
+        p.page.wait_for_timeout(args.dwell * 1000)
+        row |= step_outcome(run, shown or clicked, version, proto, browsers)
+    row["duration_s"] = time.time() - clicked
+    show_step(row, run)
+    return row
 
 
-ERROR_AT = re.compile(r"^(\S+ \S+) Uncaught app execution", re.M)
-
-
-def server_errors(log_text: str) -> list[dict]:
-    """Each "Uncaught app execution" in the server's log: when, and its last line."""
-    found = []
-    for m in ERROR_AT.finditer(log_text):
-        tail = log_text[m.end() :].split("\n2", 1)[0].strip().splitlines()
-        last = next((line for line in reversed(tail) if line and not line[0].isspace()), "")
-        found.append({"at": m.group(1), "error": last.split(". Did you")[0][:160]})
-    return found
-
-
-def place_errors(errors: list[dict], room: dict) -> None:
-    """Name the phase and step each server error fell in (the step clicked last before it)."""
-    clicks = sorted((r["clicked_at"], f"{name} step {r['step']} ({r['action']})")
-                    for name in ("following", "baseline") for r in room[name])  # fmt: skip
-    for e in errors:
-        t = datetime.strptime(e["at"], "%Y-%m-%d %H:%M:%S.%f").timestamp()
-        e["during"] = next((what for at, what in reversed(clicks) if at <= t), "before the steps")
-
-
-def cpu_summary(room: dict, followers: int) -> dict:
-    """CPU seconds per follower per minute of each phase, and following / not following."""
-    names = {"stepping": ("following_stats", "baseline_stats"),
-             "idle": ("following_idle_stats", "baseline_idle_stats")}  # fmt: skip
-    out: dict = {}
-    for label, (f_key, b_key) in names.items():
-        f = per_follower_minute(room[f_key], followers)
-        b = per_follower_minute(room[b_key], followers)
-        out[label] = {
-            "wall_s": {"following": room[f_key]["wall_s"], "not_following": room[b_key]["wall_s"]},
-            "cpu_s": {"following": room[f_key]["cpu_s"], "not_following": room[b_key]["cpu_s"]},
-            "per_follower_minute": {"following": f, "not_following": b},
-            "ratio": {k: f[k] / b[k] if b[k] else None for k in ("server", "browser")},
-            "cores_busy": {  # CPU seconds per second (one core's worth is 1.0), per process
-                who: {k: v / room[key]["wall_s"] for k, v in room[key]["cpu_s"].items()}
-                for who, key in (("following", f_key), ("not_following", b_key))
-            },
-        }
-    return out
-
-
-def summarize(room: dict, rss: RssSampler, budget: int, args) -> dict:
-    lat = [x for r in room["following"] for x in r["latency_s"] if x is not None]
-    polled = [x for r in room["following"] for x in r["polled_latency_s"] if x is not None]
-    total = args.followers * len(room["following"])
-    counts = [r["following"] for r in room["following"] if r["following"] is not None]
-    budget_used = room["budget_from_sidebar"] or budget
+def step_outcome(run: Run, shown: float, version, proto: dict, browsers: dict) -> dict:
+    """Latencies from the presenter's ``shown``, who is missing, and what happened on the step
+    after arriving (a redirect after arriving, a follower leaving, an error)."""
+    after = run.room.events[run.cursor :]
+    run.cursor = len(run.room.events)
+    again = {e[1] for e in after if e[0] == "redirect" and e[1] in proto and e[2] > proto[e[1]]}
     return {
-        "followers": args.followers, "steps": args.steps, "devices": args.devices,
-        "steps_taken": len(room["following"]),
-        "dwell_s": args.dwell, "idle_s": args.idle, "step_timeout_s": args.step_timeout,
-        "chromium_args": room["chromium_args"], "viewport": VIEWPORT,
-        "latency_median_s": pct(lat, 50), "latency_p95_s": pct(lat, 95),
-        "latency_max_s": max(lat, default=None),
-        "polled_latency_median_s": pct(polled, 50), "polled_latency_p95_s": pct(polled, 95),
-        "latency_negative": sum(x < 0 for x in lat),
-        "arrived_fraction": len(lat) / total if total else None,
-        "arrived": len(lat), "follower_steps": total,
-        "on_step_at_its_end": sum(r["stayed"] for r in room["following"]),
-        "left_by_themselves": sum(len(r["left"]) for r in room["following"]),
-        "dropped_out_reloaded": sum(len(r["reloaded"]) for r in room["following"]),
-        "missed_with_exception": sum(bool(m["exception"]) for r in room["following"]
-                                     for m in r["missed"].values()),  # fmt: skip
-        "presenter_not_settled": sum(not r["settled"] for r in room["following"]),
-        "steps_without_url_change": sum(not r["changed"] for r in room["following"]),
-        "presenter_click_to_url_median_s": pct([r["presenter_s"] for r in room["following"]],
-                                               50),  # fmt: skip
-        "leader_count_min": min(counts, default=None),
-        "leader_count_max": max(counts, default=None),
-        "leader_count_after_followers_left": room["leader_count_after_leaving"],
-        "after_stop_following": room["stopped"],
-        "followers_opened": room["opened"], "follower_states_after": room["follower_states_after"],
-        "peak_rss_gib": rss.peak() / 2**30,
-        "peak_rss_following_gib": room["following_stats"]["peak_rss"] / 2**30,
-        "peak_rss_baseline_gib": room["baseline_stats"]["peak_rss"] / 2**30,
-        "budget_gib": budget_used / 2**30,
-        "budget_source": "sidebar" if room["budget_from_sidebar"] else "--max-bytes",
-        "peak_rss_over_budget": rss.peak() / budget_used,
-        "cpu": cpu_summary(room, args.followers),
-        "cores_busy_opening": room["opened"].get("cores_busy"),
-        "machine_saturated": saturated(room, args.followers),
+        "version": version,
+        "protocol_latency_s": {i: t - shown for i, t in proto.items()},
+        "browser_latency_s": {i: t - shown for i, t in browsers.items()},
+        "missing_protocol": sorted(set(range(len(run.room.followers))) - set(proto)),
+        "missing_browsers": sorted(set(range(len(run.browsers))) - set(browsers)),
+        "missing_status": {i: run.room.followers[i].tally.status
+                           for i in set(range(len(run.room.followers))) - set(proto)},
+        "loads": sum(e[0] == "open" for e in after),
+        "sent_to": sorted({(e[4] or 0, e[3]) for e in after if e[0] == "redirect"}),
+        "redirected_after_arriving": sorted(again),
+        "left": sorted({e[1] for e in after if e[0] == "left"}),
+        "errors": [e[5] for e in after if e[0] == "error"],
+        "following": run.presenter.following(),
     }  # fmt: skip
 
 
-def saturated(room: dict, followers: int) -> bool:
-    """Whether the server, the browsers and the harness together kept (nearly) every core
-    busy while following: then the figures measure this machine, not the room."""
+def show_step(row: dict, run: Run) -> None:
+    if run.room is None:
+        print(
+            f"  {row['step']:>2} {row['move']:<24} {row['url'][:60]:<60} "
+            f"shown {row['presenter_s'] or float('nan'):.2f} s",
+            flush=True,
+        )
+        return
+    lat = list(row["protocol_latency_s"].values())
+    blat = list(row["browser_latency_s"].values())
+    print(f"  {row['step']:>2} {row['move']:<24} {row['url'][:44]:<44} v{row['version']} "
+          f"protocol {len(lat)}/{len(run.room.followers)} max {max(lat, default=0):.2f} s, "
+          f"browsers {len(blat)}/{len(run.browsers)} max {max(blat, default=0):.2f} s "
+          f"(leader sees {row['following']})"
+          + (f"; LEFT {row['left']}" if row["left"] else "")
+          + (f"; ERRORS {len(row['errors'])}" if row["errors"] else ""), flush=True)  # fmt: skip
+
+
+def take_steps(run: Run, n: int, label: str) -> list[dict]:
+    rows = []
+    for k in range(n):
+        rows.append(take_step(run, k + 1, CYCLE[k % len(CYCLE)]) | {"phase": label})
+    return rows
+
+
+def to_home(run: Run) -> None:
+    """Back to Home (not timed), so that a phase's steps start where the cycle does."""
+    p = run.presenter
+    if canon(p.page.url) != "/":
+        with contextlib.suppress(PlaywrightError):
+            p.act("Home")
+        p.steady("", time.time(), 30)
+
+
+def join(run: Run, browser, url: str) -> dict:
+    """The followers open the follow link (protocol ones spread over 3 s) and catch up with
+    the presenter's page: how long until every one arrived."""
+    t0 = time.time()
+    run.room.start(url + "/?follow=1", spread_s=3.0)
+    for _ in range(run.args.browsers):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.add_init_script(script=SHOWN_LOG)
+        page = context.new_page()
+        page.goto(url + "/?follow=1", wait_until="commit")
+        run.browsers.append(page)
+        run.browser_shown.append([])
+    here = canon(run.presenter.page.url)
+    version, proto, browsers = wait_arrivals(run, here, t0, run.args.join_timeout)
+    run.cursor = len(run.room.events)
+    out = {"url": here, "version": version, "protocol_joined": len(proto),
+           "browsers_joined": len(browsers),
+           "protocol_join_s": sorted(round(t - t0, 2) for t in proto.values()),
+           "browser_join_s": sorted(round(t - t0, 2) for t in browsers.values())}  # fmt: skip
+    print(
+        f"  joined: protocol {len(proto)}/{len(run.room.followers)}, browsers "
+        f"{len(browsers)}/{len(run.browsers)} in {time.time() - t0:.1f} s",
+        flush=True,
+    )
+    return out
+
+
+def room_phases(run: Run, browser) -> dict:
+    """Lead, warm up, the no-follower phases, the followers join, idle and step following,
+    then the followers leave."""
+    args, p = run.args, run.presenter
+    out: dict = {}
+    print("leading, and one cycle alone (warm-up, not timed):", flush=True)
+    p.lead(run.base)
+    out["warmup"] = take_steps(run, len(CYCLE), "warm-up")
+    to_home(run)
+    with Phase("idle, no followers", run):
+        p.page.wait_for_timeout(args.idle * 1000)
+    with Phase("stepping, no followers", run):
+        out["baseline"] = take_steps(run, len(CYCLE), "no followers")
+    to_home(run)
+    run.room = ProtocolRoom(run.base, args.followers)
+    out["sessions_before_join"] = metrics(run.base)
+    with Phase("joining", run):
+        out["join"] = join(run, browser, run.base)
+    with Phase("idle, following", run):
+        p.page.wait_for_timeout(args.idle * 1000)
+    idle_events = run.room.events[run.cursor :]
+    out["idle_left"] = sorted({e[1] for e in idle_events if e[0] == "left"})
+    out["idle_redirects"] = sum(e[0] == "redirect" for e in idle_events)
+    run.cursor = len(run.room.events)
+    with Phase("stepping, following", run):
+        out["following"] = take_steps(run, args.steps, "following")
+    out["leader_count_end"] = p.following()
+    out["sessions_end"] = metrics(run.base)
+    out["browser_sidebars"] = [_sidebar_line(page) for page in run.browsers]
+    run.room.stop()
+    for page in run.browsers:
+        page.context.close()
+    p.page.wait_for_timeout(6500)  # the room forgets a follower 5 s after its last poll
+    out["leader_count_after_leaving"] = p.following()
+    out["sessions_after_leaving"] = metrics(run.base)
+    return out
+
+
+def _sidebar_line(page) -> str:
+    with contextlib.suppress(PlaywrightError):
+        text = page.evaluate(SIDEBAR_TEXT)
+        return next((line for line in text.splitlines() if "presenter" in line), "no room line")
+    return "unreadable"
+
+
+# ------------------------------------------------------------------ the summary
+
+
+def cpu_summary(run: Run, n_followers: int) -> dict:
+    """Server CPU seconds per follower per minute, idle and stepping, against the same
+    phases without followers; and whether this machine was saturated."""
+    ph = run.phases
+    rate = {name: 60 * p["cpu_s"]["server"] / p["wall_s"] for name, p in ph.items()}
+    idle = (rate["idle, following"] - rate["idle, no followers"]) / n_followers
+    base, follow = ph["stepping, no followers"], ph["stepping, following"]
+    steps_b, steps_f = len(CYCLE), max(1, run.args.steps)
+    own = base["cpu_s"]["server"] * steps_f / steps_b  # the presenter's own steps
+    extra_wall = max(0.0, follow["wall_s"] - base["wall_s"] * steps_f / steps_b)
+    own += extra_wall * rate["idle, no followers"] / 60
+    stepping = (follow["cpu_s"]["server"] - own) / n_followers / (follow["wall_s"] / 60)
     cores = os.cpu_count() or 1
-    phases = [room["following_stats"], room["following_idle_stats"]]
-    if room["opened"].get("joined", 0) < followers:
-        return True
-    return any(sum(p["cpu_s"].values()) / p["wall_s"] >= 0.85 * cores for p in phases)
+    busy = {name: {k: v for k, v in p["cores_busy"].items()} for name, p in ph.items()}
+    ours = {name: b.get("server", 0) + b.get("bench", 0) + b.get("chromium", 0)
+            + b.get("driver", 0) for name, b in busy.items()}  # fmt: skip
+    saturated = {name: ours[name] >= 0.85 * cores or busy[name].get("machine", 0) >= 0.9 * cores
+                 for name in ph}  # fmt: skip
+    return {
+        "server_cpu_s_per_min": rate,
+        "per_follower_per_min_idle": idle,
+        "per_follower_per_min_stepping": stepping,
+        "cores": cores,
+        "cores_busy": busy,
+        "ours_cores_busy": ours,
+        "saturated": saturated,
+        "machine_saturated": any(saturated[n] for n in ("idle, following", "stepping, following")),
+    }
+
+
+def server_log_problems(log_text: str) -> dict:
+    lines = log_text.splitlines()
+    bad = [ln for ln in lines if re.search(r"Traceback|Uncaught|Exception|\bError\b", ln)]
+    return {"lines": len(bad), "first": bad[:10]}
+
+
+def summarize(run: Run, room: dict, budget: int) -> dict:
+    rows, n, k = room["following"], run.args.followers, run.args.browsers
+    lat = [x for r in rows for x in r["protocol_latency_s"].values()]
+    blat = [x for r in rows for x in r["browser_latency_s"].values()]
+    tallies = [f.tally for f in run.room.followers]
+    minutes = (run.room.stopped - run.room.started) / 60  # the followers' whole stay
+    versions = [r["version"] for r in rows if r["version"] is not None]
+    return {
+        "followers": n, "browsers": k, "steps": run.args.steps, "devices": run.args.devices,
+        "protocol_latency_median_s": pct(lat, 50), "protocol_latency_p95_s": pct(lat, 95),
+        "protocol_latency_max_s": max(lat, default=None),
+        "browser_latency_median_s": pct(blat, 50), "browser_latency_p95_s": pct(blat, 95),
+        "browser_latency_max_s": max(blat, default=None),
+        "protocol_arrived": len(lat), "protocol_expected": n * len(rows),
+        "browser_arrived": len(blat), "browser_expected": k * len(rows),
+        "presenter_click_to_shown_median_s": pct(
+            [r["presenter_s"] for r in rows if r["presenter_s"] is not None], 50),
+        "presenter_not_settled": sum(r["shown_at"] is None for r in rows),
+        "self_leaves": sum(t.left for t in tallies),
+        "followers_that_left": sorted({i for r in rows for i in r["left"]}
+                                      | set(room["idle_left"])),
+        "browser_sidebars_end": room["browser_sidebars"],
+        "errors_seen": sum(len(t.errors) for t in tallies),
+        "error_texts": sorted({e for t in tallies for e in t.errors})[:10],
+        "redirected_after_arriving": sum(len(r["redirected_after_arriving"]) for r in rows),
+        "redirects_while_idle": room["idle_redirects"],
+        "dropped_connections": sum(t.dropped for t in tallies),
+        "protocol_status_end": dict(_count(t.status for t in tallies)),
+        "page_loads_per_follower_step": sum(r["loads"] for r in rows) / max(1, n * len(rows)),
+        "versions_per_step": (versions[-1] - room["join"]["version"]) / len(versions)
+        if versions and room["join"]["version"] is not None else None,
+        "polls_per_follower_per_min": sum(t.polls for t in tallies) / max(1, n) / minutes,
+        "kib_in_per_follower_per_min": sum(t.bytes_in for t in tallies) / 1024 / max(1, n)
+        / minutes,
+        "ref_hash": {"hits": sum(t.ref_hits for t in tallies),
+                     "misses": sum(t.ref_misses for t in tallies)},
+        "leader_count_during": sorted({r["following"] for r in rows}, key=str),
+        "leader_count_end": room["leader_count_end"],
+        "leader_count_after_leaving": room["leader_count_after_leaving"],
+        "sessions": {"before_join": room["sessions_before_join"], "end": room["sessions_end"],
+                     "after_leaving": room["sessions_after_leaving"]},
+        "join": room["join"],
+        "peak_rss_gib": run.rss.peak() / 2**30,
+        "peak_rss_following_gib": run.phases["stepping, following"]["peak_rss"] / 2**30,
+        "budget_gib": budget / 2**30,
+        "peak_rss_over_budget": run.rss.peak() / budget,
+        "cpu": cpu_summary(run, n + k),
+    }  # fmt: skip
+
+
+def _count(values) -> dict:
+    out: dict = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
 
 
 def show(s: dict) -> None:
     def ms(x):
         return "n/a" if x is None else f"{x * 1e3:.0f} ms"
 
+    c = s["cpu"]
     print(
-        f"\n{s['followers']} followers, {s['steps']} steps, --devices {s['devices']}; "
-        f"chromium {' '.join(a for a in s['chromium_args'] if 'resolver' not in a)}"
+        f"\n{s['followers']} protocol followers + {s['browsers']} Chromium followers, "
+        f"{s['steps']} steps, --devices {s['devices']}"
     )
     print(
-        f"follow latency: median {ms(s['latency_median_s'])}, p95 {ms(s['latency_p95_s'])}, "
-        f"max {ms(s['latency_max_s'])}; arrived {s['arrived']}/{s['follower_steps']} "
-        f"({s['arrived_fraction']:.1%}); on the step at its end: {s['on_step_at_its_end']}; "
-        f"left the room by themselves: {s['left_by_themselves']}; dropped out (no room line, "
-        f"reloaded): {s['dropped_out_reloaded']}"
+        f"follow latency, protocol: median {ms(s['protocol_latency_median_s'])}, p95 "
+        f"{ms(s['protocol_latency_p95_s'])}, max {ms(s['protocol_latency_max_s'])}; arrived "
+        f"{s['protocol_arrived']}/{s['protocol_expected']}"
     )
     print(
-        f"leader's count during the steps: {s['leader_count_min']}..{s['leader_count_max']}"
-        f" (expected {s['followers']}); after the followers left: "
-        f"{s['leader_count_after_followers_left']}"
+        f"follow latency, browsers: median {ms(s['browser_latency_median_s'])}, p95 "
+        f"{ms(s['browser_latency_p95_s'])}, max {ms(s['browser_latency_max_s'])}; arrived "
+        f"{s['browser_arrived']}/{s['browser_expected']}"
     )
     print(
-        f"server peak RSS {s['peak_rss_gib']:.2f} GiB of a {s['budget_gib']:.1f} GiB budget "
-        f"({s['peak_rss_over_budget']:.2f}x; {s['budget_source']})"
+        f"self-leaves: {s['self_leaves']}; errors shown: {s['errors_seen']}; dropped "
+        f"connections: {s['dropped_connections']}; redirects after arriving: "
+        f"{s['redirected_after_arriving']}; server log problem lines: {s['server_log']['lines']}"
     )
-    print(f"server errors (Uncaught app execution in its log): {s.get('server_errors', 0)}")
-    if s["machine_saturated"]:
-        print("MACHINE SATURATED: not every follower joined, or the server, the browsers and "
-              "the harness kept every core busy: these figures measure this machine, not the "
-              "room; try fewer --followers")  # fmt: skip
-    print(f"{'CPU s per follower per minute':<36} {'server':>7} {'browsers':>9} {'harness':>7}")
-    for label, c in s["cpu"].items():
-        for who in ("following", "not_following"):
-            d = c["per_follower_minute"][who]
-            print(f"{label + ', ' + who.replace('_', ' '):<36} {d['server']:>7.2f} "
-                  f"{d['browser']:>9.2f} {d['harness']:>7.2f}")  # fmt: skip
-        r = {k: v or 0.0 for k, v in c["ratio"].items()}
-        print(f"{label + ', following / not':<36} {r['server']:>6.2f}x {r['browser']:>8.2f}x")
-        for who, busy in c["cores_busy"].items():
-            print(f"    cores busy, {who.replace('_', ' ')}: "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in busy.items())
-                  + f" (of {os.cpu_count()})")  # fmt: skip
+    print(
+        f"leader's count: during {s['leader_count_during']}, end {s['leader_count_end']}, "
+        f"after leaving {s['leader_count_after_leaving']}; server sessions (active): end "
+        f"{s['sessions']['end'].get('active')}, after leaving "
+        f"{s['sessions']['after_leaving'].get('active')}"
+    )
+    print(
+        f"server peak RSS {s['peak_rss_gib']:.2f} GiB of a {s['budget_gib']:.2f} GiB budget "
+        f"({s['peak_rss_over_budget']:.2f}x)"
+    )
+    print("server CPU s per minute: " + ", ".join(f"{k} {v:.1f}"
+          for k, v in c["server_cpu_s_per_min"].items()))  # fmt: skip
+    print(
+        f"server CPU s per follower per minute: idle {c['per_follower_per_min_idle']:.2f}, "
+        f"stepping {c['per_follower_per_min_stepping']:.2f}"
+    )
+    for name, busy in c["cores_busy"].items():
+        print(
+            f"  cores busy, {name}: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in busy.items())
+            + f" (of {c['cores']})"
+            + ("  SATURATED" if c["saturated"][name] else "")
+        )
+    if c["machine_saturated"]:
+        print(
+            "MACHINE SATURATED while following: these figures measure this machine as much "
+            "as the server"
+        )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--followers", type=int, default=30)
+    ap.add_argument("--followers", type=int, default=30, help="protocol followers")
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--browsers", type=int, default=2, help="Chromium followers")
     ap.add_argument("--devices", type=int, default=4)
     ap.add_argument("--max-bytes", default="2G")
-    ap.add_argument("--dwell", type=float, default=2.0, help="seconds on a step after arrivals")
     ap.add_argument("--idle", type=float, default=15.0, help="seconds of each idle phase")
-    ap.add_argument("--step-timeout", type=float, default=20.0)
-    ap.add_argument("--open-timeout", type=float, default=180.0,
-                    help="seconds for the followers to join")  # fmt: skip
-    ap.add_argument("--max-minutes", type=float, default=13.0,
-                    help="fewer steps when the run would take longer")  # fmt: skip
-    ap.add_argument("--out", type=Path, default=OUT, help="where the JSON goes")
-    ap.add_argument("--renderer-limit", type=int, default=0,
-                    help="Chromium's --renderer-process-limit (0: not set)")  # fmt: skip
+    ap.add_argument("--dwell", type=float, default=1.0, help="seconds on a step after arrivals")
+    ap.add_argument("--step-timeout", type=float, default=30.0)
+    ap.add_argument("--join-timeout", type=float, default=120.0)
+    ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    args.t0 = time.perf_counter()
     budget = valueparse.parse_bytes(args.max_bytes, "--max-bytes")
-
-    load_before = os.getloadavg()  # other jobs on the same cores make every figure larger
-    proc, url = start_server(["--devices", str(args.devices), "--max-bytes", args.max_bytes],
-                             env=SERVER_ENV)  # fmt: skip
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop what was started
+    load_before = os.getloadavg()
+    proc, base = start_server(["--devices", str(args.devices), "--max-bytes", args.max_bytes,
+                               "--presenter-key", KEY], env=SERVER_ENV)  # fmt: skip
     rss = RssSampler(proc.pid)
     rss.start()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: still stop the server
+    run = Run(args, proc, base, rss)
     try:
         with sync_playwright() as pw:
-            room = run_room(pw, url, proc, rss, args)
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                context = browser.new_context(viewport=VIEWPORT)
+                context.add_init_script(script=SHOWN_LOG)
+                run.presenter = Presenter(context.new_page())
+                room = room_phases(run, browser)
+            finally:
+                if run.room is not None:
+                    run.room.stop()
+                browser.close()
         alive = proc.poll() is None
     finally:
         rss.stop.set()
         rss.join(timeout=2)
         stop_server(proc)
     log = Path(proc.log.name)  # type: ignore[attr-defined]
-    room["server_errors"] = errors = server_errors(log.read_text(errors="replace"))
-    place_errors(errors, room)
-    summary = summarize(room, rss, budget, args) | {
-        "server_alive_at_end": alive,
-        "server_log": os.path.relpath(log),
-        "server_errors": len(errors),
-        "server_error_kinds": dict(Counter(e["error"] for e in errors)),
-        "server_errors_during": dict(Counter(e["during"] for e in errors)),
-        "load_average_before_after": [load_before, os.getloadavg()],
-    }
+    summary = summarize(run, room, budget)
+    summary |= {"server_alive_at_end": alive, "server_log_file": os.path.relpath(log),
+                "server_log": server_log_problems(log.read_text(errors="replace")),
+                "load_average_before_after": [load_before, os.getloadavg()]}  # fmt: skip
     args.out.parent.mkdir(exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, **room}, indent=2, default=str))
-    print(json.dumps(summary, indent=2))
+    args.out.write_text(json.dumps({"summary": summary, "phases": run.phases, **room},
+                                   indent=2, default=str))  # fmt: skip
     show(summary)
+    print(f"load average before {load_before}, after {os.getloadavg()}")
     print(f"written to {os.path.relpath(args.out)}")
-    return 0 if summary["arrived"] == summary["follower_steps"] and alive else 1
+    ok = (summary["protocol_arrived"] == summary["protocol_expected"]
+          and summary["browser_arrived"] == summary["browser_expected"]
+          and not summary["self_leaves"] and not summary["errors_seen"] and alive)  # fmt: skip
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ defaults (this machine only, XSRF on: :mod:`pmapviz.app.serverconfig`)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import sys
 
 from pmapviz.app import serverconfig
@@ -73,12 +75,41 @@ def _address(text: str) -> str:
     return text
 
 
+def check_listen(address: str, port: object) -> None:
+    """Fail in one line, before any server starts, where it could not listen: the port taken
+    (when one was asked for: without ``--port`` Streamlit moves on to the next free one), the
+    address not this machine's, or no network sockets allowed here at all."""
+    asked = port is not None
+    port = int(port) if asked else DEFAULT_PORT
+    where = f"{address}:{port}"
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            address.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
+            probe.bind(addr)
+    except OSError as err:
+        if err.errno == errno.EADDRINUSE and not asked:
+            return
+        reason = err.strerror or str(err)
+        fix = (
+            f"another program listens there: pick another port, e.g. --port {port + 1}"
+            if err.errno == errno.EADDRINUSE
+            else "check --address (e.g. --address 127.0.0.1 for this machine only); a machine "
+            "that allows no network sockets (a sandbox) cannot serve pages, but the CLI's "
+            "commands and the notebook API work there"
+        )
+        raise valueparse.SettingError(f"cannot listen on {where} ({reason}): {fix}") from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Check every option (one line and exit 2 if one is wrong), say the presenter key, then
     serve until stopped (Ctrl-C)."""
     argv = script_args(args)
     settings = jaxstartup.parse_settings(argv, os.environ)  # fail here, not in a browser
     flags = streamlit_flags(args)
+    check_listen(str(flags["server.address"]), flags.get("server.port"))
     if settings.presenter_key is None:
         key = room.new_key()
         os.environ[room.ENV_KEY] = key  # to this process's script; not on any command line

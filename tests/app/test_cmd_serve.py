@@ -1,7 +1,9 @@
 """`pmapviz serve`: the dashboard from the package, its options checked before it starts."""
 
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,6 +15,7 @@ import pytest
 from harness.server import free_port, wait_healthy
 from pmapviz.app import cli, cmd_serve, serverconfig
 from pmapviz.core.base import room
+from pmapviz.core.base.valueparse import SettingError
 
 
 def _serve(*args: str, env: dict | None = None) -> subprocess.Popen:
@@ -77,3 +80,24 @@ def test_serve_says_the_key_on_the_terminal_serves_the_pages_and_stops_on_ctrl_c
     key = line.split("presenter key ")[1].split()[0]
     assert room.parse_key(key) == key and key not in cmdline  # on no command line
     assert f"127.0.0.1:{port}" in out + err  # Streamlit's own banner: where to open it
+
+
+def test_a_port_taken_is_said_in_one_line_before_any_server_starts(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli.main(["serve", "--port", str(port)]) == 2
+        cmd_serve.check_listen("127.0.0.1", None)  # no --port: Streamlit moves on by itself
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and f"--port {port + 1}" in err
+    assert "presenter key" not in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_a_machine_without_network_sockets_is_told_what_still_works(monkeypatch):
+    def refused(*args, **kwargs):
+        raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+
+    monkeypatch.setattr(cmd_serve.socket, "socket", refused)  # as the TPU machine's sandbox
+    with pytest.raises(SettingError, match="Address family not supported.*notebook API work"):
+        cmd_serve.check_listen("127.0.0.1", None)

@@ -13,7 +13,9 @@ from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
 from pmapviz.core.base import settings
 from pmapviz.core.base.pageinfo import page_file
+from pmapviz.core.devices import deviceset
 from pmapviz.core.planning import scenarios
+from pmapviz.core.ui import url_state
 from tests.conftest import ROOT
 
 
@@ -42,7 +44,10 @@ def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
     explorer = page_registry.page_info(page_file("explorer"))
     assert explorer.keys() == scenarios.KEYS
     assert page_registry.page_info(page_file("live")).keys() == scenarios.KEYS
-    assert PAGES[0].keys() == () and APP_KEYS == (settings.PRESENT_KEY, "on", "follow")
+    assert PAGES[0].keys() == ()
+    # the app's keys: presenter mode, the device set, and every key a session keeps through
+    # every page's own link (following the presenter)
+    assert set(APP_KEYS) == {settings.PRESENT_KEY, deviceset.URL_KEY} | url_state.STICKY
     timing = page_registry.page_info(page_file("timing")).keys()
     assert timing[:6] == ("w", "r", "sizes", "ks", "impls", "beside")
     assert set(scenarios.KEYS) <= set(timing)  # it times the explorer's settings

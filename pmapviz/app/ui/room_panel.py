@@ -1,19 +1,25 @@
 """Follow the presenter, in the sidebar: lead the room with the server's key, or follow the
 presenter's page, settings and tour step (``?follow=1``), leave by editing, come back with one
-button. The room itself (key, step, version) is :mod:`pmapviz.core.base.room`; a step is
-applied as a link is opened (``url_state.reopen``, then the step's query through the
-pages' schemas), so it can carry nothing a link could not."""
+button. The room itself (key, step, version) is :mod:`pmapviz.core.base.room`.
+
+A follower opens each step as a fresh page load of the step's link (page, query, ``follow=1``
+and the room's version as ``followed=``), which its browser is told to open: every setting is
+read through the pages' schemas as any link's, and nothing of the session before can disagree
+with it. (Opening steps inside the session with ``st.switch_page`` raced with the browser's
+own timer: Streamlit folds a pending page switch into the timer's rerun, which carries the old
+page and query, so a follower lost steps or seemed to leave by itself.)"""
 
 from __future__ import annotations
 
 import sys
 import time
+from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit import runtime
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from pmapviz.app import page_registry
 from pmapviz.core.base import room, settings, valueparse
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import presenter, url_state
@@ -22,13 +28,12 @@ POLL_S = 0.5  # how often a follower (and the leader's fragment edits) are check
 FOLLOW_PARAM = room.FOLLOW_KEY
 LEAD = "_room_lead"  # the key this session proved (only ever a proved one is kept)
 FOLLOWING, SYNCED, BASELINE, LEFT = "_room_following", "_room_synced", "_room_base", "_room_left"
+OPENED_AT = "_room_opened_at"  # the room's version this page was opened at (its followed=)
 PAGE = "_room_page"  # the url_path of this session's page, for the fragment
-PENDING = "_room_pending"  # (version, step, tries): a step opened, not yet seen arrived
 FULL_RUN = "_room_full_run"  # the fragment is running inside a whole page's run
-MAX_TRIES = 3
-OPEN_NOW = "_room_open_now"  # a poll saw a new step: open it at the end of this whole run
-TRIES = "_room_tries"  # (version, how often this session opened it)
-OPENED, MAX_OPENED = "_room_opened", 8  # the last steps opened: a stale link is one of them
+DIFFERS = "_room_differs"  # polls in a row that saw a link other than the step's
+OPENING = "_room_opening"  # (version, link, when): the step this session's browser was sent to
+RESEND_S = 3.0  # a browser that has not opened the step by then is sent it again
 WRONG_KEY_DELAY_S = 0.5  # a wrong key waits: guessing is slow as well as hopeless
 
 
@@ -39,7 +44,8 @@ def the_room() -> room.Room:
 
 
 def _announce(text: str) -> None:
-    if runtime.exists():
+    """Print on a real server's terminal only (an AppTest has a runtime too: a mock one)."""
+    if runtime.exists() and type(runtime.get_instance()) is runtime.Runtime:
         print(text, file=sys.stderr, flush=True)
 
 
@@ -56,6 +62,7 @@ def following() -> bool:
             state[FOLLOWING] = settings.parse_flag(st.query_params.get(FOLLOW_PARAM, "0"), "follow")
         except valueparse.SettingError:
             state[FOLLOWING] = False
+        state[OPENED_AT] = room.parse_version(st.query_params.get(room.FOLLOWED_KEY, ""))
     return bool(state[FOLLOWING])
 
 
@@ -63,8 +70,9 @@ def panel(url_path: str) -> None:
     """The sidebar's room controls for this run's page, and, while leading or following, the
     fragment that keeps this session in step."""
     st.session_state[PAGE] = url_path
-    if not following() and FOLLOW_PARAM in st.query_params:  # stopped: a reload stays out
-        del st.query_params[FOLLOW_PARAM]
+    if not following():  # stopped: a reload stays out
+        for key in (FOLLOW_PARAM, room.FOLLOWED_KEY):
+            st.query_params.pop(key, None)
     with st.sidebar:
         if leading() or following():
             st.session_state[FULL_RUN] = True
@@ -77,59 +85,27 @@ def panel(url_path: str) -> None:
 
 
 def after_page(url_path: str) -> None:
-    """After the page ran: a leader publishes where it is; a follower checks it arrived at the
-    step it opened (then notes the page as it wrote the step back), or that it has not gone
-    elsewhere since."""
+    """After the page ran: a leader publishes where it is; a follower opened at the room's
+    latest step takes this page, as it wrote its link, as the step (any later difference is
+    this person's own edit or page); one opened at an earlier step opens the latest."""
+    state = st.session_state
     if leading():
-        the_room().lead(st.session_state.get(LEAD), _here(url_path))
-    elif following() and not st.session_state.get(LEFT):
-        _arrived_or_left(_here(url_path))
+        the_room().lead(state.get(LEAD), _here(url_path))
+    elif following() and not state.get(LEFT):
         version, step = the_room().latest()
-        state = st.session_state
-        behind = step is not None and not state.get(LEFT) and state.get(SYNCED) != version
-        if behind and (state.pop(OPEN_NOW, False) or not _tried(version)):
-            _open_step(version, step)  # at the end of a whole run: the page is drawn (_in_step)
+        here = _here(url_path)
+        if step is None:
+            return
+        if state.get(SYNCED) is None and state.get(OPENED_AT) == version:
+            state[SYNCED], state[BASELINE] = version, here
+        elif state.get(SYNCED) is not None and here != state.get(BASELINE):
+            state[LEFT] = True  # this person's own edit or page: tried freely until they return
+        elif state.get(SYNCED) != version:
+            _open_step(version, step)
 
 
 def _here(url_path: str) -> room.Step:
     return room.Step.of(url_path, dict(st.query_params))
-
-
-def _arrived_or_left(here: room.Step) -> None:
-    """A step opened is synced once a page run shows it (Streamlit may fold a page switch into
-    a timer's rerun of the old page: then the next poll opens it again, MAX_TRIES times at
-    most); a synced step's page, as it wrote it back, is the baseline: any later difference
-    is this person's own edit or page."""
-    state = st.session_state
-    pending = state.get(PENDING)
-    if pending is not None:
-        version, step, tries = pending
-        if here == step or tries >= MAX_TRIES:
-            state[SYNCED], state[BASELINE], state[PENDING] = version, here, None
-            _resend_link()
-        return
-    base = state.get(BASELINE)
-    if state.get(SYNCED) is None or base in (None, here):
-        return
-    if here not in state.get(OPENED, ()):
-        state[LEFT] = True  # this person's own edit or page: tried freely until they come back
-    elif here.page == base.page:  # a browser's rerun sent its stale link: the page is right
-        st.query_params.from_dict({**base.query_dict(), **_own()})
-    elif state.get(TRIES, (0, 0))[1] < MAX_TRIES:  # it ran the earlier page too
-        state[SYNCED] = None  # open the current step again at the next poll
-
-
-def _own() -> dict[str, str]:
-    """This session's own query keys: following, and presenter mode if on."""
-    return {FOLLOW_PARAM: "1"} | ({"present": "1"} if presenter.presenting() else {})
-
-
-def _resend_link() -> None:
-    """Send this session's link to its browser again: after a page switch the browser's
-    address bar could keep the step before, and send it back with its next timer rerun."""
-    params = dict(st.query_params)
-    st.query_params.clear()
-    st.query_params.from_dict(params)
 
 
 def _in_step() -> None:
@@ -142,45 +118,59 @@ def _in_step() -> None:
     ctx = get_script_run_ctx()
     version, step = the.latest(ctx.session_id if ctx else None)
     polled = not state.get(FULL_RUN)  # a timer's run of this fragment alone
-    if polled and not state.get(LEFT) and state.get(SYNCED) == version:
-        _arrived_or_left(_here(state.get(PAGE, "")))
+    if polled and not state.get(LEFT) and state.get(SYNCED) is not None:
+        _edited(_here(state.get(PAGE, "")))
     if state.get(LEFT):
         _left_box()
     elif step is None:
         st.info("Following: waiting for the presenter to lead.", icon=":material/podium:")
     elif state.get(SYNCED) != version:
-        # the step is opened at the end of a whole run (after_page), never from here: a page
-        # switch made in a fragment, then folded by Streamlit into the browser's next timer
-        # rerun of this fragment alone, left the main area cleared and never drawn again
         if polled:
-            state[OPEN_NOW] = True
-            st.rerun(scope="app")
+            _open_step(version, step)
         st.info("Following: catching up with the presenter.", icon=":material/podium:")
     else:
         st.info("Following the presenter.", icon=":material/podium:")
     st.button("Stop following", key="room_stop", on_click=_stop_following)
 
 
-def _tried(version: int) -> bool:
-    """Whether this session has opened step ``version`` already (a page run that follows
-    the opening must not open it again: it is the arrival, or a rerun that lost the switch,
-    which the next poll retries)."""
-    pending = st.session_state.get(PENDING)
-    return pending is not None and pending[0] == version
+def _edited(here: room.Step) -> None:
+    """A page fragment's edit shows in the link this poll was sent with; seen twice in a row
+    it is this person's own (once could be a browser that has not yet heard its page's own
+    link)."""
+    state = st.session_state
+    differs = here != state.get(BASELINE)
+    state[DIFFERS] = state.get(DIFFERS, 0) + 1 if differs else 0
+    if state[DIFFERS] >= 2:
+        state[LEFT] = True
+
+
+def step_link(version: int, step: room.Step) -> str:
+    """The link a follower's browser opens for ``step``: the page under the server's base path,
+    the step's query, this person's own keys (following; presenter mode if on) and the room's
+    version. Only ever a path on this server."""
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    page = "" if step.page in ("", "home") else step.page
+    path = f"/{base}/{page}" if base else f"/{page}"
+    own = {FOLLOW_PARAM: "1", room.FOLLOWED_KEY: str(version)}
+    if presenter.presenting():
+        own["present"] = "1"
+    return f"{path}?{urlencode({**step.query_dict(), **own})}"
 
 
 def _open_step(version: int, step: room.Step) -> None:
-    """Open the presenter's step as a link: this session's own choices (presenter mode,
-    following) kept, every page setting read again from the step's query."""
-    state = st.session_state
-    opened = state.get(TRIES)
-    tries = opened[1] + 1 if opened and opened[0] == version else 1
-    state[TRIES] = (version, tries)  # per step, however it ended: opening never loops
-    state[PENDING], state[BASELINE] = (version, step, tries), None
-    state[OPENED] = (*state.get(OPENED, ())[-(MAX_OPENED - 1) :], step)
-    url_state.reopen()
-    target = page_registry.by_url_path(step.page).path
-    st.switch_page(target, query_params={**step.query_dict(), **_own()})
+    """Tell this session's browser to open the step's link (again only if it has not after
+    RESEND_S: the browser may have been busy leaving this page)."""
+    state, now = st.session_state, time.monotonic()
+    opening = state.get(OPENING)
+    if opening and opening[0] == version and now - opening[2] < RESEND_S:
+        return
+    link = step_link(version, step)
+    state[OPENING] = (version, link, now)
+    ctx = get_script_run_ctx()
+    if ctx is not None and runtime.exists():  # an AppTest has no browser: its test opens it
+        message = ForwardMsg()
+        message.auth_redirect.url = link  # Streamlit's own "browser, open this URL"
+        ctx.enqueue(message)
 
 
 def _left_box() -> None:
@@ -195,15 +185,18 @@ def _left_box() -> None:
 
 
 def _back() -> None:
+    """Back to the presenter: the latest step is opened afresh at the end of this run."""
     state = st.session_state
-    state[LEFT], state[SYNCED], state[BASELINE], state[PENDING] = False, None, None, None
-    state.pop(TRIES, None)
+    state[LEFT], state[SYNCED], state[BASELINE], state[OPENED_AT] = False, None, None, None
+    state.pop(OPENING, None)
+    state.pop(DIFFERS, None)
 
 
 def _stop_following() -> None:
     st.session_state[FOLLOWING] = False
     _back()
-    st.query_params.pop(FOLLOW_PARAM, None)
+    for key in (FOLLOW_PARAM, room.FOLLOWED_KEY):
+        st.query_params.pop(key, None)
 
 
 def _leader_box(the: room.Room) -> None:

@@ -21,10 +21,10 @@ from pmapviz.core.planning.scenarios import Scenario
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
-# query keys a session keeps through every page's own link: a follower's ?follow=1
-STICKY = frozenset({room.FOLLOW_KEY})
+# query keys a session keeps through every page's own link: a follower's ?follow=1, and the
+# room's version its page was opened at (so a page writing its link changes nothing of it)
+STICKY = frozenset({room.FOLLOW_KEY, room.FOLLOWED_KEY})
 PREFIXES = "_url_prefixes"  # every prefix :func:`load` has seeded in this session
-PLAIN = "_url_plain"  # keys of those prefixes that no widget holds (register)
 RUNS_ON = "_device_set"  # the device set this session's pages run on (ui.device_sets)
 ON_SEEN = "_device_set_url"  # the URL's on= as last read or written
 
@@ -168,27 +168,10 @@ def base_url() -> str:
     return f"{scheme}://{host}"
 
 
-def register(prefix: str, *plain: str) -> None:
+def register(prefix: str) -> None:
     """Count the session-state keys that start with ``prefix`` (or ``_`` + it) as a page's
-    settings: :func:`reset_pages` forgets them (``load`` registers its prefix itself).
-    ``plain``: the keys among them that no widget holds, which :func:`reopen` forgets too."""
+    settings: :func:`reset_pages` forgets them (``load`` registers its prefix itself)."""
     st.session_state.setdefault(PREFIXES, set()).add(prefix)
-    st.session_state.setdefault(PLAIN, set()).update(plain)
-
-
-def reopen() -> None:
-    """Have every page read its settings from the link again at its next run, as if the link
-    had just been opened, but keep the widgets' state (each page's ``load`` overwrites it from
-    the link): a browser that sends its widgets' last values with the next rerun then sends
-    what the server holds, which changes nothing and fires no callback. (Forgetting the widgets
-    too, as :func:`reset_pages` does, made a follower's stale "Jump to step" look like a jump.)"""
-    state = st.session_state
-    for prefix in state.get(PREFIXES, ()):
-        for key in [k for k in state if k.startswith(f"_{prefix}")]:
-            del state[key]
-    for key in state.get(PLAIN, ()):
-        state.pop(key, None)
-    state.pop(EXPLORER_KEY, None)
 
 
 def share_link(url_path: str) -> None:
@@ -203,7 +186,7 @@ def share_link(url_path: str) -> None:
     if not box.open:
         return
     path = "" if url_path == "home" else url_path
-    encoded = urlencode(dict(st.query_params))
+    encoded = urlencode({k: v for k, v in st.query_params.items() if k not in STICKY})
     with box:
         st.code(
             f"{base_url()}/{path}" + (f"?{encoded}" if encoded else ""),

@@ -1,8 +1,10 @@
 """Follow the presenter, in AppTest: two sessions of one server process share its room. A
-leader proves the key; a follower opens the leader's step as a link, leaves by editing, and
-comes back; nothing in a URL leads."""
+leader proves the key; a follower's browser is sent the leader's step as a link and opens it
+(here: a fresh AppTest at that link, as a browser opens a fresh session); the follower leaves
+by editing and comes back; nothing in a URL leads."""
 
 import sys
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -37,6 +39,22 @@ def _follow_link(monkeypatch):
     return at.run()
 
 
+def _browser_opens(at, monkeypatch) -> AppTest:
+    """What the follower's browser does when the server sends it a step: a fresh session at
+    the step's link, after its first run."""
+    version, link, _ = at.session_state[room_panel.OPENING]
+    parts = urlsplit(link)
+    assert not parts.scheme and not parts.netloc and link.startswith("/")  # this server only
+    steady_state_server(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for k, v in parse_qsl(parts.query):
+        fresh.query_params[k] = v
+    if page := parts.path.strip("/"):
+        fresh.switch_page(page_file(page))
+    return fresh.run()
+
+
 def _explorer_n(at) -> str:
     return at.text_input(key="ex_s0").value
 
@@ -67,24 +85,27 @@ def test_a_follower_opens_the_step_leaves_by_editing_and_comes_back(
     leader = _lead(run_app(), fresh_room.key)
     leader.switch_page(page_file("explorer")).run()
     leader.text_input(key="ex_s0").set_value("4,6").run()
-    step = fresh_room.latest()[1]
+    version, step = fresh_room.latest()
     assert step.page == "explorer"
-    follower = _follow_link(monkeypatch)  # its first run applied the step, as a link is opened
-    assert follower.query_params["follow"] in ("1", ["1"])
-    follower.run()  # the sidebar's poll, drawn before the page, says so from the next run
+    joined = _follow_link(monkeypatch)  # /?follow=1: its browser is sent the step's link
+    link = joined.session_state[room_panel.OPENING][1]
+    assert f"followed={version}" in link and "follow=1" in link and fresh_room.key not in link
+    follower = _browser_opens(joined, monkeypatch).run()
     assert _explorer_n(follower) == "4,6"
     assert "Following the presenter." in [i.value for i in follower.sidebar.info]
     follower.text_input(key="ex_s0").set_value("4,7").run()  # tries it freely
-    follower.run()
+    follower.run()  # the sidebar, drawn before the page, says so from the next run (a poll)
     assert "You left the presenter to try this yourself." in [
         i.value for i in follower.sidebar.info
     ]
     leader.text_input(key="ex_s0").set_value("4,8").run()
     follower.run()
     assert _explorer_n(follower) == "4,7"  # left: the leader's edit does not overwrite theirs
+    assert room_panel.OPENING not in follower.session_state
     follower.sidebar.button(key="room_back").click().run()
-    follower.run()
+    follower = _browser_opens(follower, monkeypatch).run()
     assert _explorer_n(follower) == "4,8"
+    assert "Following the presenter." in [i.value for i in follower.sidebar.info]
 
 
 def test_the_leaders_url_parameters_without_the_key_drive_no_one(run_app, fresh_room):
@@ -135,25 +156,60 @@ def test_stopping_takes_follow_out_of_the_link_so_a_reload_stays_out(
 ):
     leader = _lead(run_app(), fresh_room.key)
     leader.switch_page(page_file("tour")).run()
-    follower = _follow_link(monkeypatch)
-    assert follower.query_params["follow"] in ("1", ["1"])
+    follower = _browser_opens(_follow_link(monkeypatch), monkeypatch)
+    assert follower.query_params["follow"] in ("1", ["1"]) and "followed" in follower.query_params
     follower.sidebar.button(key="room_stop").click().run()
-    assert "follow" not in follower.query_params
+    assert "follow" not in follower.query_params and "followed" not in follower.query_params
     assert follower.sidebar.button(key="room_follow")  # offered again
 
 
 def test_steps_on_one_page_are_followed_one_after_another(run_app, fresh_room, monkeypatch):
-    """Three tour steps on one page, each opened as a link (the browser's stale widget values
-    that made followers leave on their own are the e2e test's and the benchmark's to show)."""
+    """Three tour steps on one page: the follower's browser is sent the latest."""
     leader = _lead(run_app(), fresh_room.key)
     leader.switch_page(page_file("tour")).run()
-    follower = _follow_link(monkeypatch)
+    follower = _browser_opens(_follow_link(monkeypatch), monkeypatch)
     assert follower.session_state["tour_step"] == 1
     for _ in range(3):
         leader.button(key="tour_next").click().run()
+    follower = _browser_opens(follower.run(), monkeypatch)
+    assert follower.session_state["tour_step"] == 4
     follower.run()
-    assert follower.session_state["tour_step"] == 4 and "tour_jump" in follower.session_state
-    assert "You left" not in " ".join(i.value for i in follower.sidebar.info)
+    assert "Following the presenter." in [i.value for i in follower.sidebar.info]
+    assert room_panel.OPENING not in follower.session_state  # arrived: nothing more to open
+
+
+def test_a_step_opened_from_a_share_link_is_not_shared_as_following(
+    run_app, fresh_room, monkeypatch
+):
+    leader = _lead(run_app(), fresh_room.key)
+    leader.switch_page(page_file("tour")).run()
+    follower = _browser_opens(_follow_link(monkeypatch), monkeypatch)
+    follower.session_state["share_tour"] = True  # the share link is drawn when it is open
+    link = next(c.value for c in follower.run().code if "/tour?" in c.value)
+    assert "step=1" in link and "follow" not in link  # a link to the view, not to following
+
+
+@pytest.mark.parametrize(
+    ("base", "page", "present", "want"),
+    [
+        ("", "", False, "/?"),
+        ("", "tour", False, "/tour?"),
+        ("/pods/", "tour", True, "/pods/tour?"),
+        ("pods", "", False, "/pods/?"),
+    ],
+)
+def test_a_step_link_is_a_path_on_this_server_with_the_query_encoded(
+    monkeypatch, base, page, present, want
+):
+    monkeypatch.setattr(room_panel.st, "get_option", lambda name: base)
+    monkeypatch.setattr(room_panel.presenter, "presenting", lambda: present)
+    step = room.Step.of(page, {"x": "1&follow=0#<b>", "present": "1"})
+    link = room_panel.step_link(7, step)
+    assert link.startswith(want) and not link.startswith("//")
+    query = dict(parse_qsl(urlsplit(link).query))
+    assert query == {"x": "1&follow=0#<b>", "follow": "1", "followed": "7"} | (
+        {"present": "1"} if present else {}
+    )
 
 
 @pytest.mark.parametrize("value", ["²", "yes please", "<b>1</b>", "", "1" * 5000])
@@ -167,3 +223,12 @@ def test_a_follow_value_that_does_not_parse_follows_no_one_and_breaks_nothing(
     at.run()
     assert not at.exception and not at.session_state[room_panel.FOLLOWING]
     assert at.sidebar.button(key="room_follow")
+
+
+def test_an_apptest_prints_no_presenter_key(run_app, monkeypatch, capfd):
+    """The doctor's page check runs AppTest: a key made there has no one to read it, and its
+    report is all it prints (AppTest has a runtime too: a mock one)."""
+    monkeypatch.setattr(room, "_ROOM", [])
+    run_app()
+    made = room.room()
+    assert made.key not in capfd.readouterr().err

@@ -12,7 +12,7 @@ from pmapviz.features.tour import toursteps
 def step() -> int:
     """This session's step (seeded from the link, with a note if it did not parse), written
     to the URL through ``toursteps.schema()``."""
-    url_state.register("tour_", "tour_step")  # forgotten with the pages' settings (a step led)
+    url_state.register("tour_")  # forgotten with the pages' settings
     if st.session_state.get("tour_step") is None:
         texts, found = toursteps.schema().from_query(dict(st.query_params))
         st.session_state["tour_step"] = int(texts["step"])
