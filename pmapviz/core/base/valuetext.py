@@ -89,3 +89,9 @@ def fmt_count(n: int) -> str:
     if len(digits) <= 24:
         return f"{n:,}"
     return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and its noun, singular for one: ``counted(1, "device")`` -> '1 device',
+    ``counted(8, "device")`` -> '8 devices'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -74,3 +74,8 @@ def test_a_tree_with_dict_keys_is_shown_as_code_and_shapes_stay_plain():
     assert valuetext.md_tree((8, 1_250_000)) == "(8, 1_250_000)"
     assert valuetext.md_tree(((8, 4), (8,))) == "((8, 4), (8,))"
     assert "`" not in valuetext.md_tree({"x`": (1,)}).strip("`")  # no way out of the span
+
+
+@pytest.mark.parametrize(("n", "want"), [(1, "1 device"), (0, "0 devices"), (16, "16 devices")])
+def test_a_count_of_one_is_said_in_the_singular(n, want):
+    assert valuetext.counted(n, "device") == want

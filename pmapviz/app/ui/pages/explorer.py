@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from pmapviz.core.base import valuetext
 from pmapviz.core.planning import scenarios
 from pmapviz.core.ui import plan_cards, presenter, shell, url_state
 from pmapviz.features.explorer import presets
@@ -17,7 +18,7 @@ st.title("Shapes & sharding")
 st.markdown(
     "Set a function's input shapes and axes and see, before anything runs, exactly how "
     "`jax.pmap` splits the work across this server's "
-    f"**{n} devices**. Everything below comes from `pmapviz.plan` (abstract shapes, "
+    f"**{valuetext.counted(n, 'device')}**. Everything below comes from `pmapviz.plan` (abstract shapes, "
     "`jax.eval_shape`) and JAX's own shardings."
 )
 url_state.load(explorer_form.P, scenarios.schema(n))

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pmapviz.app.ui import page_menu
+from pmapviz.core.base import valuetext
 from pmapviz.core.devices import devicewords
 from pmapviz.core.ui import grids, presenter, shell, url_state
 from pmapviz.features.home.ui import hello_pmap, pmap_intro
@@ -19,7 +20,7 @@ slot = presenter.picture_slot()  # presenter mode: the live hello-pmap first
 st.markdown(
     (
         devicewords.sets_sentence(report.facts)
-        or f"This server has **{n} {report.platform} devices**."
+        or f"This server has **{valuetext.counted(n, report.platform + ' device')}**."
     )
     + " Every diagram, shape and number in this app comes from real JAX arrays "
     "on them."
