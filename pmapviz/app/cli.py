@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import NoReturn
 
-from pmapviz.core.base import valueparse
+from pmapviz.core.base import stopping, valueparse
 from pmapviz.core.devices import cliflags
 
 
@@ -225,7 +225,14 @@ def run() -> NoReturn:
     each JAX process's exit here (a fifth of ``plan``'s whole run), and a command that printed
     its answer has no files, children or threads to leave in order."""
     quiet_terminal()
-    code = main()
+    stopping.signals_as_interrupt()  # SIGTERM and SIGHUP end a command as Ctrl-C does
+    stopping.end_everything_at_exit()  # and no process it started outlives it
+    try:
+        code = main()
+    except KeyboardInterrupt as stop:
+        stop = stop if isinstance(stop, stopping.Stop) else stopping.Stop()
+        print(f"pmapviz: stopped by {stop}; every process it started is ended", file=sys.stderr)
+        code = stop.exit_code
     if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a reader that stopped early

@@ -12,7 +12,7 @@ import sys
 
 from pmapviz.app import serverconfig
 from pmapviz.app.ui import streamlitserver
-from pmapviz.core.base import room, valueparse
+from pmapviz.core.base import heavyimports, room, valueparse
 from pmapviz.core.devices import cliflags, jaxstartup
 
 DEFAULT_PORT = 8501
@@ -114,4 +114,5 @@ def cmd_serve(args: argparse.Namespace) -> int:
         key = room.new_key()
         os.environ[room.ENV_KEY] = key  # to this process's script; not on any command line
         print(room.terminal_line(key), file=sys.stderr, flush=True)
+    heavyimports.ready()  # before the server takes requests: no first visitor waits for it
     return streamlitserver.serve(serverconfig.ENTRY, flags, argv)

@@ -207,3 +207,32 @@ def test_streamlits_bare_mode_warnings_stay_off_though_it_resets_its_levels():
 def test_xlas_cpp_log_level_is_kept_at_warning(env, quiet):
     cli.quiet_native_logs(env)
     assert env == quiet
+
+
+@pytest.mark.parametrize(("sig", "status"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_stopped_command_says_so_in_one_line_and_leaves_no_process(sig, status):
+    """SIGTERM or Ctrl-C while a cluster launch runs: the command ends through its own cleanup,
+    says so in one line, and none of the processes it started is alive 5 s later."""
+    import signal
+    import time
+
+    import psutil
+
+    cmd = [sys.executable, "-m", "pmapviz", "cluster", "--processes", "2", "--local-devices", "1"]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    me, deadline = psutil.Process(proc.pid), time.monotonic() + 60
+    while len(me.children(recursive=True)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = me.children(recursive=True)
+    assert len(started) >= 2, "the launch started no workers"
+    proc.send_signal(getattr(signal, sig))
+    asked = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    time.sleep(max(0.0, 5 - (time.monotonic() - asked)))  # 5 s after the signal
+    alive = [p.pid for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert proc.returncode == status and alive == []
+    assert err.strip().splitlines() == [
+        f"pmapviz: stopped by {sig}; every process it started is ended"
+    ]

@@ -17,7 +17,7 @@ import streamlit as st
 
 from pmapviz.app import page_registry
 from pmapviz.app.ui import page_menu, room_panel
-from pmapviz.core.base import heavyimports, valueparse
+from pmapviz.core.base import heavyimports, stopping, valueparse
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import device_panel, device_sets, presenter, shell
 
@@ -35,6 +35,9 @@ def main() -> None:
     except valueparse.SettingError as err:
         _cannot_start(err)
         return
+    heavyimports.ready()  # the one import rule: pandas whole before any page code runs
+    if shell.real_server():  # a stop ends this server and every process it started
+        stopping.end_everything_at_exit()
     page = st.navigation(  # drawn by page_menu: Streamlit's own list is off (serverconfig)
         [
             st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
@@ -54,7 +57,7 @@ def main() -> None:
             room_panel.after_page(page.url_path)
     except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
         shell.page_failed(err)
-    heavyimports.start()  # once per process, after this page: pandas for tables, gc.freeze()
+    heavyimports.start()  # once per process, after this page: gc.freeze()
     jaxstartup.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)
 
 

@@ -16,13 +16,12 @@ import time
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit import runtime
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pmapviz.core.base import room, settings, valueparse
 from pmapviz.core.devices import jaxstartup
-from pmapviz.core.ui import presenter, url_state
+from pmapviz.core.ui import presenter, shell, url_state
 
 POLL_S = 0.5  # how often a follower (and the leader's fragment edits) are checked
 FOLLOW_PARAM = room.FOLLOW_KEY
@@ -44,8 +43,8 @@ def the_room() -> room.Room:
 
 
 def _announce(text: str) -> None:
-    """Print on a real server's terminal only (an AppTest has a runtime too: a mock one)."""
-    if runtime.exists() and type(runtime.get_instance()) is runtime.Runtime:
+    """Print on a real server's terminal only (not in an AppTest: the doctor's page check)."""
+    if shell.real_server():
         print(text, file=sys.stderr, flush=True)
 
 
@@ -167,7 +166,7 @@ def _open_step(version: int, step: room.Step) -> None:
     link = step_link(version, step)
     state[OPENING] = (version, link, now)
     ctx = get_script_run_ctx()
-    if ctx is not None and runtime.exists():  # an AppTest has no browser: its test opens it
+    if ctx is not None and shell.real_server():  # an AppTest has no browser: its test opens it
         message = ForwardMsg()
         message.auth_redirect.url = link  # Streamlit's own "browser, open this URL"
         ctx.enqueue(message)

@@ -1,37 +1,55 @@
-"""Start-up work the first page does not need: done once per process, in the background, after
-the first page has been drawn.
+"""Heavy libraries and start-up work, once per process.
 
-1. **pandas.** It takes ~0.3 s to import on a 2-core machine, about a tenth of a cold start,
-   and only tables need it (Streamlit imports it lazily inside ``st.dataframe`` and
-   ``st.table``). Two sessions importing it at once from their own script threads raced (a
-   partially initialised module, seen by ``benchmarks/load.py``), so every import of pandas in
-   this process goes through one lock: :func:`pandas`, called by ``ui.tables.show`` and
-   ``ui.tables.static`` before Streamlit converts anything.
+1. **One import rule: pandas is whole before any page runs.** Plotly peeks at
+   ``sys.modules["pandas"]`` while it validates a figure's data; a pandas still being imported
+   by another thread is in ``sys.modules`` half made, and Plotly then failed with "partially
+   initialised module 'pandas'" (a page's first chart while a warm-up imported pandas in the
+   background: ``tests/pages/test_live_and_collectives.py::test_every_collective_renders``
+   alone failed 3 runs of 3). So nothing imports pandas in the background: :func:`ready`
+   imports it under one lock, and the dashboard calls it before every page (a no-op once
+   done), ``pmapviz serve`` before the server takes requests, and every table and the
+   notebook views through :func:`pandas`. It costs ~0.4 s once, on a process's first page
+   (``streamlit run``) or its start (``pmapviz serve``).
 2. **The start-up heap leaves the garbage collector's view.** Streamlit runs a full
    ``gc.collect(2)`` after every script run, fragments included (``runner.postScriptGC``).
    With JAX, Streamlit, Plotly and pandas loaded, that walks ~180,000 long-lived objects:
    30-100 ms of CPU per explorer edit, more than the edit itself, on a machine whose two cores
    the browser shares. ``gc.freeze()`` moves every object alive now (modules, classes, JAX's
    tables) to a permanent generation that collections skip; objects created later are still
-   collected after each run, so a run's reference cycles are freed as before.
+   collected after each run, so a run's reference cycles are freed as before. It runs in the
+   background after the first page (:func:`start`), and imports nothing.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
+import sys
 import threading
 from types import ModuleType
 
+HEAVY = ("pandas",)  # imported by ready(), whole, before any page runs
 _IMPORT = threading.Lock()  # held for the whole import: a second caller waits for a whole module
+_READY = threading.Event()
 _START = threading.Lock()
 _started: list[threading.Thread] = []
 
 
-def pandas() -> ModuleType:
-    """pandas, fully imported (waits for a background import under way)."""
+def ready() -> None:
+    """Every module of :data:`HEAVY` imported whole (the first caller imports them; callers
+    meanwhile wait; afterwards this returns at once)."""
+    if _READY.is_set():
+        return
     with _IMPORT:
-        return importlib.import_module("pandas")
+        for name in HEAVY:
+            importlib.import_module(name)
+        _READY.set()
+
+
+def pandas() -> ModuleType:
+    """pandas, whole."""
+    ready()
+    return sys.modules["pandas"]
 
 
 def freeze_start_up_heap() -> int:
@@ -42,19 +60,14 @@ def freeze_start_up_heap() -> int:
     return gc.get_freeze_count()
 
 
-def _warm() -> None:
-    pandas()
-    freeze_start_up_heap()
-
-
 def start(delay_s: float = 0.0) -> threading.Thread | None:
-    """Import pandas, then freeze the start-up heap, in a daemon thread, once per process,
+    """Freeze the start-up heap in a daemon thread, once per process,
     ``delay_s`` seconds from now (the page that called this is sent first). Returns the thread
     this call started, or None if an earlier call started one."""
     with _START:
         if _started:
             return None
-        thread = threading.Timer(delay_s, _warm)
+        thread = threading.Timer(delay_s, freeze_start_up_heap)
         thread.name, thread.daemon = "pmapviz-heavyimports", True
         _started.append(thread)
     thread.start()

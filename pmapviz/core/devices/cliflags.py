@@ -11,6 +11,7 @@ import json
 import os
 import sys
 
+from pmapviz.core.base import stopping
 from pmapviz.core.devices import compilecache, devicefacts, deviceset, jaxstartup
 
 
@@ -121,15 +122,10 @@ def _print(as_json: bool, data: dict, lines: list[str]) -> None:
 
 
 def _exit_on_signals() -> None:
-    """SIGTERM, SIGINT, SIGHUP exit through the ``finally`` blocks, which kill the workers'
-    process groups (and the workers die with this process anyway: worker.die_with_parent)."""
-    import signal
-
-    def _exit(signum, _frame):
-        raise SystemExit(128 + signum)
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _exit)
+    """SIGTERM, SIGINT, SIGHUP end the command through its ``finally`` blocks, which kill the
+    workers' process groups (the workers die with this process anyway:
+    worker.die_with_parent): :func:`pmapviz.core.base.stopping.signals_as_interrupt`."""
+    stopping.signals_as_interrupt()
 
 
 def _given(value: str | None, default: str) -> str:

@@ -10,6 +10,7 @@ import threading
 import time
 
 import streamlit as st
+from streamlit import runtime
 from streamlit.runtime.pages_manager import PagesManager
 
 from pmapviz.core.devices import deviceset, jaxstartup
@@ -87,3 +88,9 @@ def fragment(body):
             page_failed(err)
 
     return st.fragment(guarded)
+
+
+def real_server() -> bool:
+    """Whether this process is a real Streamlit server (an AppTest, the doctor's page check,
+    has a runtime too: a mock one)."""
+    return runtime.exists() and type(runtime.get_instance()) is runtime.Runtime

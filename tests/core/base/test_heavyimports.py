@@ -1,5 +1,5 @@
-"""pmapviz.core.base.heavyimports: pandas imported once, in the background or on demand, never twice
-at once.
+"""pmapviz.core.base.heavyimports: pandas imported whole, once, under one lock, never in the
+background; the background warm-up only freezes the start-up heap.
 Each test runs in a fresh interpreter: this one has imported pandas long ago."""
 
 import subprocess
@@ -46,31 +46,33 @@ def test_many_threads_asking_at_once_all_get_the_whole_module():
     assert out == "[(2, 1)] 8 []"
 
 
-def test_start_imports_pandas_in_the_background_once_per_process():
+def test_start_freezes_the_heap_in_the_background_once_and_imports_nothing():
+    """The warm-up after the first page imports nothing: a module half imported in the
+    background is what Plotly read as a 'partially initialised module' (the one import rule)."""
     out = _fresh("""
         import sys
         from pmapviz.core.base import heavyimports
+        before = set(sys.modules)
         first = heavyimports.start(delay_s=0.2)
-        before = "pandas" in sys.modules  # still waiting out the delay
         again = heavyimports.start()
         first.join(60)
-        print(before, again, first.daemon, first.name, hasattr(sys.modules["pandas"], "DataFrame"))
+        print(sorted(set(sys.modules) - before), again, first.daemon, first.name)
     """)
-    assert out == "False None True pmapviz-heavyimports True"
+    assert out == "[] None True pmapviz-heavyimports"
 
 
-def test_a_caller_during_the_background_import_waits_for_it():
-    """The race the lock prevents: a table drawn while the warm-up thread is mid-import must
-    get the finished module, not a partially initialised one."""
+def test_ready_imports_pandas_whole_once_and_then_returns_at_once():
     out = _fresh("""
-        import time
+        import sys, time
         from pmapviz.core.base import heavyimports
-        thread = heavyimports.start()
-        time.sleep(0.01)
-        during = thread.is_alive()  # the warm-up thread is importing now
-        print(during, heavyimports.pandas().DataFrame([{"x": 1}]).to_dict("records"))
+        was = "pandas" in sys.modules
+        heavyimports.ready()
+        t = time.perf_counter()
+        for _ in range(1000):
+            heavyimports.ready()
+        print(was, hasattr(sys.modules["pandas"], "DataFrame"), time.perf_counter() - t < 0.5)
     """)
-    assert out == "True [{'x': 1}]"
+    assert out == "False True True"
 
 
 def test_the_warm_up_takes_the_start_up_heap_out_of_every_full_collection():
@@ -80,6 +82,7 @@ def test_the_warm_up_takes_the_start_up_heap_out_of_every_full_collection():
         import gc, weakref
         import jax, streamlit
         from pmapviz.core.base import heavyimports
+        heavyimports.ready()
         class Node: pass
         old = Node(); old.self = old; old_ref = weakref.ref(old); del old  # garbage before
         walked_before = len(gc.get_objects())
@@ -91,6 +94,6 @@ def test_the_warm_up_takes_the_start_up_heap_out_of_every_full_collection():
               new_ref() is None)
     """)
     before, frozen, after, old_freed, new_freed = out.split()
-    assert int(frozen) > 0.9 * int(before)  # pandas' objects join them
+    assert int(frozen) > 0.9 * int(before)
     assert int(after) < 0.05 * int(before)
     assert (old_freed, new_freed) == ("True", "True")

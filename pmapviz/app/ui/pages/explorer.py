@@ -18,8 +18,8 @@ st.title("Shapes & sharding")
 st.markdown(
     "Set a function's input shapes and axes and see, before anything runs, exactly how "
     "`jax.pmap` splits the work across this server's "
-    f"**{valuetext.counted(n, 'device')}**. Everything below comes from `pmapviz.plan` (abstract shapes, "
-    "`jax.eval_shape`) and JAX's own shardings."
+    f"**{valuetext.counted(n, 'device')}**. Everything below comes from `pmapviz.plan` "
+    "(abstract shapes, `jax.eval_shape`) and JAX's own shardings."
 )
 url_state.load(explorer_form.P, scenarios.schema(n))
 explorer_form.presets_row(n)
