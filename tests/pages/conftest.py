@@ -40,6 +40,19 @@ def run_app(monkeypatch):
     return _run
 
 
+def open_link(monkeypatch, page: str | None, query: dict, timeout: float = 120) -> AppTest:
+    """A browser opening a link: a fresh session whose first run is ``page`` (a page file;
+    None: Home) with ``query``, after that run."""
+    steady_state_server(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    for k, v in query.items():
+        at.query_params[k] = v
+    if page is not None:
+        at.switch_page(page)
+    return at.run()
+
+
 def all_text(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [
@@ -47,6 +60,7 @@ def all_text(at: AppTest) -> str:
     ]
     parts += [t.value for t in at.title] + [h.value for h in at.subheader]
     parts += [h.value for h in at.header] + [c.value for c in at.code]
+    parts += [e.proto.label for e in at.get("page_link")]
     return "\n".join(str(p) for p in parts)
 
 

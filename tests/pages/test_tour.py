@@ -1,10 +1,12 @@
 """AppTest for every step of the guided tour, its URL state and navigation."""
 
+from urllib.parse import parse_qsl
+
 import pytest
 
 from pmapviz.core.base.pageinfo import page_file
 from tests.conftest import TEST_DEVICES
-from tests.pages.conftest import all_text
+from tests.pages.conftest import all_text, open_link
 
 PAGE = page_file("tour")
 N = TEST_DEVICES
@@ -33,8 +35,20 @@ def test_each_step_by_link(run_app, step):
     assert at.query_params["step"] == str(step)
     if step == 5:
         assert list(at.dataframe[0].value["result"]) == [f"({N}, 4, 2)", f"({N}, 3)", f"(3, {N})"]
-    links = " ".join(m.value for m in at.markdown if "open_in_new" in m.value)
-    assert "](/" in links  # every step links to the full page
+    assert at.get("page_link")  # every step links to the full page
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_a_steps_links_open_their_page_in_this_tab_and_keep_presenter_mode(monkeypatch, present):
+    """A step's links open their page in this tab and session, with the link's settings and
+    presenter mode as it is (a new tab without present=1 brought the sidebar back on a
+    projector)."""
+    at = open_link(monkeypatch, PAGE, {"step": "3", "present": present})
+    links = [e.proto for e in at.get("page_link") if e.proto.label.startswith("Explorer with")]
+    (seed,) = links
+    query = dict(parse_qsl(seed.query_string))
+    assert not seed.external and seed.page == "explorer" and query["fn"] == "batched_dot"
+    assert query.get("present") == ("1" if present == "1" else None)
 
 
 def test_next_and_previous_keep_the_url(run_app):

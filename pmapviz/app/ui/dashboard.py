@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from pmapviz.app import page_registry
-from pmapviz.app.ui import page_menu, room_panel
+from pmapviz.app.ui import launch, page_menu, room_panel
 from pmapviz.core.base import heavyimports, stopping, valueparse
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import device_panel, device_sets, presenter, shell
@@ -32,6 +32,7 @@ def main() -> None:
     try:
         settings = jaxstartup.parse_settings(sys.argv[1:], os.environ)
         jaxstartup.apply(settings)  # before anything else touches JAX
+        jaxstartup.launched_with(launch.command())  # what the restart commands start with
     except valueparse.SettingError as err:
         _cannot_start(err)
         return
@@ -80,10 +81,6 @@ def _cannot_start(err: valueparse.SettingError) -> None:
             f"Start it like this (any count from {jaxstartup.MIN_DEVICES} to "
             f"{jaxstartup.MAX_DEVICES}):"
         )
-        st.code(
-            "pmapviz serve --devices 8\n# or, from a checkout\n"
-            "streamlit run app.py -- --devices 8\n# or\nPMAPVIZ_DEVICES=8 streamlit run app.py",
-            language="bash",
-        )
+        st.code(f"{launch.command()} --devices 8", language="bash", wrap_lines=True)
 
     st.navigation([st.Page(cannot_start, title="pmapviz could not start")], position="hidden").run()

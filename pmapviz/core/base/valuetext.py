@@ -95,3 +95,12 @@ def counted(n: int, noun: str) -> str:
     """``n`` and its noun, singular for one: ``counted(1, "device")`` -> '1 device',
     ``counted(8, "device")`` -> '8 devices'."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def size_flag(n: int) -> str:
+    """A byte count as a size flag reads it back (K/M/G/T binary, as ``parse_bytes`` takes
+    them): 2147483648 -> '2G', 1536 * 2**20 -> '1536M', 1_500_000_000 -> '1500000000'."""
+    for unit, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)

@@ -149,14 +149,23 @@ def reset_pages() -> None:
     st.query_params.from_dict(keep)
 
 
-def set_url(params: Mapping[str, str]) -> None:
-    """Replace the URL's query parameters (keeping presenter mode, and the device set where
-    the server holds two) if they changed."""
-    wanted = dict(params) | {k: v for k, v in st.query_params.items() if k in STICKY}
+def own_keys() -> dict[str, str]:
+    """This session's own keys, which every link it writes or opens keeps: presenter mode,
+    following the presenter, and the device set where the server holds two."""
+    own = {k: v for k, v in st.query_params.items() if k in STICKY}
     if st.session_state.get("present"):
-        wanted["present"] = "1"
+        own["present"] = "1"
     if (on := st.session_state.get(RUNS_ON)) and deviceset.has_two():
-        wanted["on"] = st.session_state[ON_SEEN] = on
+        own["on"] = on
+    return own
+
+
+def set_url(params: Mapping[str, str]) -> None:
+    """Replace the URL's query parameters (keeping this session's own keys: :func:`own_keys`)
+    if they changed."""
+    wanted = dict(params) | own_keys()
+    if "on" in wanted:
+        st.session_state[ON_SEEN] = wanted["on"]
     if dict(st.query_params) != wanted:
         st.query_params.from_dict(wanted)
 

@@ -13,7 +13,7 @@ from pmapviz.app.ui import room_panel
 from pmapviz.core.base import room
 from pmapviz.core.base.pageinfo import page_file
 from tests.conftest import ROOT
-from tests.pages.conftest import all_text, steady_state_server
+from tests.pages.conftest import all_text, open_link, steady_state_server
 
 
 @pytest.fixture()
@@ -32,11 +32,7 @@ def _lead(at, key: str):
 
 def _follow_link(monkeypatch):
     """A fresh session opened at ``/?follow=1``, the follow link, after its first run."""
-    steady_state_server(monkeypatch)
-    monkeypatch.setattr(sys, "argv", ["app.py"])
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.query_params["follow"] = "1"
-    return at.run()
+    return open_link(monkeypatch, None, {"follow": "1"})
 
 
 def _browser_opens(at, monkeypatch) -> AppTest:
@@ -45,14 +41,8 @@ def _browser_opens(at, monkeypatch) -> AppTest:
     version, link, _ = at.session_state[room_panel.OPENING]
     parts = urlsplit(link)
     assert not parts.scheme and not parts.netloc and link.startswith("/")  # this server only
-    steady_state_server(monkeypatch)
-    monkeypatch.setattr(sys, "argv", ["app.py"])
-    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for k, v in parse_qsl(parts.query):
-        fresh.query_params[k] = v
-    if page := parts.path.strip("/"):
-        fresh.switch_page(page_file(page))
-    return fresh.run()
+    page = parts.path.strip("/")
+    return open_link(monkeypatch, page_file(page) if page else None, dict(parse_qsl(parts.query)))
 
 
 def _explorer_n(at) -> str:

@@ -79,3 +79,13 @@ def test_a_tree_with_dict_keys_is_shown_as_code_and_shapes_stay_plain():
 @pytest.mark.parametrize(("n", "want"), [(1, "1 device"), (0, "0 devices"), (16, "16 devices")])
 def test_a_count_of_one_is_said_in_the_singular(n, want):
     assert valuetext.counted(n, "device") == want
+
+
+@pytest.mark.parametrize(
+    ("n", "typed"),
+    [(2 * 2**30, "2G"), (1536 * 2**20, "1536M"), (1_500_000_000, "1500000000"), (2**40, "1T")],
+)
+def test_a_size_is_written_back_as_it_is_typed_and_reads_back_the_same(n, typed):
+    from pmapviz.core.base.valueparse import parse_bytes
+
+    assert valuetext.size_flag(n) == typed and parse_bytes(typed, "--max-bytes") == n

@@ -5,13 +5,15 @@ them; and the live demo behind a button that two steps have (a cluster, a timing
 from __future__ import annotations
 
 import html
+from urllib.parse import parse_qsl, urlsplit
 
 import streamlit as st
 
 from pmapviz.core.base import queues
+from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.planning.scenarios import Scenario
-from pmapviz.core.ui import grids, plan_cards, presenter, queue_display, tables
+from pmapviz.core.ui import grids, plan_cards, presenter, queue_display, tables, url_state
 from pmapviz.core.ui.device_panel import device_chips
 from pmapviz.features.cluster import cluster
 from pmapviz.features.timing import sweepsetup
@@ -67,7 +69,17 @@ def _block(b, report: jaxstartup.DeviceReport) -> None:
         if plan is not None and plan.ok:
             plan_cards.show(plan, b.extra, "As JAX's NamedSharding places the arrays.")
     elif b.kind == "link":
-        st.markdown(f":material/open_in_new: [{b.body}]({b.extra})")
+        _page_link(b.body, b.extra)
+
+
+def _page_link(label: str, link: str) -> None:
+    """A step's link to another page, opened in this tab and this session: presenter mode,
+    following the presenter, and the device set stay as they are; the page's settings are the
+    link's, read through its schemas as any link's."""
+    parts = urlsplit(link)
+    page = parts.path.strip("/") or "home"
+    query = dict(parse_qsl(parts.query)) | url_state.own_keys()
+    st.page_link(page_file(page), label=label, icon=":material/arrow_forward:", query_params=query)
 
 
 def actions(step: int, n: int) -> None:

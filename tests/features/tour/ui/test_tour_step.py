@@ -16,7 +16,6 @@ BLOCKS = [
     tourblocks.TourBlock(
         "cards", {"fn": "add", "s0": f"{TEST_DEVICES}, 4", "s1": f"{TEST_DEVICES}, 4"}, "The arrays"
     ),
-    tourblocks.TourBlock("link", "Open it", "/explorer?fn=add"),
 ]
 
 
@@ -35,7 +34,7 @@ def test_every_kind_of_block_is_drawn_in_order():
     assert not at.exception
     values = [m.value for m in at.markdown]
     assert values[0] == "Some words." and "role='img'" in values[1]
-    assert "aria-label='The 8 devices" in values[2] and "[Open it](/explorer?fn=add)" in values[3]
+    assert "aria-label='The 8 devices" in values[2]
     assert at.code[0].value == "x = 1" and at.info[0].value == "A note."
     assert len(at.dataframe) == 1 and "The arrays" in at.get("html")[0].proto.body
 
