@@ -54,6 +54,7 @@ def main() -> None:
         with shell.routing(device_set):
             device_panel.show(shell.device_report())
             device_sets.picker(device_set)
+            page_menu.presenter_bar(page.url_path)
             page.run()
             room_panel.after_page(page.url_path)
     except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)

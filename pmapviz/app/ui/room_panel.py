@@ -207,11 +207,8 @@ def _leader_box(the: room.Room) -> None:
     with st.popover("Follow link", icon=":material/group:"):
         st.code(f"{url_state.base_url()}/?{FOLLOW_PARAM}=1", language=None, wrap_lines=True)
         st.caption("Attendees open it: their page follows yours within a second.")
-        if _host() in LOOPBACK:
-            st.caption(
-                "This address reaches this machine only. To serve a room, start the server "
-                "with `--address 0.0.0.0` and give this machine's name or address instead."
-            )
+        if url_state.only_this_machine():
+            st.caption(url_state.ROOM_NOTE)
     st.button("Stop leading", key="room_unlead", on_click=lambda: st.session_state.pop(LEAD, None))
 
 
@@ -237,24 +234,14 @@ def _start_following() -> None:
     _back()
 
 
-LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
-
-
 def _on_this_machine() -> bool:
     """Whether this browser runs on the server's machine: a loopback connection, addressed to
     a loopback name, through no proxy (a tunnel such as ngrok connects from loopback too, but
     names its own host and says whom it forwards)."""
     headers = st.context.headers or {}
     forwarded = any(headers.get(h) for h in ("X-Forwarded-For", "Forwarded", "X-Real-Ip"))
-    return st.context.ip_address is None and _host() in LOOPBACK and not forwarded
-
-
-def _host() -> str:
-    """The host name this browser used for the server, without the port."""
-    host = str((st.context.headers or {}).get("Host", ""))
-    if host.startswith("["):  # [::1]:8501
-        return host.partition("]")[0] + "]"
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    local = url_state.browser_host() in url_state.LOOPBACK
+    return st.context.ip_address is None and local and not forwarded
 
 
 def _lead_here() -> None:

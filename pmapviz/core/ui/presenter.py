@@ -39,6 +39,12 @@ def toggle() -> bool:
     return on
 
 
+def leave() -> None:
+    """Leave presenter mode (a button's callback): the switch off, and out of the link."""
+    st.session_state["present"] = False
+    st.query_params.pop("present", None)
+
+
 def presenting() -> bool:
     """Whether presenter mode is on."""
     return bool(st.session_state.get("present"))

@@ -10,7 +10,7 @@ widgets' texts back into the URL through ``Schema.to_query``, so a copied link (
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -170,11 +170,43 @@ def set_url(params: Mapping[str, str]) -> None:
         st.query_params.from_dict(wanted)
 
 
+LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+
+
+def browser_host() -> str:
+    """The host name this browser used for the server, without the port."""
+    host = str((st.context.headers or {}).get("Host", ""))
+    if host.startswith("["):  # [::1]:8501
+        return host.partition("]")[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
 def base_url() -> str:
-    """``scheme://host:port`` as this browser reached the server."""
-    host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
+    """``scheme://host:port`` that people reach this server at: Streamlit's
+    ``browser.serverAddress`` (and ``browser.serverPort``) where the operator set it, else as
+    this browser reached the server."""
+    from streamlit import config
+
     scheme = "https" if str(st.context.url or "").startswith("https") else "http"
+    if config.is_manually_set("browser.serverAddress"):
+        host = str(st.get_option("browser.serverAddress"))
+        port = st.get_option("browser.serverPort")
+        return f"{scheme}://{host}" + (f":{port}" if port and int(port) not in (80, 443) else "")
+    host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
     return f"{scheme}://{host}"
+
+
+def only_this_machine() -> bool:
+    """Whether the links this server gives name a loopback address: nobody else can open them."""
+    return urlsplit(base_url()).hostname in ("localhost", "127.0.0.1", "::1")
+
+
+ROOM_NOTE = (
+    "Only this machine can open this link: it names a loopback address. To serve a room, "
+    "restart with `--server.address 0.0.0.0` (`pmapviz serve`: `--address 0.0.0.0`) and give "
+    "people this machine's name or address; `--browser.serverAddress NAME` puts it in these "
+    "links."
+)
 
 
 def register(prefix: str) -> None:
@@ -183,19 +215,24 @@ def register(prefix: str) -> None:
     st.session_state.setdefault(PREFIXES, set()).add(prefix)
 
 
-def share_link(url_path: str) -> None:
-    """A "Share this view" button in the sidebar that opens a copyable link to exactly this
-    view, the page and its settings. Lazy: the link is drawn only while it is open (opening it
-    reruns the page), so an edit pays nothing for it, and a page whose edits rerun only a
-    fragment (which may not write to the sidebar) still gets a link with its latest settings:
-    the fragment keeps the URL's query up to date."""
-    box = st.sidebar.popover(
-        "Share this view", icon=":material/link:", on_change="rerun", key=f"share_{url_path}"
+def share_link(url_path: str, where=None, key: str | None = None) -> None:
+    """A "Share this view" button (in the sidebar, or in ``where``) that opens a copyable link
+    to exactly this view, the page and its settings, without this session's own keys. Lazy:
+    the link is drawn only while it is open (opening it reruns the page), so an edit pays
+    nothing for it, and a page whose edits rerun only a fragment (which may not write to the
+    sidebar) still gets a link with its latest settings: the fragment keeps the URL's query
+    up to date."""
+    box = (where if where is not None else st.sidebar).popover(
+        "Share this view",
+        icon=":material/link:",
+        on_change="rerun",
+        key=key or f"share_{url_path}",
     )
     if not box.open:
         return
     path = "" if url_path == "home" else url_path
-    encoded = urlencode({k: v for k, v in st.query_params.items() if k not in STICKY})
+    own = set(STICKY) | {"present"}
+    encoded = urlencode({k: v for k, v in st.query_params.items() if k not in own})
     with box:
         st.code(
             f"{base_url()}/{path}" + (f"?{encoded}" if encoded else ""),
@@ -203,3 +240,5 @@ def share_link(url_path: str) -> None:
             wrap_lines=True,
         )
         st.caption("Opening the link reproduces these settings.")
+        if only_this_machine():
+            st.warning(ROOM_NOTE, icon=":material/lan:")

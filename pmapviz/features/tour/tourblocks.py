@@ -21,6 +21,7 @@ class TourBlock:
     kind: str
     body: Any
     extra: str = ""  # code language, a link's target, or a picture's words
+    problem: bool = False  # the problem a picture answers: before the pictures when presenting
 
     @property
     def picture(self) -> bool:

@@ -10,6 +10,7 @@ demo behind a button (:mod:`pmapviz.features.tour.tourruns`). Links come from
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,12 +108,12 @@ def step_too_many(ctx: Context) -> list[TourBlock]:
     import numpy as np
 
     n = ctx.n
-    try:  # the real, cryptic message
+    try:  # the real, cryptic message, whole
         devs = devicefacts.local_devices_for_work()[:n]
         jax.pmap(lambda v: v * 2, devices=devs)(np.zeros((n + 1, 3), np.float32))
         jax_msg = "(no error)"
     except Exception as err:  # noqa: BLE001
-        jax_msg = f"{type(err).__name__}: {first_line(err)}"
+        jax_msg = f"{type(err).__name__}: {err}"
     p = planning.plan(functions.get("double"), [(n + 1, 3)], n_devices=n)
     mistake = Scenario.defaults("double", n).with_changes({"s0": f"{n + 1}, 3"}, n)
     return [
@@ -120,12 +121,15 @@ def step_too_many(ctx: Context) -> list[TourBlock]:
             "markdown",
             f"What happens when the mapped axis has {n + 1} elements and there "
             f"are {n} devices? JAX itself says:",
+            problem=True,
         ),
-        TourBlock("code", jax_msg, "text"),
+        TourBlock("code", jax_msg, "text", problem=True),
         TourBlock(
-            "markdown", "which does not tell you what to change. pmapviz, from the shapes alone:"
+            "markdown",
+            "which does not tell you what to change. pmapviz, from the shapes alone:",
+            problem=True,
         ),
-        TourBlock("lesson", p.problems[0].message),
+        TourBlock("lesson", p.problems[0].message, problem=True),
         TourBlock("markdown", f"**Fix:** {p.problems[0].fix}"),
         *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),
@@ -133,13 +137,28 @@ def step_too_many(ctx: Context) -> list[TourBlock]:
 
 
 def _fixed_cards(p, n: int) -> list[TourBlock]:
-    """The planner's fix, drawn: the reshaped array split over the devices."""
+    """The planner's fix, drawn: the reshaped array split over the devices, and how many of
+    them it keeps busy (with the way to use them all when it leaves some idle)."""
     new = p.problems[0].new_shapes if p.problems else None
     if not new:
         return []
     shape = new[0]
     fixed = Scenario.defaults("double", n).with_changes({"s0": ", ".join(map(str, shape))}, n)
-    return [TourBlock("cards", fixed.texts(), f"The planner's fix, drawn: x as {fmt_shape(shape)}")]
+    blocks = [
+        TourBlock("cards", fixed.texts(), f"The planner's fix, drawn: x as {fmt_shape(shape)}")
+    ]
+    used, rows = shape[0], math.prod(shape[:-1])
+    if used < n:
+        padded = -(-rows // n) * n
+        blocks.append(
+            TourBlock(
+                "info",
+                f"This fix runs on {used} of the {n} devices: {n - used} stay idle. To keep "
+                f"all {n} busy, pad x to {padded:,} rows (a multiple of {n}) and reshape it "
+                f"to ({n}, {padded // n}, {shape[-1]}).",
+            )
+        )
+    return blocks
 
 
 AXES_CASES = (  # label, function, shapes (with n), in_axes, out_axes

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from pmapviz.app.ui import room_panel
 from pmapviz.core.base import room
 from pmapviz.core.base.pageinfo import page_file
+from pmapviz.core.ui import url_state
 from tests.conftest import ROOT
 from tests.pages.conftest import all_text, open_link, steady_state_server
 
@@ -120,8 +121,8 @@ def test_the_leaders_url_parameters_without_the_key_drive_no_one(run_app, fresh_
     ],
 )
 def test_the_host_name_is_read_without_its_port(monkeypatch, host, name):
-    monkeypatch.setattr(room_panel.st, "context", type("C", (), {"headers": {"Host": host}}))
-    assert room_panel._host() == name
+    monkeypatch.setattr(url_state.st, "context", type("C", (), {"headers": {"Host": host}}))
+    assert url_state.browser_host() == name
 
 
 @pytest.mark.parametrize(

@@ -58,12 +58,55 @@ def test_every_step_gives_blocks_and_links_that_pages_accept(k):
             assert page == "home" and not query
 
 
-def test_step_4_shows_jax_error_and_the_planner_message():
+def test_step_4_shows_jax_error_whole_and_the_planner_message():
+    import jax
+    import numpy as np
+
     blocks = toursteps.step_too_many(CTX)
     code = next(b for b in blocks if b.kind == "code")
-    assert "Error" in code.body  # JAX's own, cryptic message
+    with pytest.raises(Exception) as said:  # JAX's own, cryptic message, as JAX says it
+        jax.pmap(lambda v: v * 2, devices=devicefacts.local_devices_for_work()[:N])(
+            np.zeros((N + 1, 3), np.float32)
+        )
+    assert code.body.endswith(str(said.value).rstrip()[-60:]) and len(code.body) > 20
     err = next(b for b in blocks if b.kind == "lesson")
     assert f"has {N + 1} elements but there are {N} devices" in err.body
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16])
+def test_step_4_says_the_problem_first_and_how_many_devices_its_fix_leaves_idle(n):
+    """Presenting, the problem comes before the fix's picture (the first 1280x720 screen was
+    the fix); a fix that leaves devices idle says how many and how to use them all, in this
+    server's own numbers."""
+    from pmapviz.core.expressions import functions
+    from pmapviz.core.planning import planning
+
+    p = planning.plan(functions.get("double"), [(n + 1, 3)], n_devices=n)
+    blocks = toursteps._fixed_cards(p, n)
+    cards = [b for b in blocks if b.kind == "cards"]
+    if not cards:
+        return  # no reshape is offered here: nothing to leave idle
+    used = int(cards[0].body["s0"].split(",")[0])
+    idle = [b.body for b in blocks if b.kind == "info"]
+    if used == n:
+        assert not idle
+    else:
+        (words,) = idle
+        assert f"runs on {used} of the {n} devices: {n - used} stay idle" in words
+        padded = int(words.split("pad x to ")[1].split(" rows")[0].replace(",", ""))
+        assert padded % n == 0 and padded >= n + 1
+        fixed = scenarios.Scenario.defaults("double", n).with_changes(
+            {"s0": f"{n}, {padded // n}, 3"}, n
+        )
+        assert fixed.plan(n)[1].ok and fixed.plan(n)[1].devices_used == n  # the advice works
+
+
+def test_step_4_marks_its_problem_to_come_first():
+    blocks = toursteps.step_too_many(CTX)
+    first_picture = next(i for i, b in enumerate(blocks) if b.picture)
+    problem = [b.kind for b in blocks if b.problem]
+    assert problem[:2] == ["markdown", "code"] and "lesson" in problem
+    assert all(b.problem for b in blocks[:4]) and not blocks[first_picture].problem
 
 
 def test_step_5_results_come_from_the_planner():

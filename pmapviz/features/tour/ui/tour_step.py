@@ -36,8 +36,10 @@ def _kept(step: int, ctx: tourblocks.Context) -> list[tourblocks.TourBlock]:
 
 def show(blocks: list, report: jaxstartup.DeviceReport) -> None:
     """Draw a step's blocks."""
-    if presenter.presenting():
-        blocks = [b for b in blocks if b.picture] + [b for b in blocks if not b.picture]
+    if presenter.presenting():  # the problem, then the pictures, then the words
+        problem = [b for b in blocks if b.problem]
+        pictures = [b for b in blocks if b.picture and not b.problem]
+        blocks = problem + pictures + [b for b in blocks if b not in problem + pictures]
     for b in blocks:
         _block(b, report)
 
@@ -46,7 +48,7 @@ def _block(b, report: jaxstartup.DeviceReport) -> None:
     if b.kind == "markdown":
         st.markdown(b.body)
     elif b.kind == "code":
-        st.code(b.body, language=b.extra or None)
+        st.code(b.body, language=b.extra or None, wrap_lines=True)
     elif b.kind == "lesson":  # a mistake's message, shown on purpose: not the page's error
         st.warning(b.body, icon=":material/school:")
     elif b.kind == "info":

@@ -42,7 +42,15 @@ def test_every_kind_of_block_is_drawn_in_order():
 def test_presenting_the_pictures_come_before_the_words():
     at = render(_blocks, BLOCKS, True)
     values = [m.value for m in at.markdown]
-    assert "role='img'" in values[0] and values[-2] == "Some words."
+    assert "role='img'" in values[0] and values[-1] == "Some words."
+
+
+def test_presenting_a_steps_problem_comes_before_its_pictures():
+    problem = tourblocks.TourBlock("markdown", "The problem.", problem=True)
+    at = render(_blocks, [*BLOCKS, problem], True)
+    values = [m.value for m in at.markdown]
+    assert values[0] == "The problem." and "role='img'" in values[1]
+    assert values[-1] == "Some words."
 
 
 def test_each_steps_demo_is_made_by_the_core_for_this_server():
