@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pmapviz.core.devices import cliflags, devicefacts, deviceset, jaxstartup
+from pmapviz.features.compiled import tracecapture
 
 ROOT = Path(__file__).resolve().parents[2]  # pmapviz/app/doctorcommands.py -> the repository
 Progress = Callable[[str], None] | None
@@ -193,7 +194,9 @@ def _write_trace(folder: str) -> str | None:
         with jax.profiler.trace(folder, create_perfetto_trace=True):
             for _ in range(2):
                 jax.block_until_ready(f(x))
-    except RuntimeError:
+    except (RuntimeError, OSError) as err:  # busy, or the disk refused the trace
+        if tracecapture.disk_reason(err) is not None:
+            tracecapture.release_profiler()  # else every later trace is refused
         return None
     return folder
 

@@ -29,7 +29,7 @@ from pmapviz.app import doctorcommands
 from pmapviz.app.doctorcommands import Here, PageCheck, Progress, say
 from pmapviz.core.base.valuetext import first_line
 from pmapviz.core.budgets import memorypool
-from pmapviz.core.devices import devicefacts, deviceset, devicewords, jaxstartup
+from pmapviz.core.devices import compilecache, devicefacts, deviceset, devicewords, jaxstartup
 from pmapviz.core.planning.pmapplacement import pmap_sharding
 from pmapviz.features.compiled import tracecapture
 from pmapviz.features.timing import benchmarking as bench
@@ -53,6 +53,7 @@ def facts_section() -> dict:
         "device_memory": None if stats is None else [asdict(m) for m in stats],
         "budget": asdict(memorypool.budget()),
         "budget_lines": memorypool.budget_lines(memorypool.budget(), stats),
+        "compile_cache": compilecache.summary(),
     }
 
 
@@ -239,6 +240,7 @@ def _facts_lines(f: dict) -> list[str]:
     return [
         f"devices: {f['summary']}; platform {f['platform']}, kind {f['device_kind']}, "
         f"JAX {f['jax_version']}" + (f"; beside them {', '.join(beside)}" if beside else ""),
+        *([f"  {f['compile_cache']}"] if f.get("compile_cache") else []),
         *plain,
     ]
 

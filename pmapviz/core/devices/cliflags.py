@@ -59,6 +59,9 @@ def _start(
     ``--device-set`` names (``auto``: the set ``need`` prefers, a ``deviceset.NEEDS`` word).
     Returns the set's name."""
     jaxstartup.apply(device_settings)
+    cache_note = compilecache.note()
+    if cache_note and getattr(args, "command", "") != "devices":  # devices prints its notes
+        print(f"pmapviz: {cache_note}", file=sys.stderr)
     name = deviceset.parse(getattr(args, "device_set", None) or "auto", "--device-set")
     name = deviceset.default(need) if name == "auto" else name
     _SCOPES[-1].enter_context(deviceset.use(name))  # until the command returns (main)

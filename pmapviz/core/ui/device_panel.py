@@ -8,7 +8,7 @@ import streamlit as st
 
 from pmapviz.core.base.palette import device_colour, text_colour
 from pmapviz.core.budgets import memorypool
-from pmapviz.core.devices import devicefacts, devicewords, jaxstartup
+from pmapviz.core.devices import compilecache, devicefacts, devicewords, jaxstartup
 
 
 def device_chips(report: jaxstartup.DeviceReport, facts: devicefacts.Facts | None = None) -> str:
@@ -63,7 +63,9 @@ def show(report: jaxstartup.DeviceReport) -> None:
         if facts.startup is not None:
             for line in devicefacts.startup_lines(facts.startup):
                 st.caption(line)
-        for note in (*report.notes, *facts.hints):
+        cache = compilecache.note()  # a failure after start is not in report.notes
+        extra = [cache] if cache and cache not in report.notes else []
+        for note in (*report.notes, *extra, *facts.hints):
             st.warning(note, icon=":material/warning:")
         if note := devicewords.devices_note(facts):
             st.info(note, icon=":material/info:")

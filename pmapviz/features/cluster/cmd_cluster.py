@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from pmapviz.core.base import pathparse, valueparse
+from pmapviz.core.base import atomicfile, pathparse, valueparse
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.devices.cliflags import (
     MAX_CLUSTER_TIMEOUT,
@@ -140,10 +140,10 @@ def _cmd_join(args: argparse.Namespace) -> int:
             )
         return 0
     if target is not None:
-        try:
-            target.write_text(json.dumps(report, indent=2) + "\n")
-        except OSError as err:
-            print(f"pmapviz: --report {target}: {err.strerror}", file=sys.stderr)
+        try:  # whole or not at all: a full disk or a kill leaves the previous file
+            atomicfile.write_text(target, json.dumps(report, indent=2) + "\n")
+        except atomicfile.NotWritten as err:
+            print(f"pmapviz: --report {err}", file=sys.stderr)
             return 1
     _print(
         args.json,

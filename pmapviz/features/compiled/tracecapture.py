@@ -5,13 +5,18 @@ beside the ring model.
 create_perfetto_trace=True)`` and reads the ``perfetto_trace.json.gz`` it wrote
 (:mod:`pmapviz.core.xla.tracefiles`) into a Timeline (:mod:`pmapviz.core.xla.timeline`). The
 temporary folder is always removed, and one capture runs at a time in a process (``TURNS``, a
-visible queue).
+visible queue). No trace is ever kept for the user, so none can be left half-written: where the
+disk refuses the profiler's files (a full or read-only ``TMPDIR``), :class:`TraceNotWritten`
+says so in one line, the folder is removed all the same, and the profiler is freed for the
+next capture (:func:`release_profiler`).
 :func:`collective_timeline` compiles a collective, holds its memory, traces it, and sets each
 collective's measured time beside the ring model's.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import statistics
 import tempfile
 import time
@@ -39,6 +44,20 @@ class ProfilerBusy(RuntimeError):
     other actions the memory it needs; the message says what it waited for."""
 
 
+class TraceNotWritten(ProfilerBusy):
+    """The profiler could not write its trace (a full disk, a temporary folder that cannot be
+    written): one line saying where, why and what to do. Nothing is kept (the temporary
+    folder is removed) and the profiler is free for the next capture. A ProfilerBusy, so a
+    caller that shows one shows this too."""
+
+
+# what a failed write of the profiler says, in its own words (XLA's RESOURCE_EXHAUSTED ...)
+DISK_WORDS = tuple(
+    os.strerror(e)
+    for e in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EIO)
+)
+
+
 def capture(
     run: Callable[[], Any],
     collectives: dict[str, str],
@@ -49,13 +68,24 @@ def capture(
 ) -> Timeline:
     """Trace ``calls`` calls of ``run`` (already compiled and warm; its result is waited for),
     in this process's profiler queue (``TURNS``: ``on_wait(position, waited_s)`` while
-    waiting; ProfilerBusy after ``timeout_s``)."""
-    import jax
-
+    waiting; ProfilerBusy after ``timeout_s``; TraceNotWritten where the disk refused it)."""
     try:
         turn = TURNS.acquire(timeout_s, None, on_wait)
     except (queues.WaitTimeout, queues.Cancelled) as err:
         raise ProfilerBusy(str(err)) from err
+    try:
+        trace, seconds = _traced(run, calls)
+    finally:
+        turn.release()
+    lanes, name, seen = lanes_of(device_events(trace), collectives, module)
+    return Timeline(lanes, name, seen, seconds)
+
+
+def _traced(run: Callable[[], Any], calls: int) -> tuple[dict, float]:
+    """The trace of ``calls`` calls, written by the profiler into a temporary folder, read,
+    and the folder removed (also when writing failed: nothing half-written is kept)."""
+    import jax
+
     try:
         with tempfile.TemporaryDirectory(prefix="pmapviz-trace-") as folder:
             t = time.perf_counter()
@@ -63,14 +93,53 @@ def capture(
                 with jax.profiler.trace(folder, create_perfetto_trace=True):
                     for _ in range(calls):
                         jax.block_until_ready(run())
-            except RuntimeError as err:  # e.g. a trace started elsewhere in this process
-                raise ProfilerBusy(f"The profiler is busy: {err}") from err
-            seconds = time.perf_counter() - t
-            trace = read_trace(folder)
-    finally:
-        turn.release()
-    lanes, name, seen = lanes_of(device_events(trace), collectives, module)
-    return Timeline(lanes, name, seen, seconds)
+            except (RuntimeError, OSError) as err:
+                why = disk_reason(err)
+                if why is None and isinstance(err, RuntimeError):  # a trace started elsewhere
+                    raise ProfilerBusy(f"The profiler is busy: {err}") from err
+                release_profiler()  # JAX keeps a session whose export failed: next would fail
+                raise _not_written(why or str(err)) from err
+            return read_trace(folder), time.perf_counter() - t
+    except OSError as err:  # the temporary folder itself: cannot be made, or removed
+        raise _not_written(disk_reason(err) or str(err)) from err
+
+
+def _not_written(why: str) -> TraceNotWritten:
+    where = tempfile.gettempdir()
+    full = why in (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT))
+    fix = (
+        "free some space there, or set TMPDIR to a folder with room"
+        if full
+        else ("set TMPDIR to a folder you can write to")
+    )
+    return TraceNotWritten(
+        f"The trace could not be written in {where} ({why}): nothing was kept; {fix}, and "
+        "capture again."
+    )
+
+
+def disk_reason(err: BaseException) -> str | None:
+    """Why a write failed, in the system's words, when the disk refused it (full, quota,
+    read-only, permission): from an OSError's errno or the profiler's message; else None."""
+    if isinstance(err, OSError) and err.errno is not None:
+        return os.strerror(err.errno) if err.strerror is None else err.strerror
+    text = str(err)
+    return next((words for words in DISK_WORDS if words in text), None)
+
+
+def release_profiler() -> None:
+    """Forget the profiler session whose export failed. JAX 0.10's ``stop_trace`` raises
+    before it resets its state, so every later capture in the process would be told
+    "Profile has already been started" (measured: a trace on a full disk, then space freed,
+    the next trace refused). Private to JAX, checked: where absent, nothing to do."""
+    try:
+        from jax._src import profiler
+
+        state = profiler._profile_state
+    except (ImportError, AttributeError):
+        return
+    with state.lock:
+        state.reset()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from pmapviz.core.base import pathparse, valueparse
+from pmapviz.core.base import atomicfile, pathparse, valueparse
 from pmapviz.core.devices import devicefacts, jaxstartup
 from pmapviz.core.devices.cliflags import (
     MAX_BENCH_SIZE,
@@ -106,10 +106,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
     else:
         if target is not None:
-            try:
-                target.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            except OSError as err:  # checked before the sweep; a full disk is found only now
-                print(f"pmapviz: --json {target}: {err.strerror}", file=sys.stderr)
+            try:  # whole or not at all: a full disk or a kill leaves the previous file
+                atomicfile.write_text(target, json.dumps(data, indent=2))
+            except atomicfile.NotWritten as err:  # checked before the sweep; a full disk now
+                print(f"pmapviz: --json {err}", file=sys.stderr)
                 return 1
         print(
             f"memory bandwidth (the floor) {report.floor_method}; {len(report.results)} "

@@ -110,3 +110,75 @@ def test_a_capture_whose_wait_for_memory_ends_says_so(monkeypatch):
     monkeypatch.setattr(memorypool, "reserve", reserve)
     with pytest.raises(tracecapture.ProfilerBusy, match="Waited 120 s for memory"):
         tracecapture.collective_timeline("psum", 4, 16)
+
+
+# ---------------------------------------------------------------- issue 52: the disk
+def _trace_folders() -> set[str]:
+    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("pmapviz-trace-")}
+
+
+def test_a_trace_the_disk_refuses_is_one_line_nothing_is_kept_and_the_next_one_works(
+    monkeypatch,
+):
+    """A real capture whose last file (perfetto_trace.json.gz, written by JAX's stop_trace)
+    meets a full disk: JAX then never resets its profiler, so every later capture in the
+    process was refused as "Profile has already been started". Now: one line, the folder
+    removed, and the next capture (with room again) works."""
+    import errno
+
+    from jax._src import profiler
+
+    before = _trace_folders()
+
+    def full(log_dir):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as disk:
+        disk.setattr(profiler, "_write_perfetto_trace_file", full)
+        with pytest.raises(tracecapture.TraceNotWritten) as caught:
+            tracecapture.collective_timeline("psum", 2, 64)
+    assert str(caught.value) == (
+        f"The trace could not be written in {tempfile.gettempdir()} (No space left on device): "
+        "nothing was kept; free some space there, or set TMPDIR to a folder with room, and "
+        "capture again."
+    )
+    assert isinstance(caught.value, tracecapture.ProfilerBusy)  # the page's warning shows it
+    assert _trace_folders() == before
+    tl, _ = tracecapture.collective_timeline("psum", 2, 64)
+    assert list(tl.lanes) == ["cpu:0", "cpu:1"]
+
+
+def test_the_profilers_own_words_tell_a_full_disk_from_a_busy_profiler(monkeypatch):
+    import contextlib
+
+    import jax
+
+    def tracing(said):
+        @contextlib.contextmanager
+        def trace(folder, **kwargs):
+            yield
+            raise RuntimeError(said)
+
+        return trace
+
+    xla = "RESOURCE_EXHAUSTED: /tmp/t/plugins/profile/vm.xplane.pb; Disk quota exceeded"
+    monkeypatch.setattr(jax.profiler, "trace", tracing(xla))
+    with pytest.raises(tracecapture.TraceNotWritten, match=r"\(Disk quota exceeded\): nothing"):
+        tracecapture.capture(lambda: None, {})
+    busy = "Profile has already been started. Only one profile may be run at a time."
+    monkeypatch.setattr(jax.profiler, "trace", tracing(busy))
+    with pytest.raises(tracecapture.ProfilerBusy) as caught:
+        tracecapture.capture(lambda: None, {})
+    assert str(caught.value) == f"The profiler is busy: {busy}"
+    assert not isinstance(caught.value, tracecapture.TraceNotWritten)
+
+
+def test_a_temporary_folder_that_cannot_be_made_is_one_line(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    monkeypatch.setattr(tempfile, "tempdir", str(gone))
+    with pytest.raises(tracecapture.TraceNotWritten) as caught:
+        tracecapture.capture(lambda: None, {})
+    assert str(caught.value) == (
+        f"The trace could not be written in {gone} (No such file or directory): nothing was "
+        "kept; set TMPDIR to a folder you can write to, and capture again."
+    )

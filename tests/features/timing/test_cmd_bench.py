@@ -1,12 +1,16 @@
 """python -m pmapviz bench: every file to write is checked before the sweep."""
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from pmapviz.core.base import pathparse
 from pmapviz.features.timing import benchmarking, cmd_bench
 from tests.app.test_cli import run_cli
+from tests.conftest import ROOT
 
 
 # ---------------------------------------------------------------- issue 36: files to write
@@ -139,4 +143,92 @@ def test_bench_json_dash_is_stdout_and_a_write_that_fails_late_is_one_line(
     monkeypatch.setattr(benchmarking, "sweep", sweep)
     assert cli.main(["bench", "--devices", "1", "--json", str(out / "b.json")]) == 1
     run = capsys.readouterr()
-    assert run.err == f"pmapviz: --json {out}/b.json: No such file or directory\n"
+    assert run.err == (
+        f"pmapviz: --json {out}/b.json was not written (No such file or directory): there was "
+        "no previous file; its folder is gone: create it again or name another file.\n"
+    )
+
+
+# ---------------------------------------------------------------- issue 52: the disk
+class _Report:
+    floor_method, results = "measured", []
+
+    def to_json(self):
+        return {"results": ["new"] * 1000}
+
+
+def test_bench_json_on_a_full_disk_is_one_line_exit_1_and_the_previous_file_intact(
+    capsys, tmp_path, monkeypatch
+):
+    """The sweep's report is written whole or not at all: the disk fills after the first
+    piece of it, and the previous report is still there, whole, with no half file beside it."""
+    import errno
+
+    from pmapviz.app import cli
+    from pmapviz.core.base import atomicfile
+
+    target = tmp_path / "bench.json"
+    target.write_text('{"old": true}')
+    writes = []
+
+    class FullDisk:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def write(self, fd, data):
+            writes.append(len(data))
+            if len(writes) > 1:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return os.write(fd, data[:100])  # the disk took a little of it, then filled
+
+    monkeypatch.setattr(cmd_bench, "_start", lambda *a, **k: "cpu")
+    monkeypatch.setattr(benchmarking, "sweep", lambda *a, **k: _Report())
+    monkeypatch.setattr(atomicfile, "os", FullDisk())
+    assert cli.main(["bench", "--devices", "1", "--json", str(target)]) == 1
+    run = capsys.readouterr()
+    assert len(writes) == 2 and run.out == ""  # no "written to" line
+    assert run.err == (
+        f"pmapviz: --json {target} was not written (No space left on device): the previous "
+        "file is intact; free some space there or name a file on another disk.\n"
+    )
+    assert target.read_text() == '{"old": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.json"]
+    monkeypatch.undo()  # the disk has room again: the same command replaces the file whole
+    monkeypatch.setattr(cmd_bench, "_start", lambda *a, **k: "cpu")
+    monkeypatch.setattr(benchmarking, "sweep", lambda *a, **k: _Report())
+    assert cli.main(["bench", "--devices", "1", "--json", str(target)]) == 0
+    assert json.loads(target.read_text()) == {"results": ["new"] * 1000}
+
+
+FULL = """
+import resource, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit a write fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))  # the report is about 1 KB
+sys.argv = ["pmapviz", *sys.argv[1:]]
+runpy.run_module("pmapviz", run_name="__main__")
+"""
+
+
+def test_bench_json_past_a_real_file_size_limit_says_one_line_with_no_traceback(tmp_path):
+    """The real command, its writes refused by the kernel (RLIMIT_FSIZE, as a full disk
+    refuses them): exit 1, one line on stderr, the previous file whole."""
+    target = tmp_path / "bench.json"
+    target.write_text('{"old": true}')
+    argv = ["bench", "--devices", "1", "--size", "1024", "--repeat", "1", "--impls", "numpy"]
+    done = subprocess.run(
+        [sys.executable, "-c", FULL, *argv, "--compile-cache", "off", "--json", str(target)],
+        cwd=ROOT,
+        env={**os.environ, "PMAPVIZ_DEVICES": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"pmapviz: --json {target} was not written (File too large): the previous file is "
+        "intact; it is over the file size limit (ulimit -f) or the disk's: raise it or use "
+        "another disk.\n"
+    )
+    assert "written to" not in done.stdout and "[1/1] numpy" in done.stdout  # it did measure
+    assert target.read_text() == '{"old": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.json"]
