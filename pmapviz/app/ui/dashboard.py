@@ -18,7 +18,7 @@ import streamlit as st
 from pmapviz.app import page_registry
 from pmapviz.app.ui import launch, page_menu, room_panel
 from pmapviz.core.base import heavyimports, stopping, valueparse
-from pmapviz.core.devices import jaxstartup
+from pmapviz.core.devices import jaxstartup, startcommands
 from pmapviz.core.ui import device_panel, device_sets, presenter, shell
 
 # the tab's icon is a file of our own: a ":material/...:" icon is fetched from fonts.gstatic.com
@@ -32,7 +32,7 @@ def main() -> None:
     try:
         settings = jaxstartup.parse_settings(sys.argv[1:], os.environ)
         jaxstartup.apply(settings)  # before anything else touches JAX
-        jaxstartup.launched_with(launch.command())  # what the restart commands start with
+        startcommands.launched_with(launch.command())  # what the restart commands start with
     except valueparse.SettingError as err:
         _cannot_start(err)
         return
@@ -76,7 +76,7 @@ def _cannot_start(err: valueparse.SettingError) -> None:
                 "Install the accelerator build of the pinned JAX into this "
                 "environment, then restart; or use emulated CPU devices:"
             )
-            st.code(jaxstartup.install_commands(), language="bash")
+            st.code(startcommands.install_commands(), language="bash")
             return
         st.markdown(
             f"Start it like this (any count from {jaxstartup.MIN_DEVICES} to "

@@ -22,10 +22,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from pmapviz.core.base import room, valuetext
+from pmapviz.core.base import room
 from pmapviz.core.base.pathparse import parse_folder
 from pmapviz.core.base.valueparse import SettingError, parse_bytes
-from pmapviz.core.devices import accelerators, compilecache, devicefacts, deviceset
+from pmapviz.core.devices import accelerators, compilecache, devicefacts, deviceset, startcommands
 from pmapviz.core.devices.devicefacts import DeviceInfo, physical_cores  # noqa: F401  re-exported
 
 MIN_DEVICES = 1
@@ -60,20 +60,6 @@ class Settings:
 
 class PlatformUnavailable(SettingError):
     """The platform asked for cannot start here; the message says how to install it."""
-
-
-def install_commands() -> str:
-    """The commands that give this environment a GPU or TPU backend, or start on CPU."""
-    return "\n".join(
-        [
-            "# an NVIDIA GPU:",
-            *accelerators.install_commands("gpu"),
-            "# a Google TPU:",
-            *accelerators.install_commands("tpu"),
-            "# or, on this machine as it is, emulated CPU devices:",
-            f"{_launcher[0]} --platform cpu --devices 8",
-        ]
-    )
 
 
 def _parse_count(text: str, where: str) -> int:
@@ -309,29 +295,8 @@ class DeviceReport:
 
     def restart_command(self, n: int | None = None, platform: str | None = None) -> str:
         """The command that restarts this server with ``n`` devices (on ``platform``: e.g.
-        "cpu" for emulated devices on an accelerator machine), as it was started
-        (:func:`launched_with`) and with the sizes as a person types them (2G, not bytes)."""
-        n = self.requested.devices if n is None else n
-        platform = platform or self.requested.platform
-        extra = f" --platform {platform}" if platform != "auto" else ""
-        if self.requested.max_bytes:
-            extra += f" --max-bytes {valuetext.size_flag(self.requested.max_bytes)}"
-        if self.requested.max_device_bytes:
-            extra += f" --max-device-bytes {valuetext.size_flag(self.requested.max_device_bytes)}"
-        if self.requested.max_seconds:
-            extra += f" --max-seconds {self.requested.max_seconds:g}"
-        return f"{_launcher[0]} --devices {n}{extra}"
-
-
-# how this process was started, as a command a person can type again on this machine (the
-# server's own options follow it); the dashboard says it at every run (launched_with)
-_launcher: list[str] = ["streamlit run app.py --"]
-
-
-def launched_with(command: str) -> None:
-    """Say how this server was started: its command up to the server's own options, e.g.
-    ``.venv/bin/python -m streamlit run app.py --`` or ``pmapviz serve --port 8600``."""
-    _launcher[0] = command
+        "cpu" for emulated devices on an accelerator machine): :mod:`startcommands`."""
+        return startcommands.restart(self.requested, n, platform)
 
 
 _applied: tuple[Settings, tuple[str, ...]] | None = None

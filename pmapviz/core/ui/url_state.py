@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+from streamlit import config
 
 from pmapviz.core.base import room, settings
 from pmapviz.core.devices import deviceset
@@ -185,8 +186,6 @@ def base_url() -> str:
     """``scheme://host:port`` that people reach this server at: Streamlit's
     ``browser.serverAddress`` (and ``browser.serverPort``) where the operator set it, else as
     this browser reached the server."""
-    from streamlit import config
-
     scheme = "https" if str(st.context.url or "").startswith("https") else "http"
     if config.is_manually_set("browser.serverAddress"):
         host = str(st.get_option("browser.serverAddress"))

@@ -5,7 +5,7 @@ import shlex
 import pytest
 
 from pmapviz.core.base.valueparse import SettingError
-from pmapviz.core.devices import jaxstartup
+from pmapviz.core.devices import jaxstartup, startcommands
 from pmapviz.core.devices.jaxstartup import parse_settings
 
 
@@ -206,7 +206,7 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
         assert budget.host == 2**30 and budget.device is None  # CPU devices use host memory
         report = jaxstartup.describe(s)
         assert report.restart_command(4).endswith("--max-bytes 1G --max-device-bytes 2G")
-        jaxstartup.launched_with(".venv/bin/streamlit run app.py --")
+        startcommands.launched_with(".venv/bin/streamlit run app.py --")
         assert report.restart_command(4, "cpu").startswith(
             ".venv/bin/streamlit run app.py -- --devices 4 --platform cpu"
         )

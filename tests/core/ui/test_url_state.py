@@ -153,3 +153,35 @@ def test_a_widget_value_streamlit_dropped_comes_back_as_last_kept_not_empty():
     at.run()
     assert at.session_state["co_m"] == "5" and at.session_state["co_n"] == "4"
     assert at.query_params["m"] == "5"
+
+
+def _share(url_path):
+    import streamlit as st
+
+    from pmapviz.core.ui import url_state
+
+    st.query_params.update(fn="add", present="1", follow="1", followed="3")
+    st.session_state[f"share_{url_path}"] = True  # the popover open
+    url_state.share_link(url_path)
+
+
+def test_a_share_link_names_this_view_without_the_sessions_own_keys_and_says_who_can_open_it():
+    at = render(_share, "explorer")
+    (link,) = [c.value for c in at.code]
+    assert link.endswith("/explorer?fn=add")  # no presenter mode, no following
+    (note,) = [w.value for w in at.warning]
+    assert "Only this machine can open this link" in note and "0.0.0.0" in note
+
+
+def test_a_share_link_uses_the_address_the_operator_gave_people():
+    from streamlit import config
+
+    config.set_option("browser.serverAddress", "pods.example")
+    config.set_option("browser.serverPort", 8600)
+    try:
+        at = render(_share, "tour")
+    finally:
+        config._set_option("browser.serverAddress", "localhost", "<default>")
+        config._set_option("browser.serverPort", 8501, "<default>")
+    (link,) = [c.value for c in at.code]
+    assert link == "http://pods.example:8600/tour?fn=add" and not at.warning
