@@ -13,6 +13,15 @@ that the server kills when the run passes ``--max-seconds``:
 * runs take turns (a :class:`queues.FairLock`), each bounded by the time limit plus
   :data:`GRACE_S`; past it the worker is killed (the next run starts a new one) and the run
   raises :class:`Stopped`, whose message says what to make smaller;
+* the worker may map the server's host budget (``--max-bytes``) beyond its start-up size
+  (``RLIMIT_AS``, set as it says ready: :func:`address_room`): a run whose estimate missed fails
+  inside the worker (numpy's MemoryError, XLA's RESOURCE_EXHAUSTED, an abort) and is
+  :class:`OutOfMemory`, one line with that limit, instead of the machine running out;
+* a worker that dies mid-run (SIGKILL, SIGSEGV, an abort) is :class:`WorkerFailed`, one line
+  naming it (its pid) and the signal; one stopped by SIGSTOP (or hung) mid-run is killed at
+  the time limit and the line says so; one found stopped between runs is replaced at once.
+  Every time it is SIGKILLed if it lingers and reaped (no zombie), its memory goes back to the
+  pool, and the next run starts a fresh worker;
 * the worker (:mod:`pmapviz.app.sandboxworker`) runs named tasks (a live run, a timing, pmap
   beside shard_map); requests and answers are pickles over its own pipes (never from a user: the
   request holds the settings' text, which the worker checks again as the server did).
@@ -40,11 +49,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pmapviz.core.base import queues
+from pmapviz.core.base.valuetext import first_line, quote
 from pmapviz.core.budgets import memoryestimates, memorymodel, memorypool
 from pmapviz.core.devices import deviceset, jaxstartup
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.planning import Plan
+from pmapviz.core.running import processends as ends
 
 GRACE_S = 5.0  # past the time limit before a run is stopped (start-up and reading back)
 START_S = 60.0  # a new worker's start (Python, JAX, its devices) at most
@@ -119,7 +130,7 @@ def call(
     with _TURNS.acquire(on_wait=on_wait):
         _WORKER.ensure(len(deviceset.devices(deviceset.CPU)), on_wait)
         with memorypool.reserve(run_need, label, on_wait):
-            answer = _WORKER.ask((task, *args), limit + GRACE_S, _stopped_words(largest, limit))
+            answer = _WORKER.ask((task, *args), limit, largest, label)
     jaxstartup.return_freed_memory()
     return answer
 
@@ -130,12 +141,12 @@ def largest_axis(plan: Plan) -> int | None:
     return max(first) if first else None
 
 
-def _stopped_words(largest: int | None, limit: float) -> str:
+def _stopped_words(largest: int | None, limit: float, pid: int) -> str:
     size = f" (its largest axis is {largest:,})" if largest else ""
     return (
         f"Your f ran past the {limit:.0f} s limit, so it was stopped {GRACE_S:.0f} s later: its "
-        f"process was ended, and nothing of it is left running. Make the inputs smaller{size}, "
-        "or ask the operator for a longer --max-seconds."
+        f"process (the sandbox worker, pid {pid}) was ended, and nothing of it is left running. "
+        f"Make the inputs smaller{size}, or ask the operator for a longer --max-seconds."
     )
 
 
@@ -188,6 +199,7 @@ class Worker:
         self._log: tempfile._TemporaryFileWrapper | None = None
         self._devices = 0
         self._used = 0.0
+        self._room: tuple[int, str] | None = None  # its address-space limit, when it has one
         self._lock = threading.Lock()
 
     def alive(self) -> bool:
@@ -200,9 +212,10 @@ class Worker:
 
     def ensure(self, n_devices: int, on_wait=None) -> None:
         """A warm worker with ``n_devices`` devices: this one, or a new one (its memory held
-        in the pool first, waiting in the queue while others hold it)."""
+        in the pool first, waiting in the queue while others hold it). One found stopped
+        (SIGSTOP) between runs is replaced: the run would only wait out the time limit."""
         with self._lock:
-            if self.alive() and self._devices == n_devices:
+            if self.alive() and self._devices == n_devices and not ends.is_stopped(self._proc.pid):
                 return
             self._stop_locked()
             grant = memorypool.reserve(
@@ -213,6 +226,7 @@ class Worker:
             try:
                 self._start_locked(n_devices)
             except BaseException:
+                self._stop_locked()
                 grant.release()
                 raise
             self._grant = grant
@@ -247,43 +261,87 @@ class Worker:
         )
         self._devices = n_devices
         self._used = time.monotonic()
-        ready = self._read(START_S, "the worker did not start")
+        try:
+            ready = self._read(START_S, "its start")
+        except TimeoutError:
+            raise WorkerFailed(
+                f"The sandbox worker (pid {self._proc.pid}) did not start within {START_S:.0f} "
+                "s, so it was ended; the machine may be overloaded: run again in a moment."
+            ) from None
         if ready != "ready":
-            raise WorkerFailed(f"The worker process started wrong: {ready!r}.")
+            raise WorkerFailed(
+                f"The sandbox worker (pid {self._proc.pid}) started wrong (it said "
+                f"{quote(ready, 80)}), so it was ended: run again."
+            )
+        self._room = ends.limit_address_space(self._proc.pid)
 
-    def ask(self, request: tuple, timeout_s: float, stopped: str):
-        """Send ``request``; its answer within ``timeout_s``, else the worker is killed and
-        Stopped(``stopped``) raised. An error in the worker is raised here as itself."""
+    def ask(
+        self,
+        request: tuple,
+        limit_s: float,
+        largest: int | None = None,
+        label: str = "a run of your own f",
+    ):
+        """Send ``request``; its answer within ``limit_s`` plus :data:`GRACE_S`, else the
+        worker is killed and Stopped raised (its words name the ``largest`` axis to make
+        smaller, or the signal that stopped the worker). An error in the worker is raised
+        here as itself, but one that says memory ran out ends the worker and is an
+        :class:`OutOfMemory`; a worker that died is a :class:`WorkerFailed` saying how."""
         with self._lock:
             if not self.alive():
-                raise WorkerFailed("The worker process is gone; run again to start a new one.")
+                raise self._ended_locked(f"before {label} started")
+            pid = self._proc.pid
             try:
                 send(self._proc.stdin, request)
-                ok, value = self._read(timeout_s, None)
+                ok, value = self._read(limit_s + GRACE_S, label)
             except TimeoutError:
+                stopped = ends.is_stopped(pid)
                 self._stop_locked()
-                raise Stopped(stopped) from None
+                raise Stopped(
+                    ends.hung_words(pid, limit_s, GRACE_S)
+                    if stopped
+                    else _stopped_words(largest, limit_s, pid)
+                ) from None
+            except OSError:  # the pipe broke: it died as the request went out
+                raise self._ended_locked(f"as {label} started") from None
             finally:
                 self._used = time.monotonic()
+            if not ok and isinstance(value, BaseException) and ends.is_memory_error(value):
+                room = self._room
+                self._stop_locked()
+                raise OutOfMemory(
+                    ends.memory_words(pid, f"during {label}", room, first_line(value))
+                )
         if ok:
             return value
         raise value
 
-    def _read(self, timeout_s: float, what: str | None):
+    def _read(self, timeout_s: float, label: str):
         """One message from the worker within ``timeout_s`` (TimeoutError past it);
-        WorkerFailed when it died, quoting the end of what it printed."""
+        WorkerFailed when it died, saying how (the worker is reaped, its memory released)."""
         out = self._proc.stdout
         deadline = time.monotonic() + timeout_s
         head = _read_exactly(out, HEADER.size, deadline)
         body = _read_exactly(out, HEADER.unpack(head)[0], deadline) if head else b""
         if not head or not body:
-            tail = self._log_tail()
-            self._stop_locked()
-            raise WorkerFailed(
-                f"The process your own f runs in ended ({what or 'mid-run'}). "
-                f"It printed: {tail or 'nothing'}"
-            )
+            raise self._ended_locked(f"during {label}")
         return pickle.loads(body)  # noqa: S301 - our own worker's pipe, never a user's bytes
+
+    def _ended_locked(self, when: str) -> WorkerFailed:
+        """The worker ended on its own: reaped (killed first if it lingers), its memory given
+        back; the one line that says which process, how it ended and what to do."""
+        proc, room = self._proc, self._room
+        if proc is None:
+            return WorkerFailed("The sandbox worker is not running: run again to start one.")
+        code = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = proc.wait(2.0)  # it closed its pipe: it is exiting, reap it
+        said = ends.last_line(self._log_tail())
+        self._stop_locked()
+        pid = proc.pid
+        if room is not None and ends.ran_out_of_memory(said):
+            return OutOfMemory(ends.memory_words(pid, when, room, said, ends.ended_words(code)))
+        return WorkerFailed(ends.died_words(pid, code, when, said))
 
     def _log_tail(self) -> str:
         if self._log is None:
@@ -298,12 +356,12 @@ class Worker:
             self._stop_locked()
 
     def _stop_locked(self) -> None:
-        proc, self._proc = self._proc, None
+        proc, self._proc, self._room = self._proc, None, None
         if proc is not None:
             with contextlib.suppress(OSError):
-                proc.kill()
+                proc.kill()  # SIGKILL: it also ends a stopped (SIGSTOP) process
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(10)
+                proc.wait(10)  # reaped: no zombie left
             for pipe in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):
                     pipe.close()
@@ -315,16 +373,23 @@ class Worker:
             self._grant = None
 
     def stop_if_idle(self, idle_s: float = IDLE_S) -> bool:
-        """Stop the worker when no run has used it for ``idle_s``; whether it stopped."""
+        """Stop the worker when no run has used it for ``idle_s``, or at once when it died
+        between runs (reaped, its memory back in the pool); whether it stopped."""
         if not self._lock.acquire(blocking=False):
             return False  # a run holds it
         try:
-            if self._proc is None or time.monotonic() - self._used < idle_s:
+            if self._proc is None:
+                return False
+            if self.alive() and time.monotonic() - self._used < idle_s:
                 return False
             self._stop_locked()
             return True
         finally:
             self._lock.release()
+
+
+class OutOfMemory(WorkerFailed):
+    """The worker ran out of memory (its address-space limit); the message says the limit."""
 
 
 def _read_exactly(pipe, size: int, deadline: float) -> bytes:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.base import queues
-from pmapviz.core.base.valuetext import quote
 from pmapviz.core.budgets import memorymodel
 from pmapviz.core.running import sandbox
 
@@ -46,8 +45,8 @@ def queued(action, stop_key: str | None = None):
     except sandbox.Stopped as err:  # ran past the time limit
         st.error(str(err), icon=":material/timer_off:")
         return None
-    except sandbox.WorkerFailed as err:  # its words are the worker's: shown as text
-        st.error(quote(str(err), 800), icon=":material/error:")
+    except sandbox.WorkerFailed as err:  # one line of pmapviz's; the worker's words quoted in it
+        st.error(str(err), icon=":material/error:")
         return None
     finally:
         clear()

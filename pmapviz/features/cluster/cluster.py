@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pmapviz.core.base import queues
+from pmapviz.core.base.valuetext import quote
 from pmapviz.core.budgets import memoryestimates, memorymodel, memorypool
 from pmapviz.core.devices import cliflags, devicefacts
+from pmapviz.core.running.processends import ended_words, is_stopped
 from pmapviz.features.cluster.clustersettings import (
     MAX_LOCAL,
     MAX_PROCESSES,
@@ -223,7 +225,9 @@ class _Lines:
 def _collect(procs: list[subprocess.Popen], timeout: float, fault=None):
     """Read every worker's output until all exit, one fails, or the deadline; returns
     (lines, timed_out). Reads are non-blocking ``os.read`` on the raw pipes, so the deadline
-    holds whatever a worker writes (half a line, then nothing) or does not write."""
+    holds whatever a worker writes (half a line, then nothing) or does not write. The moment
+    one worker fails (a signal, a non-zero exit) the reading ends, within 0.2 s, and the caller
+    kills the others: they never wait out the coordinator's own timeouts for a dead peer."""
     bufs = [_Lines() for _ in procs]
     sel = selectors.DefaultSelector()
     for i, p in enumerate(procs):
@@ -281,7 +285,12 @@ def run_single(total_devices: int, timeout: float = DEFAULT_TIMEOUT) -> dict:
         raise ClusterError(f"the single-process run did not finish within {timeout:.0f} s") from err
     res = _parse(r.stdout.splitlines())
     if r.returncode or res is None:
-        raise ClusterError(f"the single-process run failed: {r.stderr.strip()[-200:]}")
+        said = quote((r.stderr.strip().splitlines() or ["(no output)"])[-1], 200)
+        how = ended_words(r.returncode) if r.returncode else "ended without its result"
+        raise ClusterError(
+            f"the single-process run {how}; its last output: {said}. Nothing is left "
+            "running: launch again."
+        )
     return res
 
 
@@ -309,24 +318,54 @@ def _start(
     return procs
 
 
-def _failure(
-    lines: dict[int, list[str]], codes: list, results: list, timeout: float
-) -> ClusterError | None:
+def _phase(lines: list[str]) -> str:
+    """Where a worker was, from what it printed last (clusterworker's own lines)."""
+    if any(line.startswith("joined:") for line in lines):
+        return "after joining the cluster, in the check (its first collectives)"
+    if any(line.startswith("joining ") for line in lines):
+        return "while joining the cluster (jax.distributed.initialize)"
+    return "while starting, before it joined"
+
+
+def _culprit(codes: list, results: list, stopped: list[bool]) -> int | None:
+    """The worker to blame: the first that failed, else one stopped (SIGSTOP), else the first
+    without a result; None when every worker answered."""
     crashed = [i for i, c in enumerate(codes) if c not in (None, 0)]
     missing = [i for i, r in enumerate(results) if r is None]
-    if not crashed and not missing:
+    frozen = [i for i in missing if stopped[i]]
+    return next(iter(crashed or frozen or missing), None)
+
+
+def _failure(
+    lines: dict[int, list[str]],
+    codes: list,
+    results: list,
+    timeout: float,
+    pids: list[int] | None = None,
+    stopped: list[bool] | None = None,
+) -> ClusterError | None:
+    """The one line for a launch that failed (which process, its pid, how it ended, where it
+    was), or None."""
+    stopped = stopped or [False] * len(codes)
+    i = _culprit(codes, results, stopped)
+    if i is None:
         return None
-    i = crashed[0] if crashed else missing[0]
     code = codes[i]
-    if code is None:
+    who = f"process {i} of {len(codes)}" + (f" (pid {pids[i]})" if pids else "")
+    last = quote(lines[i][-1], 200) if lines[i] else "(no output)"
+    said = f"; its last output: {last}"
+    if code is not None and code < 0:
+        why, said = f"{ended_words(code)} during the launch, {_phase(lines[i])}", ""
+    elif code is None and stopped[i]:
+        why = f"was stopped (SIGSTOP) and did not finish within {timeout:.0f} s, the timeout"
+    elif code is None:
         why = f"did not finish within {timeout:.0f} s (hung, or waiting for a peer)"
-    elif code < 0:
-        why = f"was killed by signal {signal.Signals(-code).name}"
+    elif code:
+        why = f"exited with status {code} during the launch, {_phase(lines[i])}"
     else:
-        why = f"exited with code {code}"
-    last = lines[i][-1] if lines[i] else "(no output)"
+        why = "exited without its result"
     return ClusterError(
-        f"worker {i} {why}; its last output: {last[:200]}. The other workers were stopped.",
+        f"{who} {why}{said}. The others were stopped and no process is left: launch again.",
         details=lines,
     )
 
@@ -374,10 +413,11 @@ def launch(
         try:
             lines, _ = _collect(procs, timeout, fault)
             codes = [p.poll() for p in procs]
+            stopped = [c is None and is_stopped(p.pid) for p, c in zip(procs, codes, strict=True)]
         finally:
             _kill(procs)
         results = [_parse(lines[i]) for i in range(processes)]
-        err = _failure(lines, codes, results, timeout)
+        err = _failure(lines, codes, results, timeout, [p.pid for p in procs], stopped)
         if err is not None:
             raise err
         single = run_single(processes * local_devices, timeout) if compare_single else None

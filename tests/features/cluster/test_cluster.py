@@ -15,6 +15,7 @@ import numpy as np
 import psutil
 import pytest
 
+from pmapviz.core.budgets import memorypool
 from pmapviz.features.cluster import cluster
 from tests.conftest import ROOT
 
@@ -57,21 +58,77 @@ def test_two_processes_two_devices_against_numpy():
     )
 
 
+def _children() -> set[int]:
+    """This test process's children, zombies included (a worker not reaped is one)."""
+    return {c.pid for c in psutil.Process().children(recursive=True)}
+
+
+def _coordinator_listening(proc: subprocess.Popen, within: float = 30) -> bool:
+    """Wait until process 0 listens on its port: it is inside jax.distributed.initialize."""
+    end = time.monotonic() + within
+    while time.monotonic() < end and proc.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            conns = psutil.Process(proc.pid).net_connections(kind="inet")
+            if any(c.status == psutil.CONN_LISTEN for c in conns):
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
+
+
 def test_killed_worker_is_reported_and_leaves_no_process():
-    before = worker_pids()
+    """Process 1 SIGKILLed while process 0 waits for it in jax.distributed.initialize: the
+    launch ends at once (not at the 30 s timeout), one line names it, nothing is left, and
+    the memory the launch held is back in the pool."""
+    before, children = worker_pids(), _children()
+    free = memorypool.admission().free()
+    killed: dict = {}
 
-    def kill_one(procs):
-        time.sleep(0.3)
-        procs[1].kill()
+    def kill_one_while_joining(procs):
+        assert _coordinator_listening(procs[0])  # process 0 waits in initialize for its peer
+        killed.update(pid=procs[1].pid, at=time.monotonic())
+        os.kill(procs[1].pid, signal.SIGKILL)
 
+    with pytest.raises(cluster.ClusterError) as err:
+        cluster.launch(2, 1, timeout=30, fault=kill_one_while_joining, compare_single=False)
+    assert time.monotonic() - killed["at"] < 5  # not the 30 s the others would wait
+    text = _one_line(err.value)
+    assert text.startswith(f"process 1 of 2 (pid {killed['pid']}) was killed by SIGKILL during")
+    assert "the launch, while" in text and "The others were stopped" in text
+    assert worker_pids() - before == set() and _children() == children
+    assert cluster.TURNS.held_for() is None
+    assert memorypool.admission().free() >= free  # (a warm sandbox worker may stop meanwhile)
+
+
+KILLED_IN_THE_CHECK = (
+    "import os, signal, sys; from pmapviz.features.cluster import clusterworker as w; "
+    "w.run_check = lambda: os.kill(os.getpid(), signal.SIGKILL); sys.exit(w.main(sys.argv[1:]))"
+)
+
+
+def dies_after_joining(port, processes, pid, local, timeout):
+    """Process 1 is a real worker that joins the cluster, then is SIGKILLed: process 0 waits
+    for it in the first collective (psum over both processes)."""
+    cmd = cluster.worker_command(port, processes, pid, local, timeout)
+    return cmd if pid != 1 else [sys.executable, "-c", KILLED_IN_THE_CHECK, *cmd[3:]]
+
+
+def test_a_worker_killed_in_the_first_collective_ends_the_launch_and_the_next_one_runs():
+    before, children = worker_pids(), _children()
     t = time.monotonic()
     with pytest.raises(cluster.ClusterError) as err:
-        cluster.launch(2, 2, timeout=20, fault=kill_one, compare_single=False)
-    assert time.monotonic() - t < 20
-    assert "worker 1 was killed by signal SIGKILL" in str(err.value)
-    assert "other workers were stopped" in str(err.value)
-    time.sleep(0.5)
-    assert worker_pids() - before == set()
+        cluster.launch(2, 1, timeout=30, compare_single=False, command=dies_after_joining)
+    assert time.monotonic() - t < 20  # ended by the death, not by the 30 s timeout
+    text = _one_line(err.value)
+    assert "process 1 of 2 (pid " in text and "was killed by SIGKILL" in text
+    assert "after joining the cluster, in the check (its first collectives)" in text
+    assert worker_pids() - before == set() and _children() == children
+    assert cluster.launch(2, 1, compare_single=False).per_process[0]["psum"] == 3.0
 
 
 def test_hung_worker_times_out_and_is_stopped():
@@ -84,10 +141,11 @@ def test_hung_worker_times_out_and_is_stopped():
         time.sleep(0.2)
         os.kill(procs[0].pid, signal.SIGSTOP)
 
-    with pytest.raises(cluster.ClusterError, match="within 6 s"):
+    children = _children()
+    with pytest.raises(cluster.ClusterError, match="within 6 s") as err:
         cluster.launch(2, 1, timeout=6, fault=stop_one, compare_single=False)
-    time.sleep(0.5)
-    assert worker_pids() - before == set()
+    assert "process 0 of 2 (pid " in str(err.value) and "stopped (SIGSTOP)" in str(err.value)
+    assert worker_pids() - before == set() and _children() == children
 
 
 def test_two_launches_at_once_do_not_collide():
@@ -271,7 +329,7 @@ def test_coordinator_listens_on_loopback_only():
 
 
 def _start_cli_and_find_workers():
-    cli = subprocess.Popen(
+    cli = subprocess.Popen(  # its stderr: the one line the CLI prints when the launch fails
         [
             sys.executable,
             "-m",
@@ -286,7 +344,7 @@ def _start_cli_and_find_workers():
         ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     workers: list[psutil.Process] = []
     end = time.monotonic() + 20
@@ -328,10 +386,23 @@ def _gone(procs: list[psutil.Process], within: float) -> bool:
 def test_a_killed_cli_leaves_no_workers(sig):
     cli, workers = _start_cli_and_find_workers()
     os.kill(cli.pid, sig)
-    cli.wait(10)
+    cli.communicate(timeout=10)  # its exit, and its stderr pipe closed
     assert _gone(workers, within=5), [w.pid for w in workers]
     if sig == signal.SIGTERM:
         assert cli.returncode == 128 + signal.SIGTERM  # exited through its cleanup
+
+
+def test_the_cli_says_in_one_line_which_worker_died_and_leaves_none():
+    cli, workers = _start_cli_and_find_workers()
+    victim = next(w for w in workers if "--process-id 1" in " ".join(w.cmdline()))
+    victim.kill()
+    t = time.monotonic()
+    _, err = cli.communicate(timeout=30)
+    assert time.monotonic() - t < 10 and cli.returncode == 1  # not the 30 s --timeout
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err.decode(), lines
+    assert lines[0].startswith(f"pmapviz: process 1 of 2 (pid {victim.pid}) was killed by SIGKILL")
+    assert _gone(workers, within=2), [w.pid for w in workers]
 
 
 def test_workers_import_pmapviz_from_this_repository():

@@ -76,12 +76,9 @@ def show(procs: int, local: int, crash: bool) -> None:
     if "cl_error" in st.session_state:
         msg, details = st.session_state["cl_error"]
         st.error(f"**The cluster failed**: {msg}", icon=":material/error:")
-        st.markdown(
-            "Every worker was stopped and no process was left behind; the dashboard "
-            "keeps serving. What each worker printed last:"
-        )
+        st.markdown("The dashboard keeps serving. What each process printed last:")
         for i, lines in details.items():
-            st.code(f"worker {i}:\n" + "\n".join(lines[-6:] or ["(no output)"]), language="text")
+            st.code(f"process {i}:\n" + "\n".join(lines[-6:] or ["(no output)"]), language="text")
 
 
 def _launch(procs: int, local: int, crash: bool) -> None:

@@ -66,6 +66,6 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memorymodel.Budget
                 sandbox.Stopped,
             ) as err:
                 st.error(str(err), icon=":material/hourglass_disabled:")
-            except sandbox.WorkerFailed as err:  # the worker's own words: shown as text
-                st.error(valuetext.quote(str(err), 800), icon=":material/error:")
+            except sandbox.WorkerFailed as err:  # one line; the worker's own words quoted in it
+                st.error(str(err), icon=":material/error:")
         clear_wait()

@@ -36,4 +36,4 @@ def test_the_links_sizes_become_the_launch_and_the_crash_box_stays_out_of_the_li
 def test_a_failed_launch_says_what_each_worker_printed_last():
     at = render(_launch, state={"cl_error": ("worker 1 died", {1: ["a", "b"], 0: []})})
     assert "**The cluster failed**: worker 1 died" in at.error[0].value
-    assert [c.value for c in at.code[-2:]] == ["worker 1:\na\nb", "worker 0:\n(no output)"]
+    assert [c.value for c in at.code[-2:]] == ["process 1:\na\nb", "process 0:\n(no output)"]
