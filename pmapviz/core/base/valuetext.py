@@ -16,6 +16,21 @@ def first_line(err: BaseException, limit: int = 300) -> str:
     return (lines[0] if lines else type(err).__name__)[:limit]
 
 
+def whole_message(err: BaseException, limit: int = 2000) -> str:
+    """An exception's whole message on one line, for a page that wraps it: its lines joined
+    (a list's ``*`` bullets as ``;``), at most ``limit`` characters (JAX's longest run to
+    pages of traceback-like text; ``...`` says where one was cut)."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(err).__name__
+    text = lines[0]
+    for line in lines[1:]:
+        bullet = line.startswith(("* ", "- "))
+        joined = bullet and not text.endswith((":", ";", "."))
+        text += ("; " if joined else " ") + line.lstrip("*- ")
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
 def quote(text: Any, limit: int = 40) -> str:
     """User text as inline code, safe inside Markdown: no link, image, HTML or formula can form.
 

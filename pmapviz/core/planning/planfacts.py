@@ -119,6 +119,14 @@ class Normalised:
         """``(leaf index, leaf)`` for every leaf with a (valid) mapped axis."""
         return tuple((k, leaf) for k, leaf in enumerate(self.leaves) if leaf.axis is not None)
 
+    def per_argument(self, per_leaf: dict[int, Any]) -> dict[int, Any] | None:
+        """Fixes per leaf (leaf index -> new shape or axis) as fixes per argument, for an
+        "apply" button; None unless every argument they touch is one plain array."""
+        owners = {k: self.leaves[k].argument for k in per_leaf}
+        if not per_leaf or any(self.arguments[a].is_tree for a in owners.values()):
+            return None
+        return {owners[k]: v for k, v in per_leaf.items()}
+
     @property
     def size(self) -> int | None:
         """The mapped size, i.e. the devices used: the one size every mapped axis has (None

@@ -12,7 +12,6 @@ order; the first that finds problems ends the plan there.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from pmapviz.core.base.settings import DTYPES
 from pmapviz.core.base.valueparse import MAX_ELEMENTS
@@ -22,15 +21,6 @@ from pmapviz.core.planning.planfacts import Normalised, Problem, Rule
 
 
 # ---------------------------------------------------------------- rules on the inputs
-def _fixes(n: Normalised, per_leaf: dict[int, Any]) -> dict[int, Any] | None:
-    """Fixes per leaf (leaf index -> new shape or axis) as fixes per argument, for an
-    "apply" button; None unless every argument they touch is one plain array."""
-    owners = {k: n.leaves[k].argument for k in per_leaf}
-    if not per_leaf or any(n.arguments[a].is_tree for a in owners.values()):
-        return None
-    return {owners[k]: v for k, v in per_leaf.items()}
-
-
 def rule_in_axes_length(n: Normalised) -> Problem | None:
     """in_axes has exactly one entry per argument of f."""
     n_args, given = len(n.arguments), len(n.in_axes_given)
@@ -139,7 +129,7 @@ def rule_negative_in_axes(n: Normalised) -> list[Problem]:
                 "squeeze out' (only a negative axis that means axis 0 works).",
                 f"Write the axis as a non-negative number: in_axes={norm} for {leaf.name}.",
                 arg=leaf.argument,
-                new_axes=_fixes(n, {k: norm}),
+                new_axes=n.per_argument({k: norm}),
             )
         )
     return found
@@ -158,19 +148,34 @@ def rule_some_axis_mapped(n: Normalised) -> Problem | None:
 
 
 def rule_mapped_sizes_equal(n: Normalised) -> Problem | None:
-    """Every mapped axis has the same size."""
-    if len({leaf.shape[leaf.axis] for _, leaf in n.mapped}) <= 1:
+    """Every mapped axis has the same size (the fix: one size this server can run, at most
+    its device count: the largest such size given, else the device count)."""
+    sizes = {leaf.shape[leaf.axis] for _, leaf in n.mapped}
+    if len(sizes) <= 1:
         return None
     detail = ", ".join(
         f"{leaf.name} axis {leaf.axis} has {leaf.shape[leaf.axis]:,}" for _, leaf in n.mapped
     )
-    first = n.mapped[0][1]
+    fits = [s for s in sizes if 1 <= s <= n.n_devices]
+    size = max(fits) if fits else n.n_devices
+    like = next((leaf.name for _, leaf in n.mapped if leaf.shape[leaf.axis] == size), None)
+    fixes = {
+        k: leaf.shape[: leaf.axis] + (size,) + leaf.shape[leaf.axis + 1 :]
+        for k, leaf in n.mapped
+        if leaf.shape[leaf.axis] != size
+    }
+    changes = "; ".join(
+        f"{n.leaves[k].name} {fmt_shape(n.leaves[k].shape)} -> {fmt_shape(v)}"
+        for k, v in fixes.items()
+    )
+    why = f"like {like}" if like else f"the {n.n_devices} devices of this server"
     return Problem(
         "mapped_sizes_differ",
         f"The mapped axes differ in size: {detail}. pmap gives each device one slice of "
         "every mapped axis, so they must all have the same size.",
-        f"Make them equal (e.g. {first.shape[first.axis]:,} like {first.name}), or set in_axes "
-        "to None for an argument every device should get whole.",
+        f"Make them all {size:,} ({why}; at most {n.n_devices}, the device count): "
+        f"{changes}; or set in_axes to None for an argument every device should get whole.",
+        new_shapes=n.per_argument(fixes),
     )
 
 
@@ -226,7 +231,7 @@ def rule_mapped_axis_fits(n: Normalised) -> Problem | None:
         "; ".join(lines).capitalize() + f", and keep in_axes={ax0}: each device then gets a "
         "block and can vmap over it (pmap(vmap(f))).",
         arg=first.argument,
-        new_shapes=_fixes(n, fixes),
+        new_shapes=n.per_argument(fixes),
     )
 
 

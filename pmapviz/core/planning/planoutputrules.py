@@ -19,7 +19,7 @@ from typing import Any
 
 from pmapviz.core.base import pytrees
 from pmapviz.core.base.valueparse import MAX_ELEMENTS
-from pmapviz.core.base.valuetext import first_line, fmt_count, fmt_shape
+from pmapviz.core.base.valuetext import fmt_count, fmt_shape, whole_message
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planfacts import Normalised, OutLeaf, Output, Problem, Rule
 
@@ -68,6 +68,47 @@ def _batched_flags(fn: Callable, flags: dict[int, bool]) -> Callable:
     return traced
 
 
+def _rejected(n: Normalised, err: Exception) -> Problem:
+    """f rejects the per-device blocks: JAX's message whole, and the fix it points at."""
+    shown = ", ".join(f"{leaf.name} {fmt_shape(leaf.local_shape)}" for leaf in n.leaves)
+    message = f"Each device would call f with {shown}, and f cannot take that: "
+    message += whole_message(err)
+    if any(w in str(err) for w in SHARD_MAP_WORDS):
+        return Problem("function_rejects_shapes", message, SHARD_MAP_ONLY)
+    if "vmap got inconsistent sizes" in str(err) and (fix := _inner_vmap_fix(n)):
+        return Problem("function_rejects_shapes", message, fix[0], new_shapes=fix[1])
+    return Problem(
+        "function_rejects_shapes",
+        message,
+        "Change the shapes (or in_axes) so that one device's slice is what f expects.",
+    )
+
+
+def _inner_vmap_fix(n: Normalised) -> tuple[str, dict | None] | None:
+    """f's own vmap maps the first axis of each device's block: those sizes must match. The
+    fix makes each the first argument's size there (in the argument's own shape: the block's
+    first axis is the argument's axis 0, or 1 where 0 is the one pmap maps)."""
+    blocks = [leaf for leaf in n.leaves if leaf.local_shape]
+    if len({leaf.local_shape[0] for leaf in blocks}) <= 1:
+        return None
+    size = blocks[0].local_shape[0]
+    fixes = {}
+    for k, leaf in enumerate(n.leaves):
+        if leaf.local_shape and leaf.local_shape[0] != size:
+            g = 1 if leaf.axis == 0 else 0
+            fixes[k] = leaf.shape[:g] + (size,) + leaf.shape[g + 1 :]
+    sizes = ", ".join(f"{leaf.name} {leaf.local_shape[0]:,}" for leaf in blocks)
+    changes = "; ".join(
+        f"{n.leaves[k].name} {fmt_shape(n.leaves[k].shape)} -> {fmt_shape(v)}"
+        for k, v in fixes.items()
+    )
+    return (
+        f"f vmaps over the first axis of each device's block, so those sizes must be equal "
+        f"({sizes}). Make them {size:,}, like {blocks[0].name}: {changes}.",
+        n.per_argument(fixes),
+    )
+
+
 def _leaf_function(n: Normalised) -> Callable:
     """f (built for the axis name) taking one array per leaf."""
     fn = n.fn.build(n.axis_name) if isinstance(n.fn, Program) else n.fn
@@ -95,14 +136,7 @@ def infer_output(n: Normalised) -> Output | Problem:
             f"Pass axis_name={missing!r} to pmap (or use the same name in the collective).",
         )
     except Exception as err:  # the function rejects these per-device shapes
-        shown = ", ".join(f"{leaf.name} {fmt_shape(leaf.local_shape)}" for leaf in n.leaves)
-        return Problem(
-            "function_rejects_shapes",
-            f"Each device would call f with {shown}, and f cannot take that: {first_line(err)}",
-            SHARD_MAP_ONLY
-            if any(w in str(err) for w in SHARD_MAP_WORDS)
-            else "Change the shapes (or in_axes) so that one device's slice is what f expects.",
-        )
+        return _rejected(n, err)
     flat, treedef = jax.tree.flatten(out)  # shapes are pytrees too: work on flat leaves
     axes, unfit = _out_axes_per_leaf(n.out_axes, out)
     leaves = tuple(

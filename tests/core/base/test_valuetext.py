@@ -89,3 +89,17 @@ def test_a_size_is_written_back_as_it_is_typed_and_reads_back_the_same(n, typed)
     from pmapviz.core.base.valueparse import parse_bytes
 
     assert valuetext.size_flag(n) == typed and parse_bytes(typed, "--max-bytes") == n
+
+
+def test_a_whole_message_keeps_every_line_of_jaxs_list_on_one_line():
+    err = ValueError(
+        "vmap got inconsistent sizes for array axes to be mapped:\n"
+        "  * one axis had size 100: axis 0 of argument a of type float32[100,3];\n"
+        "  * one axis had size 1250000: axis 0 of argument b of type float32[1250000,3]"
+    )
+    text = valuetext.whole_message(err)
+    assert "\n" not in text and ";;" not in text
+    assert text.endswith("axis 0 of argument b of type float32[1250000,3]")
+    assert "mapped: one axis had size 100" in text
+    assert valuetext.whole_message(ValueError("x" * 5000), limit=100).endswith("...")
+    assert valuetext.whole_message(KeyError()) == "KeyError"

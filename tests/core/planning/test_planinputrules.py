@@ -67,7 +67,7 @@ INPUT_RULE_CASES = [  # (rule, hand-made normalised input, (code, words, arg, fi
             "mapped_sizes_differ",
             "The mapped axes differ in size: x axis 0 has 8, y axis 1 has 4.",
             None,
-            None,
+            {1: (3, 8)},  # y's mapped axis made 8, like x: a size this server can run
         ),
     ),
     (

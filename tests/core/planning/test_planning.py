@@ -746,8 +746,8 @@ RULE_CASES = [
             "The mapped axes differ in size: x axis 0 has 8, y axis 0 has 4. "
             "pmap gives each device one slice of every mapped axis, so they must all have the same "
             "size.",
-            "Make them equal (e.g. 8 like x), or set in_axes to None for an argument every "
-            "device should get whole.",
+            "Make them all 8 (like x; at most 8, the device count): y (4, 3) -> (8, 3); or set "
+            "in_axes to None for an argument every device should get whole.",
             None,
         ),
     ),
@@ -905,3 +905,41 @@ def test_a_plan_that_stops_reports_what_the_checks_before_it_established(
     assert p.devices_used == (8 if blocks_known else 0)
     p = plan(functions.get("add"), [(8, 3), (8, 3)], in_axes=(0,), n_devices=8)
     assert p.leaves == () and p.leaf_rows() == [("x", (8, 3), None), ("y", (8, 3), None)]
+
+
+# broken settings a person types (fn, shapes with n for the device count, in_axes): each
+# problem's "Apply" must give a plan this server can run
+BROKEN = [
+    ("batched_dot", ["{n}, 100, 3", "{n}, 1250000, 3"], [0, 0]),  # f's own vmap: sizes differ
+    ("batched_dot", ["4, 100, 3", "{n}, 100, 3"], [1, 0]),  # mapped sizes differ
+    ("batched_dot", ["{m}, 3", "{m}, 3"], [0, 0]),  # the mapped axis is over the device count
+    ("double", ["{m}, 3"], [0]),
+    ("add", ["{m}, 2", "{n}, 2"], [0, 0]),
+]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16])
+@pytest.mark.parametrize(("fn", "shapes", "axes"), BROKEN)
+def test_every_fix_offered_applies_and_replans_on_this_device_count(n, fn, shapes, axes):
+    """Issue 53: 'Make them equal (e.g. 100 like x)' on 8 devices, where 100 is more than the
+    devices. Every fix with an "apply" is applied here and planned again: it must plan."""
+    from pmapviz.core.expressions import functions
+
+    program = functions.get(fn)
+    given = [tuple(int(d) for d in s.format(n=n, m=n * 10 + 1).split(",")) for s in shapes]
+    before = planning.plan(program, given, in_axes=axes, n_devices=n)
+    if before.ok:
+        return
+    plans, shapes_now, axes_now = [before], list(given), list(axes)
+    for _ in range(4):  # a person pressing each problem's "Apply" in turn
+        problem = next((p for p in plans[-1].problems if p.new_shapes or p.new_axes), None)
+        assert problem is not None, [p.message for p in plans[-1].problems]
+        for k, s in (problem.new_shapes or {}).items():
+            shapes_now[k] = s
+        for k, a in (problem.new_axes or {}).items():
+            axes_now[k] = a
+        plans.append(planning.plan(program, shapes_now, in_axes=axes_now, n_devices=n))
+        if plans[-1].ok:
+            break
+    assert plans[-1].ok, [p.message for p in plans[-1].problems]
+    assert plans[-1].devices_used <= n
