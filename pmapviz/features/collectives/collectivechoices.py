@@ -25,12 +25,15 @@ PERMUTATIONS = ("ring right", "ring left", "custom")
 
 # ---------------------------------------------------------------- parsing
 def parse_pairs(text: str, n: int) -> list[tuple[int, int]]:
-    """'0->1, 1->2' or '0 1; 1 2' -> [(0, 1), (1, 2)], checked as a ppermute permutation."""
+    """'0->1, 1->2', '0 1; 1 2' or '(0, 1), (1, 2)' (as the page's code prints them) ->
+    [(0, 1), (1, 2)], checked as a ppermute permutation."""
     raw = (text or "").strip()
     if not raw:
         raise CollectiveError("The permutation is empty: type pairs like 0->1, 1->2.")
     if len(raw) > 2000:
         raise CollectiveError("The permutation is too long: at most one pair per device.")
+    if "(" in raw:  # as the page's code prints them: perm=[(0, 1), (1, 0)]
+        return check_perm(_tuple_pairs(raw), n)
     pairs = []
     for chunk in re.split(r"[;,]", raw):
         if not chunk.strip():
@@ -42,6 +45,21 @@ def parse_pairs(text: str, n: int) -> list[tuple[int, int]]:
             )
         pairs.append((int(nums[0]), int(nums[1])))
     return check_perm(pairs, n)
+
+
+_TUPLE = re.compile(r"\(\s*([0-9]{1,4})\s*,\s*([0-9]{1,4})\s*\)")
+
+
+def _tuple_pairs(raw: str) -> list[tuple[int, int]]:
+    """'(0, 1), (1, 0)', '[(0, 1), (1, 0)]' or 'perm=[(0, 1)]' -> [(0, 1), (1, 0)]: the
+    pairs as Python writes them; anything else between them is refused, by name."""
+    rest = _TUPLE.sub(" ", re.sub(r"^\s*perm\s*=", "", raw))
+    if leftover := re.sub(r"[\s,\[\]]", "", rest):
+        raise CollectiveError(
+            f"{quote(leftover, 30)} is not a pair: write (source, destination), e.g. (0, 1), or "
+            "source->destination, e.g. 0->1."
+        )
+    return [(int(a), int(b)) for a, b in _TUPLE.findall(raw)]
 
 
 def check_perm(pairs: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:

@@ -28,6 +28,25 @@ def test_pairs_parse_in_several_spellings():
     assert choices.parse_pairs("0->1, 1->2", 4) == [(0, 1), (1, 2)]
     assert choices.parse_pairs("0 1; 1 2", 4) == [(0, 1), (1, 2)]
     assert choices.parse_pairs("3→0", 4) == [(3, 0)]
+    assert choices.parse_pairs("(0, 1), (1, 0)", 4) == [(0, 1), (1, 0)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16])
+def test_the_pairs_the_pages_code_prints_read_back_as_typed(n):
+    """Issue 53: the code shows perm=[(0, 4), (4, 0), ...]; typed back it was refused."""
+    from pmapviz.core.expressions.collectivedefs import BY_KEY, code_for, ring
+
+    pairs = ring(n, "right")
+    code = code_for(BY_KEY["ppermute"], None, pairs)
+    printed = code[code.index("perm=") : code.rindex(")")]
+    assert choices.parse_pairs(printed, n) == pairs
+    assert choices.parse_pairs(str(pairs).strip("[]"), n) == pairs
+
+
+@pytest.mark.parametrize("text", ["(0, 1), x", "(0, 1)) (", "(0, 1, 2)", "perm=[(0, -1)]"])
+def test_tuples_with_anything_else_between_them_are_refused_by_name(text):
+    with pytest.raises(choices.CollectiveError, match="is not a pair"):
+        choices.parse_pairs(text, 4)
 
 
 @pytest.mark.parametrize(
