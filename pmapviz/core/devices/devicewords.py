@@ -52,11 +52,12 @@ def speed_story(f: devicefacts.Facts, n: int | None = None) -> str:
         )
         return (
             f"**This machine: {f.physical_cores} physical CPU core(s), {f.devices_phrase(n)}.** "
-            "Emulated devices share those cores, and `jit` on a single device already uses all "
-            "of them, so on a CPU more devices do **not** make the work faster: they add "
-            "per-call overhead and, for collectives, copies. On real GPUs or TPUs each device "
-            "has its own compute and memory, and pmap does speed up (sub-linearly, once "
-            f"communication offsets the gain).{real}"
+            "Emulated devices share those cores, so more devices bring no more hardware: "
+            "expect no real speed-up here, only per-call overhead and, for collectives, "
+            "copies (a run that does go faster is XLA using the same cores differently, and "
+            "the verdict under the results says so from the run itself). On real GPUs or "
+            "TPUs each device has its own compute and memory, and pmap does speed up "
+            f"(sub-linearly, once communication offsets the gain).{real}"
         )
     if n == 1:
         return (

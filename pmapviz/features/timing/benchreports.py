@@ -165,3 +165,32 @@ def fastest_words(rows: list[dict], size: int, mark: str = "") -> str:
         f"device(s){mark}: {run * 1e3:.4g} ms, {run / floor:,.1f}x the memory floor of "
         f"{floor * 1e3:.3g} ms."
     )
+
+
+def speedup_words(rows: list[dict], size: int, emulated: bool) -> str | None:
+    """What the run shown says about speed-up at ``size``, in one sentence derived from it
+    (``rows``: :func:`speedups`): the best parallel run against jit(vmap) on one device, the
+    one baseline of every speed-up and efficiency on the page. None without a baseline."""
+    at = [r for r in rows if r["size"] == size and BESIDE not in r["impl"]]
+    if not at:
+        return None
+    best = max(at, key=lambda r: r["speedup"])
+    sp, k = best["speedup"], best["devices"]
+    if sp >= 1.1:
+        verdict = f"{sp:,.2f}x as fast as"
+    elif sp <= 0.9:
+        verdict = f"{1 / sp:,.2f}x slower than"
+    else:
+        verdict = "as fast as (within 10% of)"
+    text = (
+        f"Measured at size {size:,}: the best parallel run, {best['impl']} on {k} device(s), "
+        f"was {verdict} jit(vmap) on one device (parallel efficiency {best['efficiency']:.0%}; "
+        "every speed-up and efficiency here is against jit(vmap) on one device)."
+    )
+    if emulated and sp >= 1.1:
+        text += (
+            " The devices are emulated and share the cores: the gain is XLA using those cores "
+            "differently (one device's program did not keep every core busy at this size), "
+            "not more hardware."
+        )
+    return text

@@ -48,3 +48,21 @@ def test_the_fastest_run_is_said_against_its_floor_and_the_set_beside_is_not_cou
         "At size 64, the fastest is **vmap on 1 device(s)**: 1 ms, 10.0x the memory floor of "
         "0.1 ms."
     )
+
+
+def _sp(impl: str, k: int, sp: float) -> dict:
+    return {"impl": impl, "devices": k, "size": 1024, "speedup": sp, "efficiency": sp / k}
+
+
+def test_the_speed_up_verdict_is_derived_from_the_run_shown():
+    """Issue 53: the header said more devices do not make the work faster, then the same
+    page measured 1.3-1.5x. The verdict now comes from the rows themselves."""
+    faster = [_sp("pmap", 4, 1.4), _sp("jit_sharded", 4, 1.2), _sp("pmap", 1, 0.95)]
+    words = benchreports.speedup_words(faster, 1024, emulated=True)
+    assert "pmap on 4 device(s), was 1.40x as fast as jit(vmap) on one device" in words
+    assert "efficiency 35%" in words and "share the cores" in words
+    slower = [_sp("pmap", 4, 0.5)]
+    assert "2.00x slower than" in benchreports.speedup_words(slower, 1024, emulated=True)
+    same = benchreports.speedup_words([_sp("pmap", 2, 1.02)], 1024, emulated=False)
+    assert "as fast as (within 10% of)" in same and "share the cores" not in same
+    assert benchreports.speedup_words([], 1024, emulated=True) is None

@@ -10,7 +10,7 @@ import json
 
 import streamlit as st
 
-from pmapviz.core.ui import tables
+from pmapviz.core.ui import shell, tables
 from pmapviz.features.timing import benchreports, timecharts, workloads
 
 
@@ -81,3 +81,6 @@ def _charts(rep, rows: list[dict]) -> None:
         timecharts.spread_figure([m for m in rep.results if m.size == largest]), key="tl_spread"
     )
     st.markdown(benchreports.fastest_words(rows, largest, mark="**"))
+    emulated = shell.device_report().facts.emulated
+    if words := benchreports.speedup_words(sp, largest, emulated):
+        st.markdown(words)
