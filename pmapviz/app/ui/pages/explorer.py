@@ -35,7 +35,11 @@ def _explorer() -> None:
     program, plan, errors = current.plan(n, use_pn=True)
     elsewhere = bool(current.plans_elsewhere(n))
     lesson = presets.is_lesson(current, n)
-    if url_state.show_errors(errors) or not plan_verdict.show(program, plan, n, elsewhere, lesson):
+    with presenter.picture(slot):  # presenting: the verdict (a problem, its Apply) first
+        shown = url_state.show_errors(errors) or not plan_verdict.show(
+            program, plan, n, elsewhere, lesson
+        )
+    if shown:
         return
     with presenter.picture(slot):
         inputs, outputs = plan_cards.show(
