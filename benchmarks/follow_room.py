@@ -3,7 +3,11 @@ how fast the followers follow, and what following costs the server.
 
     .venv/bin/python benchmarks/follow_room.py [--followers 30] [--steps 20] [--browsers 2]
         [--devices 4] [--max-bytes 2G] [--idle 15] [--dwell 1] [--step-timeout 30]
-        [--out artifacts/follow_room.json]
+        [--out artifacts/follow_room.json] [--server-env NAME=VALUE ...]
+
+About five minutes with the defaults on two cores. ``--server-env`` sets an environment
+variable for the server only, e.g. ``STREAMLIT_RUNNER_POST_SCRIPT_GC=false`` to compare a
+Streamlit option against the checkout's configuration.
 
 Why protocol clients. In a workshop each attendee's browser runs on their own laptop; what the
 thirty followers share is the server. Thirty Chromium tabs on this 2-core machine would measure
@@ -26,8 +30,9 @@ end, rendering included, on a shared 2-core machine.
 
 The presenter is one headless Chromium tab (1280x720). It leads ("Lead from this browser";
 the server is started with a known ``--presenter-key``), walks one cycle alone (warming the
-server's caches, not timed), and steps by clicking only: Guided tour -> Next x4 (Previous at the
-tour's end) -> Shapes & sharding -> a new "shape of x" -> Collectives -> Home -> ...
+server's caches, not timed), and steps by clicking only: Guided tour -> Next x4 (through the
+tour and back: Previous from its end) -> Shapes & sharding -> the preset "Broadcast weights
+(None)" -> a new "shape of x" for it -> Collectives -> Home -> ...
 
 Phases, with CPU seconds of the server (its process tree), this process (the protocol
 followers' thread apart), Chromium and Playwright's driver, and the whole machine:
@@ -42,8 +47,10 @@ step before the presenter's browser has drawn it). Also counted: followers showi
 the presenter" (never done by them: must be 0), error alerts or exceptions (must be 0), the
 leader's "N following", the server's sessions (``/_stcore/metrics``) before and after the
 followers leave, the server's peak RSS (every 0.1 s) against ``--max-bytes``, and errors in
-the server's log. Results: ``--out`` (JSON) and a summary; exit status 1 when a follower-step
-did not arrive, a follower left or showed an error, or the server died.
+the server's log. A server that stops answering (no one, presenter included, finished three
+steps in a row) ends the stepping early and is said so. Results: ``--out`` (JSON) and a
+summary; exit status 1 when a follower-step did not arrive, a follower left or showed an
+error, or the server died.
 """
 
 from __future__ import annotations
@@ -83,9 +90,11 @@ VIEWPORT = {"width": 1280, "height": 720}
 KEY = "follow-room-bench-key"  # the server's presenter key (--presenter-key)
 SERVER_ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": "", "PMAPVIZ_PRESENTER_KEY": ""}
 NOT_A_STEP = frozenset({"follow", "followed", "present"})  # a follower's own keys
-SHAPES = ("4,6", "4,2", "4,8", "4,3", "4,5")  # "shape of x", taken in turn
-CYCLE = ("Guided tour", "next", "next", "next", "next", "Shapes & sharding", "shape",
-         "Collectives", "Home")  # fmt: skip
+PRESET = "Broadcast weights (None)"  # the explorer's matmul preset: x (n, 4, 5) @ w (5, 2)
+SHAPES = ("4, 6, 5", "4, 2, 5", "4, 8, 5", "4, 3, 5")  # "shape of x" for it, taken in turn
+CYCLE = ("Guided tour", "next", "next", "next", "next", "Shapes & sharding", "preset",
+         "shape", "Collectives", "Home")  # fmt: skip
+WEDGED_AFTER = 3  # steps in a row that no one (presenter included) finished: stop stepping
 LEFT = "You left the presenter"
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 ERROR_ALERT = 1  # Alert.Format.ERROR
@@ -418,9 +427,9 @@ def _cpu(proc: psutil.Process, children_too: bool = False) -> float:
 def cpu_now(server_pid: int, followers_thread: int | None) -> dict:
     """CPU seconds so far: the server's tree, this process (and its followers' thread),
     Chromium, Playwright's driver, and the whole machine (busy = not idle)."""
-    me = psutil.Process()
-    server = psutil.Process(server_pid)
-    kids = me.children(recursive=True)
+    me, server = psutil.Process(), psutil.Process(server_pid)
+    server_tree = {server_pid, *(c.pid for c in server.children(recursive=True))}
+    kids = [p for p in me.children(recursive=True) if p.pid not in server_tree]
     thread = next((t.user_time + t.system_time for t in me.threads()
                    if t.id == followers_thread), 0.0)  # fmt: skip
     machine = psutil.cpu_times()
@@ -517,10 +526,13 @@ class Presenter:
                 button = page.get_by_role("button", name=name).first
             button.click()
             return name
+        if move == "preset":
+            page.get_by_role("button", name=PRESET).first.click()
+            return f"preset {PRESET}"
         if move == "shape":
             box = page.get_by_label("shape of x", exact=True)
             now = box.input_value().replace(" ", "")
-            value = next(s for s in SHAPES[self.shapes :] + SHAPES if s != now)
+            value = next(s for s in SHAPES[self.shapes :] + SHAPES if s.replace(" ", "") != now)
             self.shapes = (SHAPES.index(value) + 1) % len(SHAPES)
             box.fill(value)
             box.press("Enter")
@@ -669,9 +681,20 @@ def show_step(row: dict, run: Run) -> None:
 
 
 def take_steps(run: Run, n: int, label: str) -> list[dict]:
-    rows = []
+    """``n`` moves of the cycle from its start; fewer if the server stopped answering (no one
+    finished ``WEDGED_AFTER`` steps in a row: the presenter did not settle, or no follower
+    arrived)."""
+    rows: list[dict] = []
     for k in range(n):
         rows.append(take_step(run, k + 1, CYCLE[k % len(CYCLE)]) | {"phase": label})
+        dead = [r["shown_at"] is None or r.get("protocol_latency_s") == {} for r in rows]
+        if len(dead) >= WEDGED_AFTER and all(dead[-WEDGED_AFTER:]):
+            print(
+                f"  WEDGED: {WEDGED_AFTER} steps in a row finished by no one; stopping after "
+                f"{k + 1} of {n} steps",
+                flush=True,
+            )
+            break
     return rows
 
 
@@ -736,7 +759,7 @@ def room_phases(run: Run, browser) -> dict:
     out["idle_redirects"] = sum(e[0] == "redirect" for e in idle_events)
     run.cursor = len(run.room.events)
     with Phase("stepping, following", run):
-        out["following"] = take_steps(run, args.steps, "following")
+        out["following"] = run.steps = take_steps(run, args.steps, "following")
     out["leader_count_end"] = p.following()
     out["sessions_end"] = metrics(run.base)
     out["browser_sidebars"] = [_sidebar_line(page) for page in run.browsers]
@@ -766,7 +789,7 @@ def cpu_summary(run: Run, n_followers: int) -> dict:
     rate = {name: 60 * p["cpu_s"]["server"] / p["wall_s"] for name, p in ph.items()}
     idle = (rate["idle, following"] - rate["idle, no followers"]) / n_followers
     base, follow = ph["stepping, no followers"], ph["stepping, following"]
-    steps_b, steps_f = len(CYCLE), max(1, run.args.steps)
+    steps_b, steps_f = len(CYCLE), max(1, len(run.steps))
     own = base["cpu_s"]["server"] * steps_f / steps_b  # the presenter's own steps
     extra_wall = max(0.0, follow["wall_s"] - base["wall_s"] * steps_f / steps_b)
     own += extra_wall * rate["idle, no followers"] / 60
@@ -799,13 +822,22 @@ def summarize(run: Run, room: dict, budget: int) -> dict:
     rows, n, k = room["following"], run.args.followers, run.args.browsers
     lat = [x for r in rows for x in r["protocol_latency_s"].values()]
     blat = [x for r in rows for x in r["browser_latency_s"].values()]
+    # the same from the presenter's click (its own browser can be slow to draw the step)
+    clat = [x + r["presenter_s"] for r in rows if r["presenter_s"] is not None
+            for x in r["protocol_latency_s"].values()]  # fmt: skip
     tallies = [f.tally for f in run.room.followers]
     minutes = (run.room.stopped - run.room.started) / 60  # the followers' whole stay
     versions = [r["version"] for r in rows if r["version"] is not None]
     return {
         "followers": n, "browsers": k, "steps": run.args.steps, "devices": run.args.devices,
+        "server_env": run.args.server_env, "steps_taken": len(rows),
+        "wedged": len(rows) < run.args.steps,
+        "server_unanswered_metrics": [when for when in ("end", "after_leaving")
+                                      if "error" in room[f"sessions_{when}"]],
         "protocol_latency_median_s": pct(lat, 50), "protocol_latency_p95_s": pct(lat, 95),
         "protocol_latency_max_s": max(lat, default=None),
+        "protocol_from_click_median_s": pct(clat, 50),
+        "protocol_from_click_p95_s": pct(clat, 95),
         "browser_latency_median_s": pct(blat, 50), "browser_latency_p95_s": pct(blat, 95),
         "browser_latency_max_s": max(blat, default=None),
         "protocol_arrived": len(lat), "protocol_expected": n * len(rows),
@@ -813,7 +845,8 @@ def summarize(run: Run, room: dict, budget: int) -> dict:
         "presenter_click_to_shown_median_s": pct(
             [r["presenter_s"] for r in rows if r["presenter_s"] is not None], 50),
         "presenter_not_settled": sum(r["shown_at"] is None for r in rows),
-        "self_leaves": sum(t.left for t in tallies),
+        "self_leaves": sum(t.left for t in tallies)
+        + sum(LEFT in line for line in room["browser_sidebars"]),
         "followers_that_left": sorted({i for r in rows for i in r["left"]}
                                       | set(room["idle_left"])),
         "browser_sidebars_end": room["browser_sidebars"],
@@ -859,12 +892,20 @@ def show(s: dict) -> None:
     c = s["cpu"]
     print(
         f"\n{s['followers']} protocol followers + {s['browsers']} Chromium followers, "
-        f"{s['steps']} steps, --devices {s['devices']}"
+        f"{s['steps_taken']} of {s['steps']} steps, --devices {s['devices']}"
+        + (f", server env {s['server_env']}" if s["server_env"] else "")
     )
+    if s["wedged"] or s["server_unanswered_metrics"]:
+        print(
+            f"SERVER STOPPED ANSWERING: steps taken {s['steps_taken']} of {s['steps']}; "
+            f"metrics unanswered at {s['server_unanswered_metrics']}"
+        )
     print(
         f"follow latency, protocol: median {ms(s['protocol_latency_median_s'])}, p95 "
         f"{ms(s['protocol_latency_p95_s'])}, max {ms(s['protocol_latency_max_s'])}; arrived "
-        f"{s['protocol_arrived']}/{s['protocol_expected']}"
+        f"{s['protocol_arrived']}/{s['protocol_expected']} (from the presenter's click: "
+        f"median {ms(s['protocol_from_click_median_s'])}, p95 "
+        f"{ms(s['protocol_from_click_p95_s'])})"
     )
     print(
         f"follow latency, browsers: median {ms(s['browser_latency_median_s'])}, p95 "
@@ -918,12 +959,16 @@ def main() -> int:
     ap.add_argument("--step-timeout", type=float, default=30.0)
     ap.add_argument("--join-timeout", type=float, default=120.0)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable for the server, e.g. "
+                    "STREAMLIT_RUNNER_POST_SCRIPT_GC=false (repeatable)")  # fmt: skip
     args = ap.parse_args()
+    server_env = SERVER_ENV | dict(e.split("=", 1) for e in args.server_env)
     budget = valueparse.parse_bytes(args.max_bytes, "--max-bytes")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop what was started
     load_before = os.getloadavg()
     proc, base = start_server(["--devices", str(args.devices), "--max-bytes", args.max_bytes,
-                               "--presenter-key", KEY], env=SERVER_ENV)  # fmt: skip
+                               "--presenter-key", KEY], env=server_env)  # fmt: skip
     rss = RssSampler(proc.pid)
     rss.start()
     run = Run(args, proc, base, rss)
@@ -957,7 +1002,8 @@ def main() -> int:
     print(f"written to {os.path.relpath(args.out)}")
     ok = (summary["protocol_arrived"] == summary["protocol_expected"]
           and summary["browser_arrived"] == summary["browser_expected"]
-          and not summary["self_leaves"] and not summary["errors_seen"] and alive)  # fmt: skip
+          and not summary["self_leaves"] and not summary["errors_seen"] and alive
+          and not summary["wedged"])  # fmt: skip
     return 0 if ok else 1
 
 

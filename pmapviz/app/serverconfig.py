@@ -31,6 +31,10 @@ OPTIONS: dict[str, dict[str, object]] = {
         "showErrorDetails": "none",
     },
     "theme": {"base": "light", "primaryColor": "#0072B2"},
+    # no full gc.collect() after every script run: a room of 30 followers polling twice a
+    # second ran ~60 of them a second, each holding the interpreter lock, and the server
+    # stopped answering (benchmarks/follow_room.py); Python's own collector still runs
+    "runner": {"postScriptGC": False},
 }
 
 

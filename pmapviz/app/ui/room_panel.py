@@ -31,6 +31,7 @@ OPENED_AT = "_room_opened_at"  # the room's version this page was opened at (its
 PAGE = "_room_page"  # the url_path of this session's page, for the fragment
 FULL_RUN = "_room_full_run"  # the fragment is running inside a whole page's run
 DIFFERS = "_room_differs"  # polls in a row that saw a link other than the step's
+LEAD_SEEN = "_room_lead_seen"  # the step the leader's last poll saw
 OPENING = "_room_opening"  # (version, link, when): the step this session's browser was sent to
 RESEND_S = 3.0  # a browser that has not opened the step by then is sent it again
 WRONG_KEY_DELAY_S = 0.5  # a wrong key waits: guessing is slow as well as hopeless
@@ -111,7 +112,7 @@ def _in_step() -> None:
     """Polled every POLL_S: lead, or follow (open a new step; notice an edit)."""
     state, the = st.session_state, the_room()
     if leading():
-        the.lead(state[LEAD], _here(state.get(PAGE, "")))
+        _lead_from_poll(the, not state.get(FULL_RUN))
         _leader_box(the)
         return
     ctx = get_script_run_ctx()
@@ -130,6 +131,20 @@ def _in_step() -> None:
     else:
         st.info("Following the presenter.", icon=":material/podium:")
     st.button("Stop following", key="room_stop", on_click=_stop_following)
+
+
+def _lead_from_poll(the: room.Room, polled: bool) -> None:
+    """A leader's edit that reran only a page fragment shows in the link its polls are sent
+    with: publish it once two polls in a row see it. (A whole run publishes its step itself,
+    in after_page; and a poll sent before a click carries the link before it, which, seen
+    once, made the room step back and forth.)"""
+    state = st.session_state
+    if not polled:
+        return
+    here = _here(state.get(PAGE, ""))
+    if state.get(LEAD_SEEN) == here:
+        the.lead(state[LEAD], here)
+    state[LEAD_SEEN] = here
 
 
 def _edited(here: room.Step) -> None:
@@ -166,6 +181,8 @@ def _open_step(version: int, step: room.Step) -> None:
     link = step_link(version, step)
     state[OPENING] = (version, link, now)
     ctx = get_script_run_ctx()
+    if ctx is not None:  # this session ends with the page load: no longer one who follows
+        the_room().forget(ctx.session_id)
     if ctx is not None and shell.real_server():  # an AppTest has no browser: its test opens it
         message = ForwardMsg()
         message.auth_redirect.url = link  # Streamlit's own "browser, open this URL"

@@ -126,6 +126,11 @@ class Room:
             for gone in sorted(self._seen, key=self._seen.get)[: len(self._seen) // 2]:
                 del self._seen[gone]
 
+    def forget(self, follower: str) -> None:
+        """``follower`` follows no more (its page is opening the next step as a new session)."""
+        with self._lock:
+            self._seen.pop(follower, None)
+
     def following(self, within_s: float = FOLLOWER_SILENCE_S) -> int:
         """How many sessions polled in the last ``within_s`` seconds."""
         now = time.monotonic()

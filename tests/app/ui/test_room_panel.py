@@ -223,3 +223,30 @@ def test_an_apptest_prints_no_presenter_key(run_app, monkeypatch, capfd):
     run_app()
     made = room.room()
     assert made.key not in capfd.readouterr().err
+
+
+def _leader_poll(key: str):
+    import streamlit as st
+
+    from pmapviz.app.ui import room_panel
+
+    st.session_state[room_panel.LEAD], st.session_state[room_panel.PAGE] = key, "tour"
+    room_panel._lead_from_poll(room_panel.the_room(), polled=True)
+
+
+def test_a_leaders_poll_publishes_a_link_only_once_two_polls_see_it(fresh_room):
+    """A poll sent before the presenter's click carries the link before it: seen once, it is
+    not published (under 30 followers the room stepped back and forth: v16 step 6, v17 step 5,
+    v18 step 6)."""
+    at = AppTest.from_function(_leader_poll, args=(fresh_room.key,))
+    at.query_params["step"] = "6"
+    at.run()
+    assert fresh_room.latest() == (0, None)  # seen once
+    at.run()
+    version, step = fresh_room.latest()
+    assert step.query_dict() == {"step": "6"}
+    at.query_params["step"] = "5"  # a stale poll
+    at.run()
+    at.query_params["step"] = "6"
+    at.run()
+    assert fresh_room.latest() == (version, step)  # never stepped back

@@ -105,3 +105,12 @@ def test_concurrent_leaders_make_one_version_per_change():
 )
 def test_the_version_a_link_was_opened_at_is_a_number_or_none(text, want):
     assert room.parse_version(text) == want
+
+
+def test_a_follower_forgotten_is_not_counted():
+    the = room.Room(room.new_key())
+    the.latest("a")
+    the.latest("b")
+    the.forget("a")
+    the.forget("never-seen")
+    assert the.following() == 1

@@ -1,0 +1,80 @@
+"""A workshop in presenter mode, driven by clicking only (issue 53): at 1280x720, Home -> the
+tour's ten steps -> Shapes & sharding -> Collectives -> Timing lab -> Home, then the share link
+and out of presenter mode, without typing a URL. Presenter mode folds the sidebar away and
+hides Streamlit's header, so everything goes through the presenter bar at the top of the first
+screen; each view keeps presenter mode and shows no exception."""
+
+from __future__ import annotations
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
+
+from harness.browser import EXCEPTIONS, MAIN, SIDEBAR, wait_rendered
+
+VIEWPORT = {"width": 1280, "height": 720}
+
+
+def _in_first_screen(locator) -> None:
+    box = locator.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"]
+
+
+def _open_page(page, title: str, heading: str | None = None) -> None:
+    """Through the bar's page list, as a presenter does."""
+    pages = page.get_by_role("button", name="Pages", exact=True)
+    _in_first_screen(pages)
+    menu = page.locator('[data-testid="stPopoverBody"]').filter(has_text="Guided tour")
+    for _ in range(3):  # a popover opened while the page still ran can close with that run
+        wait_rendered(page)
+        pages.click()
+        try:
+            menu.get_by_role("link", name=title, exact=True).click(timeout=5000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    else:
+        page.screenshot(path="artifacts/presenter-walk-failed.png")
+        raise AssertionError(f"the page list never offered {title}")
+    wait_rendered(page)
+    shown = page.locator(MAIN).get_by_role("heading", name=heading or title).first
+    expect(shown).to_be_visible()
+    _still_presenting(page)
+
+
+def _still_presenting(page) -> None:
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
+    _in_first_screen(page.get_by_role("button", name="Leave presenter mode"))
+    assert "present=1" in page.url
+
+
+def test_a_presenter_walks_the_workshop_by_clicking_only(server, browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(server + "/?present=1")  # the one address typed: the README's
+        wait_rendered(page)
+        _still_presenting(page)
+        _open_page(page, "Guided tour")
+        for step in range(1, 11):
+            expect(page.locator(MAIN)).to_contain_text(f"Step {step} of 10")
+            _still_presenting(page)
+            if step < 10:
+                page.get_by_role("button", name="Next").first.click()
+                wait_rendered(page)
+        for title in ("Shapes & sharding", "Collectives", "Timing lab", "Home"):
+            _open_page(page, title, "pmapviz: see what jax.pmap does" if title == "Home" else None)
+        share = page.locator(MAIN).get_by_role("button", name="Share this view")
+        _in_first_screen(share)
+        share.click()
+        body = page.locator('[data-testid="stPopoverBody"]').filter(has_text="reproduces")
+        link = body.locator('[data-testid="stCode"]').first
+        expect(link).to_contain_text(server.split("://")[1])
+        assert "present=1" not in link.inner_text()  # the view, not the presenter's mode
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name="Leave presenter mode").click()
+        wait_rendered(page)
+        assert "present=1" not in page.url
+        expect(page.get_by_role("button", name="Leave presenter mode")).to_have_count(0)
+        expect(page.locator(SIDEBAR).get_by_text("Presenter mode")).to_be_visible()
+    finally:
+        context.close()
