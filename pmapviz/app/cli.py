@@ -17,6 +17,7 @@ import io
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
@@ -176,6 +177,12 @@ BARE_MODE_WARNINGS = {
 }
 
 
+# Python warnings a library prints at every start that are no command's output: JAX's advice
+# on the TPU machine's kernel setting (2 of the doctor's stderr lines there; the machine's, not
+# pmapviz's, to change)
+LIBRARY_WARNINGS = ("Transparent hugepages are not enabled",)
+
+
 def quiet_terminal(env: dict[str, str] | os._Environ = os.environ) -> None:
     """Let no library's log below WARNING, and none of Streamlit's bare-mode warnings, reach
     the terminal: a command prints its own output only. ``logging.disable`` holds whatever
@@ -185,6 +192,8 @@ def quiet_terminal(env: dict[str, str] | os._Environ = os.environ) -> None:
     ``JAX_DEBUG_LOG_MODULES``. The filters sit on Streamlit's loggers themselves, which it
     keeps (it replaces their handlers). XLA's C++ logs: :func:`quiet_native_logs`."""
     logging.disable(logging.INFO)
+    for words in LIBRARY_WARNINGS:  # printed by Python's warnings at each start, not logged
+        warnings.filterwarnings("ignore", message=words)
     for name, words in BARE_MODE_WARNINGS.items():
         logger = logging.getLogger(name)
         if not any(isinstance(f, _Without) for f in logger.filters):  # once per logger

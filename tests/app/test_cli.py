@@ -169,6 +169,19 @@ def test_the_doctor_prints_its_report_only(tmp_path):
     report = json.loads(done.stdout)  # every line of stdout is the report's
     assert done.returncode == (0 if report["ok"] else 1) and report["pages"]
     assert not [line for line in done.stderr.splitlines() if LOG_LINE.search(line)], done.stderr
+    assert done.stderr == ""  # no presenter key either: the page check's AppTest has no terminal
+
+
+def test_a_librarys_start_up_advice_is_no_commands_output():
+    """On the TPU machine JAX warned about the kernel's transparent hugepages at every start:
+    2 of the doctor's stderr lines."""
+    code = (
+        "import warnings; from pmapviz.app import cli; cli.quiet_terminal(); "
+        "warnings.warn('Transparent hugepages are not enabled. TPU runtime startup ...'); "
+        "warnings.warn('a warning of our own')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert "hugepages" not in done.stderr and "a warning of our own" in done.stderr
 
 
 def test_streamlits_bare_mode_warnings_stay_off_though_it_resets_its_levels():
