@@ -10,11 +10,11 @@
    done), ``pmapviz serve`` before the server takes requests, and every table and the
    notebook views through :func:`pandas`. It costs ~0.4 s once, on a process's first page
    (``streamlit run``) or its start (``pmapviz serve``).
-2. **The start-up heap leaves the garbage collector's view.** Streamlit runs a full
-   ``gc.collect(2)`` after every script run, fragments included (``runner.postScriptGC``).
-   With JAX, Streamlit, Plotly and pandas loaded, that walks ~180,000 long-lived objects:
-   30-100 ms of CPU per explorer edit, more than the edit itself, on a machine whose two cores
-   the browser shares. ``gc.freeze()`` moves every object alive now (modules, classes, JAX's
+2. **The start-up heap leaves the garbage collector's view.** Streamlit's full
+   ``gc.collect(2)`` after every script run (``runner.postScriptGC``) is off in this app's
+   server settings (a room of followers polling ran 60 a second and stalled the server), but
+   Python's own generation-2 collections still walk every long-lived object: with JAX,
+   Streamlit, Plotly and pandas loaded, ~180,000 of them, 30-100 ms of CPU each time. ``gc.freeze()`` moves every object alive now (modules, classes, JAX's
    tables) to a permanent generation that collections skip; objects created later are still
    collected after each run, so a run's reference cycles are freed as before. It runs in the
    background after the first page (:func:`start`), and imports nothing.
