@@ -41,7 +41,7 @@ def _shows(page) -> str | None:
         return None
 
 
-def _caught_up(presenter, followers, timeout_s: float = 45.0) -> list[float]:
+def _caught_up(presenter, followers, timeout_s: float = 120.0) -> list[float]:
     """Seconds from the presenter showing its new step (steady for half a second) to each
     follower showing the same: title, tour step and settings."""
     start = time.perf_counter()

@@ -49,7 +49,7 @@ def test_a_stop_during_a_run_ends_the_server_and_its_worker_within_5_s(browser, 
         page = context.new_page()
         page.goto(f"{url}/live?{urlencode(SLOW)}")
         wait_rendered(page)
-        page.get_by_role("button", name="Run (").first.click()
+        page.get_by_role("button", name="Run (").first.click(timeout=120_000)  # a busy CI
         worker = _worker_computing(psutil.Process(proc.pid))
         pgid = os.getpgid(proc.pid)
         assert set(_group(pgid)) >= {proc.pid, worker.pid}

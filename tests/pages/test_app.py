@@ -21,14 +21,14 @@ def test_every_page_renders_with_device_panel(run_app, info):
     for k in range(TEST_DEVICES):
         assert f"cpu:{k}" in sidebar
     assert "fixed for this server process" in sidebar
-    assert at.sidebar.code[0].value == f"streamlit run app.py -- --devices {TEST_DEVICES}"
+    assert at.sidebar.code[0].value.endswith(f"streamlit run app.py -- --devices {TEST_DEVICES}")
     assert "Not built yet" not in all_text(at)  # every page is built
 
 
 def test_restart_command_follows_the_chosen_count(run_app):
     at = run_app()
     at.sidebar.number_input(key="restart_devices").set_value(2).run()
-    assert at.sidebar.code[0].value == "streamlit run app.py -- --devices 2"
+    assert at.sidebar.code[0].value.endswith("streamlit run app.py -- --devices 2")
     assert not at.exception
 
 
@@ -49,7 +49,7 @@ def test_bad_settings_show_a_message_not_a_traceback(run_app, argv, env, expecte
     assert not at.exception
     assert at.title[0].value == "pmapviz could not start"
     assert expected in at.error[0].value
-    assert "streamlit run app.py -- --devices 8" in at.code[0].value
+    assert "run app.py -- --devices 8" in at.code[0].value
 
 
 def test_panel_admits_a_count_it_could_not_apply(run_app):
@@ -141,7 +141,7 @@ def test_every_page_on_a_gpu_or_tpu_server_tells_its_story_not_the_cpus(
     captions = "\n".join(c.value for c in at.sidebar.caption)
     assert "Device memory budget for the whole server" in captions
     assert "Host memory budget" in captions
-    assert at.sidebar.code[0].value == f"streamlit run app.py -- --devices {TEST_DEVICES}"
+    assert at.sidebar.code[0].value.endswith(f"streamlit run app.py -- --devices {TEST_DEVICES}")
     assert at.query_params["on"] == platform
     main = all_text(at).replace(sidebar, "")
     said = page_check.cpu_words([main], facts, info.path)  # the cluster's workers' code aside

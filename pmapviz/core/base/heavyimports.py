@@ -14,8 +14,9 @@
    ``gc.collect(2)`` after every script run (``runner.postScriptGC``) is off in this app's
    server settings (a room of followers polling ran 60 a second and stalled the server), but
    Python's own generation-2 collections still walk every long-lived object: with JAX,
-   Streamlit, Plotly and pandas loaded, ~180,000 of them, 30-100 ms of CPU each time. ``gc.freeze()`` moves every object alive now (modules, classes, JAX's
-   tables) to a permanent generation that collections skip; objects created later are still
+   Streamlit, Plotly and pandas loaded, ~180,000 of them, 30-100 ms of CPU each time.
+   ``gc.freeze()`` moves every object alive now (modules, classes, JAX's tables) to a
+   permanent generation that collections skip; objects created later are still
    collected after each run, so a run's reference cycles are freed as before. It runs in the
    background after the first page (:func:`start`), and imports nothing.
 """

@@ -1,7 +1,6 @@
 """pmapviz.core.base.stopping: a process asked to end ends, with every process it started,
 whatever its threads are doing."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -23,22 +22,30 @@ def _alive(pid: int) -> bool:
 
 
 def test_children_and_theirs_end_a_stopped_one_too():
-    """A child, its own child, and a child stopped with SIGSTOP (a hung worker) all end."""
-    spawn = (
-        "import subprocess, sys, time; "
-        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"
+    """A child, its own child, and a child stopped with SIGSTOP (a hung worker) all end. In a
+    process of its own: ending this test process's children would end other tests' workers."""
+    code = textwrap.dedent("""
+        import os, signal, subprocess, sys, time
+        import psutil
+        from pmapviz.core.base import stopping
+        sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+        spawn = f"import subprocess; subprocess.Popen({sleep!r}); import time; time.sleep(60)"
+        subprocess.Popen([sys.executable, "-c", spawn])
+        hung = subprocess.Popen(sleep)
+        os.kill(hung.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while len(psutil.Process().children(recursive=True)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        family = [p.pid for p in psutil.Process().children(recursive=True)]
+        ended = stopping.end_children(grace_s=1.0)
+        print(len(family), sorted(ended) == sorted(family), " ".join(map(str, family)))
+    """)
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
-    subprocess.Popen([sys.executable, "-c", spawn])
-    hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    os.kill(hung.pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 20
-    while len(psutil.Process().children(recursive=True)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    family = psutil.Process().children(recursive=True)
-    assert len(family) == 3
-    ended = stopping.end_children(grace_s=1.0)
-    assert set(ended) == {p.pid for p in family}
-    assert not [p.pid for p in family if _alive(p.pid)]
+    count, same, *pids = r.stdout.split()
+    assert (count, same) == ("3", "True"), r.stderr
+    assert not [pid for pid in map(int, pids) if _alive(pid)]
 
 
 def test_a_process_whose_thread_computes_on_ends_at_once_with_its_children():

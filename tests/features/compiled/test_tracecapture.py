@@ -143,7 +143,7 @@ def test_a_trace_the_disk_refuses_is_one_line_nothing_is_kept_and_the_next_one_w
         "capture again."
     )
     assert isinstance(caught.value, tracecapture.ProfilerBusy)  # the page's warning shows it
-    assert _trace_folders() == before
+    assert not _trace_folders() - before  # none left (another test's may come and go)
     tl, _ = tracecapture.collective_timeline("psum", 2, 64)
     assert list(tl.lanes) == ["cpu:0", "cpu:1"]
 

@@ -35,11 +35,12 @@ def _explorer() -> None:
     program, plan, errors = current.plan(n, use_pn=True)
     elsewhere = bool(current.plans_elsewhere(n))
     lesson = presets.is_lesson(current, n)
-    with presenter.picture(slot):  # presenting: the verdict (a problem, its Apply) first
-        shown = url_state.show_errors(errors) or not plan_verdict.show(
+    problem = bool(errors) or plan is None or not plan.ok
+    with presenter.picture(slot if problem else None):  # presenting: a problem before its form
+        stop = url_state.show_errors(errors) or not plan_verdict.show(
             program, plan, n, elsewhere, lesson
         )
-    if shown:
+    if stop:
         return
     with presenter.picture(slot):
         inputs, outputs = plan_cards.show(
