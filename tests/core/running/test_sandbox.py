@@ -114,7 +114,7 @@ def test_a_worker_killed_mid_run_says_which_signal_and_the_next_run_works(fresh_
     assert time.monotonic() - start < 5  # told at once, not at the time limit
     assert words in _one_line(err.value, pid)
     assert "run again" in str(err.value)
-    assert not psutil.pid_exists(pid) and _children() == before  # reaped: not even a zombie
+    assert not psutil.pid_exists(pid) and not _children() - before  # reaped: not even a zombie
     assert _whole_pool()
     small = expr.program("x", "x + 1")
     sp = plan(small, [(N, 4)], n_devices=N)
@@ -140,7 +140,7 @@ def test_a_worker_stopped_mid_run_is_killed_at_the_time_limit_and_reaped(fresh_w
     assert 1.5 <= time.monotonic() - start < 1.5 + 1.5
     text = _one_line(err.value, pid)
     assert "stopped by SIGSTOP" in text and "after 2 s, the 1 s time limit" in text
-    assert not psutil.pid_exists(pid) and _children() == before
+    assert not psutil.pid_exists(pid) and not _children() - before
     assert _whole_pool()
     small = expr.program("x", "x + 1")
     sp = plan(small, [(N, 4)], n_devices=N)
@@ -172,7 +172,7 @@ def test_a_run_past_the_address_space_limit_is_one_line_with_the_budget(
         assert "ran out of memory during a live run of your own f" in text
         assert "it is limited to 512M (--max-bytes, the server's memory budget)" in text
         assert "of address space beyond its start-up size" in text and said in text
-        assert not psutil.pid_exists(pid) and _children() == before
+        assert not psutil.pid_exists(pid) and not _children() - before
         assert _whole_pool()
         small = expr.program("x", "x + 1")
         sp = plan(small, [(N, 4)], n_devices=N)
@@ -193,7 +193,7 @@ def test_an_abort_inside_xla_at_the_limit_is_the_same_one_line(fresh_worker, mon
         sandbox.run_plan(prog, p, memorymodel.Need.host_only(2**20), "arange", 0, limit_s=60)
     text = _one_line(err.value, pid)
     assert "ran out of memory" in text and "limited to 1M (--max-bytes, a test)" in text
-    assert not psutil.pid_exists(pid) and _children() == before and _whole_pool()
+    assert not psutil.pid_exists(pid) and not _children() - before and _whole_pool()
 
 
 def test_a_worker_that_dies_between_runs_is_reaped_and_said(fresh_worker):

@@ -100,7 +100,7 @@ def test_killed_worker_is_reported_and_leaves_no_process():
     text = _one_line(err.value)
     assert text.startswith(f"process 1 of 2 (pid {killed['pid']}) was killed by SIGKILL during")
     assert "the launch, while" in text and "The others were stopped" in text
-    assert worker_pids() - before == set() and _children() == children
+    assert worker_pids() - before == set() and not _children() - children
     assert cluster.TURNS.held_for() is None
     assert memorypool.admission().free() >= free  # (a warm sandbox worker may stop meanwhile)
 
@@ -127,7 +127,7 @@ def test_a_worker_killed_in_the_first_collective_ends_the_launch_and_the_next_on
     text = _one_line(err.value)
     assert "process 1 of 2 (pid " in text and "was killed by SIGKILL" in text
     assert "after joining the cluster, in the check (its first collectives)" in text
-    assert worker_pids() - before == set() and _children() == children
+    assert worker_pids() - before == set() and not _children() - children
     assert cluster.launch(2, 1, compare_single=False).per_process[0]["psum"] == 3.0
 
 
@@ -145,7 +145,7 @@ def test_hung_worker_times_out_and_is_stopped():
     with pytest.raises(cluster.ClusterError, match="within 6 s") as err:
         cluster.launch(2, 1, timeout=6, fault=stop_one, compare_single=False)
     assert "process 0 of 2 (pid " in str(err.value) and "stopped (SIGSTOP)" in str(err.value)
-    assert worker_pids() - before == set() and _children() == children
+    assert worker_pids() - before == set() and not _children() - children
 
 
 def test_two_launches_at_once_do_not_collide():
