@@ -1,21 +1,13 @@
 """pmapviz as a package: pyproject.toml builds a wheel that installs and runs on its own.
 
-The wheel is built from a copy of the checkout (setuptools writes build/ and *.egg-info where
-it builds), then installed with no network and no dependencies into a fresh venv. That venv
-sees this venv's packages (JAX, Streamlit, ...) through a .pth file, but not the checkout:
-its commands run in a temporary folder with no PYTHONPATH, so what they import is the wheel.
+The wheel and its fresh venv: ``installed`` (tests/wheelbuild.py, built once a run and shared
+with tests/e2e/test_serve_wheel_e2e.py, in this module's xdist group).
 """
 
 import email.parser
-import os
-import shutil
-import subprocess
-import sys
-import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from packaging.requirements import Requirement
@@ -23,13 +15,15 @@ from packaging.version import Version
 
 import pmapviz
 from pmapviz.app import cli
+from tests.wheelbuild import run_checked
 
 ROOT = Path(__file__).resolve().parent.parent
 # requirements.txt's pins of packages the app does not import: a dependency's dependency, pinned
 # for a reason said there, and left out of the wheel's requirements
 INDIRECT = {"ml_dtypes"}
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE", "setup.cfg")
+# tests/wheelbuild.py's ``installed`` is built once a run: its users are one xdist group
+pytestmark = pytest.mark.xdist_group("wheel")
 
 
 def _pins() -> dict[str, Version]:
@@ -43,42 +37,6 @@ def _pins() -> dict[str, Version]:
             assert spec.operator == "==", f"requirements.txt pins exactly: {line}"
             pins[req.name] = Version(spec.version)
     return pins
-
-
-def _run(args: list, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
-    return done
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """The wheel built from a copy of the checkout, installed into a fresh venv."""
-    tmp = tmp_path_factory.mktemp("packaging")
-    src, dist, venv, home = tmp / "src", tmp / "dist", tmp / "venv", tmp / "home"
-    shutil.copytree(
-        ROOT / "pmapviz", src / "pmapviz", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
-    for name in BUILD_FILES:
-        shutil.copy2(ROOT / name, src / name)
-    py = sys.executable
-    _run([py, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", dist, src], tmp)
-    (wheel,) = dist.glob("pmapviz-*.whl")
-    _run([py, "-m", "venv", "--without-pip", venv], tmp)
-    vpy = venv / "bin" / "python"
-    _run([py, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index", wheel], tmp)
-    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    site = Path(_run([vpy, "-c", where], tmp).stdout.strip())
-    ours = sysconfig.get_paths()
-    (site / "pmapviz_test_deps.pth").write_text(
-        "".join(f"{p}\n" for p in dict.fromkeys([ours["purelib"], ours["platlib"]]))
-    )
-    home.mkdir()
-    env = {"PATH": f"{venv / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(home)}
-    env.update({k: os.environ[k] for k in ("LANG", "TMPDIR") if k in os.environ})
-    return SimpleNamespace(wheel=wheel, venv=venv, python=vpy, site=site, env=env, cwd=home)
 
 
 def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
@@ -135,7 +93,7 @@ def test_the_version_is_read_from_the_package():
 
 
 def test_the_installed_command_lists_every_command(installed):
-    done = _run([installed.venv / "bin" / "pmapviz", "--help"], installed.cwd, installed.env)
+    done = run_checked([installed.venv / "bin" / "pmapviz", "--help"], installed.cwd, installed.env)
     assert done.stdout.startswith("usage: pmapviz ")  # named as the user called it
     for name, command in cli.COMMANDS.items():
         assert name in done.stdout and command.help.split()[0] in done.stdout, name
@@ -146,7 +104,7 @@ def test_the_installed_command_plans_what_jax_computes(installed):
     import jax.numpy as jnp
 
     args = ["plan", "--fn", "matmul", "--shape", "2,4,5", "--shape", "5,2", "--in-axes", "0,None"]
-    done = _run(
+    done = run_checked(
         [installed.venv / "bin" / "pmapviz", *args, "--devices", "2"], installed.cwd, installed.env
     )
     x, w = jax.ShapeDtypeStruct((2, 4, 5), jnp.float32), jax.ShapeDtypeStruct((5, 2), jnp.float32)
@@ -159,7 +117,7 @@ def test_the_installed_command_plans_what_jax_computes(installed):
 
 def test_importing_the_installed_package_takes_the_wheel_and_no_jax(installed):
     code = "import pmapviz, sys; print(pmapviz.__file__); print('jax' in sys.modules)"
-    done = _run([installed.python, "-c", code], installed.cwd, installed.env)
+    done = run_checked([installed.python, "-c", code], installed.cwd, installed.env)
     where, jax_loaded = done.stdout.splitlines()
     assert Path(where) == installed.site / "pmapviz" / "__init__.py"
     assert not Path(where).resolve().is_relative_to(ROOT)
@@ -173,7 +131,7 @@ def test_the_installed_api_draws_a_plan_in_a_fresh_process(installed):
         "import pmapviz; pmapviz.devices(2); v = pmapviz.plan('dot', [(2, 3), (2, 3)]); "
         "print(v); print(len(v._repr_html_()))"
     )
-    done = _run([installed.python, "-c", code], installed.cwd, installed.env)
+    done = run_checked([installed.python, "-c", code], installed.cwd, installed.env)
     lines = done.stdout.splitlines()
     assert lines[0] == "jax.pmap plan of vdot on 2 device(s): OK", done.stdout
     assert "  cpu:1: x slice [1:2, :]; y slice [1:2, :]" in done.stdout, done.stdout

@@ -155,11 +155,22 @@ def test_a_command_prints_its_own_output_only_however_loud_the_libraries_are(tmp
     assert done.stderr == ""
 
 
+# `pmapviz doctor` with one CLI command in its commands section (`devices`): each command runs
+# in a process of its own whose output the doctor captures, so the other nine (22 of the
+# doctor's 37 s here) add nothing to what it prints; every section that runs in the doctor's
+# own process (facts, floor and sweep, transfers, the profiler trace, every page) runs whole.
+DOCTOR_WITH_ONE_COMMAND = (
+    "import sys; from pmapviz.app import doctorcommands as d; every = d.command_lines; "
+    "d.command_lines = lambda settings, trace: every(settings, trace)[:1]; "
+    "sys.argv = ['pmapviz', *sys.argv[1:]]; from pmapviz.app.cli import run; run()"
+)
+
+
 def test_the_doctor_prints_its_report_only(tmp_path):
     """On a TPU, `pmapviz doctor` printed its report and 548 lines of Streamlit's DEBUG log and
     22 bare-mode warnings: it runs every page with AppTest, in this process."""
     done = subprocess.run(
-        [sys.executable, "-m", "pmapviz", "doctor", "--devices", "2", "--json"],
+        [sys.executable, "-c", DOCTOR_WITH_ONE_COMMAND, "doctor", "--devices", "2", "--json"],
         cwd=ROOT,
         env={**os.environ, "PMAPVIZ_DEVICES": "", **_noisy_home(tmp_path)},
         capture_output=True,
@@ -168,6 +179,9 @@ def test_the_doctor_prints_its_report_only(tmp_path):
     )
     report = json.loads(done.stdout)  # every line of stdout is the report's
     assert done.returncode == (0 if report["ok"] else 1) and report["pages"]
+    assert [(c["command"], c["rc"], c["where"]) for c in report["commands"]] == [
+        ("devices", 0, "a fresh process")
+    ]
     assert not [line for line in done.stderr.splitlines() if LOG_LINE.search(line)], done.stderr
     assert done.stderr == ""  # no presenter key either: the page check's AppTest has no terminal
 

@@ -1,5 +1,5 @@
 """The dashboard from a pip install: the wheel built from this checkout, installed into a fresh
-venv (tests/test_packaging.py's ``installed``), served by ``pmapviz serve --devices 4`` from a
+venv (tests/wheelbuild.py's ``installed``), served by ``pmapviz serve --devices 4`` from a
 folder with no checkout in it, every page opened in headless Chromium: 0 errors."""
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from harness.browser import EXCEPTIONS, MAIN, wait_rendered
 from harness.server import free_port, stop_group, wait_healthy
 from pmapviz.app.page_registry import PAGES
 from pmapviz.core.ui.shell import UNEXPECTED
-from tests.test_packaging import installed  # noqa: F401  (the fixture)
+
+# tests/wheelbuild.py's ``installed``, built once a run: on tests/test_packaging.py's worker
+pytestmark = pytest.mark.xdist_group("wheel")
 
 
 @pytest.fixture(scope="module")
-def served(installed):  # noqa: F811
+def served(installed):
     port = free_port()
     log = installed.cwd / "serve.log"
     with open(log, "w") as out:
@@ -38,7 +40,7 @@ def served(installed):  # noqa: F811
         stop_group(proc, signal.SIGINT)
 
 
-def test_the_installed_package_serves_every_page_with_no_error(served, browser, installed):  # noqa: F811
+def test_the_installed_package_serves_every_page_with_no_error(served, browser, installed):
     url, proc, log = served
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()

@@ -32,7 +32,10 @@ from tests.conftest import ROOT
 from tests.core.ui.conftest import TEXT_KINDS
 
 EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "100"))
-# long runs, and (ex_sm_meshes) a switch away from the page under test
+# long runs, and (ex_sm_meshes) a switch away from the page under test; each is pressed by its
+# own tests: compiling and timing (cp_hidden: tests/features/compiled/ui/test_hidden_view.py),
+# a profiler capture (cp_trace: test_timelines.py, test_compiled_page.py), the tour's timing and
+# two-process demos (tour_time, tour_cluster: test_tour.py)
 HEAVY_KEYS = {
     "tl_go",
     "tl_explorer",
@@ -44,6 +47,10 @@ HEAVY_KEYS = {
     "tr_stop",
     "me_sweep",
     "ex_sm_meshes",
+    "cp_hidden",
+    "cp_trace",
+    "tour_time",
+    "tour_cluster",
 }
 HOSTILE = [
     "",

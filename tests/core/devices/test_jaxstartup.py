@@ -137,7 +137,11 @@ def test_describe_reports_real_jax_devices():
     assert report.platform == "cpu" and report.jax_version == jax.__version__
     assert report.matches_request and report.notes == ()
     assert report.physical_cores >= 1 and report.logical_cpus >= report.physical_cores
-    assert report.restart_command(2).endswith("run app.py -- --devices 2 --platform cpu")
+    # this server's start command (AppTest runs of app.py in this worker say theirs) and then
+    # its options, with another count
+    command = report.restart_command(2)
+    assert command.startswith(startcommands._launcher[0] + " --devices 2")
+    assert command.endswith(" --devices 2 --platform cpu")
 
 
 def test_mismatch_is_reported_not_hidden():
@@ -196,7 +200,7 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
     from pmapviz.core.budgets import memorypool
     from pmapviz.core.devices import jaxstartup
 
-    original = jaxstartup.applied_settings()
+    original, launcher = jaxstartup.applied_settings(), startcommands._launcher[0]
     try:
         s = jaxstartup.Settings(
             devices=original.devices, platform="cpu", max_bytes=2**30, max_device_bytes=2**31
@@ -212,6 +216,7 @@ def test_budget_follows_the_setting_and_restart_command_keeps_it():
         )
     finally:
         jaxstartup.apply(original)
+        startcommands.launched_with(launcher)
     assert memorypool.budget().host != 2**30
 
 

@@ -99,7 +99,11 @@ def test_killed_worker_is_reported_and_leaves_no_process():
     assert time.monotonic() - killed["at"] < 5  # not the 30 s the others would wait
     text = _one_line(err.value)
     assert text.startswith(f"process 1 of 2 (pid {killed['pid']}) was killed by SIGKILL during")
-    assert "the launch, while" in text and "The others were stopped" in text
+    # where it was is what it printed last: process 0 listening says nothing of process 1,
+    # which may have joined already on a quick machine
+    phases = ("while starting", "while joining the cluster", "after joining the cluster")
+    assert any(f"during the launch, {p}" in text for p in phases), text
+    assert "The others were stopped" in text
     assert worker_pids() - before == set() and not _children() - children
     assert cluster.TURNS.held_for() is None
     assert memorypool.admission().free() >= free  # (a warm sandbox worker may stop meanwhile)

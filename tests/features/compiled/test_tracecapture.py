@@ -118,7 +118,7 @@ def _trace_folders() -> set[str]:
 
 
 def test_a_trace_the_disk_refuses_is_one_line_nothing_is_kept_and_the_next_one_works(
-    monkeypatch,
+    monkeypatch, tmp_path
 ):
     """A real capture whose last file (perfetto_trace.json.gz, written by JAX's stop_trace)
     meets a full disk: JAX then never resets its profiler, so every later capture in the
@@ -128,6 +128,7 @@ def test_a_trace_the_disk_refuses_is_one_line_nothing_is_kept_and_the_next_one_w
 
     from jax._src import profiler
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's folders only
     before = _trace_folders()
 
     def full(log_dir):
@@ -143,7 +144,7 @@ def test_a_trace_the_disk_refuses_is_one_line_nothing_is_kept_and_the_next_one_w
         "capture again."
     )
     assert isinstance(caught.value, tracecapture.ProfilerBusy)  # the page's warning shows it
-    assert not _trace_folders() - before  # none left (another test's may come and go)
+    assert not _trace_folders() - before  # none left
     tl, _ = tracecapture.collective_timeline("psum", 2, 64)
     assert list(tl.lanes) == ["cpu:0", "cpu:1"]
 
