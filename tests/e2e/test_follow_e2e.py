@@ -18,6 +18,9 @@ from harness.browser import MAIN, SIDEBAR, wait_rendered
 from harness.server import ROOT
 
 FOLLOWERS = 3
+# how often each tab is read: four tabs read every 20 ms took a share of the two cores the
+# server and the followers' page loads need; 0.1 s is finer than a follower's page load
+POLL_S = 0.1
 VIEWPORT = {"width": 1280, "height": 720}
 
 
@@ -56,7 +59,7 @@ def _caught_up(presenter, followers, timeout_s: float = 120.0) -> list[float]:
         steady = now - target[0] >= 0.5 and target[1] is not None
         if steady and all(t[-1][1] == target[1] for t in seen[1:]):
             break
-        time.sleep(0.02)
+        time.sleep(POLL_S)
     t0, shown = seen[0][-1]
     lags = [next((t for t, s in timeline if s == shown), None) for timeline in seen[1:]]
     assert None not in lags and shown, (shown, [t[-1][1] for t in seen[1:]])
