@@ -59,8 +59,14 @@ def test_two_processes_two_devices_against_numpy():
 
 
 def _children() -> set[int]:
-    """This test process's children, zombies included (a worker not reaped is one)."""
-    return {c.pid for c in psutil.Process().children(recursive=True)}
+    """This test process's zombie children: a worker not reaped is one (live workers are
+    worker_pids'; another test's processes in this xdist worker come and go meanwhile)."""
+    left = set()
+    for c in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if c.status() == psutil.STATUS_ZOMBIE:
+                left.add(c.pid)
+    return left
 
 
 def _coordinator_listening(proc: subprocess.Popen, within: float = 30) -> bool:
