@@ -19,7 +19,7 @@ from pmapviz.core.base.pageinfo import PageInfo
 from pmapviz.core.devices import deviceset
 
 # read by the dashboard on every page: presenter mode, the device set, following the presenter
-APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY, room.FOLLOW_KEY, room.FOLLOWED_KEY)
+APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY, room.FOLLOW_KEY)
 
 
 def _pages() -> tuple[PageInfo, ...]:

@@ -19,7 +19,7 @@ from harness.server import ROOT
 
 FOLLOWERS = 3
 # how often each tab is read: four tabs read every 20 ms took a share of the two cores the
-# server and the followers' page loads need; 0.1 s is finer than a follower's page load
+# server and the followers' reruns need
 POLL_S = 0.1
 VIEWPORT = {"width": 1280, "height": 720}
 
@@ -36,8 +36,7 @@ _SHOWS = """() => {
 
 
 def _shows(page) -> str | None:
-    """What ``page`` shows now; None while it is opening a step (a follower's browser opens
-    each step as a fresh page load)."""
+    """What ``page`` shows now; None while it is drawing a step (anything stale)."""
     try:
         return page.evaluate(_SHOWS)
     except PlaywrightError:  # the page navigated away under the evaluation

@@ -39,16 +39,14 @@ def main() -> None:
     heavyimports.ready()  # the one import rule: pandas whole before any page code runs
     if shell.real_server():  # a stop ends this server and every process it started
         stopping.end_everything_at_exit()
-    page = st.navigation(  # drawn by page_menu: Streamlit's own list is off (serverconfig)
-        [
-            st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
-            for i, p in enumerate(page_registry.PAGES)
-        ],
-        position="hidden",
-    )
+    pages = [
+        st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=(i == 0))
+        for i, p in enumerate(page_registry.PAGES)
+    ]
+    page = st.navigation(pages, position="hidden")  # drawn by page_menu (serverconfig)
     page_menu.page_menu()
     presenter.toggle()
-    room_panel.panel(page.url_path)
+    room_panel.panel(page.url_path, pages)
     device_set = device_sets.current(page_registry.by_url_path(page.url_path).runs_on)
     try:
         with shell.routing(device_set):

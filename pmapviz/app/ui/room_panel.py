@@ -2,21 +2,21 @@
 presenter's page, settings and tour step (``?follow=1``), leave by editing, come back with one
 button. The room itself (key, step, version) is :mod:`pmapviz.core.base.room`.
 
-A follower opens each step as a fresh page load of the step's link (page, query, ``follow=1``
-and the room's version as ``followed=``), which its browser is told to open: every setting is
-read through the pages' schemas as any link's, and nothing of the session before can disagree
-with it. (Opening steps inside the session with ``st.switch_page`` raced with the browser's
-own timer: Streamlit folds a pending page switch into the timer's rerun, which carries the old
-page and query, so a follower lost steps or seemed to leave by itself.)"""
+A follower opens each step inside its own session: it forgets every page's settings and
+switches to the step's page with the step's query (``st.switch_page``), so every setting is read
+through the pages' schemas as any link's. The step stays this session's target until a run
+starts on exactly that page and query: Streamlit folds a pending switch into a rerun that the
+browser's poll timer sends meanwhile, which carries the page and query before it, and such a
+run simply switches again. (Each step as a fresh page load of its link, as before, cost a
+follower 1.3-2.5 s of Chromium per step; in the session it is one rerun.)"""
 
 from __future__ import annotations
 
 import sys
 import time
-from urllib.parse import urlencode
+from collections.abc import Sequence
 
 import streamlit as st
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pmapviz.core.base import room, settings, valueparse
@@ -27,14 +27,16 @@ POLL_S = 0.5  # how often a follower (and the leader's fragment edits) are check
 FOLLOW_PARAM = room.FOLLOW_KEY
 LEAD = "_room_lead"  # the key this session proved (only ever a proved one is kept)
 FOLLOWING, SYNCED, BASELINE, LEFT = "_room_following", "_room_synced", "_room_base", "_room_left"
-OPENED_AT = "_room_opened_at"  # the room's version this page was opened at (its followed=)
+TARGET = "_room_target"  # (version, step): the step this session is switching to
 PAGE = "_room_page"  # the url_path of this session's page, for the fragment
 FULL_RUN = "_room_full_run"  # the fragment is running inside a whole page's run
 DIFFERS = "_room_differs"  # polls in a row that saw a link other than the step's
+HEARD = "_room_heard"  # a poll since the last switch carried the step's link: the browser has it
+PASSED = "_room_passed"  # the links of the last steps this session was switched away from
+KEEP_PASSED = 4
 LEAD_SEEN = "_room_lead_seen"  # the step the leader's last poll saw
-OPENING = "_room_opening"  # (version, link, when): the step this session's browser was sent to
-RESEND_S = 3.0  # a browser that has not opened the step by then is sent it again
 WRONG_KEY_DELAY_S = 0.5  # a wrong key waits: guessing is slow as well as hopeless
+_PAGES: dict[str, st.Page] = {}  # url_path -> the page st.navigation was given (every session's)
 
 
 def the_room() -> room.Room:
@@ -62,17 +64,20 @@ def following() -> bool:
             state[FOLLOWING] = settings.parse_flag(st.query_params.get(FOLLOW_PARAM, "0"), "follow")
         except valueparse.SettingError:
             state[FOLLOWING] = False
-        state[OPENED_AT] = room.parse_version(st.query_params.get(room.FOLLOWED_KEY, ""))
     return bool(state[FOLLOWING])
 
 
-def panel(url_path: str) -> None:
-    """The sidebar's room controls for this run's page, and, while leading or following, the
-    fragment that keeps this session in step."""
+def panel(url_path: str, pages: Sequence[st.Page] = ()) -> None:
+    """The sidebar's room controls for this run's page (``pages``: what st.navigation was
+    given, for switching to a step), and, while leading or following, the fragment that keeps
+    this session in step. A follower switching to a step switches again here until this run
+    is the step's."""
+    _PAGES.update({p.url_path: p for p in pages})
     st.session_state[PAGE] = url_path
     if not following():  # stopped: a reload stays out
-        for key in (FOLLOW_PARAM, room.FOLLOWED_KEY):
-            st.query_params.pop(key, None)
+        st.query_params.pop(FOLLOW_PARAM, None)
+    elif not st.session_state.get(LEFT):
+        _arrive_or_switch(url_path)
     with st.sidebar:
         if leading() or following():
             st.session_state[FULL_RUN] = True
@@ -84,10 +89,26 @@ def panel(url_path: str) -> None:
             _join()
 
 
+def _arrive_or_switch(url_path: str) -> None:
+    """This run is on the target step's page and query: arrived (the page's own link, once it
+    ran, is the baseline an edit is told by). Any other run switches to it again."""
+    state = st.session_state
+    target = state.get(TARGET)
+    if target is None:
+        return
+    version, step = target
+    if _here(url_path) == step:
+        state[SYNCED], state[BASELINE], state[HEARD] = version, None, False
+        del state[TARGET]
+    else:
+        _switch(version, step)
+
+
 def after_page(url_path: str) -> None:
-    """After the page ran: a leader publishes where it is; a follower opened at the room's
-    latest step takes this page, as it wrote its link, as the step (any later difference is
-    this person's own edit or page); one opened at an earlier step opens the latest."""
+    """After the page ran: a leader publishes where it is; a follower that arrived takes this
+    page, as it wrote its link, as the step (any later difference is this person's own edit
+    or page, or a step passed, which is switched from again); one opened at the room's latest
+    step (a link) has arrived too; one behind the room switches to the latest."""
     state = st.session_state
     if leading():
         the_room().lead(state.get(LEAD), _here(url_path))
@@ -96,12 +117,17 @@ def after_page(url_path: str) -> None:
         here = _here(url_path)
         if step is None:
             return
-        if state.get(SYNCED) is None and state.get(OPENED_AT) == version:
+        if state.get(SYNCED) is not None and state.get(BASELINE) is None:
+            state[BASELINE] = here  # the run that arrived
+        elif state.get(SYNCED) is None and here == step:
             state[SYNCED], state[BASELINE] = version, here
         elif state.get(SYNCED) is not None and here != state.get(BASELINE):
-            state[LEFT] = True  # this person's own edit or page: tried freely until they return
-        elif state.get(SYNCED) != version:
-            _open_step(version, step)
+            if _own(here):  # this person's own edit or page: tried freely until they return
+                state[LEFT] = True
+                return
+            state[SYNCED] = None  # a request sent before a switch ran a step passed: again
+        if state.get(SYNCED) != version:
+            _switch(version, step)
 
 
 def _here(url_path: str) -> room.Step:
@@ -109,7 +135,7 @@ def _here(url_path: str) -> room.Step:
 
 
 def _in_step() -> None:
-    """Polled every POLL_S: lead, or follow (open a new step; notice an edit)."""
+    """Polled every POLL_S: lead, or follow (switch to a new step; notice an edit)."""
     state, the = st.session_state, the_room()
     if leading():
         _lead_from_poll(the, not state.get(FULL_RUN))
@@ -118,7 +144,7 @@ def _in_step() -> None:
     ctx = get_script_run_ctx()
     version, step = the.latest(ctx.session_id if ctx else None)
     polled = not state.get(FULL_RUN)  # a timer's run of this fragment alone
-    if polled and not state.get(LEFT) and state.get(SYNCED) is not None:
+    if polled and not state.get(LEFT) and state.get(BASELINE) is not None:
         _edited(_here(state.get(PAGE, "")))
     if state.get(LEFT):
         _left_box()
@@ -126,7 +152,7 @@ def _in_step() -> None:
         st.info("Following: waiting for the presenter to lead.", icon=":material/podium:")
     elif state.get(SYNCED) != version:
         if polled:
-            _open_step(version, step)
+            _switch(version, step)
         st.info("Following: catching up with the presenter.", icon=":material/podium:")
     else:
         st.info("Following the presenter.", icon=":material/podium:")
@@ -148,45 +174,47 @@ def _lead_from_poll(the: room.Room, polled: bool) -> None:
 
 
 def _edited(here: room.Step) -> None:
-    """A page fragment's edit shows in the link this poll was sent with; seen twice in a row
-    it is this person's own (once could be a browser that has not yet heard its page's own
-    link)."""
+    """A page fragment's edit shows in the link this poll was sent with. Polls count only once
+    one has carried the step's own link: before, the browser had not heard of the switch (a
+    busy server delivers it late, and the browser's timer meanwhile sends the page and link
+    before it). Then a link other than the step's, seen twice in a row, is this person's own
+    edit (once could be a poll sent before the page's own link reached the browser)."""
     state = st.session_state
-    differs = here != state.get(BASELINE)
-    state[DIFFERS] = state.get(DIFFERS, 0) + 1 if differs else 0
-    if state[DIFFERS] >= 2:
-        state[LEFT] = True
+    if here == state.get(BASELINE):
+        state[HEARD], state[DIFFERS] = True, 0
+    elif state.get(HEARD) and _own(here):
+        state[DIFFERS] = state.get(DIFFERS, 0) + 1
+        state[LEFT] = state[DIFFERS] >= 2
 
 
-def step_link(version: int, step: room.Step) -> str:
-    """The link a follower's browser opens for ``step``: the page under the server's base path,
-    the step's query, this person's own keys (following; presenter mode if on) and the room's
-    version. Only ever a path on this server."""
-    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    page = "" if step.page in ("", "home") else step.page
-    path = f"/{base}/{page}" if base else f"/{page}"
-    own = {FOLLOW_PARAM: "1", room.FOLLOWED_KEY: str(version)}
-    if presenter.presenting():
-        own["present"] = "1"
-    return f"{path}?{urlencode({**step.query_dict(), **own})}"
+def _own(here: room.Step) -> bool:
+    """Whether ``here`` is a link of this person's making: neither the step's nor one of the
+    last steps the room moved this session away from (a request the browser sent before it
+    heard of a switch, which a busy server runs after it, carries one of those)."""
+    state = st.session_state
+    return here != state.get(BASELINE) and here not in state.get(PASSED, ())
 
 
-def _open_step(version: int, step: room.Step) -> None:
-    """Tell this session's browser to open the step's link (again only if it has not after
-    RESEND_S: the browser may have been busy leaving this page)."""
-    state, now = st.session_state, time.monotonic()
-    opening = state.get(OPENING)
-    if opening and opening[0] == version and now - opening[2] < RESEND_S:
+def step_query(step: room.Step) -> dict[str, str]:
+    """The query a follower switches to for ``step``: the step's query and this person's own
+    keys (following; presenter mode if on)."""
+    own = {FOLLOW_PARAM: "1"} | ({"present": "1"} if presenter.presenting() else {})
+    return {**step.query_dict(), **own}
+
+
+def _switch(version: int, step: room.Step) -> None:
+    """Open ``step`` in this session: forget every page's settings (the step's query seeds
+    them, through the schemas) and switch to its page. Ends this run."""
+    page = _PAGES.get(step.page)
+    if page is None:  # not a page of this app (a room is only ever led from one)
         return
-    link = step_link(version, step)
-    state[OPENING] = (version, link, now)
-    ctx = get_script_run_ctx()
-    if ctx is not None:  # this session ends with the page load: no longer one who follows
-        the_room().forget(ctx.session_id)
-    if ctx is not None and shell.real_server():  # an AppTest has no browser: its test opens it
-        message = ForwardMsg()
-        message.auth_redirect.url = link  # Streamlit's own "browser, open this URL"
-        ctx.enqueue(message)
+    state = st.session_state
+    passed = [*state.get(PASSED, ()), state.get(BASELINE), _here(state.get(PAGE, ""))]
+    state[PASSED] = tuple(dict.fromkeys(p for p in passed if p is not None))[-KEEP_PASSED:]
+    state[TARGET], state[HEARD] = (version, step), False
+    state.pop(DIFFERS, None)
+    url_state.forget_pages()  # the switch sets the link
+    st.switch_page(page, query_params=step_query(step))
 
 
 def _left_box() -> None:
@@ -201,18 +229,21 @@ def _left_box() -> None:
 
 
 def _back() -> None:
-    """Back to the presenter: the latest step is opened afresh at the end of this run."""
+    """Back to the presenter: the latest step is switched to at the end of this run."""
     state = st.session_state
-    state[LEFT], state[SYNCED], state[BASELINE], state[OPENED_AT] = False, None, None, None
-    state.pop(OPENING, None)
+    state[LEFT], state[SYNCED], state[BASELINE], state[HEARD] = False, None, None, False
+    state.pop(TARGET, None)
+    state.pop(PASSED, None)
     state.pop(DIFFERS, None)
 
 
 def _stop_following() -> None:
     st.session_state[FOLLOWING] = False
     _back()
-    for key in (FOLLOW_PARAM, room.FOLLOWED_KEY):
-        st.query_params.pop(key, None)
+    ctx = get_script_run_ctx()
+    if ctx is not None:  # not counted as following from now (not after FOLLOWER_SILENCE_S)
+        the_room().forget(ctx.session_id)
+    st.query_params.pop(FOLLOW_PARAM, None)
 
 
 def _leader_box(the: room.Room) -> None:

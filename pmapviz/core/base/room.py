@@ -24,7 +24,6 @@ from pmapviz.core.base.valueparse import SettingError
 
 ENV_KEY = "PMAPVIZ_PRESENTER_KEY"
 FOLLOW_KEY = "follow"  # the follow link's query key: /?follow=1
-FOLLOWED_KEY = "followed"  # the room's version a follower's page was opened at
 FLAG = "--presenter-key"
 MIN_KEY, MAX_KEY = 8, 128
 KEY_CHARS = frozenset(string.ascii_letters + string.digits + "-_.~")
@@ -34,7 +33,7 @@ MAX_QUERY_KEYS, MAX_VALUE = 64, 4096
 # never led: the key itself, and what each person chooses for their own screen
 MAX_FOLLOWERS = 4096  # followers remembered for the count (a bound, not a limit on the room)
 FOLLOWER_SILENCE_S = 5.0  # a follower silent this long is no longer counted
-PRIVATE_KEYS = frozenset({"present", FOLLOW_KEY, FOLLOWED_KEY, "key", "presenter_key"})
+PRIVATE_KEYS = frozenset({"present", FOLLOW_KEY, "key", "presenter_key"})
 
 
 def parse_key(text: str, where: str = FLAG) -> str:
@@ -47,15 +46,6 @@ def parse_key(text: str, where: str = FLAG) -> str:
             f"(got {len(text)} characters), e.g. {where} {new_key()}"
         )
     return text
-
-
-def parse_version(text: object) -> int | None:
-    """The room's version a link says its page was opened at (``followed=``), or None where
-    it says none or nothing that is one (a link's value: never an exception)."""
-    text = str(text).strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 18:
-        return None
-    return int(text)
 
 
 def new_key() -> str:
@@ -127,7 +117,7 @@ class Room:
                 del self._seen[gone]
 
     def forget(self, follower: str) -> None:
-        """``follower`` follows no more (its page is opening the next step as a new session)."""
+        """``follower`` follows no more (it stopped following)."""
         with self._lock:
             self._seen.pop(follower, None)
 

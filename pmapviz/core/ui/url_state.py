@@ -22,9 +22,8 @@ from pmapviz.core.planning.scenarios import Scenario
 
 EXPLORER_KEY = "explorer_settings"  # plain dict, survives page switches (widget keys do not)
 EXPLORER_PREFIX = "ex_"  # the explorer's widget keys
-# query keys a session keeps through every page's own link: a follower's ?follow=1, and the
-# room's version its page was opened at (so a page writing its link changes nothing of it)
-STICKY = frozenset({room.FOLLOW_KEY, room.FOLLOWED_KEY})
+# query keys a session keeps through every page's own link: a follower's ?follow=1
+STICKY = frozenset({room.FOLLOW_KEY})
 PREFIXES = "_url_prefixes"  # every prefix :func:`load` has seeded in this session
 RUNS_ON = "_device_set"  # the device set this session's pages run on (ui.device_sets)
 ON_SEEN = "_device_set_url"  # the URL's on= as last read or written
@@ -138,14 +137,20 @@ def save_scenario(current: Scenario, n_devices: int) -> None:
     set_url(scenario_query(current, n_devices))
 
 
-def reset_pages() -> None:
-    """Forget every page's settings in this session and the link's (but presenter mode): the
-    pages open afresh, with their defaults, as after switching to another device set."""
+def forget_pages() -> None:
+    """Forget every page's settings in this session: each page seeds them afresh from the
+    link its next run is opened with."""
     state = st.session_state
     for prefix in state.get(PREFIXES, ()):
         for key in [k for k in state if k.startswith((prefix, f"_{prefix}"))]:
             del state[key]
     state.pop(EXPLORER_KEY, None)
+
+
+def reset_pages() -> None:
+    """Forget every page's settings in this session and the link's (but presenter mode): the
+    pages open afresh, with their defaults, as after switching to another device set."""
+    forget_pages()
     keep = {k: v for k, v in st.query_params.items() if k == "present" or k in STICKY}
     st.query_params.from_dict(keep)
 

@@ -1,10 +1,9 @@
 """Follow the presenter, in AppTest: two sessions of one server process share its room. A
-leader proves the key; a follower's browser is sent the leader's step as a link and opens it
-(here: a fresh AppTest at that link, as a browser opens a fresh session); the follower leaves
-by editing and comes back; nothing in a URL leads."""
+leader proves the key; a follower switches to the leader's step inside its own session (its
+next run, as its browser's poll would start); the follower leaves by editing and comes back;
+nothing in a URL leads."""
 
 import sys
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -36,14 +35,9 @@ def _follow_link(monkeypatch):
     return open_link(monkeypatch, None, {"follow": "1"})
 
 
-def _browser_opens(at, monkeypatch) -> AppTest:
-    """What the follower's browser does when the server sends it a step: a fresh session at
-    the step's link, after its first run."""
-    version, link, _ = at.session_state[room_panel.OPENING]
-    parts = urlsplit(link)
-    assert not parts.scheme and not parts.netloc and link.startswith("/")  # this server only
-    page = parts.path.strip("/")
-    return open_link(monkeypatch, page_file(page) if page else None, dict(parse_qsl(parts.query)))
+def _page_of(at) -> str:
+    """The url_path of the page this session's last run showed."""
+    return at.session_state[room_panel.PAGE]
 
 
 def _explorer_n(at) -> str:
@@ -70,7 +64,7 @@ def test_the_key_leads_and_the_leaders_page_and_settings_become_the_step(run_app
     assert fresh_room.latest()[1].query_dict()["step"] == "2"
 
 
-def test_a_follower_opens_the_step_leaves_by_editing_and_comes_back(
+def test_a_follower_switches_to_the_step_leaves_by_editing_and_comes_back(
     run_app, fresh_room, monkeypatch
 ):
     leader = _lead(run_app(), fresh_room.key)
@@ -78,11 +72,11 @@ def test_a_follower_opens_the_step_leaves_by_editing_and_comes_back(
     leader.text_input(key="ex_s0").set_value("4,6").run()
     version, step = fresh_room.latest()
     assert step.page == "explorer"
-    joined = _follow_link(monkeypatch)  # /?follow=1: its browser is sent the step's link
-    link = joined.session_state[room_panel.OPENING][1]
-    assert f"followed={version}" in link and "follow=1" in link and fresh_room.key not in link
-    follower = _browser_opens(joined, monkeypatch).run()
-    assert _explorer_n(follower) == "4,6"
+    follower = _follow_link(monkeypatch)  # /?follow=1: it switches to the step in its session
+    assert _page_of(follower) == "explorer" and _explorer_n(follower) == "4,6"
+    assert follower.session_state[room_panel.SYNCED] == version
+    assert follower.query_params["follow"] in ("1", ["1"])
+    assert fresh_room.key not in str(dict(follower.query_params))
     assert "Following the presenter." in [i.value for i in follower.sidebar.info]
     follower.text_input(key="ex_s0").set_value("4,7").run()  # tries it freely
     follower.run()  # the sidebar, drawn before the page, says so from the next run (a poll)
@@ -92,11 +86,31 @@ def test_a_follower_opens_the_step_leaves_by_editing_and_comes_back(
     leader.text_input(key="ex_s0").set_value("4,8").run()
     follower.run()
     assert _explorer_n(follower) == "4,7"  # left: the leader's edit does not overwrite theirs
-    assert room_panel.OPENING not in follower.session_state
+    assert room_panel.TARGET not in follower.session_state
     follower.sidebar.button(key="room_back").click().run()
-    follower = _browser_opens(follower, monkeypatch).run()
     assert _explorer_n(follower) == "4,8"
-    assert "Following the presenter." in [i.value for i in follower.sidebar.info]
+    assert "Following the presenter." in [i.value for i in follower.run().sidebar.info]
+
+
+def test_a_run_on_another_page_than_the_target_switches_again(run_app, fresh_room, monkeypatch):
+    """Streamlit folds a pending switch into a rerun the browser's timer sends meanwhile,
+    which carries the page before it: that run switches again, and the follower neither
+    loses the step nor takes the old page for its own edit."""
+    leader = _lead(run_app(), fresh_room.key)
+    leader.switch_page(page_file("tour")).run()
+    follower = _follow_link(monkeypatch)
+    assert _page_of(follower) == "tour"
+    leader.switch_page(page_file("collectives")).run()
+    follower.run()
+    assert _page_of(follower) == "collectives"
+    version = fresh_room.latest()[0]
+    follower.session_state[room_panel.TARGET] = (version, fresh_room.latest()[1])
+    follower.session_state[room_panel.SYNCED] = None
+    follower.switch_page(page_file("tour")).run()  # the timer's run: the page before the step
+    assert _page_of(follower) == "collectives"
+    state = follower.session_state
+    assert room_panel.LEFT not in state or not state[room_panel.LEFT]
+    assert state[room_panel.SYNCED] == version
 
 
 def test_the_leaders_url_parameters_without_the_key_drive_no_one(run_app, fresh_room):
@@ -107,6 +121,23 @@ def test_the_leaders_url_parameters_without_the_key_drive_no_one(run_app, fresh_
     intruder = run_app(page=page_file("explorer"), query={k: str(v) for k, v in forged.items()})
     intruder.text_input(key="ex_s0").set_value("8,3").run()
     assert fresh_room.latest() == before
+
+
+def test_a_request_sent_before_a_switch_is_not_taken_for_an_edit(run_app, fresh_room, monkeypatch):
+    """A busy server runs a request the browser sent before it heard of a switch after the
+    switch: it carries the page passed. A poll with it is no edit; a whole run of it shows the
+    page passed, so it switches to the room's step again. A page never passed is an edit."""
+    leader = _lead(run_app(), fresh_room.key)
+    leader.switch_page(page_file("tour")).run()
+    follower = _follow_link(monkeypatch)  # opened at Home, switched to the tour
+    state = follower.session_state
+    assert _page_of(follower) == "tour"
+    state[room_panel.HEARD] = True  # a poll has carried the step's link
+    follower.switch_page(page_file("home")).run()  # the request from before the switch
+    assert room_panel.LEFT not in state or not state[room_panel.LEFT]
+    assert _page_of(follower) == "tour"
+    follower.switch_page(page_file("collectives")).run()  # never passed: this person's own
+    assert state[room_panel.LEFT] and _page_of(follower) == "collectives"
 
 
 @pytest.mark.parametrize(
@@ -147,26 +178,27 @@ def test_stopping_takes_follow_out_of_the_link_so_a_reload_stays_out(
 ):
     leader = _lead(run_app(), fresh_room.key)
     leader.switch_page(page_file("tour")).run()
-    follower = _browser_opens(_follow_link(monkeypatch), monkeypatch)
-    assert follower.query_params["follow"] in ("1", ["1"]) and "followed" in follower.query_params
+    follower = _follow_link(monkeypatch)
+    assert follower.query_params["follow"] in ("1", ["1"]) and fresh_room.following() == 1
     follower.sidebar.button(key="room_stop").click().run()
-    assert "follow" not in follower.query_params and "followed" not in follower.query_params
+    assert "follow" not in follower.query_params
     assert follower.sidebar.button(key="room_follow")  # offered again
+    assert fresh_room.following() == 0  # not counted from now
 
 
 def test_steps_on_one_page_are_followed_one_after_another(run_app, fresh_room, monkeypatch):
-    """Three tour steps on one page: the follower's browser is sent the latest."""
+    """Three tour steps on one page: the follower switches to the latest."""
     leader = _lead(run_app(), fresh_room.key)
     leader.switch_page(page_file("tour")).run()
-    follower = _browser_opens(_follow_link(monkeypatch), monkeypatch)
+    follower = _follow_link(monkeypatch)
     assert follower.session_state["tour_step"] == 1
     for _ in range(3):
         leader.button(key="tour_next").click().run()
-    follower = _browser_opens(follower.run(), monkeypatch)
+    follower.run()
     assert follower.session_state["tour_step"] == 4
     follower.run()
     assert "Following the presenter." in [i.value for i in follower.sidebar.info]
-    assert room_panel.OPENING not in follower.session_state  # arrived: nothing more to open
+    assert room_panel.TARGET not in follower.session_state  # arrived: nothing more to open
 
 
 def test_a_step_opened_from_a_share_link_is_not_shared_as_following(
@@ -174,33 +206,18 @@ def test_a_step_opened_from_a_share_link_is_not_shared_as_following(
 ):
     leader = _lead(run_app(), fresh_room.key)
     leader.switch_page(page_file("tour")).run()
-    follower = _browser_opens(_follow_link(monkeypatch), monkeypatch)
+    follower = _follow_link(monkeypatch)
     follower.session_state["share_tour"] = True  # the share link is drawn when it is open
     link = next(c.value for c in follower.run().code if "/tour?" in c.value)
     assert "step=1" in link and "follow" not in link  # a link to the view, not to following
 
 
-@pytest.mark.parametrize(
-    ("base", "page", "present", "want"),
-    [
-        ("", "", False, "/?"),
-        ("", "tour", False, "/tour?"),
-        ("/pods/", "tour", True, "/pods/tour?"),
-        ("pods", "", False, "/pods/?"),
-    ],
-)
-def test_a_step_link_is_a_path_on_this_server_with_the_query_encoded(
-    monkeypatch, base, page, present, want
-):
-    monkeypatch.setattr(room_panel.st, "get_option", lambda name: base)
+@pytest.mark.parametrize("present", [False, True])
+def test_a_steps_query_keeps_this_persons_own_keys_and_nothing_of_the_leaders(monkeypatch, present):
     monkeypatch.setattr(room_panel.presenter, "presenting", lambda: present)
-    step = room.Step.of(page, {"x": "1&follow=0#<b>", "present": "1"})
-    link = room_panel.step_link(7, step)
-    assert link.startswith(want) and not link.startswith("//")
-    query = dict(parse_qsl(urlsplit(link).query))
-    assert query == {"x": "1&follow=0#<b>", "follow": "1", "followed": "7"} | (
-        {"present": "1"} if present else {}
-    )
+    step = room.Step.of("tour", {"x": "1&follow=0#<b>", "present": "1", "key": "k"})
+    query = room_panel.step_query(step)
+    assert query == {"x": "1&follow=0#<b>", "follow": "1"} | ({"present": "1"} if present else {})
 
 
 @pytest.mark.parametrize("value", ["²", "yes please", "<b>1</b>", "", "1" * 5000])

@@ -88,25 +88,6 @@ def test_concurrent_leaders_make_one_version_per_change():
     assert 1 <= version <= 200 and step in steps
 
 
-@pytest.mark.parametrize(
-    ("text", "want"),
-    [
-        ("7", 7),
-        ("0", 0),
-        (" 12 ", 12),
-        ("", None),
-        ("-1", None),
-        ("²", None),
-        ("1e3", None),
-        ("9" * 19, None),
-        (None, None),
-        ("<b>1</b>", None),
-    ],
-)
-def test_the_version_a_link_was_opened_at_is_a_number_or_none(text, want):
-    assert room.parse_version(text) == want
-
-
 def test_a_follower_forgotten_is_not_counted():
     the = room.Room(room.new_key())
     the.latest("a")

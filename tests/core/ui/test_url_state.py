@@ -160,7 +160,7 @@ def _share(url_path):
 
     from pmapviz.core.ui import url_state
 
-    st.query_params.update(fn="add", present="1", follow="1", followed="3")
+    st.query_params.update(fn="add", present="1", follow="1")
     st.session_state[f"share_{url_path}"] = True  # the popover open
     url_state.share_link(url_path)
 
