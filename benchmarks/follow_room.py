@@ -13,18 +13,19 @@ Why protocol clients. In a workshop each attendee's browser runs on their own la
 thirty followers share is the server. Thirty Chromium tabs on this 2-core machine would measure
 this machine drawing thirty pages, not the server. So ``--followers`` are protocol followers,
 cheap clients in one asyncio loop (a thread of this process) that do over the network what a
-follower's browser does, without rendering. On each page load (the follow link, then every step
-the server sends it to): GET the page's HTML, ``/_stcore/health`` (the XSRF cookie) and
-``/_stcore/host-config``; open ``/_stcore/stream`` with the browser's subprotocols
-(``streamlit`` and the XSRF token) and Origin; send the first ``rerun_script`` with the URL's
-query string and page name (and context info, no widget states, no cached hashes: a fresh
-page). Then: ``page_info_changed`` updates its query string (the page wrote its link); cacheable
-messages are kept, their hashes sent with later reruns and ``ref_hash`` answered from them, as
-the browser's message cache does; ``auto_rerun`` starts a timer that sends the fragment's
-rerun every ``interval`` seconds (``is_auto_rerun``, the page's script hash, the current
-query), as the browser's ``setInterval``; ``auth_redirect`` closes the socket and loads its URL
-as a new page. Not done: static assets (a browser has them cached), widget states (a follower
-touches none; the server keeps their values), heartbeats (sent only inside an embedding host).
+follower's browser does, without rendering. It loads the follow link once: GET the page's HTML,
+``/_stcore/health`` (the XSRF cookie) and ``/_stcore/host-config``; open ``/_stcore/stream``
+with the browser's subprotocols (``streamlit`` and the XSRF token) and Origin; send the first
+``rerun_script`` with the URL's query string and page name (and context info, no widget states,
+no cached hashes: a fresh page). Then, as the browser: ``navigation`` and ``new_session`` name
+the page each run is on (a follower switches page in its session), ``page_info_changed``
+updates its query string (the page wrote its link, or a switch set it); cacheable messages are
+kept, their hashes sent with later reruns and ``ref_hash`` answered from them, as the browser's
+message cache does; ``auto_rerun`` starts a timer that sends the fragment's rerun every
+``interval`` seconds (``is_auto_rerun``, the current page's script hash, the current query), as
+the browser's ``setInterval``. A dropped connection loads the follow link again. Not done:
+static assets (a browser has them cached), widget states (a follower touches none; the server
+keeps their values), heartbeats (sent only inside an embedding host).
 ``--browsers`` more followers are real Chromium tabs on this machine, reported apart: end to
 end, rendering included, on a shared 2-core machine.
 
@@ -38,10 +39,9 @@ Phases, with CPU seconds of the server (its process tree), this process (the pro
 followers' thread apart), Chromium and Playwright's driver, and the whole machine:
 idle with no followers; one cycle of steps with no followers (the presenter's own cost);
 the followers join; idle following; ``--steps`` steps following. Per step: when the presenter's
-page showed it (settled, in-page ``Date.now()``), the room's version for it (the highest
-``followed=`` any follower was sent for that page and query), and for each follower when it
-arrived: a protocol follower when the first run of its session opened at that version, page
-and query finished; a browser when its page first showed that URL settled (in-page). Follow
+page showed it (settled, in-page ``Date.now()``), and for each follower when it arrived: a
+protocol follower when a whole run at that page and query first finished after the click; a
+browser when its page first showed that URL settled after the click (in-page). Follow
 latency = arrival - presenter shown (slightly negative is possible: the server publishes the
 step before the presenter's browser has drawn it). Also counted: followers showing "You left
 the presenter" (never done by them: must be 0), error alerts or exceptions (must be 0), the
@@ -89,36 +89,42 @@ OUT = common.ROOT / "artifacts" / "follow_room.json"
 VIEWPORT = {"width": 1280, "height": 720}
 KEY = "follow-room-bench-key"  # the server's presenter key (--presenter-key)
 SERVER_ENV = {"PMAPVIZ_DEVICES": "", "PMAPVIZ_MAX_BYTES": "", "PMAPVIZ_PRESENTER_KEY": ""}
-NOT_A_STEP = frozenset({"follow", "followed", "present"})  # a follower's own keys
+NOT_A_STEP = frozenset({"follow", "present"})  # a follower's own keys
 PRESET = "Broadcast weights (None)"  # the explorer's matmul preset: x (n, 4, 5) @ w (5, 2)
 SHAPES = ("4, 6, 5", "4, 2, 5", "4, 8, 5", "4, 3, 5")  # "shape of x" for it, taken in turn
 CYCLE = ("Guided tour", "next", "next", "next", "next", "Shapes & sharding", "preset",
          "shape", "Collectives", "Home")  # fmt: skip
 WEDGED_AFTER = 3  # steps in a row that no one (presenter included) finished: stop stepping
 LEFT = "You left the presenter"
-FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 ERROR_ALERT = 1  # Alert.Format.ERROR
 XSRF = "_streamlit_xsrf"
-# in every Chromium page, before Streamlit's code: each time the page settles (script done,
-# a title, nothing stale) at a URL other than the last one noted, [Date.now(), href] goes to
-# sessionStorage, which outlives a follower's page loads (the same tab, the same origin)
+# in every Chromium page, before Streamlit's code: each time the page's main area settles (a
+# title, nothing stale in it) at a URL other than the last one noted, [Date.now(), href] goes to
+# sessionStorage. Checked on every change to the page (a MutationObserver: a timer in a tab
+# not in front is slowed), and every 25 ms besides; not the script's state (a follower's
+# sidebar polls twice a second, and under load its page is running a poll more often than not)
 SHOWN_LOG = """(() => {
     const key = "__followShown";
     let noted = null;
-    setInterval(() => {
-        const app = document.querySelector('[data-testid="stApp"]');
-        const settled = !!app && app.getAttribute('data-test-script-state') === 'notRunning'
-            && !!document.querySelector('[data-testid="stMain"] h1')
-            && !document.querySelector('[data-stale="true"]');
+    const check = () => {
+        const settled = !!document.querySelector('[data-testid="stMain"] h1')
+            && !document.querySelector('[data-testid="stMain"] [data-stale="true"]');
         if (!settled || location.href === noted) return;
         noted = location.href;
         const log = JSON.parse(sessionStorage.getItem(key) || "[]");
         log.push([Date.now(), location.href]);
         sessionStorage.setItem(key, JSON.stringify(log));
-    }, 25);
+    };
+    new MutationObserver(check).observe(document, {subtree: true, childList: true,
+        attributes: true, attributeFilter: ["data-stale"]});
+    setInterval(check, 25);
 })()"""
 TAKE_SHOWN = """() => { const v = sessionStorage.getItem("__followShown") || "[]";
     sessionStorage.removeItem("__followShown"); return JSON.parse(v); }"""
+# every tab is a screen someone watches: Chromium slows the timers of a tab not in front (to
+# one wake-up a minute after five minutes), which a run of several minutes would measure
+AWAKE = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+         "--disable-backgrounding-occluded-windows"]  # fmt: skip
 SIDEBAR_TEXT = f"() => document.querySelector('{SIDEBAR}')?.innerText || ''"
 
 
@@ -128,12 +134,6 @@ def canon(url: str) -> str:
     query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
                    if k not in NOT_A_STEP)  # fmt: skip
     return (parts.path or "/") + ("?" + urlencode(query) if query else "")
-
-
-def followed_of(url: str) -> int | None:
-    """The room's version a follower's URL was opened at (``followed=``)."""
-    value = dict(parse_qsl(urlsplit(url).query)).get("followed", "")
-    return int(value) if value.isdigit() else None
 
 
 def pct(values: list[float], q: int) -> float | None:
@@ -153,15 +153,14 @@ class Load:
 
     link: str
     opened: float
+    path: str = "/"  # the page the last run was on (a follower switches page in its session)
     script_hash: str = ""
     query: str = ""
-    first_run: float | None = None
+    pages: dict = field(default_factory=dict)  # page script hash -> its URL path
+    runs: int = 0  # whole runs finished
+    in_run: bool = False  # a whole run started and its end has not come yet
     left: bool = False
     errors: set = field(default_factory=set)
-
-    @property
-    def path(self) -> str:
-        return urlsplit(self.link).path or "/"
 
 
 @dataclass
@@ -187,9 +186,9 @@ class Follower:
         self.cookie = ""
         self.tally = Tally()
 
-    def note(self, kind: str, t: float, url: str, version: int | None, extra=None) -> None:
-        """An event for the steps to read: (kind, follower, time, step's URL, version, extra)."""
-        self.events.append((kind, self.idx, t, canon(url), version, extra))
+    def note(self, kind: str, t: float, url: str, extra=None) -> None:
+        """An event for the steps to read: (kind, follower, time, step's URL, extra)."""
+        self.events.append((kind, self.idx, t, canon(url), extra))
 
     async def run(self, link: str, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -197,11 +196,11 @@ class Follower:
             link = await self._load(link)
 
     async def _load(self, link: str) -> str:
-        """One page load of ``link``; returns the next link (the server's redirect, or the
-        same link again if the connection failed)."""
-        load = Load(link, time.time(), query=urlsplit(link).query)
+        """One page load of ``link``, followed until its connection drops; returns the link
+        to load again."""
+        load = Load(link, time.time(), path=urlsplit(link).path or "/", query=urlsplit(link).query)
         self.tally.loads += 1
-        self.note("open", load.opened, link, followed_of(link))
+        self.note("open", load.opened, link)
         self.cache.clear()  # a fresh page: an empty message cache
         tickers: dict[str, tuple[float, asyncio.Task]] = {}
         ws = None
@@ -218,10 +217,7 @@ class Follower:
                 self.tally.bytes_in += len(data)
                 fwd = ForwardMsg()
                 fwd.ParseFromString(data)
-                redirect = self._handle(fwd, load, ws, tickers)
-                if redirect:
-                    self.note("redirect", time.time(), redirect, followed_of(redirect))
-                    return redirect
+                self._handle(fwd, load, ws, tickers)
             reason = "closed by the server"
         except (ConnectionClosed, OSError) as err:
             reason = repr(err)[:200]
@@ -233,7 +229,7 @@ class Follower:
                 self.closing.add(closing)
                 closing.add_done_callback(self.closing.discard)
         self.tally.dropped += 1
-        self.note("dropped", time.time(), link, followed_of(link), reason)
+        self.note("dropped", time.time(), link, reason)
         await asyncio.sleep(1.0)
         return link
 
@@ -270,8 +266,8 @@ class Follower:
         info.is_embedded, info.color_scheme = False, "light"
         return msg
 
-    def _handle(self, fwd: ForwardMsg, load: Load, ws, tickers: dict) -> str | None:
-        """One message from the server, as the browser takes it; the redirect's URL, if any."""
+    def _handle(self, fwd: ForwardMsg, load: Load, ws, tickers: dict) -> None:
+        """One message from the server, as the browser takes it."""
         if fwd.metadata.cacheable:
             self.cache[fwd.hash] = fwd
         which = fwd.WhichOneof("type")
@@ -280,12 +276,17 @@ class Follower:
             self.tally.ref_hits += cached is not None
             self.tally.ref_misses += cached is None
             if cached is None:
-                return None
+                return
             fwd, which = cached, cached.WhichOneof("type")
-        if which == "new_session":
-            load.script_hash = fwd.new_session.page_script_hash
+        whole = not fwd.metadata.run.fragment_ids  # a whole run's message, not a poll's
+        if which == "new_session" and whole:  # a poll runs at the page its request named
+            self._on_page(load, fwd.new_session.page_script_hash)
+            load.in_run = True
         elif which == "navigation":
-            load.script_hash = fwd.navigation.page_script_hash
+            load.pages |= {
+                p.page_script_hash: "/" + p.url_pathname for p in fwd.navigation.app_pages
+            }
+            self._on_page(load, fwd.navigation.page_script_hash)
         elif which == "page_info_changed":
             load.query = fwd.page_info_changed.query_string
         elif which == "delta" and fwd.delta.WhichOneof("type") == "new_element":
@@ -296,15 +297,18 @@ class Follower:
             for fragment in fwd.stop_auto_rerun.fragment_ids:
                 with contextlib.suppress(KeyError):
                     tickers.pop(fragment)[1].cancel()
-        elif which == "script_finished" and fwd.script_finished == FINISHED:
-            if load.first_run is None:
-                load.first_run = time.time()
-                url = f"{load.path}?{load.query}"
-                self.note("arrived", load.first_run, url, followed_of(load.link),
-                          load.first_run - load.opened)  # fmt: skip
-        elif which == "auth_redirect":
-            return fwd.auth_redirect.url
-        return None
+        elif which == "script_finished" and load.in_run:
+            # the first end after a whole run started is that run's, whatever it says: a busy
+            # server sends it late, and Streamlit relabels a finish still queued when the next
+            # run starts (as finished early, or as a fragment's)
+            load.runs, load.in_run = load.runs + 1, False
+            self.note("arrived", time.time(), f"{load.path}?{load.query}", load.runs)
+
+    @staticmethod
+    def _on_page(load: Load, script_hash: str) -> None:
+        if script_hash:
+            load.script_hash = script_hash
+            load.path = load.pages.get(script_hash, load.path)
 
     def _element(self, el, load: Load) -> None:
         kind = el.WhichOneof("type")
@@ -319,14 +323,14 @@ class Follower:
             if body.startswith(LEFT) and not load.left:
                 load.left = True
                 self.tally.left += 1
-                self.note("left", time.time(), load.link, followed_of(load.link))
+                self.note("left", time.time(), f"{load.path}?{load.query}")
 
     def _error(self, text: str, load: Load) -> None:
         """An error on this page load (once each: a fragment redraws its own every poll)."""
         if text not in load.errors:
             load.errors.add(text)
-            self.tally.errors.append(f"{canon(load.link)}: {text}")
-            self.note("error", time.time(), load.link, followed_of(load.link), text)
+            self.tally.errors.append(f"{canon(load.path + '?' + load.query)}: {text}")
+            self.note("error", time.time(), f"{load.path}?{load.query}", text)
 
     def _timer(self, fragment: str, interval: float, load: Load, ws, tickers: dict) -> None:
         """The browser's setInterval for a fragment (the same interval again: kept)."""
@@ -574,7 +578,7 @@ class Run:
     presenter: Presenter | None = None
     room: ProtocolRoom | None = None
     browsers: list = field(default_factory=list)  # follower pages
-    browser_shown: list[list] = field(default_factory=list)  # per page: [(t, canon, v)]
+    browser_shown: list[list] = field(default_factory=list)  # per page: [(t, canon)]
     phases: dict = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
     cursor: int = 0  # how much of the room's events the steps have read
@@ -582,38 +586,32 @@ class Run:
     def read_browsers(self) -> None:
         for page, seen in zip(self.browsers, self.browser_shown, strict=True):
             with contextlib.suppress(PlaywrightError):  # a page navigating under the read
-                seen += [(ms / 1000, canon(u), followed_of(u)) for ms, u in
-                         page.evaluate(TAKE_SHOWN)]  # fmt: skip
+                seen += [(ms / 1000, canon(u)) for ms, u in page.evaluate(TAKE_SHOWN)]
 
 
-def arrivals(run: Run, url: str, since: float) -> tuple[int | None, dict, dict]:
-    """The room's version for ``url`` (the highest any follower was sent or arrived at since
-    ``since``), and when each follower arrived there: {index: time}, protocol and browsers."""
-    events = [e for e in run.room.events[run.cursor :] if e[2] >= since and e[3] == url]
-    seen = [e[4] for e in events if e[0] in ("redirect", "arrived") and e[4] is not None]
-    seen += [v for shown in run.browser_shown for t, u, v in shown
-             if t >= since and u == url and v is not None]  # fmt: skip
-    version = max(seen, default=None)
+def arrivals(run: Run, url: str, since: float) -> tuple[dict, dict]:
+    """When each follower arrived at ``url`` since ``since``: {index: time}, protocol (a whole
+    run on that page and query finished) and browsers (the page settled at that URL)."""
     proto: dict[int, float] = {}
-    for kind, idx, t, _, v, _ in events:
-        if kind == "arrived" and v == version and idx not in proto:
+    for kind, idx, t, u, _ in run.room.events[run.cursor :]:
+        if kind == "arrived" and t >= since and u == url and idx not in proto:
             proto[idx] = t
     browsers = {}
     for i, shown in enumerate(run.browser_shown):
-        t = next((t for t, u, v in shown if t >= since and u == url and v == version), None)
+        t = next((t for t, u in shown if t >= since and u == url), None)
         if t is not None:
             browsers[i] = t
-    return version, proto, browsers
+    return proto, browsers
 
 
 def wait_arrivals(run: Run, url: str, since: float, timeout_s: float) -> tuple:
-    """Until every follower arrived at ``url`` at the room's version (or ``timeout_s``)."""
+    """Until every follower arrived at ``url`` (or ``timeout_s``)."""
     n, k = len(run.room.followers), len(run.browsers)
     while True:
         run.read_browsers()
-        version, proto, browsers = arrivals(run, url, since)
+        proto, browsers = arrivals(run, url, since)
         if (len(proto) == n and len(browsers) == k) or time.time() - since > timeout_s:
-            return version, proto, browsers
+            return proto, browsers
         run.presenter.page.wait_for_timeout(100)
 
 
@@ -631,35 +629,46 @@ def take_step(run: Run, k: int, move: str) -> dict:
     if run.room is None:
         p.page.wait_for_timeout(args.dwell * 1000)
     else:
-        version, proto, browsers = wait_arrivals(run, url, clicked, args.step_timeout)
+        proto, browsers = wait_arrivals(run, url, clicked, args.step_timeout)
         p.page.wait_for_timeout(args.dwell * 1000)
-        row |= step_outcome(run, shown or clicked, version, proto, browsers)
+        row |= step_outcome(run, url, shown or clicked, proto, browsers)
     row["duration_s"] = time.time() - clicked
     show_step(row, run)
     return row
 
 
-def step_outcome(run: Run, shown: float, version, proto: dict, browsers: dict) -> dict:
+def step_outcome(run: Run, url: str, shown: float, proto: dict, browsers: dict) -> dict:
     """Latencies from the presenter's ``shown``, who is missing, and what happened on the step
-    after arriving (a redirect after arriving, a follower leaving, an error)."""
+    (whole runs, one elsewhere after arriving, a follower leaving, an error)."""
     after = run.room.events[run.cursor :]
     run.cursor = len(run.room.events)
-    again = {e[1] for e in after if e[0] == "redirect" and e[1] in proto and e[2] > proto[e[1]]}
+    runs = [e for e in after if e[0] == "arrived"]
+    again = {i for _, i, t, u, _ in runs if i in proto and t > proto[i] and u != url}
     return {
-        "version": version,
         "protocol_latency_s": {i: t - shown for i, t in proto.items()},
         "browser_latency_s": {i: t - shown for i, t in browsers.items()},
         "missing_protocol": sorted(set(range(len(run.room.followers))) - set(proto)),
         "missing_browsers": sorted(set(range(len(run.browsers))) - set(browsers)),
+        "missing_browsers_at": {i: _at(run.browsers[i])
+                                for i in set(range(len(run.browsers))) - set(browsers)},
+        "missing_runs": {i: [(round(t - shown, 2), u) for kind, j, t, u, _ in after
+                             if kind == "arrived" and j == i]
+                         for i in set(range(len(run.room.followers))) - set(proto)},
         "missing_status": {i: run.room.followers[i].tally.status
                            for i in set(range(len(run.room.followers))) - set(proto)},
-        "loads": sum(e[0] == "open" for e in after),
-        "sent_to": sorted({(e[4] or 0, e[3]) for e in after if e[0] == "redirect"}),
-        "redirected_after_arriving": sorted(again),
+        "runs": len(runs),
+        "elsewhere_after_arriving": sorted(again),
         "left": sorted({e[1] for e in after if e[0] == "left"}),
         "errors": [e[5] for e in after if e[0] == "error"],
         "following": run.presenter.following(),
     }  # fmt: skip
+
+
+def _at(page) -> str:
+    """Where a browser follower is now (a step it did not show: its URL says where it is)."""
+    with contextlib.suppress(PlaywrightError):
+        return canon(page.url)
+    return "unreadable"
 
 
 def show_step(row: dict, run: Run) -> None:
@@ -672,7 +681,7 @@ def show_step(row: dict, run: Run) -> None:
         return
     lat = list(row["protocol_latency_s"].values())
     blat = list(row["browser_latency_s"].values())
-    print(f"  {row['step']:>2} {row['move']:<24} {row['url'][:44]:<44} v{row['version']} "
+    print(f"  {row['step']:>2} {row['move']:<24} {row['url'][:48]:<48} "
           f"protocol {len(lat)}/{len(run.room.followers)} max {max(lat, default=0):.2f} s, "
           f"browsers {len(blat)}/{len(run.browsers)} max {max(blat, default=0):.2f} s "
           f"(leader sees {row['following']})"
@@ -720,9 +729,9 @@ def join(run: Run, browser, url: str) -> dict:
         run.browsers.append(page)
         run.browser_shown.append([])
     here = canon(run.presenter.page.url)
-    version, proto, browsers = wait_arrivals(run, here, t0, run.args.join_timeout)
+    proto, browsers = wait_arrivals(run, here, t0, run.args.join_timeout)
     run.cursor = len(run.room.events)
-    out = {"url": here, "version": version, "protocol_joined": len(proto),
+    out = {"url": here, "protocol_joined": len(proto),
            "browsers_joined": len(browsers),
            "protocol_join_s": sorted(round(t - t0, 2) for t in proto.values()),
            "browser_join_s": sorted(round(t - t0, 2) for t in browsers.values())}  # fmt: skip
@@ -756,13 +765,14 @@ def room_phases(run: Run, browser) -> dict:
         p.page.wait_for_timeout(args.idle * 1000)
     idle_events = run.room.events[run.cursor :]
     out["idle_left"] = sorted({e[1] for e in idle_events if e[0] == "left"})
-    out["idle_redirects"] = sum(e[0] == "redirect" for e in idle_events)
+    out["idle_runs"] = sum(e[0] == "arrived" for e in idle_events)
     run.cursor = len(run.room.events)
     with Phase("stepping, following", run):
         out["following"] = run.steps = take_steps(run, args.steps, "following")
     out["leader_count_end"] = p.following()
     out["sessions_end"] = metrics(run.base)
     out["browser_sidebars"] = [_sidebar_line(page) for page in run.browsers]
+    out["browser_shown"] = run.browser_shown
     run.room.stop()
     for page in run.browsers:
         page.context.close()
@@ -827,7 +837,6 @@ def summarize(run: Run, room: dict, budget: int) -> dict:
             for x in r["protocol_latency_s"].values()]  # fmt: skip
     tallies = [f.tally for f in run.room.followers]
     minutes = (run.room.stopped - run.room.started) / 60  # the followers' whole stay
-    versions = [r["version"] for r in rows if r["version"] is not None]
     return {
         "followers": n, "browsers": k, "steps": run.args.steps, "devices": run.args.devices,
         "server_env": run.args.server_env, "steps_taken": len(rows),
@@ -852,13 +861,11 @@ def summarize(run: Run, room: dict, budget: int) -> dict:
         "browser_sidebars_end": room["browser_sidebars"],
         "errors_seen": sum(len(t.errors) for t in tallies),
         "error_texts": sorted({e for t in tallies for e in t.errors})[:10],
-        "redirected_after_arriving": sum(len(r["redirected_after_arriving"]) for r in rows),
-        "redirects_while_idle": room["idle_redirects"],
+        "elsewhere_after_arriving": sum(len(r["elsewhere_after_arriving"]) for r in rows),
+        "whole_runs_while_idle": room["idle_runs"],
         "dropped_connections": sum(t.dropped for t in tallies),
         "protocol_status_end": dict(_count(t.status for t in tallies)),
-        "page_loads_per_follower_step": sum(r["loads"] for r in rows) / max(1, n * len(rows)),
-        "versions_per_step": (versions[-1] - room["join"]["version"]) / len(versions)
-        if versions and room["join"]["version"] is not None else None,
+        "whole_runs_per_follower_step": sum(r["runs"] for r in rows) / max(1, n * len(rows)),
         "polls_per_follower_per_min": sum(t.polls for t in tallies) / max(1, n) / minutes,
         "kib_in_per_follower_per_min": sum(t.bytes_in for t in tallies) / 1024 / max(1, n)
         / minutes,
@@ -914,8 +921,8 @@ def show(s: dict) -> None:
     )
     print(
         f"self-leaves: {s['self_leaves']}; errors shown: {s['errors_seen']}; dropped "
-        f"connections: {s['dropped_connections']}; redirects after arriving: "
-        f"{s['redirected_after_arriving']}; server log problem lines: {s['server_log']['lines']}"
+        f"connections: {s['dropped_connections']}; runs elsewhere after arriving: "
+        f"{s['elsewhere_after_arriving']}; server log problem lines: {s['server_log']['lines']}"
     )
     print(
         f"leader's count: during {s['leader_count_during']}, end {s['leader_count_end']}, "
@@ -974,7 +981,7 @@ def main() -> int:
     run = Run(args, proc, base, rss)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + AWAKE)
             try:
                 context = browser.new_context(viewport=VIEWPORT)
                 context.add_init_script(script=SHOWN_LOG)
