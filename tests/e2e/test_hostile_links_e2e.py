@@ -26,6 +26,7 @@ import urllib.request
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import pytest
@@ -796,4 +797,7 @@ def test_a_forced_exception_shows_no_file_paths(browser, tmp_path):
     finally:
         context.close()
         stop_server(proc)
+    log = Path(proc.log.name).read_text()  # the operator's terminal has what the page hides
+    assert "pmapviz: a page failed (RuntimeError)" in log and "Traceback" in log, log[-2000:]
+    assert "forced by the test" in log
     shutil.rmtree(tmp_path, ignore_errors=True)

@@ -145,6 +145,8 @@ def _in_step() -> None:
     version, step = the.latest(ctx.session_id if ctx else None)
     polled = not state.get(FULL_RUN)  # a timer's run of this fragment alone
     if polled and not state.get(LEFT) and state.get(BASELINE) is not None:
+        if _poll_page(ctx) not in (None, state.get(PAGE)):
+            _switch(state[SYNCED], state[BASELINE])  # see _poll_page
         _edited(_here(state.get(PAGE, "")))
     if state.get(LEFT):
         _left_box()
@@ -157,6 +159,17 @@ def _in_step() -> None:
     else:
         st.info("Following the presenter.", icon=":material/podium:")
     st.button("Stop following", key="room_stop", on_click=_stop_following)
+
+
+def _poll_page(ctx) -> str | None:
+    """The page a poll's request named (None: unknown). One sent before the browser heard of
+    a switch names the page before it, and Streamlit, running the poll there, tells the
+    browser that page, which clears what it drew of the step's: the follower switches to its
+    step again (one rerun) rather than show an empty page."""
+    if ctx is None:
+        return None
+    page = ctx.pages_manager.get_pages().get(ctx.page_script_hash) or {}
+    return page.get("url_pathname")
 
 
 def _lead_from_poll(the: room.Room, polled: bool) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import threading
 import time
 
@@ -17,6 +18,7 @@ from pmapviz.core.devices import deviceset, jaxstartup
 from pmapviz.core.ui import device_sets
 
 _ROUTER = threading.local()  # per script thread: is app.py's router running this page?
+_LOG = logging.getLogger(__name__)  # no handler of its own: WARNING and above reach stderr
 
 
 @contextlib.contextmanager
@@ -68,7 +70,10 @@ UNEXPECTED = (
 
 def page_failed(err: BaseException) -> None:
     """What a person sees when a page meets an error nobody foresaw: one clear line and the
-    exception's type, never a traceback or a server path (the log has the details)."""
+    exception's type, never a traceback or a server path. The server's terminal (a real
+    server's: not the doctor's page check, whose report is all it prints) has the traceback."""
+    if real_server():
+        _LOG.error("pmapviz: a page failed (%s)", type(err).__name__, exc_info=err)
     st.error(UNEXPECTED, icon=":material/error:")
     with st.expander("Details"):
         st.code(type(err).__name__, language=None)
