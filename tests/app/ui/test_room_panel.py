@@ -267,3 +267,33 @@ def test_a_leaders_poll_publishes_a_link_only_once_two_polls_see_it(fresh_room):
     at.query_params["step"] = "6"
     at.run()
     assert fresh_room.latest() == (version, step)  # never stepped back
+
+
+def _stale_poll(page_named: str, calls: list):
+    import streamlit as st
+
+    from pmapviz.app.ui import room_panel
+    from pmapviz.core.base import room
+
+    step = room.Step.of("tour", {"step": "2"})
+    room_panel.the_room().lead(room_panel.the_room().key, step)
+    state = st.session_state
+    state[room_panel.FOLLOWING], state[room_panel.PAGE] = True, "tour"
+    state[room_panel.SYNCED], state[room_panel.BASELINE] = room_panel.the_room().latest()[0], step
+    room_panel._poll_page = lambda ctx: page_named  # the page the poll's request named
+    room_panel._switch = lambda version, to: calls.append((version, to))
+    room_panel._in_step()  # a timer's poll (not inside a whole run)
+
+
+@pytest.mark.parametrize(("named", "switched"), [("", True), ("tour", False), (None, False)])
+def test_a_poll_naming_the_page_before_a_switch_switches_to_the_step_again(
+    fresh_room, monkeypatch, named, switched
+):
+    """Streamlit runs such a poll at the page it names and tells the browser that page, which
+    empties what it drew of the step: the follower switches to its step again."""
+    calls: list = []
+    monkeypatch.setattr(room_panel, "_poll_page", room_panel._poll_page)
+    monkeypatch.setattr(room_panel, "_switch", room_panel._switch)
+    AppTest.from_function(_stale_poll, args=(named, calls)).run()
+    step = room.Step.of("tour", {"step": "2"})
+    assert calls == ([(fresh_room.latest()[0], step)] if switched else [])
