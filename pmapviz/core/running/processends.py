@@ -74,6 +74,12 @@ def ran_out_of_memory(text: str) -> bool:
     return any(words.lower() in low for words in OUT_OF_MEMORY)
 
 
+def memory_line(text: str) -> str | None:
+    """The last line of ``text`` that says an allocation failed (None when none does): a
+    worker that aborts may print more after it (a fatal-error dump of its threads)."""
+    return next((ln.strip() for ln in reversed(text.splitlines()) if ran_out_of_memory(ln)), None)
+
+
 def last_line(text: str) -> str:
     """The last line of ``text`` that is not blank ("" when none is)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]

@@ -336,11 +336,12 @@ class Worker:
         code = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             code = proc.wait(2.0)  # it closed its pipe: it is exiting, reap it
-        said = ends.last_line(self._log_tail())
+        tail = self._log_tail()
+        said, memory = ends.last_line(tail), ends.memory_line(tail)
         self._stop_locked()
         pid = proc.pid
-        if room is not None and ends.ran_out_of_memory(said):
-            return OutOfMemory(ends.memory_words(pid, when, room, said, ends.ended_words(code)))
+        if room is not None and memory is not None:
+            return OutOfMemory(ends.memory_words(pid, when, room, memory, ends.ended_words(code)))
         return WorkerFailed(ends.died_words(pid, code, when, said))
 
     def _log_tail(self) -> str:
