@@ -1,9 +1,12 @@
 """Hostile input, property-based: drive every page's widgets (and its URL) through AppTest with
 random and hostile values, and assert that no exception element ever appears.
 
-Each page keeps one AppTest session across examples, as a person fiddling with the page would.
-Examples per page: PMAPVIZ_FUZZ_EXAMPLES (default 100, so the 10 pages give 1,000 widget
-examples, the robustness issue's floor; README: a longer run). Developer runs draw new cases each
+Each page keeps one AppTest session across examples, as a person fiddling with the page would:
+an example is one widget value, and the examples before it are its history (so sequences of
+values are tried without drawing them per example, which cost a rerun each and found nothing a
+session's history does not). Examples per page: PMAPVIZ_FUZZ_EXAMPLES (default 100, so the 11
+pages give 1,100 widget values, over the robustness issue's floor of 1,000; README: a longer
+run). Developer runs draw new cases each
 time; CI (CI=true loads the 'ci' profile of tests/conftest.py) replays a fixed, derandomized set.
 Buttons that start long work (sweeps, training, launching processes, the 10M example) are left
 to their own tests; every other widget is fair game.
@@ -195,6 +198,7 @@ def markup_injections(at: AppTest) -> list[str]:
 
 
 _sessions: dict[str, AppTest] = {}
+_history: dict[str, list[str]] = {}  # per page: what its session was given, in order
 
 
 def _steady() -> None:
@@ -281,19 +285,17 @@ def test_the_default_run_tries_at_least_a_thousand_widget_values():
 @settings(
     max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
 )
-@given(actions=st.lists(action_st, min_size=1, max_size=3))
-def test_no_widget_value_produces_a_traceback(info, actions):
+@given(action=action_st)
+def test_no_widget_value_produces_a_traceback(info, action):
     at = session(info.path)
-    history = []
-    for action in actions:
-        options = widgets(at)
-        if not options:
-            break
-        kind, w = options[action[0] % len(options)]
-        history.append(act(action, kind, w))
-        at.run(timeout=120)
-        assert not crashed(at), (history, crashed(at))
-        assert not markup_injections(at), (history, markup_injections(at))
+    history = _history.setdefault(info.path, [])
+    options = widgets(at)
+    assert options, f"{info.path}: no widget left to try (after {history[-5:]})"
+    kind, w = options[action[0] % len(options)]
+    history.append(act(action, kind, w))
+    at.run(timeout=120)
+    assert not crashed(at), (history[-10:], crashed(at))
+    assert not markup_injections(at), (history[-10:], markup_injections(at))
 
 
 @pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
@@ -315,24 +317,46 @@ def test_crafted_urls_are_validated_like_widgets(info, query):
     assert not markup_injections(at), (query, markup_injections(at))
 
 
-ISSUE_CLASSES = NON_ASCII_DIGITS + BEYOND_INT64 + OVERFLOW_SHAPES + MARKUP
+ISSUE_CLASSES = (NON_ASCII_DIGITS, BEYOND_INT64, OVERFLOW_SHAPES, MARKUP)
+STRIDE = 13  # turns between two pages' first fields: prime to every class's size
+
+
+def class_values(turn: int) -> list[str]:
+    """What one text input gets: '²', then one value of each of the issue's classes, the
+    ``turn``-th of each (rotating), as the hostile-links test gives each query key alone. The
+    turns run on over every page's fields, so the fields between them meet every value of
+    every class; the random search above draws the classes a third of the time besides."""
+    return ["²", *(values[turn % len(values)] for values in ISSUE_CLASSES)]
+
+
+def test_the_rotation_gives_every_value_of_every_class():
+    every = {v for values in ISSUE_CLASSES for v in values}
+    assert {v for turn in range(max(map(len, ISSUE_CLASSES))) for v in class_values(turn)} >= every
+    # the first two fields of each page (see test_every_text_input_takes_every_hostile_class)
+    assert {
+        v for k in range(len(FUZZ_PAGES)) for t in (0, 1) for v in class_values(STRIDE * k + t)
+    } >= every
 
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("info", FUZZ_PAGES, ids=[p.url_path for p in FUZZ_PAGES])
 def test_every_text_input_takes_every_hostile_class(info):
-    """Deterministic complement to the random search: every text input of the page gets every
-    value of the issue's classes (non-ASCII digits, beyond int64, overflowing shapes, Markdown
-    and HTML), one at a time; all failures are collected and reported together."""
+    """Deterministic complement to the random search: every text input of the page gets '²'
+    and a value of each of the issue's classes (non-ASCII digits, beyond int64, overflowing
+    shapes, Markdown and HTML; :func:`class_values`), one at a time; all failures are
+    collected and reported together."""
     _steady()
     sys.argv = ["app.py"]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.switch_page(info.path).run()
     keys = [w.key for w in at.text_input if w.key and not getattr(w, "disabled", False)]
     failures = []
-    for key in keys:
+    # pages start the rotation STRIDE turns apart: the first two fields of the pages meet every
+    # value of every class
+    first_turn = STRIDE * FUZZ_PAGES.index(info)
+    for turn, key in enumerate(keys, start=first_turn):
         original = at.text_input(key=key).value
-        for value in ISSUE_CLASSES:  # each replaces the last: one hostile field at a time
+        for value in class_values(turn):  # each replaces the last: one hostile field at a time
             at.text_input(key=key).set_value(value)
             at.run(timeout=120)
             problems = crashed(at) + markup_injections(at)
@@ -346,6 +370,5 @@ def test_every_text_input_takes_every_hostile_class(info):
         if any(w.key == key for w in at.text_input):
             at.text_input(key=key).set_value(original)
             at.run(timeout=120)
-    assert not failures, f"{len(failures)} of {len(keys) * len(ISSUE_CLASSES)}:\n" + "\n".join(
-        failures
-    )
+    tried = len(keys) * len(class_values(0))
+    assert not failures, f"{len(failures)} of {tried}:\n" + "\n".join(failures)
