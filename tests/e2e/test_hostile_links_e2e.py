@@ -632,20 +632,17 @@ FETCHING = MARKUP[:3]  # the payloads that would fetch from example.invalid or r
 def browser_links() -> list[Link]:
     """Chromium's share, where the DOM itself shows whether anything rendered: every page with
     every key it reads holding the three fetching payloads at once (image, link, HTML with a
-    handler), and your own f's code carrying all of them, and a bare host name, as the keys of
-    its output on each page that runs it. (The protocol test sends each payload on a link of
-    its own in every key, and a rotating payload to each key alone; a page load costs Chromium
-    about 1.5 CPU-s, so here they travel together.)"""
+    handler). (The protocol test sends each payload on a link of its own in every key, and a
+    rotating payload to each key alone; a page load costs Chromium about 1.5 CPU-s, so here
+    they travel together. Your own f's code carrying them as the keys of its output is drawn in
+    Chromium on every page that runs it by tests/e2e/test_text_fields_e2e.py's
+    test_dict_keys_of_your_own_f_render_as_text_on_every_page_that_runs_it.)"""
     together = " ".join(FETCHING)
     links = []
     for page, keys in PAGE_KEYS.items():
         every = list(dict.fromkeys([*keys, "present"])) if page else keys
         params = {**KEY_CONTEXT.get((page, "g"), {}), **dict.fromkeys(every, together)}
         links.append(_link(page, params, f"every key={_short(together)}"))
-    keys = ", ".join(f"{v!r}: x" for v in (*FETCHING, "www.example.invalid"))
-    own = {"fn": "expr", "args": "x", "s0": "4,3", "a0": "0", "out": "0"}
-    for page, extra in (("explorer", {}), ("live", {}), ("compiled", {"src": "explorer"})):
-        links.append(_link(page, {**own, **extra, "body": f"{{{keys}}}"}, IN_CODE + "4 keys"))
     return links
 
 
@@ -718,7 +715,7 @@ def test_markup_links_render_as_text_in_chromium(browser, server):
     finally:
         runner.close()
     text = summarize("browser", report, time.perf_counter() - t0)
-    assert report.opened == len(links) == len(PAGE_KEYS) + 3
+    assert report.opened == len(links) == len(PAGE_KEYS)
     assert not report.failures, text
 
 

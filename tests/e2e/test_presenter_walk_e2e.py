@@ -2,16 +2,26 @@
 tour's ten steps -> Shapes & sharding -> Collectives -> Timing lab -> Home, then the share link
 and out of presenter mode, without typing a URL. Presenter mode folds the sidebar away and
 hides Streamlit's header, so everything goes through the presenter bar at the top of the first
-screen; each view keeps presenter mode and shows no exception."""
+screen; each view keeps presenter mode, shows no exception and shows its picture in the first
+screen (harness.presenter.picture_first: issue 26's check, here for every view the walk reaches;
+tests/e2e/test_share_and_present_e2e.py checks the other pages from links)."""
 
 from __future__ import annotations
+
+import re
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from harness.browser import EXCEPTIONS, MAIN, SIDEBAR, wait_rendered
+from harness.presenter import picture_first
+from pmapviz.features.tour import toursteps
 
 VIEWPORT = {"width": 1280, "height": 720}
+# the pages the walk opens from the page list, by title, and their url_path
+OPENED = {"Shapes & sharding": "explorer", "Collectives": "collectives", "Timing lab": "timing"}
+WALKED = ("tour", "home", *OPENED.values())  # each view's picture is checked here
+STEPS = len(toursteps.STEPS)
 
 
 def _in_first_screen(locator) -> None:
@@ -55,14 +65,20 @@ def test_a_presenter_walks_the_workshop_by_clicking_only(server, browser):
         wait_rendered(page)
         _still_presenting(page)
         _open_page(page, "Guided tour")
-        for step in range(1, 11):
-            expect(page.locator(MAIN)).to_contain_text(f"Step {step} of 10")
-            _still_presenting(page)
-            if step < 10:
+        for step in range(1, STEPS + 1):
+            if step > 1:
                 page.get_by_role("button", name="Next").first.click()
+                expect(page).to_have_url(re.compile(rf"step={step}(&|$)"))
                 wait_rendered(page)
-        for title in ("Shapes & sharding", "Collectives", "Timing lab", "Home"):
+            expect(page.locator(MAIN)).to_contain_text(f"Step {step} of {STEPS}")
+            expect(page.locator(f"{MAIN} h2").first).to_contain_text(f"{step}. ")
+            jump = page.locator(f"{MAIN} input[aria-label='Jump to step']")
+            expect(jump).to_have_value(re.compile(rf"^{step}\. "))  # names the step shown
+            _still_presenting(page)
+            picture_first(page, f"/tour?step={step}")
+        for title, path in (*OPENED.items(), ("Home", "")):
             _open_page(page, title, "pmapviz: see what jax.pmap does" if title == "Home" else None)
+            picture_first(page, f"/{path}")
         share = page.locator(MAIN).get_by_role("button", name="Share this view")
         _in_first_screen(share)
         share.click()

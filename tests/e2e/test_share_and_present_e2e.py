@@ -1,14 +1,24 @@
-"""Share links reproduce each page's settings; presenter mode at 1280x720."""
+"""Every page from a share link, drawn, and its settings reproduced; presenter mode at 1280x720."""
 
 import re
 
 import pytest
 from playwright.sync_api import expect
 
-from harness import DIAGRAMS, E2E_DEVICES, EXCEPTIONS, MAIN, screenshot, wait_rendered
+from harness import (
+    DIAGRAMS,
+    E2E_DEVICES,
+    EXCEPTIONS,
+    MAIN,
+    SIDEBAR,
+    read_png,
+    screenshot,
+    wait_rendered,
+)
 from harness.browser import ARTIFACTS
+from harness.presenter import picture_first
 from pmapviz.app.page_registry import PAGES
-from pmapviz.features.tour import toursteps
+from tests.e2e.test_presenter_walk_e2e import WALKED
 
 pytestmark = pytest.mark.e2e
 N = E2E_DEVICES
@@ -77,10 +87,19 @@ LINKS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(LINKS))
-def test_share_link_reproduces_the_view(server, tab, name):
-    path, texts, selects = LINKS[name]
+@pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_renders_and_its_share_link_reproduces_the_view(server, tab, info):
+    """Every page from a link: its settings (LINKS; a page without one, at its bare address),
+    the server's device count in the sidebar, its title, no exception, a whole screenshot; then
+    the share control shows a link to exactly this view. (Every page at its defaults is drawn by
+    the text-field walk and, in presenter mode, by the first-screen checks.)"""
+    name = info.url_path
+    bare = "/" if info is PAGES[0] else f"/{name}"
+    path, texts, selects = LINKS.get(name, (bare, {}, {}))
     page = open_link(tab, server + path.format(n=N))
+    expect(page.locator(SIDEBAR)).to_contain_text(f"{N} devices")
+    if info is not PAGES[0]:  # Home's h1 names the app
+        expect(page.locator(f"{MAIN} h1").first).to_contain_text(info.title)
     for label, value in texts.items():
         expect(page.get_by_label(label, exact=True).first).to_have_value(value.format(n=N))
     for label, value in selects.items():
@@ -101,6 +120,15 @@ def test_share_link_reproduces_the_view(server, tab, name):
         expect(chips.nth(0)).to_contain_text("64")
         expect(chips.nth(0)).to_contain_text("1,024")
         expect(chips.nth(2)).to_contain_text("vmap")
+    wait_rendered(page)
+    expect(page.locator(EXCEPTIONS)).to_have_count(0)
+    # named apart from the screenshots other tests take of the same page after an action
+    png = read_png(screenshot(page, "home" if info is PAGES[0] else f"page-{name}"))
+    assert png.width == page.viewport_size["width"] == 1400  # a whole, valid PNG
+    assert page.viewport_size["height"] <= png.height <= 6000  # grown to the content
+    assert png.distinct_rows >= 50, png  # drawn: a blank page has one or two distinct rows
+    if name not in LINKS:
+        return
     # the share control (a lazy popover: its link is drawn when it opens) shows a link to exactly
     # this view
     page.get_by_role("button", name="Share this view").click()
@@ -135,73 +163,14 @@ def test_presenter_mode_at_1280x720(server, tab):
 
 
 # Home is served at "/" (its url_path names it in the registry; /home is "Page not found").
-# Two pages are checked on a load of another test: the explorer's, opened from a link in
-# presenter mode at 1280x720 by test_presenter_mode_at_1280x720, and the tour's (its step 1)
-# by the tour walk's first step.
-PRESENTER_PAGES = [
-    "/",
-    *(f"/{p.url_path}" for p in PAGES[1:] if p.url_path not in ("explorer", "tour")),
-]
-TOUR_STEPS = range(1, len(toursteps.STEPS) + 1)
-
-
-FIRST_PICTURE = """() => {
-    const pics = [...document.querySelectorAll('[data-testid="stMain"] [role="img"][aria-label]')]
-        .map(p => [p.getBoundingClientRect().top, p.getAttribute('aria-label')])
-        .filter(([top]) => top >= 0);
-    pics.sort((a, b) => a[0] - b[0]);
-    const side = document.querySelector('[data-testid="stSidebar"]');
-    return {first: pics[0] || null, count: pics.length,
-            sidebar: side ? side.getBoundingClientRect().width : 0,
-            sidebarOpen: side ? side.getAttribute('aria-expanded') : null};
-}"""
-
-
-# views whose first screen is the problem their picture answers (issue 53: "the answer came
-# before the question"): JAX's own error starts in the first screen, the picture below it
-PROBLEM_FIRST = {"/tour?step=4"}
-
-
-def picture_first(page, view: str) -> None:
-    """Issue 26: at 1280x720 in presenter mode the view shows its picture (an element with
-    role="img" and an aria-label that says what it shows) starting inside the first screen,
-    the sidebar folded away; a view of :data:`PROBLEM_FIRST` shows its problem there instead,
-    and its picture after it. A screenshot for the gallery."""
-    state = page.evaluate(FIRST_PICTURE)
-    assert state["first"] is not None, f"{view}: no picture at all"
-    top, label = state["first"]
-    if view in PROBLEM_FIRST:
-        error = page.locator(MAIN).locator('[data-testid="stCode"]').first
-        box = error.bounding_box()
-        assert box is not None and box["y"] < 720 < top, (view, box, top)
-        assert "Error" in error.inner_text()
-    else:
-        assert top < 720, f"{view}: the first picture starts at {top:.0f} px: {label}"
-    assert len(label) > 20, label  # says what it shows
-    assert state["sidebarOpen"] != "true", state  # folded away
-    expect(page.locator(EXCEPTIONS)).to_have_count(0)
-    name = view.strip("/").replace("?step=", "-step-") or "home"
-    page.screenshot(path=str(ARTIFACTS / f"present-{name}.png"))
+# Some pages are checked where another test reaches them: the explorer's, opened from a link in
+# presenter mode at 1280x720 by test_presenter_mode_at_1280x720; and, by clicking as a presenter
+# does, the tour's ten steps, Collectives, the Timing lab and Home
+# (tests/e2e/test_presenter_walk_e2e.py's walk, WALKED there).
+PRESENTER_PAGES = [f"/{p.url_path}" for p in PAGES[1:] if p.url_path not in ("explorer", *WALKED)]
 
 
 @pytest.mark.parametrize("view", PRESENTER_PAGES)
 def test_presenter_mode_shows_a_picture_in_the_first_screen(server, tab, view):
     """Every page, opened from a link in presenter mode."""
     picture_first(open_link(tab, server + view + "?present=1", size=(1280, 720)), view)
-
-
-def test_presenter_walks_the_tour_with_next_and_each_step_shows_its_picture_first(server, tab):
-    """Every tour step, as a presenter reaches it: the first from a link, each next one with
-    the Next button (a rerun of the same session, which keeps presenter mode and the step in
-    the address)."""
-    page = open_link(tab, server + "/tour?step=1&present=1", size=(1280, 720))
-    for step in TOUR_STEPS:
-        if step > 1:
-            page.get_by_role("button", name="Next").click()
-            expect(page).to_have_url(re.compile(rf"step={step}(&|$)"))
-            expect(page.locator(f"{MAIN} h2").first).to_contain_text(f"{step}. ")
-            wait_rendered(page)
-        expect(page).to_have_url(re.compile(r"present=1"))
-        jump = page.locator(f"{MAIN} input[aria-label='Jump to step']")
-        expect(jump).to_have_value(re.compile(rf"^{step}\. "))  # names the step shown
-        picture_first(page, f"/tour?step={step}")

@@ -403,7 +403,8 @@ def test_markup_typed_into_every_text_field_renders_as_text(server, fresh_page):
 # Your own f: keys it indexes with, then a dict output whose keys are every payload.
 OWN_F = "/explorer?fn=expr&args=x&body=x&s0=4,3&a0=0&out=0&name=i"
 INDEXED = [f"x[{p!r}]" for p, _ in PAYLOADS[:2]]
-DICT_BODY = "{" + ", ".join(f"{p!r}: x" for p, _ in PAYLOADS) + "}"
+# every payload, and a bare host name (which Markdown would make a link), as the output's keys
+DICT_BODY = "{" + ", ".join(f"{p!r}: x" for p in (*(p for p, _ in PAYLOADS), f"www.{EVIL}")) + "}"
 SHOWN_KEY = repr(PAYLOADS[0][0])  # the first key as the pages print it, as text
 
 
