@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from pmapviz.app import page_registry
-from pmapviz.app.ui import launch, page_menu, room_panel
+from pmapviz.app.ui import launch, page_code, page_menu, room_panel
 from pmapviz.core.base import heavyimports, stopping, valueparse
 from pmapviz.core.devices import jaxstartup, startcommands
 from pmapviz.core.ui import device_panel, device_sets, presenter, shell
@@ -44,6 +44,7 @@ def main() -> None:
         for i, p in enumerate(page_registry.PAGES)
     ]
     page = st.navigation(pages, position="hidden")  # drawn by page_menu (serverconfig)
+    page_code.warm([p.path for p in page_registry.PAGES])  # no page parsed beside your f
     page_menu.page_menu()
     presenter.toggle()
     room_panel.panel(page.url_path, pages)

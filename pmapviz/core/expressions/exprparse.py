@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from pmapviz.core.base import pythonast
 from pmapviz.core.base.valuetext import quote
 from pmapviz.core.expressions.exprcalls import check_call
 from pmapviz.core.expressions.exprnodes import (
@@ -312,7 +313,7 @@ def parse(text: str, args: tuple[str, ...], limit: int | None) -> tuple[Node, Ct
     body = text.strip()
     ctx = Ctx(body, args, lead=len(text) - len(text.lstrip()), handlers=_HANDLERS)
     try:
-        tree = ast.parse(body, mode="eval")
+        tree = pythonast.parse(body, mode="eval")  # one thread at a time (CPython 3.11)
     except SyntaxError as err:
         col = (err.offset or 1) + ctx.lead
         msg = str(err.msg).splitlines()[0] if err.msg else "invalid syntax"

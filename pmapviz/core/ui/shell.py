@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.pages_manager import PagesManager
 
+from pmapviz.core.base import pythonast
 from pmapviz.core.devices import deviceset, jaxstartup
 from pmapviz.core.ui import device_sets
 
@@ -72,8 +73,9 @@ def page_failed(err: BaseException) -> None:
     """What a person sees when a page meets an error nobody foresaw: one clear line and the
     exception's type, never a traceback or a server path. The server's terminal (a real
     server's: not the doctor's page check, whose report is all it prints) has the traceback."""
-    if real_server():
-        _LOG.error("pmapviz: a page failed (%s)", type(err).__name__, exc_info=err)
+    if real_server():  # formatting the traceback parses its lines (CPython 3.11): see pythonast
+        with pythonast.LOCK:
+            _LOG.error("pmapviz: a page failed (%s)", type(err).__name__, exc_info=err)
     st.error(UNEXPECTED, icon=":material/error:")
     with st.expander("Details"):
         st.code(type(err).__name__, language=None)
