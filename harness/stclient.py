@@ -89,14 +89,16 @@ class Session:
     finishes; ``on_element(kind, text)`` sees each as it arrives (a queue message, say)."""
 
     def __init__(self, base_url: str, timeout: float = 600.0):
-        self._ws = connect(base_url.replace("http://", "ws://") + "/_stcore/stream",
-                           subprotocols=["streamlit"], max_size=2**27, open_timeout=30)  # fmt: skip
+        self._connection = connect(base_url.replace("http://", "ws://") + "/_stcore/stream",
+                                   subprotocols=["streamlit"], max_size=2**27,
+                                   open_timeout=30)  # fmt: skip
+        self._ws = self._connection.__enter__()  # closed by close(), as a with block would
         self.timeout = timeout
         self.query, self.page_name = "", ""
         self.buttons: dict[str, str] = {}  # label -> widget id, from the last run
 
     def close(self) -> None:
-        self._ws.close()
+        self._connection.__exit__(None, None, None)
 
     def open(self, link: str, on_element=None) -> Page:
         parts = urlsplit(link)
