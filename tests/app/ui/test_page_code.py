@@ -3,6 +3,7 @@
 
 import sys
 
+from streamlit.runtime.scriptrunner import magic
 from streamlit.testing.v1 import AppTest
 
 from pmapviz.app.page_registry import PAGES
@@ -12,35 +13,28 @@ from tests.conftest import ROOT
 from tests.pages.conftest import steady_state_server
 
 
-def test_the_first_run_compiles_every_page_script_under_the_lock_and_later_runs_none(
-    monkeypatch,
-):
+def test_every_page_script_is_parsed_once_first_and_under_the_lock(monkeypatch):
+    """Streamlit parses a page script (its "magic") when it compiles it: each page's parse
+    happens in the first run, while the lock is held, and never again."""
     steady_state_server(monkeypatch)
     monkeypatch.setattr(sys, "argv", [str(ROOT / "app.py")])
     monkeypatch.setattr(page_code, "_WARMED", set())
-    compiled, held = [], []
-    warm = page_code.warm
+    pages = {p.path for p in PAGES}
+    parsed: list[tuple[str, bool, int]] = []  # (page script, lock held, run)
+    run = [0]
+    add_magic = magic.add_magic
 
-    def spy(paths):
-        n = warm(paths)
-        compiled.append(n)
-        return n
+    def spy(code, script_path):
+        if script_path in pages:
+            parsed.append((script_path, pythonast.LOCK.locked(), run[0]))
+        return add_magic(code, script_path)
 
-    locked = pythonast.LOCK
-
-    class Seen:  # the lock, noting whether it was held while a page script was compiled
-        def __enter__(self):
-            locked.acquire()
-            held.append(True)
-
-        def __exit__(self, *exc):
-            locked.release()
-
-    monkeypatch.setattr(page_code, "warm", spy)
-    monkeypatch.setattr(pythonast, "LOCK", Seen())
+    monkeypatch.setattr(magic, "add_magic", spy)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page(PAGES[1].path).run()
-    assert not at.exception
-    assert compiled[0] == len(PAGES) and set(compiled[1:]) == {0}  # once, then never again
-    assert {p.path for p in PAGES} == page_code._WARMED
-    assert len(held) >= len(PAGES)  # each compile inside the lock
+    for page in PAGES[1:4]:  # later runs, on other pages
+        run[0] += 1
+        at.switch_page(page.path).run()
+        assert not at.exception, page.title
+    assert sorted(path for path, _, _ in parsed) == sorted(pages)  # each once
+    assert all(held and r == 0 for _, held, r in parsed), parsed  # in the first run, locked
+    assert page_code.warm(sorted(pages)) == 0  # nothing left to compile
