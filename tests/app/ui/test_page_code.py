@@ -4,10 +4,11 @@
 import sys
 
 from streamlit.runtime.scriptrunner import magic
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
 from pmapviz.app.page_registry import PAGES
-from pmapviz.app.ui import page_code
+from pmapviz.app.ui import page_check, page_code
 from pmapviz.core.base import pythonast
 from tests.conftest import ROOT
 from tests.pages.conftest import steady_state_server
@@ -16,6 +17,9 @@ from tests.pages.conftest import steady_state_server
 def test_every_page_script_is_parsed_once_first_and_under_the_lock(monkeypatch):
     """Streamlit parses a page script (its "magic") when it compiles it: each page's parse
     happens in the first run, while the lock is held, and never again."""
+    # a fresh server process: its own compiled scripts (the suite's AppTests share one cache,
+    # as a server's sessions do) and nothing warmed yet
+    monkeypatch.setitem(page_check._SCRIPTS, "cache", ScriptCache())
     steady_state_server(monkeypatch)
     monkeypatch.setattr(sys, "argv", [str(ROOT / "app.py")])
     monkeypatch.setattr(page_code, "_WARMED", set())
