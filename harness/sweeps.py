@@ -1,0 +1,71 @@
+"""Exhaustive sweeps, in parts: the suite runs one part, a full run every part.
+
+A sweep (every hostile link, every text field of every page) is a list of cases that grows with
+the app. The suite runs one part of PARTS, chosen by the commit: the commits' count modulo PARTS,
+so the same commit always runs the same part (a failure reproduces) and consecutive commits run
+the others. ``PMAPVIZ_SWEEP`` overrides it: ``all`` for every case (``benchmarks/sweeps.py``
+runs the sweeps so), or ``K/N`` for part K (from 0) of N.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import TypeVar
+
+from harness.server import ROOT
+
+PARTS = 3
+ENV = "PMAPVIZ_SWEEP"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Part:
+    """Part ``index`` of ``parts`` (every case when ``parts`` is 1), and why this one."""
+
+    index: int
+    parts: int
+    why: str
+
+    def take(self, cases: list[T]) -> list[T]:
+        """Every ``parts``-th case, from the ``index``-th: the parts split the cases whole."""
+        return cases[self.index :: self.parts]
+
+    def __str__(self) -> str:
+        if self.parts == 1:
+            return f"every case ({self.why})"
+        return f"part {self.index} of {self.parts} ({self.why}; {ENV}=all for every case)"
+
+
+def _commits() -> int | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-list", "--count", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else None
+
+
+def part(environ: dict[str, str] | None = None) -> Part:
+    """The part this run takes: from ``PMAPVIZ_SWEEP``, else from the commit (part 0 outside a
+    git checkout). A value that is neither ``all`` nor ``K/N`` with 0 <= K < N is a ValueError."""
+    value = (os.environ if environ is None else environ).get(ENV, "").strip()
+    if value == "all":
+        return Part(0, 1, f"{ENV}=all")
+    if value:
+        m = re.fullmatch(r"(\d{1,3})/(\d{1,3})", value)
+        if not m or not int(m[1]) < int(m[2]):
+            raise ValueError(f"{ENV}={value!r}: use 'all' or K/N with 0 <= K < N, e.g. 0/3")
+        return Part(int(m[1]), int(m[2]), f"{ENV}={value}")
+    commits = _commits()
+    if commits is None:
+        return Part(0, PARTS, "no git history here")
+    return Part(commits % PARTS, PARTS, f"commit {commits} of this branch")
