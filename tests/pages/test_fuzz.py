@@ -38,7 +38,8 @@ EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "100"))
 # long runs, and (ex_sm_meshes) a switch away from the page under test; each is pressed by its
 # own tests: compiling and timing (cp_hidden: tests/features/compiled/ui/test_hidden_view.py),
 # a profiler capture (cp_trace: test_timelines.py, test_compiled_page.py), the tour's timing and
-# two-process demos (tour_time, tour_cluster: test_tour.py)
+# two-process demos (tour_time, tour_cluster: test_tour.py), the pod sweep (po_sweep: 20 CPU-s
+# of TPU compiles, half the fuzz's time; tests/features/pods/ui/test_pods_form.py)
 HEAVY_KEYS = {
     "tl_go",
     "tl_explorer",
@@ -54,6 +55,7 @@ HEAVY_KEYS = {
     "cp_trace",
     "tour_time",
     "tour_cluster",
+    "po_sweep",
 }
 HOSTILE = [
     "",
