@@ -1,6 +1,7 @@
 """What one page load costs Chromium: the CPU-seconds of Debian's Chromium (every process of
 it, by process type) to open each page of the app and draw it, against a bare Streamlit page
-and the same bare page with one ``st.code`` (the highlighter it loads), on one server.
+and the same bare page with one ``st.code`` (the highlighter it loads), on one server; then the
+explorer opened in a new tab and in a new browser context, where the caches are cold.
 
     .venv/bin/python benchmarks/page_load_cpu.py [--devices 4] [--loads 3]
 
@@ -26,6 +27,7 @@ from harness.browser import CHROMIUM, CHROMIUM_ARGS, wait_rendered  # noqa: E402
 from harness.server import start_server, stop_server  # noqa: E402
 from pmapviz.app.page_registry import PAGES  # noqa: E402
 
+VIEWPORT = {"width": 1400, "height": 900}
 BARE = 'import streamlit as st\nst.title("bare")\nst.write("hello")\n'
 WITH_CODE = BARE + 'st.code("ls -l", language="bash")\n'
 
@@ -58,10 +60,30 @@ def per_load(page, url: str, loads: int) -> tuple[float, dict[str, float]]:
     return sum(split.values()), split
 
 
+def first_loads(browser, context, url: str, loads: int) -> dict[str, float]:
+    """Mean CPU-seconds of a load in a new tab of a used context, and in a new context (its
+    caches cold): what a test pays for a tab or a context of its own. Each is read before its
+    tab closes (a closed tab's process takes its CPU-seconds with it)."""
+    out = {}
+    for name in ("a new tab", "a new context"):
+        total = 0.0
+        for _ in range(loads):
+            before = sum(chromium_cpu().values())
+            ctx = context if name == "a new tab" else browser.new_context(viewport=VIEWPORT)
+            page = ctx.new_page()
+            page.goto(url)
+            wait_rendered(page)
+            total += sum(chromium_cpu().values()) - before
+            (page if ctx is context else ctx).close()
+        out[name] = total / loads
+    return out
+
+
 def main() -> None:
     with sync_playwright() as pw, tempfile.TemporaryDirectory() as tmp:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
         for i, (name, script) in enumerate((("bare page", BARE), ("bare + st.code", WITH_CODE))):
             path = Path(tmp) / f"bare{i}.py"
             path.write_text(script)
@@ -81,6 +103,8 @@ def main() -> None:
                 wall = (time.perf_counter() - t) / (ARGS.loads + 1)
                 parts = ", ".join(f"{k} {v:.2f}" for k, v in sorted(split.items()) if v >= 0.01)
                 print(f"{info.url_path:22s} {cpu:5.2f} CPU-s a load ({parts}); {wall:.1f} s wall")
+            for name, cpu in first_loads(browser, context, url + "/explorer", ARGS.loads).items():
+                print(f"explorer in {name:13s} {cpu:5.2f} CPU-s a load")
         finally:
             stop_server(proc)
             browser.close()

@@ -1,7 +1,7 @@
 """Every case of the exhaustive sweeps, which the suite runs a third of (harness/sweeps.py): every
 hostile link on the 8-device server, and markup typed into every text field of every view.
 
-    .venv/bin/python benchmarks/sweeps.py              # every case: about 4 minutes on 2 cores
+    .venv/bin/python benchmarks/sweeps.py              # every case: about 70 s on 2 cores
     .venv/bin/python benchmarks/sweeps.py --part 1/3   # the part a commit's suite runs
 
 Runs the two tests under pytest (one worker each) with PMAPVIZ_SWEEP set, prints what each
