@@ -3,8 +3,9 @@
 A sweep (every hostile link, every text field of every page) is a list of cases that grows with
 the app. The suite runs one part of PARTS, chosen by the commit: the commits' count modulo PARTS,
 so the same commit always runs the same part (a failure reproduces) and consecutive commits run
-the others. ``PMAPVIZ_SWEEP`` overrides it: ``all`` for every case (``benchmarks/sweeps.py``
-runs the sweeps so), or ``K/N`` for part K (from 0) of N.
+the others (in a shallow clone, which counts one commit, the commit's hash modulo PARTS).
+``PMAPVIZ_SWEEP`` overrides it: ``all`` for every case (``benchmarks/sweeps.py`` runs the sweeps
+so), or ``K/N`` for part K (from 0) of N.
 """
 
 from __future__ import annotations
@@ -40,18 +41,25 @@ class Part:
         return f"part {self.index} of {self.parts} ({self.why}; {ENV}=all for every case)"
 
 
-def _commits() -> int | None:
+def _git(*args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", "rev-list", "--count", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _commit() -> tuple[int, str] | None:
+    """A number for this commit, and what it is: the count of commits to it, or where the
+    history is cut short (a shallow clone counts 1), its hash read as a number."""
+    if _git("rev-parse", "--is-shallow-repository") == "false":
+        count = _git("rev-list", "--count", "HEAD")
+        if count and count.isdigit():
+            return int(count), f"commit {count} of this branch"
+    sha = _git("rev-parse", "HEAD")
+    if sha and re.fullmatch(r"[0-9a-f]{40}", sha):
+        return int(sha, 16), f"commit {sha[:10]}, by its hash (a shallow clone)"
+    return None
 
 
 def part(environ: dict[str, str] | None = None) -> Part:
@@ -65,7 +73,7 @@ def part(environ: dict[str, str] | None = None) -> Part:
         if not m or not int(m[1]) < int(m[2]):
             raise ValueError(f"{ENV}={value!r}: use 'all' or K/N with 0 <= K < N, e.g. 0/3")
         return Part(int(m[1]), int(m[2]), f"{ENV}={value}")
-    commits = _commits()
-    if commits is None:
+    commit = _commit()
+    if commit is None:
         return Part(0, PARTS, "no git history here")
-    return Part(commits % PARTS, PARTS, f"commit {commits} of this branch")
+    return Part(commit[0] % PARTS, PARTS, commit[1])

@@ -1,9 +1,12 @@
 """harness/sweeps.py: the parts of a sweep split its cases whole, the commit picks one, and
 PMAPVIZ_SWEEP overrides it (every case, or a named part); a bad value is refused."""
 
+import subprocess
+
 import pytest
 
 from harness import sweeps
+from tests.conftest import ROOT
 from tests.e2e.test_hostile_links_e2e import hostile_links
 from tests.e2e.test_text_fields_e2e import page_views
 
@@ -24,6 +27,20 @@ def test_the_commit_picks_the_part_and_the_environment_overrides_it():
     assert "commit" in here.why or "no git" in here.why
     assert str(sweeps.part({sweeps.ENV: "2/5"})).startswith("part 2 of 5")
     assert sweeps.part({sweeps.ENV: "all"}).parts == 1
+
+
+def test_a_shallow_clone_picks_its_part_by_the_commits_hash(tmp_path, monkeypatch):
+    """CI may clone one commit deep, where every commit would count 1 and run the same part."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)], check=True)
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    monkeypatch.setattr(sweeps, "ROOT", clone)
+    here = sweeps.part({})
+    assert here.index == int(sha, 16) % sweeps.PARTS and sha[:10] in here.why
+    monkeypatch.setattr(sweeps, "ROOT", tmp_path)  # no git history at all
+    assert sweeps.part({}) == sweeps.Part(0, sweeps.PARTS, "no git history here")
 
 
 @pytest.mark.parametrize("value", ["3/3", "x", "1/0", "-1/3", "all!", "1/3/3"])
