@@ -29,6 +29,7 @@ def main() -> None:
     """One script run: what ``streamlit run app.py`` and ``pmapviz serve`` both execute."""
     st.set_page_config(page_title="pmapviz", page_icon=ICON, layout="wide")
     st.set_option("client.showErrorDetails", "none")  # also in serverconfig.OPTIONS
+    page_code.guard()  # Streamlit parses no script beside your f (pmapviz.core.base.pythonast)
     try:
         settings = jaxstartup.parse_settings(sys.argv[1:], os.environ)
         jaxstartup.apply(settings)  # before anything else touches JAX
@@ -44,7 +45,6 @@ def main() -> None:
         for i, p in enumerate(page_registry.PAGES)
     ]
     page = st.navigation(pages, position="hidden")  # drawn by page_menu (serverconfig)
-    page_code.warm([p.path for p in page_registry.PAGES])  # no page parsed beside your f
     page_menu.page_menu()
     presenter.toggle()
     room_panel.panel(page.url_path, pages)

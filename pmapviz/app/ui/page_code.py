@@ -1,33 +1,32 @@
-"""Streamlit's compiled page scripts, made once per process before any page runs, under
-:data:`pmapviz.core.base.pythonast.LOCK`. Streamlit compiles a page's script on its first visit
-(``ast.parse``, for its "magic"), which on CPython 3.11 must not meet another thread's parse
-(see :mod:`pmapviz.core.base.pythonast`); made here first, every later visit reads the compiled
-script from Streamlit's cache and parses nothing.
+"""Streamlit's parses of the app's scripts, under :data:`pmapviz.core.base.pythonast.LOCK`.
+Streamlit parses a script (``ast.parse``, for its "magic") each time it compiles one: app.py and
+each page on its first run, and all of them again after it drops its compiled scripts, which it
+does whenever the last session leaves (``WebsocketSessionManager``) or a file changes. On
+CPython 3.11 such a parse must not meet another thread's (see :mod:`pmapviz.core.base.pythonast`),
+so :func:`guard` makes every one of them take the lock that pmapviz's own parses take.
 """
 
 from __future__ import annotations
 
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.scriptrunner import magic
 
 from pmapviz.core.base import pythonast
 
-_WARMED: set[str] = set()  # page script paths compiled by this process (under the lock)
+_GUARDED = "_pmapviz_under_parser_lock"
 
 
-def warm(paths: list[str]) -> int:
-    """Compile each page script not compiled yet into Streamlit's cache (the one its runs
-    read), all under the parser's lock; how many were compiled now. Outside a script run (no
-    context), nothing."""
-    if _WARMED.issuperset(paths):  # every run after the first: no lock taken
-        return 0
-    manager = getattr(get_script_run_ctx(), "pages_manager", None)
-    if manager is None:
-        return 0
-    done = 0
-    with pythonast.LOCK:  # also makes a second session's first run wait for the first's
-        for path in paths:
-            if path not in _WARMED:
-                manager.get_page_script_byte_code(path)
-                _WARMED.add(path)
-                done += 1
-    return done
+def guard() -> bool:
+    """From now on in this process, Streamlit parses a script only while holding the parser's
+    lock; True when this call put the guard in place (once a process: every later call finds
+    it). The first run's compile of app.py comes before it, when no other parse can run."""
+    if getattr(magic.add_magic, _GUARDED, False):
+        return False
+    streamlits = magic.add_magic
+
+    def add_magic(code: str, script_path: str):
+        with pythonast.LOCK:
+            return streamlits(code, script_path)
+
+    setattr(add_magic, _GUARDED, True)
+    magic.add_magic = add_magic
+    return True

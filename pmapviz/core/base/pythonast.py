@@ -5,8 +5,8 @@ constructor recursion depth mismatch`` (python/cpython#106905). On a server that
 session parsing your own f while another's first visit makes Streamlit parse a page script:
 the hostile-links test met it as "this page ran into an unexpected problem" on the explorer,
 about one run in six. Every parse in this process goes through :data:`LOCK`: pmapviz's own
-(:func:`parse`), and Streamlit's of the page scripts, done once, up front, under it
-(``pmapviz.app.ui.page_code.warm``).
+(:func:`parse`), and Streamlit's of the app's scripts, whenever it compiles them again
+(``pmapviz.app.ui.page_code.guard``).
 """
 
 from __future__ import annotations
