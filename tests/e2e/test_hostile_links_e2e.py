@@ -673,8 +673,8 @@ def test_hostile_links_never_break_a_page_or_the_server():
     browser's protocol; health and the page's elements checked after every one. The suite
     opens one part of them (harness/sweeps.py: every third link, which third rotating with the
     commits); PMAPVIZ_SWEEP=all opens them all (benchmarks/sweeps.py)."""
-    part = sweeps.part()
-    links = part.take(hostile_links(8))
+    part, every = sweeps.part(), hostile_links(8)
+    links = part.take(every)
     runner = ProtocolRunner(["--devices", "8", "--max-bytes", "1G"])
     t0 = time.perf_counter()
     try:
@@ -682,7 +682,7 @@ def test_hostile_links_never_break_a_page_or_the_server():
     finally:
         runner.close()
     text = summarize("8-devices", report, time.perf_counter() - t0, tabs=SESSIONS)
-    text = f"{part}: {len(links)} of {len(hostile_links(8))} links\n{text}"
+    text = f"{part}: {len(links)} of {len(every)} links\n{text}"
     assert report.opened == len(links) >= 300 // part.parts, text
     assert not report.failures, text
 
