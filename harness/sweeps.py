@@ -1,11 +1,16 @@
-"""Exhaustive sweeps, in parts: the suite runs one part, a full run every part.
+"""Exhaustive sweeps and long walks, in parts: the suite runs one part, a full run every part.
 
 A sweep (every hostile link, every text field of every page) is a list of cases that grows with
-the app. The suite runs one part of PARTS, chosen by the commit: the commits' count modulo PARTS,
-so the same commit always runs the same part (a failure reproduces) and consecutive commits run
-the others (in a shallow clone, which counts one commit, the commit's hash modulo PARTS).
-``PMAPVIZ_SWEEP`` overrides it: ``all`` for every case (``benchmarks/sweeps.py`` runs the sweeps
-so), or ``K/N`` for part K (from 0) of N.
+the app; a long walk (the presenter and three followers, every page on another device count) is
+a test that repeats, at length, what a quicker test checks on every run. The suite runs one
+part of PARTS of each, chosen by the commit: the commits' count modulo PARTS, so the same commit
+always runs the same part (a failure reproduces) and consecutive commits run the others (in a
+shallow clone, which counts one commit, the commit's hash modulo PARTS). ``PMAPVIZ_SWEEP``
+overrides it: ``all`` for every case and every walk (``benchmarks/sweeps.py`` runs them so), or
+``K/N`` for part K (from 0) of N.
+
+A sweep takes its part's cases with ``Part.take``; the long walks (tests marked ``rotates``,
+tests/rotation.py) are dealt into parts of about equal cost with ``deal``.
 """
 
 from __future__ import annotations
@@ -35,10 +40,27 @@ class Part:
         """Every ``parts``-th case, from the ``index``-th: the parts split the cases whole."""
         return cases[self.index :: self.parts]
 
+    def picks(self, costs: dict[str, float]) -> list[str]:
+        """The names this part runs of ``costs`` (name -> its cost), dealt by ``deal``."""
+        return deal(costs, self.parts)[self.index]
+
     def __str__(self) -> str:
         if self.parts == 1:
             return f"every case ({self.why})"
         return f"part {self.index} of {self.parts} ({self.why}; {ENV}=all for every case)"
+
+
+def deal(costs: dict[str, float], parts: int) -> list[list[str]]:
+    """``costs``' names dealt into ``parts`` lists of about equal total cost: the costliest first,
+    each to the list with the least so far (ties: the first list; names in order of cost, then
+    name), so the same names and costs always deal the same way. Each name lands in one list."""
+    piles: list[list[str]] = [[] for _ in range(parts)]
+    totals = [0.0] * parts
+    for name in sorted(costs, key=lambda n: (-costs[n], n)):
+        k = totals.index(min(totals))
+        piles[k].append(name)
+        totals[k] += costs[name]
+    return piles
 
 
 def _git(*args: str) -> str | None:

@@ -62,9 +62,10 @@ for _module, _name, _value in (
     setattr(_module, _name, _value)
 
 # The two-worker rules (groups and the ALONE lock) and the pytest-xdist 3.8 loadgroup
-# workaround: a plugin of their own, loaded in the controller and in every worker. And the
-# wheel, built once a run for the modules that install it (tests/wheelbuild.py).
-pytest_plugins = ["tests.xdist_groups", "tests.wheelbuild"]
+# workaround: a plugin of their own, loaded in the controller and in every worker. The long
+# walks, a part a run (tests/rotation.py). And the wheel, built once a run for the modules that
+# install it (tests/wheelbuild.py).
+pytest_plugins = ["tests.xdist_groups", "tests.rotation", "tests.wheelbuild"]
 
 
 @pytest.fixture()

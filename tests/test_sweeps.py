@@ -47,3 +47,58 @@ def test_a_shallow_clone_picks_its_part_by_the_commits_hash(tmp_path, monkeypatc
 def test_a_bad_value_is_refused_with_what_works(value):
     with pytest.raises(ValueError, match="use 'all' or K/N"):
         sweeps.part({sweeps.ENV: value})
+
+
+def test_deal_puts_each_walk_in_one_part_of_about_equal_cost():
+    costs = {"follow": 86, "markup": 32, "n3": 22, "wheel": 21, "v4": 19, "walk": 18, "n1": 17}
+    piles = sweeps.deal(costs, 3)
+    assert sorted(sum(piles, [])) == sorted(costs)  # each once
+    totals = [sum(costs[n] for n in pile) for pile in piles]
+    assert max(totals) - min(totals) <= max(costs.values())
+    assert piles == sweeps.deal(dict(reversed(costs.items())), 3)  # whatever the order given
+    assert sweeps.deal(costs, 1) == [sorted(costs, key=lambda n: (-costs[n], n))]
+    assert [sweeps.part({sweeps.ENV: f"{k}/3"}).picks(costs) for k in range(3)] == piles
+
+
+class _Item:
+    def __init__(self, nodeid: str, cpu_s: float | None):
+        self.nodeid, self.cpu_s = nodeid, cpu_s
+
+    def get_closest_marker(self, name):
+        return pytest.mark.rotates(cpu_s=self.cpu_s).mark if self.cpu_s is not None else None
+
+
+class _Config:
+    def __init__(self, whole: bool):
+        self.args_source = (
+            pytest.Config.ArgsSource.TESTPATHS if whole else pytest.Config.ArgsSource.ARGS
+        )
+        self.deselected: list = []
+        self.hook = self
+
+    def pytest_deselected(self, items):
+        self.deselected += items
+
+
+@pytest.mark.parametrize("sweep", ["", "all", "1/3"])
+@pytest.mark.parametrize("whole", [True, False], ids=["whole-suite", "named-tests"])
+def test_a_whole_run_takes_one_part_of_the_long_walks_and_named_tests_all_run(
+    monkeypatch, whole, sweep
+):
+    """The plugin of tests/rotation.py: the whole suite runs its commit's part of the walks
+    (PMAPVIZ_SWEEP: every walk, or a named part), deselecting the rest; tests named run."""
+    from tests import rotation
+
+    monkeypatch.setenv(sweeps.ENV, sweep) if sweep else monkeypatch.delenv(sweeps.ENV, False)
+    items = [_Item("quick", None), *(_Item(f"walk{k}", 10 + k) for k in range(6))]
+    config, kept = _Config(whole), list(items)
+    rotation.pytest_collection_modifyitems(config, kept)
+    walks = {i.nodeid: i.cpu_s for i in items[1:]}
+    if sweep == "all" or (not whole and not sweep):
+        assert kept == items and not config.deselected
+        return
+    part = sweeps.part()
+    assert part.parts == 3 and kept[0] is items[0]  # in the order collected
+    assert sorted(i.nodeid for i in kept[1:]) == sorted(part.picks(walks))
+    assert sorted(i.nodeid for i in kept + config.deselected) == sorted(i.nodeid for i in items)
+    assert 1 <= len(kept) - 1 <= 3

@@ -33,6 +33,9 @@ def test_an_uploaded_report_draws_the_real_cluster(server, page):
     expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
+# a long walk (tests/rotation.py): a server of its own; every run opens a report from the folder
+# and draws the launch lines in AppTest (tests/pages/test_cluster_page.py)
+@pytest.mark.rotates(cpu_s=12)
 def test_a_report_from_the_folder_and_the_launch_lines_at_1280x720(browser, tmp_path):
     shutil.copy(REPORT, tmp_path / "slurm.json")
     args = ["--devices", "2", "--reports", str(tmp_path)]

@@ -11,6 +11,7 @@ import json
 import statistics
 import time
 
+import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
@@ -100,6 +101,9 @@ def _type(page, label: str, text: str) -> None:
     box.press("Enter")
 
 
+# a long walk (tests/rotation.py): every run follows, leaves and comes back in AppTest
+# (tests/app/ui/test_room_panel.py) and over the room itself (tests/core/base/test_room.py)
+@pytest.mark.rotates(cpu_s=86)
 def test_followers_follow_leave_by_editing_and_come_back(server, browser):
     contexts = []
     try:

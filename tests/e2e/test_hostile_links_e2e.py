@@ -687,6 +687,9 @@ def test_hostile_links_never_break_a_page_or_the_server():
     assert not report.failures, text
 
 
+# a long walk (tests/rotation.py): every run opens a part of the hostile links (above) and
+# checks markup in every key as text in AppTest (tests/pages/test_fuzz.py)
+@pytest.mark.rotates(cpu_s=32)
 @pytest.mark.timeout(600)
 def test_markup_links_render_as_text_in_chromium(browser, server):
     """In the browser, on the e2e session's server: every page with Markdown/HTML in all its

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
@@ -57,6 +58,9 @@ def _still_presenting(page) -> None:
     assert "present=1" in page.url
 
 
+# a long walk (tests/rotation.py): every run checks presenter mode's first screens from links
+# (tests/e2e/test_share_and_present_e2e.py) and the tour's buttons in AppTest
+@pytest.mark.rotates(cpu_s=18)
 def test_a_presenter_walks_the_workshop_by_clicking_only(server, browser):
     context = browser.new_context(viewport=VIEWPORT)
     try:

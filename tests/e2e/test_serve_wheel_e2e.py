@@ -44,6 +44,8 @@ def served(installed):
         stop_group(proc, signal.SIGINT)
 
 
+# a long walk (tests/rotation.py): every run checks what the wheel holds (tests/test_packaging.py)
+@pytest.mark.rotates(cpu_s=21)
 def test_the_installed_package_serves_every_page_with_no_error(served, browser, installed):
     url, proc, log = served
     for info in PAGES:

@@ -422,6 +422,9 @@ SHOWN_KEY = repr(PAYLOADS[0][0])  # the first key as the pages print it, as text
 
 
 @pytest.mark.timeout(600)
+# a long walk (tests/rotation.py): every run types hostile text into every text input in AppTest
+# (tests/pages/test_fuzz.py) and markup into a part of the views in Chromium (above)
+@pytest.mark.rotates(cpu_s=15)
 def test_dict_keys_of_your_own_f_render_as_text_on_every_page_that_runs_it(server, fresh_page):
     page = fresh_page
     t0 = time.perf_counter()

@@ -30,7 +30,12 @@ import pytest
 from pmapviz.core.base.pageinfo import page_file
 
 ROOT = Path(__file__).resolve().parents[2]
-COUNTS = (1, 3)
+# long walks (tests/rotation.py), a part a run: every run walks every page, step and button in
+# AppTest on this process's 8 devices (tests/pages/)
+COUNTS = (
+    pytest.param(1, marks=pytest.mark.rotates(cpu_s=17)),
+    pytest.param(3, marks=pytest.mark.rotates(cpu_s=22)),
+)
 MARK = "PMAPVIZ-WALK-JSON "  # the walker's one result line on stdout
 TOUR = page_file("tour")
 RUN_TIMEOUT = 120  # seconds for one AppTest run (a page load or one button's rerun)

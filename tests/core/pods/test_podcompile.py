@@ -17,6 +17,9 @@ from pmapviz.features.meshes import meshpods, meshspecs
 from tests.conftest import ROOT
 
 SLICES = ("v5e:2x4", "v5e:16x16", "v4:2x2x2")
+# 16x16 on every run (and the 256-chip pool check below); the other two are long walks
+# (tests/rotation.py), a part a run
+ROTATES = {"v5e:2x4": 22, "v4:2x2x2": 19}
 PROGRAMS = ("dot", "train", "psum", "f")
 # the CLI's programs on each slice, each in a process of its own: every program once
 CLI_PROGRAMS = {"v5e:2x4": ("dot", "train"), "v5e:16x16": ("psum",), "v4:2x2x2": ("f",)}
@@ -79,7 +82,13 @@ def same(ours: dict, theirs: dict, where: str) -> None:
     assert mine == want, f"{where}: collectives {mine} != {want}"
 
 
-@pytest.mark.parametrize("topology", SLICES)
+@pytest.mark.parametrize(
+    "topology",
+    [
+        pytest.param(s, marks=[pytest.mark.rotates(cpu_s=ROTATES[s])] if s in ROTATES else [])
+        for s in SLICES
+    ],
+)
 def test_the_engine_and_the_cli_match_a_plain_compile(topology):
     plain = oracle(topology)
     commands = {name: cli(name, topology) for name in CLI_PROGRAMS[topology]}
