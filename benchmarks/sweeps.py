@@ -1,12 +1,14 @@
-"""Every case of the exhaustive sweeps, which the suite runs a third of (harness/sweeps.py): every
-hostile link on the 8-device server, and markup typed into every text field of every view.
+"""Every case of the exhaustive sweeps and every long walk, which the suite runs a third of
+(harness/sweeps.py): every hostile link on the 8-device server, markup typed into every text
+field of every view, and every test marked ``rotates`` (tests/rotation.py: the presenter and
+three followers, every page on 1 and 3 devices, the installed wheel's pages, ...).
 
-    .venv/bin/python benchmarks/sweeps.py              # every case: about 70 s on 2 cores
+    .venv/bin/python benchmarks/sweeps.py              # every case and walk: about 4 minutes
     .venv/bin/python benchmarks/sweeps.py --part 1/3   # the part a commit's suite runs
 
-Runs the two tests under pytest (one worker each) with PMAPVIZ_SWEEP set, prints what each
-walked (its report: links opened, fields and rounds, every failure) and exits with pytest's
-status. The hostile-link summary is also in artifacts/hostile-links-8-devices.txt.
+Runs them under pytest (two workers) with PMAPVIZ_SWEEP set, prints what each sweep walked (its
+report: links opened, fields and rounds, every failure) and exits with pytest's status. The
+hostile-link summary is also in artifacts/hostile-links-8-devices.txt.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ def main() -> int:
     args = ap.parse_args()
     env = {**os.environ, "PMAPVIZ_SWEEP": args.part}
     cmd = [sys.executable, "-m", "pytest", "-q", "-rP", "-n", "2", "-p", "no:cacheprovider"]
-    return subprocess.run([*cmd, *SWEEPS], cwd=ROOT, env=env).returncode
+    # the walks: every test marked rotates, in the whole suite's collection (the part named)
+    walks = subprocess.run([*cmd, "-m", "rotates", "tests"], cwd=ROOT, env=env).returncode
+    return subprocess.run([*cmd, *SWEEPS], cwd=ROOT, env=env).returncode or walks
 
 
 if __name__ == "__main__":

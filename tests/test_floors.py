@@ -10,6 +10,7 @@ Nothing else is written down: no table of modules to keep.
 """
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -91,10 +92,16 @@ def _targets(node: ast.ImportFrom | ast.Import) -> list[str]:
     return [".".join(base)]
 
 
+@functools.cache
+def _parse(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once a run (hundreds of tests read each; none changes it)."""
+    return ast.parse(path.read_text())
+
+
 def _pmapviz_imports(path: Path):
     """(target node, line, inside a function?) for every import of a pmapviz module, top-level
     or not: an import tucked into a function still makes an edge (and can hide a cycle)."""
-    tree = ast.parse(path.read_text())
+    tree = _parse(path)
     inner = {
         id(n)
         for f in ast.walk(tree)

@@ -14,6 +14,9 @@ REPORT = ROOT / "tests/core/fixtures/cluster-report-slurm-4x2.json"
 UPLOAD = '[data-testid="stFileUploader"] input[type="file"]'
 
 
+# a long walk (tests/rotation.py): every run opens a report from the folder in AppTest
+# (tests/pages/test_cluster_page.py) and an upload (tests/features/cluster/ui/test_report_view.py)
+@pytest.mark.rotates(cpu_s=11)
 def test_an_uploaded_report_draws_the_real_cluster(server, page):
     page.goto(f"{server}/cluster")
     wait_rendered(page)

@@ -16,6 +16,9 @@ def field(page, label):
     return page.get_by_label(label, exact=True)
 
 
+# a long walk (tests/rotation.py): every run draws the seed in AppTest
+# (tests/pages/test_explorer.py) and the explorer from a link in Chromium (test_share_and_present)
+@pytest.mark.rotates(cpu_s=6)
 def test_seed_setting_screenshot(server, page):
     page.goto(f"{server}/explorer?fn=batched_dot&s0={N},{BLOCK},3&s1={N},{BLOCK},3")
     main = page.locator(MAIN)
@@ -44,6 +47,9 @@ def test_forgotten_reshape_then_fix_button(server, page):
     expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
+# a long walk (tests/rotation.py): every run, every page's share link reproduces its view
+# in Chromium (tests/e2e/test_share_and_present_e2e.py)
+@pytest.mark.rotates(cpu_s=12)
 def test_share_link_reproduces_settings(server, page, browser):
     page.goto(f"{server}/explorer")
     wait_rendered(page)
@@ -106,6 +112,9 @@ def test_the_share_link_follows_edits_made_in_the_pages_fragment(server, page):
     expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
+# a long walk (tests/rotation.py): every run plans dict arguments and prefixes in AppTest
+# (tests/pages/test_explorer.py)
+@pytest.mark.rotates(cpu_s=8)
 def test_a_parameter_dict_with_an_in_axes_prefix(server, page):
     """jax-ml/jax#9933 in the browser: a dict argument, one leaf split and one replicated;
     every leaf is drawn, and a prefix that does not fit is explained, never a traceback."""

@@ -8,6 +8,7 @@ edits leaves and comes back with its button; the presenter's link without the ke
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 
@@ -90,15 +91,20 @@ def _moves(presenter):
     for _ in range(4):
         yield lambda: presenter.get_by_role("button", name="Next").first.click()
     yield lambda: side.get_by_text("Shapes & sharding", exact=True).click()
-    yield lambda: _type(presenter, "shape of x", "4,6")
+    yield lambda: _type(presenter, "shape of x", "4,6", own_link=r"[?&]s0=4(%2C|,)6(&|$)")
     yield lambda: side.get_by_text("Collectives", exact=True).click()
     yield lambda: side.get_by_text("Home", exact=True).click()
 
 
-def _type(page, label: str, text: str) -> None:
+def _type(page, label: str, text: str, own_link: str | None = None) -> None:
+    """Type ``text`` and press Enter; with ``own_link``, the page's own link must take the edit
+    (a presenter's edit reaches the room through it), so an edit the page never ran fails here
+    rather than as followers that never caught up."""
     box = page.get_by_label(label, exact=True)
     box.fill(text)
     box.press("Enter")
+    if own_link:
+        expect(page).to_have_url(re.compile(own_link))
 
 
 # a long walk (tests/rotation.py): every run follows, leaves and comes back in AppTest

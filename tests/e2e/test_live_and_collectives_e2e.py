@@ -31,6 +31,9 @@ def test_live_run_and_seed_example(server, page):
     screenshot(page, "live-outputs")
 
 
+# a long walk (tests/rotation.py): every run renders every collective in AppTest
+# (tests/pages/test_live_and_collectives.py)
+@pytest.mark.rotates(cpu_s=10)
 def test_collectives_ppermute_and_all_gather(server, page):
     page.goto(f"{server}/collectives?c=ppermute&p=custom&pairs=0->1,1->2&n={N}&m=2")
     expect(page.locator(MAIN)).to_contain_text("receive zeros")
@@ -44,6 +47,8 @@ def test_collectives_ppermute_and_all_gather(server, page):
     expect(page.locator(EXCEPTIONS)).to_have_count(0)
 
 
+# a long walk (tests/rotation.py): every run runs a sweep in AppTest (tests/pages/test_timing.py)
+@pytest.mark.rotates(cpu_s=12)
 def test_timing_lab_sweep(server, page):
     # every implementation and the default sizes, at the fewest timed runs and two device counts
     # (the default sweep, seven runs on 1, 2 and 4 devices, draws the same four charts)
@@ -58,6 +63,8 @@ def test_timing_lab_sweep(server, page):
     screenshot(page, "timing-lab")
 
 
+# a long walk (tests/rotation.py): every run trains in AppTest (tests/pages/test_training_page.py)
+@pytest.mark.rotates(cpu_s=6)
 def test_training_page(server, page):
     page.goto(f"{server}/training?steps=60&model=mlp&lr=0.1")
     wait_rendered(page)
@@ -66,6 +73,8 @@ def test_training_page(server, page):
     screenshot(page, "training")
 
 
+# a long walk (tests/rotation.py): every run launches in AppTest (tests/pages/test_cluster_page.py)
+@pytest.mark.rotates(cpu_s=11)
 def test_multi_process_page(server, page):
     page.goto(f"{server}/cluster?p=3&d=2")
     wait_rendered(page)

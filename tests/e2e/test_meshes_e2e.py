@@ -12,6 +12,9 @@ N = E2E_DEVICES
 GATHER = "lax.all_gather(x%20%40%20w%2C%20%27model%27%2C%20axis%3D1%2C%20tiled%3DTrue)"
 
 
+# a long walk (tests/rotation.py): every run refuses the claim with its fix in AppTest
+# (tests/features/meshes/ui/test_mesh_own.py)
+@pytest.mark.rotates(cpu_s=8)
 def test_a_replication_claim_is_refused_then_the_fixed_f_runs_both_ways(server, page):
     page.goto(f"{server}/meshes?lf={GATHER}")
     wait_rendered(page, timeout_ms=120_000)
@@ -31,6 +34,9 @@ def test_a_replication_claim_is_refused_then_the_fixed_f_runs_both_ways(server, 
     screenshot(page, "meshes-own-f")
 
 
+# a long walk (tests/rotation.py): every run opens the settings as shard_map and carries
+# the arrays to Meshes in AppTest (tests/features/meshes/ui/test_migration_view.py)
+@pytest.mark.rotates(cpu_s=5)
 def test_open_as_shard_map_agrees_and_carries_the_arrays_to_meshes(server, page):
     page.goto(f"{server}/explorer?fn=matmul&s0={N},3,5&s1=5,2&a1=None")
     wait_rendered(page, timeout_ms=120_000)

@@ -176,6 +176,9 @@ def _open_from_menu(page, title: str, heading: str | None = None) -> None:
     wait_rendered(page)
 
 
+# a long walk (tests/rotation.py): every run brings back a value Streamlit dropped on
+# leaving a page (tests/core/ui/test_url_state.py)
+@pytest.mark.rotates(cpu_s=7)
 def test_pages_settings_survive_visits_to_other_pages(server, page):
     """Streamlit drops a widget's state after a run that did not draw it (another page):
     the page menu there and back must bring the settings back, not empty boxes. One session
