@@ -169,6 +169,9 @@ DOCTOR_WITH_ONE_COMMAND = (
 )
 
 
+# a long walk (tests/rotation.py): every run checks that a command prints its own output only,
+# however loud the libraries are (above), and the doctor's report (tests/app/test_doctorreport.py)
+@pytest.mark.rotates(cpu_s=20)
 def test_the_doctor_prints_its_report_only(tmp_path):
     """On a TPU, `pmapviz doctor` printed its report and 548 lines of Streamlit's DEBUG log and
     22 bare-mode warnings: it runs every page with AppTest, in this process."""

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -39,6 +41,9 @@ def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
+# a long walk (tests/rotation.py): every run sweeps the slices in AppTest
+# (tests/features/pods/ui/test_pods_form.py) and in the engine (tests/core/pods/test_podsweep.py)
+@pytest.mark.rotates(cpu_s=19)
 def test_the_sweep_gives_the_sublinear_curve_as_json_and_nothing_on_stderr():
     """The training step on 4, 8 and 16 v5e chips (the full 4-256 sweep is the same loop):
     the compiler's estimate falls with each doubling, but by less than half (the seed's
