@@ -124,7 +124,11 @@ for k, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
 """
 
 
-@pytest.mark.parametrize("count", [1, 3, 16])
+# long walks (tests/rotation.py), a count a run: every run runs every cell on this server's count
+# (above)
+@pytest.mark.parametrize(
+    "count", [pytest.param(n, marks=pytest.mark.rotates(cpu_s=3.5)) for n in (1, 3, 16)]
+)
 def test_every_cell_runs_on_other_device_counts(count):
     """The notebook sizes everything from the devices it has: its cells, run in order as a
     script with the first cell asking for ``count`` devices, all run and draw their views."""

@@ -2,8 +2,9 @@
 through app.py with its default settings, and every button it shows pressed once, on 1 and 3
 devices (with this test process's 8, where tests/pages/ runs every page, the house's "every
 device count": one device, a count nothing divides evenly by, and the default), with no
-exception and no error box anywhere. Other counts: ``benchmarks/every_device_count.py 2 5``
-walks the same way and prints what it found.
+exception and no error box anywhere. Each count is a long walk: the whole suite runs a part of
+the walks (tests/rotation.py), a test named runs both counts. Other counts:
+``benchmarks/every_device_count.py 2 5`` walks the same way and prints what it found.
 
 The device count is fixed per process when JAX starts (this test process has
 tests/conftest.py's 8), so each count walks in a fresh Python process: this file run as a
