@@ -1,4 +1,4 @@
-"""Every case of the exhaustive sweeps and every long walk, which the suite runs a third of
+"""Every case of the exhaustive sweeps and every long walk, which the suite runs a quarter of
 (harness/sweeps.py): every hostile link on the 8-device server, markup typed into every text
 field of every view, and every test marked ``rotates`` (tests/rotation.py: the presenter and
 three followers, every page on 1 and 3 devices, the installed wheel's pages, ...).

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from harness.server import ROOT
 
-PARTS = 3
+PARTS = 4
 ENV = "PMAPVIZ_SWEEP"
 T = TypeVar("T")
 

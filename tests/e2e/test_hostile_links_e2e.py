@@ -8,7 +8,7 @@ kills the server is identified by replaying the links that were in flight, one a
 restarted server. Links open in a few browser tabs at once: each load costs Chromium about two
 CPU-seconds, so tabs overlap the waits. A summary (links opened, server deaths, exceptions,
 seconds per link) is printed and written to artifacts/hostile-links-*.txt. On the 8-device
-server the suite opens a third of the links, a different third as the commits go
+server the suite opens a quarter of the links, a different quarter as the commits go
 (harness/sweeps.py); ``benchmarks/sweeps.py`` opens them all.
 
 Query keys covered: every key each page reads, from its registry entry
@@ -671,8 +671,8 @@ def test_link_list_is_large_deterministic_and_covers_every_key():
 def test_hostile_links_never_break_a_page_or_the_server():
     """The crafted links (over 300) on a real --devices 8 server, each a new session over the
     browser's protocol; health and the page's elements checked after every one. The suite
-    opens one part of them (harness/sweeps.py: every third link, which third rotating with the
-    commits); PMAPVIZ_SWEEP=all opens them all (benchmarks/sweeps.py)."""
+    opens one part of them (harness/sweeps.py: every fourth link, which fourth rotating with
+    the commits); PMAPVIZ_SWEEP=all opens them all (benchmarks/sweeps.py)."""
     part, every = sweeps.part(), hostile_links(8)
     links = part.take(every)
     runner = ProtocolRunner(["--devices", "8", "--max-bytes", "1G"])

@@ -170,7 +170,7 @@ def test_presenter_mode_at_1280x720(server, tab):
 PRESENTER_PAGES = [f"/{p.url_path}" for p in PAGES[1:] if p.url_path not in ("explorer", *WALKED)]
 
 
-# long walks (tests/rotation.py), a third of the views a run: every run checks presenter mode
+# long walks (tests/rotation.py), a part of the views a run: every run checks presenter mode
 # at 1280x720 (above) and draws every page (test_every_page_renders_...)
 @pytest.mark.parametrize(
     "view", [pytest.param(v, marks=pytest.mark.rotates(cpu_s=2.4)) for v in PRESENTER_PAGES]

@@ -20,9 +20,9 @@ no Streamlit exception box, no last-resort message, no script dialog. Over each 
 browser asked for no URL outside 127.0.0.1/localhost: every such request is recorded (with the
 step that made it); none is fetched, since the test browser resolves no other host.
 
-Runs no long action: no Run, Train, Launch or Time button is pressed. The suite walks a third of
-the views, a different third as the commits go (harness/sweeps.py); ``benchmarks/sweeps.py`` walks
-them all.
+Runs no long action: no Run, Train, Launch or Time button is pressed. The suite walks a quarter
+of the views, a different quarter as the commits go (harness/sweeps.py);
+``benchmarks/sweeps.py`` walks them all.
 """
 
 from __future__ import annotations
@@ -392,7 +392,7 @@ def test_the_walk_covers_the_registry_and_packs_payloads_by_length():
 
 @pytest.mark.timeout(600)
 def test_markup_typed_into_every_text_field_renders_as_text(server, fresh_page):
-    """The suite walks one part of the views (harness/sweeps.py: every third view, which third
+    """The suite walks one part of the views (harness/sweeps.py: every fourth view, which fourth
     rotating with the commits); PMAPVIZ_SWEEP=all walks them all (benchmarks/sweeps.py)."""
     page = fresh_page
     t0 = time.perf_counter()

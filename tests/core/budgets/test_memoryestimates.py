@@ -76,7 +76,7 @@ def _within(row: dict) -> bool:
 @pytest.fixture(scope="module")
 def rows(request) -> dict[tuple, dict]:
     """Every case this run collected, probed at once (each case is a long walk: the whole
-    suite probes a third of them, tests/rotation.py; ``benchmarks/memory_model.py`` all)."""
+    suite probes a part of them, tests/rotation.py; ``benchmarks/memory_model.py`` all)."""
     cases = [
         item.callspec.params["case"]
         for item in request.session.items
