@@ -3,8 +3,8 @@
 field of every view, and every test marked ``rotates`` (tests/rotation.py: the presenter and
 three followers, every page on 1 and 3 devices, the installed wheel's pages, ...).
 
-    .venv/bin/python benchmarks/sweeps.py              # every case and walk: about 4 minutes
-    .venv/bin/python benchmarks/sweeps.py --part 1/3   # the part a commit's suite runs
+    .venv/bin/python benchmarks/sweeps.py              # every case and walk: about 5 minutes
+    .venv/bin/python benchmarks/sweeps.py --part 1/4   # the part a commit's suite runs
 
 Runs them under pytest (two workers) with PMAPVIZ_SWEEP set, prints what each sweep walked (its
 report: links opened, fields and rounds, every failure) and exits with pytest's status. The
@@ -28,7 +28,7 @@ SWEEPS = (
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", default="all", help="'all' (the default) or K/N, e.g. 0/3")
+    ap.add_argument("--part", default="all", help="'all' (the default) or K/N, e.g. 0/4")
     args = ap.parse_args()
     env = {**os.environ, "PMAPVIZ_SWEEP": args.part}
     cmd = [sys.executable, "-m", "pytest", "-q", "-rP", "-n", "2", "-p", "no:cacheprovider"]

@@ -93,7 +93,7 @@ def part(environ: dict[str, str] | None = None) -> Part:
     if value:
         m = re.fullmatch(r"(\d{1,3})/(\d{1,3})", value)
         if not m or not int(m[1]) < int(m[2]):
-            raise ValueError(f"{ENV}={value!r}: use 'all' or K/N with 0 <= K < N, e.g. 0/3")
+            raise ValueError(f"{ENV}={value!r}: use 'all' or K/N with 0 <= K < N, e.g. 0/4")
         return Part(int(m[1]), int(m[2]), f"{ENV}={value}")
     commit = _commit()
     if commit is None:
