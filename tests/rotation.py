@@ -1,8 +1,8 @@
 """The long walks run a part at a time, as a pytest plugin (loaded by tests/conftest.py).
 
 A test marked ``@pytest.mark.rotates(cpu_s=...)`` is a long walk: it repeats, at length and in a
-real browser or a process of its own, what a quicker test checks on every run (its docstring
-says which). When the whole suite runs (``pytest`` with no paths: the README's command, CI), it
+real browser or a process of its own, what a quicker test checks on every run (a comment above
+it names which). When the whole suite runs (``pytest`` with no paths: the README's command, CI), it
 runs one part of them: harness/sweeps.py deals the walks into parts of about equal cost (the
 mark's ``cpu_s``: the CPU-seconds of the test's whole process tree, browser and servers
 included, in a full run on two cores) and the commit picks the part, the same part as the

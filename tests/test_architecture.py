@@ -3,7 +3,6 @@ a ``ui`` package, which never imports JAX), no eval/exec, no JAX at import time,
 per page, tests that mirror the package. The floors of the house: tests/test_floors.py."""
 
 import ast
-import functools
 import shutil
 import subprocess
 import sys
@@ -21,14 +20,8 @@ CORE = [p for p in _ALL if p not in UI]
 PAGE_FILES = sorted((PKG / "app" / "ui" / "pages").glob("[!_]*.py"))  # one file per page
 
 
-@functools.cache
-def _parse(path: Path) -> ast.Module:
-    """A module's syntax tree, parsed once a run (hundreds of tests read each; none changes it)."""
-    return ast.parse(path.read_text())
-
-
 def _imports(path):
-    tree = _parse(path)
+    tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
@@ -59,7 +52,7 @@ def _lazy_by_design(path: Path, node: ast.Import | ast.ImportFrom) -> bool:
 def test_ui_never_imports_jax_and_imports_at_module_level(path):
     """The ui package draws what the core computed: no JAX or numpy of its own, and its
     imports all at the top of the module (none inside a function)."""
-    tree = _parse(path)
+    tree = ast.parse(path.read_text())
     assert not [m for m in _imports(path) if m.split(".")[0] in ("jax", "jaxlib", "numpy")]
     inner = [
         f"{f.name}:{n.lineno}"
@@ -92,7 +85,7 @@ def test_pages_take_every_platform_statement_from_devicefacts(path):
 def test_nothing_calls_eval_or_exec():
     files = [*CORE, *UI, ROOT / "app.py", *PAGE_FILES]
     for path in files:
-        for node in ast.walk(_parse(path)):
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in {"eval", "exec", "compile"}, f"{path}: {node.func.id}"
 
@@ -114,7 +107,7 @@ def test_every_page_file_is_registered_and_routed():
     assert files == {p.path for p in PAGES}
     assert len({p.url_path for p in PAGES}) == len(PAGES)
     for path in files:
-        tree = _parse(Path(path))
+        tree = ast.parse(Path(path).read_text())
         assert ast.get_docstring(tree), path
         body = [n for n in tree.body[1:] if not isinstance(n, ast.Import | ast.ImportFrom)]
         assert ast.unparse(body[0]) == "shell.ensure_routed()", path
@@ -154,7 +147,7 @@ def test_every_public_function_and_class_says_what_it_is():
     """A one-line docstring on every public def and class (methods too; not _private)."""
     missing = []
     for path in _product_files():
-        stack = [(_parse(path), "")]
+        stack = [(ast.parse(path.read_text()), "")]
         while stack:
             node, prefix = stack.pop()
             for n in ast.iter_child_nodes(node):
@@ -201,7 +194,7 @@ SOURCES = [*CORE, *UI, *PAGE_FILES, ROOT / "app.py", *sorted((ROOT / "benchmarks
 def test_no_function_over_80_lines(path):
     long = [
         f"{n.name} ({n.end_lineno - n.lineno + 1} lines)"
-        for n in ast.walk(_parse(path))
+        for n in ast.walk(ast.parse(path.read_text()))
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
         and n.end_lineno - n.lineno + 1 > 80
     ]
@@ -270,7 +263,7 @@ UI_TABLES = ROOT / "pmapviz" / "core" / "ui" / "tables.py"
 
 
 def _st_calls(path, names):
-    for node in ast.walk(_parse(path)):
+    for node in ast.walk(ast.parse(path.read_text())):
         func = getattr(node, "func", None)
         st_call = isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "st"
         if st_call and func.attr in names:
@@ -300,7 +293,7 @@ def test_no_class_name_is_defined_twice():
     docstring or a search."""
     where: dict[str, list[str]] = {}
     for path in _ALL:
-        for node in ast.walk(_parse(path)):
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
                 where.setdefault(node.name, []).append(str(path.relative_to(PKG)))
     assert not {name: paths for name, paths in where.items() if len(paths) > 1}

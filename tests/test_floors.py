@@ -10,7 +10,6 @@ Nothing else is written down: no table of modules to keep.
 """
 
 import ast
-import functools
 import sys
 from pathlib import Path
 
@@ -92,16 +91,10 @@ def _targets(node: ast.ImportFrom | ast.Import) -> list[str]:
     return [".".join(base)]
 
 
-@functools.cache
-def _parse(path: Path) -> ast.Module:
-    """A module's syntax tree, parsed once a run (hundreds of tests read each; none changes it)."""
-    return ast.parse(path.read_text())
-
-
 def _pmapviz_imports(path: Path):
     """(target node, line, inside a function?) for every import of a pmapviz module, top-level
     or not: an import tucked into a function still makes an edge (and can hide a cycle)."""
-    tree = _parse(path)
+    tree = ast.parse(path.read_text())
     inner = {
         id(n)
         for f in ast.walk(tree)
