@@ -71,6 +71,14 @@ def problem_box(message: str, fix: str) -> str:
     )
 
 
+def notice_box(message: str) -> str:
+    """Something to know before the figures (escaped), as the pages' yellow box says it."""
+    return (
+        "<div role='note' style='background:#fff8c5;border-left:4px solid #bf8700;"
+        f"padding:6px 10px;margin:6px 0'>{escape(message)}</div>"
+    )
+
+
 def table(rows: list[dict[str, Any]], label: str) -> str:
     """Rows of the same keys as an HTML table (every cell escaped); ``label`` names it."""
     if not rows:

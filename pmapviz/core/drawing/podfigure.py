@@ -15,7 +15,7 @@ from typing import NamedTuple
 import plotly.graph_objects as go
 
 from pmapviz.core.base.palette import FONT, device_colour, text_colour
-from pmapviz.core.pods.commmodel import MODEL_NAME
+from pmapviz.core.pods.commmodel import MODEL_NAME, axes_words
 from pmapviz.core.pods.podreport import PodCollective, PodReport, fmt_gib
 
 CHIP = 0.72  # a chip's side, in slice units (neighbours are 1 apart)
@@ -32,7 +32,7 @@ DASHED, NO_FIT = "#111111", "#C00000"
 EST, COMM = "compute + HBM (the compiler's estimate)", "communication (model)"
 PERMUTE = "collective-permute"
 PAIRS = (("pair on one host", WITHIN, 2), ("pair crosses hosts", CROSSES, 3))  # arrow styles
-MARGIN = dict(l=70, r=20, t=130, b=80)  # the sweep's
+MARGIN = dict(l=70, r=20, t=130, b=104)  # the sweep's (three lines under each bar)
 TICKS = dict(tickfont=dict(size=14), showgrid=False)
 
 
@@ -424,10 +424,10 @@ def _sweep_traces(rs: list[PodReport], chips: list[int], xs: list[float], width:
 
 
 def sweep_figure(reports: list[PodReport], title: str | None = None) -> go.Figure:
-    """One program compiled for slices of growing size: per slice (x: chips, log2) the
-    compiler's estimate (compute + HBM) and the communication model stacked, in ms, against
-    the ideal (the smallest slice's time / chips); slices that do not fit say so in red, and
-    slices without an estimate (libtpu has no cost model, e.g. v6e) show communication only."""
+    """Per slice (x: chips, log2; under it, the model's links: 'line x ring') the compiler's
+    estimate (compute + HBM) and the communication model stacked, in ms, against the ideal
+    (the smallest slice's time / chips); slices that do not fit say so in red, and slices
+    without an estimate (libtpu has no cost model, e.g. v6e) show communication only."""
     if not reports:
         raise ValueError("sweep_figure needs at least one report")
     rs = sorted(reports, key=_chips)
@@ -439,6 +439,7 @@ def sweep_figure(reports: list[PodReport], title: str | None = None) -> go.Figur
     gens = ", ".join(dict.fromkeys(r.generation for r in rs))
     default = f"{rs[0].label} on {gens} slices of {chips[0]} to {chips[-1]} chips"
     ticks = [f"{r.topology}<br>{n} chips" for r, n in zip(rs, chips, strict=True)]
+    ticks = [t + (u and f"<br>{u}") for t, u in zip(ticks, map(axes_words, rs), strict=True)]
     layout = _layout(title or default, f"communication: {MODEL_NAME}", 480, MARGIN, barmode="stack")
     layout["legend"] = dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal")
     layout["annotations"] = _sweep_notes(rs, xs, tops)

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from pmapviz.core.budgets import memorymodel, memorypool
-from pmapviz.core.pods import tpuchips
+from pmapviz.core.pods import compiledinputs, tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podtopology import Chip, Pod
 from pmapviz.core.running import programanalysis
@@ -81,15 +81,17 @@ def calibrate(program: PodProgram, repeat: int = REPEAT, platform: str = "tpu") 
     """``program`` compiled for the local chip(s), run ``repeat`` times on zeros; its memory
     held in the server's pool while it runs."""
     pod = local_pod(platform)
-    compiled = program.lower(pod, program.batch).lowered.compile()
+    low = program.lower(pod, program.batch)
+    compiled = low.lowered.compile()
     estimate = programanalysis.estimate_seconds(compiled)
     on_devices = programanalysis.cost_of(compiled).peak_bytes * pod.n_devices
     need = memorymodel.Need(on_devices + HOST_BYTES, HOST_BYTES, on_devices)
-    with memorypool.reserve(need, f"running {program.label} on this machine's chip"):
-        return _timed(program, pod, compiled, estimate, repeat)
+    label = compiledinputs.program_text(program.label, low.inputs)  # as compiled
+    with memorypool.reserve(need, f"running {label} on this machine's chip"):
+        return _timed(label, pod, compiled, estimate, repeat)
 
 
-def _timed(program: PodProgram, pod: Pod, compiled, estimate, repeat: int) -> Calibration:
+def _timed(label: str, pod: Pod, compiled, estimate, repeat: int) -> Calibration:
     import jax
     import jax.numpy as jnp
 
@@ -105,7 +107,7 @@ def _timed(program: PodProgram, pod: Pod, compiled, estimate, repeat: int) -> Ca
         jax.block_until_ready(compiled(*args))
         times.append(time.perf_counter() - t)
     return Calibration(
-        program.label,
+        label,
         pod.n_devices,
         pod.devices[0].device_kind,
         estimate,

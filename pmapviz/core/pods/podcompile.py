@@ -24,9 +24,9 @@ from collections import OrderedDict
 
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import compilecache
-from pmapviz.core.pods import commmodel, podtopology
-from pmapviz.core.pods.podprograms import PodProgram
-from pmapviz.core.pods.podreport import PodCollective, PodReport
+from pmapviz.core.pods import commmodel, compiledinputs, podtopology
+from pmapviz.core.pods.podprograms import Lowered, PodProgram
+from pmapviz.core.pods.podreport import GIB, PodCollective, PodReport, fmt_gib
 from pmapviz.core.pods.podtopology import Pod
 from pmapviz.core.running.programanalysis import cost_of, estimate_seconds
 from pmapviz.core.xla.hlo import HloCollective, parse_hlo
@@ -44,11 +44,14 @@ class PodError(ValueError):
 class DoesNotFit(PodError):
     """The compiler refused the program: it needs more HBM than a chip has."""
 
-    def __init__(self, message: str, words: str):
+    def __init__(self, message: str, words: str, need: int = 0, allowed: int = 0):
         super().__init__(message)
-        self.words = words  # 'HLO temporaries need 16.12G of the 15.75G HBM available'
+        self.words = words  # 'HLO temporaries need 17.29 GiB; the compiler allows 15.75 GiB ...'
+        self.need, self.allowed = need, allowed  # bytes, from the compiler's words
 
 
+# libtpu: "... the total memory required for HLO temporaries (17.29G) exceeds available HBM
+# (15.75G)"; its G is GiB (a v5e chip's 16 GiB less what the runtime keeps)
 _HBM = re.compile(r"required for ([^(]*)\(([0-9.]+)G\) exceeds available HBM \(([0-9.]+)G\)")
 
 
@@ -56,7 +59,7 @@ def compile_for(program: PodProgram, topology: str, find_batch: bool = True) -> 
     """``program`` compiled for ``topology`` (e.g. 'v5e:4x4'), kept for the next call; where it
     does not fit and has a batch, with the largest batch that does."""
     pod = podtopology.load(topology)
-    key = (program.key, program.label, program.batch, pod.name, find_batch)
+    key = (program.key, program.label, program.sizes, program.batch, pod.name, find_batch)
     if key in _KEPT:
         _KEPT.move_to_end(key)
         return _KEPT[key]
@@ -93,47 +96,69 @@ def compile_once(program: PodProgram, pod: Pod) -> PodReport:
             compiled = low.lowered.compile()
     except Exception as err:  # noqa: BLE001  (the compiler's refusal is the message)
         raise PodError(_refusal(err, program, pod)) from None
-    compile_s = time.perf_counter() - t
+    return report_of(program, pod, low, compiled, time.perf_counter() - t)
+
+
+def described(program: PodProgram, low: Lowered) -> dict:
+    """A report's fields that say what was compiled, every one written from the lowered
+    program (its arguments, the batch they carry, what pmapviz changed): the one source of
+    every label, line and ``to_dict()`` field that names the program."""
+    return {
+        "program": program.key,
+        "title": program.label,
+        "label": compiledinputs.program_text(program.label, low.inputs),
+        "code": program.code,
+        "batch": low.batch,
+        "asked_batch": program.batch if low.batch is not None else None,
+        "batch_words": program.batch_words,
+        "inputs": low.inputs,
+        "changes": low.changes,
+        "notes": low.notes,
+    }
+
+
+def report_of(program: PodProgram, pod: Pod, low: Lowered, compiled, compile_s: float):
+    """Everything the compiled program says, as a :class:`PodReport`."""
     cost = cost_of(compiled)
     hlo = compiled.as_text()
     parsed, lines = parse_hlo(hlo), hlo.splitlines()
     gen = pod.topology.generation
     return PodReport(
-        pod.name,
-        pod.summary(),
-        gen.name,
-        pod.chips,
-        low.mesh_axes,
-        program.key,
-        program.label,
-        program.code,
-        low.batch if low.batch is not None else program.batch,
-        program.batch_words,
-        cost.argument_bytes,
-        cost.output_bytes,
-        cost.temp_bytes,
-        cost.alias_bytes,
-        cost.generated_code_bytes,
-        gen.hbm_bytes // pod.devices_per_chip,
-        cost.flops,
-        cost.bytes_accessed,
-        estimate_seconds(compiled),
-        tuple(_collective(c, low.order, pod, lines[c.line - 1]) for c in parsed.collectives),
-        parsed.unparsed,
-        compile_s,
-        hlo,
+        topology=pod.name,
+        summary=pod.summary(),
+        generation=gen.name,
+        chips=pod.chips,
+        mesh_axes=low.mesh_axes,
+        argument_bytes=cost.argument_bytes,
+        output_bytes=cost.output_bytes,
+        temp_bytes=cost.temp_bytes,
+        alias_bytes=cost.alias_bytes,
+        code_bytes=cost.generated_code_bytes,
+        hbm_bytes=gen.hbm_bytes // pod.devices_per_chip,
+        flops=cost.flops,
+        bytes_accessed=cost.bytes_accessed,
+        optimal_s=estimate_seconds(compiled),
+        collectives=tuple(
+            _collective(c, low.order, pod, lines[c.line - 1]) for c in parsed.collectives
+        ),
+        unparsed=parsed.unparsed,
+        compile_s=compile_s,
+        hlo=hlo,
         mesh_order=low.order,
+        **described(program, low),
     )
 
 
 def _refusal(err: Exception, program: PodProgram, pod: Pod) -> str:
     said = str(err).strip()
     if m := _HBM.search(said):
-        words = f"{m[1].strip()} need {m[2]}G of the {m[3]}G HBM available"
+        need, allowed = round(float(m[2]) * GIB), round(float(m[3]) * GIB)
+        words = (
+            f"{m[1].strip()} need {fmt_gib(need)}; the compiler allows {fmt_gib(allowed)} of "
+            "HBM a device"
+        )
         raise DoesNotFit(
-            f"{program.label} does not fit on {pod.name}: the compiler says {words} on each "
-            "device.",
-            words,
+            f"{program.asked_text()} does not fit on {pod.name}: {words}.", words, need, allowed
         )
     first = (said.splitlines() or [type(err).__name__])[0][:240]
     if "partition" in said or "divid" in said or "tiling" in said:
@@ -144,7 +169,8 @@ def _refusal(err: Exception, program: PodProgram, pod: Pod) -> str:
     else:
         fix = "Change the program so that JAX accepts it on this machine first."
     return (
-        f"{program.label} does not compile for {pod.name} ({pod.n_devices} devices): {first}. {fix}"
+        f"{program.asked_text()} does not compile for {pod.name} ({pod.n_devices} devices): "
+        f"{first}. {fix}"
     )
 
 
@@ -224,7 +250,14 @@ def _refused(program: PodProgram, pod: Pod, err: DoesNotFit) -> PodReport:
             hi = mid
         else:
             lo, best = mid, found
-    return replace(best, largest_batch=best.batch, asked_batch=program.batch, refusal=err.words)
+    clipped = compiledinputs.batch_clipped(program.batch, best.batch, err.words)
+    return replace(
+        best,
+        largest_batch=best.batch,
+        asked_batch=program.batch,
+        refusal=err.words,
+        changes=(*best.changes, clipped),
+    )
 
 
 def _with_largest_batch(program: PodProgram, pod: Pod, report: PodReport) -> PodReport:

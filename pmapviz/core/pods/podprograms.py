@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from pmapviz.core.pods import compiledinputs
+from pmapviz.core.pods.compiledinputs import Change, Input
 from pmapviz.core.pods.podtopology import Pod
 
 MiB = 1024**2
@@ -26,32 +28,52 @@ MiB = 1024**2
 
 @dataclass(frozen=True)
 class Lowered:
-    """A program lowered for a slice, and the device ids in the order its HLO numbers them."""
+    """A program lowered for a slice, the device ids in the order its HLO numbers them, and what
+    was lowered: each argument read from the lowered program, and every size changed on the way
+    (:mod:`~pmapviz.core.pods.compiledinputs`)."""
 
     lowered: object  # jax.stages.Lowered
     order: tuple[int, ...]  # HLO device (replica or partition) k is device id order[k]
     mesh_axes: tuple[tuple[str, int], ...]  # the mesh's axes and sizes, for the pictures
-    batch: int | None = None  # the batch compiled (rounded up to split evenly), if any
+    inputs: tuple[Input, ...] = ()  # read from lowered.in_avals
+    changes: tuple[Change, ...] = ()  # what pmapviz changed before lowering, and why
+    batch_at: int | None = None  # which of ``inputs`` carries the batch (on its axis 0)
+    notes: tuple[str, ...] = ()  # what to know of the layout before any figure (nothing changed)
+
+    @property
+    def batch(self) -> int | None:
+        """The batch compiled, read from the lowered program's argument (None: no batch)."""
+        return None if self.batch_at is None else self.inputs[self.batch_at].shape[0]
 
 
 @dataclass(frozen=True)
 class PodProgram:
-    """Something to compile for a slice: what it is, and how it lowers."""
+    """Something to compile for a slice: what it is, and how it lowers.
+
+    ``label`` names the program, never its sizes: every label of a compile adds the arguments
+    as the lowered program has them (:attr:`Lowered.inputs`), so it names what was compiled."""
 
     key: str  # a stable name for caches and the CLI: "dot", "train", "psum", "f:<hash>"
-    label: str
+    label: str  # 'data-parallel step'
     code: str  # the program as Python, for the page
     lower: Callable[[Pod, int | None], Lowered] = field(compare=False, hash=False)
     batch: int | None = None  # its batch as set; None: it has no batch to shrink
     batch_words: str = ""  # what the batch counts: "rows of x (the global batch)"
     batch_step: Callable[[Pod], int] = field(default=lambda pod: 1, compare=False, hash=False)
+    sizes: tuple = ()  # the fixed sizes it was made with (the training step's width): a cache key
 
     def at_batch(self, batch: int) -> PodProgram:
         """The same program at another batch."""
         return replace(self, batch=batch)
 
+    def asked_text(self) -> str:
+        """The program as asked, before any slice: 'data-parallel step, batch 8,192'."""
+        return self.label + ("" if self.batch is None else f", batch {self.batch:,}")
 
-def _mesh_devices(pod: Pod, shape: tuple[int, ...]):
+
+def mesh_devices(pod: Pod, shape: tuple[int, ...]):
+    """The slice's devices as a mesh of ``shape``, laid out as ``jax.make_mesh`` would on a real
+    slice (``mesh_utils.create_device_mesh``), in plain order where the layout cannot follow."""
     import numpy as np
     from jax.experimental import mesh_utils
 
@@ -61,40 +83,80 @@ def _mesh_devices(pod: Pod, shape: tuple[int, ...]):
         return np.array(pod.devices).reshape(shape)
 
 
+Spec = tuple[tuple[int, ...], str, tuple]  # an input: (global shape, dtype, PartitionSpec entries)
+
+
 def on_mesh(
     key: str,
     label: str,
     code: str,
     fn: Callable,
-    inputs: Callable[[int | None], list[tuple[tuple[int, ...], str, tuple]]],
+    inputs: Callable[[int | None], list[Spec]],
     axes: tuple[tuple[str, int | None], ...] = (("chips", None),),
     batch: int | None = None,
     batch_words: str = "",
+    names: tuple[str, ...] = (),
+    batch_at: int | None = None,
 ) -> PodProgram:
     """``jax.jit(fn)`` over inputs ``(shape, dtype, spec)`` (spec: a PartitionSpec's entries)
-    on a mesh of the slice: ``axes`` names its axes, a size None takes the chips left over."""
+    on a mesh of the slice: ``axes`` names its axes, a size None takes the chips left over.
+    ``names`` name the inputs; ``inputs[batch_at]`` carries the batch on its axis 0, which is
+    split over the first mesh axis: a batch that does not divide it is rounded up, and the
+    :class:`Change` says so (with JAX's own refusal of the batch as asked)."""
 
     def lower(pod: Pod, b: int | None) -> Lowered:
         import jax
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         sizes = mesh_shape(axes, pod.n_devices)
-        mesh = Mesh(_mesh_devices(pod, sizes), tuple(n for n, _ in axes))
-        b = batch if b is None else b
-        if b is not None:  # the batch splits over the first mesh axis: round it up to split
-            b = -(-b // sizes[0]) * sizes[0]
-        args = [
-            jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, PartitionSpec(*spec)))
-            for shape, dtype, spec in inputs(b)
-        ]
+        mesh = Mesh(mesh_devices(pod, sizes), tuple(n for n, _ in axes))
+
+        def structs(at: int | None) -> list:
+            return [
+                jax.ShapeDtypeStruct(s, dtype, sharding=NamedSharding(mesh, PartitionSpec(*spec)))
+                for s, dtype, spec in inputs(at)
+            ]
+
+        def lowered(args: list):
+            with jax.set_mesh(mesh):  # shard_map inside fn takes the mesh from here
+                return jax.jit(fn).lower(*args)
+
+        asked = batch if b is None else b
+        changes: tuple[Change, ...] = ()
+        used = asked
+        if asked is not None and asked % sizes[0]:  # JAX refuses it: round up, and say so
+            used = -(-asked // sizes[0]) * sizes[0]
+            said = _refusal_of(lambda: lowered(structs(asked)))
+            changes = (compiledinputs.batch_rounded(asked, used, sizes[0], axes[0][0], said),)
+        args = structs(used)
+        low = lowered(args)
+        layouts = [layout_text(spec) for _, _, spec in inputs(used)]
+        blocks = [a.sharding.shard_shape(a.shape) for a in args]
         order = tuple(int(d.id) for d in mesh.devices.flat)
-        names = tuple(zip(mesh.axis_names, sizes, strict=True))
-        with jax.set_mesh(mesh):  # shard_map inside fn takes the mesh from here
-            return Lowered(jax.jit(fn).lower(*args), order, names, b)
+        mesh_axes = tuple(zip(mesh.axis_names, sizes, strict=True))
+        found = compiledinputs.inputs_of(low, names, layouts, blocks)
+        at = batch_at if asked is not None else None
+        return Lowered(low, order, mesh_axes, found, changes, at)
 
     return PodProgram(
         key, label, code, lower, batch, batch_words, lambda pod: _batch_step(axes, pod)
     )
+
+
+def layout_text(spec: tuple) -> str:
+    """'replicated', or "split by P('chips')"."""
+    if not any(e is not None for e in spec):
+        return "replicated"
+    return "split by P(" + ", ".join("None" if e is None else repr(e) for e in spec) + ")"
+
+
+def _refusal_of(attempt: Callable[[], object]) -> str:
+    """JAX's words where ``attempt`` raises, verbatim ('' where it does not)."""
+    try:
+        attempt()
+    except Exception as err:  # noqa: BLE001  (JAX's refusal is the finding)
+        return f"{type(err).__name__}: {err}"
+    return ""
 
 
 def mesh_shape(axes: tuple[tuple[str, int | None], ...], n: int) -> tuple[int, ...]:
@@ -111,25 +173,28 @@ def _batch_step(axes, pod: Pod) -> int:
     return mesh_shape(axes, pod.n_devices)[0]
 
 
-def from_target(target, key: str) -> PodProgram:
+def from_target(target, key: str, names: tuple[str, ...] = ()) -> PodProgram:
     """A pmap target (:class:`pmapviz.core.running.programanalysis.Target`) on the slice's
-    devices: every mapped axis becomes the slice's device count."""
+    devices: every mapped axis becomes the slice's device count, and each :class:`Change` says
+    which argument, which axis, and its shape before and after."""
 
     def lower(pod: Pod, b: int | None) -> Lowered:
         import jax
 
-        n = pod.n_devices
-        args = [
-            a
-            if ax is None
-            else jax.tree.map(
-                lambda s, ax=ax: jax.ShapeDtypeStruct(
-                    (*s.shape[:ax], n, *s.shape[ax + 1 :]), s.dtype
-                ),
-                a,
-            )
-            for a, ax in zip(target.args, target.in_axes, strict=True)
-        ]
+        n, changes, args = pod.n_devices, [], []
+        leaf_names = iter(names or _arg_names(target))
+        for k, (a, ax) in enumerate(zip(target.args, target.in_axes, strict=True)):
+            leaves, tree = jax.tree.flatten(a)
+            new = []
+            for j, s in enumerate(leaves):
+                name = next(leaf_names, f"args[{k}]" + (f"[{j}]" if len(leaves) > 1 else ""))
+                if ax is None or s.shape[ax] == n:
+                    new.append(s)
+                    continue
+                shape = (*s.shape[:ax], n, *s.shape[ax + 1 :])
+                changes.append(compiledinputs.axis_relaid(name, ax, tuple(s.shape), shape, n))
+                new.append(jax.ShapeDtypeStruct(shape, s.dtype))
+            args.append(jax.tree.unflatten(tree, new))
         devices = list(pod.devices)
         pm = jax.pmap(
             target.fn,
@@ -138,9 +203,27 @@ def from_target(target, key: str) -> PodProgram:
             axis_name=target.axis_name,
             devices=devices,
         )
-        return Lowered(pm.lower(*args), tuple(int(d.id) for d in devices), (("pmap", n),))
+        if changes:  # JAX's own words for the call as given, on these devices
+            said = _refusal_of(lambda: pm.lower(*target.args))
+            changes = [replace(c, jax_said=said) for c in changes]
+        low = pm.lower(*args)
+        placed = [
+            (ax, leaf.shape)
+            for a, ax in zip(args, target.in_axes, strict=True)
+            for leaf in jax.tree.leaves(a)
+        ]
+        layouts = ["replicated" if ax is None else f"pmap axis {ax}" for ax, _ in placed]
+        blocks = [s if ax is None else (*s[:ax], *s[ax + 1 :]) for ax, s in placed]
+        found = compiledinputs.inputs_of(low, names or _arg_names(target), layouts, blocks)
+        order = tuple(int(d.id) for d in devices)
+        return Lowered(low, order, (("pmap", n),), found, tuple(changes))
 
     return PodProgram(key, target.label, target.code, lower)
+
+
+def _arg_names(target) -> tuple[str, ...]:
+    """The target's argument leaves as named (``Target.names``, where it has them)."""
+    return tuple(getattr(target, "names", ()) or ())
 
 
 # ---------------------------------------------------------------- the built-in programs
@@ -183,20 +266,22 @@ def dot(rows: int = DOT_ROWS) -> PodProgram:
     """The seed's dot products: ``rows`` pairs of 3-vectors, split over every chip."""
     return on_mesh(
         "dot",
-        f"{rows:,} dot products of 3-vectors",
+        "dot products of 3-vectors",
         "jax.jit(jax.vmap(jnp.dot))(x, y)  # x, y: f32[rows, 3], rows split over the chips",
         _dot_fn,
         lambda b: [((b, 3), "float32", ("chips",))] * 2,
         batch=rows,
         batch_words="dot products (rows of x and y)",
+        names=("x", "y"),
+        batch_at=0,
     )
 
 
 def train(batch: int = TRAIN_BATCH, width: int = TRAIN_WIDTH) -> PodProgram:
     """One data-parallel step: w replicated, the batch split over every chip."""
-    return on_mesh(
+    prog = on_mesh(
         "train",
-        f"data-parallel step: w f32[{width},{width}], batch {batch:,}",
+        "data-parallel step",
         "def step(w, x):                # w replicated, x split on its batch over the chips\n"
         "    loss = lambda w: jnp.mean(jnp.tanh(x @ w) ** 2)\n"
         "    return w - 0.01 * jax.grad(loss)(w)   # XLA all-reduces the gradient",
@@ -204,7 +289,10 @@ def train(batch: int = TRAIN_BATCH, width: int = TRAIN_WIDTH) -> PodProgram:
         lambda b: [((width, width), "float32", ()), ((b, width), "float32", ("chips",))],
         batch=batch,
         batch_words="examples in the global batch (rows of x)",
+        names=("w", "x"),
+        batch_at=1,
     )
+    return replace(prog, sizes=(width,))
 
 
 def psum(rows: int = PSUM_ROWS, cols: int = PSUM_COLS) -> PodProgram:
@@ -215,18 +303,24 @@ def psum(rows: int = PSUM_ROWS, cols: int = PSUM_COLS) -> PodProgram:
 
     prog = on_mesh(
         "psum",
-        f"lax.psum over every chip of f32[{rows},{cols}] each",
+        "lax.psum over every chip",
         "jax.shard_map(lambda x: lax.psum(x, 'chips'), in_specs=P('chips'), out_specs=P('chips'))",
         _psum_fn,
         inputs,
+        names=("x",),
     )
 
     def lower(pod: Pod, b: int | None) -> Lowered:
         return on_mesh(
-            prog.key, prog.label, prog.code, _psum_fn, lambda _: inputs(rows * pod.n_devices)
+            prog.key,
+            prog.label,
+            prog.code,
+            _psum_fn,
+            lambda _: inputs(rows * pod.n_devices),
+            names=("x",),
         ).lower(pod, None)
 
-    return replace(prog, lower=lower)
+    return replace(prog, lower=lower, sizes=(rows, cols))
 
 
 BUILTIN: dict[str, Callable[[], PodProgram]] = {"dot": dot, "train": train, "psum": psum}

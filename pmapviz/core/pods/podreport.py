@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from pmapviz.core.pods.compiledinputs import Change, Input
 from pmapviz.core.pods.podtopology import Chip
 
 GIB = 1024**3
@@ -66,9 +67,9 @@ class PodReport:
     chips: tuple[Chip, ...]
     mesh_axes: tuple[tuple[str, int], ...]
     program: str  # the program's key
-    label: str
+    label: str  # the program as compiled: 'data-parallel step: w f32[4096,4096], x f32[...]'
     code: str
-    batch: int | None
+    batch: int | None  # the batch compiled, read from the lowered program (None: no batch)
     batch_words: str
     argument_bytes: int  # per device, from memory_analysis()
     output_bytes: int
@@ -85,9 +86,22 @@ class PodReport:
     hlo: str = ""
     largest_batch: int | None = None  # where it does not fit: the largest batch that does
     largest_note: str = ""
-    asked_batch: int | None = None  # the batch asked for, where the compiler refused it
+    asked_batch: int | None = None  # the batch asked for (None: the program has no batch)
     refusal: str = ""  # the compiler's words when the batch asked for ran out of HBM
     mesh_order: tuple[int, ...] = ()  # device ids in the mesh's row-major order
+    inputs: tuple[Input, ...] = ()  # every argument as compiled, read from the lowered program
+    changes: tuple[Change, ...] = ()  # every size pmapviz changed before compiling, and why
+    title: str = ""  # the program's name alone, sizes apart: 'data-parallel step'
+    notes: tuple[str, ...] = ()  # what to know of the layout before any figure
+
+    def at_batch(self) -> str:
+        """Where a figure holds for one batch: ' at batch 1,008' ('' without a batch)."""
+        return "" if self.batch is None else f" at batch {self.batch:,}"
+
+    def change_lines(self, name_as=lambda name: name) -> list[str]:
+        """What pmapviz changed before compiling, a sentence each (said before any figure);
+        ``name_as`` writes an argument's name (a page quotes it)."""
+        return [c.sentence(name_as) for c in self.changes]
 
     def mesh_label(self, device_id: int) -> str:
         """Where a device sits on the mesh: 'data 0 · model 3' ('' if not on it)."""
@@ -131,9 +145,9 @@ class PodReport:
         peak, hbm = self.peak_bytes, self.hbm_bytes
         if self.refusal:
             return (
-                f"does not fit at batch {self.asked_batch:,}: {self.refusal}; the largest batch "
-                f"that fits is {self.batch:,} {self.batch_words} (shown: {fmt_gib(peak)} of "
-                f"{fmt_gib(hbm)} on each device)"
+                f"does not fit at batch {self.asked_batch:,}: {self.refusal}. Shown instead: "
+                f"batch {self.batch:,}, the largest that fits ({self.batch_words}), "
+                f"{fmt_gib(peak)} a device at peak, of the chip's {fmt_gib(hbm)}"
             )
         if self.fits:
             return f"fits: {fmt_gib(peak)} of {fmt_gib(hbm)} on each device"
@@ -149,6 +163,9 @@ class PodReport:
         out = asdict(self)
         out.pop("hlo")
         out["chips"] = [asdict(c) for c in self.chips]
+        out["inputs"] = [i.to_dict() for i in self.inputs]
+        out["changes"] = [c.to_dict() for c in self.changes]
+        out["notes"] = list(self.notes)
         out["peak_bytes"] = self.peak_bytes
         out["fits"] = self.fits
         out["comm_s"] = self.comm_s
@@ -167,10 +184,15 @@ class PodReport:
         out = [
             self.summary,
             f"program: {self.label}",
-            f"memory per device: {self.fit_words()} (arguments {fmt_gib(self.argument_bytes)},"
-            f" output {fmt_gib(self.output_bytes)}, temporaries {fmt_gib(self.temp_bytes)})",
-            f"per device: {self.flops or 0:,.0f} FLOPs, {self.bytes_accessed or 0:,.0f} bytes "
-            f"accessed; compiler's estimate (compute + HBM) {est}",
+            *(f"changed: {line}" for line in self.change_lines()),
+            *(f"note: {line}" for line in self.notes),
+            *(f"  {i.layout_text()}" for i in self.inputs),
+            f"memory per device{self.at_batch()}: {self.fit_words()} (arguments "
+            f"{fmt_gib(self.argument_bytes)}, output {fmt_gib(self.output_bytes)}, temporaries "
+            f"{fmt_gib(self.temp_bytes)})",
+            f"per device{self.at_batch()}: {self.flops or 0:,.0f} FLOPs, "
+            f"{self.bytes_accessed or 0:,.0f} bytes accessed; compiler's estimate "
+            f"(compute + HBM) {est}",
             f"communication (model): {fmt_seconds(self.comm_s)} over "
             f"{len(self.collectives)} collective(s)",
         ]

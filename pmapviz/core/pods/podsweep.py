@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pmapviz.core.pods import podcompile, tpuchips
+from pmapviz.core.pods import commmodel, podcompile, tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podreport import PodReport
 
@@ -49,8 +49,9 @@ def sweep(
 
 
 def speedups(reports: list[PodReport]) -> list[dict]:
-    """Per size: chips, the estimate's and the model's times, and the speed-up over the first
-    (None where the compiler gave no estimate)."""
+    """Per size: chips, the estimate's and the model's times, the speed-up over the first
+    (None where the compiler gave no estimate), and the links the model gave the slowest
+    collective (:func:`commmodel.links_used`: ``collective``, ``links``, ``link_axes``)."""
     first = reports[0].total_s if reports else None
     return [
         {
@@ -61,6 +62,16 @@ def speedups(reports: list[PodReport]) -> list[dict]:
             "total_s": r.total_s,
             "speedup": (first / r.total_s) if first and r.total_s else None,
             "fits": r.fits,
+            "batch": r.batch,  # the batch compiled on this slice (rounded up to divide it)
+            "asked_batch": r.asked_batch,
+            "changes": r.change_lines(),
+            **commmodel.links_used(r),
         }
         for r in reports
     ]
+
+
+def switches(rows: list[dict]) -> list[str]:
+    """Where the model's links change between neighbouring rows of :func:`speedups`, a
+    sentence each (:func:`commmodel.switches`)."""
+    return commmodel.switches(rows)

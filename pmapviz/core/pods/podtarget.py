@@ -30,7 +30,8 @@ def choices() -> tuple[str, ...]:
 
 
 def label(value: str) -> str:
-    """'this machine', or 'TPU v5e 4x4 (16 chips)'."""
+    """'this machine', 'TPU v5e 4x4 (16 chips)', or for Cloud's name in a link 'TPU v5e 4x4
+    (16 chips; v5litepod-16 = v5e:4x4)'."""
     if value == HERE:
         return HERE_LABEL
     try:
@@ -38,4 +39,5 @@ def label(value: str) -> str:
     except valueparse.SettingError:  # not a topology name: shown as it is
         return str(value)
     shape = "x".join(map(str, topo.shape))
-    return f"{topo.generation.title} {shape} ({topo.chips} chips)"
+    cloud = tpuchips.cloud_words(value)
+    return f"{topo.generation.title} {shape} ({topo.chips} chips{f'; {cloud}' if cloud else ''})"

@@ -12,6 +12,29 @@ A topology name is ``<generation>:<shape>`` as libtpu reads it: ``v5e:4x4`` (2-D
 or ``v4:2x2x2`` (3-D, v4 and v5p). :data:`OFFERED` is the list the pages and CLI offer (every
 one compiled here, :mod:`tests.core.pods`); :func:`parse_topology` reads any name and says in one
 line what is wrong with a bad one.
+
+It also reads Cloud's accelerator types (``gcloud compute tpus tpu-vm create --accelerator-type``)
+and maps each to the ``generation:shape`` libtpu reads (:data:`CLOUD_SHAPES`), read 2026-12-07:
+
+- v5e: ``v5litepod-N`` (Cloud's name; ``v5e-N`` is read too), N counting chips: the v5e page
+  (``docs.cloud.google.com/tpu/docs/v5e``) gives the 2-D shapes 1x1, 2x2, 2x4, 4x4, 4x8, 8x8,
+  8x16, 16x16 with 1 to 256 chips, and AcceleratorType as ``v$VERSION_NUMBER-$CHIP_COUNT``
+  (serving types ``v5litepod-1``, ``-4``, ``-8``).
+- v6e: ``v6e-N``, N counting chips; the v6e page (``/tpu/docs/v6e``) gives a 256-chip pod, a
+  2-D torus, "many similarities with v5e"; its table of slice shapes did not come through the
+  search, so the v5e shapes are ASSUMED for the same chip counts (libtpu describes every one).
+- v5p: ``v5p-N``, N counting TensorCores, 2 a chip ("v5p-32 specifies a v5p TPU slice with 32
+  TensorCores (16 chips)", ``/tpu/docs/supported-tpu-configurations``); the v5p page's table:
+  2x2x1 (8 cores, 4 chips), 2x2x2 (16, 8), 2x4x4 (64, 32), 4x4x4 (128, 64), 4x4x8 (256, 128),
+  4x8x8 (512, 256). 16 chips (``v5p-32``) is not in that table: 2x2x4 is ASSUMED, the most
+  cube-like shape (Cloud's default) and the v4 example below.
+- v4: ``v4-N``, N counting TensorCores, 2 a chip ("v4-128 specifies a configuration with TPU v4
+  and 128 TensorCores"; "2x2x4 (16 chips, 2 TensorCores each)", ``/tpu/docs/types-topologies``);
+  the shapes are ASSUMED to be v5p's for the same chip counts (the v4 table did not come through).
+
+Every mapped shape up to :data:`MAX_CHIPS` was described by libtpu 0.0.42 here; a count with
+no shape (``v5e-12``), one chip (libtpu describes no 1x1) or more than :data:`MAX_CHIPS` chips
+is refused in one line that names the nearest valid types.
 """
 
 from __future__ import annotations
@@ -41,7 +64,7 @@ class Generation:
     ici_link_gbs: float  # one-way bandwidth of one inter-chip link, GB/s
     ici_ports: int  # links per chip
     dims: int  # 2 (2-D torus) or 3
-    full_axis: int  # an axis this long (or a multiple, 3-D) closes into a ring (wraparound)
+    full_axis: int  # an axis this long closes into a ring (3-D: every axis a multiple of it)
     source: str  # where the figures come from
     ici_source: str  # where the link bandwidth comes from (and how it was derived)
 
@@ -51,12 +74,9 @@ class Generation:
         return self.hbm_bytes / GIB
 
     def wraps(self, length: int) -> bool:
-        """Whether a slice's axis of this length has wraparound links (a ring, not a line).
-
-        v4 and v5p: axes that are multiples of 4 in a slice of at least a cube (the Cloud
-        pages: "2A=B=C or 2A=2B=C, each dimension a multiple of 4"; simplified to each axis a
-        multiple of 4). v5e and v6e: only the full pod's 16 (their slices below 16x16 are
-        meshes)."""
+        """Whether an axis of this length can close into a ring (wraparound links): v5e and
+        v6e only the full pod's 16; v4 and v5p a multiple of 4, in a slice whose every axis is
+        one (:meth:`Topology.wraps` asks that of the whole slice)."""
         if self.dims == 3:
             return length >= self.full_axis and length % self.full_axis == 0
         return length == self.full_axis
@@ -140,6 +160,17 @@ DEFAULT = "v5e:2x4"
 MAX_CHIPS = 256  # the largest slice offered: a whole v5e or v6e pod
 _NAME = re.compile(r"^(v[0-9][a-z]?):([0-9]{1,3}(?:x[0-9]{1,3}){1,2})$")
 
+# Cloud's accelerator types (see the module's docstring for the sources)
+_CLOUD = re.compile(r"^(v[0-9][a-z]*)-([0-9]{1,6})$")
+CLOUD_PREFIXES = {"v5litepod": "v5e", "v5e": "v5e", "v6e": "v6e", "v5p": "v5p", "v4": "v4"}
+CLOUD_PER_CHIP = {"v5e": 1, "v6e": 1, "v5p": 2, "v4": 2}  # what N counts: chips, or TensorCores
+CLOUD_SHAPES = {  # chips -> shape, by the slice's dimensions
+    2: {1: (1, 1), 4: (2, 2), 8: (2, 4), 16: (4, 4), 32: (4, 8), 64: (8, 8), 128: (8, 16)}
+    | {256: (16, 16)},
+    3: {4: (2, 2, 1), 8: (2, 2, 2), 16: (2, 2, 4), 32: (2, 4, 4), 64: (4, 4, 4)}
+    | {128: (4, 4, 8), 256: (4, 8, 8)},
+}
+
 
 @dataclass(frozen=True)
 class Topology:
@@ -158,16 +189,33 @@ class Topology:
         """How many chips the slice has."""
         return math.prod(self.shape)
 
+    def wraps(self, axis: int) -> bool:
+        """Whether the slice's ``axis`` has wraparound links (a ring, not a line).
+
+        v4 and v5p: only in slices of at least a full cube, every axis a multiple of 4 (the v5p
+        page: "All 4x4x4 and larger slices (one cube) have full 3D torus connectivity. Slices
+        smaller than a full cube are 3D connected, however, they don't have wrap-around links";
+        the v4 page: a torus where "each dimension is a multiple of 4"): 2x2x4 and 2x4x4 are
+        meshes. v5e and v6e: an axis as long as the full pod's 16 (8x16's long axis; its 8 and
+        every axis below are lines)."""
+        gen = self.generation
+        if gen.dims == 3:
+            return all(gen.wraps(n) for n in self.shape)
+        return gen.wraps(self.shape[axis])
+
 
 def parse_topology(text: str, name: str = "The topology") -> Topology:
-    """``v5e:4x4`` read and checked, or a SettingError that says what to type instead."""
+    """``v5e:4x4`` (or Cloud's ``v5litepod-16``) read and checked, or a SettingError that says
+    what to type instead."""
     raw = str(text).strip().lower()
+    if _CLOUD.match(raw):
+        return _cloud_topology(raw, name)
     m = _NAME.match(raw)
     examples = "e.g. v5e:4x4 or v4:2x2x2"
     if not m:
         raise valueparse.SettingError(
             f"{name} {quote(str(text)[:40])} is not a TPU topology name; "
-            f"write generation:shape, {examples}."
+            f"write generation:shape, {examples}, or Cloud's accelerator type, e.g. v5litepod-16."
         )
     gen = GENERATIONS.get(m[1])
     if gen is None:
@@ -189,6 +237,70 @@ def parse_topology(text: str, name: str = "The topology") -> Topology:
             f"e.g. {_first_offered(gen)}."
         )
     return topo
+
+
+def _cloud_topology(raw: str, name: str) -> Topology:
+    """Cloud's ``v5litepod-16`` as ``v5e:4x4``, or a SettingError naming the nearest types."""
+    m = _CLOUD.match(raw)
+    prefix, n = m[1], int(m[2])
+    if prefix not in CLOUD_PREFIXES:
+        raise valueparse.SettingError(
+            f"{name} {quote(raw)}: pmapviz reads Cloud's types "
+            f"{', '.join(p + '-N' for p in CLOUD_PREFIXES)}, or generation:shape, e.g. v5e:4x4."
+        )
+    gen = GENERATIONS[CLOUD_PREFIXES[prefix]]
+    per, shapes = CLOUD_PER_CHIP[gen.name], CLOUD_SHAPES[gen.dims]
+    chips = n // per
+    if n % per == 0 and chips in shapes:
+        topo = Topology(gen, shapes[chips])
+        if topo.chips >= 2:
+            return topo
+        raise valueparse.SettingError(
+            f"{name} {quote(raw)} = {topo.name}, one chip: pmapviz compiles slices of 2 to "
+            f"{MAX_CHIPS} chips (libtpu describes no {topo.name} here); "
+            f"the nearest: {_nearest(prefix, gen, chips)}."
+        )
+    counts = "chips" if per == 1 else f"TensorCores, {per} a chip"
+    if n % per == 0 and chips > MAX_CHIPS:
+        raise valueparse.SettingError(
+            f"{name} {quote(raw)} is {chips:,} chips ({prefix}-N counts {counts}); pmapviz "
+            f"compiles up to {MAX_CHIPS}: the largest is {_nearest(prefix, gen, chips)}."
+        )
+    raise valueparse.SettingError(
+        f"{name} {quote(raw)}: {prefix}-N counts {counts}, and Cloud has no {gen.title} slice "
+        f"of {n:,} {'chips' if per == 1 else 'TensorCores'}; the nearest: "
+        f"{_nearest(prefix, gen, n / per)}."
+    )
+
+
+def _nearest(prefix: str, gen: Generation, chips: float) -> str:
+    """'v5e-8 = v5e:2x4, v5e-16 = v5e:4x4': the valid types just below and above ``chips``."""
+    per, shapes = CLOUD_PER_CHIP[gen.name], CLOUD_SHAPES[gen.dims]
+    valid = sorted(c for c in shapes if 2 <= c <= MAX_CHIPS)
+    below = [c for c in valid if c < chips][-1:]
+    above = [c for c in valid if c > chips][:1]
+    return ", ".join(f"{prefix}-{c * per} = {Topology(gen, shapes[c]).name}" for c in below + above)
+
+
+def cloud_type(topology: Topology) -> str:
+    """Cloud's accelerator type for a slice ('v5litepod-16' for v5e:4x4), or '' where the
+    shape is not the one Cloud's type of that many chips maps to."""
+    gen = topology.generation
+    if CLOUD_SHAPES[gen.dims].get(topology.chips) != topology.shape:
+        return ""
+    prefix = next(p for p, g in CLOUD_PREFIXES.items() if g == gen.name)
+    return f"{prefix}-{topology.chips * CLOUD_PER_CHIP[gen.name]}"
+
+
+def cloud_words(text: str) -> str:
+    """'v5litepod-16 = v5e:4x4' where ``text`` is Cloud's accelerator type (and maps), else ''."""
+    raw = str(text).strip().lower()
+    if not _CLOUD.match(raw):
+        return ""
+    try:
+        return f"{raw} = {parse_topology(raw).name}"
+    except valueparse.SettingError:
+        return ""
 
 
 def _first_offered(gen: Generation) -> str:

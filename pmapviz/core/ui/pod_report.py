@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.base import heavyimports, queues
+from pmapviz.core.base.valuetext import quote
 from pmapviz.core.budgets import memorymodel
 from pmapviz.core.devices import accelerators
 from pmapviz.core.drawing import podfigure, podview
@@ -17,11 +18,12 @@ from pmapviz.core.pods import (
     podcompile,
     podtarget,
     podtopology,
+    podwarm,
     tpuchips,
 )
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podreport import PodReport, fmt_gib, fmt_seconds
-from pmapviz.core.ui import tables
+from pmapviz.core.ui import recompute, tables
 
 CHART = {"displayModeBar": False}
 
@@ -54,11 +56,14 @@ def unavailable() -> bool:
 
 
 def compile_report(program: PodProgram, topology: str) -> PodReport | None:
-    """The compile (a spinner while libtpu works), or None after one error line with a fix."""
+    """The compile (a notice while libtpu works, the page's earlier result greyed out:
+    :mod:`.recompute`; the server's warm-up of the same compile waited for, not repeated), or
+    None after one error line with a fix."""
     if unavailable():
         return None
     try:
-        with st.spinner(f"Compiling for {topology} with libtpu (nothing runs)..."):
+        with recompute.working(f"Compiling for {topology} with libtpu (nothing runs)..."):
+            podwarm.wait(program, topology)
             return podcompile.compile_for(program, topology)
     except (podcompile.PodError, podtopology.PodUnavailable, memorymodel.BudgetError) as err:
         st.error(str(err), icon=":material/block:")
@@ -72,29 +77,35 @@ def compile_report(program: PodProgram, topology: str) -> PodReport | None:
 
 def picture(r: PodReport) -> None:
     """The slice as a picture (hosts, chips colored by the first collective's groups; a
-    screen reader hears what it shows): presenter mode draws it first."""
-    st.html(podview.chip_html(r))
+    screen reader hears what it shows), drawn before the rest of the report. As Markdown's
+    HTML (podview escapes every value in it): the browser draws it with the code it loaded for
+    the page's first words, not after a chunk of its own."""
+    st.markdown(podview.chip_html(r), unsafe_allow_html=True)
 
 
 def program_and_report(program: PodProgram, topology: str, key: str, slot=None):
-    """The program's code (folded), its compile for ``topology`` and everything it says, with
-    the slice's picture first in presenter mode (``slot``). The report, or None."""
+    """The program's code (folded), its compile for ``topology`` and everything it says,
+    the slice's picture first (in presenter mode in ``slot``, above the settings). The
+    report, or None."""
     with st.expander("The program", expanded=False):
         st.code(program.code, language="python")
     compiled = compile_report(program, topology)
     if compiled is not None:
-        if slot is not None:  # presenter mode: the slice and its groups first
-            with slot:
-                picture(compiled)
+        # the slice first, as HTML: drawn at once, while the browser still loads the chart
+        # code of the figure below (Plotly's, about a second on a 2-core machine)
+        with slot if slot is not None else st.container():
+            picture(compiled)
         show(compiled, key)
     return compiled
 
 
 def show(r: PodReport, key: str) -> None:
     """Everything the compile says, and the slice drawn (``key`` keeps the widgets apart)."""
-    st.markdown(f"**{r.summary}**: `{r.label}`")
+    st.markdown(f"**{r.summary}**, the program as compiled:")
+    st.code(r.label, language=None, wrap_lines=True)
+    changes(r)
     c = st.columns(4)
-    c[0].metric("Peak per device", fmt_gib(r.peak_bytes), help="memory_analysis()")
+    c[0].metric("Peak per device" + r.at_batch(), fmt_gib(r.peak_bytes), help="memory_analysis()")
     c[1].metric("Compute + HBM", fmt_seconds(r.optimal_s), help="the compiler's estimate")
     c[2].metric("Communication", fmt_seconds(r.comm_s), help=commmodel.MODEL_NAME)
     c[3].metric("Collectives", len(r.collectives), help="in the compiled HLO")
@@ -121,6 +132,18 @@ def show(r: PodReport, key: str) -> None:
         tables.static(tables.frame(hardware_rows()))
     with st.expander("The compiled HLO"):
         st.code(r.hlo[:60_000], language=None)
+
+
+def changes(r: PodReport) -> None:
+    """What pmapviz changed before compiling (a batch rounded up or clipped, a mapped axis
+    re-laid), before any figure, with JAX's own refusal of the size asked, folded."""
+    for line, change in zip(r.change_lines(lambda name: quote(name, 80)), r.changes, strict=True):
+        st.warning(line, icon=":material/straighten:")
+        if change.jax_said:
+            with st.expander("What JAX itself says of the size asked"):
+                st.code(change.jax_said, language=None, wrap_lines=True)
+    for note in r.notes:
+        st.info(note, icon=":material/info:")
 
 
 def _figure(r: PodReport, key: str) -> None:
@@ -167,7 +190,7 @@ def calibration(program: PodProgram, key: str) -> None:
     if not st.button("Run it on this machine's chip", key=f"{key}_calibrate"):
         return
     try:
-        with st.spinner("Running on this machine's chip..."):
+        with recompute.working("Running on this machine's chip..."):
             c = podcalibrate.calibrate(program)
     except (podcalibrate.NoChip, memorymodel.BudgetError) as err:
         st.error(str(err), icon=":material/block:")
@@ -184,7 +207,10 @@ def calibration(program: PodProgram, key: str) -> None:
 
 
 def sweep(reports: list[PodReport], key: str) -> None:
-    """A sweep's chart (compiler's estimate and model, stacked, against the ideal) and table."""
+    """A sweep's chart (compiler's estimate and model, stacked, against the ideal), table, and
+    where the model's links change (axes closing into rings), in the reports' own numbers."""
     heavyimports.pandas()  # as in _figure
     st.plotly_chart(podfigure.sweep_figure(reports), config=CHART, key=f"{key}_sweep_chart")
     tables.show(tables.frame(podview.sweep_rows(reports)))
+    for line in podview.sweep_switches(reports):
+        st.caption(line)

@@ -62,4 +62,5 @@ def pod_program(
         fn,
         lambda _b: inputs,
         axes=tuple(zip(mesh.names, mesh.shape, strict=True)),
+        names=tuple(program.arg_names),
     )

@@ -21,7 +21,9 @@ def _pod_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--topology",
         default=tpuchips.DEFAULT,
-        help=f"the slice, generation:shape (default {tpuchips.DEFAULT}; e.g. v5e:4x4, v4:2x2x2)",
+        help=f"the slice, generation:shape (default {tpuchips.DEFAULT}; e.g. v5e:4x4, v4:2x2x2)"
+        ", or Cloud's accelerator type: v5litepod-N or v5e-N, v6e-N (N chips), v5p-N, v4-N (N "
+        "TensorCores, 2 a chip), e.g. v5litepod-16 = v5e:4x4, v5p-32 = v5p:2x2x4",
     )
     p.add_argument(
         "--program",
@@ -94,6 +96,8 @@ def chosen_program(args: argparse.Namespace) -> PodProgram:
 def cmd_pod(args: argparse.Namespace) -> int:
     """Compile for the slice (or sweep slices) and print what the compiled program says."""
     topology = tpuchips.parse_topology(args.topology, "--topology").name
+    if said := tpuchips.cloud_words(args.topology):  # Cloud's name: say which slice it is
+        print(f"pmapviz: --topology {said}", file=sys.stderr)
     args.topology = topology
     if args.sweep is not None and args.sweep not in tpuchips.GENERATIONS:
         raise valueparse.SettingError(
@@ -114,7 +118,7 @@ def cmd_pod(args: argparse.Namespace) -> int:
             except ValueError as err:
                 raise valueparse.SettingError(str(err)) from None
             rows = podsweep.speedups(reports)
-            data = {"program": program.label, "generation": args.sweep, "sizes": rows}
+            data = {"program": program.asked_text(), "generation": args.sweep, "sizes": rows}
             data["reports"] = [r.to_dict() for r in reports]
             _print(args.json, data, _sweep_lines(program, rows))
         else:
@@ -146,15 +150,24 @@ def _calibration(program: PodProgram) -> tuple[dict | None, str]:
 def _sweep_lines(program: PodProgram, rows: list[dict]) -> list[str]:
     ms = lambda s: "  n/a " if s is None else f"{s * 1e3:7.3f}"  # noqa: E731
     out = [
-        f"{program.label}: one step as the slice grows (compute + HBM: the compiler's "
-        "estimate; communication: a model)",
-        "topology     chips  compute+HBM ms  communication ms  total ms  speed-up",
+        f"{program.asked_text()}: one step as the slice grows (compute + HBM: the "
+        "compiler's estimate; communication: a model)",
+        "topology     chips  compute+HBM ms  communication ms  total ms  speed-up  links (model)",
     ]
     for r in rows:
         up = "  n/a" if r["speedup"] is None else f"{r['speedup']:5.2f}x"
+        links = (
+            "n/a" if r["links"] is None else f"{' x '.join(r['link_axes'])} ({r['links']} links)"
+        )
         out.append(
             f"{r['topology']:<12} {r['chips']:>5}  {ms(r['compute_hbm_s']):>14}  "
-            f"{ms(r['communication_s']):>16}  {ms(r['total_s']):>8}  {up}"
+            f"{ms(r['communication_s']):>16}  {ms(r['total_s']):>8}  {up:>8}  {links}"
             + ("" if r["fits"] else "  does not fit")
         )
-    return out
+    out += [f"{r['topology']}: {line}" for r in rows for line in r["changes"]]
+    if rows:  # what the links column counts, and where it changes
+        out.append(
+            "links (model): the slowest collective's group, per axis of the slice: a ring "
+            "(wraparound links), a line, or - (not spanned); and the links each chip drives"
+        )
+    return out + podsweep.switches(rows)

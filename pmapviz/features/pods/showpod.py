@@ -26,9 +26,12 @@ def pod_sweep(
     batch: int = 0,
     in_axes: Any = 0,
     axis_name: str = "i",
+    in_specs: Any = None,
 ) -> View:
     """``program`` compiled for every offered ``generation`` slice from ``min_chips`` to
-    ``max_chips`` chips; ValueError with the fix for what cannot be compiled."""
+    ``max_chips`` chips; ValueError with the fix for what cannot be compiled. A function is
+    laid on each slice as ``pmapviz.compiled`` lays it (``in_axes`` for a plain f; a jitted
+    f's own shardings or ``in_specs``), every change said in its row's report."""
     notebookviews.ready()
     if isinstance(program, str):
         if program not in podsettings.PROGRAMS:
@@ -38,7 +41,7 @@ def pod_sweep(
             )
         prog = podsettings.program(program, batch)
     else:
-        prog = podfunctions.program_for(program, args, in_axes, 0, axis_name)
+        prog = podfunctions.program_for(program, args, in_axes, 0, axis_name, in_specs)
     try:
         reports = podsweep.sweep(prog, generation, min_chips, max_chips)
     except (podcompile.PodError, podtopology.PodUnavailable) as err:

@@ -287,3 +287,22 @@ def test_the_module_imports_neither_jax_nor_streamlit():
     names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert not [m for m in names if m.split(".")[0] in ("jax", "jaxlib", "streamlit")]
+
+
+def test_the_sweep_names_under_each_slice_the_links_the_model_used():
+    reports = []
+    for shape, comm in (((8, 8), 1.321e-3), ((8, 16), 0.888e-3), ((16, 16), 0.668e-3)):
+        chips = _chips(shape, lambda x, y, z: y // 4)
+        every = _collective("all-reduce", [range(len(chips))], comm)
+        reports.append(_report(f"v5e:{shape[0]}x{shape[1]}", chips, [every]))
+    fig = podfigure.sweep_figure(reports)
+    assert list(fig.layout.xaxis.ticktext) == [
+        "v5e:8x8<br>64 chips<br>line x line",
+        "v5e:8x16<br>128 chips<br>line x ring",
+        "v5e:16x16<br>256 chips<br>ring x ring",
+    ]
+    assert fig.layout.margin.b == podfigure.MARGIN["b"] >= 100  # room for the third line
+    # hand-built collectives without groups: no links to name, two lines as before
+    assert all(
+        t.count("<br>") == 1 for t in podfigure.sweep_figure(_sweep_reports()).layout.xaxis.ticktext
+    )

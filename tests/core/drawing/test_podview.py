@@ -120,3 +120,76 @@ def test_a_sweep_without_estimates_or_reports_still_draws():
     assert [r["speed-up"] for r in rows] == ["n/a", "n/a"]
     empty = podview.sweep_view([])
     assert empty.title == "nothing" and empty.to_dict()["rows"] == []
+
+
+def _whole_slice(topology, comm_s):
+    """A hand-built compile for a 2-D v5e slice: one all-reduce over every chip, ``comm_s``."""
+    nx, ny = (int(n) for n in topology.split(":")[1].split("x"))
+    chips = tuple(Chip(i, (i % nx, i // nx, 0), 0, i // 4) for i in range(nx * ny))
+    every = PodCollective(
+        "all-reduce", "ar.1", "f32[16]", 64, (tuple(range(nx * ny)),), 0, None, 3, comm_s, ""
+    )
+    return replace(report(topology), chips=chips, collectives=(every,))
+
+
+def test_a_sweep_names_each_slices_links_and_says_where_the_axes_close_into_rings():
+    reports = [
+        _whole_slice("v5e:8x8", 1.321e-3),
+        _whole_slice("v5e:8x16", 0.888e-3),
+        _whole_slice("v5e:16x16", 0.668e-3),
+    ]
+    rows = podview.sweep_rows(reports)
+    assert [r["links (model)"] for r in rows] == [
+        "line x line (2 links)",
+        "line x ring (3 links)",
+        "ring x ring (4 links)",
+    ]
+    said = podview.sweep_switches(reports)
+    assert said == [
+        "From v5e:8x8 to v5e:8x16, axis 1 closes into a ring (wraparound links): the model gives "
+        f"each chip 3 links instead of 2, and communication falls from {fmt_seconds(1.321e-3)} "
+        f"to {fmt_seconds(0.888e-3)}.",
+        "From v5e:8x16 to v5e:16x16, axis 0 closes into a ring (wraparound links): the model "
+        f"gives each chip 4 links instead of 3, and communication falls from "
+        f"{fmt_seconds(0.888e-3)} to {fmt_seconds(0.668e-3)}.",
+    ]
+    view = podview.sweep_view(reports)
+    assert view.to_dict()["switches"] == said
+    assert all(line in view.text for line in said)
+    assert all(line in view.html() for line in said)  # no markup in them to escape
+    # the hand-built reports of the test above (8 chips each): lines both ways, no switch
+    small = podview.sweep_view([report("v5e:2x2"), report("v5e:2x4")])
+    assert small.to_dict()["switches"] == []
+    assert {r["links (model)"] for r in small.to_dict()["rows"]} == {"line x line (2 links)"}
+    quiet = podview.sweep_rows([report(comm_s=0.0)])  # no collective costs anything: no links
+    assert quiet[0]["links (model)"] == "n/a"
+
+
+def test_a_sweep_row_names_the_batch_compiled_and_the_batch_asked():
+    """dot products at 10,000,000 on 8 chips divide; the same on a slice that does not divide
+    them is rounded up, and the row says both; a refused batch says it was clipped."""
+    even = replace(report(), batch=10_000_000, asked_batch=10_000_000)
+    rounded = replace(report(topology="v5e:16x16"), batch=10_000_128, asked_batch=10_000_000)
+    rounded = replace(rounded, mesh_axes=(("chips", 256),))
+    clipped = replace(report(), batch=4_000, asked_batch=9_000, refusal="too big")
+    rows = podview.sweep_rows([even, rounded, clipped])
+    assert [r["batch compiled"] for r in rows] == [
+        "10,000,000",
+        "10,000,128 (10,000,000 asked, rounded up to divide 256)",
+        "4,000 (9,000 asked, the largest that fits)",
+    ]
+    assert "batch compiled" not in podview.sweep_rows([report()])[0]  # no batch: no column
+
+
+def test_a_change_and_a_note_come_before_the_first_figure():
+    from pmapviz.core.pods.compiledinputs import batch_rounded
+
+    r = replace(
+        report(),
+        changes=(batch_rounded(1000, 1008, 16, "chips"),),
+        notes=(f"nothing is split {SCRIPT}",),
+    )
+    html = podview.report_view(r).html()
+    first_figure = html.index("role='img'")
+    assert html.index("Batch 1,000 rounded up to 1,008") < first_figure
+    assert html.index("nothing is split &lt;script&gt;") < first_figure  # escaped

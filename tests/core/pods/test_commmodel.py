@@ -116,3 +116,152 @@ def test_a_v4_group_inside_one_chip_costs_nothing_and_a_v4_ring_uses_its_links()
 
 def test_the_model_says_it_is_a_model():
     assert "model" in commmodel.MODEL_NAME and "no latency" in commmodel.MODEL_NAME
+
+
+# ------------------------------------------------------------------ the links a sweep shows
+def _report(topology, collectives):
+    """A hand-built compile for ``topology`` (no libtpu): device k on the k-th chip, x fastest;
+    ``collectives`` as (kind, bytes, groups of device ids, model seconds)."""
+    from pmapviz.core.pods.podreport import PodCollective, PodReport
+    from pmapviz.core.pods.podtopology import Chip
+
+    topo = parse_topology(topology)
+    shape = (list(topo.shape) + [1, 1])[:3]
+    coords = [(x, y, z) for z in range(shape[2]) for y in range(shape[1]) for x in range(shape[0])]
+    chips = tuple(Chip(k, c, 0, k // 4) for k, c in enumerate(coords))
+    made = tuple(
+        PodCollective(kind, f"c{k}", "f32[8]", size, groups, 0, None, k, seconds, "")
+        for k, (kind, size, groups, seconds) in enumerate(collectives)
+    )
+    fields = dict(summary=topology, generation=topo.generation.name, chips=chips)
+    fields |= dict(mesh_axes=(("chips", len(chips)),), program="p", label="p", code="")
+    fields |= dict(batch=None, batch_words="", argument_bytes=0, output_bytes=0, temp_bytes=0)
+    fields |= dict(alias_bytes=0, code_bytes=0, hbm_bytes=16 * 1024**3, flops=1.0)
+    fields |= dict(bytes_accessed=1.0, optimal_s=1e-3, collectives=made, unparsed=())
+    return PodReport(topology=topology, compile_s=0.1, **fields)
+
+
+def _all_reduce_over_the_slice(topology, size=64 * MIB):
+    """The report of one all-reduce of ``size`` bytes over every chip, timed by the model."""
+    topo = parse_topology(topology)
+    every = tuple(range(topo.chips))
+    bare = _report(topology, [("all-reduce", size, (every,), 1.0)])
+    where = [[c.coords for c in bare.chips]]
+    seconds, _ = commmodel.collective_seconds("all-reduce", size, where, topo)
+    return _report(topology, [("all-reduce", size, (every,), seconds)])
+
+
+def test_the_slowest_span_is_the_one_collective_seconds_times():
+    pod = parse_topology("v5e:16x16")
+    groups = [row(0, 4), row(1, 16), [(0, 0, 0), (0, 1, 0)]]
+    s = commmodel.slowest_span("all-gather", MIB, groups, pod)
+    seconds, how = commmodel.collective_seconds("all-gather", MIB, groups, pod)
+    assert how == s.words() == "16 chips along axis 0 (ring)"
+    assert seconds == pytest.approx(commmodel.group_seconds("all-gather", MIB, s, V5E_LINK))
+    assert commmodel.slowest_span("all-reduce", MIB, [], pod).words() == "one chip"
+    assert s.axis_kinds(2) == ("ring", "-")
+    every = commmodel.span(
+        [(x, y, 0) for x in range(8) for y in range(16)], parse_topology("v5e:8x16")
+    )
+    assert every.axis_kinds(2) == ("line", "ring") and every.links == 3
+
+
+@pytest.mark.parametrize(
+    ("topology", "links", "axes"),
+    [
+        ("v5e:8x8", 2, ("line", "line")),
+        ("v5e:8x16", 3, ("line", "ring")),
+        ("v5e:16x16", 4, ("ring", "ring")),
+        ("v6e:16x16", 4, ("ring", "ring")),
+        ("v5p:2x2x1", 2, ("line", "line", "-")),
+        ("v5p:2x2x4", 3, ("line", "line", "line")),  # below a full cube: a mesh
+        ("v5p:2x4x4", 3, ("line", "line", "line")),
+        ("v4:2x2x4", 3, ("line", "line", "line")),
+        ("v4:4x4x4", 6, ("ring", "ring", "ring")),
+        ("v5p:4x4x8", 6, ("ring", "ring", "ring")),
+    ],
+)
+def test_links_used_reads_the_slowest_collectives_axes_from_the_report(topology, links, axes):
+    r = _all_reduce_over_the_slice(topology)
+    used = commmodel.links_used(r)
+    assert used == {"collective": "all-reduce", "links": links, "link_axes": axes}
+    assert commmodel.link_words(used) == f"{' x '.join(axes)} ({links} links)"
+    assert commmodel.axes_words(r) == " x ".join(axes)
+
+
+def test_links_used_says_none_without_a_collective_across_chips_or_for_a_permute():
+    assert commmodel.links_used(_report("v5e:2x2", [])) == {
+        "collective": "",
+        "links": None,
+        "link_axes": (),
+    }
+    permute = _report("v5e:2x2", [("collective-permute", MIB, ((0, 1), (1, 0)), 1e-4)])
+    assert commmodel.links_used(permute)["links"] is None
+    assert commmodel.links_used(permute)["collective"] == "collective-permute"
+    idle = _report("v5e:2x2", [("all-reduce", MIB, ((0,), (1,)), 0.0)])
+    assert commmodel.links_used(idle)["links"] is None
+    assert commmodel.link_words(commmodel.links_used(idle)) == "" == commmodel.axes_words(idle)
+    # the slowest of two collectives is the one read: a row's all-gather, not the pair's psum
+    two = _report(
+        "v5e:4x4",
+        [("all-reduce", MIB, ((0, 4),), 1e-6), ("all-gather", MIB, ((0, 1, 2, 3),), 1e-3)],
+    )
+    assert commmodel.links_used(two) == {
+        "collective": "all-gather",
+        "links": 1,
+        "link_axes": ("line", "-"),
+    }
+
+
+def _rows(topologies):
+    reports = [_all_reduce_over_the_slice(t) for t in topologies]
+    return [
+        {"topology": r.topology, "communication_s": r.comm_s, **commmodel.links_used(r)}
+        for r in reports
+    ]
+
+
+def test_the_switch_is_said_where_the_rows_change_with_their_own_numbers():
+    rows = _rows(["v5e:4x8", "v5e:8x8", "v5e:8x16", "v5e:16x16"])
+    said = commmodel.switches(rows)
+    assert len(said) == 2  # 4x8 -> 8x8: lines both, nothing to say
+    ms = [f"{r['communication_s'] * 1e3:,.3f} ms" for r in rows]
+    assert said[0] == (
+        "From v5e:8x8 to v5e:8x16, axis 1 closes into a ring (wraparound links): the model "
+        f"gives each chip 3 links instead of 2, and communication falls from {ms[1]} to {ms[2]}."
+    )
+    assert said[1].startswith("From v5e:8x16 to v5e:16x16, axis 0 closes into a ring")
+    assert "4 links instead of 3" in said[1] and f"from {ms[2]} to {ms[3]}" in said[1]
+    # the 64 MiB all-reduce of the issue: 1.321 ms on 64 chips, 0.668 ms on 256
+    assert (ms[1], ms[3]) == ("1.321 ms", "0.668 ms")
+    # a generation whose offered sizes skip 8x16 closes both axes at once: links double, and
+    # communication nearly halves (2 (g-1)/g grows a little from 64 to 256 chips)
+    v6e = _rows(["v6e:8x8", "v6e:16x16"])
+    t0, t1 = (r["communication_s"] for r in v6e)
+    both = commmodel.switches(v6e, fmt=lambda s: f"{s:.6f} s")
+    assert both == [
+        "From v6e:8x8 to v6e:16x16, axes 0 and 1 close into rings (wraparound links): the model "
+        f"gives each chip 4 links instead of 2, and communication falls from {t0:.6f} s to "
+        f"{t1:.6f} s."
+    ]
+    assert t1 / t0 == pytest.approx((255 / 256) / (63 / 64) / 2)
+
+
+def test_a_3d_sweep_says_which_axis_joins_and_where_the_full_cube_closes_every_ring():
+    said = commmodel.switches(
+        _rows(["v5p:2x2x1", "v5p:2x2x2", "v5p:2x2x4", "v5p:2x4x4", "v5p:4x4x4"])
+    )
+    assert len(said) == 2  # 2x2x2 -> 2x2x4 -> 2x4x4: meshes, three lines throughout
+    assert said[0].startswith("From v5p:2x2x1 to v5p:2x2x2, axis 2 joins the group (a line): ")
+    assert "3 links instead of 2" in said[0]
+    assert said[1].startswith(
+        "From v5p:2x4x4 to v5p:4x4x4, axes 0, 1 and 2 close into rings (wraparound links): "
+        "the model gives each chip 6 links instead of 3"
+    )
+
+
+def test_no_switch_is_said_without_links_or_across_generations():
+    rows = _rows(["v5e:8x8", "v5e:16x16"])
+    assert commmodel.switches([rows[0] | {"links": None}, rows[1]]) == []
+    assert commmodel.switches(_rows(["v5e:8x8", "v5p:4x4x4"])) == []  # 2-D then 3-D
+    assert commmodel.switches(rows[:1]) == [] and commmodel.switches([]) == []

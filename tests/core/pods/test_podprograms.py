@@ -102,7 +102,11 @@ def test_a_batch_the_compiler_refuses_for_hbm_is_shown_at_the_largest_batch_that
     products: memory linear in the rows, and quick to compile.)"""
     asked = 6_000_000_000
     r = podcompile.compile_for(podprograms.dot(asked), "v5e:2x4")
-    assert not r.fits and r.asked_batch == asked and "HBM available" in r.refusal
+    assert not r.fits and r.asked_batch == asked and "the compiler allows" in r.refusal
+    # the compiler's G is GiB, said as GiB: 15.75 of a v5e chip's 16
+    assert "allows 15.75 GiB of HBM a device" in r.refusal and "G of" not in r.refusal
+    assert r.label.endswith(f"x f32[{r.batch},3], y f32[{r.batch},3]")  # the batch shown
+    assert [c.what for c in r.changes] == ["batch"] and r.changes[-1].asked == asked
     assert r.largest_batch == r.batch and asked // 2 <= r.batch < asked and r.batch % 8 == 0
     assert f"does not fit at batch {asked:,}" in r.fit_words()
     more = (int(r.batch * 1.03) // 8) * 8

@@ -176,3 +176,24 @@ def test_mesh_label_says_where_a_device_sits_on_the_mesh():
     assert r.mesh_label(7) == "data 0 · model 0"
     assert r.mesh_label(4) == "data 0 · model 3" and r.mesh_label(3) == "data 1 · model 0"
     assert r.mesh_label(99) == ""
+
+
+def test_a_refused_batch_names_both_batches_and_whose_figures_are_shown():
+    """The issue's Pods page: batch 9,000,000 refused, the figures at 8,156,240: every figure
+    says the batch it holds for, in one unit (GiB)."""
+    r = report(
+        batch=8_156_240,
+        asked_batch=9_000_000,
+        largest_batch=8_156_240,
+        refusal="HLO temporaries need 17.29 GiB; the compiler allows 15.75 GiB of HBM a device",
+    )
+    words = r.fit_words()
+    assert words.startswith("does not fit at batch 9,000,000: HLO temporaries need 17.29 GiB")
+    assert "Shown instead: batch 8,156,240, the largest that fits" in words
+    assert f"{fmt_gib(r.peak_bytes)} a device at peak, of the chip's 16.00 GiB" in words
+    assert "G of" not in words and "G)" not in words  # the compiler's 'G' is written as GiB
+    assert r.at_batch() == " at batch 8,156,240"
+    assert "memory per device at batch 8,156,240: does not fit at batch 9,000,000" in "\n".join(
+        r.lines()
+    )
+    assert report(batch=None).at_batch() == ""

@@ -113,3 +113,33 @@ def test_a_psum_sweep_keeps_the_work_a_chip_and_grows_the_communication():
     assert reports[0].comm_s < reports[1].comm_s < reports[2].comm_s
     rows = podsweep.speedups(reports)
     assert rows[0]["speedup"] == 1.0 and rows[2]["speedup"] < 1.0  # more chips, slower step
+
+
+def test_each_row_names_the_links_the_model_gave_its_slowest_collective():
+    rows = podsweep.speedups([report("v5e:2x2", 1e-3, 2e-3), report("v5e:2x4", 1e-3, 0.0)])
+    # the pair (0, 1) sits on chips (0, 0) and (1, 0): a line along axis 0 of a mesh
+    used = {k: rows[0][k] for k in ("collective", "links", "link_axes")}
+    assert used == {"collective": "all-reduce", "links": 1, "link_axes": ("line", "-")}
+    assert rows[1]["links"] is None  # its collective costs nothing: no link to name
+    assert podsweep.switches(rows) == []
+
+
+def test_a_real_sweep_over_the_switch_says_axis_0_closes_into_a_ring():
+    """The psum's 64 MiB all-reduce over every chip of v5e:8x16 and v5e:16x16 (two compiles):
+    axis 1 (16) is a ring on both, axis 0 closes at 16x16, and the sentence says so with the
+    rows' own times."""
+    reports = podsweep.sweep(podprograms.psum(), "v5e", lo=128, hi=256)
+    rows = podsweep.speedups(reports)
+    assert [r["topology"] for r in rows] == ["v5e:8x16", "v5e:16x16"]
+    assert [(r["links"], r["link_axes"]) for r in rows] == [
+        (3, ("line", "ring")),
+        (4, ("ring", "ring")),
+    ]
+    t0, t1 = (f"{r['communication_s'] * 1e3:,.3f} ms" for r in rows)
+    assert podsweep.switches(rows) == [
+        "From v5e:8x16 to v5e:16x16, axis 0 closes into a ring (wraparound links): the model "
+        f"gives each chip 4 links instead of 3, and communication falls from {t0} to {t1}."
+    ]
+    # links 3 -> 4 with the group 128 -> 256: time x (3/4) x (255/256) / (127/128)
+    ratio = rows[1]["communication_s"] / rows[0]["communication_s"]
+    assert ratio == pytest.approx(3 / 4 * (255 / 256) / (127 / 128), rel=1e-6)

@@ -65,3 +65,7 @@ def test_labels_say_this_machine_or_the_slice_and_its_chips():
     assert podtarget.label("v4:2x2x2") == "TPU v4 2x2x2 (8 chips)"
     every = [podtarget.label(c) for c in podtarget.choices()]
     assert len(set(every)) == len(every)
+    # a link with Cloud's name: the field reads the slice, the picker's label says which
+    assert podtarget.pod_field().parse("v5litepod-16", "pod=") == "v5e:4x4"
+    assert podtarget.label("v5litepod-16") == "TPU v5e 4x4 (16 chips; v5litepod-16 = v5e:4x4)"
+    assert podtarget.label("v5p-32") == "TPU v5p 2x2x4 (16 chips; v5p-32 = v5p:2x2x4)"

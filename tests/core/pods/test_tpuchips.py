@@ -81,6 +81,23 @@ def test_wraparound_rules_per_generation():
         assert not any(gen.wraps(n) for n in (1, 2, 3, 6, 10))
 
 
+@pytest.mark.parametrize(
+    ("name", "rings"),
+    [
+        ("v5e:8x8", (False, False)),
+        ("v5e:8x16", (False, True)),  # the long axis spans the pod's 16
+        ("v6e:16x16", (True, True)),
+        ("v4:2x2x4", (False, False, False)),  # below a full cube: a mesh, even its 4
+        ("v5p:2x4x4", (False, False, False)),
+        ("v4:4x4x4", (True, True, True)),  # a full cube: a torus
+        ("v5p:4x4x8", (True, True, True)),
+    ],
+)
+def test_a_slices_axes_close_into_rings_by_its_whole_shape(name, rings):
+    topo = parse_topology(name)
+    assert tuple(topo.wraps(a) for a in range(len(topo.shape))) == rings
+
+
 @pytest.mark.parametrize("gen", GENERATIONS.values(), ids=list(GENERATIONS))
 def test_each_figure_is_the_one_its_source_line_quotes(gen):
     assert gen.hbm_gib == gen.hbm_bytes / 1024**3
@@ -95,3 +112,102 @@ def test_each_figure_is_the_one_its_source_line_quotes(gen):
     both_ways = re.search(r"([0-9,]+) GB/s bidirectional", gen.ici_source)
     if both_ways:  # the per-chip figure is every port's link, both ways
         assert float(both_ways[1].replace(",", "")) == gen.ici_link_gbs * gen.ici_ports * 2
+
+
+# Cloud's accelerator types, as the Cloud TPU pages list them (read 2026-12-07; sources and the
+# shapes assumed where a page's table did not come through: tpuchips' docstring)
+CLOUD = {
+    "v5litepod-4": "v5e:2x2",
+    "v5litepod-8": "v5e:2x4",
+    "v5litepod-16": "v5e:4x4",
+    "v5litepod-32": "v5e:4x8",
+    "v5litepod-64": "v5e:8x8",
+    "v5litepod-128": "v5e:8x16",
+    "v5litepod-256": "v5e:16x16",
+    "v5e-4": "v5e:2x2",
+    "v5e-16": "v5e:4x4",
+    "v5e-256": "v5e:16x16",
+    "v6e-4": "v6e:2x2",
+    "v6e-8": "v6e:2x4",
+    "v6e-16": "v6e:4x4",
+    "v6e-32": "v6e:4x8",
+    "v6e-64": "v6e:8x8",
+    "v6e-128": "v6e:8x16",
+    "v6e-256": "v6e:16x16",
+    "v5p-8": "v5p:2x2x1",
+    "v5p-16": "v5p:2x2x2",
+    "v5p-32": "v5p:2x2x4",
+    "v5p-64": "v5p:2x4x4",
+    "v5p-128": "v5p:4x4x4",
+    "v5p-256": "v5p:4x4x8",
+    "v5p-512": "v5p:4x8x8",
+    "v4-8": "v4:2x2x1",
+    "v4-16": "v4:2x2x2",
+    "v4-32": "v4:2x2x4",
+    "v4-64": "v4:2x4x4",
+    "v4-128": "v4:4x4x4",
+    "v4-256": "v4:4x4x8",
+    "v4-512": "v4:4x8x8",
+}
+
+
+@pytest.mark.parametrize(("cloud", "name"), CLOUD.items())
+def test_every_cloud_type_maps_to_the_shape_libtpu_reads(cloud, name):
+    topo = parse_topology(f" {cloud.upper()} ")
+    assert topo.name == name
+    n = int(cloud.rsplit("-", 1)[1])
+    per = 2 if name.startswith(("v4:", "v5p:")) else 1  # v4 and v5p types count TensorCores
+    assert topo.chips * per == n
+    assert tpuchips.cloud_words(cloud) == f"{cloud} = {name}"
+    assert parse_topology(tpuchips.cloud_type(topo)).name == name  # and back
+
+
+def test_cloud_type_names_every_offered_slice_and_nothing_for_other_shapes():
+    for name in OFFERED:
+        back = tpuchips.cloud_type(parse_topology(name))
+        assert back and parse_topology(back).name == name, name
+    assert tpuchips.cloud_type(parse_topology("v5e:2x8")) == ""  # 16 chips, not Cloud's 4x4
+    assert tpuchips.cloud_type(parse_topology("v5e:4x4")) == "v5litepod-16"  # Cloud's v5e name
+    assert tpuchips.cloud_words("v5e:4x4") == "" and tpuchips.cloud_words("v5e-12") == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "nearest"),
+    [
+        ("v5e-12", "v5e-N counts chips", "v5e-8 = v5e:2x4, v5e-16 = v5e:4x4"),
+        ("v5litepod-24", "no TPU v5e slice of 24 chips", "v5litepod-16 = v5e:4x4, v5litepod-32"),
+        ("v6e-2", "no TPU v6e slice of 2 chips", "v6e-4 = v6e:2x2"),
+        ("v5p-9", "counts TensorCores, 2 a chip", "v5p-8 = v5p:2x2x1, v5p-16 = v5p:2x2x2"),
+        ("v4-48", "no TPU v4 slice of 48 TensorCores", "v4-32 = v4:2x2x4, v4-64 = v4:2x4x4"),
+        ("v5e-1", "= v5e:1x1, one chip", "v5e-4 = v5e:2x2"),  # libtpu describes no 1x1
+        ("v5litepod-1", "= v5e:1x1, one chip", "v5litepod-4 = v5e:2x2"),
+        ("v5e-512", "is 512 chips", "the largest is v5e-256 = v5e:16x16"),
+        ("v5p-1024", "is 512 chips", "the largest is v5p-512 = v5p:4x8x8"),
+        ("v3-8", "reads Cloud's types v5litepod-N, v5e-N, v6e-N, v5p-N, v4-N", "v5e:4x4"),
+    ],
+)
+def test_a_cloud_type_pmapviz_cannot_compile_names_the_nearest_ones(text, said, nearest):
+    with pytest.raises(SettingError) as err:
+        parse_topology(text, "--topology")
+    message = str(err.value)
+    assert message.startswith(f"--topology `{text}`")
+    assert said in message and nearest in message, message
+    assert "\n" not in message
+    for typed in re.findall(r"(v[0-9a-z]+-[0-9]+) = ", message):  # every type it names maps
+        parse_topology(typed)
+
+
+def test_the_v5e_1x1_is_refused_as_before():
+    with pytest.raises(SettingError, match="has 1 chips"):
+        parse_topology("v5e:1x1")
+
+
+@pytest.mark.parametrize("cloud", ["v5litepod-16", "v6e-8", "v5p-32", "v4-16"])
+def test_a_mapped_cloud_type_loads_with_libtpu_with_its_chips(cloud):
+    from pmapviz.core.pods import podtopology
+
+    pod = podtopology.load(cloud)
+    assert pod.name == CLOUD[cloud]
+    assert pod.n_chips == parse_topology(cloud).chips
+    per = 2 if cloud.startswith(("v4-", "v5p-")) else 1
+    assert pod.n_chips * per == int(cloud.split("-")[1])

@@ -28,6 +28,7 @@ def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
         (["--topology", "v9:2x2"], "v4, v5e, v5p, v6e"),
         (["--topology", "v5e:2x2x2"], "2-D"),
         (["--topology", "v5e:1x1"], "pick 2 to 256"),
+        (["--topology", "v5e-12"], "the nearest: v5e-8 = v5e:2x4, v5e-16 = v5e:4x4"),
         (["--program", "f"], "--program f needs --f and --mesh"),
         (
             ["--program", "f", "--f", "x @ w", "--mesh", "2x2", "--topology", "v5e:2x4"]
@@ -39,6 +40,52 @@ def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
         assert out.returncode == 2, (argv, out.stderr)
         assert words in out.stderr and "Traceback" not in out.stderr, (argv, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_cloud_accelerator_type_compiles_as_the_slice_it_names_and_says_which():
+    out = pod("--topology", "v5litepod-4", "--program", "psum", "--json")
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert out.stderr.strip() == "pmapviz: --topology v5litepod-4 = v5e:2x2"
+    data = json.loads(out.stdout)
+    assert data["topology"] == "v5e:2x2" and data["n_devices"] == 4
+
+
+def test_the_sweep_lines_name_each_sizes_links_and_where_they_switch():
+    from types import SimpleNamespace
+
+    from pmapviz.features.pods import cmd_pod
+
+    def row(topology, chips, comm_s, links, axes):
+        return {
+            "topology": topology,
+            "chips": chips,
+            "compute_hbm_s": 1e-3,
+            "communication_s": comm_s,
+            "total_s": 1e-3 + comm_s,
+            "speedup": 1.0,
+            "fits": True,
+            "collective": "all-reduce",
+            "links": links,
+            "link_axes": axes,
+            "changes": [],
+        }
+
+    rows = [
+        row("v5e:8x8", 64, 1.321e-3, 2, ("line", "line")),
+        row("v5e:8x16", 128, 0.888e-3, 3, ("line", "ring")),
+        row("v5e:16x16", 256, 0.668e-3, 4, ("ring", "ring")),
+    ]
+    lines = cmd_pod._sweep_lines(SimpleNamespace(asked_text=lambda: "my step"), rows)
+    assert lines[1].endswith("speed-up  links (model)")
+    assert [line.split("x  ")[-1] for line in lines[2:5]] == [
+        "line x line (2 links)",
+        "line x ring (3 links)",
+        "ring x ring (4 links)",
+    ]
+    assert lines[-2].startswith("From v5e:8x8 to v5e:8x16, axis 1 closes into a ring")
+    assert "3 links instead of 2, and communication falls from 1.321 ms to 0.888 ms." in lines[-2]
+    assert lines[-1].startswith("From v5e:8x16 to v5e:16x16, axis 0 closes into a ring")
+    assert "from 0.888 ms to 0.668 ms." in lines[-1]
 
 
 # a long walk (tests/rotation.py): every run sweeps the slices in AppTest

@@ -40,3 +40,17 @@ def test_a_function_without_arguments_is_refused_before_any_compile():
 def test_a_range_without_a_slice_is_refused():
     with pytest.raises(ValueError, match="no v6e slice offered between 300 and 400 chips"):
         pod_sweep("psum", generation="v6e", min_chips=300, max_chips=400)
+
+
+def test_a_jitted_f_is_swept_with_its_in_specs_on_every_slice():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    x = jax.ShapeDtypeStruct((64, 32), jnp.float32)
+    view = pod_sweep(jax.jit(lambda x: x.sum()), x, max_chips=8, in_specs=(P("i"),))
+    reports = view.to_dict()["reports"]
+    assert [r["topology"] for r in reports] == ["v5e:2x2", "v5e:2x4"]
+    # the batch of 64 rows split over every chip of each slice: as given, nothing changed
+    assert [r["inputs"][0]["block"] for r in reports] == [[16, 32], [8, 32]]
+    assert all(r["changes"] == [] and r["notes"] == [] for r in reports)

@@ -29,8 +29,9 @@ if pod_report.program_and_report(program, topology, "po", slot) is not None:
 st.subheader("How one step scales, 4 to 256 chips")
 st.markdown(
     "One program, the same global batch, on larger and larger slices: each chip holds less, "
-    "so the compiler's estimate falls, but a training step's gradient all-reduce does not "
-    "shrink."
+    "so the compiler's estimate falls, but a training step's gradient all-reduce moves the "
+    "same bytes from every chip however many chips there are; only the links it can use "
+    "change (the table says where an axis closes into a ring)."
 )
 swept = pods_form.sweep()
 if swept:

@@ -8,7 +8,7 @@ import streamlit as st
 from pmapviz.core.pods import podsweep, tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podreport import PodReport
-from pmapviz.core.ui import pod_report, url_state
+from pmapviz.core.ui import pod_report, recompute, url_state
 from pmapviz.features.pods import podsettings
 
 P = "po_"
@@ -73,7 +73,8 @@ def sweep() -> list[PodReport] | None:
             bar.progress(k / total, text=f"Compiling for {name} ({k + 1} of {total})...")
 
         try:
-            kept[key] = podsweep.sweep(program, gen, on_step=step)
+            with recompute.working(f"Compiling for {len(sizes)} slice sizes..."):
+                kept[key] = podsweep.sweep(program, gen, on_step=step)
         except ValueError as err:
             st.error(str(err), icon=":material/block:")
             return None

@@ -2,7 +2,8 @@
 the engine's for the same compile, a bad link falls back with a note, and the sweep draws."""
 
 from pmapviz.core.base.pageinfo import page_file
-from pmapviz.core.pods import podcompile
+from pmapviz.core.drawing import podview
+from pmapviz.core.pods import podcompile, podsweep
 from pmapviz.core.pods.podreport import fmt_gib, fmt_seconds
 from pmapviz.features.pods import podsettings
 from tests.pages.conftest import all_text
@@ -23,6 +24,15 @@ def test_the_link_compiles_its_slice_and_shows_the_engines_figures(run_app):
     assert at.query_params["pod"] == ["v5e:4x4"] or at.query_params["pod"] == "v5e:4x4"
 
 
+def test_a_link_with_clouds_name_compiles_its_slice_and_says_which(run_app):
+    query = {"pod": "v5litepod-4", "prog": "psum"}
+    at = run_app(page_file("pods"), argv=["--devices", "2"], query=query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (picker,) = [s for s in at.selectbox if s.key == "po_pod"]
+    assert picker.format_func(picker.value) == "TPU v5e 2x2 (4 chips; v5litepod-4 = v5e:2x2)"
+    assert "v5e:2x2: 4 chips on 1 host" in all_text(at)
+
+
 def test_a_bad_link_gets_a_note_and_the_default_slice(run_app):
     at = run_app(page_file("pods"), argv=["--devices", "2"], query={"pod": "v9:1x1", "prog": "dot"})
     assert not at.exception
@@ -37,6 +47,12 @@ def test_the_sweep_draws_the_chart_and_the_table(run_app):
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) == 2  # the slice, and the sweep
     assert len(at.dataframe) >= 3
+    # where the model's links change (v4: axis 2 joins, then the full cube's rings), said
+    # under the table in the engine's words for the same compiles (kept: no second compile)
+    said = podview.sweep_switches(podsweep.sweep(podsettings.program("psum"), "v4"))
+    assert len(said) >= 2 and any("close into rings (wraparound links)" in s for s in said)
+    captions = [c.value for c in at.caption]
+    assert all(line in captions for line in said), (said, captions)
 
 
 def test_a_machine_without_a_chip_says_where_the_run_works(run_app):
