@@ -20,6 +20,7 @@ emitted (parsed from ``compiled.as_text()`` by :mod:`pmapviz.core.xla.hlo`), the
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +28,7 @@ from pmapviz.core.base.valuetext import first_line, fmt_bytes
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.drawing import gridhtml, notebookviews, podview, programtables
 from pmapviz.core.drawing.notebookviews import View, escape
-from pmapviz.core.pods import podcompile, podtopology
+from pmapviz.core.pods import compiledinputs, podcompile, podtopology
 from pmapviz.core.running import programanalysis
 from pmapviz.core.running.programanalysis import Analysis, Levels, Target, Variant
 from pmapviz.core.xla.hlo import parse_hlo
@@ -54,6 +55,7 @@ def compiled(
     variants: bool = False,
     max_hlo_chars: int = MAX_HLO_CHARS,
     topology: str | None = None,
+    in_specs: Any = None,
 ) -> View:
     """What XLA compiled for ``f`` over ``args``: the collectives it emitted, memory and cost
     per device, and the HLO text.
@@ -68,10 +70,19 @@ def compiled(
     ``topology="v5e:4x4"`` compiles for that TPU slice instead, with libtpu on this machine
     (:mod:`pmapviz.features.compiled.podfunctions` says how ``f`` is laid on it): per-device
     memory against the chip's HBM, FLOPs, bytes, the compiler's estimate, every collective with
-    its groups on the chips and the communication model's time."""
+    its groups on the chips and the communication model's time. A jitted ``f`` keeps its
+    arguments' own shardings, or takes ``in_specs`` (PartitionSpecs over one mesh axis named
+    ``axis_name`` spanning the slice); where pmapviz has to change the program to compile it
+    (a pmap's mapped axis re-laid to the slice's device count), a ``LayoutChanged`` warning and
+    the view's first lines say what changed, and the call that compiles it unchanged."""
     notes = notebookviews.ready()
     if topology is not None:
-        return _on_pod(f, args, in_axes, out_axes, axis_name, topology)
+        return _on_pod(f, args, in_axes, out_axes, axis_name, topology, in_specs)
+    if in_specs is not None:
+        raise ValueError(
+            "in_specs lays a jitted f on a TPU slice (with topology=...). Fix: leave it out, "
+            "or add topology='v5e:2x4'."
+        )
     if hasattr(f, "lower"):
         analysis = _lowered(f, args)
     else:
@@ -85,13 +96,17 @@ def compiled(
     return _view(analysis, notes, max_hlo_chars)
 
 
-def _on_pod(f, args, in_axes, out_axes, axis_name, topology: str) -> View:
-    """The compile for a TPU slice, as a view (ValueError with the fix)."""
-    program = podfunctions.program_for(f, args, in_axes, out_axes, axis_name)
+def _on_pod(f, args, in_axes, out_axes, axis_name, topology: str, in_specs) -> View:
+    """The compile for a TPU slice, as a view (ValueError with the fix); every change pmapviz
+    made to compile it is also a ``LayoutChanged`` warning, said before the view is drawn."""
+    program = podfunctions.program_for(f, args, in_axes, out_axes, axis_name, in_specs)
     try:
-        return podview.report_view(podcompile.compile_for(program, topology))
+        report = podcompile.compile_for(program, topology)
     except (podcompile.PodError, podtopology.PodUnavailable) as err:
         raise ValueError(str(err)) from None
+    for line in report.change_lines():
+        warnings.warn(line, compiledinputs.LayoutChanged, stacklevel=3)
+    return podview.report_view(report)
 
 
 # ---------------------------------------------------------------- building the program
