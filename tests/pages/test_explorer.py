@@ -97,6 +97,58 @@ def test_forgotten_reshape_is_explained_and_fixed_by_the_button(run_app):
     assert "Valid" in at.success[0].value
 
 
+def _jax_expanders(at):
+    return [e for e in at.expander if e.label.startswith("What JAX itself says")]
+
+
+def test_jaxs_own_error_follows_the_explanation_collapsed_and_verbatim(run_app):
+    """Ten rows on eight devices: pmapviz's message and fix first, then JAX's own exception,
+    the very one the real call raises, in a collapsed code block (never markdown)."""
+    import jax
+    import numpy as np
+
+    from pmapviz.core.running import jaxsays
+
+    at = explorer(run_app, fn="double", s0="10, 3")
+    (box,) = _jax_expanders(at)
+    assert box.label == "What JAX itself says: IndivisibleError"
+    assert not box.proto.expanded  # collapsed: the plain explanation comes first
+    try:
+        jax.pmap(lambda x: x * 2, devices=jax.devices()[:N])(np.zeros((10, 3), np.float32))
+        raise AssertionError("the real call ran")
+    except Exception as err:  # noqa: BLE001 -- what JAX says is what the page must show
+        real = jaxsays.said(err)
+    (code,) = box.code
+    assert code.value == real.text and "partitioned 8 times" in code.value
+    order = _in_order(at.main)  # on the page: the explanation, its fix, then JAX's words
+    first = [order.index(x) for x in ("error", "Fix:", "What JAX itself says", real.text)]
+    assert first == sorted(first), order
+
+
+def _in_order(node) -> list[str]:
+    """The page top to bottom, as kinds of element and words: an error box as "error", a
+    markdown's or code block's text, an expander's label."""
+    out = []
+    for child in getattr(node, "children", {}).values():
+        if child.type == "expander":
+            out.append(child.label.partition(":")[0])
+        elif child.type == "error":
+            out.append("error")
+        elif child.type in ("markdown", "code"):
+            out.append("Fix:" if child.value.startswith("**Fix:**") else child.value)
+        out += _in_order(child)
+    return out
+
+
+def test_jaxs_words_when_it_raises_nothing_and_when_it_cannot_be_asked(run_app):
+    at = explorer(run_app, fn="double", s0="8, 3", out="-1")  # JAX misshapes it silently
+    (box,) = _jax_expanders(at)
+    assert box.label == "What JAX itself says: no error" and "raises no error" in all_text(at)
+    at = explorer(run_app, fn="double", s0="4097, 3", pn="4096")  # elsewhere: no devices here
+    assert not _jax_expanders(at) and at.error
+    assert any(f"this server has {N}, so JAX cannot be asked" in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize(
     "query, words",
     [

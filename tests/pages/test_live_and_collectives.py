@@ -82,6 +82,9 @@ def test_live_invalid_settings_do_not_run(run_app):
     at = live(run_app, fn="batched_dot", s0="10000000, 3", s1="10000000, 3")
     assert "10,000,000 elements" in at.error[0].value
     assert not at.dataframe and not at.metric
+    (box,) = [e for e in at.expander if e.label.startswith("What JAX itself says")]
+    assert box.label == "What JAX itself says: ValueError" and not box.proto.expanded
+    assert f"got shape=({10_000_000 // N}, 3)" in box.code[0].value  # lowered, nothing made
 
 
 def test_live_large_settings_wait_for_the_button(run_app):
@@ -106,6 +109,11 @@ def test_seed_example_runs_at_a_small_size(run_app):
     assert "but gives shape" in text and "(checked: it equals the block sums)" in text
     lesson = next(w.value for w in at.warning if "8,192 elements" in w.value)
     assert "10,000,000" not in lesson
+    (jax_words,) = [e for e in at.expander if e.label.startswith("What JAX itself says")]
+    assert jax_words.label == "What JAX itself says: ValueError"  # JAX's own, after the lesson
+    (said,) = jax_words.code
+    assert said.value.startswith("ValueError: cannot select an axis to squeeze out")
+    assert f"got shape=({8192 // N}, 3)" in said.value and "cryptic" not in text
     assert any("shares that memory instead of copying" in c.value for c in at.caption)
     rows = at.table[-1].value
     assert len(rows) == N and list(rows["block"]) == [f"{8192 // N:,} pairs"] * N

@@ -15,7 +15,7 @@ EXPECT = {
     1: ["fixed for the whole process", "--devices 4"],
     2: ["SPMD", "x * 2"],
     3: [f"({N}, 10_000) -> reshape -> ({N * 10_000:_},)", "**True**"],
-    4: ["JAX itself says", f"has {N + 1} elements but there are {N} devices"],
+    4: ["pmapviz, from the shapes alone", f"has {N + 1} elements but there are {N} devices"],
     5: ["`in_axes` says which axis", "Explorer: mapped axis 1, out_axes=1"],
     6: ["lax.psum(jnp.sum(x), 'i')", "lax.ppermute"],
     7: ["replicas identical at every step: **True**"],
@@ -36,6 +36,38 @@ def test_each_step_by_link(run_app, step):
     if step == 5:
         assert list(at.dataframe[0].value["result"]) == [f"({N}, 4, 2)", f"({N}, 3)", f"(3, {N})"]
     assert at.get("page_link")  # every step links to the full page
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_step_4_folds_jaxs_own_error_after_the_explanation_and_the_picture_stays_up(
+    monkeypatch, present
+):
+    """The question, pmapviz's explanation and its fix, then JAX's own words, collapsed; with
+    presenter mode on, the picture comes right after the problem, before JAX's words."""
+    at = open_link(monkeypatch, PAGE, {"step": "4", "present": present})
+    assert not at.exception, [e.value for e in at.exception]
+    (box,) = [e for e in at.expander if e.label.startswith("What JAX itself says")]
+    assert box.label == "What JAX itself says: IndivisibleError" and not box.proto.expanded
+    (code,) = box.code
+    assert f"partitioned {N} times, but the dimension size is {N + 1}" in code.value
+    order = []
+    for child in _walk(at.main):
+        if child.type == "warning":
+            order.append("lesson")
+        elif child.type == "markdown" and child.value.startswith("**Fix:**"):
+            order.append("fix")
+        elif child.type == "expander" and child.label == box.label:
+            order.append("jax")
+        elif child.type == "html" and 'role="img"' in child.proto.body:
+            order += ["picture"] * ("picture" not in order)
+    want = ["lesson", "picture", "fix", "jax"] if present == "1" else ["lesson", "fix", "jax"]
+    assert [o for o in order if o in want] == want, order
+
+
+def _walk(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _walk(child)
 
 
 @pytest.mark.parametrize("present", ["0", "1"])

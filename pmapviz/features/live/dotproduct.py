@@ -32,6 +32,7 @@ from pmapviz.core.expressions import functions
 from pmapviz.core.planning import planning
 from pmapviz.core.planning.arrayshards import shards_of
 from pmapviz.core.planning.pmapplacement import pmap_sharding
+from pmapviz.core.running.jaxsays import jax_says
 from pmapviz.core.running.pmapcompile import bound_jax_caches
 from pmapviz.core.running.pmaprun import diff_stats
 
@@ -72,6 +73,8 @@ class DotResult:
     without_vmap_shape: tuple[int, ...] = ()
     without_vmap_is_block_sums: bool = False
     forgot_reshape_message: str = ""
+    # what JAX itself raises for that call, as a traceback's last line (jaxsays): "" if none
+    forgot_reshape_jax: str = ""
     zero_copy: bool = False  # the devices' buffers are the host arrays' memory (CPU)
     platform: str = ""  # of the devices (devicefacts)
     first_transfer_s: float = 0.0  # the untimed first host-to-device copy at this size
@@ -243,6 +246,7 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
     wrong_shape, is_block_sums = _without_vmap(pmap_vdot, xs, ys, out)
     forgot = planning.plan(functions.get("batched_dot"), [(pairs, 3)] * 2, n_devices=n)
     forgot_msg = forgot.problems[0].message if forgot.problems else ""
+    forgot_jax = jax_says(functions.get("batched_dot"), forgot)  # lowered only, on these devices
     result = DotResult(
         pairs=pairs,
         devices=n,
@@ -267,6 +271,7 @@ def _run(pairs: int, n: int, seed: int, repeat: int, progress, programs) -> DotR
         without_vmap_shape=wrong_shape,
         without_vmap_is_block_sums=is_block_sums,
         forgot_reshape_message=forgot_msg,
+        forgot_reshape_jax=forgot_jax.text if forgot_jax is not None else "",
         zero_copy=zero_copy,
         platform=devicefacts.facts().platform,
         first_transfer_s=warm_s,
@@ -306,7 +311,8 @@ def _compare(out, ref, xs, ys, block: int) -> dict:
                 "x slice": sx.index_text,
                 "out slice": so.index_text,
                 "block": f"{block:,} pairs",
-                "first values": [round(float(v), 4) for v in so.data[0, :3]],
+                # named from the array they come from: this device's block of out
+                "first dot products (out block)": [round(float(v), 4) for v in so.data[0, :3]],
             }
         )
         del expect

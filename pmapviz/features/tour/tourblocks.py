@@ -14,13 +14,14 @@ from pmapviz.core.devices import devicefacts
 @dataclass(frozen=True)
 class TourBlock:
     """One piece of a step: kind is markdown, code, lesson (a mistake's message, shown on
-    purpose), info, table, link, or a picture: grid (rows; extra: what it shows), chips (the
-    devices), cards (an explorer scenario's
+    purpose), info, table, link, folded_code (body: (words, code), drawn collapsed under the
+    label ``extra``: the words, then the code unrendered, e.g. JAX's own error), or a picture:
+    grid (rows; extra: what it shows), chips (the devices), cards (an explorer scenario's
     texts, drawn as JAX splits its arrays; extra: a title)."""
 
     kind: str
     body: Any
-    extra: str = ""  # code language, a link's target, or a picture's words
+    extra: str = ""  # code language, a link's target, a folded block's label, a picture's words
     problem: bool = False  # the problem a picture answers: before the pictures when presenting
 
     @property

@@ -21,12 +21,16 @@ def test_dot_small_size_end_to_end():
     assert r.allclose and r.max_abs_diff <= 1e-5 and r.numpy_max_abs_diff <= 1e-5
     assert r.without_vmap_shape == (N,) and r.without_vmap_is_block_sums
     assert "4,000 elements" in r.forgot_reshape_message
+    assert r.forgot_reshape_jax.startswith("ValueError: cannot select an axis to squeeze out")
     assert steps[0] == 0.0 and steps[-1] == 1.0 and steps == sorted(steps)
     assert r.compile_s > 0 and r.transfer_s > 0 and len(r.run_s_all) == 2
     assert not r.zero_copy and r.platform == "cpu"  # blocks of 500 pairs: 6,000-byte offsets
     shared = dotproduct.run_dot(16 * 64 * N, N, repeat=1, limit=10**6)
     assert shared.zero_copy and shared.allclose  # the devices' buffers are the host's memory
     assert [d["device"] for d in r.per_device] == [f"cpu:{k}" for k in range(N)]
+    # the column names the array its values come from: device 0's block of out, the result
+    first = r.per_device[0]["first dot products (out block)"]
+    assert first == [round(v, 4) for v in r.sample[:3]]
     js = r.to_json()
     for key in (
         "pmap_out_shape",

@@ -9,7 +9,7 @@ import pytest
 from pmapviz.core.devices import devicefacts
 from pmapviz.features.tour.tourblocks import PICTURES, Context, TourBlock, page_url
 
-WORDS = ("markdown", "code", "lesson", "info", "table", "link")
+WORDS = ("markdown", "code", "lesson", "info", "table", "link", "folded_code")
 
 
 def test_only_grids_chips_and_cards_are_pictures():

@@ -1,5 +1,6 @@
 """The explorer's verdict on a plan: the pmap call, then either each thing pmap would reject
-with its fix and a button that applies it, or what the valid call does on every device."""
+with its fix and a button that applies it, and then what JAX itself says about the call (its
+exception, verbatim, collapsed), or what the valid call does on every device."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import streamlit as st
 from pmapviz.core.base.valuetext import fmt_shape, md_tree
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planning import Plan
+from pmapviz.core.running import jaxsays
 from pmapviz.features.explorer import codegen
 from pmapviz.features.explorer.ui import explorer_form
 
@@ -46,6 +48,7 @@ def show(program: Program, plan: Plan, n: int, elsewhere: bool, lesson: bool = F
     for problem, key in zip(plan.problems, fix_keys(plan.problems), strict=True):
         _problem(program, problem, key, lesson)
     if not plan.ok:
+        jax_words(program, plan)
         return False
     local_args = [(leaf.name, leaf.local_shape) for leaf in plan.leaves]
     st.success(
@@ -101,3 +104,28 @@ def _problem(program: Program, problem, key: str, lesson: bool = False) -> None:
                 type="primary",
                 icon=":material/auto_fix_high:",
             )
+
+
+def jax_words(program: Program, plan: Plan) -> None:
+    """What JAX itself says about this call (one lowering per plan, kept), after pmapviz's own
+    explanation: its exception verbatim in a collapsed code block (never markdown: it quotes
+    the user's shapes and names), or that it raises none; or, in one line, why JAX cannot be
+    asked here (a plan for more devices than this server has)."""
+    said = jaxsays.jax_says(program, plan)
+    if said is not None and not said.asked:
+        st.caption(said.not_asked)
+        return
+    label = "What JAX itself says" + (f": {said.name}" if said is not None else ": no error")
+    with st.expander(label, icon=":material/terminal:"):
+        if said is None:
+            st.markdown(
+                "JAX raises no error for this call on these devices: it runs it as written, "
+                "without a word about what is said above."
+            )
+            return
+        st.caption(
+            f"What `jax.pmap` raises at its first call with these shapes on "
+            f"{plan.n_devices:,} device(s), read from a real lowering of the call (no data "
+            "made). A traceback ends with this line:"
+        )
+        st.code(said.text, language=None, wrap_lines=True)

@@ -61,13 +61,9 @@ def show(res) -> None:
 
 def _mistakes(res) -> None:
     """The two classic mistakes: no reshape, and pmap without vmap."""
-    with st.expander("If you forget the reshape", expanded=True):
-        st.warning(res.forgot_reshape_message, icon=":material/school:")  # a lesson, not an error
-        st.markdown(
-            f"pmap maps over axis 0, which would have {res.pairs:,} entries: one per device. "
-            f"JAX itself reports this with a cryptic error at the first call; pmapviz catches it "
-            f"from the shapes alone. Reshape to ({res.devices}, {res.block:,}, 3) first."
-        )
+    if res.forgot_reshape_message:
+        with st.expander("If you forget the reshape", expanded=True):
+            _forgot_reshape(res)
     with st.expander("If you pmap `dot` without `vmap`", expanded=True):
         st.warning(
             f"`jax.pmap(jnp.vdot)(x, y)` runs, but gives shape "
@@ -79,3 +75,33 @@ def _mistakes(res) -> None:
             "product per pair.",
             icon=":material/warning:",
         )
+
+
+def _forgot_reshape(res) -> None:
+    """pmapviz's explanation of the un-reshaped call, its fix, then JAX's own words for it
+    (collapsed, verbatim: read from a real lowering of that call on these devices)."""
+    st.warning(res.forgot_reshape_message, icon=":material/school:")  # a lesson, not an error
+    devices = f"{res.devices} device" + ("s" if res.devices != 1 else "")
+    said = res.forgot_reshape_jax
+    st.markdown(
+        f"pmap maps over axis 0 and gives each device one entry of it, so on {devices} axis 0 "
+        f"may have at most {res.devices} entr{'y' if res.devices == 1 else 'ies'}; not "
+        f"reshaped, x has {res.pairs:,}. Reshape to ({res.devices}, {res.block:,}, 3) first. "
+        "pmapviz catches it from the shapes alone"
+        + (
+            "; JAX itself refuses the call at its first call, with the error below, which "
+            "does not say what to change."
+            if said
+            else "."
+        )
+    )
+    if not said:
+        return
+    name = said.partition(": ")[0].rpartition(".")[2]
+    with st.expander(f"What JAX itself says: {name}", icon=":material/terminal:"):
+        st.caption(
+            f"`jax.pmap(jax.vmap(jnp.dot))(x, y)` with x and y of shape ({res.pairs:,}, 3), not "
+            f"reshaped, on {devices}: read from a real lowering of that call (no data made). "
+            "A traceback ends with this line:"
+        )
+        st.code(said, language=None, wrap_lines=True)

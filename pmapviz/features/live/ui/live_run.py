@@ -15,7 +15,8 @@ from pmapviz.core.planning import planning, scenarios
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.running import pmapcompile, pmaprun, sandbox
-from pmapviz.core.ui import plan_cards, queue_display
+from pmapviz.core.ui import plan_cards, queue_display, recompute
+from pmapviz.features.explorer.ui import plan_verdict
 from pmapviz.features.live.ui import live_result
 
 AUTO_RUN_BYTES = 64 * 2**20  # small runs go at once; larger ones wait for the button
@@ -101,12 +102,13 @@ def show(
     if plan is not None and not plan.ok:
         for q in plan.problems:
             st.error(f"{q.message}\n\n**Fix:** {q.fix}", icon=":material/block:")
+        plan_verdict.jax_words(program, plan)  # JAX's own error for the call, collapsed
     if plan is None or not plan.ok:
         st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
     elif why := pmaprun.not_runnable(plan):
         st.info(why, icon=":material/info:")
     elif (need := _ready(program, plan)) is not None:
-        with st.spinner("Compiling (first time only), placing inputs, running..."):
+        with recompute.working("Compiling (first time only), placing inputs, running..."):
             res = queue_display.queued(
                 lambda on_wait: _run(program, plan, need, kind, seed, on_wait)
             )

@@ -51,6 +51,11 @@ def _block(b, report: jaxstartup.DeviceReport) -> None:
         st.code(b.body, language=b.extra or None, wrap_lines=True)
     elif b.kind == "lesson":  # a mistake's message, shown on purpose: not the page's error
         st.warning(b.body, icon=":material/school:")
+    elif b.kind == "folded_code":  # e.g. JAX's own error, after pmapviz's explanation
+        words, code = b.body
+        with st.expander(b.extra, icon=":material/terminal:"):
+            st.caption(words)
+            st.code(code, language=None, wrap_lines=True)
     elif b.kind == "info":
         st.info(b.body, icon=":material/info:")
     elif b.kind == "table":

@@ -46,3 +46,28 @@ def test_each_problem_has_its_fix_and_a_button_that_applies_it():
     button = next(b for b in at.button if b.label.startswith("Apply"))
     button.click().run()
     assert "ex_s0" in at.session_state or "ex_a0" in at.session_state  # the fix, applied
+
+
+def _jax_words(texts, n, pn):
+    from pmapviz.core.planning.scenarios import Scenario
+    from pmapviz.features.explorer.ui import plan_verdict
+
+    program, plan, _ = Scenario.from_texts({**texts, "pn": str(pn)}, n).plan(n, use_pn=True)
+    plan_verdict.jax_words(program, plan)
+
+
+def test_jaxs_own_words_are_its_exception_or_none_or_why_it_cannot_be_asked():
+    from pmapviz.core.running import jaxsays
+
+    n = TEST_DEVICES
+    texts = {"fn": "double", "s0": f"{n + 2}, 4"}
+    program, plan, _ = Scenario.from_texts(texts, n).plan(n)
+    said = jaxsays.jax_says(program, plan)
+    at = render(_jax_words, texts, n, n)
+    (box,) = at.expander
+    assert box.label == f"What JAX itself says: {said.name}" and not box.proto.expanded
+    assert [c.value for c in box.code] == [said.text] and not at.markdown
+    at = render(_jax_words, {"fn": "double", "s0": f"{n}, 4", "out": "-1"}, n, n)
+    assert at.expander[0].label == "What JAX itself says: no error" and not at.code
+    at = render(_jax_words, {"fn": "double", "s0": f"{4 * n}, 4"}, n, 2 * n)
+    assert not at.expander and f"this server has {n}," in at.caption[0].value

@@ -39,6 +39,19 @@ def test_every_kind_of_block_is_drawn_in_order():
     assert len(at.dataframe) == 1 and "The arrays" in at.get("html")[0].proto.body
 
 
+def test_a_folded_code_block_is_collapsed_under_its_label_and_never_rendered_as_markdown():
+    """JAX's own error may quote a user's names: it is drawn as code, inside a collapsed
+    expander, after the words that explain it."""
+    said = "ValueError: **not bold** <b>x</b> `y`"
+    folded = tourblocks.TourBlock("folded_code", ("What the call raises:", said), "JAX says")
+    at = render(_blocks, [tourblocks.TourBlock("markdown", "First."), folded], False)
+    assert not at.exception
+    (box,) = at.expander
+    assert box.label == "JAX says" and not box.proto.expanded
+    assert [c.value for c in box.code] == [said] and box.caption[0].value == "What the call raises:"
+    assert at.markdown[0].value == "First." and all(said not in m.value for m in at.markdown)
+
+
 def test_presenting_the_pictures_come_before_the_words():
     at = render(_blocks, BLOCKS, True)
     values = [m.value for m in at.markdown]
