@@ -238,18 +238,18 @@ def _keep_uncaught_tracebacks(walker: _Walker) -> None:
         module.handle_user_script_exception = keep
 
 
-def walk(count: int) -> dict:
-    """Every page and tour step on ``count`` devices, every button pressed once."""
+def start_walker(count: int) -> _Walker:
+    """This fresh process started on ``count`` devices (before anything imports JAX), served
+    as a server after its first request, and a walker that keeps every traceback. The walk
+    below and tests/pages/test_captions.py's walker start this way."""
     argv = ["app.py", "--devices", str(count), "--platform", "cpu"]
     from pmapviz.core.devices import jaxstartup
 
     jaxstartup.apply(jaxstartup.parse_settings(argv[1:], os.environ))  # before anything imports JAX
     from streamlit.testing.v1 import AppTest
 
-    from pmapviz.app import page_registry
     from pmapviz.app.ui import page_check
     from pmapviz.core.ui import shell
-    from pmapviz.features.tour import toursteps
 
     walker = _Walker(AppTest, argv, count)
     caught = shell.page_failed
@@ -262,6 +262,17 @@ def walk(count: int) -> dict:
     _keep_uncaught_tracebacks(walker)
     for module, name, value in page_check.steady_server_patches():
         setattr(module, name, value)
+    return walker
+
+
+def walk(count: int) -> dict:
+    """Every page and tour step on ``count`` devices, every button pressed once."""
+    walker = start_walker(count)
+    from pmapviz.app import page_registry
+    from pmapviz.app.ui import page_check
+    from pmapviz.core.ui import shell
+    from pmapviz.features.tour import toursteps
+
     queries = {page: query for page, query, _ in page_check.PAGE_ACTIONS if page in SMALL}
     visits = [(p.path, queries.get(p.path, {})) for p in page_registry.PAGES if p.path != TOUR]
     visits += [(TOUR, {"step": str(s)}) for s in range(1, len(toursteps.STEPS) + 1)]
@@ -357,10 +368,11 @@ def notes(walk_result: dict, required: dict[str, set[str]]) -> list[str]:
     return lines
 
 
-@pytest.mark.xdist_group("every_device_count")  # heavy: one at a time, on one worker
-@pytest.mark.timeout(WALK_TIMEOUT + 300)
-@pytest.mark.parametrize("count", COUNTS)
-def test_every_page_step_and_button_works_on_this_many_devices(count):
+def fresh_process(script: Path, count: int, timeout: float, *args: str) -> tuple[dict, float]:
+    """``python script count *args`` in a fresh process on ``count`` CPU devices (JAX fixes
+    the count when it starts: this process has 8), the script printing its result as one
+    ``MARK`` line of JSON; returns that result and the seconds the process took. The walk
+    below and tests/pages/test_captions.py run their walkers through it."""
     env = {
         **os.environ,
         "PMAPVIZ_DEVICES": str(count),
@@ -371,20 +383,27 @@ def test_every_page_step_and_button_works_on_this_many_devices(count):
     env.pop("JAX_NUM_CPU_DEVICES", None)  # this test process's 8 (jaxstartup.apply sets it again)
     t0 = time.monotonic()
     r = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), str(count)],
+        [sys.executable, str(script), str(count), *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
-        timeout=WALK_TIMEOUT,
+        timeout=timeout,
     )
     took = time.monotonic() - t0
-    print(f"{count} device(s): the walk took {took:.0f} s")
     found = [line for line in r.stdout.splitlines() if line.startswith(MARK)]
     assert r.returncode == 0 and found, (
         f"the walker failed (rc {r.returncode}):\n{r.stderr[-3000:]}"
     )
-    result = json.loads(found[-1][len(MARK) :])
+    return json.loads(found[-1][len(MARK) :]), took
+
+
+@pytest.mark.xdist_group("every_device_count")  # heavy: one at a time, on one worker
+@pytest.mark.timeout(WALK_TIMEOUT + 300)
+@pytest.mark.parametrize("count", COUNTS)
+def test_every_page_step_and_button_works_on_this_many_devices(count):
+    result, took = fresh_process(Path(__file__).resolve(), count, WALK_TIMEOUT)
+    print(f"{count} device(s): the walk took {took:.0f} s")
     assert result["devices"] == count, f"the walk ran on {result['devices']} devices, not {count}"
     required = _required()
     found_problems = problems(result, required, _expected())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from pmapviz.core.planning import seedpairs
 from pmapviz.core.planning.scenarios import Scenario
 
 
@@ -13,9 +14,10 @@ class Preset:
     """One explorer example: a function, its shapes and axes; ``lesson``: a mistake on purpose."""
 
     key: str
-    label: str
+    label: str  # "{pairs}" stands for the seed's pairs the shapes hold on n devices
     fn: str
-    shapes: tuple[str, ...]  # "{n}" stands for the device count, "{block}" for 10M / n
+    shapes: tuple[str, ...]  # "{n}" stands for the device count, "{block}" for the seed's
+    # pairs a device (seedpairs.split(n).block: 10M // n, the largest block that n divide)
     in_axes: tuple[str, ...]
     out_axes: str = "0"
     axis_name: str = ""
@@ -26,10 +28,18 @@ class Preset:
         """The explorer's settings for this example on ``n_devices`` devices (immutable, so
         every rerun shares one)."""
         changes = {"out": self.out_axes, "name": self.axis_name}
+        block = seedpairs.split(n_devices).block
         for k, (shape, ax) in enumerate(zip(self.shapes, self.in_axes, strict=True)):
-            changes[f"s{k}"] = shape.format(n=n_devices, block=f"{10_000_000 // n_devices:_}")
+            changes[f"s{k}"] = shape.format(n=n_devices, block=f"{block:_}")
             changes[f"a{k}"] = ax
         return Scenario.defaults(self.fn, n_devices).with_changes(changes, n_devices)
+
+    def label_for(self, n_devices: int) -> str:
+        """Its button's label on ``n_devices`` devices: "10M pairs, reshaped" where the
+        devices divide the seed's pairs, else the pairs its shapes really hold ("9,999,999
+        pairs, reshaped" on 3)."""
+        used = seedpairs.split(n_devices).used
+        return self.label.format(pairs=f"{used // 10**6}M" if used % 10**6 == 0 else f"{used:,}")
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -43,7 +53,7 @@ PRESETS: tuple[Preset, ...] = (
     ),
     Preset(
         "seed",
-        "10M pairs, reshaped",
+        "{pairs} pairs, reshaped",
         "batched_dot",
         ("{n}, {block}, 3", "{n}, {block}, 3"),
         ("0", "0"),

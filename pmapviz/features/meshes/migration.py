@@ -103,6 +103,40 @@ def equivalent(plan: Plan) -> Equivalent:
     return Equivalent(Mesh((n,), (name,)), ins, outs, tuple(notes))
 
 
+@dataclass(frozen=True)
+class DirectSplit:
+    """pmap's reshape, skipped: one mapped input with its mapped axis merged into the next
+    (the array before the reshape), which shard_map takes whole and its in_specs splits over
+    the mesh into exactly the block f gets under pmap, the mapped axis already gone."""
+
+    name: str  # the input: x, params['b']
+    merged: tuple[int, ...]  # its shape with the mapped axis merged into the next one
+    spec: tuple  # its PartitionSpec: the mesh's name at the merged axis
+    block: tuple[int, ...]  # what each device gets: its pmap block
+    devices: int
+
+    def words(self) -> str:
+        """The sentence, in this input's numbers."""
+        return (
+            "Written for shard_map from the start, you can skip pmap's reshape: "
+            f"in_specs={spec_text(self.spec)} on {self.name} as one {fmt_shape(self.merged)} "
+            f"array gives each of {self.devices:,} devices a {fmt_shape(self.block)} block "
+            "directly, the block f gets under pmap."
+        )
+
+
+def direct_split(eq: Equivalent) -> DirectSplit | None:
+    """The first mapped input that has an axis after its mapped one, merged into it; None when
+    none has (a mapped axis that is the last has nothing to merge with: shard_map would give
+    each device a block of length 1 where pmap gives f one element)."""
+    for r in eq.inputs:
+        if r.axis is not None and r.axis + 1 < len(r.shape):
+            k = r.axis
+            merged = r.shape[:k] + (r.shape[k] * r.shape[k + 1],) + r.shape[k + 2 :]
+            return DirectSplit(r.name, merged, r.spec, r.pmap_block, eq.mesh.devices)
+    return None
+
+
 def spec_rows(eq: Equivalent) -> list[dict]:
     """The table: per array, its axes in pmap and its PartitionSpec, and the two blocks."""
     return [

@@ -19,8 +19,9 @@ from pmapviz.core.base import queues, settings
 from pmapviz.core.base.valuetext import first_line, fmt_shape
 from pmapviz.core.devices import devicefacts, devicewords
 from pmapviz.core.expressions import collectivedefs, functions
-from pmapviz.core.planning import planning
+from pmapviz.core.planning import planning, scenarios, seedpairs
 from pmapviz.core.planning.scenarios import Scenario
+from pmapviz.core.running import jaxsays
 from pmapviz.features.cluster import clusterview
 from pmapviz.features.collectives import collectiveruns
 from pmapviz.features.home import pmapdemos
@@ -76,64 +77,76 @@ def step_hello(ctx: Context) -> list[TourBlock]:
     ]
 
 
+DOT_PAIRS_PER_DEVICE = 10_000  # step 3's live run: this many pairs a device (a quick run)
+
+
 def step_dot(ctx: Context) -> list[TourBlock]:
-    """Step 3: the seed's dot product, one block per device, checked live."""
-    n, pairs = ctx.n, ctx.n * 10_000
-    r = dotproduct.run_dot(pairs, n, repeat=2, limit=10**8)
-    block = f"{10_000_000 // n:_}"
-    seed = Scenario.defaults("batched_dot", n).with_changes(
-        {"s0": f"{n}, {block}, 3", "s1": f"{n}, {block}, 3"}, n
-    )
+    """Step 3: the seed's dot product, one block per device, checked live on a small run
+    (:data:`DOT_PAIRS_PER_DEVICE` pairs a device); the seed's own pairs drawn as pmap splits
+    them on these devices (:func:`pmapviz.core.planning.seedpairs.split`)."""
+    n = ctx.n
+    r = dotproduct.run_dot(n * DOT_PAIRS_PER_DEVICE, n, repeat=2, limit=10**8)
+    split = seedpairs.split(n)
+    blocked = scenarios.shape_text(split.blocked)
+    seed = Scenario.defaults("batched_dot", n).with_changes({"s0": blocked, "s1": blocked}, n)
+    kept = f" (the largest multiple of {n} up to {split.pairs:,})" if split.left_over else ""
     return [
         TourBlock(
             "markdown",
-            f"Ten million pairs of 3-vectors do not fit pmap's rule (the mapped "
-            f"axis may not exceed the device count), so reshape `(pairs, 3)` to `({n}, pairs "
-            f"/ {n}, 3)`, run `jax.pmap(jax.vmap(jnp.dot))`, and reshape back. Live, with "
-            f"{pairs:,} pairs: **{fmt_shape(r.pmap_out_shape)} -> reshape -> "
-            f"{fmt_shape(r.flat_shape)}**, equal to `jit(vmap(dot))`: **{r.allclose}** (max "
-            f"|diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of `vdot` gives "
-            f"{fmt_shape(r.without_vmap_shape)}: one number per device, the wrong meaning.",
+            f"The seed's {split.pairs:,} pairs of 3-vectors do not fit pmap's rule (the mapped "
+            f"axis may not exceed the device count): {split.reshape_words()}, run "
+            "`jax.pmap(jax.vmap(jnp.dot))`, and reshape back. Live, with "
+            f"{r.pairs:,} pairs ({r.block:,} a device): **{fmt_shape(r.pmap_out_shape)} -> "
+            f"reshape -> {fmt_shape(r.flat_shape)}**, equal to `jit(vmap(dot))`: "
+            f"**{r.allclose}** (max |diff| {r.max_abs_diff:.2g}). Without `vmap`, pmap of "
+            f"`vdot` gives {fmt_shape(r.without_vmap_shape)}: one number per device, the "
+            "wrong meaning.",
         ),
-        TourBlock("cards", seed.texts(), f"10,000,000 pairs, reshaped to ({n}, {block}, 3)"),
+        TourBlock(
+            "cards",
+            seed.texts(),
+            f"{split.used:,} pairs{kept}, reshaped to {fmt_shape(split.blocked)}",
+        ),
         _link("Explorer with the seed's shapes", seed.url("explorer")),
-        _link("Live outputs: the full 10M example", page_url("live")),
+        _link("Live outputs: the seed's example at full size", page_url("live")),
     ]
 
 
 def step_too_many(ctx: Context) -> list[TourBlock]:
-    """Step 4: a mapped axis longer than the device count: JAX's message, the planner's,
-    and its fix drawn."""
-    import jax
-    import numpy as np
-
+    """Step 4: a mapped axis longer than the device count: the planner's explanation and its
+    fix (drawn), then JAX's own error for the real call, collapsed."""
     n = ctx.n
-    try:  # the real, cryptic message, whole
-        devs = devicefacts.local_devices_for_work()[:n]
-        jax.pmap(lambda v: v * 2, devices=devs)(np.zeros((n + 1, 3), np.float32))
-        jax_msg = "(no error)"
-    except Exception as err:  # noqa: BLE001
-        jax_msg = f"{type(err).__name__}: {err}"
-    p = planning.plan(functions.get("double"), [(n + 1, 3)], n_devices=n)
+    program = functions.get("double")
+    p = planning.plan(program, [(n + 1, 3)], n_devices=n)
     mistake = Scenario.defaults("double", n).with_changes({"s0": f"{n + 1}, 3"}, n)
     return [
         TourBlock(
             "markdown",
-            f"What happens when the mapped axis has {n + 1} elements and there "
-            f"are {n} devices? JAX itself says:",
-            problem=True,
-        ),
-        TourBlock("code", jax_msg, "text", problem=True),
-        TourBlock(
-            "markdown",
-            "which does not tell you what to change. pmapviz, from the shapes alone:",
+            f"What happens when the mapped axis has {n + 1} elements and there are {n} "
+            "devices? pmapviz, from the shapes alone:",
             problem=True,
         ),
         TourBlock("lesson", p.problems[0].message, problem=True),
         TourBlock("markdown", f"**Fix:** {p.problems[0].fix}"),
+        *_jax_words(program, p),
         *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),
     ]
+
+
+def _jax_words(program, p) -> list[TourBlock]:
+    """What JAX itself raises for the plan's real call on these devices, folded: read from a
+    lowering of it (:mod:`pmapviz.core.running.jaxsays`), nothing allocated."""
+    said = jaxsays.jax_says(program, p)
+    if said is None:
+        return [TourBlock("info", "JAX itself raises no error for this call on these devices.")]
+    if not said.asked:
+        return [TourBlock("info", said.not_asked)]
+    words = (
+        f"What `jax.pmap(lambda x: x * 2)` raises at its first call on {p.n_devices} "
+        "device(s), read from a real lowering of the call; it does not say what to change:"
+    )
+    return [TourBlock("folded_code", (words, said.text), f"What JAX itself says: {said.name}")]
 
 
 def _fixed_cards(p, n: int) -> list[TourBlock]:

@@ -2,12 +2,15 @@
 specs and blocks are what JAX itself uses and hands f, and the two agree on the same values; where
 shard_map's check_vma refuses what pmap accepted, that is reported, not raised."""
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
+from pmapviz.core.base.valuetext import fmt_shape
 from pmapviz.core.expressions import expr, functions
 from pmapviz.core.planning import pmapplacement
 from pmapviz.core.planning.planning import plan
@@ -131,3 +134,57 @@ def test_pmap_beside_shard_map_counts_what_f_makes_in_between():
         with pytest.raises(memorymodel.BudgetError, match="the memory budget is 268 MB"):
             migration.run_both(prog, p)
         assert actions_held() == []
+
+
+SPLITS = [  # key, shapes, in_axes, n_devices: the explorer's cases, the seed's on 3 devices
+    ("double", [(3, 4)], (0,), 3),
+    ("add", [(3, 8), (8, 3)], (1, 0), 8),  # x's mapped axis is its last: y's is merged
+    ("matmul", [(4, 3, 5), (5, 2)], (0, None), 8),
+    ("double", [(5, 2, 3)], (1,), 8),
+    ("batched_dot", [(3, 3_333_333, 3)] * 2, (0, 0), 3),
+]
+
+
+@pytest.mark.parametrize("case", SPLITS, ids=[f"{c[0]}-{c[1][0]}" for c in SPLITS])
+def test_the_direct_split_is_what_jax_gives_each_device_of_the_merged_array(case):
+    """The caption's claim, checked: the input with its mapped axis merged into the next,
+    placed by its in_specs on the plan's devices, gives each device pmap's block of it, with
+    the same values (device j: slice j of the mapped axis); shard_map hands f that block."""
+    key, shapes, in_axes, n = case
+    p = plan(functions.get(key), shapes, in_axes=in_axes, n_devices=n)
+    assert p.ok, p.problems
+    found = migration.direct_split(migration.equivalent(p))
+    leaf = next(lf for lf in p.leaves if lf.axis is not None and lf.axis + 1 < len(lf.shape))
+    used = p.devices_used  # the mapped axis' length: the mesh pmap and shard_map use
+    assert (found.name, found.devices, found.block) == (leaf.name, used, leaf.local_shape)
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:used]), ("i",))
+    seen = []
+    jax.eval_shape(
+        jax.shard_map(
+            lambda b: seen.append(b.shape) or b,
+            mesh=mesh,
+            in_specs=P(*found.spec),
+            out_specs=P(*found.spec),
+        ),
+        jax.ShapeDtypeStruct(found.merged, jnp.float32),
+    )
+    assert seen == [found.block]
+    if math.prod(found.merged) > 10**6:  # the seed's: shapes only, nothing allocated
+        return
+    values = np.arange(math.prod(leaf.shape), dtype=np.float32).reshape(leaf.shape)
+    placed = jax.device_put(
+        values.reshape(found.merged), jax.sharding.NamedSharding(mesh, P(*found.spec))
+    )
+    for j, shard in enumerate(sorted(placed.addressable_shards, key=lambda s: s.device.id)):
+        assert shard.data.shape == found.block
+        np.testing.assert_array_equal(np.asarray(shard.data), np.take(values, j, axis=leaf.axis))
+    words = found.words()
+    assert f"{found.devices:,} devices a {fmt_shape(found.block)} block" in words
+    assert f"one {fmt_shape(found.merged)} array" in words
+
+
+def test_no_direct_split_where_every_mapped_axis_is_the_last():
+    """x (8,) mapped on its only axis: shard_map would hand each device a (1,) block where
+    pmap hands f a scalar, so the caption says nothing of a direct split."""
+    p = plan(functions.get("double"), [(8,)], in_axes=(0,), n_devices=8)
+    assert migration.direct_split(migration.equivalent(p)) is None

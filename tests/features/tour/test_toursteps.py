@@ -1,12 +1,13 @@
 """The tour's steps: each demo runs on this process's devices and returns plain blocks; every
 link it gives opens a page whose settings layer accepts all of its parameters."""
 
+import math
 from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
 from pmapviz.core.devices import devicefacts
-from pmapviz.core.planning import scenarios
+from pmapviz.core.planning import scenarios, seedpairs
 from pmapviz.features.cluster import clustersettings
 from pmapviz.features.collectives import collectivechoices
 from pmapviz.features.timing import sweepsetup
@@ -42,6 +43,7 @@ def test_every_step_gives_blocks_and_links_that_pages_accept(k):
         "chips",
         "link",
         "cards",
+        "folded_code",
     }
     assert any(b.picture for b in blocks), "every step shows a picture, not only prose"
     links = [b for b in blocks if b.kind == "link"]
@@ -58,19 +60,41 @@ def test_every_step_gives_blocks_and_links_that_pages_accept(k):
             assert page == "home" and not query
 
 
-def test_step_4_shows_jax_error_whole_and_the_planner_message():
+def _real_error(n: int) -> str:
+    """The real call's exception for n + 1 rows on n devices, as a traceback's last line."""
     import jax
     import numpy as np
 
-    blocks = toursteps.step_too_many(CTX)
-    code = next(b for b in blocks if b.kind == "code")
-    with pytest.raises(Exception) as said:  # JAX's own, cryptic message, as JAX says it
-        jax.pmap(lambda v: v * 2, devices=devicefacts.local_devices_for_work()[:N])(
-            np.zeros((N + 1, 3), np.float32)
+    from pmapviz.core.running import jaxsays
+
+    try:
+        jax.pmap(lambda v: v * 2, devices=devicefacts.local_devices_for_work()[:n])(
+            np.zeros((n + 1, 3), np.float32)
         )
-    assert code.body.endswith(str(said.value).rstrip()[-60:]) and len(code.body) > 20
+    except Exception as err:  # noqa: BLE001 -- what JAX says is what the step must show
+        return jaxsays.said(err).text
+    raise AssertionError("the real call ran")
+
+
+@pytest.mark.parametrize("n", [1, 3, N])
+def test_step_4_shows_the_planner_message_and_fix_then_jaxs_own_error_folded(n):
+    """pmapviz's explanation and its fix first; then, folded, the exception the real call
+    raises on these devices, verbatim (read from a lowering of the call)."""
+    ctx = Context(n, CTX.labels[:n], FACTS, CTX.restart_command)
+    blocks = toursteps.step_too_many(ctx)
+    kinds = [b.kind for b in blocks]
+    assert kinds.index("lesson") < kinds.index("folded_code")
+    fix = next(k for k, b in enumerate(blocks) if str(b.body).startswith("**Fix:**"))
+    assert kinds.index("lesson") < fix < kinds.index("folded_code")
+    (folded,) = [b for b in blocks if b.kind == "folded_code"]
+    words, code = folded.body
+    real = _real_error(n)
+    name = real.partition(": ")[0].rpartition(".")[2]  # IndivisibleError, ValueError
+    assert code == real and folded.extra == f"What JAX itself says: {name}"
+    assert f"on {n} device(s)" in words and not any(b.kind == "code" for b in blocks)
     err = next(b for b in blocks if b.kind == "lesson")
-    assert f"has {N + 1} elements but there are {N} devices" in err.body
+    there = "there is 1 device" if n == 1 else f"there are {n} devices"
+    assert f"has {n + 1} elements but {there}" in err.body
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16])
@@ -102,11 +126,14 @@ def test_step_4_says_the_problem_first_and_how_many_devices_its_fix_leaves_idle(
 
 
 def test_step_4_marks_its_problem_to_come_first():
+    """Presenting, the question and pmapviz's answer come first, then the picture; JAX's own
+    error (folded) is no part of the problem, so it never pushes the picture down."""
     blocks = toursteps.step_too_many(CTX)
     first_picture = next(i for i, b in enumerate(blocks) if b.picture)
     problem = [b.kind for b in blocks if b.problem]
-    assert problem[:2] == ["markdown", "code"] and "lesson" in problem
-    assert all(b.problem for b in blocks[:4]) and not blocks[first_picture].problem
+    assert problem == ["markdown", "lesson"] and all(b.problem for b in blocks[:2])
+    assert not blocks[first_picture].problem
+    assert not any(b.problem for b in blocks if b.kind == "folded_code")
 
 
 def test_step_5_results_come_from_the_planner():
@@ -132,3 +159,21 @@ def test_step_9_on_one_device_measures_pmap_once():
     grid = next(b for b in blocks if b.kind == "grid")
     assert [row for row, _ in grid.body] == ["pmap on 1 device(s)", "jit(vmap) on 1 device(s)"]
     assert "nothing to split" in blocks[0].body and "1 devices" not in blocks[0].body
+
+
+@pytest.mark.parametrize("n", sorted({1, 3, N}))
+def test_step_3_writes_the_seeds_numbers_and_its_runs_from_their_own_objects(n):
+    """The seed's pairs on n devices (10,000,000, or the largest multiple of n, said), the
+    cards' shapes and title from the same split, and the live run's size from its result."""
+    ctx = Context(n, CTX.labels[:n], FACTS, CTX.restart_command)
+    blocks = toursteps.step_dot(ctx)
+    split = seedpairs.split(n)
+    words, cards = blocks[0].body, next(b for b in blocks if b.kind == "cards")
+    assert split.reshape_words() in words
+    pairs = n * toursteps.DOT_PAIRS_PER_DEVICE
+    assert f"Live, with {pairs:,} pairs ({toursteps.DOT_PAIRS_PER_DEVICE:,} a device)" in words
+    assert f"**({n}, {toursteps.DOT_PAIRS_PER_DEVICE:_}) -> reshape -> ({pairs:_},)**" in words
+    _, plan, _ = scenarios.Scenario.from_texts(cards.body, n).plan(n)
+    assert plan.ok and plan.leaves[0].shape == split.blocked
+    assert cards.extra.startswith(f"{math.prod(split.blocked[:2]):,} pairs")
+    assert ("largest multiple" in cards.extra) == bool(split.left_over) == (10_000_000 % n > 0)

@@ -80,7 +80,7 @@ def presets_row(n: int) -> None:
     cols = st.columns(3)
     for k, preset in enumerate(presets.PRESETS):
         cols[k % 3].button(
-            preset.label,
+            preset.label_for(n),
             key=f"preset_{preset.key}",
             on_click=apply,
             args=(preset.scenario(n).texts(every_slot=True),),

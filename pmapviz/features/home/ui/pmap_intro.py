@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.devices import devicefacts, devicewords
+from pmapviz.core.planning import seedpairs
 
 WHAT_PMAP_DOES = """
 `jax.pmap(f)` runs **the same program on several devices at once** (SPMD: single program,
@@ -14,13 +15,14 @@ multiple data):
    is needed: pmap compiles.
 2. **Replicate** the compiled program onto every device.
 3. **Split** each input along its mapped axis (`in_axes`, 0 by default): device *i* gets slice
-   *i*, with that axis removed. An `(8, 128)` input shows `f` a `(128,)` value.
+   *i*, with that axis removed. An input of shape `({n}, 128)` shows `f` a
+   `(128,)` value.
 4. **Run** every replica on its own device, in parallel; collectives such as `lax.psum` over
    `axis_name` let replicas exchange values.
 5. **Stack** the per-device results along `out_axes` into one global array.
 
-The mapped axis must not be larger than the number of devices: reshape
-`(10_000_000, 3)` to `(8, 1_250_000, 3)` and `pmap(vmap(f))` over it.
+The mapped axis must not be larger than the number of devices ({n} here). For the seed's
+10,000,000 pairs of 3-vectors: {reshape}, and `pmap(vmap(f))` over it.
 """
 
 WHEN_TO_USE_IT = """
@@ -33,12 +35,19 @@ WHEN_TO_USE_IT = """
 """
 
 
+def what_pmap_does(n: int) -> str:
+    """The left column's text on ``n`` devices: its example input and the seed's reshape in
+    this count's numbers (:func:`pmapviz.core.planning.seedpairs.split`)."""
+    return WHAT_PMAP_DOES.format(n=n, reshape=seedpairs.split(n).reshape_words())
+
+
 def show(facts: devicefacts.Facts) -> None:
-    """Home's two columns: what pmap does, and when to use it today."""
+    """Home's two columns: what pmap does (on the page's devices, ``facts.devices``: the count
+    the page says), and when to use it today."""
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.subheader("What pmap does")
-        st.markdown(WHAT_PMAP_DOES)
+        st.markdown(what_pmap_does(len(facts.devices)))
     with right:
         st.subheader("When to use it, today")
         st.markdown(

@@ -10,7 +10,7 @@ from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import jaxstartup
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planning import Plan
-from pmapviz.core.ui import queue_display, tables
+from pmapviz.core.ui import queue_display, recompute, tables
 from pmapviz.features.explorer import codegen
 from pmapviz.features.meshes import meshsettings, migration
 from pmapviz.features.meshes.ui import mesh_form
@@ -37,13 +37,10 @@ def show(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> None:
         left.code(codegen.pmap_script(program, plan), language="python", wrap_lines=True)
         right.markdown("**jax.shard_map** on a named mesh")
         right.code(codegen.shard_map_script(program, plan), language="python", wrap_lines=True)
+        direct = migration.direct_split(eq)  # this plan's own input, or no sentence
         st.caption(
             "Both scripts are tested to give equal results "
-            "(tests/features/explorer/test_codegen.py). "
-            "Written for shard_map from the start, you can skip pmap's reshape: "
-            "in_specs=P('i') on a (10_000_000, 3) array gives each of "
-            f"{plan.devices_used:,} devices a ({10_000_000 // plan.devices_used:_}, 3) "
-            "block directly."
+            "(tests/features/explorer/test_codegen.py)." + (f" {direct.words()}" if direct else "")
         )
         if plan.devices_used > report.count:
             st.info(
@@ -59,7 +56,7 @@ def show(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> None:
 
 
 def _run(program: Program, plan: Plan) -> None:
-    with st.spinner("Compiling and running pmap and shard_map"):
+    with recompute.working("Compiling and running pmap and shard_map..."):
         res = queue_display.queued(
             lambda on_wait: migration.run_both(program, plan, on_wait=on_wait)
         )

@@ -23,6 +23,19 @@ def csv_text(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+def bench_command(rep: benchreports.SweepReport) -> str:
+    """The CLI command that measures this report's sweep again: its workload, its sizes (each
+    splits evenly over its device counts, which a fixed size does not on every count), its
+    device counts and its timed runs."""
+    own = [m for m in rep.results if not m.beside] or rep.results
+    sizes = ",".join(str(s) for s in sorted({m.size for m in own}))
+    ks = ",".join(str(k) for k in sorted({m.devices for m in own}))
+    return (
+        f"python -m pmapviz bench --workload {rep.workload} --size {sizes} --devices {ks} "
+        f"--repeat {len(own[0].run_s)} --json out.json"
+    )
+
+
 def show(ks_all: list[int]) -> None:
     """The last report of this session, or what to do to get one."""
     rep = st.session_state.get("tl_report")
@@ -53,10 +66,7 @@ def show(ks_all: list[int]) -> None:
         "application/json",
         icon=":material/download:",
     )
-    st.caption(
-        "Same harness from a script: `python -m pmapviz bench --workload dot --size 1048576 "
-        f"--devices {','.join(map(str, ks_all))} --repeat 7 --json out.json`."
-    )
+    st.caption(f"Same harness from a script: `{bench_command(rep)}`.")
 
 
 def _charts(rep, rows: list[dict]) -> None:

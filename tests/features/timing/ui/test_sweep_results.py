@@ -43,4 +43,10 @@ def test_a_small_sweep_has_four_charts_a_table_and_two_downloads():
     assert not at.exception
     assert len(at.get("plotly_chart")) == 4 and len(at.get("download_button")) == 2
     assert len(at.dataframe[0].value) == len(rep.results)
-    assert "--devices 1,2" in at.caption[-1].value
+    assert (
+        at.caption[-1].value == f"Same harness from a script: `{sweep_results.bench_command(rep)}`."
+    )
+    assert sweep_results.bench_command(rep) == (
+        "python -m pmapviz bench --workload dot --size 1024 --devices 1,2 --repeat 3 "
+        "--json out.json"  # this sweep's, not a fixed size that 3 devices do not divide
+    )
