@@ -49,9 +49,10 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> Non
 
 def _log_says_port_taken(port: int) -> bool:
     try:
-        return "is not available" in (LOGS / f"server-{port}.log").read_text(errors="replace")
+        said = (LOGS / f"server-{port}.log").read_text(errors="replace")
     except OSError:
         return False
+    return "is not available" in said or "another program listens there" in said  # serve's
 
 
 def start_server(
@@ -59,8 +60,11 @@ def start_server(
     env: dict[str, str] | None = None,
     script: str = "app.py",
     cwd: Path = ROOT,
+    serve: bool = False,
 ):
-    """Start `streamlit run`; returns (process, base url). Caller must stop_server()."""
+    """Start `streamlit run` (with ``serve``: ``python -m pmapviz serve``, the package's own
+    server, ``extra_args`` its options); returns (process, base url). Caller must
+    stop_server()."""
     for attempt in range(PORT_TRIES):
         port = free_port()
         cmd = [
@@ -69,7 +73,9 @@ def start_server(
             "--server.port", str(port), "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none",
         ]  # fmt: skip
-        if extra_args:
+        if serve:
+            cmd = [sys.executable, "-m", "pmapviz", "serve", "--port", str(port), *extra_args]
+        elif extra_args:
             cmd += ["--", *extra_args]
         LOGS.mkdir(exist_ok=True)
         log = open(LOGS / f"server-{port}.log", "w")  # noqa: SIM115

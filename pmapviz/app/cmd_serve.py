@@ -10,9 +10,9 @@ import os
 import socket
 import sys
 
-from pmapviz.app import serverconfig
+from pmapviz.app import serverconfig, warmup
 from pmapviz.app.ui import streamlitserver
-from pmapviz.core.base import heavyimports, room, valueparse
+from pmapviz.core.base import heavyimports, room, stopping, valueparse
 from pmapviz.core.devices import cliflags, jaxstartup
 
 DEFAULT_PORT = 8501
@@ -115,4 +115,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ[room.ENV_KEY] = key  # to this process's script; not on any command line
         print(room.terminal_line(key), file=sys.stderr, flush=True)
     heavyimports.ready()  # before the server takes requests: no first visitor waits for it
+    warm_up(argv)  # and JAX, the pages' modules, the Pods page's first compile
     return streamlitserver.serve(serverconfig.ENTRY, flags, argv)
+
+
+def warm_up(argv: list[str]) -> None:
+    """What the server does before it answers (:mod:`pmapviz.app.warmup`): JAX started on
+    the devices asked for, the pages' modules imported, Home's run compiled; then the Pods
+    page's first compile, in the background. Nothing where JAX cannot start as asked (the
+    first page says why). The settings are read again: the presenter key is in them now, as
+    the pages read them."""
+    if warmup.process(jaxstartup.parse_settings(argv, os.environ)):
+        stopping.end_everything_at_exit()  # a stop ends the warm-up's compile too
+        warmup.pods()

@@ -50,6 +50,7 @@ def test_the_servers_options_reach_the_script_and_streamlits_its_flags(monkeypat
     monkeypatch.setattr(
         cmd_serve.streamlitserver, "serve", lambda *a: seen.setdefault("call", a) and 0
     )
+    monkeypatch.setattr(cmd_serve, "warm_up", lambda argv: None)  # it starts JAX: not here
     monkeypatch.delenv(room.ENV_KEY, raising=False)
     argv = ["serve", "--devices", "3", "--max-bytes", "1G", "--port", "8600"]
     assert cli.main([*argv, "--address", "0.0.0.0", "--presenter-key", "abcdefgh"]) == 0
@@ -101,3 +102,29 @@ def test_a_machine_without_network_sockets_is_told_what_still_works(monkeypatch)
     monkeypatch.setattr(cmd_serve.socket, "socket", refused)  # as the TPU machine's sandbox
     with pytest.raises(SettingError, match="Address family not supported.*notebook API work"):
         cmd_serve.check_listen("127.0.0.1", None)
+
+
+def test_a_ctrl_c_while_the_pods_compile_warms_ends_the_server_within_5_s_and_libtpu_is_quiet():
+    port = free_port()
+    proc = _serve("--devices", "2", "--port", str(port))
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", proc)  # warm: the Pods compile just started
+        pgid = os.getpgid(proc.pid)
+        os.killpg(pgid, signal.SIGINT)
+        start = time.monotonic()
+        out, err = proc.communicate(timeout=10)
+        assert time.monotonic() - start < 5
+        alive = [p for p in psutil.process_iter() if _in_group(p, pgid)]
+        assert alive == []
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    said = out + err
+    assert "libtpu" not in said and "TPU_" not in said and "Traceback" not in said
+
+
+def _in_group(p: psutil.Process, pgid: int) -> bool:
+    try:
+        return os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE
+    except (psutil.Error, ProcessLookupError):
+        return False

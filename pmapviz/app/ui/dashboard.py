@@ -23,6 +23,7 @@ from pmapviz.core.ui import device_panel, device_sets, presenter, shell
 
 # the tab's icon is a file of our own: a ":material/...:" icon is fetched from fonts.gstatic.com
 ICON = str(Path(__file__).resolve().parent / "icon.png")
+FREEZE_AFTER_S = 1.0
 
 
 def main() -> None:
@@ -58,7 +59,9 @@ def main() -> None:
             room_panel.after_page(page.url_path)
     except Exception as err:  # noqa: BLE001  (a last resort: one clear message, no traceback)
         shell.page_failed(err)
-    heavyimports.start()  # once per process, after this page: gc.freeze()
+    # once per process, a second after this page: gc.freeze()'s collection holds the interpreter
+    # for a few tenths of a second, which at once would hold this first page's end too
+    heavyimports.start(delay_s=FREEZE_AFTER_S)
     jaxstartup.return_freed_memory()  # what this run freed goes back to the OS (a long day's RSS)
 
 

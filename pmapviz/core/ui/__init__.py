@@ -8,5 +8,6 @@ app's, :mod:`pmapviz.app.page_registry`), :mod:`.presenter` mode, the sidebar's
 from and written to its link, through the page's ``settings.Schema``). Components, each
 drawn by its ``show()``: :mod:`.grids`, :mod:`.tables`, :mod:`.plan_cards`,
 :mod:`.queue_display`, :mod:`.compiled_analysis`, :mod:`.long_run`,
-:mod:`.collective_picker`. Nothing here imports JAX.
+:mod:`.collective_picker`; every long action runs under :func:`.recompute.working`.
+Nothing here imports JAX.
 """

@@ -12,7 +12,7 @@ import time
 import streamlit as st
 
 from pmapviz.core.devices import devicefacts
-from pmapviz.core.ui import queue_display, url_state
+from pmapviz.core.ui import queue_display, recompute, url_state
 from pmapviz.features.cluster import cluster, clustersettings
 
 P = "cl_"
@@ -83,7 +83,9 @@ def show(procs: int, local: int, crash: bool) -> None:
 
 def _launch(procs: int, local: int, crash: bool) -> None:
     on_wait, clear_wait = queue_display.show(stop_key="cl_stop")
-    with st.spinner(f"Starting {procs} workers (waits its turn if another launch is under way)..."):
+    with recompute.working(
+        f"Starting {procs} workers (waits its turn if another launch is under way)..."
+    ):
         try:
             st.session_state["cl_result"] = cluster.launch(
                 procs,

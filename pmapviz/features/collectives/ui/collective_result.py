@@ -11,7 +11,7 @@ import streamlit as st
 from pmapviz.core.devices import deviceset, devicewords, jaxstartup
 from pmapviz.core.drawing import permutationfigure
 from pmapviz.core.expressions import collectivedefs
-from pmapviz.core.ui import compiled_analysis, grids, presenter, queue_display
+from pmapviz.core.ui import compiled_analysis, grids, presenter, queue_display, recompute
 from pmapviz.features.collectives import (
     collectiveanalysis,
     collectivechoices,
@@ -38,11 +38,14 @@ def run(
     groups = [list(g) for g in choice.groups] if choice.groups else None
     perm = [tuple(p) for p in choice.perm] if choice.perm else None
     cache = functools.partial(_compiled, deviceset.current())  # this set's programs
-    return queue_display.queued(
-        lambda on_wait: collectiveruns.run(
+
+    def action(on_wait):
+        return collectiveruns.run(
             coll.key, n, m, kind, groups=groups, perm=perm, program_cache=cache, on_wait=on_wait
         )
-    )
+
+    with recompute.working(f"Running `{coll.key}` on {n} devices..."):
+        return queue_display.queued(action)
 
 
 def show(
@@ -83,7 +86,8 @@ def show(
     )
     with st.expander("What XLA compiles this to", icon=":material/memory_alt:"):
         if st.toggle("Compile it and read the HLO", key="co_xla"):
-            compiled_analysis.show(
-                collectiveanalysis.analyse_collective(coll.key, n, m, choice.groups, choice.perm),
-                labels,
-            )
+            with recompute.working("Lowering and compiling..."):
+                analysis = collectiveanalysis.analyse_collective(
+                    coll.key, n, m, choice.groups, choice.perm
+                )
+            compiled_analysis.show(analysis, labels)

@@ -15,7 +15,7 @@ from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.pods import podprograms, podtarget
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.running import programanalysis
-from pmapviz.core.ui import collective_picker, pod_report, url_state
+from pmapviz.core.ui import collective_picker, pod_report, recompute, url_state
 from pmapviz.features.collectives import collectiveanalysis, collectivechoices
 from pmapviz.features.compiled import compiledsettings
 from pmapviz.features.training import traininganalysis, trainingmodel
@@ -92,21 +92,21 @@ def form(n_all: int) -> tuple[str, Scenario]:
 def analyse(src: str, explored: Scenario, n_all: int):
     """``(analysis, the collective's call or None)`` for the chosen program, lowered and
     compiled; on settings that do not make one, the page says why and stops."""
-    call = None
-    with st.spinner("Lowering and compiling (first time for these settings only)..."):
-        try:
-            if src == "collective":
-                call = _call(n_all)
+    planned = _explorer_plan(explored, n_all) if src == "explorer" else None  # or stops
+    try:
+        call = _call(n_all) if src == "collective" else None
+        with recompute.working("Lowering and compiling (first time for these settings only)..."):
+            if call is not None:
                 analysis = _collective(
                     deviceset.current(), call.key, call.n, call.m, call.groups, call.perm
                 )
-            elif src == "explorer":
-                analysis = programanalysis.analyse_plan(*_explorer_plan(explored, n_all))
+            elif planned is not None:
+                analysis = programanalysis.analyse_plan(*planned)
             else:
                 analysis = traininganalysis.analyse_training(_training_config(n_all))
-        except collectivechoices.CollectiveError as err:
-            st.error(str(err), icon=":material/block:")
-            st.stop()
+    except collectivechoices.CollectiveError as err:
+        st.error(str(err), icon=":material/block:")
+        st.stop()  # outside the notice's block: a stop leaves no notice behind
     return analysis, call
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz.core.ui import tables
+from pmapviz.core.ui import recompute, tables
 from pmapviz.features.compiled import hiddencomm
 
 
@@ -18,7 +18,7 @@ def show(n_all: int) -> None:
         "collectives read from the HLO, then timed beside its fix:"
     )
     if st.button("Compile and time them", key="cp_hidden", icon=":material/visibility:"):
-        with st.spinner("Compiling and timing..."):
+        with recompute.working("Compiling and timing..."):
             st.session_state["cp_hidden_rows"] = hiddencomm.hidden_table(n_all)
     if st.session_state.get("cp_hidden_rows"):
         tables.show(st.session_state["cp_hidden_rows"])

@@ -9,7 +9,7 @@ import streamlit as st
 from pmapviz.core.base import valuetext
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import devicefacts, devicewords
-from pmapviz.core.ui import queue_display, tables
+from pmapviz.core.ui import queue_display, recompute, tables
 from pmapviz.core.xla import timeline, tracefiles
 from pmapviz.features.compiled import tracecapture
 from pmapviz.features.timing import sweepsetup, timecharts
@@ -92,9 +92,10 @@ def capture(call, facts: devicefacts.Facts) -> None:
         on_wait, clear_wait = queue_display.show(stop_key="cp_trace_stop")
         try:
             bw = sweepsetup.bandwidth(memorypool.budget()).bandwidth_gbs
-            tl, times = tracecapture.collective_timeline(
-                call.key, call.n, call.m, call.groups, call.perm, bw, on_wait
-            )
+            with recompute.working("Tracing one call on every device..."):
+                tl, times = tracecapture.collective_timeline(
+                    call.key, call.n, call.m, call.groups, call.perm, bw, on_wait
+                )
             clear_wait()
             show(tl, "cp_timeline", bw)
             tables.show(tracecapture.time_rows(times))
@@ -122,7 +123,8 @@ def upload() -> None:
         return
     kept = st.session_state.get(UPLOADED)
     if kept is None or kept[0] != file.file_id:  # read once per file, not on every rerun
-        loaded = queue_display.queued(lambda w: read(file, w), "cp_upload_stop")
+        with recompute.working("Reading the trace..."):
+            loaded = queue_display.queued(lambda w: read(file, w), "cp_upload_stop")
         if loaded is None:
             return  # the wait ended without a turn (shown): the next rerun tries again
         kept = (file.file_id, loaded)

@@ -10,7 +10,7 @@ from pmapviz.core.devices import jaxstartup
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.running import programanalysis
-from pmapviz.core.ui import compiled_analysis
+from pmapviz.core.ui import compiled_analysis, recompute
 from pmapviz.features.explorer import codegen
 
 
@@ -45,8 +45,9 @@ def _compiled(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> 
             icon=":material/info:",
         )
     elif st.toggle("Compile it and show the collectives XLA emits", key="ex_xla"):
-        with st.spinner("Lowering and compiling..."):
-            compiled_analysis.show(programanalysis.analyse_plan(program, plan), report.labels)
+        with recompute.working("Lowering and compiling..."):
+            analysis = programanalysis.analyse_plan(program, plan)
+        compiled_analysis.show(analysis, report.labels)
         st.page_link(
             page_file("compiled"),
             label="More on the Compiled program page",

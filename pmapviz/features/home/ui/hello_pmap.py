@@ -6,13 +6,19 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.devices import deviceset
-from pmapviz.core.ui import grids, presenter
+from pmapviz.core.ui import grids, presenter, recompute
 from pmapviz.features.home import pmapdemos
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _hello_program(device_set: str, n: int):
     return pmapdemos.hello_program(n)
+
+
+def warm(n: int) -> pmapdemos.HelloResult:
+    """Hello-pmap compiled and run once on ``n`` devices, its program kept for Home's first
+    visit (a server's warm-up: ``pmapviz.app.warmup``). The run."""
+    return pmapdemos.run_hello(_hello_program(deviceset.current(), n), n)
 
 
 def show(n: int, slot) -> None:
@@ -25,7 +31,7 @@ def show(n: int, slot) -> None:
         "    print(s.device, s.index, s.data)",
         language="python",
     )
-    with st.spinner("Compiling and running on every device..."):
+    with recompute.working("Compiling and running on every device..."):
         hello = pmapdemos.run_hello(_hello_program(deviceset.current(), n), n)
     with presenter.picture(slot):
         grids.show(

@@ -12,7 +12,7 @@ from pmapviz.core.base.valueparse import SettingError
 from pmapviz.core.base.valuetext import fmt_bytes, fmt_shape
 from pmapviz.core.budgets import memorymodel
 from pmapviz.core.pods import podtarget
-from pmapviz.core.ui import pod_report, queue_display, tables, url_state
+from pmapviz.core.ui import pod_report, queue_display, recompute, tables, url_state
 from pmapviz.features.meshes import meshcode, meshownf, meshpods, meshsettings, meshspecs, meshviews
 from pmapviz.features.meshes.ui.mesh_form import P
 
@@ -139,7 +139,7 @@ def on_slice(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
 
 def _run(mesh: meshspecs.Mesh, args: list, f: meshownf.MeshF, checked) -> None:
     try:
-        with st.spinner("Compiling and running both views"):
+        with recompute.working("Compiling and running both views..."):
             results = queue_display.queued(
                 lambda on_wait: meshownf.run(mesh, args, f, checked, on_wait=on_wait),
                 stop_key="me_own_stop",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz.core.ui import tables
+from pmapviz.core.ui import recompute, tables
 from pmapviz.features.meshes import meshcode, meshexamples, meshspecs
 from pmapviz.features.meshes.ui import mesh_own
 
@@ -40,7 +40,7 @@ def show(n_devices: int) -> None:
     )
     if not st.button("Run both", icon=":material/play_arrow:", key="me_run"):
         return
-    with st.spinner("Compiling and running both views"):
+    with recompute.working("Compiling and running both views..."):
         results = meshexamples.run_example(ex)
     mesh_own.results_side_by_side(results)
 
@@ -54,7 +54,7 @@ def sweep(n_devices: int) -> None:
         f"Time it over mesh shapes ({shapes})", icon=":material/timer:", key="me_sweep"
     ):
         return
-    with st.spinner("Compiling and timing both views on each mesh shape"):
+    with recompute.working("Compiling and timing both views on each mesh shape..."):
         rows = meshexamples.mesh_sweep(ex)
     st.caption(
         "Median of 5 warm calls each (block_until_ready); the collectives are what XLA "

@@ -12,7 +12,7 @@ from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.running import pmaprun, sandbox
-from pmapviz.core.ui import queue_display, url_state
+from pmapviz.core.ui import queue_display, recompute, url_state
 from pmapviz.features.timing import benchmarking as bench
 from pmapviz.features.timing import sweepsetup
 
@@ -54,7 +54,7 @@ def _timed(program: Program, plan: Plan, repeat: int, budget: memorymodel.Budget
         st.error(f"Timing these settings {too_big}.", icon=":material/memory:")
     elif st.button("Time the explorer's settings", key="tl_explorer"):
         on_wait, clear_wait = queue_display.show(stop_key="tl_explorer_stop")
-        with st.spinner("Timing (waits its turn if another benchmark is running)..."):
+        with recompute.working("Timing (waits its turn if another benchmark is running)..."):
             try:
                 st.session_state["tl_report"] = bench.measure_plan(
                     program, plan, repeat=repeat, on_wait=on_wait

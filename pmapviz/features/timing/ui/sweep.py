@@ -12,7 +12,7 @@ import streamlit as st
 from pmapviz.core.base import queues, settings
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import devicefacts, deviceset, devicewords
-from pmapviz.core.ui import grids, presenter, queue_display, url_state
+from pmapviz.core.ui import grids, presenter, queue_display, recompute, url_state
 from pmapviz.core.ui.long_run import LongRun
 from pmapviz.features.timing import benchmarking as bench
 from pmapviz.features.timing import benchreports, sweepsetup, timebars, workloads
@@ -154,18 +154,19 @@ def _sweep(choice: SweepChoice, repeat: int) -> None:
         _draw_so_far(live, partial, m.size)
 
     try:
-        result = bench.sweep(
-            wl,
-            sorted(choice.sizes),
-            sorted(choice.ks),
-            choice.impls,
-            repeat=repeat,
-            budget=choice.budget,
-            progress=_progress,
-            on_wait=on_wait,
-        )
-        if choice.beside and not result.cancelled:
-            result = _beside(choice, repeat, result, _progress, on_wait)
+        with recompute.working("Measuring (the bars above fill in as it goes)..."):
+            result = bench.sweep(
+                wl,
+                sorted(choice.sizes),
+                sorted(choice.ks),
+                choice.impls,
+                repeat=repeat,
+                budget=choice.budget,
+                progress=_progress,
+                on_wait=on_wait,
+            )
+            if choice.beside and not result.cancelled:
+                result = _beside(choice, repeat, result, _progress, on_wait)
     except (queues.WaitTimeout, sweepsetup.BenchError) as err:
         result = None
         st.error(str(err), icon=":material/hourglass_disabled:")

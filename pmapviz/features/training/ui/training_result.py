@@ -8,7 +8,7 @@ import streamlit as st
 
 from pmapviz.core.devices import devicewords, jaxstartup
 from pmapviz.core.drawing import gridhtml
-from pmapviz.core.ui import grids, queue_display
+from pmapviz.core.ui import grids, queue_display, recompute
 from pmapviz.features.timing import sweepsetup, timecharts
 from pmapviz.features.training import trainingmodel, trainingrun
 
@@ -150,7 +150,7 @@ def _step_times(hc: trainingmodel.Config, report: jaxstartup.DeviceReport) -> No
     st.markdown(devicewords.step_time_story(report.facts, hc.batch))
     if st.button("Measure time per step", key="tr_time", icon=":material/timer:"):
         ks = [x for x in sweepsetup.device_counts(report.count) if hc.batch % x == 0]
-        with st.spinner(f"Timing {len(ks)} device counts..."):
+        with recompute.working(f"Timing {len(ks)} device counts..."):
             st.session_state["tr_times"] = queue_display.queued(
                 lambda on_wait: trainingrun.time_per_step(hc, ks, on_wait=on_wait)
             )

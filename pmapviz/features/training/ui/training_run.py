@@ -10,7 +10,7 @@ from dataclasses import replace
 import streamlit as st
 
 from pmapviz.core.pods import podprograms, podtarget, podtopology
-from pmapviz.core.ui import pod_report, queue_display, url_state
+from pmapviz.core.ui import pod_report, queue_display, recompute, url_state
 from pmapviz.core.ui.long_run import LongRun
 from pmapviz.features.timing import timecharts
 from pmapviz.features.training import traininganalysis, trainingmodel, trainingrun
@@ -132,9 +132,10 @@ def _train(cfg: trainingmodel.Config) -> None:
                 key=f"tr_live_{step}",
             )
 
-    hist = queue_display.queued(
-        lambda on_wait: trainingrun.train(cfg, progress=_progress, on_wait=on_wait)
-    )
+    with recompute.working(f"Training {cfg.steps} steps on {cfg.devices} device(s)..."):
+        hist = queue_display.queued(
+            lambda on_wait: trainingrun.train(cfg, progress=_progress, on_wait=on_wait)
+        )
     TRAINING.finish(hist)
     stop_slot.empty()
     bar.empty()

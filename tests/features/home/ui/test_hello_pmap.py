@@ -17,3 +17,13 @@ def test_every_device_shows_its_x_and_what_it_computed():
     assert f"arange({TEST_DEVICES})" in grid and grid.count("title=") >= 2 * TEST_DEVICES
     assert "y.sharding" in at.caption[0].value
     assert f"jnp.arange({TEST_DEVICES})" in at.code[0].value
+
+
+def test_the_warm_up_runs_it_for_real_outside_a_page():
+    import numpy as np
+
+    from pmapviz.features.home.ui import hello_pmap
+
+    hello = hello_pmap.warm(TEST_DEVICES)  # as a server warms, before any session
+    assert np.array_equal(hello.values, 2 * np.arange(TEST_DEVICES))
+    assert len(hello.outputs) == TEST_DEVICES
