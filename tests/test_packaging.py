@@ -5,6 +5,7 @@ with tests/e2e/test_serve_wheel_e2e.py, in this module's xdist group).
 """
 
 import email.parser
+import importlib.metadata
 import tomllib
 import zipfile
 from pathlib import Path
@@ -19,7 +20,7 @@ from tests.wheelbuild import run_checked
 
 ROOT = Path(__file__).resolve().parent.parent
 # requirements.txt's pins of packages the app does not import: a dependency's dependency, pinned
-# for a reason said there, and left out of the wheel's requirements
+# for a reason said there, and bounded from above in the wheel's requirements for that reason
 INDIRECT = {"ml_dtypes"}
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # tests/wheelbuild.py's ``installed`` is built once a run: its users are one xdist group
@@ -55,12 +56,10 @@ def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
     assert meta["Requires-Python"] == PYPROJECT["project"]["requires-python"]
     every = [Requirement(r) for r in meta.get_all("Requires-Dist")]
     required = {r.name: r for r in every if not r.marker or "extra" not in str(r.marker)}
-    direct = {name: pin for name, pin in _pins().items() if name not in INDIRECT}
-    assert (
-        set(required)
-        == set(direct)
-        == {"jax", "jaxlib", "numpy", "streamlit", "plotly", "pandas", "psutil"}
-    )
+    pins = _pins()
+    direct = {name: pin for name, pin in pins.items() if name not in INDIRECT}
+    assert set(direct) == {"jax", "jaxlib", "numpy", "streamlit", "plotly", "pandas", "psutil"}
+    assert set(required) == set(pins) == set(direct) | INDIRECT
     # the pods extra: libtpu as requirements-pods.txt pins it, for Linux x86_64 only
     assert meta.get_all("Provides-Extra") == ["pods"]
     pods = [r for r in every if r.marker and 'extra == "pods"' in str(r.marker)]
@@ -69,19 +68,40 @@ def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
         str(*pin.specifier)[2:]
     )
     assert "linux" in str(pods[0].marker) and "x86_64" in str(pods[0].marker)
-    for name, pin in direct.items():
+    for name, pin in pins.items():
         assert required[name].specifier.contains(pin), (name, str(required[name]), pin)
+    # ml_dtypes: the wheel's bound takes requirements.txt's pin and keeps pip below the release
+    # requirements.txt pins away from (the next minor, named there as the slow one)
+    pin = pins["ml_dtypes"]
+    slow = Version(f"{pin.major}.{pin.minor + 1}.0")
+    assert f"ml_dtypes {slow}'s extension takes" in (ROOT / "requirements.txt").read_text()
+    assert not required["ml_dtypes"].specifier.contains(slow), str(required["ml_dtypes"])
 
 
-def test_every_lower_bound_is_met_by_the_tested_pin_and_none_is_an_upper_bound():
+def test_every_lower_bound_is_met_by_the_tested_pin_and_only_ml_dtypes_has_an_upper_one():
     deps = [Requirement(d) for d in PYPROJECT["project"]["dependencies"]]
     pins = _pins()
-    assert sorted(d.name for d in deps) == sorted(set(pins) - INDIRECT)
+    assert sorted(d.name for d in deps) == sorted(pins)
     for dep in deps:
-        ops = {s.operator for s in dep.specifier}
-        assert ops == {">="}, f"{dep}: a lower bound only (requirements.txt pins the tested one)"
-        (bound,) = dep.specifier
-        assert Version(bound.version) <= pins[dep.name], (str(dep), str(pins[dep.name]))
+        ops = sorted(s.operator for s in dep.specifier)
+        pin = pins[dep.name]
+        if dep.name not in INDIRECT:
+            assert ops == [">="], (
+                f"{dep}: a lower bound only (requirements.txt pins the tested one)"
+            )
+        else:  # kept below a release for the reason requirements.txt gives
+            assert ops == ["<", ">="], f"{dep}: a lower and an upper bound"
+        low = next(s for s in dep.specifier if s.operator == ">=")
+        assert Version(low.version) <= pin and dep.specifier.contains(pin), (str(dep), str(pin))
+    # ml_dtypes' lower bound is one JAX itself accepts (JAX 0.10.2: ml_dtypes>=0.5.0)
+    (ml,) = [d for d in deps if d.name == "ml_dtypes"]
+    (jax_wants,) = [
+        Requirement(r)
+        for r in importlib.metadata.requires("jax")
+        if Requirement(r).name == "ml_dtypes" and not Requirement(r).marker
+    ]
+    low = next(s for s in ml.specifier if s.operator == ">=")
+    assert jax_wants.specifier.contains(low.version), (str(ml), str(jax_wants))
 
 
 def test_the_version_is_read_from_the_package():

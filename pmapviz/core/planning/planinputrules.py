@@ -15,7 +15,7 @@ import math
 
 from pmapviz.core.base.settings import DTYPES
 from pmapviz.core.base.valueparse import MAX_ELEMENTS
-from pmapviz.core.base.valuetext import fmt_count, fmt_int, fmt_shape, quote
+from pmapviz.core.base.valuetext import counted, fmt_count, fmt_int, fmt_shape, quote
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning.planfacts import Normalised, Problem, Rule
 
@@ -225,9 +225,10 @@ def rule_mapped_axis_fits(n: Normalised) -> Problem | None:
     ax0 = first.axis
     return Problem(
         "mapped_axis_too_large",
-        f"Axis {ax0} of {first.name} has {first.shape[ax0]:,} elements but there are "
-        f"{n.n_devices} devices; pmap puts exactly one slice of the mapped axis on each device, "
-        f"so it can be at most {n.n_devices}.",
+        f"Axis {ax0} of {first.name} has {first.shape[ax0]:,} elements but there "
+        f"{'is' if n.n_devices == 1 else 'are'} {counted(n.n_devices, 'device')}; pmap puts "
+        f"exactly one slice of the mapped axis on each device, so it can be at most "
+        f"{n.n_devices}.",
         "; ".join(lines).capitalize() + f", and keep in_axes={ax0}: each device then gets a "
         "block and can vmap over it (pmap(vmap(f))).",
         arg=first.argument,

@@ -19,8 +19,28 @@ class CollectiveError(ValueError):
     """A choice that makes no sense for this collective; the message says why and what to do."""
 
 
-VALUE_KINDS = ("arange", "random")
+VALUE_KINDS = ("arange", "random")  # the link's and the notebook's words (old links keep them)
+# what each kind's values are (collectiveruns.make_input): never 0, so a zero is never a copy
+VALUE_LABELS = {
+    "arange": "1, 2, 3, ...",
+    "random": "random",
+}
+VALUE_HELP = (
+    "1, 2, 3, ...: device i holds row i of np.arange(1, n*m + 1).reshape(n, m), n devices of m "
+    "elements (starting at 1, not 0: a zero after the collective is never a value that moved). "
+    "random: n*m distinct whole numbers drawn from 1 to max(99, n*m)."
+)
 PERMUTATIONS = ("ring right", "ring left", "custom")
+
+
+def value_label(kind: str) -> str:
+    """What a value kind's numbers are, as the page labels them: 'arange' -> '1, 2, 3, ...'."""
+    return VALUE_LABELS.get(kind, kind)
+
+
+def value_words(kind: str) -> str:
+    """'arange' (1, 2, 3, ...), for a message that names the kind as it is typed."""
+    return f"'{kind}' ({value_label(kind)})" if value_label(kind) != kind else f"'{kind}'"
 
 
 # ---------------------------------------------------------------- parsing

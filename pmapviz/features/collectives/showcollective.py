@@ -75,7 +75,7 @@ def element_count(c: Collective, elements: Any, n: int) -> int:
 def value_kind(values: Any) -> str:
     """Which values each device starts with: one of ``collectivechoices.VALUE_KINDS``."""
     if values not in collectivechoices.VALUE_KINDS:
-        kinds = ", ".join(collectivechoices.VALUE_KINDS)
+        kinds = " or ".join(map(collectivechoices.value_words, collectivechoices.VALUE_KINDS))
         raise CollectiveError(f"values={values!r:.40}: choose one of {kinds}.")
     return values
 
@@ -154,8 +154,11 @@ def collective(
     device's values before and after, read from the arrays' shards. ``groups``: the
     reductions' ``axis_index_groups`` ('0 1 | 2 3' or [[0, 1], [2, 3]]); ``pairs``: ppermute's
     pairs ('0->1, 1->0', [(0, 1), (1, 0)] or 'ring left'; default a ring right); ``values``:
-    'arange' or 'random'. Raises ValueError (``collectivechoices.CollectiveError``) with the
-    playground's message for a name, count, group or pair that is not one."""
+    'arange' (1, 2, 3, ...: device i holds row i of ``np.arange(1, n*m + 1).reshape(n, m)``,
+    never 0, so a zero after the collective is never a value that moved) or 'random' (distinct
+    whole numbers from 1 to max(99, n*m)). Raises ValueError
+    (``collectivechoices.CollectiveError``) with the playground's message for a name, count,
+    group or pair that is not one."""
     notes = notebookviews.ready()
     c = collective_for(name)
     n = device_count(devices, devicefacts.facts().local_count)

@@ -7,12 +7,19 @@ import json
 import sys
 
 from pmapviz.core.base import valueparse
+from pmapviz.core.devices import devicefacts
 from pmapviz.core.devices.cliflags import MAX_PAIRS, MAX_REPEAT, MAX_SEED, _settings, _start
+from pmapviz.core.planning import seedpairs
 from pmapviz.features.live import dotproduct
 
 
 def _dot_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pairs", default="10000000", help="number of pairs of 3-vectors (default 10M)")
+    p.add_argument(
+        "--pairs",
+        default=None,
+        help="number of pairs of 3-vectors, a multiple of the devices (default: the seed's "
+        "10,000,000, or the largest multiple of the devices below it)",
+    )
     p.add_argument("--repeat", default="3", help="timed runs after a warm-up, 1 to 100")
     p.add_argument("--seed", default="0", help=f"0 to {MAX_SEED:,}")
 
@@ -20,7 +27,10 @@ def _dot_args(p: argparse.ArgumentParser) -> None:
 def cmd_dot(args: argparse.Namespace) -> int:
     """The seed's pmap(vmap(dot)) example, timed and checked against jit(vmap(dot))."""
     _start(_settings(args), args)
-    pairs = valueparse.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
+    if args.pairs is None:  # the seed's pairs as they split over this process's devices
+        pairs = seedpairs.split(devicefacts.facts().local_count).used
+    else:
+        pairs = valueparse.parse_int(args.pairs, "--pairs", dotproduct.MIN_PAIRS, MAX_PAIRS)
     repeat = valueparse.parse_int(args.repeat, "--repeat", 1, MAX_REPEAT)
     seed = valueparse.parse_int(args.seed, "--seed", 0, MAX_SEED)
     try:

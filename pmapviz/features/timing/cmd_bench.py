@@ -19,10 +19,17 @@ from pmapviz.core.devices.cliflags import (
 )
 from pmapviz.features.timing import benchmarking, sweepsetup, workloads
 
+DEFAULT_SIZE = 2**20  # the default --size: a million elements
+
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", default="dot", choices=sorted(workloads.WORKLOADS))
-    p.add_argument("--size", default="1048576", help="comma-separated sizes, e.g. 65536,1048576")
+    p.add_argument(
+        "--size",
+        default=None,
+        help=f"comma-separated sizes, e.g. 65536,1048576 (default {DEFAULT_SIZE:,}, rounded down "
+        "to split evenly over every device count)",
+    )
     p.add_argument(
         "--devices",
         default=None,
@@ -59,7 +66,7 @@ def _bench_inputs(args: argparse.Namespace) -> tuple:
     if args.platform:
         argv += ["--platform", args.platform]
     device_settings = jaxstartup.parse_settings(argv + _max_seconds_argv(args), os.environ)
-    sizes = valueparse.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE)
+    sizes = valueparse.parse_int_list(args.size, "--size", 1, MAX_BENCH_SIZE) if args.size else None
     impls = (
         [valueparse.parse_choice(i, "--impls", sweepsetup.IMPLS) for i in args.impls.split(",")]
         if args.impls
@@ -79,6 +86,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     device_settings, ks, sizes, impls, repeat, target = _bench_inputs(args)
     _start(device_settings, args, "real")
     ks = ks or sweepsetup.device_counts(devicefacts.facts().local_count)  # the devices it has
+    if sizes is None:  # the default, split evenly over these counts (and said where it moved)
+        sizes = sweepsetup.split_evenly([DEFAULT_SIZE], ks)
+        if sizes != [DEFAULT_SIZE] and args.json != "-":
+            print(
+                f"size {sizes[0]:,}: the default {DEFAULT_SIZE:,} rounded down to split evenly "
+                f"over {', '.join(map(str, ks))} devices",
+                flush=True,
+            )
     try:
         report = benchmarking.sweep(
             workloads.WORKLOADS[args.workload],

@@ -160,3 +160,11 @@ def test_each_input_rule_passes_what_is_not_its_business(rule, n):
     """Nothing for settings that are fine by this rule, even where another rule would object
     (e.g. sizes that differ are not an oversized axis)."""
     assert planfacts.as_list(rule(n)) == []
+
+
+def test_one_device_is_said_in_the_singular():
+    from dataclasses import replace
+
+    n = replace(_norm([_leaf(0, "x", (4, 3), 0)]), n_devices=1)
+    problem = planinputrules.rule_mapped_axis_fits(n)
+    assert "Axis 0 of x has 4 elements but there is 1 device;" in problem.message

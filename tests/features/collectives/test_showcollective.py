@@ -88,7 +88,7 @@ def test_the_picture_is_the_pages_grid():
         (dict(name="all_gather", groups="0 1 2 3 | 4 5 6 7"), "applies to the reductions"),
         (dict(name="psum", pairs="0->1"), "pairs apply to ppermute"),
         (dict(name="all_to_all", elements=3), "must be a multiple of 8"),
-        (dict(name="psum", values="ones"), "choose one of arange, random"),
+        (dict(name="psum", values="ones"), "choose one of 'arange' (1, 2, 3, ...) or 'random'."),
     ],
 )
 def test_bad_input_raises_the_playgrounds_message(kwargs, message):

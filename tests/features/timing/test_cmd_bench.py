@@ -232,3 +232,11 @@ def test_bench_json_past_a_real_file_size_limit_says_one_line_with_no_traceback(
     assert "written to" not in done.stdout and "[1/1] numpy" in done.stdout  # it did measure
     assert target.read_text() == '{"old": true}'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.json"]
+
+
+def test_the_default_size_splits_over_three_devices_and_says_where_it_moved():
+    r = run_cli("bench", "--devices", "1,3", "--impls", "vmap", "--repeat", "1")
+    assert r.returncode == 0, r.stderr
+    said = "size 1,048,575: the default 1,048,576 rounded down to split evenly over 1, 3 devices"
+    assert said in r.stdout
+    assert "size  1,048,575" in r.stdout and "size  1,048,576" not in r.stdout

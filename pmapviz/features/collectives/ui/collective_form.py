@@ -20,7 +20,13 @@ def show(n_all: int) -> collectivedefs.Collective:
     with st.container(border=True):
         c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
         coll = collective_picker.boxes(c1, c2, c3, P, n_all)
-        c4.radio("Values", collectivechoices.VALUE_KINDS, key=P + "v")
+        c4.radio(
+            "Values",
+            collectivechoices.VALUE_KINDS,
+            key=P + "v",
+            format_func=collectivechoices.value_label,
+            help=collectivechoices.VALUE_HELP,
+        )
         st.caption(coll.explain)
         if coll.uses_groups:
             st.text_input(
@@ -53,7 +59,8 @@ def sizes(n_all: int) -> tuple[int, int]:
 
 
 def value_kind() -> str:
-    """Which values each device starts with (arange, random, ...)."""
+    """Which values each device starts with: 'arange' (1, 2, 3, ...) or 'random', as the link
+    says it."""
     return st.session_state[P + "v"]
 
 

@@ -30,3 +30,21 @@ def test_a_reduction_offers_groups_and_bad_sizes_stop_with_a_message():
     assert at.text_input(key="co_g").label == "axis_index_groups (optional)"
     at.text_input(key="co_n").input("many").run()
     assert any("many" in e.value for e in at.error)
+
+
+def test_the_values_are_labelled_as_what_they_are_and_an_old_link_keeps_working():
+    import numpy as np
+
+    from pmapviz.features.collectives import collectiveruns
+
+    at = render(_form, TEST_DEVICES, query={"c": "psum", "n": "2", "m": "3", "v": "arange"})
+    assert not at.exception
+    radio = at.radio(key="co_v")
+    assert radio.value == "arange" and "arange" in at.markdown[-1].value  # the link's word
+    first = collectiveruns.make_input(2, 3, "arange")
+    shown = ", ".join(f"{v:g}" for v in first.ravel()[:3]) + ", ..."
+    assert radio.format_func("arange") == shown == "1, 2, 3, ..."  # what the devices hold
+    assert "np.arange(1, n*m + 1)" in radio.help
+    assert np.array_equal(first, np.arange(1, 7).reshape(2, 3))
+    radio.set_value("random").run()
+    assert at.query_params["v"] in ("random", ["random"])
