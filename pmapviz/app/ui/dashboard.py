@@ -31,6 +31,7 @@ def main() -> None:
     st.set_page_config(page_title="pmapviz", page_icon=ICON, layout="wide")
     st.set_option("client.showErrorDetails", "none")  # also in serverconfig.OPTIONS
     page_code.guard()  # Streamlit parses no script beside your f (pmapviz.core.base.pythonast)
+    heavyimports.begin()  # pandas imports beside JAX's start; ready() below waits for it
     try:
         settings = jaxstartup.parse_settings(sys.argv[1:], os.environ)
         jaxstartup.apply(settings)  # before anything else touches JAX

@@ -9,7 +9,8 @@
    imports it under one lock, and the dashboard calls it before every page (a no-op once
    done), ``pmapviz serve`` before the server takes requests, and every table and the
    notebook views through :func:`pandas`. It costs ~0.4 s once, on a process's first page
-   (``streamlit run``) or its start (``pmapviz serve``).
+   (``streamlit run``) or its start (``pmapviz serve``); the first page starts it in a thread
+   (:func:`begin`) while JAX starts, and waits for it before any page code runs.
 2. **The start-up heap leaves the garbage collector's view.** Streamlit's full
    ``gc.collect(2)`` after every script run (``runner.postScriptGC``) is off in this app's
    server settings (a room of followers polling ran 60 a second and stalled the server), but
@@ -34,6 +35,7 @@ _IMPORT = threading.Lock()  # held for the whole import: a second caller waits f
 _READY = threading.Event()
 _START = threading.Lock()
 _started: list[threading.Thread] = []
+_begun: list[threading.Thread] = []
 
 
 def ready() -> None:
@@ -45,6 +47,20 @@ def ready() -> None:
         for name in HEAVY:
             importlib.import_module(name)
         _READY.set()
+
+
+def begin() -> threading.Thread | None:
+    """:func:`ready`'s import started in a thread of its own, while the caller starts JAX (whose
+    backend starts in native code, beside it), once per process; the caller still calls
+    :func:`ready` before any page code runs, which waits for the import to end. None where it
+    is done or under way."""
+    with _START:
+        if _READY.is_set() or _IMPORT.locked() or _begun:
+            return None
+        thread = threading.Thread(target=ready, name="pmapviz-import-pandas", daemon=True)
+        _begun.append(thread)
+    thread.start()
+    return thread
 
 
 def pandas() -> ModuleType:

@@ -95,23 +95,29 @@ def chip_html(r: PodReport) -> str:
     coll = next((c for c in r.collectives if len(c.groups) > 1), None) or next(
         (c for c in r.collectives if c.groups), None
     )
-    groups = coll.groups if coll else ()
-    color = {d: _COLORS[k % len(_COLORS)] for k, g in enumerate(groups) for d in g}
-    by_coords: dict[tuple, list] = {}
-    for chip in r.chips:
-        by_coords.setdefault(chip.coords, []).append(chip)
-    hosts: dict[int, list] = {}
-    for coords, chips in sorted(by_coords.items(), key=lambda kv: (kv[1][0].host, kv[0])):
-        hosts.setdefault(chips[0].host, []).append((coords, chips))
-    n = len(by_coords)
-    size = 40 if n <= 16 else 28 if n <= 64 else 12
-    boxes = [_host_box(host, chips, color, size) for host, chips in hosts.items()]
     said = f"{r.summary}" + (
         f"; {coll.kind} {coll.shape} in {len(coll.groups)} group(s) of {coll.group_size}, "
         f"{coll.crossing} crossing hosts"
         if coll
         else "; no collective"
     )
+    return slice_html(r.chips, said, coll.groups if coll else ())
+
+
+def slice_html(chips, said: str, groups: tuple[tuple[int, ...], ...] = ()) -> str:
+    """The slice's ``chips`` (:class:`~pmapviz.core.pods.podtopology.Chip`) in their hosts,
+    coloured by ``groups``, over the line ``said``: drawn from the topology alone before a
+    compile, and from the report after it (:func:`chip_html`)."""
+    color = {d: _COLORS[k % len(_COLORS)] for k, g in enumerate(groups) for d in g}
+    by_coords: dict[tuple, list] = {}
+    for chip in chips:
+        by_coords.setdefault(chip.coords, []).append(chip)
+    hosts: dict[int, list] = {}
+    for coords, on in sorted(by_coords.items(), key=lambda kv: (kv[1][0].host, kv[0])):
+        hosts.setdefault(on[0].host, []).append((coords, on))
+    n = len(by_coords)
+    size = 40 if n <= 16 else 28 if n <= 64 else 12
+    boxes = [_host_box(host, on, color, size) for host, on in hosts.items()]
     line = f"<div style='font-size:13px;color:#57606a;margin:2px 3px 6px'>{escape(said)}</div>"
     return f"<div role='img' aria-label='{escape(said)}'>{''.join(boxes)}{line}</div>"
 

@@ -89,14 +89,30 @@ def program_and_report(program: PodProgram, topology: str, key: str, slot=None):
     report, or None."""
     with st.expander("The program", expanded=False):
         st.code(program.code, language="python")
+    # the slice first, as HTML: from the topology alone while the program compiles, then with
+    # the compiled program's groups; drawn at once, while the browser still loads the chart
+    # code of the figure below (Plotly's, about a second on a 2-core machine)
+    place = (slot if slot is not None else st.container()).empty()
+    _slice_before_compile(place, topology)
     compiled = compile_report(program, topology)
-    if compiled is not None:
-        # the slice first, as HTML: drawn at once, while the browser still loads the chart
-        # code of the figure below (Plotly's, about a second on a 2-core machine)
-        with slot if slot is not None else st.container():
-            picture(compiled)
-        show(compiled, key)
+    if compiled is None:
+        place.empty()
+        return None
+    with place:
+        picture(compiled)
+    show(compiled, key)
     return compiled
+
+
+def _slice_before_compile(place, topology: str) -> None:
+    """The slice's chips and hosts, before the program that will colour them is compiled
+    (nothing where this machine cannot load the topology: the compile says why)."""
+    try:
+        pod = podtopology.load(topology)
+    except podtopology.PodUnavailable:
+        return
+    said = f"{pod.summary()}; compiling the program for it"
+    place.markdown(podview.slice_html(pod.chips, said), unsafe_allow_html=True)
 
 
 def show(r: PodReport, key: str) -> None:

@@ -1,5 +1,6 @@
-"""pmapviz.core.base.heavyimports: pandas imported whole, once, under one lock, never in the
-background; the background warm-up only freezes the start-up heap.
+"""pmapviz.core.base.heavyimports: pandas imported whole, once, under one lock, and whole before
+any page code runs (its import may start beside JAX's, and ready() waits for it); the
+background warm-up only freezes the start-up heap.
 Each test runs in a fresh interpreter: this one has imported pandas long ago."""
 
 import subprocess
@@ -97,3 +98,19 @@ def test_the_warm_up_takes_the_start_up_heap_out_of_every_full_collection():
     assert int(frozen) > 0.9 * int(before)
     assert int(after) < 0.05 * int(before)
     assert (old_freed, new_freed) == ("True", "True")
+
+
+def test_begin_imports_beside_the_caller_and_ready_waits_for_the_whole_module():
+    """The first page starts pandas' import in a thread while it starts JAX; ready() then
+    waits for that import, so no page code ever meets a half-made pandas."""
+    out = _fresh("""
+        import sys
+        from pmapviz.core.base import heavyimports
+        thread = heavyimports.begin()
+        again = heavyimports.begin()
+        import jax; jax.devices()  # the caller's own start, beside it
+        heavyimports.ready()
+        whole = hasattr(sys.modules["pandas"], "DataFrame")
+        print(thread.name, thread.daemon, again, whole, heavyimports.begin())
+    """)
+    assert out == "pmapviz-import-pandas True None True None"
