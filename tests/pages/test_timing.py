@@ -52,6 +52,11 @@ def test_time_the_explorer_settings(run_app):
     at = run_app(
         page=PAGE, query={"fn": "add", "s0": f"{TEST_DEVICES}, 64", "s1": f"{TEST_DEVICES}, 64"}
     )
+    # the link keeps the explorer's settings it was opened with (the page's own settings
+    # rewrite it before the section reads them)
+    assert at.query_params["fn"] == "add" and at.query_params["s0"] == f"{TEST_DEVICES}, 64"
+    said = next(m.value for m in at.markdown if m.value.startswith("f = "))
+    assert f"on x ({TEST_DEVICES}, 64), y ({TEST_DEVICES}, 64)" in said
     at.button(key="tl_explorer").click().run(timeout=300)
     assert not at.exception, [e.value for e in at.exception]
     rows = at.dataframe[0].value

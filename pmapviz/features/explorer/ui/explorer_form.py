@@ -10,7 +10,7 @@ import streamlit as st
 
 from pmapviz.core.base import settings
 from pmapviz.core.base.pytrees import is_tree_text
-from pmapviz.core.planning import scenarios
+from pmapviz.core.planning import scenarios, seedpairs
 from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.ui import presenter, url_state
 from pmapviz.features.explorer import presets
@@ -25,10 +25,17 @@ EXPR_HELP = (
     "`'i'`, `jax.nn.<fn>`, `jax.vmap` and array methods (`.sum()`, `.reshape(...)`, `.T`). "
     "Not allowed: lambdas, imports, other names, allocation from sizes (`jnp.zeros`)."
 )
-SHAPE_HELP = (
-    "Sizes separated by commas, e.g. 8, 1250000, 3. () for a scalar. A pytree argument: a dict "
-    "or tuple of shapes, e.g. {'w': (5, 2), 'b': (2,)}."
-)
+
+
+def shape_help(n: int) -> str:
+    """The shape boxes' help, its example the seed's reshape on this server's ``n`` devices."""
+    example = ", ".join(f"{d}" for d in seedpairs.split(n).blocked)
+    return (
+        f"Sizes separated by commas, e.g. {example}. () for a scalar. A pytree argument: a "
+        "dict or tuple of shapes, e.g. {'w': (5, 2), 'b': (2,)}."
+    )
+
+
 IN_AXES_HELP = (
     "The axis to split across devices (0, 1, ...), or None. A negative axis works in JAX "
     "0.10's pmap only when it means axis 0. For a dict or tuple argument: one axis for all of "
@@ -131,7 +138,7 @@ def show(n: int) -> Scenario:
             )
         else:
             st.caption(scenarios.program_for(st.session_state[P + "fn"]).description)
-        _argument_boxes(current(n).arg_names)
+        _argument_boxes(current(n).arg_names, n)
     now = current(n)
     st.session_state[url_state.EXPLORER_KEY] = now.texts()
     return now
@@ -144,7 +151,7 @@ def argument_widths(shape_text, axes_text) -> list[int]:
     return [4, 3, 3] if tree else [4, 3, 2]
 
 
-def _argument_boxes(names: list[str]) -> None:
+def _argument_boxes(names: list[str], n: int) -> None:
     """Shape, dtype and in_axes of each argument (each box labelled with its argument's
     name), as one row of columns per three arguments (fewer layout blocks per edit), or per
     argument in presenter mode, whose larger type needs the width."""
@@ -162,6 +169,6 @@ def _argument_boxes(names: list[str]) -> None:
         cols = st.columns(widths + pad)
         for j, k in enumerate(ks):
             a, b, c = cols[3 * j : 3 * j + 3]
-            a.text_input(f"shape of {names[k]}", key=f"{P}s{k}", max_chars=200, help=SHAPE_HELP)
+            a.text_input(f"shape of {names[k]}", key=f"{P}s{k}", max_chars=200, help=shape_help(n))
             b.selectbox(f"dtype of {names[k]}", settings.DTYPES, key=f"{P}d{k}")
             c.text_input(f"in_axes of {names[k]}", key=f"{P}a{k}", max_chars=200, help=IN_AXES_HELP)

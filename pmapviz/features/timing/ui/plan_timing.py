@@ -11,16 +11,18 @@ from pmapviz.core.budgets import memoryestimates, memorymodel
 from pmapviz.core.expressions.functions import Program
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.planning import Plan
+from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.running import pmaprun, sandbox
 from pmapviz.core.ui import queue_display, recompute, url_state
 from pmapviz.features.timing import benchmarking as bench
 from pmapviz.features.timing import sweepsetup
 
 
-def show(n: int, repeat: int, budget: memorymodel.Budget) -> None:
-    """The section that times the explorer's settings, or says why they cannot be timed."""
+def show(n: int, repeat: int, budget: memorymodel.Budget, explored: Scenario | None = None) -> None:
+    """The section that times the explorer's settings (``explored``, as the page's form read
+    them before it rewrote the link), or says why they cannot be timed."""
     with st.expander("Time the explorer's current settings"):
-        explored = url_state.explorer_scenario(n)
+        explored = explored or url_state.explorer_scenario(n)
         program, plan, errors = explored.plan(n)
         if elsewhere := explored.plans_elsewhere(n):
             st.caption(

@@ -12,6 +12,7 @@ import streamlit as st
 from pmapviz.core.base import queues, settings
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import devicefacts, deviceset, devicewords
+from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.ui import grids, presenter, queue_display, recompute, url_state
 from pmapviz.core.ui.long_run import LongRun
 from pmapviz.features.timing import benchmarking as bench
@@ -31,6 +32,7 @@ class SweepChoice:
     schema: settings.Schema
     budget: memorymodel.Budget
     beside: str | None = None  # also measure on this set (the emulated CPU devices beside)
+    explored: Scenario | None = None  # the explorer's settings, which the lab can time too
 
 
 def form(n: int) -> SweepChoice:
@@ -65,8 +67,12 @@ def form(n: int) -> SweepChoice:
         ks = c3.multiselect("Device counts", ks_all, key=P + "ks")
         impls = c4.multiselect("Implementations", sweepsetup.IMPLS, key=P + "impls")
         beside = _beside_box()
-    url_state.save(P, schema, sizes=sizes)  # the sizes' widget is the workload's own
-    return SweepChoice(wl, sizes, ks, impls, schema, memorypool.budget(), beside)
+    # the explorer's settings, read before this page's link is rewritten, and kept in it: a
+    # link to the lab times the settings it was shared with (as the Compiled page's does)
+    explored = url_state.explorer_scenario(n)
+    also = url_state.scenario_query(explored, n)
+    url_state.save(P, schema, sizes=sizes, also=also)  # the sizes' widget is the workload's own
+    return SweepChoice(wl, sizes, ks, impls, schema, memorypool.budget(), beside, explored)
 
 
 def _beside_box() -> str | None:

@@ -52,3 +52,12 @@ def test_a_preset_button_applies_its_settings():
     first = presets.PRESETS[0]
     at.button(key=f"preset_{first.key}").click().run()
     assert at.selectbox(key="ex_fn").value == first.scenario(TEST_DEVICES).fn
+
+
+def test_the_shape_help_gives_the_seeds_reshape_for_this_servers_devices():
+    from pmapviz.core.planning import seedpairs
+
+    for n in (1, 3, 8):
+        blocked = seedpairs.split(n).blocked
+        assert f"e.g. {blocked[0]}, {blocked[1]}, 3." in explorer_form.shape_help(n)
+    assert "e.g. 3, 3333333, 3." in explorer_form.shape_help(3)  # not 8, 1250000 on 3
