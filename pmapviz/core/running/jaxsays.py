@@ -159,7 +159,11 @@ def jax_says(program: Program, plan: Plan, limit_s: float = LIMIT_S) -> JaxSaid 
                 target=_ask_and_keep,
                 args=(key, program, plan, used),
                 name="pmapviz-jax-says",
-                daemon=True,
+                # not a daemon: a daemon thread still inside jaxlib's C++ when the interpreter
+                # finalizes is unwound by force, and the process aborts ("FATAL: exception not
+                # rethrown": the doctor's exit, once). Python waits for it; a server's stop
+                # does not (stopping.end_everything_at_exit)
+                daemon=False,
             )
             _ASKING[key] = thread
             thread.start()

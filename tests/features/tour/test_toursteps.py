@@ -2,6 +2,7 @@
 link it gives opens a page whose settings layer accepts all of its parameters."""
 
 import math
+from dataclasses import replace
 from urllib.parse import parse_qsl, urlparse
 
 import pytest
@@ -126,14 +127,32 @@ def test_step_4_says_the_problem_first_and_how_many_devices_its_fix_leaves_idle(
 
 
 def test_step_4_marks_its_problem_to_come_first():
-    """Presenting, the question and pmapviz's answer come first, then the picture; JAX's own
-    error (folded) is no part of the problem, so it never pushes the picture down."""
+    """Presenting, the question, the problem drawn and pmapviz's answer come first, then the
+    fix's picture; JAX's own error (folded) is no part of the problem, so it never pushes a
+    picture down."""
     blocks = toursteps.step_too_many(CTX)
-    first_picture = next(i for i, b in enumerate(blocks) if b.picture)
     problem = [b.kind for b in blocks if b.problem]
-    assert problem == ["markdown", "lesson"] and all(b.problem for b in blocks[:2])
-    assert not blocks[first_picture].problem
+    assert problem == ["markdown", "grid", "lesson"] and all(b.problem for b in blocks[:3])
+    assert blocks[1].picture  # the problem's own picture, second: inside the first screen
+    assert any(b.picture and not b.problem for b in blocks)  # the fix, drawn
     assert not any(b.problem for b in blocks if b.kind == "folded_code")
+
+
+@pytest.mark.parametrize("n", [1, 3, 8, 16, 64])
+def test_step_4_draws_the_entries_that_do_not_fit(n):
+    """Entry i goes to device i; entry n has no device. Long axes are drawn with a gap."""
+    labels = tuple(f"dev:{i}" for i in range(n))
+    ctx = replace(CTX, n=n, labels=labels)
+    grid = next(b for b in toursteps.step_too_many(ctx) if b.kind == "grid")
+    (_, entries), (_, devices) = grid.body
+    assert entries[-1] == (f"x[{n}]", None, f"entry {n} of axis 0: no device left for it")
+    assert devices[-1][:2] == ("none left", None)
+    assert entries[0][:2] == ("x[0]", 0) and devices[0][:2] == ("dev:0", 0)
+    assert len(entries) == min(n + 1, toursteps.SHOWN)
+    drawn = [e[1] for e in entries if e[1] is not None]
+    assert drawn == sorted(drawn) and all(devices[k][1] == e[1] for k, e in enumerate(entries))
+    there = "there is 1 device" if n == 1 else f"there are {n} devices"
+    assert f"has {n + 1} entries and {there}" in grid.extra
 
 
 def test_step_5_results_come_from_the_planner():

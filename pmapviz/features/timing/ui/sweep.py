@@ -70,7 +70,8 @@ def form(n: int) -> SweepChoice:
     # the explorer's settings, read before this page's link is rewritten, and kept in it: a
     # link to the lab times the settings it was shared with (as the Compiled page's does)
     explored = url_state.explorer_scenario(n)
-    also = url_state.scenario_query(explored, n)
+    given = explored != Scenario.from_texts({}, n)  # the explorer's defaults need no keys
+    also = url_state.scenario_query(explored, n) if given else None
     url_state.save(P, schema, sizes=sizes, also=also)  # the sizes' widget is the workload's own
     return SweepChoice(wl, sizes, ks, impls, schema, memorypool.budget(), beside, explored)
 
