@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 
 from pmapviz.core.base.palette import MONO_CSS, device_colour, text_colour
+from pmapviz.core.base.valuetext import counted
 from pmapviz.core.devices import devicefacts
 
 Rows = list[tuple[str, list[tuple[str, int | None, str]]]]
@@ -89,3 +90,35 @@ def device_rows(facts: devicefacts.Facts, per_row: int = 8) -> tuple[Rows, str]:
     ]
     names = ", ".join(d.label for d in devices[:16]) + (" ..." if n > 16 else "")
     return rows, f"The {n} devices of this process, in mesh order: {names}"
+
+
+SHOWN = 16  # entries of a mapped axis drawn in full; more are drawn with a gap
+
+
+def misfit_rows(labels: tuple[str, ...], entries: int, name: str = "x") -> tuple[Rows, str]:
+    """A mapped axis of ``entries`` entries dealt to the devices named ``labels`` as pmap deals
+    them (entry i to device i), the entries past the last device with none to go to; rows for
+    :func:`block_grid`, and the picture's label. Long axes are drawn with a gap."""
+    n = len(labels)
+    every = range(entries)
+    shown = list(every) if entries <= SHOWN else [*every[: SHOWN - 4], None, *every[-3:]]
+    cells, devices = [], []
+    for i in shown:
+        if i is None:  # the entries between, not drawn
+            gap = f"entries {SHOWN - 4} to {entries - 4}"
+            cells.append(("…", None, gap))
+            devices.append(("…", None, gap))
+        elif i < n:
+            cells.append((f"{name}[{i}]", i, f"entry {i} of axis 0 goes to {labels[i]}"))
+            devices.append((html.escape(labels[i]), i, f"{labels[i]} holds {name}[{i}]"))
+        else:
+            cells.append((f"{name}[{i}]", None, f"entry {i} of axis 0: no device left for it"))
+            devices.append(("none left", None, f"{counted(n, 'device')}: none for {name}[{i}]"))
+    there = f"there {'is' if n == 1 else 'are'} {counted(n, 'device')}"
+    label = (
+        f"{name}'s axis 0 has {entries} entries and {there}: pmap gives entry i to device i, "
+        f"and {name}[{n}]"
+        + (f" to {name}[{entries - 1}] have" if entries > n + 1 else " has")
+        + " no device to go to"
+    )
+    return [(f"{name}, axis 0", cells), ("device", devices)], label

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pmapviz.core.base import queues, settings
-from pmapviz.core.base.valuetext import counted, first_line, fmt_shape
+from pmapviz.core.base.valuetext import first_line, fmt_shape
 from pmapviz.core.devices import devicefacts, devicewords
+from pmapviz.core.drawing import gridhtml
 from pmapviz.core.expressions import collectivedefs, functions
 from pmapviz.core.planning import planning, scenarios, seedpairs
 from pmapviz.core.planning.scenarios import Scenario
@@ -126,42 +127,13 @@ def step_too_many(ctx: Context) -> list[TourBlock]:
             "devices? pmapviz, from the shapes alone:",
             problem=True,
         ),
-        _misfit(ctx),
+        TourBlock("grid", *gridhtml.misfit_rows(ctx.labels, n + 1), problem=True),
         TourBlock("lesson", p.problems[0].message, problem=True),
         TourBlock("markdown", f"**Fix:** {p.problems[0].fix}"),
         *_jax_words(program, p),
         *_fixed_cards(p, n),
         _link("Explorer with this mistake", mistake.url("explorer")),
     ]
-
-
-SHOWN = 16  # entries of the mapped axis drawn in full; more are drawn with a gap
-
-
-def _misfit(ctx: Context) -> TourBlock:
-    """The problem drawn: the mapped axis's ``n + 1`` entries against the ``n`` devices, as
-    pmap deals them (entry i to device i), the last entry with no device to go to."""
-    n = ctx.n
-    shown = list(range(n + 1)) if n + 1 <= SHOWN else [*range(SHOWN - 4), None, n - 2, n - 1, n]
-    entries, devices = [], []
-    for i in shown:
-        if i is None:  # the entries between, not drawn
-            entries.append(("…", None, f"entries {SHOWN - 4} to {n - 3}"))
-            devices.append(("…", None, f"devices {SHOWN - 4} to {n - 3}"))
-        elif i < n:
-            entries.append((f"x[{i}]", i, f"entry {i} of axis 0 goes to {ctx.labels[i]}"))
-            devices.append((ctx.labels[i], i, f"{ctx.labels[i]} holds x[{i}]"))
-        else:
-            entries.append((f"x[{i}]", None, f"entry {i} of axis 0: no device left for it"))
-            devices.append(("none left", None, f"{counted(n, 'device')}: none left for x[{n}]"))
-    return TourBlock(
-        "grid",
-        [("x, axis 0", entries), ("device", devices)],
-        f"x's axis 0 has {n + 1} entries and there {'is' if n == 1 else 'are'} "
-        f"{counted(n, 'device')}: pmap gives entry i to device i, and x[{n}] has no device "
-        "to go to",
-        problem=True,
-    )
 
 
 def _jax_words(program, p) -> list[TourBlock]:

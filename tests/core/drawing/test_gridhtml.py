@@ -31,3 +31,16 @@ def test_chips_and_titled_cells_escape_and_label():
     assert palette.device_colour(3) in chips
     cell = gridhtml.titled("<img src=x>", "id 1 & 2")
     assert "<img" not in cell and "&lt;img src=x&gt;" in cell and "&amp;" in cell
+
+
+def test_a_misfit_deals_entry_i_to_device_i_and_names_the_ones_left_over():
+    labels = tuple(f"cpu:{i}" for i in range(8))
+    rows, label = gridhtml.misfit_rows(labels, 10)
+    (_, entries), (_, devices) = rows
+    assert [e[1] for e in entries] == [*range(8), None, None]
+    assert [d[0] for d in devices[-2:]] == ["none left", "none left"]
+    assert label.endswith("x[8] to x[9] have no device to go to")
+    _, one = gridhtml.misfit_rows(("tpu:0",), 2)
+    assert "there is 1 device" in one and one.endswith("x[1] has no device to go to")
+    html = gridhtml.block_grid(*gridhtml.misfit_rows(("<b>",), 2))
+    assert "<b>" not in html.replace("<b>x", "")  # a device's name is escaped

@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlparse
 import pytest
 
 from pmapviz.core.devices import devicefacts
+from pmapviz.core.drawing import gridhtml
 from pmapviz.core.planning import scenarios, seedpairs
 from pmapviz.features.cluster import clustersettings
 from pmapviz.features.collectives import collectivechoices
@@ -148,7 +149,7 @@ def test_step_4_draws_the_entries_that_do_not_fit(n):
     assert entries[-1] == (f"x[{n}]", None, f"entry {n} of axis 0: no device left for it")
     assert devices[-1][:2] == ("none left", None)
     assert entries[0][:2] == ("x[0]", 0) and devices[0][:2] == ("dev:0", 0)
-    assert len(entries) == min(n + 1, toursteps.SHOWN)
+    assert len(entries) == min(n + 1, gridhtml.SHOWN)
     drawn = [e[1] for e in entries if e[1] is not None]
     assert drawn == sorted(drawn) and all(devices[k][1] == e[1] for k, e in enumerate(entries))
     there = "there is 1 device" if n == 1 else f"there are {n} devices"
