@@ -17,7 +17,7 @@ PKG = ROOT / "pmapviz"
 _ALL = sorted(PKG.rglob("*.py"))
 UI = [p for p in _ALL if "ui" in p.relative_to(PKG).parts[:-1]]  # the ui packages: Streamlit
 CORE = [p for p in _ALL if p not in UI]
-PAGE_FILES = sorted((PKG / "app" / "ui" / "pages").glob("[!_]*.py"))  # one file per page
+PAGE_FILES = sorted((ROOT / "pages").glob("[!_]*.py"))  # one file per page, at the top
 
 
 def _imports(path):

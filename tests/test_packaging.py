@@ -78,6 +78,24 @@ def test_the_wheel_holds_the_icon_the_license_and_the_requirements(installed):
     assert not required["ml_dtypes"].specifier.contains(slow), str(required["ml_dtypes"])
 
 
+def test_the_wheel_carries_the_checkouts_pages_byte_for_byte(installed):
+    """pages/ at the top of a checkout is the one copy of the page scripts: the wheel maps it
+    into the package (setup.py), and an installed pmapviz finds it there."""
+    pages = sorted((ROOT / "pages").glob("*.py"))
+    assert [p.name for p in pages if p.name != "__init__.py"]  # the dashboard's pages
+    assert not (ROOT / "pmapviz" / "app" / "ui" / "pages").exists()  # nothing kept twice
+    with zipfile.ZipFile(installed.wheel) as whl:
+        shipped = {n for n in whl.namelist() if n.startswith("pmapviz/app/ui/pages/")}
+        assert shipped == {f"pmapviz/app/ui/pages/{p.name}" for p in pages}
+        for p in pages:
+            assert whl.read(f"pmapviz/app/ui/pages/{p.name}") == p.read_bytes(), p.name
+    where = "from pmapviz.core.base import pageinfo; print(pageinfo.page_file('explorer'))"
+    said = run_checked([installed.python, "-c", where], installed.cwd, installed.env).stdout
+    found = Path(said.strip())
+    assert found.read_bytes() == (ROOT / "pages" / "explorer.py").read_bytes()
+    assert installed.site in found.parents  # the wheel's copy, not the checkout's
+
+
 def test_every_lower_bound_is_met_by_the_tested_pin_and_only_ml_dtypes_has_an_upper_one():
     deps = [Requirement(d) for d in PYPROJECT["project"]["dependencies"]]
     pins = _pins()

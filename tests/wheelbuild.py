@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE", "setup.cfg")
+BUILD_FILES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "setup.cfg")
 
 
 def run_checked(args: list, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -36,9 +36,10 @@ def installed(tmp_path_factory):
     """The wheel built from a copy of the checkout, installed into a fresh venv."""
     tmp = tmp_path_factory.mktemp("packaging")
     src, dist, venv, home = tmp / "src", tmp / "dist", tmp / "venv", tmp / "home"
-    shutil.copytree(
-        ROOT / "pmapviz", src / "pmapviz", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
+    for folder in ("pmapviz", "pages"):
+        shutil.copytree(
+            ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
     for name in BUILD_FILES:
         shutil.copy2(ROOT / name, src / name)
     py = sys.executable

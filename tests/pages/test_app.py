@@ -184,7 +184,7 @@ def test_a_fresh_process_first_chart_never_meets_a_half_imported_pandas():
         "at = AppTest.from_file(os.path.abspath('app.py'), default_timeout=120).run()\n"
         "was = 'pandas' in sys.modules\n"
         "at.query_params.update(c='ppermute', m='4')\n"
-        "at.switch_page('pmapviz/app/ui/pages/collectives.py').run()\n"
+        "at.switch_page('pages/collectives.py').run()\n"
         "print(was, len(at.exception), len(at.error), [e.value for e in at.error])\n"
     )
     r = subprocess.run(

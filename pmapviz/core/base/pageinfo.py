@@ -12,8 +12,13 @@ from pathlib import Path
 
 from pmapviz.core.base import settings
 
-# the pages' folder, inside the package (pmapviz/app/ui/pages/), so a wheel serves them too
-PAGES_FOLDER = Path(__file__).resolve().parents[2] / "app" / "ui" / "pages"
+# The pages' one folder: a checkout's top-level pages/ (beside app.py, as the product's layout
+# has it), which a wheel carries as pmapviz/app/ui/pages/ (setup.py maps it at build time), so
+# `streamlit run app.py` and an installed `pmapviz serve` serve the same files.
+_IN_PACKAGE = Path(__file__).resolve().parents[2] / "app" / "ui" / "pages"
+PAGES_FOLDER = (
+    _IN_PACKAGE if _IN_PACKAGE.is_dir() else Path(__file__).resolve().parents[3] / "pages"
+)
 
 
 def page_file(name: str) -> str:
