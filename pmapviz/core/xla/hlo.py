@@ -8,7 +8,9 @@ Replica groups come in the three syntaxes JAX 0.10 prints, all expanded to expli
 - explicit: ``replica_groups={{0,1},{2,3}}`` (``{}`` means one group of every device);
 - iota: ``replica_groups=[4,2]<=[2,4]T(1,0)`` (iota over [2,4], transposed, reshaped to [4,2]);
 - mesh: ``replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_0'}`` (devices numbered row-major
-  over the mesh; one group per position of the other axes, varying along the listed ones).
+  over the mesh; one group per position of the other axes, varying along the listed ones), and
+  with ``device_ids=([2,4]T(1,0))`` after the mesh: the device at each mesh position, an iota
+  transposed (2-D Explicit meshes' einsums print it).
 
 A collective line that cannot be read completely is reported in ``unparsed`` with the reason,
 never turned into a half-right record. Line numbers are 1-based, for highlighting.
@@ -56,7 +58,10 @@ _OPERAND = re.compile(
 )
 _EXPLICIT = re.compile(r"replica_groups=\{((?:\{[0-9,\s]*\}\s*,?\s*)*)\}")
 _IOTA = re.compile(r"replica_groups=\[([0-9]+),([0-9]+)\]<=\[([0-9,]+)\](?:T\(([0-9,]+)\))?")
-_MESH = re.compile(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}")
+_MESH = re.compile(
+    r"replica_groups=mesh\[([^\]]*)\]"
+    r"(?:,\s*device_ids=\(\[([0-9,]+)\](?:T\(([0-9,]+)\))?\))?\s*\{([^}]*)\}"
+)
 _PAIRS = re.compile(r"source_target_pairs=\{((?:\{[0-9]+,[0-9]+\}\s*,?\s*)*)\}")
 
 
@@ -247,7 +252,12 @@ def _groups(attrs: str, n: int | None) -> tuple[tuple[int, ...], ...]:
     elif (m := _IOTA.search(attrs)) is not None:
         groups = iota_groups((int(m[1]), int(m[2])), _dims(m[3]), _dims(m[4] or ""))
     elif (m := _MESH.search(attrs)) is not None:
-        groups = mesh_groups(m[1], m[2])
+        groups = mesh_groups(m[1], m[4])
+        if m[2]:  # the mesh's positions are these devices: iota over dims, transposed, flat
+            ids = mesh_device_ids(_dims(m[2]), _dims(m[3] or ""))
+            if len(ids) != sum(len(g) for g in groups):
+                raise _Unreadable("device_ids whose count is not the mesh's")
+            groups = [tuple(ids[p] for p in g) for g in groups]
     elif "replica_groups=" in attrs:
         raise _Unreadable("replica_groups in a syntax pmapviz does not read")
     else:
@@ -282,6 +292,15 @@ def mesh_groups(axes_text: str, chosen_text: str):
     ids = np.arange(math.prod(int(s) for _, s in axes)).reshape([int(s) for _, s in axes])
     size = math.prod(int(axes[k][1]) for k in picked)
     return [tuple(int(d) for d in row) for row in ids.transpose(rest + picked).reshape(-1, size)]
+
+
+def mesh_device_ids(dims: tuple[int, ...], perm: tuple[int, ...]) -> list[int]:
+    """``device_ids=([2,4]T(1,0))``: the device at each of the mesh's positions (row-major):
+    iota over prod(dims), reshaped to dims, transposed by perm, flattened."""
+    if perm and sorted(perm) != list(range(len(dims))):
+        raise _Unreadable("device_ids transposed by a permutation of other axes")
+    ids = np.arange(math.prod(dims)).reshape(dims)
+    return [int(d) for d in (ids.transpose(perm) if perm else ids).reshape(-1)]
 
 
 def _checked_groups(groups, n: int | None):

@@ -161,3 +161,40 @@ def test_sort_compares_counts_n_log_n_per_sorted_row():
     text = f.lower(jax.ShapeDtypeStruct((4, 50), jnp.float32)).as_text()
     assert hlo.sort_compares(text) == pytest.approx(4 * 50 * 50 * math.log2(50))
     assert hlo.sort_compares(f.lower(jnp.ones((4, 1))).as_text()) == 0  # length 1
+
+
+def test_mesh_groups_with_device_ids_are_the_mesh_axis_groups_jax_means():
+    """2-D Explicit meshes' einsums print ``mesh[...], device_ids=([2,4]T(1,0)) {...}``: the
+    device at each mesh position. A sum over 'm' of jax.make_mesh((2, 4), ('d', 'm')) groups
+    the devices that share a 'd' coordinate: the mesh's rows."""
+    line = (
+        "  %ar = f32[64,16]{1,0} all-reduce(f32[64,16]{1,0} %p), channel_id=2, "
+        "replica_groups=mesh['axis_0'=1,'axis_1'=4,'axis_2'=2], device_ids=([2,4]T(1,0)) "
+        "{'axis_1'}, use_global_device_ids=true, to_apply=%add\n"
+    )
+    (c,) = hlo.parse_hlo(HEADER.replace("4", "8") + line).collectives
+    assert c.replica_groups == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert hlo.mesh_device_ids((2, 4), (1, 0)) == [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def test_the_einsum_that_prints_device_ids_reads_as_its_mesh_rows():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 4), ("d", "m"), devices=jax.devices()[:8])
+    with jax.set_mesh(mesh):
+        a = jax.reshard(np.ones((64, 32), np.float32), P("d", "m"))
+        b = jax.reshard(np.ones((16, 32), np.float32), P(None, "m"))
+        f = jax.jit(lambda a, b: jnp.einsum("ij,kj->ik", a, b, out_sharding=P(None, "m")))
+        text = f.lower(a, b).compile().as_text()
+    parsed, lines = hlo.parse_hlo(text), text.splitlines()
+    rows = tuple(tuple(int(d.id) for d in row) for row in mesh.devices)  # along 'm'
+    columns = tuple(tuple(int(d.id) for d in col) for col in mesh.devices.T)  # along 'd'
+    printed = [c for c in parsed.collectives if "device_ids=(" in lines[c.line - 1]]
+    assert not parsed.unparsed and printed  # the syntax is there, and every line is read
+    # each communicates along one of the mesh's axes: its groups are the mesh's rows or columns
+    assert all(c.replica_groups in (rows, columns) for c in printed), [
+        (c.replica_groups, lines[c.line - 1]) for c in printed
+    ]
