@@ -97,19 +97,23 @@ def on_mesh(
     batch_words: str = "",
     names: tuple[str, ...] = (),
     batch_at: int | None = None,
+    explicit: bool = False,
 ) -> PodProgram:
     """``jax.jit(fn)`` over inputs ``(shape, dtype, spec)`` (spec: a PartitionSpec's entries)
-    on a mesh of the slice: ``axes`` names its axes, a size None takes the chips left over.
+    on a mesh of the slice: ``axes`` names its axes, a size None takes the chips left over;
+    ``explicit``: the mesh's axes are ``AxisType.Explicit`` (sharding in the types, as
+    ``jax.make_mesh`` makes them), else Auto.
     ``names`` name the inputs; ``inputs[batch_at]`` carries the batch on its axis 0, which is
     split over the first mesh axis: a batch that does not divide it is rounded up, and the
     :class:`Change` says so (with JAX's own refusal of the batch as asked)."""
 
     def lower(pod: Pod, b: int | None) -> Lowered:
         import jax
-        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+        from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
         sizes = mesh_shape(axes, pod.n_devices)
-        mesh = Mesh(mesh_devices(pod, sizes), tuple(n for n, _ in axes))
+        kind = AxisType.Explicit if explicit else AxisType.Auto
+        mesh = Mesh(mesh_devices(pod, sizes), tuple(n for n, _ in axes), (kind,) * len(axes))
 
         def structs(at: int | None) -> list:
             return [

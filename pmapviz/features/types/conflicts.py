@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import compilecache, devicefacts
-from pmapviz.core.pods import compiledinputs, podcompile, podprograms, podtopology
-from pmapviz.core.pods.podprograms import Lowered, PodProgram
+from pmapviz.core.pods import podcompile, podprograms, podtopology
+from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podreport import PodReport
 from pmapviz.core.running import jaxsays, pmapcompile
 from pmapviz.core.running.programanalysis import Cost, cost_of
@@ -303,27 +303,19 @@ def legal(case: Case, verdict: Verdict, mesh) -> tuple[list[tuple[Choice, str]],
 def pod_program(case: Case, choice: Choice) -> PodProgram:
     """The choice as a program :func:`podcompile.compile_for` compiles for a slice: ``case.mesh``
     (sized for the slice) with Explicit axes on its chips, laid out as ``jax.make_mesh`` would
-    (``podprograms.mesh_devices``)."""
+    (``podprograms.on_mesh``)."""
     digest = hashlib.sha1(repr((case, choice)).encode()).hexdigest()[:12]
-
-    def lower(pod, _batch) -> Lowered:
-        import jax
-        from jax.sharding import AxisType
-        from jax.sharding import Mesh as JaxMesh
-
-        names = case.mesh.names
-        devices = podprograms.mesh_devices(pod, case.mesh.shape)
-        mesh = JaxMesh(devices, names, axis_types=(AxisType.Explicit,) * len(names))
-        args = structs(case, mesh)
-        with jax.set_mesh(mesh):
-            low = jax.jit(program(case, choice)).lower(*args)
-        layouts = [podprograms.layout_text(s) for s in case.specs]
-        blocks = [a.sharding.shard_shape(a.shape) for a in args]
-        inputs = compiledinputs.inputs_of(low, ("a", "b"), layouts, blocks)
-        order = tuple(int(d.id) for d in mesh.devices.flat)
-        return Lowered(low, order, tuple(zip(names, case.mesh.shape, strict=True)), inputs)
-
-    return PodProgram(f"conflict:{digest}", choice.code(case), choice.code(case), lower)
+    inputs = [(s, case.dtype, tuple(p)) for s, p in zip(case.shapes, case.specs, strict=True)]
+    return podprograms.on_mesh(
+        f"conflict:{digest}",
+        choice.code(case),
+        choice.code(case),
+        program(case, choice),
+        lambda _b: inputs,
+        axes=tuple(zip(case.mesh.names, case.mesh.shape, strict=True)),
+        names=("a", "b"),
+        explicit=True,
+    )
 
 
 def on_pod(case: Case, rows: list[Resolution], topology: str):
