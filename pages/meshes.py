@@ -5,7 +5,7 @@ import streamlit as st
 
 from pmapviz.core.ui import presenter, shell, url_state
 from pmapviz.features.meshes import meshplacement
-from pmapviz.features.meshes.ui import mesh_form, mesh_own, mesh_run, mesh_view
+from pmapviz.features.meshes.ui import mesh_form, mesh_own, mesh_run, mesh_types, mesh_view
 
 shell.ensure_routed()
 
@@ -27,6 +27,7 @@ if mesh_view.problems(mesh, args):
     st.stop()
 placed = [meshplacement.place(mesh, shape, spec) for _, shape, spec in args]
 mesh_view.show(placed, [name for name, _, _ in args], slot)
+mesh_types.show(mesh, args)
 mesh_own.show(mesh, args, report.count)
 mesh_own.on_slice(mesh, args, report.count)
 mesh_run.show(report.count)

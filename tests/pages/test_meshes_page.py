@@ -98,3 +98,42 @@ def test_your_f_on_a_tpu_slice_and_a_slice_the_mesh_does_not_fit(run_app):
     assert not at.exception and not at.error and not at.metric
     assert any("has 8 devices and v5e:4x4 has 16" in i.value for i in at.info)
     assert at.query_params["pod"] == "v5e:4x4"
+
+
+def _types_table(at):
+    return next(t.value for t in at.table if "PartitionSpec" in t.value.columns)
+
+
+def test_axis_types_from_a_link_give_jaxs_types_and_the_constructors_trap(run_app):
+    import jax
+    import numpy as np
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    at = run_app(page=PAGE, query={"t0": "auto", "t1": "explicit"})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="me_t0").value == "auto" and at.query_params["t0"] == "auto"
+    table = _types_table(at)
+    m = jax.make_mesh(
+        (2, 4),
+        ("data", "model"),
+        devices=jax.devices()[:8],
+        axis_types=(AxisType.Auto, AxisType.Explicit),
+    )
+    w = jax.device_put(np.zeros((16, 16), np.float32), NamedSharding(m, P(None, "model")))
+    assert list(table["your axis types (Auto, Explicit)"])[1] == str(jax.typeof(w))
+    assert list(table["jax.make_mesh's default"])[0] == "float32[8@data,16]"
+    assert list(table["Mesh(...)'s default"])[0] == "float32[8,16]"
+    assert any("does not match the specs of the input" in c.value for c in at.code)
+    at.selectbox(key="me_t1").set_value("manual").run()
+    assert not at.exception and at.query_params["t1"] == "manual"
+    assert "each device, inside shard_map over 'model'" in _types_table(at).columns
+
+
+def test_a_bad_axis_type_in_a_link_gets_one_line_and_the_default(run_app):
+    at = run_app(page=PAGE, query={"t0": "<b>bold</b>", "t1": "Explicit!"})
+    assert not at.exception and not at.error
+    notes = [w.value for w in at.warning if "t0=" in w.value or "t1=" in w.value]
+    assert len(notes) == 2 and all("Using the default, `explicit`." in n for n in notes)
+    assert "`<b>bold</b>`" in notes[0]  # the text as a code span: no markup
+    assert "your axis types (Explicit, Explicit)" in _types_table(at).columns

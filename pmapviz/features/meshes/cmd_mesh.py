@@ -1,4 +1,6 @@
-"""python -m pmapviz mesh: a named mesh and PartitionSpecs, which device holds which block."""
+"""python -m pmapviz mesh: a named mesh and PartitionSpecs, which device holds which block, and
+each argument's type under the mesh's axis types (``--axis-types explicit,auto``) as
+``jax.typeof`` prints it."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import argparse
 from pmapviz.core.base import valueparse, valuetext
 from pmapviz.core.devices import devicefacts, devicewords
 from pmapviz.core.devices.cliflags import _print, _settings, _start
-from pmapviz.features.meshes import meshplacement, meshsettings, meshspecs
+from pmapviz.features.meshes import meshplacement, meshsettings, meshspecs, meshtypes
 
 
 def _mesh_args(p: argparse.ArgumentParser) -> None:
@@ -22,6 +24,13 @@ def _mesh_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAMES",
         help="one name per mesh axis, e.g. data,model (default: data, model, ...)",
+    )
+    p.add_argument(
+        "--axis-types",
+        default=None,
+        metavar="TYPES",
+        help="one type per mesh axis: explicit, auto or manual, e.g. explicit,auto "
+        "(default: explicit for every axis, as jax.make_mesh gives)",
     )
     p.add_argument(
         "--shape",
@@ -60,6 +69,7 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
         len(sizes),
         "--axis-names",
     )
+    types = meshspecs.parse_axis_types(args.axis_types or "", len(sizes), "--axis-types")
     shape_texts, spec_texts = args.shape or [], args.spec or []
     if args.mesh is None and not shape_texts and not spec_texts:  # the Meshes page's example
         page = meshsettings.schema(n_devices).defaults()
@@ -72,7 +82,7 @@ def _mesh_inputs(args: argparse.Namespace, n_devices: int | None) -> tuple:
             f"give --shape and --spec once per argument (got "
             f"{len(shapes)} --shape and {len(specs)} --spec)."
         )
-    return meshspecs.Mesh(sizes, names), shapes, specs
+    return meshspecs.Mesh(sizes, names, types), shapes, specs
 
 
 def cmd_mesh(args: argparse.Namespace) -> int:
@@ -124,12 +134,44 @@ def cmd_mesh(args: argparse.Namespace) -> int:
             for k, p in found
         ],
     }
-    _print(args.json, data, _mesh_lines(mesh, placed, found))
+    typed = None
+    data["axis_types"] = {"mesh": list(mesh.axis_types)}  # planned: not read from JAX
+    if placed and jax_devices is not None:  # JAX is up: the types, read from it
+        typed = meshtypes.read(
+            mesh, [(f"argument {k + 1}", p.shape, p.spec) for k, p in enumerate(placed)]
+        )
+        data["axis_types"] = _types_data(typed)
+        for arg, t in zip(data["arguments"], typed.args, strict=True):
+            arg |= {"type": t.yours, "per_device_type": t.per_device}
+    _print(args.json, data, _mesh_lines(mesh, placed, found, typed))
     return 1 if found else 0
 
 
-def _mesh_lines(mesh: meshspecs.Mesh, placed: list, found: list) -> list[str]:
+def _types_data(typed: meshtypes.MeshTypes) -> dict:
+    """The axis types: the mesh's, the two constructors' defaults (read from JAX) and the axes
+    the per-device types are read inside ``jax.shard_map`` over."""
+    return {
+        "mesh": list(typed.mesh.axis_types),
+        "jax.make_mesh": list(typed.make_mesh_default),
+        "Mesh": list(typed.mesh_default),
+        "shard_map_axes": list(typed.shard_map_axes),
+    }
+
+
+def _mesh_lines(
+    mesh: meshspecs.Mesh, placed: list, found: list, typed: meshtypes.MeshTypes | None = None
+) -> list[str]:
     lines = [f"mesh {mesh.text()} ({mesh.devices} device{'s' * (mesh.devices != 1)})"]
+    if typed is not None:
+        lines.append(
+            f"axis types {', '.join(typed.mesh.axis_types)} (jax.make_mesh's default: "
+            f"{', '.join(typed.make_mesh_default)}; Mesh(...)'s: {', '.join(typed.mesh_default)})"
+        )
+    elif placed and not placed[0].from_jax:
+        lines.append(
+            f"axis types {', '.join(mesh.axis_types)} (types are read from JAX on this "
+            "machine's devices; planned from shapes alone, none are read)"
+        )
     for k, p in found:
         lines += [f"argument {k + 1}: {p.message}", f"  fix: {p.fix}"]
     for k, p in enumerate(placed):
@@ -139,6 +181,12 @@ def _mesh_lines(mesh: meshspecs.Mesh, placed: list, found: list) -> list[str]:
             f"{meshspecs.spec_text(p.spec)}: each device holds "
             f"{valuetext.fmt_shape(p.local_shape)}{rep}"
         )
+        if typed is not None:
+            t = typed.args[k]
+            lines.append(
+                f"  jax.typeof: {t.yours}; each device inside shard_map over "
+                f"{', '.join(typed.shard_map_axes)}: {t.per_device}"
+            )
         lines += [
             f"  device {b.device} at {b.coords}: "
             + "["

@@ -237,10 +237,14 @@ def _trace(mesh: Mesh, args: Args, g, loc, devices):
         with jax.set_mesh(m):
             out = jax.eval_shape(jax.jit(g.build()), *structs)
     except Exception as err:  # noqa: BLE001 - JAX's refusal, said in the user's shapes
+        typed = type(err).__name__ == "ShardingTypeError" and "explicit" in mesh.axis_types
         return _problem(
             "global_trace",
             f"The global f on {shapes}: JAX says: {first_line(err)}",
-            "Change the global f or the shapes.",
+            "Say the sharding JAX asks for (e.g. jnp.matmul(x, w, out_sharding=P(...))), or "
+            "make the axes Auto so that the compiler chooses."
+            if typed
+            else "Change the global f or the shapes.",
         )
     if not hasattr(out, "shape"):
         return _problem(

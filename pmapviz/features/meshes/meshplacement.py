@@ -101,10 +101,26 @@ def _local_devices(n: int) -> list | None:
 
 
 def jax_mesh(mesh: Mesh, devices: list):
-    """The JAX mesh (Explicit axes, as ``jax.make_mesh`` makes them) on ``jaxstartup``."""
+    """The JAX mesh on ``devices`` with the mesh's axis types (default: Explicit, as
+    ``jax.make_mesh`` makes them); a Manual axis is Explicit here (``jax.set_mesh`` refuses a
+    Manual axis: ``jax.shard_map`` makes an axis Manual inside it)."""
     import jax
 
-    return jax.make_mesh(mesh.shape, mesh.names, devices=devices[: mesh.devices])
+    return jax.make_mesh(
+        mesh.shape,
+        mesh.names,
+        devices=devices[: mesh.devices],
+        axis_types=jax_axis_types(mesh.axis_types),
+    )
+
+
+def jax_axis_types(types: tuple[str, ...]) -> tuple:
+    """``jax.sharding.AxisType`` per axis for a mesh outside ``jax.shard_map``: Manual as
+    Explicit (see :func:`jax_mesh`)."""
+    from jax.sharding import AxisType
+
+    named = {"auto": AxisType.Auto, "explicit": AxisType.Explicit, "manual": AxisType.Explicit}
+    return tuple(named[t] for t in types)
 
 
 def _blocks_from_jax(mesh: Mesh, shape, spec, devices: list) -> tuple[MeshBlock, ...]:

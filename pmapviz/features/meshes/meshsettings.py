@@ -1,4 +1,5 @@
-"""The Meshes page's URL state: its mesh, axis names, each argument's global shape and
+"""The Meshes page's URL state: its mesh, axis names, each axis's type (t0.., Auto, Explicit or
+Manual), each argument's global shape and
 PartitionSpec (as typed), "your own f" (argument names, the global and per-device bodies,
 out_specs), and the TPU slice your f is compiled for (empty: none), with their defaults for this
 many devices.
@@ -11,7 +12,10 @@ from pmapviz.core.base.valueparse import SettingError
 from pmapviz.core.expressions import expr
 from pmapviz.core.pods import podtarget
 from pmapviz.features.meshes.meshspecs import (
+    AXIS_TYPES,
     DEFAULT_NAMES,
+    DEFAULT_TYPE,
+    MAX_MESH_RANK,
     parse_axis_names,
     parse_mesh,
     parse_spec,
@@ -31,7 +35,9 @@ def _check_names(texts) -> None:
 
 
 def schema(n_devices: int) -> settings.Schema:
-    """The Meshes page: mesh (axis sizes), names (one per axis), s0.. (global shapes) and
+    """The Meshes page: mesh (axis sizes), names (one per axis), t0.. (each axis's type:
+    explicit, as ``jax.make_mesh`` gives, auto or manual; a link without them, or with more
+    than the mesh has axes, keeps the rest explicit), s0.. (global shapes) and
     p0.. (PartitionSpecs, as typed), your own f's fields, and pod (empty: this machine, else a
     TPU slice your global f is compiled for); an empty shape leaves that argument out."""
     s = settings
@@ -58,6 +64,7 @@ def schema(n_devices: int) -> settings.Schema:
             show=shown(lambda v: "x".join(map(str, v))),
         ),
         s.text_field("names", "Axis names", names),
+        *type_fields(),
     ]
     for k in range(MAX_ARGS):
         fields += [
@@ -75,6 +82,19 @@ def schema(n_devices: int) -> settings.Schema:
         ]
     fields += [*own_f_fields(len(sizes)), podtarget.pod_field()]
     return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
+
+
+def type_fields() -> list:
+    """t0, t1, ...: one axis type per mesh axis (a field per axis), explicit by default."""
+    return [
+        settings.choice_field(f"t{k}", f"axis type {k + 1}", AXIS_TYPES, DEFAULT_TYPE)
+        for k in range(MAX_MESH_RANK)
+    ]
+
+
+def axis_types(values, rank: int) -> tuple[str, ...]:
+    """The first ``rank`` axis types from parsed settings (t0..)."""
+    return tuple(values.get(f"t{k}", DEFAULT_TYPE) for k in range(rank))
 
 
 def argument_labels(names_text: str, count: int) -> list[str]:

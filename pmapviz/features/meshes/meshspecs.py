@@ -2,6 +2,8 @@
 before anything runs.
 
 * ``parse_mesh("2x4")`` -> ``(2, 4)``; ``parse_axis_names("data, model", 2)``;
+* ``parse_axis_types("explicit, auto", 2)`` -> ``('explicit', 'auto')``: each axis Auto,
+  Explicit or Manual (:data:`AXIS_TYPES`; ``jax.make_mesh`` gives Explicit);
 * ``parse_spec("P('data', None)")`` -> ``('data', None)``, as a person writes it: ``P()``,
   ``P(('data', 'model'))``, ``PartitionSpec(None, 'model')``, or the short form
   ``data, None``. Text is read by a small tokenizer, never evaluated;
@@ -77,6 +79,36 @@ def parse_axis_names(text: Any, rank: int, name: str = "axis names") -> tuple[st
 
 
 DEFAULT_NAMES = ("data", "model", "pipe", "expert")
+AXIS_TYPES = ("explicit", "auto", "manual")  # jax.sharding.AxisType's, as a link writes them
+DEFAULT_TYPE = "explicit"  # what jax.make_mesh gives every axis (since JAX 0.9)
+
+
+def parse_axis_type(text: Any, name: str = "axis type") -> str:
+    """'Explicit', 'auto', 'AxisType.Manual' -> 'explicit', 'auto', 'manual'."""
+    raw = str(text if text is not None else "").strip()
+    word = raw.lower().removeprefix("axistype.").removeprefix("jax.sharding.axistype.")
+    if word not in AXIS_TYPES:
+        raise SettingError(
+            f"{name} {quote(raw)} is not an axis type: write auto, explicit or manual."
+        )
+    return word
+
+
+def parse_axis_types(text: Any, rank: int, name: str = "axis types") -> tuple[str, ...]:
+    """'explicit, auto' -> ('explicit', 'auto'): one axis type per mesh axis (empty: every
+    axis Explicit, as ``jax.make_mesh`` makes them)."""
+    raw = str(text if text is not None else "").strip()
+    if not raw:
+        return (DEFAULT_TYPE,) * rank
+    parts = tuple(p.strip() for p in raw.split(","))
+    if len(parts) != rank:
+        raise SettingError(
+            f"{name} {quote(raw)} gives {len(parts)} type{'s' * (len(parts) != 1)}; the mesh "
+            f"has {rank} axes: give "
+            f"one per axis, like {', '.join((DEFAULT_TYPE,) * rank)}."
+        )
+    return tuple(parse_axis_type(p, name) for p in parts)
+
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<str>'[^']*'|\"[^\"]*\")"
@@ -169,13 +201,35 @@ def axes_of(entry: Entry) -> tuple[str, ...]:
     return entry if isinstance(entry, tuple) else (entry,)
 
 
+def only_axes(spec: tuple[Entry, ...], axes) -> tuple[Entry, ...]:
+    """The spec with every mesh axis outside ``axes`` left out: ``jax.shard_map``'s in_specs
+    over those axes alone (``P('data', 'model')`` over data: ``P('data', None)``)."""
+    out: list[Entry] = []
+    for e in spec:
+        kept = tuple(a for a in axes_of(e) if a in axes)
+        out.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- what JAX would refuse
 @dataclass(frozen=True)
 class Mesh:
-    """A named mesh: its shape and one name per axis."""
+    """A named mesh: its shape, one name per axis and, optionally, one axis type per axis
+    (empty: every axis Explicit, as ``jax.make_mesh`` makes them)."""
 
     shape: tuple[int, ...]
     names: tuple[str, ...]
+    types: tuple[str, ...] = ()  # each of AXIS_TYPES, one per axis; () for the default
+
+    @property
+    def axis_types(self) -> tuple[str, ...]:
+        """Each axis's type: the given ones, else Explicit for every axis."""
+        return self.types or (DEFAULT_TYPE,) * len(self.shape)
+
+    @property
+    def manual(self) -> tuple[str, ...]:
+        """The axes given the type Manual (what ``jax.shard_map`` makes of an axis)."""
+        return tuple(n for n, t in zip(self.names, self.axis_types, strict=True) if t == "manual")
 
     @property
     def size(self) -> dict[str, int]:

@@ -53,7 +53,8 @@ class Equivalent:
     notes: tuple[str, ...]
 
 
-def _spec(axis: int | None, name: str) -> tuple:
+def axis_spec(axis: int | None, name: str) -> tuple:
+    """The PartitionSpec entries of an array pmap maps along ``axis`` (None: ``P()``)."""
     return () if axis is None else (None,) * axis + (name,)
 
 
@@ -64,7 +65,7 @@ def _row(
         return MigrationRow(name, shape, None, (), shape, shape)
     pm = shape[:axis] + shape[axis + 1 :]
     sm = shape[:axis] + (shape[axis] // n,) + shape[axis + 1 :]
-    return MigrationRow(name, shape, axis, _spec(axis, axis_name), pm, sm)
+    return MigrationRow(name, shape, axis, axis_spec(axis, axis_name), pm, sm)
 
 
 def equivalent(plan: Plan) -> Equivalent:
@@ -155,8 +156,9 @@ def spec_rows(eq: Equivalent) -> list[dict]:
 def meshes_settings(
     eq: Equivalent, program: Program, max_args: int, n_devices: int = 0
 ) -> dict[str, str] | None:
-    """The Meshes page's settings (its URL keys) for these arrays: the one-axis mesh, each
-    input's global shape and PartitionSpec, and f. f's own body serves as both views when it
+    """The Meshes page's settings (its URL keys) for these arrays: the one-axis mesh (Explicit,
+    as the shard_map script's ``jax.make_mesh`` makes it), each input's global shape and
+    PartitionSpec, and f. f's own body serves as both views when it
     has no collective and the Meshes page's check passes on this server's ``n_devices``
     (shard_map hands it blocks that keep the mapped axis); else the first argument as it is.
     None when there are more inputs than the page takes."""
@@ -166,6 +168,7 @@ def meshes_settings(
     found = {
         "mesh": str(eq.mesh.shape[0]),
         "names": eq.mesh.names[0],
+        "t0": "explicit",  # the shard_map script's jax.make_mesh gives Explicit
         "args": ", ".join(names),
         "gf": names[0],
         "lf": names[0],

@@ -18,18 +18,22 @@ from pmapviz.core.base.valuetext import fmt_shape
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.drawing import gridhtml, notebookviews
 from pmapviz.core.drawing.notebookviews import View
-from pmapviz.features.meshes import meshgrids, meshplacement, meshspecs
+from pmapviz.features.meshes import meshgrids, meshplacement, meshspecs, meshtypes
 from pmapviz.features.meshes.meshspecs import Entry, Mesh, spec_text
 
 MAX_ARRAYS = 16
 MAX_LISTED = 64  # devices listed per array in the text; data has every one
 
 
-def mesh(shape: Any, axis_names: Any, arrays: Any) -> View:
-    """Where each array's blocks go on a named mesh, as the Meshes page draws it.
+def mesh(shape: Any, axis_names: Any, arrays: Any, axis_types: Any = None) -> View:
+    """Where each array's blocks go on a named mesh, as the Meshes page draws it, and each
+    array's type under the mesh's axis types as ``jax.typeof`` prints it.
 
     ``shape``: the mesh's axis sizes, ``(2, 4)`` or ``"2x4"``; ``axis_names``: one name per
-    axis, ``("data", "model")`` or ``"data, model"``; ``arrays``: a dict ``{name: (global
+    axis, ``("data", "model")`` or ``"data, model"``; ``axis_types``: one per axis,
+    ``("explicit", "auto")``, ``"explicit, auto"`` or ``jax.sharding.AxisType`` members (None:
+    Explicit for every axis, as ``jax.make_mesh`` gives; Manual is read inside
+    ``jax.shard_map``); ``arrays``: a dict ``{name: (global
     shape, spec)}`` or a list of ``(global shape, spec)`` pairs (named ``argument 1``, ...).
     A shape is a tuple of ints or text (``"8, 16"``); a spec is a tuple of entries (None, an
     axis name or a tuple of names), a ``jax.sharding.PartitionSpec``, text
@@ -41,16 +45,27 @@ def mesh(shape: Any, axis_names: Any, arrays: Any) -> View:
     message. ``data``: ``mesh`` (the sizes), ``axis_names``, ``devices``, ``planned`` (True
     when the mesh has more devices than this process: placed by index arithmetic),
     ``notes``, ``problems``, ``arrays`` (per name: ``shape``, ``spec``, ``local_shape``,
-    ``replicated_over``, ``rows``) and ``rows`` (every array's, each with ``array``), a row
-    per device in mesh order: ``device`` (its id), ``coords``, ``index``."""
+    ``replicated_over``, ``rows``, and, read from JAX, ``type`` and ``per_device_type``: inside
+    ``jax.shard_map`` over the Manual axes, every axis when none is) and ``rows`` (every
+    array's, each with ``array``), a row per device in mesh order: ``device`` (its id),
+    ``coords``, ``index``; ``axis_types``: the mesh's, and ``jax.make_mesh``'s and
+    ``Mesh(...)``'s defaults as read from JAX."""
     notes = notebookviews.ready()
-    m = _mesh(shape, axis_names)
+    m = _mesh(shape, axis_names, axis_types)
     named = _arrays(arrays)
     here = len(devicefacts.local_devices_for_work())
-    sections = [_section(m, name, shp, spec) for name, shp, spec in named]
+    fine = [(n, s, p) for n, s, p in named if not meshspecs.problems(m, s, p, n)]
+    typed = meshtypes.read(m, fine)
+    types = {t.name: t for t in typed.args}
+    sections = [_section(m, name, shp, spec, types.get(name)) for name, shp, spec in named]
     data = {
         "mesh": m.shape,
         "axis_names": m.names,
+        "axis_types": {
+            "mesh": m.axis_types,
+            "jax.make_mesh": typed.make_mesh_default,
+            "Mesh": typed.mesh_default,
+        },
         "devices": m.devices,
         "planned": m.devices > here,
         "notes": list(notes),
@@ -62,11 +77,13 @@ def mesh(shape: Any, axis_names: Any, arrays: Any) -> View:
             for r in d["rows"]
         ],
     }
-    intro = [notebookviews.paragraph(n) for n in notes]
+    intro = [notebookviews.paragraph(n) for n in notes] + [
+        notebookviews.paragraph(_types_words(typed))
+    ]
     if m.devices > here:
         intro.append(notebookviews.paragraph(_planned_words(m, here)))
     title = f"Mesh {m.text()} ({m.devices} device{'s' if m.devices != 1 else ''})"
-    lines = [_planned_words(m, here)] if m.devices > here else []
+    lines = [_types_words(typed)] + ([_planned_words(m, here)] if m.devices > here else [])
     text = "\n".join([*lines, *(t for _, t, _ in sections)])
     return View(title, "".join(intro + [b for b, _, _ in sections]), text, data)
 
@@ -78,9 +95,20 @@ def _planned_words(m: Mesh, here: int) -> str:
     )
 
 
+def _types_words(typed: meshtypes.MeshTypes) -> str:
+    """The mesh's axis types beside the two constructors' defaults, as read from JAX."""
+    words = lambda ts: ", ".join(t.capitalize() for t in ts)  # noqa: E731
+    return (
+        f"Axis types {words(typed.mesh.axis_types)} (jax.make_mesh's default: "
+        f"{words(typed.make_mesh_default)}; jax.sharding.Mesh(...)'s: "
+        f"{words(typed.mesh_default)}). Per-device types are read inside jax.shard_map over "
+        f"{', '.join(typed.shard_map_axes)}."
+    )
+
+
 # ---------------------------------------------------------------- reading the arguments
-def _mesh(shape: Any, axis_names: Any) -> Mesh:
-    """The mesh from its sizes and names, each given as a tuple or as text."""
+def _mesh(shape: Any, axis_names: Any, axis_types: Any = None) -> Mesh:
+    """The mesh from its sizes, names and axis types, each given as a tuple or as text."""
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
     text = "x".join(str(s) for s in shape) if isinstance(shape, tuple | list) else shape
@@ -88,7 +116,13 @@ def _mesh(shape: Any, axis_names: Any) -> Mesh:
     names = axis_names
     if isinstance(axis_names, tuple | list):
         names = ", ".join(str(n) for n in axis_names)
-    return Mesh(sizes, meshspecs.parse_axis_names(names, len(sizes)))
+    types = axis_types
+    if isinstance(axis_types, tuple | list):
+        types = ", ".join(getattr(t, "name", str(t)) for t in axis_types)
+    elif axis_types is not None and not isinstance(axis_types, str):
+        types = getattr(axis_types, "name", str(axis_types))  # one AxisType for a 1-axis mesh
+    parsed = meshspecs.parse_axis_types(types or "", len(sizes), "axis_types")
+    return Mesh(sizes, meshspecs.parse_axis_names(names, len(sizes)), parsed)
 
 
 def _arrays(arrays: Any) -> list[tuple[str, tuple[int, ...], tuple[Entry, ...]]]:
@@ -157,8 +191,14 @@ def _entry(e: Any, what: str) -> Entry:
 
 
 # ---------------------------------------------------------------- one array
-def _section(m: Mesh, name: str, shape: tuple[int, ...], spec: tuple[Entry, ...]):
-    """One array's HTML, text and data: its problems, or its grid and tiles."""
+def _section(
+    m: Mesh,
+    name: str,
+    shape: tuple[int, ...],
+    spec: tuple[Entry, ...],
+    typed: meshtypes.ArgTypes | None = None,
+):
+    """One array's HTML, text and data: its problems, or its types, grid and tiles."""
     head = f"{name}: {fmt_shape(shape)} {spec_text(spec)}"
     found = meshspecs.problems(m, shape, spec, name)
     if found:
@@ -174,15 +214,18 @@ def _section(m: Mesh, name: str, shape: tuple[int, ...], spec: tuple[Entry, ...]
         {"device": b.device, "coords": b.coords, "index": _index(b.index)} for b in placed.blocks
     ]
     words = _words(placed)
+    said = f" jax.typeof: {typed.yours}; each device's block: {typed.per_device}." if typed else ""
     data = {
         "shape": shape,
         "spec": spec_text(spec),
         "local_shape": placed.local_shape,
         "replicated_over": placed.replicated_over,
+        "type": typed.yours if typed else None,
+        "per_device_type": typed.per_device if typed else None,
         "problems": [],
         "rows": rows,
     }
-    return _body(placed, name, head, words), _text(m, head, words, rows), data
+    return _body(placed, name, head, words, said), _text(m, head, words + said, rows), data
 
 
 def _index(index: tuple[tuple[int, int], ...]) -> str:
@@ -203,8 +246,8 @@ def _words(placed: meshplacement.Placement) -> str:
     return f"Each device holds {fmt_shape(placed.local_shape)}{rep}."
 
 
-def _body(placed: meshplacement.Placement, name: str, head: str, words: str) -> str:
-    parts = [notebookviews.heading(head), notebookviews.paragraph(words)]
+def _body(placed: meshplacement.Placement, name: str, head: str, words: str, said: str = "") -> str:
+    parts = [notebookviews.heading(head), notebookviews.paragraph(words + said)]
     parts.append(
         gridhtml.block_grid(
             meshgrids.mesh_rows(placed),

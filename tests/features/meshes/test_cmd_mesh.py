@@ -114,3 +114,39 @@ def test_mesh_plans_a_bigger_machine_from_shapes_alone(capsys):
     assert out["mesh"]["devices"][3] == [12, 13, 14, 15]
     assert out["arguments"][0]["local_shape"] == [2, 4]
     assert out["arguments"][0]["devices"][-1]["index"] == [[6, 8], [12, 16]]
+    assert out["axis_types"] == {"mesh": ["explicit", "explicit"]}  # planned: none read
+    assert "type" not in out["arguments"][0]
+
+
+def test_mesh_axis_types_give_each_arguments_type_as_jax_typeof_prints_it(capsys, monkeypatch):
+    import jax
+    import numpy as np
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from pmapviz.app import cli
+
+    monkeypatch.setattr(jaxstartup, "apply", lambda settings: None)  # as above
+    argv = ["mesh", "--mesh", "2x4", "--axis-types", "Explicit,auto", "--shape", "8,16"]
+    assert cli.main([*argv, "--spec", "P('data', 'model')", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    m = jax.make_mesh(
+        (2, 4),
+        ("data", "model"),
+        devices=jax.devices()[:8],
+        axis_types=(AxisType.Explicit, AxisType.Auto),
+    )
+    x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(m, P("data", "model")))
+    assert out["arguments"][0]["type"] == str(jax.typeof(x)) == "float32[8@data,16]"
+    assert out["arguments"][0]["per_device_type"] == "float32[4,4]{V:(data,model)}"
+    assert out["axis_types"]["mesh"] == ["explicit", "auto"]
+    assert out["axis_types"]["jax.make_mesh"] == ["explicit", "explicit"]
+    assert out["axis_types"]["Mesh"] == ["auto", "auto"]
+    assert cli.main([*argv, "--spec", "data"]) == 0
+    text = capsys.readouterr().out
+    assert "axis types explicit, auto (jax.make_mesh's default: explicit, explicit" in text
+    assert "  jax.typeof: float32[8@data,16]; each device inside shard_map" in text
+    assert cli.main(["mesh", "--mesh", "2x4", "--axis-types", "explicit,<b>"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "pmapviz: --axis-types `<b>` is not an axis type: write auto, explicit or manual."
+    )

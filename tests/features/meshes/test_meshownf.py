@@ -212,3 +212,24 @@ def test_a_huge_intermediate_is_counted_from_xlas_plan_before_anything_runs():
     assert temps >= 64**3 * 4  # the (64, 64, 64) float32 product, on one device or all
     plain = meshownf.run_bytes(MESH, args, c)
     assert meshownf.run_bytes(MESH, args, c, temps).total == plain.total + temps
+
+
+def test_the_axis_types_decide_what_the_global_f_may_do_as_jax_decides_it():
+    """x @ w with the contracted dimension split over model: Explicit axes refuse it (the
+    plain call here raises the same words), Auto axes let the compiler choose and both views
+    run and agree."""
+    args = [("x", (8, 16), (None, "model")), ("w", (16, 12), ("model", None))]
+    f = meshownf.MeshF("x, w", "x @ w", "lax.psum(x @ w, 'model')", ())
+    refused = meshownf.check(MESH, args, f)
+    m = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
+    x = jax.ShapeDtypeStruct((8, 16), jnp.float32, sharding=NamedSharding(m, P(None, "model")))
+    w = jax.ShapeDtypeStruct((16, 12), jnp.float32, sharding=NamedSharding(m, P("model", None)))
+    with pytest.raises(Exception) as err, jax.set_mesh(m):
+        jax.eval_shape(jax.jit(lambda a, b: a @ b), x, w)
+    assert _codes(refused) == ["global_trace"]
+    assert str(err.value).splitlines()[0] in refused.problems[0].message
+    assert "make the axes Auto" in refused.problems[0].fix
+    auto = Mesh((2, 4), ("data", "model"), ("auto", "auto"))
+    checked = meshownf.check(auto, args, f)
+    assert checked.ok and checked.global_out == (8, 12)
+    assert all(r.agrees() for r in meshownf.run(auto, args, f, checked, repeat=1))

@@ -104,3 +104,14 @@ def test_shard_map_hands_f_the_local_shape():
     jax.shard_map(f, mesh=m, in_specs=PartitionSpec(*spec), out_specs=PartitionSpec(*spec))(x)
     assert seen[0] == meshplacement.place(DATA_MODEL, (8, 16), spec).local_shape == (4, 16)
     assert math.prod(DATA_MODEL.shape) == TEST_DEVICES
+
+
+def test_the_jax_mesh_has_the_meshs_axis_types_and_a_manual_axis_is_explicit_outside():
+    from jax.sharding import AxisType
+
+    devs = jax.devices()[:8]
+    m = meshplacement.jax_mesh(Mesh((2, 4), ("data", "model"), ("auto", "manual")), devs)
+    assert m.axis_types == (AxisType.Auto, AxisType.Explicit)
+    assert meshplacement.jax_mesh(Mesh((2, 4), ("a", "b")), devs).axis_types == (
+        jax.make_mesh((2, 4), ("a", "b"), devices=devs).axis_types  # make_mesh's own default
+    )

@@ -77,3 +77,28 @@ def test_problems_speak_in_the_users_numbers():
 def test_a_mesh_of_other_digits_or_huge_sizes_is_refused_in_words(text):
     with pytest.raises(SettingError, match="is not a mesh shape"):
         meshspecs.parse_mesh(text)
+
+
+def test_axis_types_read_as_a_person_writes_them():
+    assert meshspecs.parse_axis_types("explicit, auto", 2) == ("explicit", "auto")
+    assert meshspecs.parse_axis_types("Explicit,AxisType.Manual", 2) == ("explicit", "manual")
+    assert meshspecs.parse_axis_types("", 3) == ("explicit",) * 3  # jax.make_mesh's default
+    with pytest.raises(SettingError, match="gives 1 type; the mesh has 2 axes"):
+        meshspecs.parse_axis_types("auto", 2)
+    with pytest.raises(SettingError) as err:
+        meshspecs.parse_axis_types("auto, <b>x</b>", 2, "--axis-types")
+    assert str(err.value) == (
+        "--axis-types `<b>x</b>` is not an axis type: write auto, explicit or manual."
+    )  # one line, the text as a code span
+
+
+def test_a_mesh_without_types_is_explicit_and_says_which_axes_are_manual():
+    assert Mesh((2, 4), ("data", "model")).axis_types == ("explicit", "explicit")
+    m = Mesh((2, 4), ("data", "model"), ("manual", "auto"))
+    assert m.manual == ("data",) and m.axis_types == ("manual", "auto")
+    assert meshspecs.only_axes(("data", ("data", "model"), "model", None), {"data"}) == (
+        "data",
+        "data",
+        None,
+        None,
+    )

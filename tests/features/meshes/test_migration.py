@@ -108,6 +108,7 @@ def test_the_meshes_settings_parse_and_place_as_the_equivalent_says():
     assert values["mesh"] == (4,) and values["s0"] == (4, 3, 5) and values["p0"] == ("i",)
     assert values["s1"] == (5, 2) and values["p1"] == () and values["s2"] is None
     assert (values["gf"], values["out"]) == ("x", ("i",))  # no devices to check f's body on
+    assert values["t0"] == "explicit"  # as the shard_map script's jax.make_mesh
     own = migration.meshes_settings(migration.equivalent(p), program, meshsettings.MAX_ARGS, 8)
     assert (own["gf"], own["lf"], own["out"]) == ("x @ w", "x @ w", "P('i')")  # it checks
     many = expr.program("a, b, c, d", "a + b + c + d")

@@ -143,3 +143,30 @@ def test_readys_notes_are_shown(monkeypatch):
     view = showmesh.mesh((2,), ("d",), {"x": ((4,), ("d",))})
     assert "Restart the kernel" in view.html()
     assert view.data["notes"] == ["Restart the kernel to change it."]
+
+
+def test_axis_types_give_each_arrays_type_as_jax_typeof_prints_it():
+    from jax.sharding import AxisType
+
+    view = showmesh.mesh(
+        (2, 4),
+        ("data", "model"),
+        {"x": ((8, 16), ("data", "model")), "bad": ((6,), ("model",))},
+        axis_types=(AxisType.Auto, AxisType.Explicit),
+    )
+    m = jax.make_mesh(
+        (2, 4),
+        ("data", "model"),
+        devices=jax.devices()[:8],
+        axis_types=(AxisType.Auto, AxisType.Explicit),
+    )
+    x = jax.device_put(np.zeros((8, 16), np.float32), NamedSharding(m, P("data", "model")))
+    x_data = view.data["arrays"]["x"]
+    assert x_data["type"] == str(jax.typeof(x)) == "float32[8,16@model]"
+    assert x_data["per_device_type"] == "float32[4,4]{V:(data,model)}"
+    assert view.data["arrays"]["bad"]["problems"] and "type" not in view.data["arrays"]["bad"]
+    assert view.data["axis_types"]["mesh"] == ("auto", "explicit")
+    assert "jax.typeof: float32[8,16@model]" in view.text and "float32[8,16@model]" in view.html()
+    with pytest.raises(ValueError, match="is not an axis type"):
+        showmesh.mesh((2, 4), ("data", "model"), {"x": ((8,), None)}, axis_types=f"auto, {EVIL}")
+    assert EVIL not in showmesh.mesh((8,), "d", {"x": ((8,), "d")}, axis_types="manual").html()

@@ -1,6 +1,8 @@
 """Open as shard_map: the explorer's valid pmap settings in today's API, side by side (the
 mesh, each array's PartitionSpec and block, both scripts), both run on the same values, and a
-way to carry the arrays to the Meshes page. Drawn only while its section is open."""
+way to carry the arrays to the Meshes page. Drawn only while its section is open; the pmap
+migration's traps, run on the same settings, are its sibling section
+(:mod:`pmapviz.features.meshes.ui.migration_traps`)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,19 @@ from pmapviz.core.planning.planning import Plan
 from pmapviz.core.ui import queue_display, recompute, tables
 from pmapviz.features.explorer import codegen
 from pmapviz.features.meshes import meshsettings, migration
-from pmapviz.features.meshes.ui import mesh_form
+from pmapviz.features.meshes.ui import mesh_form, migration_traps
 
 MESHES = page_file("meshes")
 
 
 def show(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> None:
-    """The "Open as shard_map" section: both scripts, a run of both, and a way to Meshes."""
+    """The "Open as shard_map" section, then the migration's traps beside it."""
+    _open_as_shard_map(program, plan, report)
+    migration_traps.show(program, plan, report)
+
+
+def _open_as_shard_map(program: Program, plan: Plan, report: jaxstartup.DeviceReport) -> None:
+    """Both scripts, a run of both, and a way to Meshes."""
     box = st.expander(
         "Open as shard_map: these settings in today's API",
         icon=":material/swap_horiz:",

@@ -52,3 +52,24 @@ def test_the_arguments_take_fs_names_when_there_is_one_per_argument():
         },
     )
     assert at.markdown[-1].value.endswith("[('a', (8, 6), ('rows',))]")
+
+
+def _typed_form(n):
+    import streamlit as st
+
+    from pmapviz.features.meshes.ui import mesh_form
+
+    mesh, _ = mesh_form.show(n)
+    st.write(f"types {mesh.axis_types}")
+
+
+def test_one_axis_type_box_per_axis_named_after_it_read_from_the_link():
+    at = render(_typed_form, 8, query={"mesh": "2x2x2", "names": "a, b, c", "t1": "manual"})
+    assert not at.exception and not at.warning
+    assert [s.label for s in at.selectbox] == ["Axis type of a", "Axis type of b", "Axis type of c"]
+    assert at.markdown[-1].value == "types ('explicit', 'manual', 'explicit')"
+    at.selectbox(key="me_t2").set_value("auto").run()
+    assert at.markdown[-1].value == "types ('explicit', 'manual', 'auto')"
+    assert at.query_params["t2"] == "auto"
+    at.text_input(key="me_mesh").set_value("2x").run()  # no mesh to name: no boxes, one error
+    assert not at.exception and not at.selectbox and len(at.error) == 1

@@ -22,7 +22,11 @@ def _settings(**changes):
 
 def test_closed_it_draws_nothing():
     at = render(_view, *_settings())
-    assert not at.exception and len(at.expander) == 1 and not at.code and not at.button
+    assert not at.exception and len(at.expander) == 2 and not at.code and not at.button
+    assert [e.label for e in at.expander] == [
+        "Open as shard_map: these settings in today's API",
+        "The pmap migration's traps, run on these settings",
+    ]
 
 
 def test_open_it_shows_specs_both_scripts_and_both_agree_when_run():
