@@ -8,6 +8,7 @@ from pmapviz.core.ui import plan_cards, presenter, shell, url_state
 from pmapviz.features.explorer import presets
 from pmapviz.features.explorer.ui import explorer_form, plan_code, plan_verdict
 from pmapviz.features.meshes.ui import migration_view
+from pmapviz.features.smap.ui import smap_view
 
 shell.ensure_routed()
 
@@ -41,6 +42,7 @@ def _explorer() -> None:
             program, plan, n, elsewhere, lesson
         )
     if stop:
+        smap_view.show(program, plan, report)  # what smap does with settings pmap refuses
         return
     with presenter.picture(slot):
         inputs, outputs = plan_cards.show(
@@ -49,6 +51,7 @@ def _explorer() -> None:
     plan_cards.device_table(plan, inputs, outputs, "What each device holds and computes")
     plan_code.show(program, plan, report)
     migration_view.show(program, plan, report)
+    smap_view.show(program, plan, report)
 
 
 _explorer()

@@ -20,6 +20,11 @@ terminal, and gives its data (``.to_dict()``, ``.to_frame()``):
   vmap, with compile, transfer and compute apart, against the measured floor.
 - :func:`pmapviz.pod_sweep` -- one program compiled for TPU slices from 4 to 256 chips: the
   compiler's estimate and the communication model per size.
+- :func:`pmapviz.smap` -- pmap's settings as JAX 0.10 runs them (its pipeline, from its jaxpr)
+  and as ``jax.smap`` beside it: each device's block beside pmap's slice, checked against pmap
+  and ``jit(vmap)``; where smap refuses, JAX's own words and the fix.
+- :func:`pmapviz.types` -- every equation of ``f`` with its type as JAX prints it, in Auto,
+  Explicit and Manual modes, and the communication the compiled program has for each.
 
 Importing this package does not import JAX; the first call configures it (unless this process
 started JAX itself, whose devices are then used as they are).
@@ -40,6 +45,8 @@ _PUBLIC = {
     "mesh": "pmapviz.features.meshes.showmesh",
     "timing": "pmapviz.features.timing.showtiming",
     "pod_sweep": "pmapviz.features.pods.showpod",
+    "smap": "pmapviz.features.smap.showsmap",
+    "types": "pmapviz.features.types.showtypes",
 }
 __all__ = list(_PUBLIC)
 

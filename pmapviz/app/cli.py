@@ -44,10 +44,11 @@ COMMANDS: dict[str, Command] = {
         "app.cmd_devices", "cmd_devices", None, "show the devices this process gets"
     ),
     "plan": Command(
-        "features.explorer.cmd_plan",
+        "features.smap.cmd_smap",
         "cmd_plan",
         "plan_args",
-        "validate shapes and axes for pmap, and give the result shapes",
+        "validate shapes and axes for pmap, and give the result shapes; --smap: and as "
+        "JAX runs pmap, and jax.smap beside it",
     ),
     "hlo": Command(
         "features.compiled.cmd_hlo",
@@ -108,6 +109,12 @@ COMMANDS: dict[str, Command] = {
         "cmd_pod",
         "_pod_args",
         "compile for a TPU slice you don't have: memory, cost, collectives; --sweep",
+    ),
+    "types": Command(
+        "features.types.cmd_types",
+        "cmd_types",
+        "_types_args",
+        "every equation's type in Auto, Explicit and Manual modes, and its communication",
     ),
 }
 OWN_DEVICE_FLAGS = ("bench", "cluster", "trace", "serve")  # their own device flags, or none

@@ -23,7 +23,8 @@ from pmapviz.core.devices import jaxstartup
 from pmapviz.core.planning import planning, scenarios
 from pmapviz.core.running import pmapcompile, pmaprun, sandbox
 from pmapviz.features.cluster import clusterworker
-from pmapviz.features.meshes import meshownf, migration
+from pmapviz.features.meshes import meshownf, migration, migrationtraps
+from pmapviz.features.smap import smaprun
 from pmapviz.features.timing import benchmarking, benchreports
 
 _COMPILED: OrderedDict = OrderedDict()  # (ref, key) -> pmapcompile.Compiled, a few kept
@@ -59,12 +60,25 @@ def both(ref: tuple, key: tuple, kind: str, seed: int) -> migration.Agreement:
     return migration.run_both_here(program, planning.replan(program, key), kind, seed)
 
 
+def traps(ref: tuple, key: tuple, kind: str, seed: int) -> migrationtraps.Traps:
+    """``migrationtraps.run_traps``' runs (the server reserved their memory)."""
+    program = scenarios.program_for(*ref)
+    return migrationtraps.run_traps_here(program, planning.replan(program, key), kind, seed)
+
+
+def smap(ref: tuple, key: tuple, settings, kind: str, seed: int) -> smaprun.SmapRun:
+    """``smaprun.run``'s runs: smap beside pmap and jit(vmap) (the server reserved their
+    memory)."""
+    program = scenarios.program_for(*ref)
+    return smaprun.run_here(program, planning.replan(program, key), settings, kind, seed)
+
+
 def mesh(m, args, f, repeat: int, seed: int):
     """``meshownf.run``'s runs of your f on a mesh (the server reserved their memory)."""
     return meshownf.run_views(m, args, f, None, repeat, seed)
 
 
-TASKS = {"live": live, "timing": timing, "both": both, "mesh": mesh}
+TASKS = {"live": live, "timing": timing, "both": both, "traps": traps, "mesh": mesh, "smap": smap}
 
 
 def answer(request: tuple) -> tuple[bool, object]:

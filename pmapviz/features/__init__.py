@@ -18,6 +18,8 @@ ORDER = (
     "cluster",  # jax.distributed clusters
     "compiled",  # what XLA made: collectives, memory, cost, timelines
     "meshes",  # named meshes, PartitionSpecs, and the explorer's plan as shard_map
+    "smap",  # after pmap: the explorer's settings as JAX runs pmap, and as jax.smap beside it
     "pods",  # programs compiled by the TPU compiler for slices this machine does not have
+    "types",  # the typed program in Auto, Explicit and Manual modes; sharding conflicts
     "tour",  # the guided tour over all of them
 )

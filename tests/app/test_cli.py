@@ -59,8 +59,9 @@ def test_import_of_the_cli_loads_neither_jax_nor_streamlit():
 
 
 def test_a_command_loads_its_own_modules_only_and_none_imports_the_cli():
-    """``plan`` loads cmd_plan, not bench's or the doctor's modules; no command module imports
-    the CLI that loads it by name (so the table of :data:`COMMANDS` hides no cycle)."""
+    """``plan`` loads cmd_plan (and smap's, for its --smap), not bench's or the doctor's
+    modules; no command module imports the CLI that loads it by name (so the table of
+    :data:`COMMANDS` hides no cycle)."""
     from pmapviz.app import cli
 
     code = (
@@ -68,9 +69,9 @@ def test_a_command_loads_its_own_modules_only_and_none_imports_the_cli():
         "print(sorted(m for m in sys.modules if '.cmd_' in m))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert done.stdout.strip().splitlines()[-1] == "['pmapviz.features.explorer.cmd_plan']", (
-        done.stderr
-    )
+    assert done.stdout.strip().splitlines()[-1] == str(
+        ["pmapviz.features.explorer.cmd_plan", "pmapviz.features.smap.cmd_smap"]  # plan --smap
+    ), done.stderr
     for c in cli.COMMANDS.values():
         source = ROOT.joinpath("pmapviz", *c.module.split(".")).with_suffix(".py").read_text()
         assert "app.cli " not in source and "import cli\n" not in source, c.module

@@ -80,7 +80,7 @@ NAVIGATION = ("tour_prev", "tour_next")
 # Lazy sections (expanders that draw their content only while open, so their buttons are not shown
 # until a person opens them): opened like a button press ("open:<key>"), then the buttons they
 # reveal are pressed.
-SECTIONS = {page_file("explorer"): ("ex_sm_open",)}
+SECTIONS = {page_file("explorer"): ("ex_sm_open", "ex_tr_open", "ex_smap_open")}
 
 
 # ------------------------------------------------------------------ the walker (subprocess)

@@ -148,15 +148,16 @@ def _in_axes_texts(text: str | None) -> list[str] | None:
     return parts
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
+def planned(args: argparse.Namespace, start: bool = False) -> tuple[Program, Plan]:
+    """The flags' function and its plan (JAX started first unless --plan-devices plans
+    without it; ``start``: started in any case, for what runs on this process's devices)."""
     device_settings = _settings(args)
     program = program_of(args)
     shapes, in_axes, out_axes, axis_name, dtypes = plan_inputs(args, program)
     n = None
     if args.plan_devices is not None:
         n = valueparse.parse_int(args.plan_devices, "--plan-devices", 1, MAX_PLAN_DEVICES)
-    else:
+    if n is None or start:
         _start(device_settings, args)
     shapes = example_shapes(shapes, program, n or devicefacts.facts().local_count)
     p = planning.plan(
@@ -168,10 +169,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
         n_devices=n,
         dtypes=dtypes,
     )
+    return program, p
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Whether shapes and axes fit pmap: the result shapes, or each problem and its fix (exit 1)."""
+    program, p = planned(args)
     if args.json:
         print(p.to_json())
     else:
-        print_plan(p, program, axis_name)
+        print_plan(p, program, p.axis_name)
     return 0 if p.ok else 1
 
 

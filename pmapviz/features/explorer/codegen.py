@@ -1,5 +1,6 @@
-"""Code export: complete, runnable scripts for a plan, with ``jax.pmap`` and with
-``jax.shard_map``. Both define ``out``; tests run them and check they agree.
+"""Code export: complete, runnable scripts for a plan, with ``jax.pmap``, with
+``jax.shard_map`` and with ``jax.smap``. Each defines ``out``; tests run them and check they
+agree.
 
 Everything the user typed reaches the script only as numbers, as ``repr()`` of a validated
 name, or -- for "your own f" -- as the canonical text of an expression that
@@ -224,6 +225,83 @@ def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None 
         "out = jax.jit(jax.shard_map(",
         f"    f_block, mesh=mesh, in_specs=({in_specs}), out_specs={_out_specs(p, name)},",
         f"))({args})",
+        _print_out(p) + ", as with pmap",
+        *_reshape_back(p),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+SMAP_MODES = ("Explicit", "Auto")
+
+
+def _smap_mesh(p: Plan, name: str, mode: str) -> list[str]:
+    n = p.devices_used
+    if mode == "Auto":
+        return [
+            f"# A one-axis mesh of the {n} device(s) pmap uses, its axis Auto: the types carry",
+            "# no sharding, and smap splits plain inputs as in_axes says.",
+            f"mesh = jax.make_mesh(({n},), ({name!r},), axis_types=(AxisType.Auto,), "
+            f"devices=jax.devices()[:{n}])",
+        ]
+    return [
+        f"# A one-axis mesh of the {n} device(s) pmap uses. Its axis is Explicit (make_mesh's",
+        "# default): the sharding is part of each array's type, so every mapped input is",
+        "# resharded to its PartitionSpec first (smap refuses one that is not).",
+        f"mesh = jax.make_mesh(({n},), ({name!r},), devices=jax.devices()[:{n}])",
+    ]
+
+
+def _reshards(p: Plan, name: str) -> list[str]:
+    texts = [
+        leaf.name if leaf.axis is None else f"jax.reshard({leaf.name}, {_spec(leaf.axis, name)})"
+        for leaf in p.leaves
+    ]
+    return [f"    {n} = {src}" for n, src in _per_argument(p, texts) if "jax.reshard" in src]
+
+
+def smap_script(
+    program: Program, p: Plan, facts: devicefacts.Facts | None = None, mode: str = "Explicit"
+) -> str:
+    """The same computation with ``jax.smap`` under ``jax.set_mesh`` on a one-axis mesh of the
+    devices pmap uses, its axis ``mode`` (Explicit: make_mesh's default, each mapped input
+    ``jax.reshard``-ed first; Auto: in_axes alone split the inputs). Each instance gets a
+    block of one element of the mapped axis, which f_block squeezes off and puts back."""
+    if not p.ok:
+        raise ValueError("export needs a valid plan")
+    if mode not in SMAP_MODES:
+        raise ValueError(f"mode is one of {', '.join(SMAP_MODES)}")
+    name = p.axis_name or "i"
+    args = ", ".join(_names(p))
+    dropped = [
+        leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})" for leaf in p.leaves
+    ]
+    squeeze = [
+        f"    {n} = {src}  # this device's block of the mapped axis (one element): drop it"
+        for n, src in _per_argument(p, dropped)
+        if src != n
+    ]
+    lines = [
+        header(f"smap: {_title(program)}", p.n_devices, facts),
+        "from jax.sharding import AxisType, PartitionSpec as P",
+        *_fn(program, name),
+        "",
+        "",
+        "# smap hands each instance a BLOCK of the mapped axis (here one element per device,",
+        "# as under pmap) and keeps the axis, where pmap removes it: squeeze it off, call f,",
+        "# put it back (what pmap itself does inside, as its jaxpr shows).",
+        f"def f_block({args}):",
+        *squeeze,
+        *_block_result(p, args),
+        *_inputs(p),
+        "",
+        *_smap_mesh(p, name, mode),
+        "with jax.set_mesh(mesh):",
+        *(_reshards(p, name) if mode == "Explicit" else []),
+        f"    out = jax.smap(f_block, in_axes={_in_axes_text(p)}, "
+        f"out_axes={pytrees.fmt_prefix(p.out_axes)}, axis_name={name!r})({args})",
+        "    print(jax.typeof(out))  # smap's output type, as JAX prints it"
+        if _is_shape(p.out_shapes)
+        else "    print(jax.tree.map(jax.typeof, out))  # smap's output types, as JAX prints them",
         _print_out(p) + ", as with pmap",
         *_reshape_back(p),
     ]

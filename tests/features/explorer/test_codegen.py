@@ -342,8 +342,117 @@ def test_scripts_exported_on_a_gpu_server_use_its_gpus(fake_devices):
     p = plan(program, [(8, 1000, 3)] * 2, n_devices=8)
     with fake_devices("gpu"):
         pm, sm = codegen.pmap_script(program, p), codegen.shard_map_script(program, p)
-    for text in (pm, sm):
+        smap = codegen.smap_script(program, p)
+    for text in (pm, sm, smap):
         assert "emulated" not in text and "jax.config.update" not in text
         assert "GPU server (NVIDIA H200)" in text and "assert jax.device_count() >= 8" in text
         compile(text, "script.py", "exec")
     assert '"jax_num_cpu_devices", 8' in codegen.pmap_script(program, p)  # on CPU, as before
+
+
+# ---------------------------------------------------------------- the smap script
+SMAP_RUNNER = r"""
+import pickle, runpy, sys
+import jax
+import numpy as np
+for case in sys.argv[1:]:  # each case's folder: its smap script and the arguments' names
+    g = runpy.run_path(f"{case}/smap_script.py")
+    names = open(f"{case}/args.txt").read().split(",")
+    host = lambda t: jax.tree.map(lambda a: np.asarray(a).astype(np.float64), t)
+    leaves = jax.tree.leaves(g["out"])
+    with open(f"{case}/out.pkl", "wb") as f:
+        pickle.dump({"inputs": [host(g[n]) for n in names], "out": host(g["out"]),
+                     "types": [str(jax.typeof(a)) for a in leaves],
+                     "flat": list(g["flat"].shape) if "flat" in g else None}, f)
+print("done")
+"""
+
+
+@pytest.fixture(scope="module")
+def smap_runs(tmp_path_factory):
+    """Every case of CASES (Explicit axes, and the first three again with Auto axes) and every
+    tree case, exported as an smap script and run as it is, all in one fresh Python."""
+    from pmapviz.core.expressions import expr
+
+    root = tmp_path_factory.mktemp("smap")
+    runs = {}
+    jobs = [(c[0], c, "Explicit") for c in CASES] + [(f"{c[0]}-auto", c, "Auto") for c in CASES[:3]]
+    for name, (key, shapes, in_axes, out_axes, axis_name, dtype, _), mode in jobs:
+        program = functions.get(key)
+        runs[name] = (program, _case_plan(key, shapes, in_axes, out_axes, axis_name, dtype), mode)
+    for k, (args, body, shapes, in_axes, out_axes) in enumerate(TREE_CASES):
+        program = expr.program(args, body)
+        p = plan(program, shapes, in_axes=in_axes, out_axes=out_axes, axis_name="i", n_devices=8)
+        runs[f"tree{k}"] = (program, p, "Explicit")
+    for name, (program, p, mode) in runs.items():
+        folder = root / name
+        folder.mkdir()
+        (folder / "smap_script.py").write_text(codegen.smap_script(program, p, mode=mode))
+        (folder / "args.txt").write_text(",".join(a.name for a in p.arguments))
+    r = subprocess.run(
+        [sys.executable, "-c", SMAP_RUNNER, *(str(root / name) for name in runs)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return root, runs
+
+
+def _smap_saved(smap_runs, name):
+    import pickle
+
+    root, runs = smap_runs
+    return runs[name], pickle.loads((root / name / "out.pkl").read_bytes())
+
+
+@pytest.mark.parametrize(
+    "key, shapes, in_axes, out_axes, axis_name, dtype, by_hand", CASES, ids=[c[0] for c in CASES]
+)
+def test_the_smap_script_runs_and_matches_numpy(
+    smap_runs, key, shapes, in_axes, out_axes, axis_name, dtype, by_hand
+):
+    """The same check as the pmap and shard_map scripts': numpy, written here, on the script's
+    own inputs; with Explicit axes, smap's output type says it is split over the mesh axis."""
+    for name in (key, f"{key}-auto"):
+        if name not in smap_runs[1]:
+            continue
+        (_, p, mode), saved = _smap_saved(smap_runs, name)
+        want = np.asarray(by_hand(*[np.asarray(a) for a in saved["inputs"]]), np.float64)
+        assert saved["out"].shape == want.shape == p.out_shapes, name
+        tol = 2e-2 if dtype == "bfloat16" else 1e-5
+        np.testing.assert_allclose(saved["out"], want, rtol=tol, atol=tol, err_msg=name)
+        split = "@" in saved["types"][0]
+        assert split == (mode == "Explicit" and p.out_axes is not None), saved["types"]
+        if key == "double" and mode == "Explicit":
+            assert saved["flat"] == [32]  # reshaped back, as the pmap script does
+
+
+@pytest.mark.parametrize("case", range(len(TREE_CASES)))
+def test_the_smap_script_with_pytree_arguments_matches_vmap(smap_runs, case):
+    import jax
+
+    args, body, shapes, in_axes, out_axes = TREE_CASES[case]
+    (program, p, _), saved = _smap_saved(smap_runs, f"tree{case}")
+    want = jax.vmap(program.build("i"), in_axes=in_axes, out_axes=out_axes, axis_name="i")(
+        *saved["inputs"]
+    )
+    assert jax.tree.structure(saved["out"]) == jax.tree.structure(want)
+    for got, exp in zip(jax.tree.leaves(saved["out"]), jax.tree.leaves(want), strict=True):
+        np.testing.assert_allclose(got, np.asarray(exp), rtol=1e-5, atol=1e-5)
+
+
+def test_the_smap_script_reshards_under_explicit_axes_and_not_under_auto():
+    program = functions.get("matmul")
+    p = plan(program, [(4, 3, 5), (5, 2)], in_axes=(0, None), n_devices=8)
+    text = codegen.smap_script(program, p)
+    assert "mesh = jax.make_mesh((4,), ('i',), devices=jax.devices()[:4])" in text
+    assert "    x = jax.reshard(x, P('i'))" in text and "w = jax.reshard" not in text
+    assert "jax.smap(f_block, in_axes=(0, None), out_axes=0, axis_name='i')(x, w)" in text
+    auto = codegen.smap_script(program, p, mode="Auto")
+    assert "axis_types=(AxisType.Auto,)" in auto and "jax.reshard" not in auto
+    with pytest.raises(ValueError):
+        codegen.smap_script(program, p, mode="Manual")
+    with pytest.raises(ValueError):
+        codegen.smap_script(program, plan(program, [(80, 3, 5), (5, 2)], n_devices=8))

@@ -57,7 +57,9 @@ def form(n: int) -> tuple[Case, str]:
     with st.container(border=True):
         c = st.columns([2, 2, 3])
         again = {"on_change": _example, "args": (n,)}  # a new operation starts from a conflict
-        c[0].selectbox("Operation", s.OPERATIONS, key=P + "c_op", format_func=OPS.get, **again)
+        c[0].selectbox(
+            "Operation", s.OPERATIONS, key=P + "c_op", format_func=lambda k: OPS.get(k, k), **again
+        )
         einsum = st.session_state.get(P + "c_op") == "einsum"
         c[1].selectbox(
             "einsum's subscripts", s.SUBSCRIPTS, key=P + "c_eq", disabled=not einsum, **again
