@@ -103,6 +103,7 @@ def command_lines(settings: jaxstartup.Settings, trace_path: str | None) -> list
             "--json",
         ],
         ["pod", *d, "--topology", "v5e:2x2", "--program", "psum", "--calibrate", "--json"],
+        ["types", *d, "--json"],
     ]
     if trace_path:
         cmds.append(["trace", trace_path, "--json"])

@@ -67,7 +67,7 @@ VIEWS: dict[str, list[str]] = {
     "compiled": ["?src=collective&c=psum", "?src=collective&c=ppermute"],
 }
 # Pages known to hold text fields: a walk that finds none there has lost its selectors.
-HAS_FIELDS = {"explorer", "collectives", "training", "cluster", "compiled", "meshes"}
+HAS_FIELDS = {"explorer", "collectives", "training", "cluster", "compiled", "meshes", "types"}
 
 FIELDS = '[data-testid="stTextInput"] input, [data-testid="stTextArea"] textarea'
 TABS = f'{MAIN} [data-testid="stTabs"] [role="tab"]'
@@ -276,11 +276,17 @@ class Walk:
         tab = self.page.locator(TABS).nth(t)
         tab.click()
         expect(tab).to_have_attribute("aria-selected", "true")
+        self.open_sections()
+
+    def open_sections(self) -> None:
+        """Open each closed expander that holds a text field (its fields are in the page but
+        hidden); an expander without a text field stays closed: opening some starts work."""
         closed = self.page.locator(f"{MAIN} details:not([open])").filter(
             has=self.page.locator(FIELDS)
-        )  # an expander without a text field stays closed: opening some starts work
+        )
         for _ in range(closed.count()):
             closed.first.locator("summary").first.click()
+            wait_rendered(self.page, quiet_ms=QUIET_MS)
 
     def reopen(self, view: str, tab: int | None, f: dict) -> None:
         """After a text that hid its own field: the view afresh, on its tab."""
@@ -300,6 +306,8 @@ class Walk:
         for t in range(max(n, 1)):
             if n:
                 self.select_tab(t)
+            else:
+                self.open_sections()
             name = f"{view} [tab {tabs.nth(t).inner_text()!r}]" if n else view
             self.every_field(name, t if n else None, last_tab=t >= n - 1)
         self.seconds[view] = time.perf_counter() - t0

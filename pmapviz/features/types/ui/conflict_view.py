@@ -141,7 +141,7 @@ def verdict(found: conflicts.Study) -> None:
             icon=":material/check_circle:",
         )
         return
-    st.error(f"**JAX refuses {call}.** {v.explanation}", icon=":material/block:")
+    st.warning(f"**JAX refuses {call}.** {v.explanation}", icon=":material/school:")
     with st.expander(f"JAX's own words ({v.said.name})"):
         st.code(v.said.text, language=None, wrap_lines=True)
 

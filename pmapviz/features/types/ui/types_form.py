@@ -31,12 +31,15 @@ def _sections_keys(n_devices: int) -> set[str]:
 
 
 def save_link(n_devices: int, also: dict[str, str] | None = None) -> None:
-    """Write the link: this form's settings and ``also`` (another section's query); before
-    that section has run, its keys as the link has them, so that it still finds them."""
+    """Write the link: this form's settings (the program, the modes, and the chosen program's
+    own keys: not every program's) and ``also`` (another section's query); before that section
+    has run, its keys as the link has them, so that it still finds them."""
     if also is None:
         others = _sections_keys(n_devices)
         also = {k: v for k, v in st.query_params.items() if k in others}
-    url_state.save(P, typesettings.schema(n_devices), also=also)
+    prog = st.session_state.get(P + "prog", "meshes")
+    keys = ["prog", "mode", *KEYS.get(prog, KEYS["meshes"])]
+    url_state.save(P, typesettings.schema(n_devices), keys, also=also)
 
 
 def show(n_devices: int) -> tuple[TypedSource | None, list[str]]:
@@ -62,7 +65,8 @@ def show(n_devices: int) -> tuple[TypedSource | None, list[str]]:
             "sharding is in every type. Manual: shard_map's per-device types.",
         )
         prog = st.session_state.get(P + "prog", "meshes")
-        with st.expander("The program's settings", expanded=False):
+        # a key keeps it open across the reruns its own boxes start (a bad value included)
+        with st.expander("The program's settings", key=P + "open", on_change="rerun"):
             _boxes(prog if prog in KEYS else "meshes", n_devices)
     save_link(n_devices)
     prog = prog if prog in KEYS else "meshes"

@@ -40,8 +40,8 @@ def _study(query):
 
 def test_the_default_conflict_is_refused_explained_and_resolved():
     at = render(_section)
-    assert not at.exception
-    (refusal,) = at.error
+    assert not at.exception and not at.error  # the refusal is the lesson, not the page's error
+    (refusal,) = at.warning
     found = _study({})
     said = found.verdict.said
     # plain words first, JAX's own words folded after
@@ -71,12 +71,12 @@ def test_a_new_operation_starts_from_its_own_conflict():
     at.selectbox[0].set_value("add").run()
     assert not at.exception
     assert [t.value for t in at.text_input] == ["64, 32", "P('d', None)", "64, 32", "P(None, 'd')"]
-    (refusal,) = at.error
+    (refusal,) = at.warning
     assert refusal.value.startswith("**JAX refuses `a + b`")
     at.selectbox[0].set_value("einsum").run()
     at.selectbox[1].set_value("bij,bjk->bik").run()
     assert at.text_input[0].value == "16, 64, 32"
-    assert "jnp.einsum('bij,bjk->bik', a, b)" in at.error[0].value
+    assert "jnp.einsum('bij,bjk->bik', a, b)" in at.warning[0].value
 
 
 def test_an_accepted_call_says_the_type_jax_infers():
@@ -89,18 +89,18 @@ def test_an_accepted_call_says_the_type_jax_infers():
 
 def test_a_bad_link_gets_one_line_and_the_defaults():
     at = render(_section, query={"c_pa": "P('<b>d</b>')"})
-    (note,) = at.warning
+    note, refusal = at.warning
     assert "`P('<b>d</b>')`" in note.value and "Using the default" in note.value
     assert at.text_input[1].value == "P(None, 'd')"
-    assert at.error[0].value.startswith("**JAX refuses")  # the defaults' case, studied
+    assert refusal.value.startswith("**JAX refuses")  # the defaults' case, studied
 
 
 def test_bad_text_in_a_box_gets_one_line_and_the_defaults_case():
     at = render(_section)
     at.text_input[0].set_value("((64, 32))").run()
-    first = at.error[0].value
+    (first,) = [e.value for e in at.error]
     assert "nested in brackets" in first and first.endswith("Showing the defaults.")
-    assert at.error[1].value.startswith("**JAX refuses `jnp.matmul(a, b)` for a `f32[64,32@d]`")
+    assert at.warning[0].value.startswith("**JAX refuses `jnp.matmul(a, b)` for a `f32[64,32@d]`")
 
 
 def test_with_a_tpu_slice_the_table_has_the_compilers_time():
@@ -132,7 +132,8 @@ def test_what_libtpu_refuses_is_said_once_with_every_refusal_folded():
     found = _study(query)
     refused = [r for r in found.resolutions if r.pod_error]
     assert refused and all(r.pod is None for r in refused)
-    (said,) = at.warning
+    lesson, said = at.warning  # JAX's refusal of the case (the lesson), then libtpu's
+    assert lesson.value.startswith("**JAX refuses")
     assert said.value.startswith(f"libtpu refused {len(refused)} of the {len(found.resolutions)}")
     assert "does not fit on v5e:2x4" in said.value
     assert list(at.dataframe[0].value["TPU time (v5e:2x4)"]).count("refused") == len(refused)
