@@ -1,5 +1,5 @@
 """A workshop in presenter mode, driven by clicking only (issue 53): at 1280x720, Home -> the
-tour's ten steps -> Shapes & sharding -> Collectives -> Timing lab -> Home, then the share link
+tour's steps -> Shapes & sharding -> Collectives -> Timing lab -> Home, then the share link
 and out of presenter mode, without typing a URL. Presenter mode folds the sidebar away and
 hides Streamlit's header, so everything goes through the presenter bar at the top of the first
 screen; each view keeps presenter mode, shows no exception and shows its picture in the first

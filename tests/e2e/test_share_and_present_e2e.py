@@ -165,7 +165,7 @@ def test_presenter_mode_at_1280x720(server, tab):
 # Home is served at "/" (its url_path names it in the registry; /home is "Page not found").
 # Some pages are checked where another test reaches them: the explorer's, opened from a link in
 # presenter mode at 1280x720 by test_presenter_mode_at_1280x720; and, by clicking as a presenter
-# does, the tour's ten steps, Collectives, the Timing lab and Home
+# does, the tour's steps, Collectives, the Timing lab and Home
 # (tests/e2e/test_presenter_walk_e2e.py's walk, WALKED there).
 PRESENTER_PAGES = [f"/{p.url_path}" for p in PAGES[1:] if p.url_path not in ("explorer", *WALKED)]
 

@@ -1,4 +1,4 @@
-"""The guided tour: ten steps over every feature (the last feature: it may use all the others)."""
+"""The guided tour: eleven steps over every feature (the last: it may use all the others)."""
 
 from pmapviz.core.base.pageinfo import PageInfo, page_file
 from pmapviz.features.tour import toursteps

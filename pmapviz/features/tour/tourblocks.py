@@ -17,7 +17,8 @@ class TourBlock:
     purpose), info, table, link, folded_code (body: (words, code), drawn collapsed under the
     label ``extra``: the words, then the code unrendered, e.g. JAX's own error), or a picture:
     grid (rows; extra: what it shows), chips (the devices), cards (an explorer scenario's
-    texts, drawn as JAX splits its arrays; extra: a title)."""
+    texts, drawn as JAX splits its arrays; extra: a title), html (a picture already drawn by a
+    drawing module as escaped HTML, role="img" with its own label)."""
 
     kind: str
     body: Any
@@ -30,7 +31,7 @@ class TourBlock:
         return self.kind in PICTURES
 
 
-PICTURES = ("grid", "chips", "cards")
+PICTURES = ("grid", "chips", "cards", "html")
 
 
 @dataclass(frozen=True)

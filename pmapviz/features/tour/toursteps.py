@@ -1,4 +1,4 @@
-"""The guided tour's steps: ten steps through what the seed teaches, each a short explanation, a
+"""The guided tour's steps: eleven steps through what the seed teaches, each a short explanation, a
 small live demo on this server's devices, and links that open the full pages with the same settings.
 
 Every step is one function ``step_N(ctx) -> list[TourBlock]`` (plain data, from
@@ -28,7 +28,7 @@ from pmapviz.features.collectives import collectiveruns
 from pmapviz.features.home import pmapdemos
 from pmapviz.features.live import dotproduct
 from pmapviz.features.timing import sweepsetup
-from pmapviz.features.tour import tourruns
+from pmapviz.features.tour import tourafter, tourruns
 from pmapviz.features.tour.tourblocks import Context, TourBlock, page_url
 from pmapviz.features.training import trainingmodel, trainingrun
 
@@ -430,6 +430,7 @@ STEPS: tuple[TourStep, ...] = (
     TourStep("Multiple processes", step_processes),
     TourStep("Sublinear scaling", step_scaling),
     TourStep("pmap today: shard_map and jit + NamedSharding", step_today),
+    TourStep("After pmap: jax.smap, and the sharding in every type", tourafter.step_after),
 )
 
 

@@ -16,6 +16,7 @@ from pmapviz.features.timing import sweepsetup
 from pmapviz.features.tour import toursteps
 from pmapviz.features.tour.tourblocks import Context
 from pmapviz.features.training import trainingmodel
+from pmapviz.features.types import typesettings
 from tests.conftest import TEST_DEVICES
 
 N = TEST_DEVICES
@@ -28,6 +29,7 @@ SCHEMAS = {
     "cluster": clustersettings.schema(),
     "timing": sweepsetup.schema(N),
     "live": scenarios.schema(N),
+    "types": typesettings.schema(N),
 }
 
 
@@ -46,6 +48,7 @@ def test_every_step_gives_blocks_and_links_that_pages_accept(k):
         "link",
         "cards",
         "folded_code",
+        "html",
     }
     assert any(b.picture for b in blocks), "every step shows a picture, not only prose"
     links = [b for b in blocks if b.kind == "link"]
@@ -197,3 +200,24 @@ def test_step_3_writes_the_seeds_numbers_and_its_runs_from_their_own_objects(n):
     assert plan.ok and plan.leaves[0].shape == split.blocked
     assert cards.extra.startswith(f"{math.prod(split.blocked[:2]):,} pairs")
     assert ("largest multiple" in cards.extra) == bool(split.left_over) == (10_000_000 % n > 0)
+
+
+def test_step_11_runs_smap_beside_pmap_and_shows_types_as_jax_prints_them():
+    """pmap's first docstring line is the installed JAX's; the pipeline and the blocks are
+    pictures; the typed table's types are those of a plain Explicit-mode jaxpr."""
+    from pmapviz.features.tour import tourafter
+    from pmapviz.features.types import typedcatalog, typedprogram
+
+    blocks = tourafter.step_after(CTX)
+    said = blocks[0].body
+    assert tourafter.pmap_said() in said and "help(jax.pmap)" in said
+    html = [b.body for b in blocks if b.kind == "html"]
+    assert len(html) == 2 and all("role='img'" in h for h in html)
+    assert "shard_map" in html[0] and "squeeze" in html[0]  # pmap's pipeline, from its jaxpr
+    assert any(b.kind == "markdown" and "**equal**" in b.body for b in blocks)
+    table = next(b.body for b in blocks if b.kind == "table")
+    view = typedprogram.typed(typedcatalog.named("meshes", N), "explicit")
+    assert [r["type (as JAX prints it)"] for r in table] == [
+        ", ".join(r.eqn.out_types) for r in view.rows
+    ]
+    assert any("@" in r["type (as JAX prints it)"] for r in table)  # the sharding in the type

@@ -75,6 +75,8 @@ def _block(b, report: jaxstartup.DeviceReport) -> None:
         _, plan, _ = Scenario.from_texts(b.body, report.count).plan(report.count)
         if plan is not None and plan.ok:
             plan_cards.show(plan, b.extra, "As JAX's NamedSharding places the arrays.")
+    elif b.kind == "html":  # drawn (and escaped) by a drawing module: no script, no link
+        st.html(b.body)
     elif b.kind == "link":
         _page_link(b.body, b.extra)
 
