@@ -304,25 +304,31 @@ def _vmapped(target: Target) -> Callable:
     )
 
 
-def _shard_mapped(target: Target):
-    """shard_map's rank-preserving view of f: squeeze the mapped axis, call f, put it back."""
+def block_specs(target: Target, name: str) -> tuple[tuple, Any]:
+    """``(in_specs, out_specs)`` of the target's pmap as shard_map writes it over a one-axis
+    mesh ``name``: each mapped axis split over it, the rest whole (out_axes spread per leaf)."""
     import jax
-    import jax.numpy as jnp
     from jax.sharding import PartitionSpec
-
-    name = target.axis_name or "i"
-    mesh = pmap_sharding(1, 0, target.n, name).mesh
 
     def spec(ax):
         return PartitionSpec() if ax is None else PartitionSpec(*([None] * ax), name)
 
-    def per_block(*blocks):
+    in_specs = tuple(spec(ax) for ax in target.in_axes)
+    return in_specs, jax.tree.map(spec, target.out_axes, is_leaf=lambda x: x is None)
+
+
+def per_block(target: Target) -> Callable:
+    """f as shard_map runs pmap's f on each block, rank kept: squeeze each mapped axis, call f,
+    put the axis back on each output leaf (out_axes may be a prefix of the output)."""
+    import jax
+    import jax.numpy as jnp
+
+    def run(*blocks):
         args = [
             b if ax is None else jax.tree.map(lambda v, ax=ax: jnp.squeeze(v, ax), b)
             for b, ax in zip(blocks, target.in_axes, strict=True)
         ]
         out = target.fn(*args)
-        # out_axes may be a prefix of the output (one axis per subtree): spread it per leaf
         axes = jax.tree.broadcast(target.out_axes, out, is_leaf=lambda x: x is None)
         return jax.tree.map(
             lambda o, ax: o if ax is None else jnp.expand_dims(o, ax),
@@ -331,10 +337,17 @@ def _shard_mapped(target: Target):
             is_leaf=lambda x: x is None,
         )
 
-    out_specs = jax.tree.map(spec, target.out_axes, is_leaf=lambda x: x is None)
-    sm = jax.shard_map(
-        per_block, mesh=mesh, in_specs=tuple(spec(a) for a in target.in_axes), out_specs=out_specs
-    )
+    return run
+
+
+def _shard_mapped(target: Target):
+    """shard_map's rank-preserving view of f: squeeze the mapped axis, call f, put it back."""
+    import jax
+
+    name = target.axis_name or "i"
+    mesh = pmap_sharding(1, 0, target.n, name).mesh
+    in_specs, out_specs = block_specs(target, name)
+    sm = jax.shard_map(per_block(target), mesh=mesh, in_specs=in_specs, out_specs=out_specs)
     return jax.jit(sm), _placed(target, lambda r, ax: pmap_sharding(r, ax, target.n, name))
 
 

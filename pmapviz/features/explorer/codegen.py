@@ -192,20 +192,21 @@ def _spec(axis: int | None, name: str) -> str:
     return "P(" + ", ".join(["None"] * axis + [repr(name)]) + ")"
 
 
+def _squeezes(p: Plan, comment: str) -> list[str]:
+    """The lines of a per-block function that drop each mapped argument's block axis."""
+    dropped = [
+        leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})" for leaf in p.leaves
+    ]
+    return [f"    {n} = {src}  # {comment}" for n, src in _per_argument(p, dropped) if src != n]
+
+
 def shard_map_script(program: Program, p: Plan, facts: devicefacts.Facts | None = None) -> str:
     """The same computation with ``jax.shard_map`` (rank-preserving: blocks keep the axis)."""
     if not p.ok:
         raise ValueError("export needs a valid plan")
     name = p.axis_name or "i"
     args = ", ".join(_names(p))
-    dropped = [
-        leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})" for leaf in p.leaves
-    ]
-    squeeze = [
-        f"    {n} = {src}  # this device's block keeps the mapped axis (size 1); drop it"
-        for n, src in _per_argument(p, dropped)
-        if src != n
-    ]
+    squeeze = _squeezes(p, "this device's block keeps the mapped axis (size 1); drop it")
     specs = _per_argument(p, [_spec(leaf.axis, name) for leaf in p.leaves])
     in_specs = ", ".join(src for _, src in specs) + ("," if len(specs) == 1 else "")
     lines = [
@@ -272,14 +273,7 @@ def smap_script(
         raise ValueError(f"mode is one of {', '.join(SMAP_MODES)}")
     name = p.axis_name or "i"
     args = ", ".join(_names(p))
-    dropped = [
-        leaf.name if leaf.axis is None else f"{leaf.name}.squeeze({leaf.axis})" for leaf in p.leaves
-    ]
-    squeeze = [
-        f"    {n} = {src}  # this device's block of the mapped axis (one element): drop it"
-        for n, src in _per_argument(p, dropped)
-        if src != n
-    ]
+    squeeze = _squeezes(p, "this device's block of the mapped axis (one element): drop it")
     lines = [
         header(f"smap: {_title(program)}", p.n_devices, facts),
         "from jax.sharding import AxisType, PartitionSpec as P",

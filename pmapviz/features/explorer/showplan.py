@@ -141,8 +141,17 @@ def plan(
     on as its :class:`pmapviz.core.planning.planning.Plan`: ``.ok``, ``.problems``.
     Raises ValueError for a name, shape list, device count or axis name that is not one."""
     notes = notebookviews.ready()
+    fn, name, p = planned(
+        f, shapes, in_axes, out_axes, dtypes, axis_name, device_count(devices, n_devices)
+    )
+    return view(p, fn, name, devicefacts.facts().local_count, notes)
+
+
+def planned(f, shapes, in_axes, out_axes, dtypes, axis_name, n: int) -> tuple:
+    """``(fn, name, plan)``: a notebook's arguments read as :func:`plan` reads them (a
+    function or a catalog name, its shapes and axes defaulting to the example's own), planned
+    for ``n`` devices; ValueError with the fix for what is not usable."""
     fn, name = function_for(f)
-    n = device_count(devices, n_devices)
     if axis_name is not None:
         axis_name = valueparse.parse_axis_name(axis_name)
     shapes, in_axes, out_axes = settings_for(fn, shapes, in_axes, out_axes, n)
@@ -153,7 +162,7 @@ def plan(
             f"shapes {shapes!r:.80} or dtypes {dtypes!r:.40} are not usable ({err}): give "
             "one shape per argument, e.g. [(8, 3), (8, 3)], and one dtype or one per argument."
         ) from err
-    return view(p, fn, name, devicefacts.facts().local_count, notes)
+    return fn, name, p
 
 
 def view(p: Plan, fn: Any, name: str, local: int, notes: Sequence[str] = ()) -> View:

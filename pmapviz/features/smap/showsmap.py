@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pmapviz.core.base import valueparse
 from pmapviz.core.devices import devicefacts
 from pmapviz.core.drawing import notebookviews
 from pmapviz.core.drawing.notebookviews import View
 from pmapviz.core.expressions.functions import Program
-from pmapviz.core.planning import planning
 from pmapviz.features.explorer import showplan
 from pmapviz.features.explorer.showplan import DEFAULT
 from pmapviz.features.smap import smaphtml, smaprefusals
@@ -49,19 +47,9 @@ def smap(
     beside pmap's slice, checked element by element. ``f`` and the axes as for
     :func:`pmapviz.plan`. Raises ValueError for settings that are not usable."""
     notes = notebookviews.ready()
-    fn, name = showplan.function_for(f)
     n = devicefacts.facts().local_count
-    if axis_name is not None:
-        axis_name = valueparse.parse_axis_name(axis_name)
-    shapes, in_axes, out_axes = showplan.settings_for(fn, shapes, in_axes, out_axes, n)
+    fn, name, p = showplan.planned(f, shapes, in_axes, out_axes, dtypes, axis_name, n)
     s = _settings(mesh_devices, mode, set_mesh, give_in_axes, reshard, n)
-    try:
-        p = planning.plan(fn, shapes, in_axes, out_axes, axis_name, n, dtypes)
-    except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"shapes {shapes!r:.80} or dtypes {dtypes!r:.40} are not usable ({err}): give "
-            "one shape per argument, e.g. [(8, 3), (8, 3)], and one dtype or one per argument."
-        ) from err
     if not smaprefusals.callable_with(p):
         problems = "; ".join(q.message for q in p.problems)
         raise ValueError(f"smap cannot be called with these settings: {problems}")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pmapviz.core.running import programanalysis
 from pmapviz.core.running.programanalysis import Target
 from pmapviz.features.meshes.meshownf import Args, MeshF
 from pmapviz.features.meshes.meshspecs import Mesh, spec_text
@@ -51,33 +52,13 @@ def _axes_text(axes) -> str:
 def target_parts(target: Target) -> ProgramParts:
     """The parts of a pmap-style target (see the module's docstring)."""
     import jax
-    import jax.numpy as jnp
-    from jax.sharding import PartitionSpec
 
     name = target.axis_name or DEFAULT_AXIS
-
-    def spec(ax):
-        return PartitionSpec() if ax is None else PartitionSpec(*([None] * ax), name)
-
-    def per_block(*blocks):
-        args = [
-            b if ax is None else jax.tree.map(lambda v, ax=ax: jnp.squeeze(v, ax), b)
-            for b, ax in zip(blocks, target.in_axes, strict=True)
-        ]
-        out = target.fn(*args)
-        axes = jax.tree.broadcast(target.out_axes, out, is_leaf=lambda x: x is None)
-        return jax.tree.map(
-            lambda o, ax: o if ax is None else jnp.expand_dims(o, ax),
-            out,
-            axes,
-            is_leaf=lambda x: x is None,
-        )
-
+    per_block = programanalysis.per_block(target)
     global_fn = jax.vmap(
         target.fn, in_axes=target.in_axes, out_axes=target.out_axes, axis_name=target.axis_name
     )
-    in_specs = tuple(spec(ax) for ax in target.in_axes)
-    out_specs = jax.tree.map(spec, target.out_axes, is_leaf=lambda x: x is None)
+    in_specs, out_specs = programanalysis.block_specs(target, name)
     mapped = f"in_axes={_axes_text(target.in_axes)}, out_axes={target.out_axes!r}" + (
         f", axis_name={target.axis_name!r}" if target.axis_name else ""
     )
