@@ -4,6 +4,7 @@ how fast the followers follow, and what following costs the server.
     .venv/bin/python benchmarks/follow_room.py [--followers 30] [--steps 20] [--browsers 2]
         [--devices 4] [--max-bytes 2G] [--idle 15] [--dwell 1] [--step-timeout 30]
         [--out artifacts/follow_room.json] [--server-env NAME=VALUE ...]
+        [--goal-median 1.0] [--goal-p95 2.0]
 
 About five minutes with the defaults on two cores. ``--server-env`` sets an environment
 variable for the server only, e.g. ``STREAMLIT_RUNNER_POST_SCRIPT_GC=false`` to compare a
@@ -23,7 +24,8 @@ updates its query string (the page wrote its link, or a switch set it); cacheabl
 kept, their hashes sent with later reruns and ``ref_hash`` answered from them, as the browser's
 message cache does; ``auto_rerun`` starts a timer that sends the fragment's rerun every
 ``interval`` seconds (``is_auto_rerun``, the current page's script hash, the current query), as
-the browser's ``setInterval``. A dropped connection loads the follow link again. Not done:
+the browser's ``setInterval``, and a whole run's ``new_session`` ends every timer, as the
+browser's ``cleanupAutoReruns``. A dropped connection loads the follow link again. Not done:
 static assets (a browser has them cached), widget states (a follower touches none; the server
 keeps their values), heartbeats (sent only inside an embedding host).
 ``--browsers`` more followers are real Chromium tabs on this machine, reported apart: end to
@@ -49,8 +51,9 @@ leader's "N following", the server's sessions (``/_stcore/metrics``) before and 
 followers leave, the server's peak RSS (every 0.1 s) against ``--max-bytes``, and errors in
 the server's log. A server that stops answering (no one, presenter included, finished three
 steps in a row) ends the stepping early and is said so. Results: ``--out`` (JSON) and a
-summary; exit status 1 when a follower-step did not arrive, a follower left or showed an
-error, or the server died.
+summary; exit status 1 when a follower-step did not arrive, the follow latency over every
+follower-step (protocol and browsers) passed ``--goal-median`` or ``--goal-p95``, a follower
+left or showed an error, or the server died.
 """
 
 from __future__ import annotations
@@ -282,6 +285,9 @@ class Follower:
         if which == "new_session" and whole:  # a poll runs at the page its request named
             self._on_page(load, fwd.new_session.page_script_hash)
             load.in_run = True
+            for _, task in tickers.values():  # the browser ends every timer at a whole run's
+                task.cancel()  # start (cleanupAutoReruns); the run's auto_rerun starts its own
+            tickers.clear()
         elif which == "navigation":
             load.pages |= {
                 p.page_script_hash: "/" + p.url_pathname for p in fwd.navigation.app_pages
@@ -513,7 +519,9 @@ class Presenter:
         if button.count():
             button.click()
         else:  # not seen as this machine: type the key
-            page.get_by_label("Presenter key").fill(KEY)
+            box = page.get_by_label("Presenter key")
+            box.fill(KEY)
+            box.press("Enter")  # the button takes the key once the field has sent it
             page.get_by_role("button", name="Lead the room").click()
         page.wait_for_function(f"() => ({SIDEBAR_TEXT})().includes('You lead the room')",
                                timeout=60_000)  # fmt: skip
@@ -849,6 +857,7 @@ def summarize(run: Run, room: dict, budget: int) -> dict:
         "protocol_from_click_p95_s": pct(clat, 95),
         "browser_latency_median_s": pct(blat, 50), "browser_latency_p95_s": pct(blat, 95),
         "browser_latency_max_s": max(blat, default=None),
+        "latency_median_s": pct(lat + blat, 50), "latency_p95_s": pct(lat + blat, 95),
         "protocol_arrived": len(lat), "protocol_expected": n * len(rows),
         "browser_arrived": len(blat), "browser_expected": k * len(rows),
         "presenter_click_to_shown_median_s": pct(
@@ -883,6 +892,22 @@ def summarize(run: Run, room: dict, budget: int) -> dict:
         "peak_rss_over_budget": run.rss.peak() / budget,
         "cpu": cpu_summary(run, n + k),
     }  # fmt: skip
+
+
+def goals_met(s: dict, args) -> bool:
+    """The room's goals (issue 65): every follower-step arrived, and the follow latency over
+    all of them, protocol and browsers, within ``--goal-median`` and ``--goal-p95``."""
+    median, p95 = s["latency_median_s"], s["latency_p95_s"]
+    met = (median is not None and median <= args.goal_median and p95 <= args.goal_p95
+           and s["protocol_arrived"] == s["protocol_expected"]
+           and s["browser_arrived"] == s["browser_expected"])  # fmt: skip
+    print(
+        f"goals: every follower-step arrives, median <= {args.goal_median} s, p95 <= "
+        f"{args.goal_p95} s over all of them: median "
+        + ("n/a" if median is None else f"{median:.2f} s, p95 {p95:.2f} s")
+        + (" MET" if met else " NOT MET")
+    )
+    return met
 
 
 def _count(values) -> dict:
@@ -923,6 +948,10 @@ def show(s: dict) -> None:
         f"self-leaves: {s['self_leaves']}; errors shown: {s['errors_seen']}; dropped "
         f"connections: {s['dropped_connections']}; runs elsewhere after arriving: "
         f"{s['elsewhere_after_arriving']}; server log problem lines: {s['server_log']['lines']}"
+    )
+    print(
+        f"whole runs per follower-step: {s['whole_runs_per_follower_step']:.2f} (one: the page "
+        f"it lands on); polls per follower per minute: {s['polls_per_follower_per_min']:.0f}"
     )
     print(
         f"leader's count: during {s['leader_count_during']}, end {s['leader_count_end']}, "
@@ -966,6 +995,13 @@ def main() -> int:
     ap.add_argument("--step-timeout", type=float, default=30.0)
     ap.add_argument("--join-timeout", type=float, default=120.0)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--goal-median",
+        type=float,
+        default=1.0,
+        help="seconds: the follow latency's median over every follower-step",
+    )
+    ap.add_argument("--goal-p95", type=float, default=2.0, help="seconds: and its p95")
     ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for the server, e.g. "
                     "STREAMLIT_RUNNER_POST_SCRIPT_GC=false (repeatable)")  # fmt: skip
@@ -1001,13 +1037,14 @@ def main() -> int:
     summary |= {"server_alive_at_end": alive, "server_log_file": os.path.relpath(log),
                 "server_log": server_log_problems(log.read_text(errors="replace")),
                 "load_average_before_after": [load_before, os.getloadavg()]}  # fmt: skip
+    show(summary)
+    goals = summary["goals_met"] = goals_met(summary, args)
     args.out.parent.mkdir(exist_ok=True)
     args.out.write_text(json.dumps({"summary": summary, "phases": run.phases, **room},
                                    indent=2, default=str))  # fmt: skip
-    show(summary)
     print(f"load average before {load_before}, after {os.getloadavg()}")
     print(f"written to {os.path.relpath(args.out)}")
-    ok = (summary["protocol_arrived"] == summary["protocol_expected"]
+    ok = (goals and summary["protocol_arrived"] == summary["protocol_expected"]
           and summary["browser_arrived"] == summary["browser_expected"]
           and not summary["self_leaves"] and not summary["errors_seen"] and alive
           and not summary["wedged"])  # fmt: skip

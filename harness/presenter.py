@@ -17,7 +17,7 @@ FIRST_PICTURE = """() => {
     const side = document.querySelector('[data-testid="stSidebar"]');
     return {first: pics[0] || null, count: pics.length,
             sidebar: side ? side.getBoundingClientRect().width : 0,
-            sidebarOpen: side ? side.getAttribute('aria-expanded') : null};
+            sidebarCollapsed: side ? side.getAttribute('data-collapsed') : null};
 }"""
 
 
@@ -32,7 +32,7 @@ def picture_first(page, view: str) -> None:
     top, label = state["first"]
     assert top < 720, f"{view}: the first picture starts at {top:.0f} px: {label}"
     assert len(label) > 20, label  # says what it shows
-    assert state["sidebarOpen"] != "true", state  # folded away
+    assert state["sidebarCollapsed"] == "true", state  # folded away (Streamlit's attribute)
     expect(page.locator(EXCEPTIONS)).to_have_count(0)
     name = view.strip("/").replace("?step=", "-step-") or "home"
     page.screenshot(path=str(ARTIFACTS / f"present-{name}.png"))

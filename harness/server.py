@@ -61,15 +61,16 @@ def start_server(
     script: str = "app.py",
     cwd: Path = ROOT,
     serve: bool = False,
+    address: str = "127.0.0.1",
 ):
     """Start `streamlit run` (with ``serve``: ``python -m pmapviz serve``, the package's own
-    server, ``extra_args`` its options); returns (process, base url). Caller must
-    stop_server()."""
+    server, ``extra_args`` its options) listening on ``address`` (the tests reach it at
+    127.0.0.1 whatever it is); returns (process, base url). Caller must stop_server()."""
     for attempt in range(PORT_TRIES):
         port = free_port()
         cmd = [
             sys.executable, "-m", "streamlit", "run", script,
-            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--server.headless", "true", "--server.address", address,
             "--server.port", str(port), "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none",
         ]  # fmt: skip

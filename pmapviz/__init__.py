@@ -25,6 +25,8 @@ terminal, and gives its data (``.to_dict()``, ``.to_frame()``):
   and ``jit(vmap)``; where smap refuses, JAX's own words and the fix.
 - :func:`pmapviz.types` -- every equation of ``f`` with its type as JAX prints it, in Auto,
   Explicit and Manual modes, and the communication the compiled program has for each.
+- :func:`pmapviz.exercise` -- the tour's exercises on this process's devices: the task, a hint,
+  the worked answer, and an attempt judged as the pages judge it (solved, or JAX's own words).
 
 Importing this package does not import JAX; the first call configures it (unless this process
 started JAX itself, whose devices are then used as they are).
@@ -47,6 +49,7 @@ _PUBLIC = {
     "pod_sweep": "pmapviz.features.pods.showpod",
     "smap": "pmapviz.features.smap.showsmap",
     "types": "pmapviz.features.types.showtypes",
+    "exercise": "pmapviz.features.exercises.showexercise",
 }
 __all__ = list(_PUBLIC)
 

@@ -116,6 +116,12 @@ COMMANDS: dict[str, Command] = {
         "_types_args",
         "every equation's type in Auto, Explicit and Manual modes, and its communication",
     ),
+    "lesson": Command(
+        "app.cmd_lesson",
+        "cmd_lesson",
+        "_lesson_args",
+        "a workshop's lesson file from its path's links (--out), or read one back",
+    ),
 }
 OWN_DEVICE_FLAGS = ("bench", "cluster", "trace", "serve")  # their own device flags, or none
 

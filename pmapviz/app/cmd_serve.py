@@ -11,7 +11,7 @@ import socket
 import sys
 
 from pmapviz.app import serverconfig, warmup
-from pmapviz.app.ui import streamlitserver
+from pmapviz.app.ui import lead_link, streamlitserver
 from pmapviz.core.base import heavyimports, room, stopping, valueparse
 from pmapviz.core.devices import cliflags, jaxstartup
 
@@ -105,15 +105,19 @@ def check_listen(address: str, port: object) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Check every option (one line and exit 2 if one is wrong), say the presenter key, then
-    serve until stopped (Ctrl-C)."""
+    serve until stopped (Ctrl-C), saying the one-time lead link once the server listens."""
     argv = script_args(args)
     settings = jaxstartup.parse_settings(argv, os.environ)  # fail here, not in a browser
     flags = streamlit_flags(args)
     check_listen(str(flags["server.address"]), flags.get("server.port"))
-    if settings.presenter_key is None:
+    key = settings.presenter_key
+    if key is None:
         key = room.new_key()
         os.environ[room.ENV_KEY] = key  # to this process's script; not on any command line
         print(room.terminal_line(key), file=sys.stderr, flush=True)
+    token = room.room(key).first_invite()  # the room the pages lead: this process's
+    if token is not None:
+        lead_link.announce_when_listening(token)
     heavyimports.ready()  # before the server takes requests: no first visitor waits for it
     warm_up(argv)  # and JAX, the pages' modules, the Pods page's first compile
     return streamlitserver.serve(serverconfig.ENTRY, flags, argv)

@@ -104,6 +104,7 @@ def command_lines(settings: jaxstartup.Settings, trace_path: str | None) -> list
         ],
         ["pod", *d, "--topology", "v5e:2x2", "--program", "psum", "--calibrate", "--json"],
         ["types", *d, "--json"],
+        ["lesson", *d, "--out", "-", "--link", "/tour?step=4", "--link", "/explorer?fn=add"],
     ]
     if trace_path:
         cmds.append(["trace", trace_path, "--json"])

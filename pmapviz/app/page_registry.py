@@ -18,8 +18,9 @@ from pmapviz.core.base import room, settings
 from pmapviz.core.base.pageinfo import PageInfo
 from pmapviz.core.devices import deviceset
 
-# read by the dashboard on every page: presenter mode, the device set, following the presenter
-APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY, room.FOLLOW_KEY)
+# read by the dashboard on every page: presenter mode, the device set, following the presenter,
+# the lead link's one-time token (taken out of the link at once)
+APP_KEYS = (settings.PRESENT_KEY, deviceset.URL_KEY, room.FOLLOW_KEY, room.LEAD_KEY)
 
 
 def _pages() -> tuple[PageInfo, ...]:

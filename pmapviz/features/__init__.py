@@ -21,5 +21,6 @@ ORDER = (
     "smap",  # after pmap: the explorer's settings as JAX runs pmap, and as jax.smap beside it
     "pods",  # programs compiled by the TPU compiler for slices this machine does not have
     "types",  # the typed program in Auto, Explicit and Manual modes; sharding conflicts
+    "exercises",  # the room's pace: exercises judged against JAX, counted; lessons to replay
     "tour",  # the guided tour over all of them
 )

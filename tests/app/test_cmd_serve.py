@@ -81,6 +81,11 @@ def test_serve_says_the_key_on_the_terminal_serves_the_pages_and_stops_on_ctrl_c
     key = line.split("presenter key ")[1].split()[0]
     assert room.parse_key(key) == key and key not in cmdline  # on no command line
     assert f"127.0.0.1:{port}" in out + err  # Streamlit's own banner: where to open it
+    # the one-time lead link, printed once the server listened (no page was opened: a lead
+    # link a visit had to bring would wait for the presenter's first visit)
+    (link,) = [x for x in err.splitlines() if "lead link" in x]
+    token = link.split(f"http://127.0.0.1:{port}/?lead=")[1].split()[0]
+    assert len(token) == 32 and set(token) <= room.KEY_CHARS and key not in link
 
 
 def test_a_port_taken_is_said_in_one_line_before_any_server_starts(capsys):

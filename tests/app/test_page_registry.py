@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from pmapviz.app import page_registry
 from pmapviz.app.page_registry import APP_KEYS, PAGES
 from pmapviz.app.ui import page_check
-from pmapviz.core.base import settings
+from pmapviz.core.base import room, settings
 from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.devices import deviceset
 from pmapviz.core.planning import scenarios
@@ -45,9 +45,10 @@ def test_a_pages_keys_are_its_schemas_fields_whatever_the_device_count():
     assert explorer.keys() == scenarios.KEYS
     assert page_registry.page_info(page_file("live")).keys() == scenarios.KEYS
     assert PAGES[0].keys() == ()
-    # the app's keys: presenter mode, the device set, and every key a session keeps through
-    # every page's own link (following the presenter)
-    assert set(APP_KEYS) == {settings.PRESENT_KEY, deviceset.URL_KEY} | url_state.STICKY
+    # the app's keys: presenter mode, the device set, the lead link's token, and every key a
+    # session keeps through every page's own link (following the presenter)
+    app = {settings.PRESENT_KEY, deviceset.URL_KEY, room.LEAD_KEY}
+    assert set(APP_KEYS) == app | url_state.STICKY
     timing = page_registry.page_info(page_file("timing")).keys()
     assert timing[:6] == ("w", "r", "sizes", "ks", "impls", "beside")
     assert set(scenarios.KEYS) <= set(timing)  # it times the explorer's settings

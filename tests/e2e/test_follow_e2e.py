@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
+from harness import terminal
 from harness.browser import MAIN, SIDEBAR, wait_rendered
 from harness.server import ROOT
 
@@ -68,10 +69,12 @@ def _caught_up(presenter, followers, timeout_s: float = 120.0) -> list[float]:
 
 
 def _lead(presenter, url: str) -> None:
+    """Lead as a presenter does: the one-time lead link the server printed at the first visit
+    (or after the last one was opened)."""
     presenter.goto(url + "/")
     wait_rendered(presenter)
-    presenter.locator(SIDEBAR).get_by_text("Lead or follow the room").click()
-    presenter.get_by_role("button", name="Lead from this browser").click()
+    presenter.goto(terminal.lead_link(url))
+    wait_rendered(presenter)
     expect(presenter.locator(SIDEBAR).get_by_text("You lead the room")).to_be_visible()
 
 

@@ -1,6 +1,7 @@
 """Every page from a share link, drawn, and its settings reproduced; presenter mode at 1280x720."""
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -13,6 +14,8 @@ from harness import (
     SIDEBAR,
     read_png,
     screenshot,
+    start_server,
+    stop_server,
     wait_rendered,
 )
 from harness.browser import ARTIFACTS
@@ -160,6 +163,74 @@ def test_presenter_mode_at_1280x720(server, tab):
         "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
         ".some(c => c.getBoundingClientRect().right > window.innerWidth + 1)"
     )
+
+
+# every button in the first screen whose label does not fit it ("Previ..."): its text's
+# scrollWidth over its clientWidth (Streamlit ends a cut label with an ellipsis)
+CUT_BUTTONS = """() => [...document.querySelectorAll('button')]
+    .filter(b => { const r = b.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < window.innerHeight
+            && r.right > 0 && r.left < window.innerWidth; })
+    .map(b => b.querySelector('[data-testid="stMarkdownContainer"]') || b)
+    .map(t => [t.innerText.trim(), t])
+    .filter(([label, t]) => label && t.scrollWidth > t.clientWidth)
+    .map(([label, t]) => `${label}: ${t.scrollWidth} > ${t.clientWidth} px`)"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1400, 900)], ids=["1280x720", "1400x900"])
+def test_presenter_mode_turned_on_from_the_sidebar_folds_it_and_cuts_no_button(
+    server, browser, size
+):
+    """Issue 65: someone opened the sidebar once (Streamlit keeps that in the browser, over
+    the page's own initial_sidebar_state); presenter mode turned on from its toggle left it
+    open, and the tour's Previous button read "Previ...". A context of its own: the browser's
+    storage would follow the module's tab."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = open_link(context.new_page(), server + "/tour?step=1", size)
+        sidebar = page.locator(SIDEBAR)
+        sidebar.hover()  # its close button shows under the pointer
+        page.locator('[data-testid="stSidebarCollapseButton"] button').click()
+        expect(sidebar).to_have_attribute("data-collapsed", "true")
+        page.locator('[data-testid="stExpandSidebarButton"]').click()
+        expect(sidebar).to_have_attribute("data-collapsed", "false")
+        sidebar.get_by_text("Presenter mode").click()
+        expect(page).to_have_url(re.compile(r"present=1"))
+        wait_rendered(page)
+        expect(sidebar).to_have_attribute("data-collapsed", "true")
+        expect(page.get_by_role("button", name="Leave presenter mode")).to_be_visible()
+        page.wait_for_timeout(300)  # the main area takes the sidebar's width
+        assert page.evaluate(CUT_BUTTONS) == []
+        page.screenshot(path=str(ARTIFACTS / f"present-toggled-{size[0]}x{size[1]}.png"))
+    finally:
+        context.close()
+
+
+def test_a_server_on_every_interface_shares_links_with_its_network_address(browser):
+    """Issue 65: started with --server.address 0.0.0.0 and opened at 127.0.0.1, the share link
+    named 127.0.0.1 and said only this machine could open it. It names this machine's network
+    address as Streamlit finds it (its "Network URL"), with the server's port. The test opens
+    nothing but 127.0.0.1."""
+    from streamlit import net_util
+
+    env = {k: "" for k in ("PMAPVIZ_DEVICES", "PMAPVIZ_PLATFORM")}
+    proc, url = start_server(["--devices", "2"], env=env, address="0.0.0.0")
+    ip = net_util.get_internal_ip()
+    expected = f"http://{ip if ip and not ip.startswith('127.') else '127.0.0.1'}"
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = open_link(context.new_page(), url + "/collectives?c=psum")
+        page.get_by_role("button", name="Share this view").click()
+        body = page.locator('[data-testid="stPopoverBody"]').filter(has_text="reproduces")
+        link = body.locator('[data-testid="stCode"]').first
+        expect(link).to_contain_text("/collectives?c=psum")
+        port = urlsplit(url).port
+        assert link.inner_text().strip().startswith(f"{expected}:{port}/collectives?"), ip
+        expect(body).not_to_contain_text("Only this machine can open this link")
+        page.screenshot(path=str(ARTIFACTS / "share-link-every-interface.png"))
+    finally:
+        context.close()
+        stop_server(proc)
 
 
 # Home is served at "/" (its url_path names it in the registry; /home is "Page not found").

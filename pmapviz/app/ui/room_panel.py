@@ -1,31 +1,41 @@
-"""Follow the presenter, in the sidebar: lead the room with the server's key, or follow the
-presenter's page, settings and tour step (``?follow=1``), leave by editing, come back with one
-button. The room itself (key, step, version) is :mod:`pmapviz.core.base.room`.
+"""Follow the presenter, in the sidebar: lead the room, or follow the presenter's page,
+settings and tour step (``?follow=1``), leave by editing, come back with one button. The room
+itself (key, lead link, pass, step, version) is :mod:`pmapviz.core.base.room`.
+
+A browser leads with the one-time lead link the server printed, or the presenter key typed in
+a password field (never drawn on a page), and a reload leads again from the pass its browser
+kept: :mod:`pmapviz.app.ui.room_leader`, which also says when no leader is present.
 
 A follower opens each step inside its own session: it forgets every page's settings and
 switches to the step's page with the step's query (``st.switch_page``), so every setting is read
 through the pages' schemas as any link's. The step stays this session's target until a run
 starts on exactly that page and query: Streamlit folds a pending switch into a rerun that the
 browser's poll timer sends meanwhile, which carries the page and query before it, and such a
-run simply switches again. (Each step as a fresh page load of its link, as before, cost a
-follower 1.3-2.5 s of Chromium per step; in the session it is one rerun.)"""
+run simply switches again. A switch retires the poll fragment (:func:`_retire_poller`), so
+the polls its browser sends before it hears of the switch are dropped: a follower's arrival
+costs the server one whole run of the page it lands on. (Each step as a fresh page load of
+its link, as before, cost a follower 1.3-2.5 s of Chromium per step.)
+
+A leader publishes the links its pages write: a whole run's (:func:`after_page`) and a page
+fragment's edit (:func:`_lead_from_fragment`), never a poll's, which is its browser's."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
+from pmapviz.app.ui import room_leader
+from pmapviz.app.ui.room_leader import LEAD, leading, the_room
 from pmapviz.core.base import room, settings, valueparse
-from pmapviz.core.devices import jaxstartup
 from pmapviz.core.ui import presenter, shell, url_state
+from pmapviz.features.exercises.ui import exercise_room
 
 POLL_S = 0.5  # how often a follower (and the leader's fragment edits) are checked
 FOLLOW_PARAM = room.FOLLOW_KEY
-LEAD = "_room_lead"  # the key this session proved (only ever a proved one is kept)
 FOLLOWING, SYNCED, BASELINE, LEFT = "_room_following", "_room_synced", "_room_base", "_room_left"
 TARGET = "_room_target"  # (version, step): the step this session is switching to
 PAGE = "_room_page"  # the url_path of this session's page, for the fragment
@@ -34,26 +44,10 @@ DIFFERS = "_room_differs"  # polls in a row that saw a link other than the step'
 HEARD = "_room_heard"  # a poll since the last switch carried the step's link: the browser has it
 PASSED = "_room_passed"  # the links of the last steps this session was switched away from
 KEEP_PASSED = 4
-LEAD_SEEN = "_room_lead_seen"  # the step the leader's last poll saw
+EPOCH = "_room_epoch"  # switches so far: the poll fragment's identity (see _poll_fragment)
+POLLER = "_room_poller"  # the fragment id of this session's poll fragment (see _retire_poller)
 WRONG_KEY_DELAY_S = 0.5  # a wrong key waits: guessing is slow as well as hopeless
 _PAGES: dict[str, st.Page] = {}  # url_path -> the page st.navigation was given (every session's)
-
-
-def the_room() -> room.Room:
-    """This server's room, with the key it was started with (or one made now and printed on
-    a real server's terminal: an AppTest, the doctor's page check, has no one to read it)."""
-    return room.room(jaxstartup.applied_settings().presenter_key, _announce)
-
-
-def _announce(text: str) -> None:
-    """Print on a real server's terminal only (not in an AppTest: the doctor's page check)."""
-    if shell.real_server():
-        print(text, file=sys.stderr, flush=True)
-
-
-def leading() -> bool:
-    """Whether this session proved the presenter key."""
-    return the_room().proves(st.session_state.get(LEAD))
 
 
 def following() -> bool:
@@ -74,6 +68,9 @@ def panel(url_path: str, pages: Sequence[st.Page] = ()) -> None:
     is the step's."""
     _PAGES.update({p.url_path: p for p in pages})
     st.session_state[PAGE] = url_path
+    shell.on_link_written(__name__, _lead_from_fragment)
+    if room_leader.arrive(following):  # a lead link opened, or this browser's kept pass
+        _follow_no_more()
     if not following():  # stopped: a reload stays out
         st.query_params.pop(FOLLOW_PARAM, None)
     elif not st.session_state.get(LEFT):
@@ -82,11 +79,49 @@ def panel(url_path: str, pages: Sequence[st.Page] = ()) -> None:
         if leading() or following():
             st.session_state[FULL_RUN] = True
             try:
-                st.fragment(_in_step, run_every=POLL_S)()
+                _poll_fragment()()
             finally:
                 st.session_state[FULL_RUN] = False
         else:
             _join()
+        room_leader.keep_pass()
+
+
+def _poll_fragment():
+    """The fragment polled every POLL_S, named for this session's switches so far: each switch
+    gives the poll a new fragment id, and retires the old one (:func:`_retire_poller`)."""
+    epoch = st.session_state.get(EPOCH, 0)
+
+    def poll() -> None:
+        st.session_state[POLLER] = _running_fragment()
+        _in_step()
+
+    poll.__qualname__ = f"_in_step.switched_{epoch}"  # Streamlit's fragment id: module.qualname
+    return st.fragment(poll, run_every=POLL_S)
+
+
+def _running_fragment() -> str | None:
+    """The id of the fragment running now (Streamlit's thread state), None if unknown."""
+    try:
+        return ThreadState.get().fragment_id
+    except (RuntimeError, AttributeError):
+        return None
+
+
+def _retire_poller() -> None:
+    """Before a switch: the browser's timer keeps sending this poll until it hears of the
+    switch, each with the page and link before it; Streamlit ran such a poll after the
+    switched run, at the page before it, and told the browser so, which cleared the step's
+    page (the follower switched again: a second whole run per step, and under thirty
+    followers, more). Streamlit drops a poll of a fragment its session no longer holds
+    (``AppSession.request_rerun``): the poll's fragment is taken out of this session's
+    fragments now, and the next one has another id (:func:`_poll_fragment`)."""
+    state = st.session_state
+    state[EPOCH] = state.get(EPOCH, 0) + 1
+    fragment = state.pop(POLLER, None)
+    ctx = get_script_run_ctx()
+    if fragment and ctx is not None and ctx.fragment_storage.contains(fragment):
+        ctx.fragment_storage.delete(fragment)
 
 
 def _arrive_or_switch(url_path: str) -> None:
@@ -137,9 +172,8 @@ def _here(url_path: str) -> room.Step:
 def _in_step() -> None:
     """Polled every POLL_S: lead, or follow (switch to a new step; notice an edit)."""
     state, the = st.session_state, the_room()
-    if leading():
-        _lead_from_poll(the, not state.get(FULL_RUN))
-        _leader_box(the)
+    if LEAD in state:  # leading (or led until another browser was given the pass)
+        _lead_poll(the)
         return
     ctx = get_script_run_ctx()
     version, step = the.latest(ctx.session_id if ctx else None)
@@ -157,7 +191,7 @@ def _in_step() -> None:
             _switch(version, step)
         st.info("Following: catching up with the presenter.", icon=":material/podium:")
     else:
-        st.info("Following the presenter.", icon=":material/podium:")
+        room_leader.following_line(the)
     st.button("Stop following", key="room_stop", on_click=_stop_following)
 
 
@@ -172,18 +206,19 @@ def _poll_page(ctx) -> str | None:
     return page.get("url_pathname")
 
 
-def _lead_from_poll(the: room.Room, polled: bool) -> None:
-    """A leader's edit that reran only a page fragment shows in the link its polls are sent
-    with: publish it once two polls in a row see it. (A whole run publishes its step itself,
-    in after_page; and a poll sent before a click carries the link before it, which, seen
-    once, made the room step back and forth.)"""
-    state = st.session_state
-    if not polled:
+def _lead_from_fragment() -> None:
+    """A page fragment's run wrote a new link (an edit that reran only that fragment, such as
+    the explorer's settings): a leader publishes it at once, as the page wrote it. (A whole
+    run publishes in after_page. Never a poll's link: a poll carries the link its browser
+    had when it sent it, which a busy server runs after the page wrote a newer one, and a
+    room led from polls stepped back and forth and, on entering the explorer, to its
+    defaults: the page before it with the explorer's path.)"""
+    ctx = get_script_run_ctx()
+    if ctx is None or not ctx.fragment_ids_this_run:  # inside a whole run: after_page
         return
-    here = _here(state.get(PAGE, ""))
-    if state.get(LEAD_SEEN) == here:
-        the.lead(state[LEAD], here)
-    state[LEAD_SEEN] = here
+    state = st.session_state
+    if leading():
+        the_room().lead(state.get(LEAD), _here(state.get(PAGE, "")))
 
 
 def _edited(here: room.Step) -> None:
@@ -227,6 +262,7 @@ def _switch(version: int, step: room.Step) -> None:
     state[TARGET], state[HEARD] = (version, step), False
     state.pop(DIFFERS, None)
     url_state.forget_pages()  # the switch sets the link
+    _retire_poller()
     st.switch_page(page, query_params=step_query(step))
 
 
@@ -268,26 +304,29 @@ def _leader_box(the: room.Room) -> None:
     with st.popover("Follow link", icon=":material/group:"):
         st.code(f"{url_state.base_url()}/?{FOLLOW_PARAM}=1", language=None, wrap_lines=True)
         st.caption("Attendees open it: their page follows yours within a second.")
-        if url_state.only_this_machine():
-            st.caption(url_state.ROOM_NOTE)
-    st.button("Stop leading", key="room_unlead", on_click=lambda: st.session_state.pop(LEAD, None))
+        if url_state.only_this_machine():  # the server listens on loopback alone
+            st.warning(url_state.ROOM_NOTE, icon=":material/lan:")
+    exercise_room.leader_view(the, _here(st.session_state.get(PAGE, "")))  # the room's pace
+    if st.button("Stop leading", key="room_unlead"):
+        room_leader.stop_leading()
+        st.rerun(scope="app")  # the whole page: the sidebar offers leading again
 
 
 def _join() -> None:
-    """Follow, or lead with the key (one click on the server's own machine)."""
+    """Follow, or lead with the presenter key (typed, never shown), or say how to lead with
+    the lead link."""
+    room_leader.replaced_note()
     with st.expander("Lead or follow the room", icon=":material/podium:"):
         st.button("Follow the presenter", key="room_follow", on_click=_start_following)
-        if (
-            _on_this_machine() and not presenter.presenting()
-        ):  # this browser is on the server's machine (and not on a projector)
-            st.button("Lead from this browser", key="room_lead_here", on_click=_lead_here)
-            st.caption("To lead from another machine, type this key there:")
-            st.code(the_room().key, language=None)
         st.text_input("Presenter key", key="room_typed", type="password")
         typed = bool(st.session_state.get("room_typed"))
         st.button("Lead the room", key="room_lead", on_click=_lead_typed, disabled=not typed)
         if st.session_state.pop("_room_wrong", False):
             st.error("That is not this server's presenter key.", icon=":material/key_off:")
+        st.caption(
+            "The key and a one-time lead link are on the server's terminal. A browser that "
+            "opened the link, or typed the key, leads again after a reload."
+        )
 
 
 def _start_following() -> None:
@@ -295,27 +334,27 @@ def _start_following() -> None:
     _back()
 
 
-def _on_this_machine() -> bool:
-    """Whether this browser runs on the server's machine: a loopback connection, addressed to
-    a loopback name, through no proxy (a tunnel such as ngrok connects from loopback too, but
-    names its own host and says whom it forwards)."""
-    headers = st.context.headers or {}
-    forwarded = any(headers.get(h) for h in ("X-Forwarded-For", "Forwarded", "X-Real-Ip"))
-    local = url_state.browser_host() in url_state.LOOPBACK
-    return st.context.ip_address is None and local and not forwarded
-
-
-def _lead_here() -> None:
-    if _on_this_machine():
-        st.session_state[LEAD] = the_room().key
-
-
 def _lead_typed() -> None:
+    """The key typed: this browser leads (the field is emptied either way)."""
     typed = st.session_state.get("room_typed", "")
     st.session_state["room_typed"] = ""
-    if the_room().proves(typed):
-        st.session_state[LEAD] = typed.strip()
-        st.session_state[FOLLOWING] = False
+    if room_leader.admit(typed):
+        _follow_no_more()
     else:
         time.sleep(WRONG_KEY_DELAY_S)
         st.session_state["_room_wrong"] = True
+
+
+def _follow_no_more() -> None:
+    """This session leads now: it follows no more, and its link says so."""
+    st.session_state[FOLLOWING] = False
+    st.query_params.pop(FOLLOW_PARAM, None)
+    _back()
+
+
+def _lead_poll(the: room.Room) -> None:
+    """The leader's part of a poll: heard (a pass another browser was given since reruns the
+    page without it), and its box (its edits are published where the page wrote them:
+    after_page, _lead_from_fragment)."""
+    room_leader.heard(the)
+    _leader_box(the)

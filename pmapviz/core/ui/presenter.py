@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import uuid
+
 import streamlit as st
 
 from pmapviz.core.base import settings
@@ -18,17 +21,44 @@ html { font-size: 20px; }
 </style>
 """
 
+FOLD = "_present_fold"  # a token per time presenter mode turned on in this session
+FOLDER = "pmapviz.fold_sidebar"
+# Streamlit keeps the sidebar open or closed as this browser last left it (localStorage), and
+# that wins over set_page_config's initial_sidebar_state: a sidebar someone once opened stayed
+# open when presenter mode was turned on, and the page's buttons were cut to fit beside it.
+# Each time presenter mode turns on, this closes it as its own button does (once per token:
+# the module is loaded once per page, so a rerun or a remount does not fold it again).
+FOLD_JS = """
+const folded = new Set();
+export default function (component) {
+  const { data } = component;
+  if (typeof data !== "string" || folded.has(data)) return;
+  folded.add(data);
+  const fold = () => {
+    const side = document.querySelector('[data-testid="stSidebar"]');
+    if (side && side.getAttribute("data-collapsed") === "false") {
+      const close = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+      if (close) close.click();
+    }
+  };
+  requestAnimationFrame(() => requestAnimationFrame(fold));
+}
+"""
+
 
 def toggle() -> bool:
     """Sidebar toggle (and ?present=1): a layout for a projector. The sidebar folds away,
     each page draws its picture first (see :func:`picture_slot`), type is larger and the fine
     print hidden. The device palette is colour-blind safe everywhere and every block carries
     its label."""
-    if "present" not in st.session_state:
-        st.session_state["present"] = settings.present(dict(st.query_params))
+    state = st.session_state
+    if "present" not in state:
+        state["present"] = settings.present(dict(st.query_params))
+        _turned()
     on = st.sidebar.toggle(
         "Presenter mode",
         key="present",
+        on_change=_turned,
         help="A layout for a projector: the picture first, the sidebar "
         "folded, larger type, no fine print. Also ?present=1 in the "
         "URL.",
@@ -36,7 +66,22 @@ def toggle() -> bool:
     if on:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+        if fold := state.get(FOLD):  # draws nothing; closes the sidebar once per turn
+            with st.sidebar:
+                _folder()(key="present_fold", data=fold, height="content")
     return on
+
+
+def _turned() -> None:
+    """Presenter mode turned on (from the link, or the toggle): a new token to fold by."""
+    if st.session_state.get("present"):
+        st.session_state[FOLD] = uuid.uuid4().hex
+
+
+@functools.cache
+def _folder():
+    """The component that folds the sidebar, registered on first use (inside a run)."""
+    return st.components.v2.component(FOLDER, js=FOLD_JS)
 
 
 def leave() -> None:

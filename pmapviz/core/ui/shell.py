@@ -9,6 +9,7 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit import runtime
@@ -19,6 +20,7 @@ from pmapviz.core.devices import deviceset, jaxstartup
 from pmapviz.core.ui import device_sets
 
 _ROUTER = threading.local()  # per script thread: is app.py's router running this page?
+_LINK_WRITTEN: dict[str, Callable[[], None]] = {}  # name -> hook (see on_link_written)
 _LOG = logging.getLogger(__name__)  # no handler of its own: WARNING and above reach stderr
 
 
@@ -84,17 +86,31 @@ def page_failed(err: BaseException) -> None:
 def fragment(body):
     """``st.fragment`` with app.py's last resort inside it: an error raised in a fragment is
     shown by Streamlit's fragment runner (a traceback) before app.py's ``try`` around the page
-    could catch it, so the fragment gets the same one clear message itself."""
+    could catch it, so the fragment gets the same one clear message itself. A run of it that
+    changed this session's link calls the hooks of :func:`on_link_written`."""
 
     @functools.wraps(body)
     def guarded(*args, **kwargs):
+        before = dict(st.query_params)
         try:  # a fragment's rerun skips app.py: it runs on the set of the page's last full run
             with deviceset.use(device_sets.running()):
-                return body(*args, **kwargs)
+                result = body(*args, **kwargs)
         except Exception as err:  # noqa: BLE001  (as in app.py)
             page_failed(err)
+            return None
+        if dict(st.query_params) != before:
+            for hook in list(_LINK_WRITTEN.values()):
+                hook()
+        return result
 
     return st.fragment(guarded)
+
+
+def on_link_written(name: str, hook: Callable[[], None]) -> None:
+    """Call ``hook()`` after each run of a page's :func:`fragment` that wrote a new link (an
+    edit that reran only that fragment: app.py's after-page step does not run then). The room
+    publishes a leader's edit from it. One hook per ``name``: registering again replaces it."""
+    _LINK_WRITTEN[name] = hook
 
 
 def real_server() -> bool:

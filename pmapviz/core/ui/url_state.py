@@ -9,11 +9,12 @@ widgets' texts back into the URL through ``Schema.to_query``, so a copied link (
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
-from streamlit import config
+from streamlit import config, net_util
 
 from pmapviz.core.base import room, settings
 from pmapviz.core.devices import deviceset
@@ -188,28 +189,69 @@ def browser_host() -> str:
 
 
 def base_url() -> str:
-    """``scheme://host:port`` that people reach this server at: Streamlit's
-    ``browser.serverAddress`` (and ``browser.serverPort``) where the operator set it, else as
-    this browser reached the server."""
-    scheme = "https" if str(st.context.url or "").startswith("https") else "http"
+    """``scheme://host:port`` that the room reaches this server at: Streamlit's
+    ``browser.serverAddress`` (and ``browser.serverPort``) where the operator set it; else,
+    when the server listens on every interface, this machine's network address as Streamlit
+    finds it (the "Network URL" it prints) with the server's port; else the address this
+    browser used. Streamlit's ``server.baseUrlPath`` follows, where one is set."""
     if config.is_manually_set("browser.serverAddress"):
-        host = str(st.get_option("browser.serverAddress"))
-        port = st.get_option("browser.serverPort")
-        return f"{scheme}://{host}" + (f":{port}" if port and int(port) not in (80, 443) else "")
-    host = st.context.headers.get("Host", "127.0.0.1:8501") if st.context.headers else "localhost"
-    return f"{scheme}://{host}"
+        host, _, path = str(st.get_option("browser.serverAddress")).strip("/").partition("/")
+        scheme = "https" if _https() else "http"
+        port = int(st.get_option("browser.serverPort") or 0)
+        shown = f":{port}" if port and port not in (80, 443) else ""
+        return f"{scheme}://{host}{shown}" + (f"/{path}" if path else _base_path())
+    if listens_everywhere() and not _loopback(ip := net_util.get_internal_ip()):
+        scheme = "https" if st.get_option("server.sslCertFile") else "http"
+        return f"{scheme}://{ip}:{int(st.get_option('server.port'))}{_base_path()}"
+    headers = st.context.headers or {}
+    host = str(headers.get("Host") or "localhost")
+    return f"{'https' if _https() else 'http'}://{host}{_base_path()}"
+
+
+def _https() -> bool:
+    """Whether this browser reached the server over https (or the server serves https)."""
+    return str(st.context.url or "").startswith("https") or bool(
+        st.get_option("server.sslCertFile")
+    )
+
+
+def _base_path() -> str:
+    path = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{path}" if path else ""
+
+
+def _loopback(host: str | None) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) is this machine
+    alone: localhost, 127.0.0.0/8, ::1."""
+    name = str(host or "").strip().strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def listens_everywhere() -> bool:
+    """Whether the server listens on every interface: ``server.address`` empty, "0.0.0.0" or
+    "::" (``streamlit run --server.address 0.0.0.0``; ``pmapviz serve --address 0.0.0.0``)."""
+    return str(st.get_option("server.address") or "").strip() in ("", "0.0.0.0", "::", "[::]")
 
 
 def only_this_machine() -> bool:
-    """Whether the links this server gives name a loopback address: nobody else can open them."""
-    return urlsplit(base_url()).hostname in ("localhost", "127.0.0.1", "::1")
+    """Whether nobody else can open the links this server gives: the server listens on a
+    loopback address alone (say 127.0.0.1, pmapviz's default) and the links name one (not a
+    name the operator gave, nor one a proxy was reached at)."""
+    if listens_everywhere() or not _loopback(str(st.get_option("server.address"))):
+        return False
+    return _loopback(urlsplit(base_url()).hostname)
 
 
 ROOM_NOTE = (
-    "Only this machine can open this link: it names a loopback address. To serve a room, "
-    "restart with `--server.address 0.0.0.0` (`pmapviz serve`: `--address 0.0.0.0`) and give "
-    "people this machine's name or address; `--browser.serverAddress NAME` puts it in these "
-    "links."
+    "Only this machine can open this link: this server listens on a loopback address alone. "
+    "To serve a room, restart with `--server.address 0.0.0.0` (`pmapviz serve`: "
+    "`--address 0.0.0.0`); the links then name this machine's network address, or the name "
+    "you give with `--browser.serverAddress NAME`."
 )
 
 

@@ -25,6 +25,7 @@ from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.running import jaxsays
 from pmapviz.features.cluster import clusterview
 from pmapviz.features.collectives import collectiveruns
+from pmapviz.features.exercises import exercisebook
 from pmapviz.features.home import pmapdemos
 from pmapviz.features.live import dotproduct
 from pmapviz.features.timing import sweepsetup
@@ -436,5 +437,7 @@ STEPS: tuple[TourStep, ...] = (
 
 # ---------------------------------------------------------------- the page's URL state
 def schema() -> settings.Schema:
-    """The tour's settings: step."""
-    return settings.Schema((settings.int_field("step", "Step", 1, len(STEPS), 1),))
+    """The tour's settings: step, and the exercise whose worked answer it shows (answer)."""
+    return settings.Schema(
+        (settings.int_field("step", "Step", 1, len(STEPS), 1), exercisebook.answer_field())
+    )

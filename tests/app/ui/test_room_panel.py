@@ -16,14 +16,6 @@ from tests.conftest import ROOT
 from tests.pages.conftest import all_text, open_link, steady_state_server
 
 
-@pytest.fixture()
-def fresh_room(monkeypatch):
-    """A room of this test's own (the process's room outlives a test)."""
-    made = room.Room(room.new_key())
-    monkeypatch.setattr(room, "_ROOM", [made])
-    return made
-
-
 def _lead(at, key: str):
     at.sidebar.text_input(key="room_typed").set_value(key).run()
     at.sidebar.button(key="room_lead").click().run()
@@ -156,23 +148,6 @@ def test_the_host_name_is_read_without_its_port(monkeypatch, host, name):
     assert url_state.browser_host() == name
 
 
-@pytest.mark.parametrize(
-    ("ip", "headers", "local"),
-    [
-        (None, {"Host": "localhost:8501"}, True),
-        (None, {"Host": "127.0.0.1:8501"}, True),
-        ("10.0.0.7", {"Host": "localhost:8501"}, False),  # another machine
-        (None, {"Host": "abc.ngrok.app"}, False),  # a tunnel connects from loopback
-        (None, {"Host": "localhost:8501", "X-Forwarded-For": "203.0.113.9"}, False),
-        (None, {}, False),
-    ],
-)
-def test_only_a_browser_on_the_servers_machine_is_offered_the_key(monkeypatch, ip, headers, local):
-    context = type("C", (), {"headers": headers, "ip_address": ip})
-    monkeypatch.setattr(room_panel.st, "context", context)
-    assert room_panel._on_this_machine() is local
-
-
 def test_stopping_takes_follow_out_of_the_link_so_a_reload_stays_out(
     run_app, fresh_room, monkeypatch
 ):
@@ -242,31 +217,74 @@ def test_an_apptest_prints_no_presenter_key(run_app, monkeypatch, capfd):
     assert made.key not in capfd.readouterr().err
 
 
-def _leader_poll(key: str):
+def _leader_run(given: str, fragment_run: bool):
     import streamlit as st
 
     from pmapviz.app.ui import room_panel
 
-    st.session_state[room_panel.LEAD], st.session_state[room_panel.PAGE] = key, "tour"
-    room_panel._lead_from_poll(room_panel.the_room(), polled=True)
+    st.session_state[room_panel.LEAD], st.session_state[room_panel.PAGE] = given, "explorer"
+    if fragment_run:  # as a run of a page's fragment alone: after a fragment that wrote this link
+        real = room_panel.get_script_run_ctx
+        room_panel.get_script_run_ctx = lambda: type("Ctx", (), {"fragment_ids_this_run": ["f"]})
+        try:
+            room_panel._lead_from_fragment()
+        finally:
+            room_panel.get_script_run_ctx = real
+    else:  # a poll, sent with the link its browser had: the page before, on a busy server
+        room_panel._in_step()
 
 
-def test_a_leaders_poll_publishes_a_link_only_once_two_polls_see_it(fresh_room):
-    """A poll sent before the presenter's click carries the link before it: seen once, it is
-    not published (under 30 followers the room stepped back and forth: v16 step 6, v17 step 5,
-    v18 step 6)."""
-    at = AppTest.from_function(_leader_poll, args=(fresh_room.key,))
-    at.query_params["step"] = "6"
+def test_a_leaders_poll_publishes_nothing_a_page_fragments_new_link_at_once(
+    fresh_room, monkeypatch
+):
+    """Entering the explorer, a room of thirty was led to the explorer's defaults and back: a
+    poll's link is its browser's (the page before, the explorer's path), and polls published
+    it once two carried it. Now a leader publishes only links its pages wrote: a whole run's
+    (after_page) and a page fragment's (this), never a poll's."""
+    monkeypatch.setattr(room_panel, "get_script_run_ctx", room_panel.get_script_run_ctx)
+    given = fresh_room.admit(fresh_room.key)
+    at = AppTest.from_function(_leader_run, args=(given, False))
+    at.query_params["step"] = "9"  # the tour's link, polled after the switch to the explorer
     at.run()
-    assert fresh_room.latest() == (0, None)  # seen once
+    at.run()
+    assert not at.exception and fresh_room.latest() == (0, None)
+    at = AppTest.from_function(_leader_run, args=(given, True))
+    at.query_params["s0"] = "4,6"
     at.run()
     version, step = fresh_room.latest()
-    assert step.query_dict() == {"step": "6"}
-    at.query_params["step"] = "5"  # a stale poll
+    assert (version, step) == (1, room.Step.of("explorer", {"s0": "4,6"}))
     at.run()
-    at.query_params["step"] = "6"
+    assert fresh_room.latest()[0] == 1  # the same link again: no new step
+
+
+def _retiring(seen: dict):
+    import streamlit as st
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from pmapviz.app.ui import room_panel
+
+    room_panel._poll_fragment()()
+    first, storage = st.session_state[room_panel.POLLER], get_script_run_ctx().fragment_storage
+    seen["held"] = storage.contains(first)
+    room_panel._retire_poller()  # as a switch does
+    seen["after"] = storage.contains(first)
+    room_panel._poll_fragment()()
+    seen["ids"] = (first, st.session_state[room_panel.POLLER])
+
+
+def test_a_switch_retires_the_poll_so_streamlit_drops_one_sent_before_it(monkeypatch):
+    """A poll the browser sent before it heard of a switch ran after the switched run, at the
+    page before it, which a browser shows as an empty page: the follower switched again (two
+    whole runs a step). Streamlit drops a poll of a fragment its session no longer holds: a
+    switch takes the poll's fragment out at once, and the next poll has another id
+    (tests/e2e/test_follow_reruns_e2e.py counts the runs on a real server)."""
+    monkeypatch.setattr(room_panel, "_in_step", lambda: None)
+    seen: dict = {}
+    at = AppTest.from_function(_retiring, args=(seen,))
     at.run()
-    assert fresh_room.latest() == (version, step)  # never stepped back
+    assert not at.exception
+    first, second = seen["ids"]
+    assert seen["held"] and not seen["after"] and first and second and first != second
 
 
 def _stale_poll(page_named: str, calls: list):
@@ -297,3 +315,30 @@ def test_a_poll_naming_the_page_before_a_switch_switches_to_the_step_again(
     AppTest.from_function(_stale_poll, args=(named, calls)).run()
     step = room.Step.of("tour", {"step": "2"})
     assert calls == ([(fresh_room.latest()[0], step)] if switched else [])
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "127.0.0.1"])
+def test_the_follow_link_names_an_address_the_room_can_open(
+    run_app, fresh_room, monkeypatch, address
+):
+    """Issue 65: led from a server started with --server.address 0.0.0.0, the follow link
+    named 127.0.0.1 with "Only this machine can open this link" under it. It names the
+    machine's network address (Streamlit's Network URL); the warning only on a server that
+    listens on loopback alone."""
+    from streamlit import net_util
+
+    from tests.core.ui.test_url_state import server_options
+
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: "198.51.100.23")
+    with server_options({"server.address": address, "server.port": 8600}):
+        at = _lead(run_app(), fresh_room.key)
+    links = [c.value for c in at.sidebar.code if "follow=1" in c.value]
+    warned = any(w.value == url_state.ROOM_NOTE for w in at.sidebar.warning)
+    if address == "0.0.0.0":
+        assert links == ["http://198.51.100.23:8600/?follow=1"] and not warned
+    else:
+        assert links == ["http://localhost/?follow=1"] and warned  # AppTest: no Host header
+
+
+# -- leading (issue 65): the one-time lead link, the pass a browser keeps, no key on a page,
+# and the leader's presence as followers see it ---------------------------------------------

@@ -69,3 +69,43 @@ def test_an_unforeseen_error_is_one_clear_line_and_its_type_never_a_traceback():
         assert not at.exception
         assert "unexpected problem" in at.error[0].value and at.code[0].value == kind
         assert "secret" not in texts(at) and at.markdown[-1].value == "the page goes on"
+
+
+def _fragment_writing(link: dict, fail: bool, calls: list):
+    import streamlit as st
+
+    from pmapviz.core.ui import shell
+
+    shell.on_link_written("test", lambda: calls.append(dict(st.query_params)))
+
+    @shell.fragment
+    def part():
+        st.query_params.from_dict(link)
+        if fail:
+            raise RuntimeError("broke after writing")
+
+    part()
+
+
+@pytest.mark.parametrize(
+    ("link", "fail", "heard"),
+    [
+        ({"s0": "4,6"}, False, [{"s0": "4,6"}]),  # a new link: the hook hears it, as written
+        ({"s0": "4,5"}, False, []),  # the link it started with: nothing new
+        ({"s0": "4,7"}, True, []),  # a fragment that failed wrote nothing anyone follows
+    ],
+)
+def test_a_page_fragment_that_writes_a_new_link_calls_the_hooks_once(
+    monkeypatch, link, fail, heard
+):
+    """An edit that reruns only a page's fragment skips app.py's after-page step: the room's
+    leader publishes it from here (pmapviz.app.ui.room_panel._lead_from_fragment)."""
+    monkeypatch.setattr(shell, "_LINK_WRITTEN", {})
+    calls: list = []
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_fragment_writing, args=(link, fail, calls))
+    at.query_params["s0"] = "4,5"
+    at.run()
+    assert calls == heard
+    assert list(shell._LINK_WRITTEN) == ["test"]  # registering again replaces, never adds

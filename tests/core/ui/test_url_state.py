@@ -1,6 +1,10 @@
 """A page's settings and its link: read through Schema.from_query, written through
 Schema.to_query, the same keys and values both ways."""
 
+import contextlib
+
+import pytest
+
 from pmapviz.core.planning import scenarios
 from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.features.timing import sweepsetup
@@ -165,23 +169,115 @@ def _share(url_path):
     url_state.share_link(url_path)
 
 
+@contextlib.contextmanager
+def server_options(values: dict):
+    """Streamlit's options set as an operator sets them (``--server.address 0.0.0.0``), put
+    back as they were afterwards (the process's config outlives a test)."""
+    from streamlit import config
+
+    saved = {k: (config.get_option(k), config.get_where_defined(k)) for k in values}
+    try:
+        for key, value in values.items():
+            config.set_option(key, value)
+        yield
+    finally:
+        for key, (value, where) in saved.items():
+            config._set_option(key, value, where)
+
+
+@pytest.fixture()
+def network_ip(monkeypatch):
+    """This machine's network address as Streamlit finds it (net_util), made one of the
+    test's own: what the link must name when the server listens on every interface."""
+    from streamlit import net_util
+
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: "198.51.100.23")
+    return "198.51.100.23"
+
+
+LOOPBACK_ONLY = {"server.address": "127.0.0.1"}  # pmapviz's own default (serverconfig)
+
+
 def test_a_share_link_names_this_view_without_the_sessions_own_keys_and_says_who_can_open_it():
-    at = render(_share, "explorer")
+    with server_options(LOOPBACK_ONLY):
+        at = render(_share, "explorer")
     (link,) = [c.value for c in at.code]
     assert link.endswith("/explorer?fn=add")  # no presenter mode, no following
     (note,) = [w.value for w in at.warning]
     assert "Only this machine can open this link" in note and "0.0.0.0" in note
 
 
-def test_a_share_link_uses_the_address_the_operator_gave_people():
-    from streamlit import config
+@pytest.mark.parametrize("address", ["0.0.0.0", "::", ""])
+def test_a_server_on_every_interface_links_its_network_address_and_warns_of_nothing(
+    network_ip, address
+):
+    """Issue 65: started with --server.address 0.0.0.0, the link named 127.0.0.1 (the address
+    this browser used) and said only this machine could open it."""
+    with server_options({"server.address": address, "server.port": 8600}):
+        at = render(_share, "explorer")
+    (link,) = [c.value for c in at.code]
+    assert link == f"http://{network_ip}:8600/explorer?fn=add"
+    assert not at.warning
 
-    config.set_option("browser.serverAddress", "pods.example")
-    config.set_option("browser.serverPort", 8600)
-    try:
+
+def test_the_operators_address_comes_before_the_network_address(network_ip):
+    values = {"server.address": "0.0.0.0", "browser.serverAddress": "pods.example"}
+    with server_options(values | {"browser.serverPort": 443}):
         at = render(_share, "tour")
-    finally:
-        config._set_option("browser.serverAddress", "localhost", "<default>")
-        config._set_option("browser.serverPort", 8501, "<default>")
+    assert [c.value for c in at.code] == ["http://pods.example/tour?fn=add"] and not at.warning
+
+
+def test_a_machine_without_a_network_falls_back_to_the_browsers_address_without_a_warning(
+    monkeypatch,
+):
+    """Every interface but no route out: Streamlit finds 127.0.0.1, which is no address for a
+    room; the link keeps the one this browser used, and the server is not loopback-only."""
+    from streamlit import net_util
+
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: "127.0.0.1")
+    with server_options({"server.address": "0.0.0.0"}):
+        at = render(_share, "explorer")
+    (link,) = [c.value for c in at.code]
+    assert link.startswith("http://localhost/") and not at.warning  # AppTest: no Host header
+
+
+@pytest.mark.parametrize(
+    ("address", "host", "warned"),
+    [
+        ("127.0.0.1", "127.0.0.1:8501", True),
+        ("localhost", "localhost:8501", True),
+        ("::1", "[::1]:8501", True),
+        ("127.0.0.1", "pods.example", False),  # a proxy on this machine, reached by its name
+        ("0.0.0.0", "127.0.0.1:8501", False),  # this browser used loopback; the room need not
+        ("192.0.2.7", "192.0.2.7:8501", False),  # one interface, not loopback
+    ],
+)
+def test_the_loopback_warning_says_how_the_server_listens_not_how_this_browser_came(
+    monkeypatch, network_ip, address, host, warned
+):
+    from pmapviz.core.ui import url_state
+
+    context = type("C", (), {"headers": {"Host": host}, "url": f"http://{host}/"})
+    monkeypatch.setattr(url_state.st, "context", context)
+    with server_options({"server.address": address, "server.port": 8501}):
+        assert url_state.only_this_machine() is warned
+        link = url_state.base_url()
+    assert link == (f"http://{network_ip}:8501" if address == "0.0.0.0" else f"http://{host}")
+
+
+def test_a_base_url_path_and_https_are_kept(monkeypatch, network_ip):
+    from pmapviz.core.ui import url_state
+
+    context = type("C", (), {"headers": {"Host": "pods.example"}, "url": "https://pods.example/"})
+    monkeypatch.setattr(url_state.st, "context", context)
+    with server_options({"server.address": "127.0.0.1", "server.baseUrlPath": "/viz/"}):
+        assert url_state.base_url() == "https://pods.example/viz"
+    with server_options({"browser.serverAddress": "pods.example/room", "browser.serverPort": 80}):
+        assert url_state.base_url() == "https://pods.example/room"
+
+
+def test_a_share_link_uses_the_address_the_operator_gave_people():
+    with server_options({"browser.serverAddress": "pods.example", "browser.serverPort": 8600}):
+        at = render(_share, "tour")
     (link,) = [c.value for c in at.code]
     assert link == "http://pods.example:8600/tour?fn=add" and not at.warning

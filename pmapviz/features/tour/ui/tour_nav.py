@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pmapviz.core.ui import url_state
+from pmapviz.features.exercises.ui import exercise_box
 from pmapviz.features.tour import toursteps
 
 
@@ -16,6 +17,8 @@ def step() -> int:
     if st.session_state.get("tour_step") is None:
         texts, found = toursteps.schema().from_query(dict(st.query_params))
         st.session_state["tour_step"] = int(texts["step"])
+        if texts["answer"]:  # the worked answer the presenter showed everyone
+            st.session_state[exercise_box.ANSWER_STATE] = texts["answer"]
         st.session_state["_tour_notes"] = found
     url_state.notes(st.session_state.get("_tour_notes", []))
     url_state.save("tour_", toursteps.schema())  # the step's widget state is "tour_step"
@@ -25,6 +28,7 @@ def step() -> int:
 def go(to: int) -> None:
     """Goes to step ``to`` (kept within the tour's steps)."""
     st.session_state["tour_step"] = max(1, min(len(toursteps.STEPS), to))
+    st.session_state.pop(exercise_box.ANSWER_STATE, None)  # a step opens with its task
 
 
 def _jumped() -> None:
