@@ -75,3 +75,12 @@ def fake_devices():
     from tests import fakes
 
     return fakes.fake_devices
+
+
+@pytest.fixture(autouse=True)
+def _own_shared_results(monkeypatch):
+    """Each test its own shared results (:mod:`pmapviz.core.running.sharedresults`): a result
+    one test's run kept is not another test's, which expects to run its own."""
+    from pmapviz.core.running import sharedresults
+
+    monkeypatch.setattr(sharedresults, "_SHARED", sharedresults.SharedResults())

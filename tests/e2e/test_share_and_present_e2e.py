@@ -142,7 +142,9 @@ def test_every_page_renders_and_its_share_link_reproduces_the_view(server, tab, 
 
 def test_presenter_mode_at_1280x720(server, tab):
     page = open_link(tab, server + "/explorer?present=1", size=(1280, 720))
-    expect(page.locator('[data-testid="stHeader"]')).to_be_hidden()
+    expect(page.locator('[data-testid="stMainMenu"]')).to_be_hidden()  # no app chrome
+    # issue 65: the sidebar (where the presenter leads) opens from presenter mode too
+    expect(page.locator('[data-testid="stExpandSidebarButton"]')).to_be_visible()
     root_px = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")
     assert float(root_px.rstrip("px")) >= 20
     # nothing overflows the window: diagrams, their blocks and grids fit at 1280 px
@@ -202,6 +204,13 @@ def test_presenter_mode_turned_on_from_the_sidebar_folds_it_and_cuts_no_button(
         page.wait_for_timeout(300)  # the main area takes the sidebar's width
         assert page.evaluate(CUT_BUTTONS) == []
         page.screenshot(path=str(ARTIFACTS / f"present-toggled-{size[0]}x{size[1]}.png"))
+        # and the presenter can open it again to lead (its expand control was 0 px wide):
+        # the room's panel is there, and the tour's buttons still fit beside it
+        page.locator('[data-testid="stExpandSidebarButton"]').click()
+        expect(sidebar).to_have_attribute("data-collapsed", "false")
+        expect(sidebar.get_by_text("Lead or follow the room")).to_be_visible()
+        page.wait_for_timeout(300)
+        assert page.evaluate(CUT_BUTTONS) == []
     finally:
         context.close()
 

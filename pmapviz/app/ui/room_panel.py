@@ -31,7 +31,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 from pmapviz.app.ui import room_leader
 from pmapviz.app.ui.room_leader import LEAD, leading, the_room
 from pmapviz.core.base import room, settings, valueparse
-from pmapviz.core.ui import presenter, shell, url_state
+from pmapviz.core.ui import presenter, shared_run, shell, url_state
 from pmapviz.features.exercises.ui import exercise_room
 
 POLL_S = 0.5  # how often a follower (and the leader's fragment edits) are checked
@@ -69,6 +69,7 @@ def panel(url_path: str, pages: Sequence[st.Page] = ()) -> None:
     _PAGES.update({p.url_path: p for p in pages})
     st.session_state[PAGE] = url_path
     shell.on_link_written(__name__, _lead_from_fragment)
+    shared_run.runs_by(lambda: "the presenter" if leading() else None)  # whose run is shared
     if room_leader.arrive(following):  # a lead link opened, or this browser's kept pass
         _follow_no_more()
     if not following():  # stopped: a reload stays out

@@ -14,9 +14,12 @@ PRESENTER_CSS = """
 html { font-size: 20px; }
 [data-testid="stMainBlockContainer"] { padding-top: 1rem; max-width: 100%; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.4rem 0; }
-[data-testid="stHeader"], [data-testid="stCaptionContainer"],
+[data-testid="stToolbarActions"], [data-testid="stMainMenu"], [data-testid="stAppDeployButton"],
+[data-testid="stDecoration"], [data-testid="stCaptionContainer"],
 [data-testid="stSidebarUserContent"] [data-testid="stNumberInput"],
 [data-testid="stSidebarUserContent"] [data-testid="stCode"] { display: none; }
+[data-testid="stHeader"] { background: transparent; pointer-events: none; }
+[data-testid="stExpandSidebarButton"] { pointer-events: auto; }
 
 </style>
 """

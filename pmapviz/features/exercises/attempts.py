@@ -59,7 +59,10 @@ def attempt(
     exercise: Exercise, texts: Mapping[str, Any], who: str, n: int, now: float | None = None
 ) -> Judgement:
     """``who``'s attempt (the texts of its settings) at ``exercise`` on ``n`` devices, at
-    ``now`` (``time.monotonic``'s): judged (or not, when too fast), and counted."""
+    ``now`` (``time.monotonic``'s): judged (or not, when too fast, or where the exercise needs
+    more devices), and counted."""
+    if (missing := exercise.missing(n)) is not None:
+        return verdicts.not_checked(missing)
     if not paced(who, now):
         return verdicts.not_checked(TOO_FAST)
     judged = judged_once(exercise, texts, n)

@@ -43,6 +43,17 @@ class Exercise:
     why: Callable[[int], str]  # the worked answer's explanation
     page: str = "tour"
     choices: tuple[tuple[str, tuple[str, ...]], ...] = ()  # a setting picked from a list
+    min_devices: int = 1  # fewer devices: the exercise does not exist (missing() says so)
+
+    def missing(self, n: int) -> str | None:
+        """Why this exercise cannot be tried on ``n`` devices, in one line (None: it can)."""
+        if n >= self.min_devices:
+            return None
+        return (
+            f"This exercise needs at least {self.min_devices} devices, and this server has "
+            f"{n}. Start pmapviz with --devices {max(8, self.min_devices)} (emulated CPU "
+            "devices) to try it; its hint and worked answer read as they would there."
+        )
 
     def options(self, key: str) -> tuple[str, ...] | None:
         """The list setting ``key`` is picked from (None: it is typed)."""
@@ -175,6 +186,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "each device sending one block."
         ),
         choices=(("c", tuple(c.key for c in COLLECTIVES)),),
+        min_devices=2,  # on one device every value is its own left neighbour's
     ),
     Exercise(
         "replicas-agree",
@@ -244,7 +256,10 @@ def parse(exercise: Exercise, texts: Mapping[str, Any]) -> tuple[dict | None, Ju
 
 
 def judge(exercise: Exercise, texts: Mapping[str, Any], n: int) -> Judgement:
-    """An attempt parsed through the exercise's settings, then checked on ``n`` devices."""
+    """An attempt parsed through the exercise's settings, then checked on ``n`` devices (not
+    checked where the exercise needs more devices than ``n``)."""
+    if (missing := exercise.missing(n)) is not None:
+        return verdicts.not_checked(missing)
     values, refused = parse(exercise, texts)
     if refused is not None:
         return refused

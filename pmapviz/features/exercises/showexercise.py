@@ -45,7 +45,12 @@ def exercise(key: str | None = None, answer: bool = False, **attempt: str) -> Vi
 
 def _every(n: int, notes: tuple[str, ...]) -> View:
     rows = [
-        {"exercise": e.key, "tour step": e.step, "title": e.title, "task": e.task(n)}
+        {
+            "exercise": e.key,
+            "tour step": e.step,
+            "title": e.title,
+            "task": e.missing(n) or e.task(n),
+        }
         for e in exercisebook.EXERCISES
     ]
     body = "".join(notebookviews.paragraph(t) for t in notes)
@@ -68,12 +73,17 @@ def view(
     lines = [e.task(n)]
     data: dict[str, Any] = {"exercise": e.key, "devices": n, "step": e.step}
     title = f"Exercise {e.key} (tour step {e.step}): {e.title}"
+    if judged is None and (missing := e.missing(n)) is not None:
+        parts.append(notebookviews.notice_box(missing))
+        lines.append(missing)
     if judged is not None:
         data["attempt"] = {k: str(v) for k, v in attempt.items()}
         data["solved"], data["kind"] = judged.solved, judged.kind
         data["said"] = judged.said
         if judged.solved:
             title, words = f"{title}: solved", "Solved."
+        elif not judged.checked:  # e.g. an exercise that needs more devices than these
+            title, words = f"{title}: not checked", judged.words
         else:
             title, words = f"{title}: not yet", f"Not yet: {judged.rule}. {judged.words}"
         parts.append(notebookviews.notice_box(words))

@@ -53,6 +53,7 @@ def judge_all(n: int) -> dict:
         rights = [e.answer(n), _texts(RIGHT_TOO[e.key], n)]
         wrongs = [_texts(w, n) for w in WRONG[e.key]]
         out[e.key] = {
+            "missing": e.missing(n),
             "right": [exercisebook.judge(e, t, n).solved for t in rights],
             "wrong": [
                 [(j := exercisebook.judge(e, t, n)).solved, j.kind, j.checked] for t in wrongs
@@ -64,11 +65,15 @@ def judge_all(n: int) -> dict:
 def assert_judged(found: dict, n: int) -> None:
     assert set(found) == set(BY_KEY)
     for key, r in found.items():
-        assert r["right"] == [True, True], (key, n)
+        if n < BY_KEY[key].min_devices:  # it does not exist here: it says so, and judges nothing
+            assert r["missing"].startswith("This exercise needs at least "), (key, n)
+            assert f"this server has {n}." in r["missing"], (key, n)
+            assert r["right"] == [False, False] and not any(w[2] for w in r["wrong"]), (key, r)
+            continue
+        assert r["missing"] is None and r["right"] == [True, True], (key, n)
         first, second = r["wrong"]
         assert first[0] is False and first[1] and first[2], (key, n, first)
-        if not (n == 1 and key in ("ring-shift",)):  # 0->0 on one device is the shift
-            assert second[0] is False and second[1], (key, n, second)
+        assert second[0] is False and second[1] and second[2], (key, n, second)
 
 
 def test_six_exercises_along_the_tour_each_on_a_step_with_a_check():
@@ -96,6 +101,35 @@ def test_every_check_on_this_process_takes_the_right_answers_and_refuses_a_wrong
 ):
     assert_judged({key: judged_here[key]} | {k: v for k, v in judged_here.items()}, N)
     assert judged_here[key]["wrong"][0][1]  # a kind for the room's count
+
+
+def test_the_walk_fails_a_check_that_takes_everything_or_refuses_the_answer(monkeypatch):
+    """The walk can fail: a check that solves every attempt, or one that refuses the worked
+    answer, is caught on this process's devices."""
+    from dataclasses import replace
+
+    from pmapviz.features.exercises import verdicts
+
+    for key, check in (
+        ("broadcast-w", lambda values, n: verdicts.SOLVED),
+        ("block-spec", lambda values, n: verdicts.wrong(verdicts.WRONG, "always wrong")),
+    ):
+        broken = replace(BY_KEY[key], check=check)
+        monkeypatch.setitem(globals(), "EXERCISES", (broken,))  # judge_all's
+        found = judge_all(N)
+        with pytest.raises(AssertionError):
+            assert_judged({k: found[key] for k in BY_KEY}, N)
+
+
+def test_an_exercise_that_needs_more_devices_says_so_and_judges_nothing():
+    ring = BY_KEY["ring-shift"]
+    assert ring.min_devices == 2 and ring.missing(2) is None
+    said = exercisebook.judge(ring, ring.answer(1), 1)
+    assert not said.checked and said.words == ring.missing(1)
+    assert said.words.startswith("This exercise needs at least 2 devices, and this server has 1.")
+    assert "--devices 8" in said.words and said.kind == ""
+    assert [e.key for e in EXERCISES if e.missing(1)] == ["ring-shift"]
+    assert not [e.key for e in EXERCISES if e.missing(2)]
 
 
 @pytest.mark.parametrize("n", [2, 5])
@@ -129,7 +163,7 @@ def test_the_answer_field_takes_an_exercise_or_nothing():
 # a long walk per count (tests/rotation.py): the every-run tests above, on this process's 8
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize(
-    "count", [pytest.param(c, marks=pytest.mark.rotates(cpu_s=14)) for c in (1, 3)]
+    "count", [pytest.param(c, marks=pytest.mark.rotates(cpu_s=14)) for c in (1, 3, 16)]
 )
 def test_every_check_with_a_right_and_a_wrong_answer_on_this_many_devices(count):
     from tests.pages.test_every_device_count import fresh_process

@@ -47,3 +47,15 @@ def test_the_worked_answer_on_request_and_typed_text_escaped():
 def test_bad_names_are_one_clear_valueerror(args, kwargs, says):
     with pytest.raises(ValueError, match=says):
         pmapviz.exercise(*args, **kwargs)
+
+
+def test_an_exercise_that_needs_more_devices_says_so_in_the_notebook():
+    from pmapviz.features.exercises import showexercise
+
+    ring = exercisebook.BY_KEY["ring-shift"]
+    alone = showexercise.view(ring, 1, None, {}, answer=True)
+    assert ring.missing(1) in str(alone) and "Worked answer" in str(alone)
+    judged = exercisebook.judge(ring, ring.answer(1), 1)
+    tried = showexercise.view(ring, 1, judged, ring.answer(1), answer=False)
+    assert tried.title.endswith(": not checked") and ring.missing(1) in str(tried)
+    assert tried.to_dict()["solved"] is False and "Not yet" not in str(tried)

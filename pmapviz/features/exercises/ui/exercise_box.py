@@ -38,30 +38,37 @@ def show(page: str, query: Mapping[str, str], n: int) -> None:
 
 @shell.fragment  # Check reruns this exercise's box only
 def _box(exercise: Exercise, n: int) -> None:
+    with st.container(border=True):
+        st.subheader(f"Exercise: {exercise.title}", anchor=False)
+        st.markdown(exercise.task(n))
+        if (missing := exercise.missing(n)) is None:
+            _attempt(exercise, n)
+        else:  # no boxes and no Check: nothing to judge on these devices
+            st.info(missing, icon=":material/devices:")
+        with st.expander("Hint", icon=":material/lightbulb:"):
+            st.markdown(exercise.hint(n))
+        _answer(exercise, n)
+
+
+def _attempt(exercise: Exercise, n: int) -> None:
+    """The attempt's boxes, Check, and this session's last judgement."""
     state = st.session_state
     start = exercise.start(n)
     for f in exercise.fields:
         state.setdefault(widget_key(exercise, f.key), start[f.key])
-    with st.container(border=True):
-        st.subheader(f"Exercise: {exercise.title}", anchor=False)
-        st.markdown(exercise.task(n))
-        for f in exercise.fields:
-            options = exercise.options(f.key)
-            if options:
-                st.selectbox(f.label, options, key=widget_key(exercise, f.key))
-            else:
-                st.text_input(
-                    f.label, key=widget_key(exercise, f.key), max_chars=exercisebook.MAX_ATTEMPT
-                )
-        if st.button("Check", key=f"exercise_check_{exercise.key}", icon=":material/task_alt:"):
-            texts = {f.key: state.get(widget_key(exercise, f.key), "") for f in exercise.fields}
-            state[JUDGED + exercise.key] = attempts.attempt(exercise, texts, _attendee(), n)
-        judged = state.get(JUDGED + exercise.key)
-        if judged is not None:
-            show_judgement(judged)
-        with st.expander("Hint", icon=":material/lightbulb:"):
-            st.markdown(exercise.hint(n))
-        _answer(exercise, n)
+        options = exercise.options(f.key)
+        if options:
+            st.selectbox(f.label, options, key=widget_key(exercise, f.key))
+        else:
+            st.text_input(
+                f.label, key=widget_key(exercise, f.key), max_chars=exercisebook.MAX_ATTEMPT
+            )
+    if st.button("Check", key=f"exercise_check_{exercise.key}", icon=":material/task_alt:"):
+        texts = {f.key: state.get(widget_key(exercise, f.key), "") for f in exercise.fields}
+        state[JUDGED + exercise.key] = attempts.attempt(exercise, texts, _attendee(), n)
+    judged = state.get(JUDGED + exercise.key)
+    if judged is not None:
+        show_judgement(judged)
 
 
 def _attendee() -> str:

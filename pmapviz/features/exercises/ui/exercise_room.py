@@ -23,11 +23,15 @@ def leader_view(the: room.Room, here: room.Step) -> None:
     and the lesson so far."""
     query = here.query_dict()
     for exercise in exercisebook.on_step(here.page, query):
-        counted = tally.tally().summary(exercise.key)
         st.markdown(f"**Exercise: {exercise.title}**")
-        st.caption(counted.line())
-        for kind, count in counted.stuck[1:]:
-            st.caption(f"{count} stuck on {kind}")
+        missing = exercise.missing(shell.device_report().count)
+        if missing is not None:  # no attempts on these devices: nothing to count
+            st.caption(missing)
+        else:
+            counted = tally.tally().summary(exercise.key)
+            st.caption(counted.line())
+            for kind, count in counted.stuck[1:]:
+                st.caption(f"{count} stuck on {kind}")
         shown = exercise.key in (
             query.get(exercisebook.ANSWER_KEY),
             st.session_state.get(ANSWER_STATE),

@@ -10,7 +10,7 @@ import streamlit as st
 from pmapviz.core.base import valuetext
 from pmapviz.core.budgets import memorypool
 from pmapviz.core.planning import seedpairs
-from pmapviz.core.ui import queue_display, recompute, shell
+from pmapviz.core.ui import queue_display, recompute, shared_run, shell
 from pmapviz.features.live import dotproduct
 from pmapviz.features.live.ui import dot_result
 
@@ -48,21 +48,41 @@ def _example(n: int, seed: seedpairs.SeedSplit) -> None:
     )
     c2.write("")
     go = c2.button("Run the example", type="primary", icon=":material/play_arrow:", key="dot_run")
+    key = shared_run.key("live/dot", {"pairs": int(pairs)}, n)
     if go:
-        bar = st.progress(0.0, text="Starting")
-        try:
-            with recompute.working(f"Running the dot product of {int(pairs):,} pairs..."):
-                st.session_state["dot_result"] = queue_display.queued(
-                    lambda on_wait: dotproduct.run_dot(
-                        int(pairs),
+        _run(key, int(pairs), n, limit)
+    elif (entry := shared_run.kept(key)) is not None:  # anyone's run of these pairs, kept
+        st.session_state[SHOWN] = entry
+    if (entry := st.session_state.get(SHOWN)) is not None:
+        shared_run.caption(entry)
+        dot_result.show(entry.value)
+
+
+SHOWN = "_dot_shared"  # the shared result this section shows (its value: ``dot_result``)
+
+
+def _run(key, pairs: int, n: int, limit: int) -> None:
+    """Run the example for ``key`` (or take the same run kept or under way, shared with the
+    room: :mod:`pmapviz.core.ui.shared_run`); its result is this section's from now on."""
+    bar = st.progress(0.0, text="Starting")
+    try:
+        with recompute.working(f"Running the dot product of {pairs:,} pairs..."):
+            entry = queue_display.queued(
+                lambda on_wait: shared_run.run(
+                    key,
+                    lambda: dotproduct.run_dot(
+                        pairs,
                         n,
                         progress=lambda text, frac: bar.progress(frac, text=text),
                         limit=limit,
                         on_wait=on_wait,
-                    )
+                    ),
+                    on_wait,
                 )
-        except dotproduct.DotError as err:
-            st.session_state.pop("dot_result", None)
-            st.error(str(err), icon=":material/error:")
-    if (res := st.session_state.get("dot_result")) is not None:
-        dot_result.show(res)
+            )
+    except dotproduct.DotError as err:
+        entry = None
+        st.error(str(err), icon=":material/error:")
+    bar.empty()
+    st.session_state[SHOWN] = entry
+    st.session_state["dot_result"] = None if entry is None else entry.value

@@ -15,7 +15,7 @@ from pmapviz.core.planning import planning, scenarios
 from pmapviz.core.planning.planning import Plan
 from pmapviz.core.planning.scenarios import Scenario
 from pmapviz.core.running import pmapcompile, pmaprun, sandbox
-from pmapviz.core.ui import plan_cards, queue_display, recompute
+from pmapviz.core.ui import plan_cards, queue_display, recompute, shared_run
 from pmapviz.features.explorer.ui import plan_verdict
 from pmapviz.features.live.ui import live_result
 
@@ -107,18 +107,44 @@ def show(
         st.info("Nothing runs until the explorer's settings are valid.", icon=":material/info:")
     elif why := pmaprun.not_runnable(plan):
         st.info(why, icon=":material/info:")
-    elif (need := _ready(program, plan)) is not None:
-        with recompute.working("Compiling (first time only), placing inputs, running..."):
-            res = queue_display.queued(
-                lambda on_wait: _run(program, plan, need, kind, seed, on_wait)
+    elif (entry := _shared_or_run(program, plan, kind, seed)) is not None:
+        shared_run.caption(entry)
+        live_result.show(entry.value, plan, program, report)
+        if sandbox.applies(program):
+            st.caption(
+                f"Your own f ran in a process of its own, which is ended if a run "
+                f"passes the {jaxstartup.time_limit()} s limit."
             )
-        if res is not None:
-            live_result.show(res, plan, program, report)
-            if sandbox.applies(program):
-                st.caption(
-                    f"Your own f ran in a process of its own, which is ended if a run "
-                    f"passes the {jaxstartup.time_limit()} s limit."
+
+
+def shared_key(program: Program, plan: Plan, kind: str, seed: int, n: int):
+    """The run's key among the room's shared results: f, the plan's settings as given (what
+    the link carries), the values (kind, and the seed where it is used) and the devices."""
+    fn, args, body = scenarios.program_ref(program)
+    values = {"kind": kind, "seed": seed if kind == "random" else ""}
+    return shared_run.key(
+        "live", {"fn": fn, "args": args, "body": body, "plan": repr(plan.key)} | values, n
+    )
+
+
+def _shared_or_run(program: Program, plan: Plan, kind: str, seed: int):
+    """The run's result, shared (:mod:`pmapviz.core.ui.shared_run`): anyone's run of the same
+    settings kept or under way, shown without a Run button (timings included: its caption
+    says whose run measured them, and when), else this session's own run when it may start
+    now (:func:`_ready`), once for everyone who asks for it meanwhile. None: nothing ran."""
+    key = shared_key(program, plan, kind, seed, plan.devices_used)
+    entry = shared_run.kept(key)
+    if entry is None and shared_run.under_way(key):  # another session's run: wait for it
+        with recompute.working("The same run is under way in another session..."):
+            entry = queue_display.queued(lambda on_wait: shared_run.join(key, on_wait))
+    if entry is None and (need := _ready(program, plan)) is not None:
+        with recompute.working("Compiling (first time only), placing inputs, running..."):
+            entry = queue_display.queued(
+                lambda on_wait: shared_run.run(
+                    key, lambda: _run(program, plan, need, kind, seed, on_wait), on_wait
                 )
+            )
+    return entry
 
 
 def _run(program: Program, plan: Plan, need: memorymodel.Need, kind: str, seed: int, on_wait):

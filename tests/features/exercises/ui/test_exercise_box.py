@@ -91,3 +91,26 @@ def test_every_exercise_is_on_its_step_and_its_worked_answer_solves_it(monkeypat
             at.text_input(key=widget).set_value(text).run()
     at.button(key=f"exercise_check_{exercise.key}").click().run()
     assert "Solved." in [s.value for s in at.success], texts(at)
+
+
+def _ring_on_one_device():
+    from pmapviz.features.exercises.ui import exercise_box
+
+    exercise_box.show("tour", {"step": "6"}, 1)
+
+
+def test_an_exercise_that_needs_two_devices_says_so_on_one_and_offers_no_check(fresh):
+    """On one device the ring shift does not exist (every value is its own neighbour's): the
+    box says so in one line, has no boxes and no Check, keeps its hint and worked answer, and
+    the room's count gets nothing."""
+    from streamlit.testing.v1 import AppTest
+
+    ring = exercisebook.BY_KEY["ring-shift"]
+    at = AppTest.from_function(_ring_on_one_device, default_timeout=60).run()
+    assert not at.exception and not at.error
+    assert [i.value for i in at.info] == [ring.missing(1)]
+    assert ring.missing(1).startswith("This exercise needs at least 2 devices")
+    assert not at.button and not at.selectbox and not at.text_input
+    assert [e.label for e in at.expander] == ["Hint", "Worked answer"]
+    assert attempts.attempt(ring, ring.answer(1), "someone", 1).words == ring.missing(1)
+    assert fresh.summary("ring-shift").working == 0

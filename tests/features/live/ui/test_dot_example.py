@@ -32,3 +32,25 @@ def test_the_seeds_pairs_and_the_box_are_written_from_the_same_split():
     limit = dotproduct.max_pairs(memorypool.budget(), TEST_DEVICES)
     assert at.number_input(key="dot_pairs").value == min(split.used, limit)
     assert at.number_input(key="dot_pairs").value % TEST_DEVICES == 0
+
+
+def test_a_run_of_the_same_pairs_is_shared_with_the_next_session_without_its_run(monkeypatch):
+    """Issue 65: the example runs once for the room; another session with the same pairs
+    sees that run at once, said to be another session's, and its own pairs run its own."""
+    calls, real = [], dotproduct._run
+    monkeypatch.setattr(dotproduct, "_run", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    first = render(_example, TEST_DEVICES)
+    first.number_input(key="dot_pairs").set_value(8_000)
+    first.button(key="dot_run").click().run()
+    assert calls == [8_000] and any("Your run" in c.value for c in first.caption)
+    second = render(_example, TEST_DEVICES)
+    assert not any("-> reshape ->" in m.value for m in second.markdown)  # 10M: not run
+    second.number_input(key="dot_pairs").set_value(8_000).run()  # the same pairs: no Run
+    assert calls == [8_000]
+    assert any("Another session's run of these settings, shared" in c.value for c in second.caption)
+    assert any("-> reshape -> (8_000,)" in m.value for m in second.markdown)
+    second.button(key="dot_run").click().run()  # Run with the same pairs: the shared result
+    assert calls == [8_000] and second.session_state["dot_result"].pairs == 8_000
+    second.number_input(key="dot_pairs").set_value(8_192)
+    second.button(key="dot_run").click().run()
+    assert calls == [8_000, 8_192]
