@@ -137,3 +137,13 @@ def fresh_server(args: list[str], browser, viewport=(1400, 900)):
     finally:
         context.close()
         stop_server(proc)
+
+
+def open_in_context(browser, url: str, viewport=(1280, 720)):
+    """(a browser context of its own, its page opened at ``url`` and rendered): a person of
+    their own, with their own cookies and storage (a presenter, an attendee)."""
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    page = context.new_page()
+    page.goto(url)
+    wait_rendered(page)
+    return context, page

@@ -17,14 +17,13 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from harness import terminal
-from harness.browser import MAIN, SIDEBAR, wait_rendered
+from harness.browser import MAIN, SIDEBAR, open_in_context, wait_rendered
 from harness.server import ROOT
 
 FOLLOWERS = 3
 # how often each tab is read: four tabs read every 20 ms took a share of the two cores the
 # server and the followers' reruns need
 POLL_S = 0.1
-VIEWPORT = {"width": 1280, "height": 720}
 
 
 # what a page shows: its title, the tour's progress line, and every setting typed in the main
@@ -78,14 +77,6 @@ def _lead(presenter, url: str) -> None:
     expect(presenter.locator(SIDEBAR).get_by_text("You lead the room")).to_be_visible()
 
 
-def _open(browser, url: str):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.goto(url)
-    wait_rendered(page)
-    return context, page
-
-
 def _moves(presenter):
     """The presenter's moves, by clicking only: five tour steps, then three pages, one of them
     with a setting typed."""
@@ -116,12 +107,12 @@ def _type(page, label: str, text: str, own_link: str | None = None) -> None:
 def test_followers_follow_leave_by_editing_and_come_back(server, browser):
     contexts = []
     try:
-        lead_context, presenter = _open(browser, server + "/")
+        lead_context, presenter = open_in_context(browser, server + "/")
         contexts.append(lead_context)
         _lead(presenter, server)
         followers = []
         for _ in range(FOLLOWERS):
-            context, page = _open(browser, server + "/?follow=1")
+            context, page = open_in_context(browser, server + "/?follow=1")
             contexts.append(context)
             followers.append(page)
         lags = []
@@ -159,7 +150,7 @@ def _leave_and_come_back(presenter, followers) -> None:
 
 def _the_link_without_the_key_drives_no_one(browser, server, presenter, followers, contexts):
     forged = presenter.url + "&lead=1&key=x&presenter_key=y"
-    context, intruder = _open(browser, forged.replace("?&", "?"))
+    context, intruder = open_in_context(browser, forged.replace("?&", "?"))
     contexts.append(context)
     intruder.locator(SIDEBAR).get_by_text("Shapes & sharding", exact=True).click()
     wait_rendered(intruder)

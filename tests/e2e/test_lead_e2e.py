@@ -13,21 +13,11 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from harness.browser import MAIN, SIDEBAR, wait_rendered
+from harness.browser import MAIN, SIDEBAR, open_in_context, wait_rendered
 from harness.server import ROOT
 from harness.terminal import LEAD_LINK, PRESENTER_KEY, said
 from pmapviz.app.page_registry import PAGES
 from pmapviz.app.ui import room_leader
-
-VIEWPORT = {"width": 1280, "height": 720}
-
-
-def _open(browser, url: str):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.goto(url)
-    wait_rendered(page)
-    return context, page
 
 
 def _leads(page) -> None:
@@ -45,11 +35,11 @@ def _no_key(page, key: str, where: str) -> None:
 def test_the_lead_link_a_reload_presence_and_no_key_on_any_page(server, browser):
     contexts = []
     try:
-        contexts.append((anyone := _open(browser, server + "/"))[0])  # the first visit
+        contexts.append((anyone := open_in_context(browser, server + "/"))[0])  # the first visit
         key, _ = said(server, PRESENTER_KEY)
         link, links = said(server, LEAD_LINK)
         assert urlsplit(link).port == urlsplit(server).port and key not in link
-        lead_ctx, leader = _open(browser, link)
+        lead_ctx, leader = open_in_context(browser, link)
         contexts.append(lead_ctx)
         _leads(leader)
         assert "lead=" not in leader.url  # out of the address bar, in the run that opened it
@@ -59,7 +49,7 @@ def test_the_lead_link_a_reload_presence_and_no_key_on_any_page(server, browser)
         assert cookie and cookie[0]["value"] != token and cookie[0]["sameSite"] == "Strict"
         said(server, LEAD_LINK, after=links)  # the next lead link, for another browser
         _refused_a_second_time(browser, link, contexts)
-        follower_ctx, follower = _open(browser, server + "/?follow=1")
+        follower_ctx, follower = open_in_context(browser, server + "/?follow=1")
         contexts.append(follower_ctx)
         side = follower.locator(SIDEBAR)
         expect(side.get_by_text("Following the presenter.")).to_be_visible()
@@ -81,7 +71,7 @@ def test_the_lead_link_a_reload_presence_and_no_key_on_any_page(server, browser)
 
 
 def _refused_a_second_time(browser, link: str, contexts) -> None:
-    context, again = _open(browser, link)
+    context, again = open_in_context(browser, link)
     contexts.append(context)
     expect(again.locator(MAIN).get_by_text(room_leader.SPENT)).to_be_visible()
     assert "lead=" not in again.url

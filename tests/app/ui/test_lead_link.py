@@ -1,27 +1,14 @@
 """The lead link on the server's terminal: the server's addresses as Streamlit's own banner
 names them, and ``pmapviz serve`` printing it once its server listens."""
 
-import contextlib
 import threading
 
 import pytest
-from streamlit import config, net_util
+from streamlit import net_util
 
 from pmapviz.app.ui import lead_link
 from pmapviz.core.base import room
-
-
-@contextlib.contextmanager
-def _options(values: dict):
-    """Streamlit options set as an operator sets them, put back afterwards."""
-    saved = {k: (config.get_option(k), config.get_where_defined(k)) for k in values}
-    try:
-        for key, value in values.items():
-            config.set_option(key, value)
-        yield
-    finally:
-        for key, (value, where) in saved.items():
-            config._set_option(key, value, where)
+from tests.core.ui.test_url_state import server_options
 
 
 @pytest.mark.parametrize(
@@ -40,7 +27,7 @@ def _options(values: dict):
 def test_the_link_names_each_address_the_server_answers_at(monkeypatch, options, bases):
     monkeypatch.setattr(net_util, "get_internal_ip", lambda: "198.51.100.23")
     token = room.new_token()
-    with _options({"server.port": 8600, **options}):
+    with server_options({"server.port": 8600, **options}):
         links = lead_link.links(token)
         said = lead_link.line(token)
     if bases is None:  # a base path: every link carries it

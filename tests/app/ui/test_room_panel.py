@@ -13,6 +13,7 @@ from pmapviz.core.base import room
 from pmapviz.core.base.pageinfo import page_file
 from pmapviz.core.ui import url_state
 from tests.conftest import ROOT
+from tests.core.ui.test_url_state import server_options
 from tests.pages.conftest import all_text, open_link, steady_state_server
 
 
@@ -326,8 +327,6 @@ def test_the_follow_link_names_an_address_the_room_can_open(
     machine's network address (Streamlit's Network URL); the warning only on a server that
     listens on loopback alone."""
     from streamlit import net_util
-
-    from tests.core.ui.test_url_state import server_options
 
     monkeypatch.setattr(net_util, "get_internal_ip", lambda: "198.51.100.23")
     with server_options({"server.address": address, "server.port": 8600}):
