@@ -1,5 +1,7 @@
 """The calls of "your own f": ``jnp.sum(x, axis=0)``, ``lax.psum(x, 'i')``, ``x.reshape(2, 6)``,
-``jax.vmap(jnp.dot)(x, y)``, checked against the allow-list's entry for what is called.
+``jax.vmap(jnp.dot)(x, y)``, ``jax.grad(lambda w: ...)(w)``
+(:mod:`pmapviz.core.expressions.exprgrads`), checked against the allow-list's entry for what
+is called.
 
 Each call is checked for its number of positional arguments and its keywords
 (:class:`pmapviz.core.expressions.exprvocab.Fn`); a collective's axis name must be a string literal
@@ -16,6 +18,7 @@ from typing import Any
 
 from pmapviz.core.base.settings import DTYPES
 from pmapviz.core.base.valueparse import MAX_ELEMENTS
+from pmapviz.core.expressions.exprgrads import GRADS, check_grad
 from pmapviz.core.expressions.exprnodes import (
     Ctx,
     Node,
@@ -46,7 +49,8 @@ def check_call(node: ast.Call, ctx: Ctx, depth: int) -> Node:
             ctx,
             node.func,
             "cannot be called",
-            "calls of jnp.<fn>, lax.<fn>, jax.nn.<fn>, jax.vmap(...) and array methods",
+            "calls of jnp.<fn>, lax.<fn>, jax.nn.<fn>, jax.vmap(...), jax.grad(...) and array "
+            "methods",
         )
     spec, name = func.spec, func.name
     for a in node.args:
@@ -63,6 +67,8 @@ def check_call(node: ast.Call, ctx: Ctx, depth: int) -> Node:
         )
     if name == "jax.vmap":
         return _vmap(node, ctx, depth, keywords)
+    if name in GRADS:
+        return check_grad(node, ctx, depth, keywords, name)
     args = [_argument(a, ctx, depth, name, spec, k) for k, a in enumerate(node.args)]
     kw = {k: _keyword(v, ctx, depth, k) for k, v in keywords.items()}
     if spec.collective and spec.axis_arg >= len(node.args) and "axis_name" not in kw:

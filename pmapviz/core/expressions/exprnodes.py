@@ -61,7 +61,7 @@ class Ctx:
         """What an expression may use anywhere, for "allowed here:" in messages."""
         return (
             f"the arguments {', '.join(self.args)}, numbers, strings, jnp.<fn>, lax.<fn>, "
-            "jax.nn.<fn>, jax.vmap, operators and (...) [...] {...}"
+            "jax.nn.<fn>, jax.vmap, jax.grad, jax.value_and_grad, operators and (...) [...] {...}"
         )
 
 
@@ -76,7 +76,7 @@ def refuse(ctx: Ctx, node: ast.AST, problem: str, allowed: str | None = None) ->
 
 
 _DESCRIBE = {
-    ast.Lambda: "a lambda",
+    ast.Lambda: "a lambda outside jax.grad(...) and jax.value_and_grad(...)",
     ast.ListComp: "a comprehension",
     ast.SetComp: "a comprehension",
     ast.DictComp: "a comprehension",
@@ -220,7 +220,7 @@ def _module_attr(module: str, attr: str, col: int) -> Node:
         return Node("fn", lambda env: resolve(path), path, FUNCTIONS[path])
     names = [k[len(module) + 1 :] for k in FUNCTIONS if k.startswith(module + ".")]
     if module == "jax":
-        names = ["nn.<fn>", "vmap"]
+        names = ["nn.<fn>", "vmap", "grad", "value_and_grad"]
     hint = {"jax.numpy": " (write jnp.<fn>)", "jax.lax": " (write lax.<fn>)"}.get(path, "")
     raise fail(
         col,

@@ -2,13 +2,14 @@
 that refuses it.
 
 What is allowed is data: :data:`FUNCTIONS` (``jnp.<fn>``, ``lax.<fn>``, ``jax.nn.<fn>``,
-``jax.vmap``), :data:`METHODS` and :data:`ATTRIBUTES` of arrays. Each entry says how many
-positional arguments and which keywords it takes; collectives also say where their axis name is,
-which must be a string literal (reported as ``axis_names``). Functions that allocate from a size
-argument (``jnp.zeros``, ``jnp.ones``, ``jnp.arange``, ``jnp.tile``, ``jax.nn.one_hot`` ...) are
-not on the list at all. The limits bound literals (ints below 10**12, strings of printable ASCII
-up to 64 characters, ``**`` only with a literal exponent up to 8), the nesting depth (20) and the
-node count (200). The callables are imported from JAX only when f runs (:func:`resolve`).
+``jax.vmap``, ``jax.grad``, ``jax.value_and_grad``), :data:`METHODS` and :data:`ATTRIBUTES` of
+arrays. Each entry says how many positional arguments and which keywords it takes; collectives also
+say where their axis name is, which must be a string literal (reported as ``axis_names``). Functions
+that allocate from a size argument (``jnp.zeros``, ``jnp.ones``, ``jnp.arange``, ``jnp.tile``,
+``jax.nn.one_hot`` ...) are not on the list at all. The limits bound literals (ints below 10**12,
+strings of printable ASCII up to 64 characters, ``**`` only with a literal exponent up to 8), the
+nesting depth (20) and the node count (200). The callables are imported from JAX only when f runs
+(:func:`resolve`).
 
 :mod:`pmapviz.core.expressions.exprparse` checks a text against this;
 :mod:`pmapviz.core.expressions.expr` makes it a program.
@@ -126,6 +127,9 @@ FUNCTIONS: dict[str, Fn] = {
     "jax.nn.logsumexp": Fn(1, 2, ("axis", "keepdims")),
     "jax.nn.standardize": Fn(1, 2, ("axis", "epsilon")),
     "jax.vmap": Fn(1, 3, ("in_axes", "out_axes")),
+    # of a lambda or a function: pmapviz.core.expressions.exprgrads
+    "jax.grad": Fn(1, 1, ("argnums",)),
+    "jax.value_and_grad": Fn(1, 1, ("argnums",)),
 }
 
 METHODS: dict[str, Fn] = {

@@ -88,6 +88,14 @@ SPECIAL: dict[str, tuple[str, object]] = {
         "jax.vmap(jax.vmap(jnp.multiply), in_axes=(0, 0))(x, y)",
         lambda x, y, w: jax.vmap(jax.vmap(jnp.multiply), in_axes=(0, 0))(x, y),
     ),
+    "jax.grad": (
+        "jax.grad(lambda a, b: jnp.sum(jnp.sin(a) * b), argnums=1)(x, y)",
+        lambda x, y, w: jax.grad(lambda a, b: jnp.sum(jnp.sin(a) * b), argnums=1)(x, y),
+    ),
+    "jax.value_and_grad": (
+        "jax.value_and_grad(jnp.sum)(x)",
+        lambda x, y, w: jax.value_and_grad(jnp.sum)(x),
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """The oracle: the same programs compiled for the same TPU slices by plain JAX, without pmapviz.
 
-    python tests/core/pods/pod_oracle.py v5e:2x4 dot train psum f
+    python tests/core/pods/pod_oracle.py v5e:2x4 dot train psum f typed_step
 
 prints one JSON object: per program, the figures read straight from ``get_topology_desc`` and
 ``compile()`` (memory_analysis, cost_analysis, and each all-reduce/all-gather's kind and replica
@@ -63,6 +63,12 @@ def programs(devices):
         ],
     )
     yield "psum", chips, psum, [sds((4096 * n, 4096), chips, P("chips"))]
+    yield (  # the training step as a user types it (pmapviz pod --f ..., jax.grad of a lambda)
+        "typed_step",
+        chips,
+        lambda x, w: w - 0.1 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w),
+        [sds((64 * n, 512), chips, P("chips", None)), sds((512, 512), chips, P())],
+    )
     yield (
         "f",
         two_d,

@@ -160,3 +160,21 @@ def test_a_256_chip_compile_stays_inside_what_the_pool_holds_for_it():
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert 0 < got["grew"] < got["held"], got
+
+
+TYPED_STEP = "w - 0.1 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)"
+
+
+def test_a_typed_training_step_compiles_through_f_as_a_plain_script_compiles_it():
+    """Issue 66: ``--f`` refused jax.grad ("`grad` is not an allowed jax function"), so a
+    planner compiled only the built-in step. The step typed with jax.grad of a lambda compiles
+    for v5e:4x4 as the oracle's plain jit of the same step: memory, FLOPs, the gradient's
+    all-reduce and its groups."""
+    oracle_script = str(ROOT / "tests/core/pods/pod_oracle.py")
+    plain = started([sys.executable, oracle_script, "v5e:4x4", "typed_step"])
+    argv = [sys.executable, "-m", "pmapviz", "pod", "--topology", "v5e:4x4", "--program", "f"]
+    argv += ["--f", TYPED_STEP, "--mesh", "16", "--axis-names", "chips"]
+    argv += ["--shape", "1024,512", "--spec", "chips,None", "--shape", "512,512", "--spec", "None"]
+    ours, theirs = finished(started([*argv, "--json"]), quiet=True), finished(plain)
+    same(ours, theirs["typed_step"], "the typed step through --f on v5e:4x4")
+    assert [c["kind"] for c in ours["collectives"]] == ["all-reduce"]  # the gradient's

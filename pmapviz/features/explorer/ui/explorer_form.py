@@ -22,8 +22,10 @@ EXPR_HELP = (
     "as code. Allowed: numbers, operators `+ - * / // % ** @`, one comparison, indexing like "
     "`x[0, 1:3]`, `jnp.<fn>` (sum, mean, dot, einsum, tanh, where, reshape, ...), `lax` "
     "collectives (psum, pmean, all_gather, ppermute, ...) with a literal axis name like "
-    "`'i'`, `jax.nn.<fn>`, `jax.vmap` and array methods (`.sum()`, `.reshape(...)`, `.T`). "
-    "Not allowed: lambdas, imports, other names, allocation from sizes (`jnp.zeros`)."
+    "`'i'`, `jax.nn.<fn>`, `jax.vmap`, `jax.grad` and `jax.value_and_grad` (of a lambda: "
+    "`jax.grad(lambda w: jnp.mean((x @ w) ** 2))(w)`) and array methods (`.sum()`, "
+    "`.reshape(...)`, `.T`). Not allowed: lambdas anywhere else, imports, other names, "
+    "allocation from sizes (`jnp.zeros`)."
 )
 
 
