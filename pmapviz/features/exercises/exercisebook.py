@@ -85,6 +85,33 @@ def _largest_divisor(rows: int, n: int) -> int:
     return max(d for d in range(1, min(rows, n) + 1) if rows % d == 0)
 
 
+def _devices(n: int) -> str:
+    """'8 devices', '1 device'."""
+    return "1 device" if n == 1 else f"{n} devices"
+
+
+def _the(n: int) -> str:
+    """'the 8 devices', 'the one device'."""
+    return "the one device" if n == 1 else f"the {n} devices"
+
+
+def _each(n: int) -> str:
+    """'Each of the 8 devices', 'The one device'."""
+    return "The one device" if n == 1 else f"Each of the {n} devices"
+
+
+def _fit_why(n: int) -> str:
+    shape, d = _fit_answer(n)["shape"], _largest_divisor(planchecks.rows_of(n), n)
+    if n == 1:
+        return f"{shape} keeps every element and puts all of x on the one device."
+    if d == n:
+        return f"{shape} keeps every element and gives each of {_the(n)} one block."
+    return (
+        f"{shape} keeps every element and uses {d} of {_the(n)}. To keep all {n} busy, pad x "
+        f"to a multiple of {n} rows first (this step's note)."
+    )
+
+
 def _fit_answer(n: int) -> dict[str, str]:
     rows = planchecks.rows_of(n)
     d = _largest_divisor(rows, n)
@@ -98,7 +125,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "one dot product per pair",
         lambda n: (
             f"x and y hold {runchecks.PAIRS * n} pairs of 3-vectors as ({n}, {runchecks.PAIRS}, "
-            f"3): {runchecks.PAIRS} pairs on each of the {n} devices. Write `f(x, y)` so that "
+            f"3): {runchecks.PAIRS} pairs per device, on {_the(n)}. Write `f(x, y)` so that "
             "`jax.pmap(f)`'s output, reshaped, equals `jax.jit(jax.vmap(jnp.dot))` of the "
             "pairs. It runs for real on this server's devices."
         ),
@@ -123,23 +150,19 @@ EXERCISES: tuple[Exercise, ...] = (
         4,
         "fit the mapped axis to the devices",
         lambda n: (
-            f"x has shape ({planchecks.rows_of(n)}, 3): {planchecks.rows_of(n)} rows and {n} "
-            f"device(s). Type a shape for x that keeps all {planchecks.rows_of(n) * 3} elements "
-            f"and that `jax.pmap(lambda x: x * 2)` takes on {n} device(s)."
+            f"x has shape ({planchecks.rows_of(n)}, 3): {planchecks.rows_of(n)} rows and "
+            f"{_devices(n)}. Type a shape for x that keeps all {planchecks.rows_of(n) * 3} "
+            f"elements and that `jax.pmap(lambda x: x * 2)` takes on {_devices(n)}."
         ),
         (_text("shape", "shape of x", _shape),),
         lambda n: {"shape": f"{planchecks.rows_of(n)}, 3"},
         planchecks.fit_devices,
         lambda n: (
-            f"pmap maps the first axis, and it may not be longer than the {n} device(s). "
+            f"pmap maps the first axis, and it may not be longer than the device count, {n}. "
             "Reshape x so its first axis divides the rows."
         ),
         _fit_answer,
-        lambda n: (
-            f"{_fit_answer(n)['shape']} keeps every element and maps "
-            f"{_largest_divisor(planchecks.rows_of(n), n)} of the {n} device(s). To keep all "
-            f"{n} busy, pad x to a multiple of {n} rows first (this step's note)."
-        ),
+        _fit_why,
     ),
     Exercise(
         "broadcast-w",
@@ -165,7 +188,7 @@ EXERCISES: tuple[Exercise, ...] = (
         6,
         "pass each value to the right",
         lambda n: (
-            f"Each of the {n} device(s) holds one number, x = 1, 2, ... Choose the collective "
+            f"Each of the {n} devices holds one number, x = 1, 2, ... Choose the collective "
             "(and, for ppermute, its pairs: ring right, ring left, or pairs like 0->1) so that "
             f"every device ends with its left neighbour's x (device 0 with device {n - 1}'s)."
         ),
@@ -193,7 +216,7 @@ EXERCISES: tuple[Exercise, ...] = (
         7,
         "make the replicas agree",
         lambda n: (
-            f"Each of the {n} device(s) computed its own gradient g, shape (3,) (g is "
+            f"{_each(n)} computed its own gradient g, shape (3,) (g is "
             f"({n}, 3) in all). Write `f(g)` whose compiled program holds exactly one "
             "all-reduce, so every replica applies the same update (the mean of the gradients)."
         ),
@@ -204,7 +227,8 @@ EXERCISES: tuple[Exercise, ...] = (
         lambda n: {"body": "lax.pmean(g, 'i')"},
         lambda n: (
             "`lax.pmean(g, 'i')` is one all-reduce over the devices, divided by their "
-            f"count: all {n} replicas hold the same mean and stay identical."
+            f"count: {_each(n).lower()} holds the mean of every replica's g, so the replicas "
+            "stay identical."
         ),
     ),
     Exercise(
@@ -212,7 +236,7 @@ EXERCISES: tuple[Exercise, ...] = (
         10,
         "a PartitionSpec for a given block",
         lambda n: (
-            f"On a mesh of the {n} device(s) with one axis 'i', x has shape (4, {2 * n}). Type "
+            f"On a mesh of {_the(n)} with one axis 'i', x has shape (4, {2 * n}). Type "
             "the PartitionSpec that gives each device a (4, 2) block."
         ),
         (_text("spec", "PartitionSpec", lambda t, name: meshspecs.parse_spec(t, name)),),
@@ -225,7 +249,7 @@ EXERCISES: tuple[Exercise, ...] = (
         lambda n: {"spec": "P(None, 'i')"},
         lambda n: (
             f"`P(None, 'i')` keeps dimension 0 (4) whole and splits dimension 1 ({2 * n}) over "
-            f"the {n} device(s): each holds (4, 2)."
+            f"{_the(n)}: each holds (4, 2)."
         ),
     ),
 )

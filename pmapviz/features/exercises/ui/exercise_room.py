@@ -28,10 +28,7 @@ def leader_view(the: room.Room, here: room.Step) -> None:
         if missing is not None:  # no attempts on these devices: nothing to count
             st.caption(missing)
         else:
-            counted = tally.tally().summary(exercise.key)
-            st.caption(counted.line())
-            for kind, count in counted.stuck[1:]:
-                st.caption(f"{count} stuck on {kind}")
+            counts(tally.tally().summary(exercise.key))
         shown = exercise.key in (
             query.get(exercisebook.ANSWER_KEY),
             st.session_state.get(ANSWER_STATE),
@@ -47,6 +44,17 @@ def leader_view(the: room.Room, here: room.Step) -> None:
             st.session_state[ANSWER_STATE] = exercise.key
             st.rerun(scope="app")
     _lesson(the)
+
+
+def counts(counted: tally.Summary) -> None:
+    """An exercise's count, legible on a shared screen: the line (its kinds are fixed words)
+    over a bar of the solved share, then the next commonest kinds."""
+    if not counted.working:
+        st.caption(counted.line())
+        return
+    st.progress(counted.solved / counted.working, text=counted.line())
+    for kind, count in counted.stuck[1:]:
+        st.markdown(f"{count} stuck on {kind}")
 
 
 def _lesson(the: room.Room) -> None:

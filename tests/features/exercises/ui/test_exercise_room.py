@@ -49,7 +49,13 @@ def _attempt(monkeypatch, shape: str):
 
 
 def _sidebar(at) -> list[str]:
-    return [c.value for c in at.sidebar.caption]
+    """The sidebar's words: captions, markdown, and the progress bars' lines."""
+    side = at.sidebar
+    return (
+        [c.value for c in side.caption]
+        + [m.value for m in side.markdown]
+        + [p.proto.text for p in side.get("progress")]
+    )
 
 
 def test_the_leader_sees_the_count_and_the_commonest_kind_and_no_attendees_text(
@@ -68,6 +74,8 @@ def test_the_leader_sees_the_count_and_the_commonest_kind_and_no_attendees_text(
     stuck = f"IndivisibleError (mapped axis {N + 2} > {N} devices)"
     assert f"1 of 4 solved, 2 stuck on {stuck}" in said
     assert "1 stuck on WrongResult (x must keep its 30 elements)" in said
+    [bar] = [p for p in leader.sidebar.get("progress") if "solved" in p.proto.text]
+    assert bar.proto.value == 25  # 1 of 4 solved: a quarter of the bar
     for other in (leader, attendees[0], attendees[2], attendees[3]):
         shown = all_text(other.run()) + "\n".join(_sidebar(other))
         assert not any(form in shown for form in FORMS)
@@ -96,3 +104,28 @@ def test_the_lesson_of_the_room_is_its_path(run_app, fresh):
     from pmapviz.app.page_registry import PAGES
 
     assert lessonfile.read(lesson.to_text(), PAGES) == lesson
+
+
+def _leader_on_the_ring_step():
+    from pmapviz.core.base import room
+    from pmapviz.features.exercises.ui import exercise_room
+
+    exercise_room.leader_view(room.Room(room.new_key()), room.Step("tour", (("step", "6"),)))
+
+
+def test_on_one_device_the_leader_is_told_the_ring_exercise_does_not_exist_there(monkeypatch):
+    """The ring shift needs two devices: on one, the leader's view says so in its line (no
+    count, no bar), and the worked answer can still be shown."""
+    from types import SimpleNamespace
+
+    from streamlit.testing.v1 import AppTest
+
+    from pmapviz.features.exercises.ui import exercise_room
+
+    monkeypatch.setattr(exercise_room.shell, "device_report", lambda: SimpleNamespace(count=1))
+    ring = exercisebook.BY_KEY["ring-shift"]
+    at = AppTest.from_function(_leader_on_the_ring_step, default_timeout=60).run()
+    assert not at.exception
+    assert [c.value for c in at.caption] == [ring.missing(1)]
+    assert not at.get("progress")
+    assert at.button(key="room_answer_ring-shift").label == "Show the answer to everyone"
