@@ -84,7 +84,7 @@ def words(entry: Shared, session: str | None = None) -> str:
     whose = "The presenter's run" if entry.by == "the presenter" else "Another session's run"
     return (
         f"{whose} of these settings, shared: computed once at {at} (server time) {took}. "
-        "Every figure below, times included, was measured in that run."
+        "Its figures, times included, come from that run, not from a run of your own."
     )
 
 

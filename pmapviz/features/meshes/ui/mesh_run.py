@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmapviz.core.ui import recompute, tables
+from pmapviz.core.ui import recompute, shared_run, tables
 from pmapviz.features.meshes import meshcode, meshexamples, meshspecs
 from pmapviz.features.meshes.ui import mesh_own
 
@@ -38,11 +38,14 @@ def show(n_devices: int) -> None:
         icon=":material/download:",
         key="me_export",
     )
-    if not st.button("Run both", icon=":material/play_arrow:", key="me_run"):
-        return
-    with recompute.working("Compiling and running both views..."):
-        results = meshexamples.run_example(ex)
-    mesh_own.results_side_by_side(results)
+    go = st.button("Run both", icon=":material/play_arrow:", key="me_run")
+    shared = shared_run.key("meshes", {"example": ex.key}, n_devices)
+    if (entry := shared_run.kept(shared)) is None and go:  # else anyone's run of it, shared
+        with recompute.working("Compiling and running both views..."):
+            entry = shared_run.run(shared, lambda: meshexamples.run_example(ex))
+    if entry is not None:
+        shared_run.caption(entry)
+        mesh_own.results_side_by_side(entry.value)
 
 
 def sweep(n_devices: int) -> None:

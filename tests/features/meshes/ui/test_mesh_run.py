@@ -53,3 +53,26 @@ def test_the_sweep_button_times_every_mesh_shape():
     rows = at.dataframe[0].value
     assert list(rows["mesh"]) == [m for m in ("1 x 8", "2 x 4", "4 x 2", "8 x 1") for _ in (0, 1)]
     assert rows["agrees"].all()
+
+
+def test_a_run_of_an_example_is_shared_with_the_next_session_without_its_button(monkeypatch):
+    """Issue 65: one run of an example for the room; another session on the same example
+    sees it at once, said to be another session's run, and another example runs its own."""
+    from pmapviz.features.meshes import meshexamples
+
+    calls, real = [], meshexamples.run_example
+    monkeypatch.setattr(
+        meshexamples, "run_example", lambda ex, *a, **k: calls.append(ex.key) or real(ex, *a, **k)
+    )
+    first = render(_run, TEST_DEVICES)
+    first.button(key="me_run").click().run()
+    assert len(calls) == 1 and any("Your run" in c.value for c in first.caption)
+    second = render(_run, TEST_DEVICES)
+    assert len(calls) == 1 and len(second.success) == 2  # shown without pressing Run both
+    assert any("Another session's run of these settings, shared" in c.value for c in second.caption)
+    second.button(key="me_run").click().run()
+    assert len(calls) == 1
+    second.selectbox(key="me_ex").set_value("matmul_psum").run()
+    assert not second.success  # another example: nothing shown until its own run
+    second.button(key="me_run").click().run()
+    assert calls == [calls[0], "matmul_psum"] and len(second.success) == 2
