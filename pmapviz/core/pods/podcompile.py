@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import compilecache
-from pmapviz.core.pods import commmodel, compiledinputs, podtopology
+from pmapviz.core.pods import commmodel, compiledinputs, dcnmodel, megascale, podtopology
 from pmapviz.core.pods.podprograms import Lowered, PodProgram
 from pmapviz.core.pods.podreport import GIB, PodCollective, PodReport, fmt_gib
 from pmapviz.core.pods.podtopology import Pod
@@ -55,10 +55,13 @@ class DoesNotFit(PodError):
 _HBM = re.compile(r"required for ([^(]*)\(([0-9.]+)G\) exceeds available HBM \(([0-9.]+)G\)")
 
 
-def compile_for(program: PodProgram, topology: str, find_batch: bool = True) -> PodReport:
-    """``program`` compiled for ``topology`` (e.g. 'v5e:4x4'), kept for the next call; where it
-    does not fit and has a batch, with the largest batch that does."""
-    pod = podtopology.load(topology)
+def compile_for(
+    program: PodProgram, topology: str, find_batch: bool = True, multislice: bool = False
+) -> PodReport:
+    """``program`` compiled for ``topology`` (e.g. 'v5e:4x4'; with ``multislice``, also several
+    slices: '2 x v5e:4x4'), kept for the next call; where it does not fit and has a batch, with
+    the largest batch that does."""
+    pod = podtopology.load(topology, multislice)
     key = (program.key, program.label, program.sizes, program.batch, pod.name, find_batch)
     if key in _KEPT:
         _KEPT.move_to_end(key)
@@ -123,6 +126,20 @@ def report_of(program: PodProgram, pod: Pod, low: Lowered, compiled, compile_s: 
     hlo = compiled.as_text()
     parsed, lines = parse_hlo(hlo), hlo.splitlines()
     gen = pod.topology.generation
+    orders = pod.slice_order(low.order)
+    optimal = estimate_seconds(compiled)
+    roof, roof_how = (
+        dcnmodel.roofline_seconds(cost.flops, cost.bytes_accessed, gen)
+        if optimal is None
+        else (None, "")
+    )
+    found = [(c.line, _collective(c, orders, pod, lines[c.line - 1])) for c in parsed.collectives]
+    unparsed = list(parsed.unparsed)
+    for t in megascale.transfers(hlo):
+        try:
+            found.append((t.line, _transfer(t, orders, pod)))
+        except megascale.Unreadable as err:
+            unparsed.append((t.line, lines[t.line - 1].strip(), str(err)))
     return PodReport(
         topology=pod.name,
         summary=pod.summary(),
@@ -137,14 +154,17 @@ def report_of(program: PodProgram, pod: Pod, low: Lowered, compiled, compile_s: 
         hbm_bytes=gen.hbm_bytes // pod.devices_per_chip,
         flops=cost.flops,
         bytes_accessed=cost.bytes_accessed,
-        optimal_s=estimate_seconds(compiled),
-        collectives=tuple(
-            _collective(c, low.order, pod, lines[c.line - 1]) for c in parsed.collectives
-        ),
-        unparsed=parsed.unparsed,
+        optimal_s=optimal,
+        collectives=tuple(c for _, c in sorted(found, key=lambda lc: lc[0])),
+        unparsed=tuple(sorted(unparsed)),
         compile_s=compile_s,
         hlo=hlo,
         mesh_order=low.order,
+        slices=pod.n_slices,
+        hosts=pod.n_hosts,
+        roofline_s=roof,
+        roofline_how=roof_how,
+        dcn_how=dcnmodel.dcn_words(gen) if pod.n_slices > 1 else "",
         **described(program, low),
     )
 
@@ -187,20 +207,25 @@ def algorithm(hlo_line: str) -> str:
 
 
 def _collective(
-    c: HloCollective, order: tuple[int, ...], pod: Pod, hlo_line: str = ""
+    c: HloCollective, orders: tuple[tuple[int, ...], ...], pod: Pod, hlo_line: str = ""
 ) -> PodCollective:
-    """A parsed collective with its HLO device numbers turned into the slice's device ids."""
+    """A parsed collective with its HLO device numbers turned into the slice's device ids: on
+    several slices the HLO is one slice's program, so each group is there once per slice
+    (``orders[s][k]``: device k of slice s, :meth:`Pod.slice_order`)."""
     by_id = {chip.id: chip for chip in pod.chips}
-    ids = lambda group: tuple(order[k] for k in group)  # noqa: E731
+    per_slice = lambda group: [tuple(o[k] for k in group) for o in orders]  # noqa: E731
     if c.source_target_pairs is not None:
-        groups = tuple(ids(p) for p in c.source_target_pairs)
+        groups = tuple(p for pair in c.source_target_pairs for p in per_slice(pair))
         coords = [(by_id[a].coords, by_id[b].coords) for a, b in groups]
         seconds, how = commmodel.collective_seconds(c.kind, c.bytes, [], pod.topology, pairs=coords)
+        moved = float(c.bytes)
     else:
-        groups = tuple(ids(g) for g in c.replica_groups or ())
+        groups = tuple(g for group in c.replica_groups or () for g in per_slice(group))
         coords = [[by_id[d].coords for d in g] for g in groups]
         seconds, how = commmodel.collective_seconds(c.kind, c.bytes, coords, pod.topology)
+        moved = commmodel.bytes_moved(c.kind, c.bytes, max((len(g) for g in groups), default=0))
     crossing = sum(1 for g in groups if len({by_id[d].host for d in g}) > 1)
+    where = megascale.network(groups, {chip.id: chip.slice for chip in pod.chips})
     return PodCollective(
         c.kind,
         c.name,
@@ -213,6 +238,36 @@ def _collective(
         seconds,
         how,
         algorithm(hlo_line),
+        where,
+        moved,
+    )
+
+
+def _transfer(t: megascale.Transfer, orders: tuple[tuple[int, ...], ...], pod: Pod):
+    """A send or recv between slices, its groups as device ids and its time by the DCN model
+    (on the send; its recv runs at the same time and is counted there)."""
+    groups = megascale.groups(t, orders)
+    by_id = {chip.id: chip for chip in pod.chips}
+    moved = megascale.bytes_moved(t)
+    if t.kind == "send":
+        seconds, how = dcnmodel.dcn_seconds(moved, pod.topology.generation)
+    else:
+        seconds, how = 0.0, f"received while {t.rendezvous}'s send runs (timed there)"
+    return PodCollective(
+        t.kind,
+        t.name,
+        t.shape_text,
+        t.bytes,
+        groups,
+        sum(1 for g in groups if len({by_id[d].host for d in g}) > 1),
+        None,
+        t.line,
+        seconds,
+        how,
+        "",
+        megascale.network(groups, {chip.id: chip.slice for chip in pod.chips}),
+        moved,
+        t.transfer_type,
     )
 
 

@@ -111,14 +111,17 @@ def on_mesh(
         import jax
         from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
-        sizes = mesh_shape(axes, pod.n_devices)
+        grid, axis_names, sizes, spec_of = _laid_out(pod, axes)
         kind = AxisType.Explicit if explicit else AxisType.Auto
-        mesh = Mesh(mesh_devices(pod, sizes), tuple(n for n, _ in axes), (kind,) * len(axes))
+        mesh = Mesh(grid, axis_names, (kind,) * len(axis_names))
+        split = _batch_step(axes, pod)  # the devices the batch splits over
+        split_name = axis_names[0] if len(axis_names) == len(axes) else " x ".join(axis_names[:2])
+        inputs_on = lambda at: [(s, d, spec_of(spec)) for s, d, spec in inputs(at)]  # noqa: E731
 
         def structs(at: int | None) -> list:
             return [
                 jax.ShapeDtypeStruct(s, dtype, sharding=NamedSharding(mesh, PartitionSpec(*spec)))
-                for s, dtype, spec in inputs(at)
+                for s, dtype, spec in inputs_on(at)
             ]
 
         def lowered(args: list):
@@ -128,22 +131,75 @@ def on_mesh(
         asked = batch if b is None else b
         changes: tuple[Change, ...] = ()
         used = asked
-        if asked is not None and asked % sizes[0]:  # JAX refuses it: round up, and say so
-            used = -(-asked // sizes[0]) * sizes[0]
+        if asked is not None and asked % split:  # JAX refuses it: round up, and say so
+            used = -(-asked // split) * split
             said = _refusal_of(lambda: lowered(structs(asked)))
-            changes = (compiledinputs.batch_rounded(asked, used, sizes[0], axes[0][0], said),)
+            changes = (compiledinputs.batch_rounded(asked, used, split, split_name, said),)
         args = structs(used)
         low = lowered(args)
-        layouts = [layout_text(spec) for _, _, spec in inputs(used)]
+        layouts = [layout_text(spec) for _, _, spec in inputs_on(used)]
         blocks = [a.sharding.shard_shape(a.shape) for a in args]
         order = tuple(int(d.id) for d in mesh.devices.flat)
         mesh_axes = tuple(zip(mesh.axis_names, sizes, strict=True))
         found = compiledinputs.inputs_of(low, names, layouts, blocks)
         at = batch_at if asked is not None else None
-        return Lowered(low, order, mesh_axes, found, changes, at)
+        notes = (dcn_note(axes[0][0], mesh_axes),) if len(axis_names) > len(axes) else ()
+        return Lowered(low, order, mesh_axes, found, changes, at, notes)
 
     return PodProgram(
         key, label, code, lower, batch, batch_words, lambda pod: _batch_step(axes, pod)
+    )
+
+
+DCN = "dcn"  # the mesh axis across slices (Multislice): data parallelism over the DCN
+
+
+def _laid_out(pod: Pod, axes: tuple[tuple[str, int | None], ...]):
+    """(device grid, axis names, sizes, spec rewrite) of a program's mesh on ``pod``: its own
+    axes on one slice; on several, a ``dcn`` axis outermost (one position a slice, as
+    ``mesh_utils.create_hybrid_device_mesh`` lays it) and the program's first axis, the data
+    axis, split over ``('dcn', <first>)``: data parallelism across slices, the rest inside one."""
+    slices = pod.n_slices
+    if slices == 1:
+        sizes = mesh_shape(axes, pod.n_devices)
+        return mesh_devices(pod, sizes), tuple(n for n, _ in axes), sizes, lambda spec: spec
+    sizes = (slices, *mesh_shape(axes, pod.n_devices // slices))
+    first = axes[0][0]
+
+    def spec_of(spec: tuple) -> tuple:
+        return tuple(
+            (DCN, first) if e == first else (DCN, *e) if isinstance(e, tuple) and first in e else e
+            for e in spec
+        )
+
+    return hybrid_devices(pod, sizes), (DCN, *(n for n, _ in axes)), sizes, spec_of
+
+
+def hybrid_devices(pod: Pod, sizes: tuple[int, ...]):
+    """The devices of a multislice pod as a grid of ``sizes`` = (slices, *one slice's mesh):
+    ``mesh_utils.create_hybrid_device_mesh`` (each slice's mesh laid on its chips as
+    ``jax.make_mesh`` does), in slice-then-plain order where it cannot follow."""
+    import numpy as np
+    from jax.experimental import mesh_utils
+
+    inner, outer = (1, *sizes[1:]), (sizes[0],) + (1,) * (len(sizes) - 1)
+    try:
+        return mesh_utils.create_hybrid_device_mesh(inner, outer, devices=list(pod.devices))
+    except Exception:  # noqa: BLE001  (a shape the physical layout cannot follow: plain order)
+        slice_of = {c.id: c.slice for c in pod.chips}
+        ordered = sorted(pod.devices, key=lambda d: slice_of[int(d.id)])
+        return np.array(ordered).reshape(sizes)
+
+
+def dcn_note(first: str, mesh_axes: tuple[tuple[str, int], ...]) -> str:
+    """What the multislice layout changed, written from the mesh: 'the mesh is ('dcn', 'chips')
+    = 2 x 8: ...'."""
+    names = tuple(n for n, _ in mesh_axes)
+    shape = " x ".join(str(s) for _, s in mesh_axes)
+    return (
+        f"the mesh is {names} = {shape}: {mesh_axes[0][1]} slices on the outermost axis "
+        f"{DCN!r}, and what the program splits over {first!r} is split over ({DCN!r}, "
+        f"{first!r}): data parallelism across slices, over the data-center network"
     )
 
 
@@ -174,7 +230,8 @@ def mesh_shape(axes: tuple[tuple[str, int | None], ...], n: int) -> tuple[int, .
 
 
 def _batch_step(axes, pod: Pod) -> int:
-    return mesh_shape(axes, pod.n_devices)[0]
+    """The devices the batch splits over: the first axis, times the slices on several."""
+    return pod.n_slices * mesh_shape(axes, pod.n_devices // pod.n_slices)[0]
 
 
 def from_target(target, key: str, names: tuple[str, ...] = ()) -> PodProgram:
@@ -185,6 +242,11 @@ def from_target(target, key: str, names: tuple[str, ...] = ()) -> PodProgram:
     def lower(pod: Pod, b: int | None) -> Lowered:
         import jax
 
+        if pod.n_slices > 1:
+            raise ValueError(
+                f"a pmap target on {pod.n_slices} slices is not compiled yet: pick one slice, "
+                f"e.g. {pod.topology.slice_name}, or a built-in program of `pmapviz pod`"
+            )
         n, changes, args = pod.n_devices, [], []
         leaf_names = iter(names or _arg_names(target))
         for k, (a, ax) in enumerate(zip(target.args, target.in_axes, strict=True)):
@@ -253,17 +315,14 @@ def _train_step(w, x):
     return w - 0.01 * jax.grad(loss)(w)
 
 
-def _psum_block(x):
-    import jax
-
-    return jax.lax.psum(x, "chips")
-
-
 def _psum_fn(x):
+    """``psum`` over every axis of the context mesh ('chips'; ('dcn', 'chips') on slices)."""
     import jax
     from jax.sharding import PartitionSpec as P
 
-    return jax.shard_map(_psum_block, in_specs=P("chips"), out_specs=P("chips"))(x)
+    names = tuple(jax.sharding.get_abstract_mesh().axis_names)
+    axis = names[0] if len(names) == 1 else names
+    return jax.shard_map(lambda b: jax.lax.psum(b, axis), in_specs=P(axis), out_specs=P(axis))(x)
 
 
 def dot(rows: int = DOT_ROWS) -> PodProgram:

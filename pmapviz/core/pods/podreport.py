@@ -13,6 +13,7 @@ from pmapviz.core.pods.compiledinputs import Change, Input
 from pmapviz.core.pods.podtopology import Chip
 
 GIB = 1024**3
+_WHERE = {"ICI": "inside each slice", "DCN": "between slices"}
 
 
 def fmt_gib(n: float) -> str:
@@ -50,6 +51,9 @@ class PodCollective:
     model_s: float  # the communication model's time (commmodel)
     model_how: str  # the slowest group's span: '16 chips along axis 0 (ring), axis 1 (ring)'
     algorithm: str = ""  # what the TPU compiler chose to run it: 'RotatedPincerEmitter, ...'
+    network: str = "ICI"  # where it runs: 'ICI' inside a slice, 'DCN' between slices
+    moved_bytes: float = 0.0  # bytes each device sends over that network (the model's count)
+    transfer: str = ""  # a DCN send/recv: the megascale transfer type ('ALL_REDUCE')
 
     @property
     def group_size(self) -> int:
@@ -93,6 +97,11 @@ class PodReport:
     changes: tuple[Change, ...] = ()  # every size pmapviz changed before compiling, and why
     title: str = ""  # the program's name alone, sizes apart: 'data-parallel step'
     notes: tuple[str, ...] = ()  # what to know of the layout before any figure
+    slices: int = 1  # slices joined over the data-center network (Multislice)
+    hosts: int = 0  # hosts (processes) of every slice, from the devices' process_index
+    roofline_s: float | None = None  # where optimal_s is None: compute + HBM against the peak
+    roofline_how: str = ""  # how roofline_s was reached, with its source
+    dcn_how: str = ""  # the DCN model's bandwidth and its source ('' on one slice)
 
     def at_batch(self) -> str:
         """Where a figure holds for one batch: ' at batch 1,008' ('' without a batch)."""
@@ -136,6 +145,56 @@ class PodReport:
         return sum(c.model_s for c in self.collectives)
 
     @property
+    def ici_s(self) -> float:
+        """The ICI model's time: every collective inside a slice."""
+        return sum(c.model_s for c in self.collectives if c.network != "DCN")
+
+    @property
+    def dcn_s(self) -> float:
+        """The DCN model's time: every transfer between slices."""
+        return sum(c.model_s for c in self.collectives if c.network == "DCN")
+
+    def network_bytes(self) -> dict[str, float]:
+        """Bytes each device sends, per network: {'ICI': ..., 'DCN': ...} (the models' counts)."""
+        out = {"ICI": 0.0, "DCN": 0.0}
+        for c in self.collectives:
+            out[c.network] = out.get(c.network, 0.0) + c.moved_bytes
+        return out
+
+    @property
+    def compute_s(self) -> float | None:
+        """Compute and HBM: the compiler's estimate, else the roofline estimate."""
+        return self.optimal_s if self.optimal_s is not None else self.roofline_s
+
+    @property
+    def step_s(self) -> float | None:
+        """Compute and HBM (:attr:`compute_s`) plus every collective's modelled time."""
+        return None if self.compute_s is None else self.compute_s + self.comm_s
+
+    def phases(self) -> list[list[PodCollective]]:
+        """Each all-reduce across slices as the HLO has it: [the reduction inside each slice,
+        the DCN send, its recv, the all-gather inside each slice] (the in-slice phases where
+        the HLO has them: before the send, the last reduce-scatter or all-reduce over a group
+        whose operand is the send's bytes times the group (libtpu 0.0.42 chose a reduce-scatter
+        on v5e:2x4 slices, an all-reduce on v5e:4x4); after it, an all-gather of the send's
+        bytes)."""
+        out, cs = [], list(self.collectives)
+        for k, c in enumerate(cs):
+            if c.network != "DCN" or c.kind != "send" or c.transfer != "ALL_REDUCE":
+                continue
+            before = [
+                x
+                for x in cs[:k]
+                if x.kind in ("reduce-scatter", "all-reduce")
+                and x.network == "ICI"
+                and x.bytes == c.bytes * max(1, x.group_size)
+            ][-1:]
+            recv = [x for x in cs[k + 1 :] if x.kind == "recv" and x.network == "DCN"][:1]
+            after = [x for x in cs[k + 1 :] if x.kind == "all-gather" and x.bytes == c.bytes][:1]
+            out.append([*before, c, *recv, *after])
+        return out
+
+    @property
     def total_s(self) -> float | None:
         """The compiler's estimate plus the model's communication (None without an estimate)."""
         return None if self.optimal_s is None else self.optimal_s + self.comm_s
@@ -172,14 +231,20 @@ class PodReport:
         out["total_s"] = self.total_s
         out["n_devices"] = len(self.chips)
         out["n_hosts"] = len({c.host for c in self.chips})
+        out["ici_s"], out["dcn_s"] = self.ici_s, self.dcn_s
+        out["network_bytes"] = self.network_bytes()
+        out["compute_s"], out["step_s"] = self.compute_s, self.step_s
+        out["phases"] = [[c.name for c in p] for p in self.phases()]
         return out
 
     def lines(self) -> list[str]:
         """The report as terminal text."""
         est = (
-            "none (libtpu has no cost model for it)"
-            if self.optimal_s is None
-            else fmt_seconds(self.optimal_s)
+            fmt_seconds(self.optimal_s)
+            if self.optimal_s is not None
+            else "none (libtpu has no cost model for it)"
+            if self.roofline_s is None
+            else f"none from libtpu; {fmt_seconds(self.roofline_s)} by the {self.roofline_how}"
         )
         out = [
             self.summary,
@@ -196,10 +261,40 @@ class PodReport:
             f"communication (model): {fmt_seconds(self.comm_s)} over "
             f"{len(self.collectives)} collective(s)",
         ]
+        if self.slices > 1:
+            out += self._network_lines()
         for c in self.collectives:
+            where = f" [{c.network}]" if self.slices > 1 else ""
             out.append(
-                f"  {c.kind} {c.shape} ({fmt_gib(c.bytes)}): {len(c.groups)} group(s) of "
+                f"  {c.kind}{where} {c.shape} ({fmt_gib(c.bytes)}): {len(c.groups)} group(s) of "
                 f"{c.group_size}, {c.crossing} crossing hosts; {fmt_seconds(c.model_s)} "
                 f"({c.model_how}); {c.source_line or 'no source line'}"
             )
+        return out
+
+    def _network_lines(self) -> list[str]:
+        """Multislice: bytes and time per network, and each all-reduce across slices in its
+        phases, every figure from this report's collectives."""
+        sent = self.network_bytes()
+        out = [
+            f"slices: {self.slices} over the data-center network (DCN), {self.hosts} hosts; "
+            f"each device sends {fmt_gib(sent['ICI'])} over ICI ({fmt_seconds(self.ici_s)}, "
+            f"model) and {fmt_gib(sent['DCN'])} over DCN ({fmt_seconds(self.dcn_s)}, "
+            f"{self.dcn_how or 'model'})",
+            f"one step (compute + HBM, then every collective added): {fmt_seconds(self.step_s)}",
+        ]
+        phases = self.phases()
+        for k, phase in enumerate(phases, start=1):
+            steps, n = [], 0
+            for c in phase:
+                if c.kind == "recv" and steps:  # the send's partner: one phase
+                    steps[-1] = steps[-1].replace("send ", "send + recv ", 1)
+                    continue
+                n += 1
+                steps.append(
+                    f"{n}. {c.kind} {c.shape}, {fmt_gib(c.moved_bytes)} a device, "
+                    f"{_WHERE[c.network]} ({c.network})"
+                )
+            which = f" ({k} of {len(phases)})" if len(phases) > 1 else ""
+            out.append(f"all-reduce across slices{which}, as the HLO has it: {'; '.join(steps)}")
         return out

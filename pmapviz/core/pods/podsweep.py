@@ -75,3 +75,80 @@ def switches(rows: list[dict]) -> list[str]:
     """Where the model's links change between neighbouring rows of :func:`speedups`, a
     sentence each (:func:`commmodel.switches`)."""
     return commmodel.switches(rows)
+
+
+# ---------------------------------------------------------------- Multislice: slices of one shape
+MAX_SLICE_COUNTS = 8  # compiles one slice sweep may take
+
+
+def slice_sweep(
+    program: PodProgram,
+    topology: str,
+    counts: list[int],
+    on_step: Callable[[int, int, str], None] | None = None,
+) -> list[PodReport]:
+    """``program`` compiled for ``counts`` slices of ``topology``'s slice (1, 2, 4, 8 x
+    v5e:4x4), the global batch kept: the more slices, the less each chip computes and the more
+    of the gradient crosses the data-center network."""
+    one = tpuchips.parse_topology(topology, "--topology", multislice=True).slice_name
+    names = [one if n == 1 else f"{n} x {one}" for n in counts]
+    out = []
+    for k, name in enumerate(names):
+        if on_step:
+            on_step(k, len(names), name)
+        out.append(podcompile.compile_for(program, name, find_batch=False, multislice=True))
+    return out
+
+
+def slice_rows(reports: list[PodReport]) -> list[dict]:
+    """Per slice count: chips, hosts, compute and HBM (the compiler's estimate, else the
+    roofline estimate: ``compute_from`` says which), the ICI and DCN models' times and the
+    bytes each device sends on each network, the step, and DCN's share of it."""
+    rows = []
+    for r in reports:
+        sent = r.network_bytes()
+        rows.append(
+            {
+                "topology": r.topology,
+                "slices": r.slices,
+                "chips": len(r.chips),
+                "hosts": r.hosts,
+                "compute_hbm_s": r.compute_s,
+                "compute_from": "compiler" if r.optimal_s is not None else "roofline",
+                "ici_s": r.ici_s,
+                "dcn_s": r.dcn_s,
+                "ici_bytes": sent["ICI"],
+                "dcn_bytes": sent["DCN"],
+                "step_s": r.step_s,
+                "dcn_share": r.dcn_s / r.step_s if r.step_s else None,
+                "fits": r.fits,
+                "batch": r.batch,
+            }
+        )
+    return rows
+
+
+def dcn_dominates(rows: list[dict]) -> str:
+    """Where the DCN model's time first becomes the step's largest term (above compute + HBM
+    and above ICI), and where it first exceeds them together, in sentences written from the
+    rows ('' without rows)."""
+    ms = lambda s: f"{s * 1e3:,.3f} ms"  # noqa: E731
+    said = []
+    for r in rows:
+        if r["step_s"] and r["dcn_s"] > max(r["compute_hbm_s"] or 0, r["ici_s"]):
+            said.append(
+                f"From {r['topology']} on, DCN is the step's largest term (model): "
+                f"{ms(r['dcn_s'])} for {r['dcn_bytes'] / 2**20:,.1f} MiB a device, against "
+                f"{ms(r['compute_hbm_s'] or 0)} of compute + HBM and {ms(r['ici_s'])} of ICI."
+            )
+            break
+    for r in rows:
+        if r["step_s"] and r["dcn_s"] > r["step_s"] - r["dcn_s"]:
+            said.append(
+                f"From {r['topology']} on, DCN takes more than everything else together "
+                f"(model): {ms(r['dcn_s'])} against {ms(r['step_s'] - r['dcn_s'])}."
+            )
+            break
+    if rows and not said:
+        said.append("DCN is never the step's largest term here (model).")
+    return " ".join(said)

@@ -14,14 +14,15 @@ HERE = ""  # the field's value for "this machine"
 HERE_LABEL = "this machine"
 
 
-def _check(text: str, name: str) -> str:
-    raw = text.strip()
-    return raw if raw == HERE else tpuchips.parse_topology(raw, name).name
+def pod_field(default: str = HERE, multislice: bool = False) -> settings.Field:
+    """``pod``: empty (this machine) or a topology name such as ``v5e:4x4``; with
+    ``multislice``, also several slices over the data-center network (``2 x v5e:4x4``)."""
 
+    def check(text: str, name: str) -> str:
+        raw = text.strip()
+        return raw if raw == HERE else tpuchips.parse_topology(raw, name, multislice).name
 
-def pod_field(default: str = HERE) -> settings.Field:
-    """``pod``: empty (this machine) or a topology name such as ``v5e:4x4``."""
-    return settings.text_field(KEY, "the target", default, _check, max_len=24, typed=True)
+    return settings.text_field(KEY, "the target", default, check, max_len=24, typed=True)
 
 
 def choices() -> tuple[str, ...]:
@@ -30,14 +31,20 @@ def choices() -> tuple[str, ...]:
 
 
 def label(value: str) -> str:
-    """'this machine', 'TPU v5e 4x4 (16 chips)', or for Cloud's name in a link 'TPU v5e 4x4
-    (16 chips; v5litepod-16 = v5e:4x4)'."""
+    """'this machine', 'TPU v5e 4x4 (16 chips)', for Cloud's name in a link 'TPU v5e 4x4
+    (16 chips; v5litepod-16 = v5e:4x4)', for several slices '2 x TPU v5e 4x4 (32 chips in 2
+    slices over the data-center network)'."""
     if value == HERE:
         return HERE_LABEL
     try:
-        topo = tpuchips.parse_topology(value)
+        topo = tpuchips.parse_topology(value, multislice=True)
     except valueparse.SettingError:  # not a topology name: shown as it is
         return str(value)
     shape = "x".join(map(str, topo.shape))
+    if topo.slices > 1:
+        return (
+            f"{topo.slices} x {topo.generation.title} {shape} ({topo.total_chips} chips in "
+            f"{topo.slices} slices over the data-center network)"
+        )
     cloud = tpuchips.cloud_words(value)
     return f"{topo.generation.title} {shape} ({topo.chips} chips{f'; {cloud}' if cloud else ''})"

@@ -45,6 +45,7 @@ class Chip:
     coords: tuple[int, int, int]  # the chip's place in the slice
     core: int  # which core of its chip (v4: 0 or 1; else 0)
     host: int  # process_index: the host whose process holds it
+    slice: int = 0  # slice_index: which slice of a multislice target (0: the only one)
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ class Pod:
 
     @property
     def n_chips(self) -> int:
-        """Physical chips."""
-        return len({c.coords for c in self.chips})
+        """Physical chips (every slice's)."""
+        return len({(c.slice, c.coords) for c in self.chips})
 
     @property
     def n_hosts(self) -> int:
@@ -76,16 +77,30 @@ class Pod:
         return len({c.host for c in self.chips})
 
     @property
+    def n_slices(self) -> int:
+        """Slices joined over the data-center network, from the devices' slice_index."""
+        return len({c.slice for c in self.chips})
+
+    def slice_order(self, order: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+        """Per slice (by slice_index), the device ids of ``order`` that belong to it, in that
+        order: where a multislice program's HLO numbers devices within one slice, its device k
+        on slice s is ``slice_order(order)[s][k]``."""
+        by_id = {c.id: c.slice for c in self.chips}
+        return tuple(tuple(d for d in order if by_id[d] == s) for s in sorted(set(by_id.values())))
+
+    @property
     def devices_per_chip(self) -> int:
         """1, or 2 where the compiler sees each core (v4)."""
         return self.n_devices // max(1, self.n_chips)
 
     def summary(self) -> str:
-        """'v5e:4x4: 16 chips on 4 hosts (TPU v5e, 16 GiB HBM a chip)'."""
+        """'v5e:4x4: 16 chips on 4 hosts (TPU v5e, 16 GiB HBM a chip)'; for several slices
+        '2 x v5e:4x4: 2 slices over the data-center network, 32 chips on 8 hosts (...)'."""
         gen = self.topology.generation
         per = f", {self.devices_per_chip} devices a chip" if self.devices_per_chip > 1 else ""
+        dcn = f"{self.n_slices} slices over the data-center network, " if self.n_slices > 1 else ""
         return (
-            f"{self.name}: {self.n_chips} chips on {self.n_hosts} host"
+            f"{self.name}: {dcn}{self.n_chips} chips on {self.n_hosts} host"
             f"{'s' if self.n_hosts != 1 else ''}{per} ({gen.title}, "
             f"{gen.hbm_gib:g} GiB HBM a chip)"
         )
@@ -117,10 +132,11 @@ class PodUnavailable(RuntimeError):
     """libtpu is missing or refused the topology; the message says what to do."""
 
 
-def load(name: str) -> Pod:
-    """The slice ``name`` (e.g. 'v5e:4x4'), loaded once per process and kept."""
+def load(name: str, multislice: bool = False) -> Pod:
+    """The slice ``name`` (e.g. 'v5e:4x4'; with ``multislice``, several: '2 x v5e:4x4'),
+    loaded once per process and kept."""
     try:
-        topo = parse_topology(name)
+        topo = parse_topology(name, multislice=multislice)
     except valueparse.SettingError as err:
         raise PodUnavailable(str(err)) from None
     have = availability()
@@ -145,7 +161,10 @@ def _load_locked(topo: Topology) -> Pod:
 
     with _quiet_stderr() as said:
         try:
-            desc = topologies.get_topology_desc(topology_name=topo.name, platform="tpu")
+            more = {"num_slices": topo.slices} if topo.slices > 1 else {}
+            desc = topologies.get_topology_desc(
+                topology_name=topo.slice_name, platform="tpu", **more
+            )
         except Exception as err:  # noqa: BLE001  (libtpu's refusal is the message)
             error = err
         else:
@@ -167,6 +186,7 @@ def _load_locked(topo: Topology) -> Pod:
             tuple((list(d.coords) + [0, 0, 0])[:3]),
             int(getattr(d, "core_on_chip", 0) or 0),
             int(d.process_index),
+            int(getattr(d, "slice_index", 0) or 0),
         )
         for d in desc.devices
     )

@@ -67,11 +67,22 @@ class Generation:
     full_axis: int  # an axis this long closes into a ring (3-D: every axis a multiple of it)
     source: str  # where the figures come from
     ici_source: str  # where the link bandwidth comes from (and how it was derived)
+    dcn_host_gbps: float | None = None  # published data-center network a host, Gbit/s
+    dcn_chips_per_host: int = 0  # the chips that share it, as published
+    dcn_source: str = ""  # where the DCN figures come from
 
     @property
     def hbm_gib(self) -> float:
         """HBM per chip in GiB."""
         return self.hbm_bytes / GIB
+
+    @property
+    def dcn_chip_bytes_s(self) -> float | None:
+        """One chip's share of its host's data-center network, bytes/s (every chip of the host
+        sending at once), or None where pmapviz has no published figure."""
+        if not self.dcn_host_gbps or not self.dcn_chips_per_host:
+            return None
+        return self.dcn_host_gbps * 1e9 / 8 / self.dcn_chips_per_host
 
     def wraps(self, length: int) -> bool:
         """Whether an axis of this length can close into a ring (wraparound links): v5e and
@@ -112,6 +123,10 @@ GENERATIONS = {
             full_axis=16,
             source=DOCS + "v5e (197 TFLOP/s bf16, 16 GB HBM2 at 819 GB/s, 2-D torus)",
             ici_source=DOCS + "v5e (400 GB/s bidirectional ICI a chip, 4 ports: 50 GB/s one-way)",
+            dcn_host_gbps=200,
+            dcn_chips_per_host=8,
+            dcn_source=DOCS + "v5e (per-host NIC configuration 2 x 100 Gbps, 8 chips a host; "
+            "6.4 Tbps data-center network a 256-chip pod)",
         ),
         Generation(
             name="v5p",
@@ -158,6 +173,10 @@ OFFERED = tuple(
 )
 DEFAULT = "v5e:2x4"
 MAX_CHIPS = 256  # the largest slice offered: a whole v5e or v6e pod
+MAX_SLICES = 64  # the most slices a multislice target joins ("64 x v5e:16x16")
+MULTISLICE_EXAMPLE = "2 x v5e:4x4"
+# "2 x v5e:4x4", "2xv5e:4x4": a slice count, an x, then a topology (libtpu's or Cloud's name)
+_SLICES = re.compile(r"^(.*?)\s*[x\u00d7*]\s*(v[0-9][a-z0-9]*[:-].*)$")
 _NAME = re.compile(r"^(v[0-9][a-z]?):([0-9]{1,3}(?:x[0-9]{1,3}){1,2})$")
 
 # Cloud's accelerator types (see the module's docstring for the sources)
@@ -174,20 +193,32 @@ CLOUD_SHAPES = {  # chips -> shape, by the slice's dimensions
 
 @dataclass(frozen=True)
 class Topology:
-    """A topology name, read: its generation and its shape in chips."""
+    """A topology name, read: its generation, its shape in chips, and how many such slices
+    join over the data-center network (Multislice; 1: one slice)."""
 
     generation: Generation
     shape: tuple[int, ...]
+    slices: int = 1
 
     @property
-    def name(self) -> str:
-        """As libtpu reads it: 'v5e:4x4'."""
+    def slice_name(self) -> str:
+        """One slice, as libtpu reads it: 'v5e:4x4'."""
         return f"{self.generation.name}:{'x'.join(map(str, self.shape))}"
 
     @property
+    def name(self) -> str:
+        """The target: 'v5e:4x4', or '2 x v5e:4x4' for two slices."""
+        return self.slice_name if self.slices == 1 else f"{self.slices} x {self.slice_name}"
+
+    @property
     def chips(self) -> int:
-        """How many chips the slice has."""
+        """How many chips one slice has."""
         return math.prod(self.shape)
+
+    @property
+    def total_chips(self) -> int:
+        """Chips in every slice together."""
+        return self.chips * self.slices
 
     def wraps(self, axis: int) -> bool:
         """Whether the slice's ``axis`` has wraparound links (a ring, not a line).
@@ -204,10 +235,21 @@ class Topology:
         return gen.wraps(self.shape[axis])
 
 
-def parse_topology(text: str, name: str = "The topology") -> Topology:
+def parse_topology(text: str, name: str = "The topology", multislice: bool = False) -> Topology:
     """``v5e:4x4`` (or Cloud's ``v5litepod-16``) read and checked, or a SettingError that says
-    what to type instead."""
+    what to type instead; with ``multislice``, also ``2 x v5e:4x4`` (1 to :data:`MAX_SLICES`
+    slices joined over the data-center network)."""
     raw = str(text).strip().lower()
+    if (m := _SLICES.match(raw)) is not None:
+        count = _slice_count(m[1], str(text), name)
+        if not multislice:
+            raise valueparse.SettingError(
+                f"{name} {quote(str(text))} joins {count} slices (Multislice): only `pmapviz pod` "
+                f"compiles for several slices so far; pick one slice, "
+                f"e.g. {m[2]}."
+            )
+        one = parse_topology(m[2], name)
+        return Topology(one.generation, one.shape, count)
     if _CLOUD.match(raw):
         return _cloud_topology(raw, name)
     m = _NAME.match(raw)
@@ -237,6 +279,21 @@ def parse_topology(text: str, name: str = "The topology") -> Topology:
             f"e.g. {_first_offered(gen)}."
         )
     return topo
+
+
+def _slice_count(count: str, text: str, name: str) -> int:
+    """The ``N`` of ``N x v5e:4x4``, 1 to :data:`MAX_SLICES`, or one line that says so."""
+    fix = f"write the number of slices, 1 to {MAX_SLICES}, e.g. {MULTISLICE_EXAMPLE}"
+    if not re.fullmatch(r"[0-9]{1,6}", count):
+        raise valueparse.SettingError(
+            f"{name} {quote(text)}: {quote(count[:20])} is not a number of slices; {fix}."
+        )
+    n = int(count)
+    if not 1 <= n <= MAX_SLICES:
+        raise valueparse.SettingError(
+            f"{name} {quote(text)} joins {n:,} slices; pmapviz compiles 1 to {MAX_SLICES}: {fix}."
+        )
+    return n
 
 
 def _cloud_topology(raw: str, name: str) -> Topology:

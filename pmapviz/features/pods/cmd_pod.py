@@ -23,7 +23,9 @@ def _pod_args(p: argparse.ArgumentParser) -> None:
         default=tpuchips.DEFAULT,
         help=f"the slice, generation:shape (default {tpuchips.DEFAULT}; e.g. v5e:4x4, v4:2x2x2)"
         ", or Cloud's accelerator type: v5litepod-N or v5e-N, v6e-N (N chips), v5p-N, v4-N (N "
-        "TensorCores, 2 a chip), e.g. v5litepod-16 = v5e:4x4, v5p-32 = v5p:2x2x4",
+        "TensorCores, 2 a chip), e.g. v5litepod-16 = v5e:4x4, v5p-32 = v5p:2x2x4; several "
+        f"slices over the data-center network: N x slice, e.g. '{tpuchips.MULTISLICE_EXAMPLE}' "
+        f"(1 to {tpuchips.MAX_SLICES} slices)",
     )
     p.add_argument(
         "--program",
@@ -39,6 +41,13 @@ def _pod_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="GEN",
         help="compile for every offered slice of GEN (default v5e) from 4 to 256 chips",
+    )
+    p.add_argument(
+        "--slices",
+        default=None,
+        metavar="N,N,...",
+        help="compile the program for each number of --topology's slice (e.g. 1,2,4,8), "
+        "joined over the data-center network, and show where DCN starts to dominate",
     )
     p.add_argument("--min-chips", default="4", metavar="N", help="the sweep's smallest (4)")
     p.add_argument("--max-chips", default="256", metavar="N", help="the sweep's largest (256)")
@@ -77,6 +86,13 @@ def _own_f(args: argparse.Namespace) -> PodProgram:
     for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True)):
         for problem in meshspecs.problems(mesh, shape, spec, f"argument {k + 1}"):
             raise valueparse.SettingError(f"{problem.message} {problem.fix}")
+    slices = tpuchips.parse_topology(args.topology, "--topology", multislice=True).slices
+    if slices > 1:
+        raise valueparse.SettingError(
+            f"--program f on {slices} slices is not compiled yet: pick one slice, e.g. "
+            f"--topology {args.topology.split(' x ')[-1]}, or a built-in --program on "
+            f"{args.topology}."
+        )
     if why := meshpods.fit_problem(mesh, args.topology):
         raise valueparse.SettingError(why)
     try:
@@ -95,7 +111,7 @@ def chosen_program(args: argparse.Namespace) -> PodProgram:
 
 def cmd_pod(args: argparse.Namespace) -> int:
     """Compile for the slice (or sweep slices) and print what the compiled program says."""
-    topology = tpuchips.parse_topology(args.topology, "--topology").name
+    topology = tpuchips.parse_topology(args.topology, "--topology", multislice=True).name
     if said := tpuchips.cloud_words(args.topology):  # Cloud's name: say which slice it is
         print(f"pmapviz: --topology {said}", file=sys.stderr)
     args.topology = topology
@@ -103,6 +119,7 @@ def cmd_pod(args: argparse.Namespace) -> int:
         raise valueparse.SettingError(
             f"--sweep {args.sweep!r}: pick one of {', '.join(tpuchips.GENERATIONS)}."
         )
+    counts = _slice_counts(args)
     program = chosen_program(args)
     have = podtopology.availability()
     if not have.ok:  # this machine's rule (no libtpu), not a failure: the doctor skips it
@@ -110,7 +127,14 @@ def cmd_pod(args: argparse.Namespace) -> int:
         return cliflags.EXIT_NOT_HERE
     _start(_settings(args), args)
     try:
-        if args.sweep is not None:
+        if counts:
+            reports = podsweep.slice_sweep(program, topology, counts)
+            rows = podsweep.slice_rows(reports)
+            data = {"program": program.asked_text(), "topology": topology, "slices": rows}
+            data["dcn_dominates"] = podsweep.dcn_dominates(rows)
+            data["reports"] = [r.to_dict() for r in reports]
+            _print(args.json, data, _slice_lines(program, reports, rows))
+        elif args.sweep is not None:
             lo = valueparse.parse_int(args.min_chips, "--min-chips", 2, tpuchips.MAX_CHIPS)
             hi = valueparse.parse_int(args.max_chips, "--max-chips", lo, tpuchips.MAX_CHIPS)
             try:
@@ -122,7 +146,7 @@ def cmd_pod(args: argparse.Namespace) -> int:
             data["reports"] = [r.to_dict() for r in reports]
             _print(args.json, data, _sweep_lines(program, rows))
         else:
-            report = podcompile.compile_for(program, topology)
+            report = podcompile.compile_for(program, topology, multislice=True)
             data, lines = report.to_dict(), report.lines()
             if args.calibrate:
                 data["calibration"], more = _calibration(program)
@@ -131,6 +155,46 @@ def cmd_pod(args: argparse.Namespace) -> int:
     except (podcompile.PodError, podtopology.PodUnavailable) as err:
         raise valueparse.SettingError(str(err)) from None
     return 0
+
+
+def _slice_counts(args: argparse.Namespace) -> list[int]:
+    """``--slices 1,2,4,8`` read and bounded ([] without it)."""
+    if args.slices is None:
+        return []
+    if args.sweep is not None or args.calibrate:
+        raise valueparse.SettingError("--slices sweeps slice counts: give it without --sweep.")
+    if len(str(args.slices)) > 60:
+        raise valueparse.SettingError("--slices is too long: give at most 8 counts, e.g. 1,2,4,8.")
+    return valueparse.parse_int_list(
+        args.slices, "--slices", 1, tpuchips.MAX_SLICES, podsweep.MAX_SLICE_COUNTS
+    )
+
+
+def _slice_lines(program: PodProgram, reports: list, rows: list[dict]) -> list[str]:
+    """The slice sweep as a table, each figure from its report's row."""
+    ms = lambda s: "  n/a " if s is None else f"{s * 1e3:7.3f}"  # noqa: E731
+    out = [
+        f"{program.asked_text()}: one step on more and more slices over the data-center network "
+        "(compute + HBM: the compiler's estimate, or the roofline estimate where it has none; "
+        "ICI and DCN: models)",
+        "topology          slices  chips  hosts  compute+HBM ms  ICI ms   DCN ms   step ms  "
+        "DCN MiB/device  DCN share",
+    ]
+    for r in rows:
+        share = "  n/a" if r["dcn_share"] is None else f"{r['dcn_share'] * 100:5.1f} %"
+        est = "" if r["compute_from"] == "compiler" else " (roofline)"
+        out.append(
+            f"{r['topology']:<17} {r['slices']:>6}  {r['chips']:>5}  {r['hosts']:>5}  "
+            f"{ms(r['compute_hbm_s']):>14}  {ms(r['ici_s'])}  {ms(r['dcn_s'])}  "
+            f"{ms(r['step_s'])}  {r['dcn_bytes'] / 2**20:14,.1f}  {share:>9}{est}"
+            + ("" if r["fits"] else "  does not fit")
+        )
+    if said := podsweep.dcn_dominates(rows):
+        out.append(said)
+    dcn = next((r.dcn_how for r in reports if r.dcn_how), "")
+    if dcn:
+        out.append(f"DCN: {dcn}")
+    return out
 
 
 def _calibration(program: PodProgram) -> tuple[dict | None, str]:

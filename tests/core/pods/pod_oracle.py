@@ -1,11 +1,16 @@
 """The oracle: the same programs compiled for the same TPU slices by plain JAX, without pmapviz.
 
     python tests/core/pods/pod_oracle.py v5e:2x4 dot train psum f typed_step
+    python tests/core/pods/pod_oracle.py v5e:2x4 --slices 2 train psum
 
 prints one JSON object: per program, the figures read straight from ``get_topology_desc`` and
 ``compile()`` (memory_analysis, cost_analysis, and each all-reduce/all-gather's kind and replica
-groups as device ids). tests/core/pods/test_podcompile.py compares pmapviz's page and CLI
-figures with these. It imports nothing of pmapviz, on purpose.
+groups as device ids). With ``--slices N``: N slices (``num_slices``), the train step and the
+psum on a ("dcn", "chips") mesh laid by ``create_hybrid_device_mesh``, and every collective
+with its network: ICI where its groups stay in one slice, DCN for the megascale send/recv
+(device k of each slice named in ``_xla_megascale_target``).
+tests/core/pods/test_podcompile.py compares pmapviz's page and CLI figures with these. It
+imports nothing of pmapviz, on purpose.
 """
 
 import json
@@ -80,6 +85,31 @@ def programs(devices):
     )
 
 
+def sliced_programs(devices, slices):
+    """The train step and the psum on a ("dcn", "chips") = slices x per-slice mesh."""
+    per = len(devices) // slices
+    grid = mesh_utils.create_hybrid_device_mesh((1, per), (slices, 1), devices=list(devices))
+    mesh = Mesh(grid, ("dcn", "chips"))
+    both = ("dcn", "chips")
+
+    def step(w, x):
+        return w - 0.01 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+
+    def psum(x):
+        return jax.shard_map(lambda b: jax.lax.psum(b, both), in_specs=P(both), out_specs=P(both))(
+            x
+        )
+
+    n = len(devices)
+    yield (
+        "train",
+        mesh,
+        step,
+        [sds((4096, 4096), mesh, P()), sds((-(-8192 // n) * n, 4096), mesh, P(both))],
+    )
+    yield "psum", mesh, psum, [sds((4096 * n, 4096), mesh, P(both))]
+
+
 def groups_of(line):
     """Replica groups as HLO numbers: explicit {{..},{..}}, iota [g,s]<=[n], or mesh[...]{...}."""
     if m := re.search(r"replica_groups=\{((?:\{[0-9,]*\},?)*)\}", line):
@@ -97,15 +127,26 @@ def groups_of(line):
     return moved.reshape(-1, int(np.prod([axes[k][1] for k in keep]))).tolist()
 
 
-def figures(compiled, order):
+def figures(compiled, order, slice_of=None):
+    """The compiled program's figures; ``order``: the mesh's device ids, ``slice_of``: id ->
+    slice_index (several slices: the HLO is one slice's program, device k of slice s is the
+    k-th device of ``order`` on slice s)."""
     ma, ca = compiled.memory_analysis(), compiled.cost_analysis()
     text = compiled.as_text()
+    slice_of = slice_of or {d: 0 for d in order}
+    per_slice = [[d for d in order if slice_of[d] == s] for s in sorted(set(slice_of.values()))]
     found = []
     for line in text.splitlines():
         m = re.search(r"= \S+ (all-reduce|all-gather|reduce-scatter|all-to-all)\(", line)
         if m and "replica_groups=" in line:
-            groups = [[order[d] for d in g] for g in groups_of(line)]
-            found.append({"kind": m[1], "groups": groups})
+            groups = [[o[d] for d in g] for g in groups_of(line) for o in per_slice]
+            found.append({"kind": m[1], "groups": groups, "network": network(groups, slice_of)})
+        m = re.search(r" (send|recv)\(", line)
+        if m and 'handler_name="xla_megascale_runtime"' in line:
+            t = re.search(r'_xla_megascale_target="\{([0-9,]+)\}x\{([0-9]+):([0-9]+)\}"', line)
+            named = [int(s) - 1 for s in t[1].split(",")]
+            groups = [[per_slice[s][k] for s in named] for k in range(int(t[2]), int(t[3]) + 1)]
+            found.append({"kind": m[1], "groups": groups, "network": network(groups, slice_of)})
     return {
         "argument_bytes": ma.argument_size_in_bytes,
         "output_bytes": ma.output_size_in_bytes,
@@ -119,14 +160,29 @@ def figures(compiled, order):
     }
 
 
+def network(groups, slice_of):
+    return "DCN" if any(len({slice_of[d] for d in g}) > 1 for g in groups) else "ICI"
+
+
 def main(argv):
-    topo = topologies.get_topology_desc(topology_name=argv[0], platform="tpu")
-    out = {"n_devices": len(topo.devices), "hosts": len({d.process_index for d in topo.devices})}
-    for name, mesh, fn, args in programs(topo.devices):
+    slices = 1
+    if "--slices" in argv:
+        k = argv.index("--slices")
+        slices, argv = int(argv[k + 1]), argv[:k] + argv[k + 2 :]
+    more = {"num_slices": slices} if slices > 1 else {}
+    topo = topologies.get_topology_desc(topology_name=argv[0], platform="tpu", **more)
+    slice_of = {int(d.id): int(getattr(d, "slice_index", 0) or 0) for d in topo.devices}
+    out = {
+        "n_devices": len(topo.devices),
+        "hosts": len({d.process_index for d in topo.devices}),
+        "slices": len(set(slice_of.values())),
+    }
+    made = sliced_programs(topo.devices, slices) if slices > 1 else programs(topo.devices)
+    for name, mesh, fn, args in made:
         if name in argv[1:]:
             with jax.set_mesh(mesh):
                 compiled = jax.jit(fn).lower(*args).compile()
-            out[name] = figures(compiled, [int(d.id) for d in mesh.devices.flat])
+            out[name] = figures(compiled, [int(d.id) for d in mesh.devices.flat], slice_of)
     print(json.dumps(out))
 
 

@@ -77,8 +77,10 @@ def same(ours: dict, theirs: dict, where: str) -> None:
     assert ours["bytes_accessed"] == theirs["bytes_accessed"], where
     optimal = theirs["optimal_s"] if theirs["optimal_s"] >= 0 else None
     assert ours["optimal_s"] == optimal, where
-    mine = sorted((c["kind"], [list(g) for g in c["groups"]]) for c in ours["collectives"])
-    want = sorted((c["kind"], c["groups"]) for c in theirs["collectives"])
+    mine = sorted(
+        (c["kind"], [list(g) for g in c["groups"]], c["network"]) for c in ours["collectives"]
+    )
+    want = sorted((c["kind"], c["groups"], c["network"]) for c in theirs["collectives"])
     assert mine == want, f"{where}: collectives {mine} != {want}"
 
 
@@ -178,3 +180,52 @@ def test_a_typed_training_step_compiles_through_f_as_a_plain_script_compiles_it(
     ours, theirs = finished(started([*argv, "--json"]), quiet=True), finished(plain)
     same(ours, theirs["typed_step"], "the typed step through --f on v5e:4x4")
     assert [c["kind"] for c in ours["collectives"]] == ["all-reduce"]  # the gradient's
+
+
+# Multislice (issue 66): 2 x v5e:2x4 on every run; 2 x v5e:4x4 and 4 x v5e:2x4 as long walks
+SLICED = {("v5e:2x4", 2): None, ("v5e:4x4", 2): 8, ("v5e:2x4", 4): 7}
+SLICED_P = ("train", "psum")
+
+
+@pytest.mark.parametrize(
+    ("one", "slices"),
+    [
+        pytest.param(*key, marks=[pytest.mark.rotates(cpu_s=cost)] if cost else [])
+        for key, cost in SLICED.items()
+    ],
+)
+def test_several_slices_match_a_plain_compile_with_each_collectives_network(one, slices):
+    """The train step and the psum on ``slices`` x ``one``: memory, FLOPs, every collective's
+    kind, groups (device ids of every slice) and network (ICI inside a slice, DCN for the
+    megascale send/recv) equal the oracle's plain jit over a ("dcn", "chips") mesh; the CLI's
+    train step too, with nothing on stderr."""
+    target = f"{slices} x {one}"
+    script = str(ROOT / "tests/core/pods/pod_oracle.py")
+    plain = started([sys.executable, script, one, "--slices", str(slices), "train", "psum"])
+    argv = [sys.executable, "-m", "pmapviz", "pod", "--topology", target, "--program", "train"]
+    command = started([*argv, "--json"])
+    ours = {
+        p: podcompile.compile_for(podprograms.BUILTIN[p](), target, multislice=True).to_dict()
+        for p in SLICED_P
+    }
+    theirs = finished(plain)
+    assert theirs["slices"] == slices
+    for p in SLICED_P:
+        where = f"{p} on {target}"
+        assert (ours[p]["n_devices"], ours[p]["n_hosts"], ours[p]["slices"]) == (
+            theirs["n_devices"],
+            theirs["hosts"],
+            slices,
+        ), where
+        same(ours[p], theirs[p], where)
+        networks = {c["network"] for c in ours[p]["collectives"]}
+        assert networks == {"ICI", "DCN"}, where  # both networks, read from the program
+        # the all-reduce across slices in its phases: inside, between, inside
+        (phase,) = ours[p]["phases"]
+        by_name = {c["name"]: c for c in ours[p]["collectives"]}
+        kinds = [(by_name[n]["kind"], by_name[n]["network"]) for n in phase]
+        assert kinds[1:3] == [("send", "DCN"), ("recv", "DCN")] and kinds[-1][1] == "ICI", kinds
+        send = by_name[phase[1]]
+        assert ours[p]["network_bytes"]["DCN"] == 2 * (slices - 1) / slices * send["bytes"]
+        assert ours[p]["dcn_s"] > 0 and ours[p]["step_s"] > ours[p]["dcn_s"]
+    same(finished(command, quiet=True), theirs["train"], f"pmapviz pod --topology {target!r}")

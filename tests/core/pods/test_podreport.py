@@ -111,7 +111,7 @@ def test_to_dict_carries_every_figure_as_json_and_leaves_the_hlo_out():
     assert d["peak_bytes"] == r.peak_bytes and d["fits"] is True
     assert d["comm_s"] == r.comm_s and d["total_s"] == r.total_s
     assert d["n_devices"] == 4 and d["n_hosts"] == 2  # hosts 0 and 1 in the chips above
-    assert d["chips"][3] == {"id": 3, "coords": (1, 1, 0), "core": 0, "host": 1}
+    assert d["chips"][3] == {"id": 3, "coords": (1, 1, 0), "core": 0, "host": 1, "slice": 0}
     assert d["collectives"][1]["kind"] == "all-gather"
     back = json.loads(json.dumps(d))
     assert back["argument_bytes"] == GIB and back["topology"] == "v5e:2x2"
@@ -197,3 +197,74 @@ def test_a_refused_batch_names_both_batches_and_whose_figures_are_shown():
         r.lines()
     )
     assert report(batch=None).at_batch() == ""
+
+
+def sliced_report():
+    """2 slices of 2 chips: a reduce-scatter inside each, a send/recv between, an all-gather
+    inside each (the hierarchical all-reduce's phases as libtpu writes them), no estimate."""
+    chips = tuple(Chip(i, (i % 2, 0, 0), 0, i // 2, i // 2) for i in range(4))
+
+    def c(kind, name, bytes_, groups, network, moved, model_s, transfer=""):
+        return PodCollective(
+            kind,
+            name,
+            "f32[8]",
+            bytes_,
+            groups,
+            0,
+            None,
+            1,
+            model_s,
+            "",
+            "",
+            network,
+            moved,
+            transfer,
+        )
+
+    inside = ((0, 1), (2, 3))
+    between = ((0, 2), (1, 3))
+    return report(
+        chips=chips,
+        slices=2,
+        hosts=2,
+        optimal_s=None,
+        roofline_s=2e-3,
+        roofline_how="roofline estimate (a test)",
+        dcn_how="a DCN model",
+        collectives=(
+            c("reduce-scatter", "rs", 8 * MIB, inside, "ICI", 4 * MIB, 1e-4),
+            c("send", "send", 4 * MIB, between, "DCN", 4 * MIB, 3e-3, "ALL_REDUCE"),
+            c("recv", "recv", 4 * MIB, between, "DCN", 0.0, 0.0, "ALL_REDUCE"),
+            c("all-gather", "ag", 4 * MIB, inside, "ICI", 4 * MIB, 2e-4),
+        ),
+    )
+
+
+def test_a_multislice_report_adds_each_networks_bytes_and_times():
+    r = sliced_report()
+    assert r.network_bytes() == {"ICI": 8 * MIB, "DCN": 4 * MIB}
+    assert r.ici_s == pytest.approx(3e-4) and r.dcn_s == pytest.approx(3e-3)
+    assert r.total_s is None  # the compiler gave no estimate
+    assert r.compute_s == 2e-3 and r.step_s == pytest.approx(2e-3 + 3.3e-3)
+    assert [[c.name for c in p] for p in r.phases()] == [["rs", "send", "recv", "ag"]]
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["phases"] == [["rs", "send", "recv", "ag"]] and d["dcn_s"] == r.dcn_s
+
+
+def test_a_multislice_reports_lines_name_the_slices_networks_and_phases_from_its_figures():
+    r = sliced_report()
+    text = "\n".join(r.lines())
+    assert "slices: 2 over the data-center network (DCN), 2 hosts" in text
+    assert f"{fmt_gib(8 * MIB)} over ICI ({fmt_seconds(r.ici_s)}, model)" in text
+    assert f"{fmt_gib(4 * MIB)} over DCN ({fmt_seconds(r.dcn_s)}, a DCN model)" in text
+    assert "none from libtpu; 2.000 ms by the roofline estimate (a test)" in text
+    assert (
+        "1. reduce-scatter f32[8], 4.0 MiB a device, inside each slice (ICI); 2. send + recv "
+        "f32[8], 4.0 MiB a device, between slices (DCN); 3. all-gather f32[8]"
+    ) in text
+    assert "  send [DCN] f32[8]" in text
+    # one slice: none of it
+    assert "[ICI]" not in "\n".join(report().lines()) and "slices:" not in "\n".join(
+        report().lines()
+    )

@@ -143,3 +143,31 @@ def test_a_real_sweep_over_the_switch_says_axis_0_closes_into_a_ring():
     # links 3 -> 4 with the group 128 -> 256: time x (3/4) x (255/256) / (127/128)
     ratio = rows[1]["communication_s"] / rows[0]["communication_s"]
     assert ratio == pytest.approx(3 / 4 * (255 / 256) / (127 / 128), rel=1e-6)
+
+
+def test_dcn_dominates_names_the_first_row_where_dcn_is_largest_and_where_it_is_most():
+    def row(name, compute, ici, dcn):
+        return {"topology": name, "compute_hbm_s": compute, "ici_s": ici, "dcn_s": dcn}
+
+    rows = [row("a", 1e-3, 1e-3, 0), row("b", 1e-3, 1e-3, 1.5e-3), row("c", 1e-3, 1e-3, 3e-3)]
+    for r in rows:
+        r |= {"step_s": r["compute_hbm_s"] + r["ici_s"] + r["dcn_s"], "dcn_bytes": 2**20}
+    said = podsweep.dcn_dominates(rows)
+    assert said.startswith("From b on, DCN is the step's largest term (model): 1.500 ms")
+    assert "From c on, DCN takes more than everything else together (model): 3.000 ms" in said
+    assert podsweep.dcn_dominates(rows[:1]) == "DCN is never the step's largest term here (model)."
+    assert podsweep.dcn_dominates([]) == ""
+
+
+def test_a_slice_sweep_compiles_each_count_and_its_rows_come_from_the_reports():
+    reports = podsweep.slice_sweep(podprograms.train(), "v5e:2x4", [1, 2])
+    assert [r.topology for r in reports] == ["v5e:2x4", "2 x v5e:2x4"]
+    rows = podsweep.slice_rows(reports)
+    one, two = rows
+    assert (one["slices"], one["chips"], one["hosts"]) == (1, 8, 2)
+    assert (two["slices"], two["chips"], two["hosts"]) == (2, 16, 4)
+    assert one["dcn_s"] == 0 and one["dcn_bytes"] == 0 and one["compute_from"] == "compiler"
+    assert two["dcn_bytes"] == reports[1].network_bytes()["DCN"] > 0
+    assert two["step_s"] == pytest.approx(two["compute_hbm_s"] + two["ici_s"] + two["dcn_s"])
+    # libtpu gives no estimate for the step on two slices: the roofline stands in, labelled
+    assert reports[1].optimal_s is None and two["compute_from"] == "roofline"

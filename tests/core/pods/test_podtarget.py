@@ -69,3 +69,16 @@ def test_labels_say_this_machine_or_the_slice_and_its_chips():
     assert podtarget.pod_field().parse("v5litepod-16", "pod=") == "v5e:4x4"
     assert podtarget.label("v5litepod-16") == "TPU v5e 4x4 (16 chips; v5litepod-16 = v5e:4x4)"
     assert podtarget.label("v5p-32") == "TPU v5p 2x2x4 (16 chips; v5p-32 = v5p:2x2x4)"
+
+
+def test_a_multislice_target_is_read_where_the_field_takes_one_and_labelled_with_its_slices():
+    field = podtarget.pod_field(multislice=True)
+    assert field.parse("2xv5e:4x4", "pod") == "2 x v5e:4x4"
+    assert field.parse("64 x v5e:16x16", "pod") == "64 x v5e:16x16"
+    with pytest.raises(SettingError, match="joins 99 slices"):
+        field.parse("99x v5e:16x16", "pod=")
+    with pytest.raises(SettingError, match="only `pmapviz pod` compiles"):
+        podtarget.pod_field().parse("2 x v5e:4x4", "pod=")
+    assert podtarget.label("2 x v5e:4x4") == (
+        "2 x TPU v5e 4x4 (32 chips in 2 slices over the data-center network)"
+    )

@@ -105,3 +105,12 @@ def test_libtpu_start_up_notes_are_kept_off_the_terminal():
     assert devices == 4
     assert notes > 0  # libtpu said something as it loaded...
     assert out.stderr == ""  # ...and none of it reached stderr
+
+
+def test_several_slices_load_only_where_the_caller_takes_them():
+    """A page's target stays one slice: the multislice name is refused before libtpu loads,
+    with the one line that says where it compiles."""
+    with pytest.raises(podtopology.PodUnavailable, match="only `pmapviz pod` compiles"):
+        podtopology.load("2 x v5e:2x4")
+    with pytest.raises(podtopology.PodUnavailable, match="joins 99 slices"):
+        podtopology.load("99x v5e:2x4", multislice=True)

@@ -211,3 +211,51 @@ def test_a_mapped_cloud_type_loads_with_libtpu_with_its_chips(cloud):
     assert pod.n_chips == parse_topology(cloud).chips
     per = 2 if cloud.startswith(("v4-", "v5p-")) else 1
     assert pod.n_chips * per == int(cloud.split("-")[1])
+
+
+@pytest.mark.parametrize(
+    ("text", "slices", "name"),
+    [
+        ("2 x v5e:16x16", 2, "2 x v5e:16x16"),
+        ("2xv5e:4x4", 2, "2 x v5e:4x4"),
+        (" 4 X V5E:2X4 ", 4, "4 x v5e:2x4"),
+        ("2 x v5litepod-16", 2, "2 x v5e:4x4"),  # Cloud's name for the slice
+        ("1 x v5e:4x4", 1, "v5e:4x4"),
+        ("64 x v5e:16x16", 64, "64 x v5e:16x16"),
+    ],
+)
+def test_a_multislice_target_reads_its_slice_count_and_its_slice(text, slices, name):
+    topo = parse_topology(text, multislice=True)
+    assert (topo.slices, topo.name) == (slices, name)
+    assert topo.total_chips == slices * topo.chips
+    assert topo.slice_name == name.split(" x ")[-1]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("99x v5e:16x16", "joins 99 slices; pmapviz compiles 1 to 64"),
+        ("0 x v5e:4x4", "joins 0 slices"),
+        ("10**30 x v5e:4x4", "`10**30` is not a number of slices"),
+        ("1000000000000000000000000000000 x v5e:4x4", "is not a number of slices"),
+        ("<b>2</b> x v5e:4x4", "is not a number of slices"),
+        ("-2 x v5e:4x4", "is not a number of slices"),
+        ("x v5e:4x4", "is not a number of slices"),
+        ("2 x v5e:1x1", "pick 2 to 256"),
+        ("2 x v9:4x4", "knows the generations"),
+    ],
+)
+def test_a_bad_slice_count_gets_one_line_with_the_bounds_and_an_example(text, said):
+    with pytest.raises(SettingError) as err:
+        parse_topology(text, "--topology", multislice=True)
+    message = str(err.value)
+    assert message.startswith("--topology") and said in message
+    assert "\n" not in message and len(message) < 240
+    assert "<" not in re.sub(r"`[^`]*`", "", message)  # markup only inside its quotes
+
+
+def test_where_one_slice_is_asked_for_several_are_refused_naming_where_they_compile():
+    with pytest.raises(SettingError) as err:
+        parse_topology("2 x v5e:4x4", "pod=")
+    assert "joins 2 slices" in str(err.value) and "pmapviz pod" in str(err.value)
+    assert "e.g. v5e:4x4" in str(err.value)

@@ -35,6 +35,13 @@ def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
             + ["--shape", "8,8", "--spec", "data,None", "--shape", "8,8", "--spec", "None,model"],
             "has 4 devices and v5e:2x4 has 8",
         ),
+        (["--topology", "99x v5e:16x16"], "joins 99 slices; pmapviz compiles 1 to 64"),
+        (["--topology", "v5e:4x4", "--slices", "1,2,10**30"], "--slices value"),
+        (
+            ["--program", "f", "--f", "x @ w", "--mesh", "2x8", "--topology", "2 x v5e:2x4"]
+            + ["--shape", "8,8", "--spec", "data,None", "--shape", "8,8", "--spec", "None,model"],
+            "--program f on 2 slices is not compiled yet",
+        ),
     ):
         out = pod(*argv)
         assert out.returncode == 2, (argv, out.stderr)
@@ -110,3 +117,32 @@ def test_the_sweep_gives_the_sublinear_curve_as_json_and_nothing_on_stderr():
     assert all(r["communication_s"] > 0 for r in rows)  # the gradient's all-reduce, modelled
     assert rows[0]["speedup"] == 1.0 and 1.0 < rows[-1]["speedup"] < 4
     assert [r["topology"] for r in data["reports"]] == [r["topology"] for r in rows]
+
+
+# a long walk (tests/rotation.py): every run compiles 1 and 2 slices in the engine
+# (tests/core/pods/test_podsweep.py) and 2 x v5e:2x4 through the CLI (test_podcompile.py)
+@pytest.mark.rotates(cpu_s=10)
+def test_the_slice_sweep_shows_where_dcn_grows_as_json_and_as_a_table():
+    """1, 2, 4 and 8 slices of v5e:4x4, the training step: chips and hosts grow with the
+    slices, each device's DCN bytes are 2 (S-1)/S of what it sends, and the table's rows and
+    its DCN line are written from the same rows."""
+    out = pod("--topology", "v5e:4x4", "--slices", "1,2,4,8", "--program", "train", "--json")
+    assert out.returncode == 0 and out.stderr == "", out.stderr[-1500:]
+    data = json.loads(out.stdout)
+    rows = data["slices"]
+    assert [r["slices"] for r in rows] == [1, 2, 4, 8]
+    assert [r["chips"] for r in rows] == [16, 32, 64, 128]
+    assert [r["hosts"] for r in rows] == [4, 8, 16, 32]
+    sent = [r["dcn_bytes"] for r in rows]
+    assert sent[0] == 0 and sent[1] < sent[2] < sent[3]
+    per = sent[1]  # 2 slices: 2 (2-1)/2 = 1x the send's bytes
+    assert sent[2] == 1.5 * per and sent[3] == 1.75 * per  # the send's bytes stay 1/16 of w
+    assert data["dcn_dominates"].startswith("From ")
+    from pmapviz.features.pods import cmd_pod
+
+    lines = cmd_pod._slice_lines(
+        type("P", (), {"asked_text": lambda self: data["program"]})(),
+        [type("R", (), {"dcn_how": r["dcn_how"]})() for r in data["reports"]],
+        rows,
+    )
+    assert lines[-2] == data["dcn_dominates"] and lines[-1].startswith("DCN: 200 Gbps a host")
