@@ -5,7 +5,7 @@ estimate, every collective on the chips and hosts, and one program swept over sl
 import streamlit as st
 
 from pmapviz.core.ui import pod_report, presenter, shell, url_state
-from pmapviz.features.pods.ui import pods_form
+from pmapviz.features.pods.ui import pods_form, slices_view
 
 shell.ensure_routed()
 
@@ -36,3 +36,18 @@ st.markdown(
 swept = pods_form.sweep()
 if swept:
     pod_report.sweep(swept, "po")
+
+st.subheader("Several slices: where the data-center network starts to dominate")
+st.markdown(
+    "The largest jobs join slices over the data-center network (DCN), much slower a chip than "
+    "ICI. The same training step, the same global batch, on 1, 2, 4 and 8 slices of v5e:4x4: "
+    "each chip computes less, and more of the gradient crosses DCN."
+)
+slices_view.slice_sweep()
+
+st.subheader("One slice or two")
+st.markdown(
+    "The same training step on 256 chips as one v5e:16x16 slice and as two v5e:8x16 slices: "
+    "what the compiler changes in the program, and what it costs."
+)
+slices_view.lesson()

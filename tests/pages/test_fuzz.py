@@ -39,7 +39,8 @@ EXAMPLES = int(os.environ.get("PMAPVIZ_FUZZ_EXAMPLES", "100"))
 # own tests: compiling and timing (cp_hidden: tests/features/compiled/ui/test_hidden_view.py),
 # a profiler capture (cp_trace: test_timelines.py, test_compiled_page.py), the tour's timing and
 # two-process demos (tour_time, tour_cluster: test_tour.py), the pod sweep (po_sweep: 20 CPU-s
-# of TPU compiles, half the fuzz's time; tests/features/pods/ui/test_pods_form.py)
+# of TPU compiles, half the fuzz's time; tests/features/pods/ui/test_pods_form.py), the slice
+# sweep and the lesson "one slice or two" (po_slices, po_lesson: test_slices_view.py)
 HEAVY_KEYS = {
     "tl_go",
     "tl_explorer",
@@ -56,6 +57,8 @@ HEAVY_KEYS = {
     "tour_time",
     "tour_cluster",
     "po_sweep",
+    "po_slices",
+    "po_lesson",
 }
 HOSTILE = [
     "",

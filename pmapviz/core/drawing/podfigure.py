@@ -15,81 +15,34 @@ from typing import NamedTuple
 import plotly.graph_objects as go
 
 from pmapviz.core.base.palette import FONT, device_colour, text_colour
+from pmapviz.core.drawing.podshapes import (
+    CHIP,
+    CROSSES,
+    OUTLINE,
+    PAD,
+    ChipSpot,
+    _host_parts,
+    _note,
+    _plane_step,
+    _slice_parts,
+    chip_layout,
+    host_boxes,  # noqa: F401  (the figure's layout, read by its tests)
+    slice_boxes,  # noqa: F401
+)
 from pmapviz.core.pods.commmodel import MODEL_NAME, axes_words
 from pmapviz.core.pods.podreport import PodCollective, PodReport, fmt_gib
 
-CHIP = 0.72  # a chip's side, in slice units (neighbours are 1 apart)
-PAD = 0.44  # a host's rectangle reaches this far beyond its chips' centres
 TEXT_MAX = 64  # above this many chips, no text on the chips (hover only)
 WIDTH = 1180  # the plot's width this figure is laid out for (a 1280-px screen, less margins)
 IDLE = "#FFFFFF"  # a chip outside every drawn group
-OUTLINE = "#5B6573"
-HOST_FILL, HOST_LINE = "rgba(91, 101, 115, 0.10)", "#8A94A3"
 SENDS = "#BFD7EA"  # a chip that takes part in a permute
 WITHIN = "#0072B2"  # a permute's pair on one host
-CROSSES = "#D55E00"  # a permute's pair (or a group) across hosts
 DASHED, NO_FIT = "#111111", "#C00000"
 EST, COMM = "compute + HBM (the compiler's estimate)", "communication (model)"
 PERMUTE = "collective-permute"
 PAIRS = (("pair on one host", WITHIN, 2), ("pair crosses hosts", CROSSES, 3))  # arrow styles
 MARGIN = dict(l=70, r=20, t=130, b=104)  # the sweep's (three lines under each bar)
 TICKS = dict(tickfont=dict(size=14), showgrid=False)
-
-
-class ChipSpot(NamedTuple):
-    """One chip where it is drawn: its devices (v4: two cores), its host and coordinates."""
-
-    x: float
-    y: float
-    label: str  # its device ids: '5' or '10, 11'
-    device_ids: tuple[int, ...]
-    host: int
-    coords: tuple[int, int, int]
-
-
-class HostBox(NamedTuple):
-    """A host's chips on one z-plane: the rectangle drawn around them."""
-
-    host: int
-    z: int
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-
-def _plane_step(report: PodReport) -> int:
-    """How far apart (in x) the z-planes of a 3-D slice are drawn."""
-    return max((c.coords[0] for c in report.chips), default=0) + 2
-
-
-def chip_layout(report: PodReport) -> list[ChipSpot]:
-    """Every chip once, in the order of its first device: x = coords[0] (plus (max x + 2) * z on
-    a 3-D slice), y = coords[1]; the devices of one chip (v4's cores) share its spot."""
-    step = _plane_step(report)
-    by_coords: dict[tuple[int, int, int], list] = {}
-    for chip in report.chips:
-        by_coords.setdefault(tuple(chip.coords), []).append(chip)
-    spots = []
-    for coords, devices in by_coords.items():
-        devices = sorted(devices, key=lambda d: (d.core, d.id))
-        ids = tuple(d.id for d in devices)
-        x = coords[0] + step * coords[2]
-        label = ", ".join(map(str, ids))
-        spots.append(ChipSpot(x, coords[1], label, ids, devices[0].host, coords))
-    return spots
-
-
-def host_boxes(report: PodReport) -> list[HostBox]:
-    """One rectangle per host and z-plane, around the host's chips there (by host, then z)."""
-    parts: dict[tuple[int, int], list[ChipSpot]] = {}
-    for s in chip_layout(report):
-        parts.setdefault((s.host, s.coords[2]), []).append(s)
-    boxes = []
-    for (host, z), spots in sorted(parts.items()):
-        xs, ys = [s.x for s in spots], [s.y for s in spots]
-        boxes.append(HostBox(host, z, min(xs) - PAD, min(ys) - PAD, max(xs) + PAD, max(ys) + PAD))
-    return boxes
 
 
 def _collective(report: PodReport, collective: int) -> PodCollective:
@@ -125,33 +78,6 @@ def _device_points(spots: list[ChipSpot]) -> dict[int, tuple[float, float]]:
         for s in spots
         for k, d in enumerate(s.device_ids)
     }
-
-
-def _rounded(b: HostBox, r: float = 0.18) -> str:
-    """A rounded rectangle as an SVG path (plotly's rect shapes have square corners)."""
-    x0, y0, x1, y1 = (round(v, 3) for v in (b.x0, b.y0, b.x1, b.y1))
-    return (
-        f"M {x0 + r},{y0} L {x1 - r},{y0} Q {x1},{y0} {x1},{y0 + r} L {x1},{y1 - r} "
-        f"Q {x1},{y1} {x1 - r},{y1} L {x0 + r},{y1} Q {x0},{y1} {x0},{y1 - r} "
-        f"L {x0},{y0 + r} Q {x0},{y0} {x0 + r},{y0} Z"
-    )
-
-
-def _note(x: float, y: float, text: str, size: int = 14, colour: str = "#222222", **kw) -> dict:
-    """A text annotation in data coordinates."""
-    return dict(x=x, y=y, text=text, showarrow=False, font=dict(size=size, color=colour), **kw)
-
-
-def _host_parts(report: PodReport) -> tuple[list[dict], list[dict]]:
-    """Rounded light rectangles, one per host (and z-plane), and their 'host k' labels."""
-    shapes, labels = [], []
-    for b in host_boxes(report):
-        line = dict(color=HOST_LINE, width=1.5)
-        box = dict(type="path", path=_rounded(b), name=f"host {b.host}", fillcolor=HOST_FILL)
-        shapes.append(box | dict(line=line, layer="below"))
-        back = dict(bgcolor="rgba(255,255,255,0.85)", borderpad=1)
-        labels.append(_note((b.x0 + b.x1) / 2, b.y0, f"host {b.host}", colour="#333333", **back))
-    return shapes, labels
 
 
 class _Paint(NamedTuple):
@@ -250,12 +176,16 @@ def _chip_shapes(spots: list[ChipSpot], paint: _Paint | None, unit_px: float) ->
     return shapes
 
 
-def _chip_texts(spots: list[ChipSpot], paint: _Paint | None) -> list[dict]:
-    """Each device's id on its chip (or its core's strip), on slices of at most TEXT_MAX chips."""
+def _chip_texts(spots: list[ChipSpot], paint: _Paint | None, unit_px: float = 80) -> list[dict]:
+    """Each device's id on its chip (or its core's strip), on slices of at most TEXT_MAX chips,
+    in a font that fits the chip (a multislice id is 6 digits: '100000'); none below 10 px."""
     if len(spots) > TEXT_MAX:
         return []
     fill = paint.fill if paint else {}
-    size = 16 if len(spots) <= 16 else 14
+    longest = max(len(str(d)) for s in spots for d in s.device_ids)
+    size = min(16 if len(spots) <= 16 else 14, int(unit_px * CHIP / (0.62 * longest)))
+    if size < 10:
+        return []
     return [
         _note(x, y, str(d), size, text_colour(fill.get(d, IDLE)))
         for d, (x, y) in _device_points(spots).items()
@@ -292,7 +222,9 @@ def _words(report: PodReport, index: int | None) -> tuple[str, str]:
     """The default title and the subtitle (the mesh's axes; the collective in numbers)."""
     chips = _chips(report)
     hosts = len({c.host for c in report.chips})
+    slices = len({c.slice for c in report.chips})
     title = f"{report.topology}: {chips} chips on {hosts} host{'s' if hosts != 1 else ''}"
+    title += f" in {slices} slices" if slices > 1 else ""
     axes = " × ".join(f"{name} {size}" for name, size in report.mesh_axes)
     sub = f"mesh: {axes or 'none'}"
     per = len(report.chips) // max(1, chips)
@@ -300,7 +232,7 @@ def _words(report: PodReport, index: int | None) -> tuple[str, str]:
         sub += f" ({per} devices a chip)"
     if index is not None:
         coll = report.collectives[index]
-        title += f" · {coll.kind} {coll.shape}"
+        title += f" · {coll.kind} {coll.shape}" + (f" [{coll.network}]" if slices > 1 else "")
         unit = "pairs" if coll.kind == PERMUTE else f"groups of {coll.group_size}"
         crossing = len(crossing_groups(report, index))
         sub += f" · {len(coll.groups)} {unit}, {crossing} across hosts"
@@ -321,8 +253,9 @@ def _frame(spots: list[ChipSpot], legend: bool) -> dict:
     """Axis ranges, height and margins for the chips' extent (equal aspect, row 0 on top)."""
     xs, ys = [s.x for s in spots], [s.y for s in spots]
     three_d = len({s.coords[2] for s in spots}) > 1
-    x_range = [min(xs) - PAD - 0.3, max(xs) + PAD + 0.3]
-    y_range = [max(ys) + PAD + 0.3, min(ys) - PAD - (1.0 if three_d else 0.5)]
+    slices = 0.9 if len({s.slice for s in spots}) > 1 else 0.0  # room for 'slice k' under
+    x_range = [min(xs) - PAD - 0.3 - slices / 3, max(xs) + PAD + 0.3 + slices / 3]
+    y_range = [max(ys) + PAD + 0.3 + slices, min(ys) - PAD - (1.0 if three_d else 0.5)]
     x_span, y_span = x_range[1] - x_range[0], y_range[0] - y_range[1]
     top, bottom = 96, (56 if legend else 16)
     height = int(min(560, max(360, y_span * min(WIDTH / x_span, 80.0) + top + bottom)))
@@ -347,9 +280,16 @@ def pod_figure(
     elif coll is not None:
         paint = _group_paint(report, collective)
     host_shapes, host_labels = _host_parts(report)
+    slice_shapes, slice_labels = _slice_parts(report)
+    host_shapes = slice_shapes + host_shapes
     default, subtitle = _words(report, collective)
     marker_px = max(8.0, frame["px"] * CHIP)
-    notes = _plane_labels(spots, _plane_step(report)) + host_labels + _chip_texts(spots, paint)
+    notes = (
+        _plane_labels(spots, _plane_step(report))
+        + host_labels
+        + _chip_texts(spots, paint, frame["px"])
+    )
+    notes += slice_labels
     hidden = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
     margin = dict(l=10, r=10, t=frame["top"], b=frame["bottom"])
     layout = _layout(title or default, subtitle, frame["height"], margin)
@@ -365,8 +305,8 @@ def pod_figure(
 
 # ------------------------------------------------------------------------------- the sweep
 def _chips(report: PodReport) -> int:
-    """Physical chips (a v4 chip's two devices count once)."""
-    return len({c.coords for c in report.chips})
+    """Physical chips (a v4 chip's two devices count once; every slice's)."""
+    return len({(c.slice, c.coords) for c in report.chips})
 
 
 def _positions(chips: list[int]) -> tuple[list[float], float]:

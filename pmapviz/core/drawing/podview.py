@@ -14,6 +14,7 @@ from pmapviz.core.pods import commmodel
 from pmapviz.core.pods.commmodel import MODEL_NAME
 from pmapviz.core.pods.podreport import PodReport, fmt_gib, fmt_seconds
 
+_WHERE = {"ICI": "inside each slice", "DCN": "between slices"}
 _COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
 
 
@@ -53,6 +54,17 @@ def figures(r: PodReport) -> list[dict]:
             + ("" if r.optimal_s is not None else " (libtpu has no cost model for it)"),
             "from": "cost_analysis()['optimal_seconds']",
         },
+        *(
+            []
+            if r.optimal_s is not None or r.roofline_s is None
+            else [
+                {
+                    "what": "compute + HBM, estimated",
+                    "value": fmt_seconds(r.roofline_s) + " (roofline estimate, not libtpu's)",
+                    "from": r.roofline_how,
+                }
+            ]
+        ),
         {"what": "communication time", "value": fmt_seconds(r.comm_s), "from": MODEL_NAME},
         {
             "what": "one step, both added",
@@ -64,12 +76,16 @@ def figures(r: PodReport) -> list[dict]:
 
 
 def collective_rows(r: PodReport) -> list[dict]:
-    """One row per collective: kind, shape, bytes, groups, hosts crossed, modelled time."""
+    """One row per collective: kind, shape, bytes, groups, hosts crossed, modelled time; on
+    several slices also its network and the bytes each device sends over it (the model's)."""
+    many = r.slices > 1
     return [
         {
             "kind": c.kind,
+            **({"network": f"{c.network} ({_WHERE[c.network]})"} if many else {}),
             "shape": c.shape,
             "bytes per device": fmt_gib(c.bytes),
+            **({"sent per device (model)": fmt_gib(c.moved_bytes)} if many else {}),
             "groups": f"{len(c.groups)} of {c.group_size}",
             "devices in each group": groups_text(c.groups, c.kind == "collective-permute"),
             "crossing hosts": c.crossing,
@@ -109,17 +125,50 @@ def slice_html(chips, said: str, groups: tuple[tuple[int, ...], ...] = ()) -> st
     coloured by ``groups``, over the line ``said``: drawn from the topology alone before a
     compile, and from the report after it (:func:`chip_html`)."""
     color = {d: _COLORS[k % len(_COLORS)] for k, g in enumerate(groups) for d in g}
+    slices: dict[int, list] = {}
+    for chip in chips:
+        slices.setdefault(chip.slice, []).append(chip)
+    line = f"<div style='font-size:13px;color:#57606a;margin:2px 3px 6px'>{escape(said)}</div>"
+    if len(slices) == 1:
+        body = "".join(_host_boxes(chips, color, len(slices)))
+        return f"<div role='img' aria-label='{escape(said)}'>{body}{line}</div>"
+    parts = [_slice_box(k, on, color, len(slices)) for k, on in sorted(slices.items())]
+    link = (
+        "<div style='align-self:center;text-align:center;color:#D55E00;font-weight:600;"
+        "font-size:14px;margin:0 2px'>DCN<div style='border-top:5px solid #D55E00;"
+        "width:32px'></div></div>"
+    )
+    return (
+        f"<div role='img' aria-label='{escape(said)}'><div style='display:flex;"
+        f"align-items:stretch;overflow-x:auto'>{link.join(parts)}</div>{line}</div>"
+    )
+
+
+def _host_boxes(chips, color: dict, n_slices: int) -> list[str]:
+    """Each host of ``chips`` (one slice's) a box of its chips at their coordinates."""
     by_coords: dict[tuple, list] = {}
     for chip in chips:
         by_coords.setdefault(chip.coords, []).append(chip)
     hosts: dict[int, list] = {}
     for coords, on in sorted(by_coords.items(), key=lambda kv: (kv[1][0].host, kv[0])):
         hosts.setdefault(on[0].host, []).append((coords, on))
-    n = len(by_coords)
-    size = 40 if n <= 16 else 28 if n <= 64 else 12
-    boxes = [_host_box(host, on, color, size) for host, on in hosts.items()]
-    line = f"<div style='font-size:13px;color:#57606a;margin:2px 3px 6px'>{escape(said)}</div>"
-    return f"<div role='img' aria-label='{escape(said)}'>{''.join(boxes)}{line}</div>"
+    n = len(by_coords) * n_slices  # chips drawn in all: smaller squares on larger targets
+    size = 40 if n <= 16 else 28 if n <= 64 else 12 if n <= 256 else 7
+    if n_slices > 2:  # several slices in one row: no ids on the chips (hover: each one's id)
+        size = min(size, 12 if n <= 256 else 7)
+    return [_host_box(host, on, color, size) for host, on in hosts.items()]
+
+
+def _slice_box(k: int, chips, color: dict, n_slices: int) -> str:
+    """One slice of a multislice target: its hosts in a dashed frame, 'slice k' on top."""
+    hosts = len({c.host for c in chips})
+    return (
+        "<div style='display:inline-block;border:2px dashed #5B6573;border-radius:10px;"
+        "padding:4px;margin:3px'><div style='font-size:14px;font-weight:600;margin:0 3px'>"
+        f"slice {k} ({len(chips)} devices, {hosts} host{'s' if hosts != 1 else ''})</div>"
+        + "".join(_host_boxes(chips, color, n_slices))
+        + "</div>"
+    )
 
 
 def _host_box(host: int, chips: list, color: dict, size: int) -> str:
@@ -131,9 +180,10 @@ def _host_box(host: int, chips: list, color: dict, size: int) -> str:
         ids = ", ".join(str(ch.id) for ch in on)
         fill = color.get(on[0].id, "#cfd8e3")
         label = escape(ids) if size >= 28 else ""
+        wide = max(size, 7 * len(ids) + 8) if label else size  # multislice ids: '100000'
         cells.append(
             f"<div title='device {escape(ids)} at {escape(c)}, host {host}' style='grid-column:"
-            f"{xs.index(c[0]) + 1};grid-row:{ys.index((c[2], c[1])) + 1};width:{size}px;"
+            f"{xs.index(c[0]) + 1};grid-row:{ys.index((c[2], c[1])) + 1};width:{wide}px;"
             f"height:{size}px;background:{fill};color:{text_colour(fill)};border-radius:4px;"
             f"display:flex;align-items:center;justify-content:center;font-size:12px'>"
             f"{label}</div>"
@@ -145,6 +195,70 @@ def _host_box(host: int, chips: list, color: dict, size: int) -> str:
         + "".join(cells)
         + "</div></div>"
     )
+
+
+def network_rows(r: PodReport) -> list[dict]:
+    """On several slices: per network, the collectives on it, the bytes each device sends
+    (the model's count) and the modelled time, written from the report's collectives."""
+    sent = r.network_bytes()
+    times = {"ICI": r.ici_s, "DCN": r.dcn_s}
+    how = {"ICI": MODEL_NAME, "DCN": r.dcn_how or "DCN model"}
+    return [
+        {
+            "network": f"{net} ({_WHERE[net]})",
+            "collectives": ", ".join(c.kind for c in r.collectives if c.network == net) or "none",
+            "sent per device": fmt_gib(sent.get(net, 0.0)),
+            "time (model)": fmt_seconds(times[net]),
+            "model": how[net],
+        }
+        for net in ("ICI", "DCN")
+    ]
+
+
+def phase_steps(phase: list) -> list[dict]:
+    """One all-reduce across slices (:meth:`PodReport.phases`) as its phases: the send and
+    its recv one phase; each with what, where, shape, bytes a device sends and the time."""
+    steps: list[dict] = []
+    for c in phase:
+        if c.kind == "recv" and steps:
+            steps[-1]["what"] = "send + recv"
+            continue
+        steps.append(
+            {
+                "what": c.kind,
+                "network": c.network,
+                "where": _WHERE[c.network],
+                "shape": c.shape,
+                "sent": fmt_gib(c.moved_bytes),
+                "time": fmt_seconds(c.model_s),
+            }
+        )
+    return steps
+
+
+def phases_html(r: PodReport) -> str:
+    """Each all-reduce across slices drawn as its phases in order (boxes and arrows, DCN in
+    orange), every figure from the report's collectives; '' where there is none."""
+    out = []
+    for k, phase in enumerate(r.phases(), start=1):
+        boxes = []
+        for n, step in enumerate(phase_steps(phase), start=1):
+            edge = "#D55E00" if step["network"] == "DCN" else "#0072B2"
+            boxes.append(
+                f"<div style='border:3px solid {edge};border-radius:8px;padding:6px 10px;"
+                f"min-width:190px;flex:1'><div style='font-size:17px;font-weight:600'>"
+                f"{n}. {escape(step['what'])}</div><div style='font-size:15px;color:{edge};"
+                f"font-weight:600'>{escape(step['network'])}: {escape(step['where'])}</div>"
+                f"<div style='font-size:15px'>{escape(step['shape'])}; each device sends "
+                f"{escape(step['sent'])}; {escape(step['time'])} (model)</div></div>"
+            )
+        arrow = "<div style='align-self:center;font-size:26px;margin:0 6px'>&rarr;</div>"
+        said = f"all-reduce across slices {k} of {len(r.phases())}, as compiled"
+        out.append(
+            f"<div role='img' aria-label='{escape(said)}' style='display:flex;"
+            f"flex-wrap:wrap;gap:4px;margin:6px 0'>{arrow.join(boxes)}</div>"
+        )
+    return "".join(out)
 
 
 def report_view(r: PodReport) -> View:

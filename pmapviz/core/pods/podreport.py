@@ -80,7 +80,7 @@ class PodReport:
     temp_bytes: int
     alias_bytes: int
     code_bytes: int
-    hbm_bytes: int  # one device's share of its chip's HBM (tpuchips)
+    hbm_bytes: int  # what the compiler allows one device (tpuchips.COMPILER_HBM, measured)
     flops: float | None  # per device, from cost_analysis()
     bytes_accessed: float | None
     optimal_s: float | None  # the compiler's estimate (compute and HBM); None where it has none
@@ -102,6 +102,7 @@ class PodReport:
     roofline_s: float | None = None  # where optimal_s is None: compute + HBM against the peak
     roofline_how: str = ""  # how roofline_s was reached, with its source
     dcn_how: str = ""  # the DCN model's bandwidth and its source ('' on one slice)
+    published_hbm_bytes: int = 0  # one device's share of its chip's published HBM (0: unknown)
 
     def at_batch(self) -> str:
         """Where a figure holds for one batch: ' at batch 1,008' ('' without a batch)."""
@@ -199,18 +200,29 @@ class PodReport:
         """The compiler's estimate plus the model's communication (None without an estimate)."""
         return None if self.optimal_s is None else self.optimal_s + self.comm_s
 
+    def hbm_words(self) -> str:
+        """'15.75 GiB the compiler allows a device (16.00 GiB published)': the allowance the
+        fit check uses, the published figure beside it."""
+        if not self.published_hbm_bytes:
+            return f"{fmt_gib(self.hbm_bytes)} a device"
+        return (
+            f"{fmt_gib(self.hbm_bytes)} the compiler allows a device "
+            f"({fmt_gib(self.published_hbm_bytes)} published)"
+        )
+
     def fit_words(self) -> str:
-        """'fits: 1.2 GiB of 16 GiB a chip' or 'does not fit, by 3.4 GiB; ...'."""
+        """'fits: 2.4 MiB of 15.75 GiB the compiler allows a device (16.00 GiB published)' or
+        'does not fit, by 3.4 GiB; ...'."""
         peak, hbm = self.peak_bytes, self.hbm_bytes
         if self.refusal:
             return (
                 f"does not fit at batch {self.asked_batch:,}: {self.refusal}. Shown instead: "
                 f"batch {self.batch:,}, the largest that fits ({self.batch_words}), "
-                f"{fmt_gib(peak)} a device at peak, of the chip's {fmt_gib(hbm)}"
+                f"{fmt_gib(peak)} a device at peak, of the {self.hbm_words()}"
             )
         if self.fits:
-            return f"fits: {fmt_gib(peak)} of {fmt_gib(hbm)} on each device"
-        words = f"does not fit, by {fmt_gib(peak - hbm)}: {fmt_gib(peak)} of {fmt_gib(hbm)}"
+            return f"fits: {fmt_gib(peak)} of {self.hbm_words()}"
+        words = f"does not fit, by {fmt_gib(peak - hbm)}: {fmt_gib(peak)} of {self.hbm_words()}"
         if self.largest_batch:
             words += f"; the largest batch that fits is {self.largest_batch:,} {self.batch_words}"
         elif self.largest_note:

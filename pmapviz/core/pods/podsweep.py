@@ -8,6 +8,7 @@ not: the curve bends away from the ideal ``time / chips``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from pmapviz.core.pods import commmodel, podcompile, tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
@@ -90,8 +91,8 @@ def slice_sweep(
     """``program`` compiled for ``counts`` slices of ``topology``'s slice (1, 2, 4, 8 x
     v5e:4x4), the global batch kept: the more slices, the less each chip computes and the more
     of the gradient crosses the data-center network."""
-    one = tpuchips.parse_topology(topology, "--topology", multislice=True).slice_name
-    names = [one if n == 1 else f"{n} x {one}" for n in counts]
+    topo = tpuchips.parse_topology(topology, "--topology", multislice=True)
+    names = [replace(topo, slices=n).name for n in counts]  # the hosts as asked, on every count
     out = []
     for k, name in enumerate(names):
         if on_step:

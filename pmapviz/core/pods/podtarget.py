@@ -15,14 +15,17 @@ HERE_LABEL = "this machine"
 
 
 def pod_field(default: str = HERE, multislice: bool = False) -> settings.Field:
-    """``pod``: empty (this machine) or a topology name such as ``v5e:4x4``; with
+    """``pod``: empty (this machine) or a topology name such as ``v5e:4x4``, with the hosts as
+    rented where they are not libtpu's default (``v5e:2x4 on 8-chip hosts``); with
     ``multislice``, also several slices over the data-center network (``2 x v5e:4x4``)."""
 
     def check(text: str, name: str) -> str:
         raw = text.strip()
         return raw if raw == HERE else tpuchips.parse_topology(raw, name, multislice).name
 
-    return settings.text_field(KEY, "the target", default, check, max_len=24, typed=True)
+    return settings.text_field(
+        KEY, "the target", default, check, max_len=tpuchips.MAX_TARGET_LEN, typed=True
+    )
 
 
 def choices() -> tuple[str, ...]:
@@ -33,7 +36,8 @@ def choices() -> tuple[str, ...]:
 def label(value: str) -> str:
     """'this machine', 'TPU v5e 4x4 (16 chips)', for Cloud's name in a link 'TPU v5e 4x4
     (16 chips; v5litepod-16 = v5e:4x4)', for several slices '2 x TPU v5e 4x4 (32 chips in 2
-    slices over the data-center network)'."""
+    slices over the data-center network)', with hosts as rented 'TPU v5e 2x4 (8 chips; 8-chip
+    hosts, ct5lp-hightpu-8t)'."""
     if value == HERE:
         return HERE_LABEL
     try:
@@ -41,10 +45,18 @@ def label(value: str) -> str:
     except valueparse.SettingError:  # not a topology name: shown as it is
         return str(value)
     shape = "x".join(map(str, topo.shape))
+    hosts = (
+        f"; {topo.host_chips}-chip hosts, {topo.host_layout.machine_type}"
+        if topo.host_chips
+        else ""
+    )
     if topo.slices > 1:
         return (
             f"{topo.slices} x {topo.generation.title} {shape} ({topo.total_chips} chips in "
-            f"{topo.slices} slices over the data-center network)"
+            f"{topo.slices} slices over the data-center network{hosts})"
         )
     cloud = tpuchips.cloud_words(value)
-    return f"{topo.generation.title} {shape} ({topo.chips} chips{f'; {cloud}' if cloud else ''})"
+    return (
+        f"{topo.generation.title} {shape} ({topo.chips} chips{f'; {cloud}' if cloud else ''}"
+        f"{hosts})"
+    )

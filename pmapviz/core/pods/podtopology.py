@@ -95,13 +95,15 @@ class Pod:
 
     def summary(self) -> str:
         """'v5e:4x4: 16 chips on 4 hosts (TPU v5e, 16 GiB HBM a chip)'; for several slices
-        '2 x v5e:4x4: 2 slices over the data-center network, 32 chips on 8 hosts (...)'."""
+        '2 x v5e:4x4: 2 slices over the data-center network, 32 chips on 8 hosts (...)'; with
+        hosts as rented 'v5e:2x4 on 8-chip hosts: 8 chips on 1 host as ct5lp-hightpu-8t (...)'."""
         gen = self.topology.generation
         per = f", {self.devices_per_chip} devices a chip" if self.devices_per_chip > 1 else ""
         dcn = f"{self.n_slices} slices over the data-center network, " if self.n_slices > 1 else ""
+        rented = f" as {self.topology.host_layout.machine_type}" if self.topology.host_chips else ""
         return (
             f"{self.name}: {dcn}{self.n_chips} chips on {self.n_hosts} host"
-            f"{'s' if self.n_hosts != 1 else ''}{per} ({gen.title}, "
+            f"{'s' if self.n_hosts != 1 else ''}{rented}{per} ({gen.title}, "
             f"{gen.hbm_gib:g} GiB HBM a chip)"
         )
 
@@ -162,6 +164,8 @@ def _load_locked(topo: Topology) -> Pod:
     with _quiet_stderr() as said:
         try:
             more = {"num_slices": topo.slices} if topo.slices > 1 else {}
+            if topo.host_bounds:  # hosts as rented, not libtpu's default
+                more["chips_per_host_bounds"] = topo.host_bounds
             desc = topologies.get_topology_desc(
                 topology_name=topo.slice_name, platform="tpu", **more
             )

@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pmapviz.core.base import valueparse
 from pmapviz.core.base.valuetext import quote
+from pmapviz.core.pods import tpuhosts
 
 GIB = 1024**3
 DOCS = "https://docs.cloud.google.com/tpu/docs/"
@@ -75,6 +76,11 @@ class Generation:
     def hbm_gib(self) -> float:
         """HBM per chip in GiB."""
         return self.hbm_bytes / GIB
+
+    @property
+    def compiler_hbm(self) -> CompilerHbm:
+        """What the compiler allows one device, measured (:data:`COMPILER_HBM`)."""
+        return COMPILER_HBM[self.name]
 
     @property
     def dcn_chip_bytes_s(self) -> float | None:
@@ -160,6 +166,27 @@ GENERATIONS = {
     )
 }
 
+
+@dataclass(frozen=True)
+class CompilerHbm:
+    """The HBM libtpu lets one device's program hold, as measured: below the published figure
+    (the runtime keeps some), per device (v4: per TensorCore, two a chip)."""
+
+    allowed_bytes: int  # the largest peak it accepted (memory_analysis: args + out + temp + code)
+    stated_gib: float  # what its refusal says: "exceeds available HBM (15.75G)"
+
+
+# Measured by `.venv/bin/python benchmarks/hbm_allowance.py` on 2026-12-07 with libtpu 0.0.42.1
+# (JAX 0.10.2): a replicated f32[rows, 1024] doubled on each generation's smallest slice, rows
+# bisected to the refusal. Published: Generation.hbm_bytes and its source.
+COMPILER_HBM_MEASURED = "2026-12-07, libtpu 0.0.42.1, benchmarks/hbm_allowance.py"
+COMPILER_HBM = {
+    "v4": CompilerHbm(16_372_945_920, 15.25),
+    "v5e": CompilerHbm(16_909_323_776, 15.75),
+    "v5p": CompilerHbm(102_803_381_248, 95.74),
+    "v6e": CompilerHbm(33_550_224_384, 31.25),
+}
+
 # What the pages and the CLI offer, smallest first per generation (every one compiles here).
 OFFERED = tuple(
     f"{gen}:{shape}"
@@ -191,14 +218,21 @@ CLOUD_SHAPES = {  # chips -> shape, by the slice's dimensions
 }
 
 
+MAX_TARGET_LEN = 48  # '64 x v5litepod-256 on ct5lp-hightpu-8t' and the like
+# "v5e:2x4 on 8-chip hosts", "v5e:2x4 on ct5lp-hightpu-8t": a slice, then the hosts it is rented as
+_HOSTS = re.compile(r"^(.*?)\s+on\s+(.*?)\s*$")
+
+
 @dataclass(frozen=True)
 class Topology:
-    """A topology name, read: its generation, its shape in chips, and how many such slices
-    join over the data-center network (Multislice; 1: one slice)."""
+    """A topology name, read: its generation, its shape in chips, how many such slices join
+    over the data-center network (Multislice; 1: one slice), and the chips a host holds (0:
+    libtpu's default layout)."""
 
     generation: Generation
     shape: tuple[int, ...]
     slices: int = 1
+    host_chips: int = 0
 
     @property
     def slice_name(self) -> str:
@@ -207,8 +241,20 @@ class Topology:
 
     @property
     def name(self) -> str:
-        """The target: 'v5e:4x4', or '2 x v5e:4x4' for two slices."""
-        return self.slice_name if self.slices == 1 else f"{self.slices} x {self.slice_name}"
+        """The target: 'v5e:4x4', '2 x v5e:4x4' for two slices, 'v5e:2x4 on 8-chip hosts'
+        where the hosts are not libtpu's default."""
+        one = self.slice_name if self.slices == 1 else f"{self.slices} x {self.slice_name}"
+        return one + (f" on {self.host_chips}-chip hosts" if self.host_chips else "")
+
+    @property
+    def host_layout(self) -> tpuhosts.HostLayout:
+        """The hosts the slice is rented as (libtpu's default where none was asked)."""
+        return tpuhosts.layout(self.generation.name, self.host_chips)
+
+    @property
+    def host_bounds(self) -> tuple[int, int, int] | None:
+        """libtpu's ``chips_per_host_bounds`` for the hosts asked (None: its default)."""
+        return self.host_layout.bounds if self.host_chips else None
 
     @property
     def chips(self) -> int:
@@ -240,6 +286,13 @@ def parse_topology(text: str, name: str = "The topology", multislice: bool = Fal
     what to type instead; with ``multislice``, also ``2 x v5e:4x4`` (1 to :data:`MAX_SLICES`
     slices joined over the data-center network)."""
     raw = str(text).strip().lower()
+    if len(raw) > MAX_TARGET_LEN:
+        raise valueparse.SettingError(
+            f"{name} {quote(str(text)[:40])}... is {len(raw)} characters; a target is at most "
+            f"{MAX_TARGET_LEN}, e.g. {MULTISLICE_EXAMPLE} or v5e:2x4 on 8-chip hosts."
+        )
+    if (m := _HOSTS.match(raw)) is not None:
+        return with_hosts(parse_topology(m[1], name, multislice), m[2], str(text), name)
     if (m := _SLICES.match(raw)) is not None:
         count = _slice_count(m[1], str(text), name)
         if not multislice:
@@ -279,6 +332,19 @@ def parse_topology(text: str, name: str = "The topology", multislice: bool = Fal
             f"e.g. {_first_offered(gen)}."
         )
     return topo
+
+
+def with_hosts(topo: Topology, hosts: str, text: str, name: str) -> Topology:
+    """``topo`` rented as the hosts ``hosts`` names ('8-chip hosts', Cloud's 'ct5lp-hightpu-8t'
+    or just '8'; :mod:`tpuhosts`), or one line naming the choices its generation has."""
+    gen = topo.generation
+    chips = tpuhosts.read(gen.name, gen.title, topo.shape, hosts, f"{name} {quote(text)}")
+    return replace(topo, host_chips=chips)
+
+
+def host_choices(topology: Topology) -> tuple[tpuhosts.HostLayout, ...]:
+    """The host layouts a slice can be rented as (libtpu's default first): a page's choice."""
+    return tpuhosts.choices(topology.generation.name, topology.shape)
 
 
 def _slice_count(count: str, text: str, name: str) -> int:

@@ -14,6 +14,7 @@ from pmapviz.core.devices import accelerators
 from pmapviz.core.drawing import podfigure, podview
 from pmapviz.core.pods import (
     commmodel,
+    dcnmodel,
     podcalibrate,
     podcompile,
     podtarget,
@@ -28,10 +29,13 @@ from pmapviz.core.ui import recompute, tables
 CHART = {"displayModeBar": False}
 
 
-def target_picker(key: str, here: bool = True, label: str = "Compile for") -> str:
+def target_picker(
+    key: str, here: bool = True, label: str = "Compile for", more: tuple[str, ...] = ()
+) -> str:
     """A select box of targets (widget ``key``, seeded by the page from the link): this machine
-    (with ``here``) and every offered slice. Returns the choice ('' for this machine)."""
-    options = podtarget.choices() if here else tpuchips.OFFERED
+    (with ``here``), every offered slice, and ``more`` (several slices, where the page takes
+    them). Returns the choice ('' for this machine)."""
+    options = (*(podtarget.choices() if here else tpuchips.OFFERED), *more)
     current = st.session_state.get(key)
     if current not in options:  # a link's slice that is valid but not offered: offer it too
         options = (*options, current) if current else options
@@ -64,7 +68,8 @@ def compile_report(program: PodProgram, topology: str) -> PodReport | None:
     try:
         with recompute.working(f"Compiling for {topology} with libtpu (nothing runs)..."):
             podwarm.wait(program, topology)
-            return podcompile.compile_for(program, topology)
+            # several slices only reach here from a field that takes them (the Pods page's)
+            return podcompile.compile_for(program, topology, multislice=True)
     except (podcompile.PodError, podtopology.PodUnavailable, memorymodel.BudgetError) as err:
         st.error(str(err), icon=":material/block:")
     except (queues.WaitTimeout, queues.Cancelled):
@@ -108,7 +113,7 @@ def _slice_before_compile(place, topology: str) -> None:
     """The slice's chips and hosts, before the program that will colour them is compiled
     (nothing where this machine cannot load the topology: the compile says why)."""
     try:
-        pod = podtopology.load(topology)
+        pod = podtopology.load(topology, multislice=True)
     except podtopology.PodUnavailable:
         return
     said = f"{pod.summary()}; compiling the program for it"
@@ -122,7 +127,10 @@ def show(r: PodReport, key: str) -> None:
     changes(r)
     c = st.columns(4)
     c[0].metric("Peak per device" + r.at_batch(), fmt_gib(r.peak_bytes), help="memory_analysis()")
-    c[1].metric("Compute + HBM", fmt_seconds(r.optimal_s), help="the compiler's estimate")
+    if r.optimal_s is None and r.roofline_s is not None:
+        c[1].metric("Compute + HBM (roofline)", fmt_seconds(r.roofline_s), help=r.roofline_how)
+    else:
+        c[1].metric("Compute + HBM", fmt_seconds(r.optimal_s), help="the compiler's estimate")
     c[2].metric("Communication", fmt_seconds(r.comm_s), help=commmodel.MODEL_NAME)
     c[3].metric("Collectives", len(r.collectives), help="in the compiled HLO")
     (st.success if r.fits else st.error)(
@@ -130,12 +138,21 @@ def show(r: PodReport, key: str) -> None:
         icon=":material/memory:" if r.fits else ":material/block:",
     )
     if r.optimal_s is None:
+        instead = (
+            f" Shown instead: the **roofline estimate**, {fmt_seconds(r.roofline_s)} "
+            f"({r.roofline_how})."
+            if r.roofline_s is not None
+            else ""
+        )
         st.warning(
-            f"libtpu gives no time estimate for {r.generation} (its cost model answered a "
-            "negative time); the memory, FLOPs and collectives are still the compiler's.",
+            f"libtpu gives no time estimate for this program on {r.topology} (its cost model "
+            "answered none or a negative time); the memory, FLOPs and collectives are still "
+            f"the compiler's.{instead}",
             icon=":material/help:",
         )
     _figure(r, key)
+    if r.slices > 1:
+        networks(r)
     tables.show(tables.frame(podview.figures(r)))
     if r.collectives:
         tables.show(tables.frame(podview.collective_rows(r)))
@@ -148,6 +165,26 @@ def show(r: PodReport, key: str) -> None:
         tables.static(tables.frame(hardware_rows()))
     with st.expander("The compiled HLO"):
         st.code(r.hlo[:60_000], language=None)
+
+
+def networks(r: PodReport) -> None:
+    """Several slices: what runs on each network (bytes a device, the models' times), each
+    all-reduce across slices drawn as its phases as compiled, and the DCN model with its
+    source, every figure from ``r``."""
+    st.markdown(f"**{r.slices} slices, two networks**: ICI inside each slice, DCN between them.")
+    tables.show(tables.frame(podview.network_rows(r)))
+    phases = r.phases()
+    if phases:
+        st.markdown(
+            f"**The gradient's all-reduce across slices**, as {r.topology} compiled it "
+            f"({len(podview.phase_steps(phases[0]))} phases):"
+        )
+        st.markdown(podview.phases_html(r), unsafe_allow_html=True)
+    st.caption(
+        f"DCN time is a **model**: {dcnmodel.DCN_MODEL}; "
+        f"{dcnmodel.dcn_words(tpuchips.GENERATIONS[r.generation])}. "
+        "ICI time is the communication model's; neither comes from the compiler."
+    )
 
 
 def changes(r: PodReport) -> None:

@@ -28,6 +28,14 @@ def _pod_args(p: argparse.ArgumentParser) -> None:
         f"(1 to {tpuchips.MAX_SLICES} slices)",
     )
     p.add_argument(
+        "--hosts",
+        default=None,
+        metavar="N",
+        help="the hosts the slice is rented as, N chips each or Cloud's machine type: v5e and "
+        "v6e 4 (libtpu's default) or 8 (ct5lp-hightpu-8t), v4 and v5p 4; the same as "
+        "--topology 'v5e:2x4 on 8-chip hosts'",
+    )
+    p.add_argument(
         "--program",
         default="train",
         choices=[*podsettings.PROGRAMS, "f"],
@@ -111,6 +119,8 @@ def chosen_program(args: argparse.Namespace) -> PodProgram:
 
 def cmd_pod(args: argparse.Namespace) -> int:
     """Compile for the slice (or sweep slices) and print what the compiled program says."""
+    if args.hosts is not None:  # read by the topology's own words: 'v5e:2x4 on 8-chip hosts'
+        args.topology = f"{args.topology} on {str(args.hosts)[: tpuchips.MAX_TARGET_LEN]}"
     topology = tpuchips.parse_topology(args.topology, "--topology", multislice=True).name
     if said := tpuchips.cloud_words(args.topology):  # Cloud's name: say which slice it is
         print(f"pmapviz: --topology {said}", file=sys.stderr)

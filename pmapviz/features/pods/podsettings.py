@@ -19,16 +19,20 @@ def program_label(key: str) -> str:
     return PROGRAMS.get(key, key)
 
 
+# several slices over the data-center network, offered beside the single slices
+MULTISLICE = ("2 x v5e:2x4", "2 x v5e:4x4", "4 x v5e:4x4", "2 x v5e:8x16")
+SLICE_COUNTS = (1, 2, 4, 8)  # the slice sweep: 1 to 8 slices of SWEPT_SLICE
+SWEPT_SLICE = "v5e:4x4"
 MAX_BATCH = 10**12  # abstract shapes: nothing is allocated, the compiler says what fits
 
 
 def schema(n_devices: int) -> settings.Schema:
-    """The Pods page: pod (the slice), prog (a collective on the slice first: quick to compile
-    and drawn on its chips), batch (0: the program's own), and the sweep's gen and sprog (a
-    training step: how a step scales)."""
+    """The Pods page: pod (the slice, or several slices: '2 x v5e:4x4'), prog (a collective
+    on the slice first: quick to compile and drawn on its chips), batch (0: the program's
+    own), and the sweep's gen and sprog (a training step: how a step scales)."""
     return settings.Schema(
         (
-            podtarget.pod_field(tpuchips.DEFAULT),
+            podtarget.pod_field(tpuchips.DEFAULT, multislice=True),
             settings.choice_field("prog", "Program", tuple(PROGRAMS), "psum"),
             settings.int_field("batch", "Batch", 0, MAX_BATCH, 0),
             settings.choice_field("gen", "Generation", tuple(tpuchips.GENERATIONS), "v5e"),

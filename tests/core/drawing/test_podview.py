@@ -193,3 +193,30 @@ def test_a_change_and_a_note_come_before_the_first_figure():
     first_figure = html.index("role='img'")
     assert html.index("Batch 1,000 rounded up to 1,008") < first_figure
     assert html.index("nothing is split &lt;script&gt;") < first_figure  # escaped
+
+
+def test_several_slices_each_network_and_the_all_reduces_phases_from_one_compile():
+    import pytest
+
+    from pmapviz.core.pods import podcompile, podtopology
+    from pmapviz.features.pods import podsettings
+
+    if not podtopology.availability().ok:
+        pytest.skip("libtpu is the pods extra")
+    r = podcompile.compile_for(podsettings.program("train"), "2 x v5e:2x4", multislice=True)
+    nets = podview.network_rows(r)
+    assert [n["network"].split()[0] for n in nets] == ["ICI", "DCN"]
+    assert nets[1]["time (model)"] == fmt_seconds(r.dcn_s)
+    rows = podview.collective_rows(r)
+    assert [row["network"].split()[0] for row in rows] == [c.network for c in r.collectives]
+    (phase,) = r.phases()
+    steps = podview.phase_steps(phase)
+    assert [s["what"] for s in steps] == ["reduce-scatter", "send + recv", "all-gather"]
+    assert [s["network"] for s in steps] == ["ICI", "DCN", "ICI"]
+    html = podview.phases_html(r)
+    assert html.count("border:3px solid") == 3 and "DCN: between slices" in html
+    picture = podview.chip_html(r)  # a frame per slice, its hosts, one DCN link, every id
+    assert picture.count("slice 0 (8 devices") == 1 and picture.count("slice 1 (8 devices") == 1
+    assert picture.count(">DCN<div") == 1
+    assert all(f"title='device {c.id} at" in picture for c in r.chips)
+    assert picture.count("host ") - picture.count(", host ") == len({c.host for c in r.chips})

@@ -2,13 +2,16 @@
 
     python tests/core/pods/pod_oracle.py v5e:2x4 dot train psum f typed_step
     python tests/core/pods/pod_oracle.py v5e:2x4 --slices 2 train psum
+    python tests/core/pods/pod_oracle.py v5e:2x4 --hosts 2,4,1 train psum
 
 prints one JSON object: per program, the figures read straight from ``get_topology_desc`` and
 ``compile()`` (memory_analysis, cost_analysis, and each all-reduce/all-gather's kind and replica
 groups as device ids). With ``--slices N``: N slices (``num_slices``), the train step and the
 psum on a ("dcn", "chips") mesh laid by ``create_hybrid_device_mesh``, and every collective
 with its network: ICI where its groups stay in one slice, DCN for the megascale send/recv
-(device k of each slice named in ``_xla_megascale_target``).
+(device k of each slice named in ``_xla_megascale_target``). With ``--hosts A,B,C``: libtpu's
+``chips_per_host_bounds`` (hosts as rented), each device's host and each collective's groups that
+cross hosts.
 tests/core/pods/test_podcompile.py compares pmapviz's page and CLI figures with these. It
 imports nothing of pmapviz, on purpose.
 """
@@ -165,17 +168,23 @@ def network(groups, slice_of):
 
 
 def main(argv):
-    slices = 1
+    slices, more = 1, {}
     if "--slices" in argv:
         k = argv.index("--slices")
         slices, argv = int(argv[k + 1]), argv[:k] + argv[k + 2 :]
-    more = {"num_slices": slices} if slices > 1 else {}
+        more["num_slices"] = slices
+    if "--hosts" in argv:  # chips_per_host_bounds, e.g. 2,4,1: one 8-chip host for v5e:2x4
+        k = argv.index("--hosts")
+        bounds, argv = argv[k + 1], argv[:k] + argv[k + 2 :]
+        more["chips_per_host_bounds"] = tuple(int(n) for n in bounds.split(","))
     topo = topologies.get_topology_desc(topology_name=argv[0], platform="tpu", **more)
     slice_of = {int(d.id): int(getattr(d, "slice_index", 0) or 0) for d in topo.devices}
+    host_of = {int(d.id): int(d.process_index) for d in topo.devices}
     out = {
         "n_devices": len(topo.devices),
-        "hosts": len({d.process_index for d in topo.devices}),
+        "hosts": len(set(host_of.values())),
         "slices": len(set(slice_of.values())),
+        "host_of": host_of,
     }
     made = sliced_programs(topo.devices, slices) if slices > 1 else programs(topo.devices)
     for name, mesh, fn, args in made:
@@ -183,6 +192,8 @@ def main(argv):
             with jax.set_mesh(mesh):
                 compiled = jax.jit(fn).lower(*args).compile()
             out[name] = figures(compiled, [int(d.id) for d in mesh.devices.flat], slice_of)
+            for c in out[name]["collectives"]:  # groups whose devices sit on several hosts
+                c["crossing"] = sum(len({host_of[d] for d in g}) > 1 for g in c["groups"])
     print(json.dumps(out))
 
 

@@ -12,7 +12,9 @@ import sys
 
 import pytest
 
-from pmapviz.core.pods import podcompile, podprograms
+from pmapviz.core.drawing import podfigure
+from pmapviz.core.pods import podcompile, podprograms, podtopology
+from pmapviz.core.pods.podreport import GIB
 from pmapviz.features.meshes import meshpods, meshspecs
 from tests.conftest import ROOT
 
@@ -229,3 +231,81 @@ def test_several_slices_match_a_plain_compile_with_each_collectives_network(one,
         assert ours[p]["network_bytes"]["DCN"] == 2 * (slices - 1) / slices * send["bytes"]
         assert ours[p]["dcn_s"] > 0 and ours[p]["step_s"] > ours[p]["dcn_s"]
     same(finished(command, quiet=True), theirs["train"], f"pmapviz pod --topology {target!r}")
+
+
+# ------------------------------------------------------------- the fit check at the compiler's edge
+SMALLEST = {"v5e": "v5e:2x2", "v4": "v4:2x2x1", "v5p": "v5p:2x2x1", "v6e": "v6e:2x2"}
+EDGE_STEPS = (-400, -100, -30, -10, 0, 10)  # batch steps from where the peak meets the allowance
+
+
+def at_the_edge(generation: str) -> list[bool]:
+    """Six batches of the seed's dot around the HBM limit, each compiled: where the compiler
+    accepts, the fit check says it fits; where it refuses (in either of its wordings), the fit
+    check says it does not, with the allowance in tpuchips.COMPILER_HBM. The edge is found from
+    two compiles far below it (memory is linear in the batch), never written in."""
+    pod = podtopology.load(SMALLEST[generation])
+    allowed = pod.topology.generation.compiler_hbm
+    program = podprograms.dot()
+    step = program.batch_step(pod) * 2048  # about 72 KiB of the dot's peak
+    first = podcompile.compile_once(program.at_batch(step * 1024), pod)
+    per_row = first.peak_bytes / first.batch  # a first guess; the line is drawn nearer the edge
+    low, high = (
+        podcompile.compile_once(program.at_batch(int(allowed.allowed_bytes * f / per_row)), pod)
+        for f in (0.5, 0.9)
+    )
+    slope = (high.peak_bytes - low.peak_bytes) / (high.batch - low.batch)
+    edge = int(low.batch + (allowed.allowed_bytes - low.peak_bytes) / slope) // step * step
+    verdicts = []
+    for k in EDGE_STEPS:
+        try:
+            r = podcompile.compile_once(program.at_batch(edge + k * step), pod)
+        except podcompile.DoesNotFit as err:  # the compiler refused: so does the fit check
+            assert err.allowed == round(allowed.stated_gib * GIB) and err.need >= err.allowed
+            assert f"{allowed.stated_gib:.2f} GiB" in err.words
+            verdicts.append(False)
+        else:  # the compiler accepted: the fit check too, against the compiler's allowance
+            assert r.fits and r.hbm_bytes == allowed.allowed_bytes, (generation, k, r.peak_bytes)
+            assert r.fit_words().startswith("fits: ") and "the compiler allows" in r.fit_words()
+            verdicts.append(True)
+    return verdicts
+
+
+# the rest of the generations as long walks: the same check on v4, v5p and v6e
+@pytest.mark.parametrize(
+    "generation",
+    [
+        pytest.param(g, marks=[] if g == "v5e" else [pytest.mark.rotates(cpu_s=20)])
+        for g in SMALLEST
+    ],
+)
+def test_the_fit_check_agrees_with_the_compiler_around_the_limit(generation):
+    verdicts = at_the_edge(generation)
+    assert verdicts[0] and not verdicts[-1], verdicts  # the six straddle the limit
+    assert verdicts == sorted(verdicts, reverse=True), verdicts  # accepted, then refused
+
+
+# --------------------------------------------------------------------------- hosts as rented
+RENTED = {"v5e:2x4 on 8-chip hosts": "2,4,1", "v5e:2x4 on 4-chip hosts": "2,2,1"}
+
+
+@pytest.mark.parametrize("target", RENTED)
+def test_hosts_as_rented_equal_what_libtpu_lays_with_those_bounds(target):
+    """v5e:2x4 as one 8-chip host (ct5lp-hightpu-8t) and as two 4-chip hosts (libtpu's default,
+    asked for by name): every chip's host, the host count and each collective's groups that
+    cross hosts equal the oracle's plain get_topology_desc(..., chips_per_host_bounds=...)."""
+    script = str(ROOT / "tests/core/pods/pod_oracle.py")
+    plain = started([sys.executable, script, "v5e:2x4", "--hosts", RENTED[target], "train", "psum"])
+    ours = {p: podcompile.compile_for(podprograms.BUILTIN[p](), target) for p in ("train", "psum")}
+    theirs = finished(plain)
+    for p, r in ours.items():
+        assert {c.id: c.host for c in r.chips} == {int(k): v for k, v in theirs["host_of"].items()}
+        assert r.to_dict()["n_hosts"] == r.hosts == theirs["hosts"], p
+        same(r.to_dict(), theirs[p], f"{p} on {target}")
+        mine = sorted((c.kind, [list(g) for g in c.groups], c.crossing) for c in r.collectives)
+        want = sorted((c["kind"], c["groups"], c["crossing"]) for c in theirs[p]["collectives"])
+        assert mine == want, f"{p} on {target}: {mine} != {want}"
+        for k, c in enumerate(r.collectives):  # the drawing's dashed groups: the same hosts
+            assert len(podfigure.crossing_groups(r, k)) == c.crossing, (p, target)
+    assert theirs["hosts"] == 8 // int(target.split(" on ")[1].split("-")[0])  # 1 or 2 hosts
+    crossing = sum(c.crossing for c in ours["train"].collectives)
+    assert (crossing == 0) == (theirs["hosts"] == 1)  # one host: nothing crosses

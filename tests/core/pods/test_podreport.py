@@ -74,7 +74,13 @@ def test_fits_up_to_exactly_the_hbm_share():
 
 def test_fit_words_say_how_much_of_how_much():
     r = report()
-    assert r.fit_words() == f"fits: {fmt_gib(r.peak_bytes)} of 16.00 GiB on each device"
+    assert r.fit_words() == f"fits: {fmt_gib(r.peak_bytes)} of 16.00 GiB a device"
+    # the compiler's allowance, the published figure beside it (tpuchips.COMPILER_HBM)
+    allowed = replace(r, hbm_bytes=round(15.75 * GIB), published_hbm_bytes=16 * GIB)
+    assert allowed.fit_words() == (
+        f"fits: {fmt_gib(r.peak_bytes)} of 15.75 GiB the compiler allows a device "
+        "(16.00 GiB published)"
+    )
 
 
 def test_a_miss_says_by_how_much_and_the_largest_batch_or_the_note():
@@ -190,7 +196,7 @@ def test_a_refused_batch_names_both_batches_and_whose_figures_are_shown():
     words = r.fit_words()
     assert words.startswith("does not fit at batch 9,000,000: HLO temporaries need 17.29 GiB")
     assert "Shown instead: batch 8,156,240, the largest that fits" in words
-    assert f"{fmt_gib(r.peak_bytes)} a device at peak, of the chip's 16.00 GiB" in words
+    assert f"{fmt_gib(r.peak_bytes)} a device at peak, of the 16.00 GiB a device" in words
     assert "G of" not in words and "G)" not in words  # the compiler's 'G' is written as GiB
     assert r.at_batch() == " at batch 8,156,240"
     assert "memory per device at batch 8,156,240: does not fit at batch 9,000,000" in "\n".join(

@@ -41,7 +41,7 @@ def test_a_bad_target_is_refused_with_the_field_named_and_an_example(text, said)
 
 def test_a_name_longer_than_the_field_holds_is_refused():
     with pytest.raises(SettingError, match="characters long"):
-        podtarget.pod_field().parse("v5e:" + "4x" * 20 + "4", "pod")
+        podtarget.pod_field().parse("v5e:" + "4x" * 30 + "4", "pod")
 
 
 def test_a_link_with_a_bad_target_falls_back_to_the_default_with_a_note():
@@ -82,3 +82,14 @@ def test_a_multislice_target_is_read_where_the_field_takes_one_and_labelled_with
     assert podtarget.label("2 x v5e:4x4") == (
         "2 x TPU v5e 4x4 (32 chips in 2 slices over the data-center network)"
     )
+
+
+def test_hosts_as_rented_are_read_by_the_field_and_labelled_with_clouds_machine_type():
+    field = podtarget.pod_field(multislice=True)
+    assert field.parse("v5e:2x4 on ct5lp-hightpu-8t", "pod") == "v5e:2x4 on 8-chip hosts"
+    assert field.parse("v5e:2x4 on 4-chip hosts", "pod") == "v5e:2x4"  # libtpu's default
+    assert field.parse("2 x v5e:4x4 on 8", "pod") == "2 x v5e:4x4 on 8-chip hosts"
+    label = podtarget.label("v5e:2x4 on 8-chip hosts")
+    assert label == "TPU v5e 2x4 (8 chips; 8-chip hosts, ct5lp-hightpu-8t)"
+    with pytest.raises(SettingError, match="not a host TPU v5p is rented as"):
+        field.parse("v5p:2x2x2 on 8-chip hosts", "pod")

@@ -259,3 +259,60 @@ def test_where_one_slice_is_asked_for_several_are_refused_naming_where_they_comp
         parse_topology("2 x v5e:4x4", "pod=")
     assert "joins 2 slices" in str(err.value) and "pmapviz pod" in str(err.value)
     assert "e.g. v5e:4x4" in str(err.value)
+
+
+# ------------------------------------------------------------------ HBM as the compiler counts it
+@pytest.mark.parametrize("gen", list(GENERATIONS))
+def test_every_generation_has_the_compilers_allowance_as_measured(gen):
+    """benchmarks/hbm_allowance.py measured it (the largest peak accepted, the figure the
+    refusal states): the bytes round to the stated GiB, and the date and version are kept."""
+    allowed = GENERATIONS[gen].compiler_hbm
+    assert abs(allowed.allowed_bytes / 1024**3 - allowed.stated_gib) < 0.01
+    assert re.search(
+        r"20[0-9]{2}-[0-9]{2}-[0-9]{2}, libtpu [0-9.]+", tpuchips.COMPILER_HBM_MEASURED
+    )
+
+
+# ------------------------------------------------------------------------------ hosts as rented
+@pytest.mark.parametrize(
+    ("text", "name", "bounds", "machine"),
+    [
+        ("v5e:2x4 on 8-chip hosts", "v5e:2x4 on 8-chip hosts", (2, 4, 1), "ct5lp-hightpu-8t"),
+        ("v5e:2x4 on ct5lp-hightpu-8t", "v5e:2x4 on 8-chip hosts", (2, 4, 1), "ct5lp-hightpu-8t"),
+        ("V5E:4x4  ON  8", "v5e:4x4 on 8-chip hosts", (2, 4, 1), "ct5lp-hightpu-8t"),
+        ("v5litepod-8 on 8-chip hosts", "v5e:2x4 on 8-chip hosts", (2, 4, 1), "ct5lp-hightpu-8t"),
+        ("v5e:2x4 on 4-chip hosts", "v5e:2x4", None, "ct5lp-hightpu-4t"),  # libtpu's default
+        ("v6e:2x4 on ct6e-standard-8t", "v6e:2x4 on 8-chip hosts", (2, 4, 1), "ct6e-standard-8t"),
+        ("v5p:2x2x2 on 4-chip hosts", "v5p:2x2x2", None, "ct5p-hightpu-4t"),
+        (
+            "2 x v5e:2x4 on 8-chip hosts",
+            "2 x v5e:2x4 on 8-chip hosts",
+            (2, 4, 1),
+            "ct5lp-hightpu-8t",
+        ),
+    ],
+)
+def test_hosts_as_rented_are_read_from_the_target(text, name, bounds, machine):
+    topo = parse_topology(text, multislice=True)
+    assert topo.name == name and topo.host_bounds == bounds
+    assert topo.host_layout.machine_type == machine
+    assert parse_topology(topo.name, multislice=True) == topo  # the name reads back
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("v5e:2x2 on 8-chip hosts", "v5e:2x2 does not divide into 8-chip hosts"),
+        ("v5p:2x2x2 on 8-chip hosts", "not a host TPU v5p is rented as"),
+        ("v5e:2x4 on 99-chip hosts", "4-chip hosts (ct5lp-hightpu-4t) or 8-chip hosts"),
+        ("v5e:2x4 on 10**30", "e.g. v5e:2x4 on 8-chip hosts"),
+        ("v5e:2x4 on <b>8</b>", "is not a host"),
+        ("v5e:2x4 on " + "8" * 60, "a target is at most"),
+    ],
+)
+def test_a_bad_host_choice_gets_one_line_with_the_choices(text, said):
+    with pytest.raises(SettingError) as err:
+        parse_topology(text)
+    assert said in str(err.value) and "\n" not in str(err.value)
+    if "<b>" in text:  # what was typed is quoted as typed (a page escapes it where shown)
+        assert "`<b>8</b>`" in str(err.value)

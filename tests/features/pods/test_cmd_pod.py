@@ -36,6 +36,8 @@ def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
             "has 4 devices and v5e:2x4 has 8",
         ),
         (["--topology", "99x v5e:16x16"], "joins 99 slices; pmapviz compiles 1 to 64"),
+        (["--topology", "v5e:2x2", "--hosts", "8"], "does not divide into 8-chip hosts"),
+        (["--topology", "v5p:2x2x2", "--hosts", "<b>8</b>"], "not a host TPU v5p is rented as"),
         (["--topology", "v5e:4x4", "--slices", "1,2,10**30"], "--slices value"),
         (
             ["--program", "f", "--f", "x @ w", "--mesh", "2x8", "--topology", "2 x v5e:2x4"]
@@ -146,3 +148,15 @@ def test_the_slice_sweep_shows_where_dcn_grows_as_json_and_as_a_table():
         rows,
     )
     assert lines[-2] == data["dcn_dominates"] and lines[-1].startswith("DCN: 200 Gbps a host")
+
+
+def test_hosts_as_rented_change_the_hosts_and_the_crossing_marks():
+    """--hosts 8: v5e:2x4 as one 8-chip host (Cloud's ct5lp-hightpu-8t): one host, and the
+    training step's all-reduce crosses none (tests/core/pods/test_podcompile.py checks both
+    layouts against libtpu's own chips_per_host_bounds)."""
+    out = pod("--topology", "v5e:2x4", "--hosts", "8", "--program", "train", "--json")
+    assert out.returncode == 0 and out.stderr == "", out.stderr[-1500:]
+    data = json.loads(out.stdout)
+    assert data["topology"] == "v5e:2x4 on 8-chip hosts" and data["n_hosts"] == 1
+    assert "as ct5lp-hightpu-8t" in data["summary"]
+    assert [c["crossing"] for c in data["collectives"]] == [0] * len(data["collectives"])

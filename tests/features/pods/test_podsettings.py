@@ -60,3 +60,13 @@ def test_program_takes_the_batch_or_keeps_its_own():
     assert podsettings.program("dot", 1000).key == "dot"
     assert podsettings.program("psum", 64).batch is None  # a fixed block: the batch is ignored
     assert podsettings.program("psum", 64) == podprograms.psum()
+
+
+def test_the_pod_field_takes_several_slices_in_the_same_bounded_field():
+    schema = podsettings.schema(8)
+    for target in podsettings.MULTISLICE:
+        assert schema.parse({"pod": target}, ["pod"]) == ({"pod": target}, [])
+    assert schema.parse({"pod": "2xv5e:4x4"}, ["pod"]) == ({"pod": "2 x v5e:4x4"}, [])
+    for bad in ("99x v5e:16x16", "10000000 x v5e:4x4", "0 x v5e:4x4", "<b>2</b> x v5e:4x4"):
+        texts, notes = schema.from_query({"pod": bad})
+        assert texts["pod"] == tpuchips.DEFAULT and len(notes) == 1

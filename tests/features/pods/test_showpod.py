@@ -54,3 +54,25 @@ def test_a_jitted_f_is_swept_with_its_in_specs_on_every_slice():
     # the batch of 64 rows split over every chip of each slice: as given, nothing changed
     assert [r["inputs"][0]["block"] for r in reports] == [[16, 32], [8, 32]]
     assert all(r["changes"] == [] and r["notes"] == [] for r in reports)
+
+
+def test_slices_sweeps_the_training_step_over_slices_with_the_dcn_model():
+    view = pod_sweep("train", slices=[1, 2], slice_topology="v5e:2x4")
+    rows = view.to_dict()["rows"]
+    assert [r["topology"] for r in rows] == ["v5e:2x4", "2 x v5e:2x4"]
+    assert rows[0]["dcn_bytes"] == 0 and rows[1]["dcn_bytes"] > 0
+    assert [r["slices"] for r in view.to_dict()["reports"]] == [1, 2]
+    said = view.to_dict()["said"]
+    assert said[-1].startswith("DCN time is a model") and all(s in view.text for s in said)
+    assert view.title.endswith("on 1 to 2 slices of v5e:2x4")
+
+
+@pytest.mark.parametrize("slices", [[1, 99], [0], [], ["2"]])
+def test_bad_slice_counts_are_refused_with_the_bounds(slices):
+    with pytest.raises(ValueError, match="slices"):
+        pod_sweep("train", slices=slices)
+
+
+def test_slices_refuses_a_function_in_one_line():
+    with pytest.raises(ValueError, match="built-in program"):
+        pod_sweep(lambda x: x, 1, slices=[1, 2])
