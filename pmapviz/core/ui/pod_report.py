@@ -163,6 +163,11 @@ def show(r: PodReport, key: str) -> None:
     )
     with st.expander("The chips' published figures, and where they come from"):
         tables.static(tables.frame(hardware_rows()))
+        st.caption(
+            "What the compiler allows a device is measured, not published: the largest program "
+            f"libtpu accepted, as its refusal words it ({tpuchips.COMPILER_HBM_MEASURED}); the "
+            "fit check uses it."
+        )
     with st.expander("The compiled HLO"):
         st.code(r.hlo[:60_000], language=None)
 
@@ -218,6 +223,7 @@ def hardware_rows() -> list[dict]:
         {
             "generation": g.title,
             "HBM a chip": f"{g.hbm_gib:g} GiB",
+            "the compiler allows a device": f"{g.compiler_hbm.stated_gib:g} GiB",
             "HBM GB/s": g.hbm_gbs,
             "bf16 TFLOP/s": g.bf16_tflops,
             "ICI one-way GB/s a link": g.ici_link_gbs,

@@ -9,6 +9,7 @@ def test_the_hardware_table_has_every_generation_with_its_sources():
     assert [r["generation"] for r in rows] == [g.title for g in tpuchips.GENERATIONS.values()]
     for r, g in zip(rows, tpuchips.GENERATIONS.values(), strict=True):
         assert r["HBM a chip"] == f"{g.hbm_gib:g} GiB"
+        assert r["the compiler allows a device"] == f"{g.compiler_hbm.stated_gib:g} GiB"
         assert r["source"].startswith("https://") and r["link source"].startswith("https://")
         assert r["ICI one-way GB/s a link"] == g.ici_link_gbs > 0
 

@@ -29,9 +29,8 @@ def form(n_devices: int) -> tuple[PodProgram, str]:
             horizontal=True,
         )
         with c2:
-            pod_report.target_picker(
-                P + "pod", here=False, label="TPU slice", more=podsettings.MULTISLICE
-            )
+            more = podsettings.RENTED + podsettings.MULTISLICE  # hosts as rented, several slices
+            pod_report.target_picker(P + "pod", here=False, label="TPU slice", more=more)
         c3.text_input("Batch (0: its own)", key=P + "batch", max_chars=12)
     values = url_state.parsed(P, schema, ["pod", "prog", "batch"])
     url_state.save(P, schema)

@@ -76,3 +76,16 @@ def test_on_a_tpu_machine_the_program_runs_on_its_chip(run_app, monkeypatch):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Measured (median of 20)"].endswith(("ms", "µs"))
     assert "Measured / estimated" in metrics
+
+
+def test_the_picker_offers_hosts_as_rented_and_the_host_count_follows(run_app):
+    """Issue 66: v5e:2x4 as Cloud also rents it, one 8-chip host: picked from the page's own
+    list, the summary and the psum's crossing marks follow libtpu's layout for it."""
+    at = run_app(page_file("pods"), argv=["--devices", "2"], query={"prog": "psum"})
+    (picker,) = [s for s in at.selectbox if s.key == "po_pod"]
+    assert {picker.format_func(o) for o in podsettings.RENTED} <= set(picker.options)
+    picker.set_value("v5e:2x4 on 8-chip hosts").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    want = podcompile.compile_for(podsettings.program("psum"), "v5e:2x4 on 8-chip hosts")
+    assert len({c.host for c in want.chips}) == 1 and "8 chips on 1 host" in all_text(at)
+    assert [c.crossing for c in want.collectives] == [0]  # 1 on libtpu's default 2 hosts
