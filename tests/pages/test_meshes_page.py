@@ -100,6 +100,24 @@ def test_your_f_on_a_tpu_slice_and_a_slice_the_mesh_does_not_fit(run_app):
     assert at.query_params["pod"] == "v5e:4x4"
 
 
+@pytest.mark.skipif(
+    not podtopology.availability().ok, reason="compiling for a TPU slice needs libtpu"
+)
+def test_your_f_on_two_slices_from_a_link_and_a_hostile_slice_count(run_app):
+    """Issue 66: ``pod=2 x v5e:2x4`` lays the default 2x4 mesh on each slice, 'dcn' = 2 added
+    outermost (the note names the mesh compiled); ``pod=99x v5e:16x16`` is one warning and
+    this machine."""
+    at = run_app(page=PAGE, query={"pod": "2 x v5e:2x4"}, env=SHARED_LIBTPU)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("2 slices" in m.value for m in at.markdown)
+    assert "('dcn', 'data', 'model') = 2 x 2 x 4" in all_text(at)
+    assert {m.label: m.value for m in at.metric}["Collectives"]
+    at = run_app(page=PAGE, query={"pod": "99x v5e:16x16"}, env=SHARED_LIBTPU)
+    assert not at.exception and not at.error and not at.metric
+    assert any("pod=" in w.value and "Using the default" in w.value for w in at.warning)
+
+
 def _types_table(at):
     return next(t.value for t in at.table if "PartitionSpec" in t.value.columns)
 

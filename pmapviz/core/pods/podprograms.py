@@ -111,7 +111,7 @@ def on_mesh(
         import jax
         from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
-        grid, axis_names, sizes, spec_of = _laid_out(pod, axes)
+        grid, axis_names, sizes, spec_of = laid_out(pod, axes)
         kind = AxisType.Explicit if explicit else AxisType.Auto
         mesh = Mesh(grid, axis_names, (kind,) * len(axis_names))
         split = _batch_step(axes, pod)  # the devices the batch splits over
@@ -154,7 +154,7 @@ def on_mesh(
 DCN = "dcn"  # the mesh axis across slices (Multislice): data parallelism over the DCN
 
 
-def _laid_out(pod: Pod, axes: tuple[tuple[str, int | None], ...]):
+def laid_out(pod: Pod, axes: tuple[tuple[str, int | None], ...]):
     """(device grid, axis names, sizes, spec rewrite) of a program's mesh on ``pod``: its own
     axes on one slice; on several, a ``dcn`` axis outermost (one position a slice, as
     ``mesh_utils.create_hybrid_device_mesh`` lays it) and the program's first axis, the data

@@ -297,9 +297,10 @@ def parse_topology(text: str, name: str = "The topology", multislice: bool = Fal
         count = _slice_count(m[1], str(text), name)
         if not multislice:
             raise valueparse.SettingError(
-                f"{name} {quote(str(text))} joins {count} slices (Multislice): only `pmapviz pod` "
-                f"compiles for several slices so far; pick one slice, "
-                f"e.g. {m[2]}."
+                f"{name} {quote(str(text))} joins {count} slices (Multislice): this program is "
+                f"a jax.pmap, which stays on one slice; pick one slice, e.g. {m[2]}. "
+                "`pmapviz pod`, the Pods page, the Meshes page's own f and "
+                "pmapviz.compiled(jax.jit(f), ...) compile for several slices."
             )
         one = parse_topology(m[2], name)
         return Topology(one.generation, one.shape, count)

@@ -11,7 +11,11 @@ every change said before any figure.
   it says (a ``jax.Array`` or ``ShapeDtypeStruct`` with a ``NamedSharding`` keeps its
   PartitionSpec, its mesh's axes laid on the slice), or as ``in_specs`` says (PartitionSpecs over
   a 1-D mesh of every device of the slice, named ``axis_name``). Arguments that carry no
-  sharding are replicated, nothing is guessed, and a note says so before the figures.
+  sharding are replicated, nothing is guessed, and a note says so before the figures. On
+  several slices (``topology="2 x v5e:4x4"``) that mesh is one slice's: an axis ``'dcn'`` of the
+  slice count is prepended, outermost (:func:`pmapviz.core.pods.podprograms.laid_out`), and what
+  the specs split over the mesh's first axis is split over ``('dcn', <first>)``; a note names
+  the mesh compiled. A pmapped f stays on one slice (it says so).
 """
 
 from __future__ import annotations
@@ -237,19 +241,28 @@ def _jit_lower(
         import jax
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-        axes, sizes, changes = _slice_mesh(specs, pod.n_devices, axis_name)
+        axes, sizes, changes = _slice_mesh(specs, pod.n_devices // pod.n_slices, axis_name)
         if not sizes:
             raise ValueError(
                 f"the arguments' PartitionSpecs name {', '.join(map(repr, axes))} but no mesh "
                 f"says their sizes. Fix: give in_specs over one axis {axis_name!r}, or place "
                 "the arguments on a mesh."
             )
-        mesh = Mesh(podprograms.mesh_devices(pod, sizes), axes)
+        if pod.n_slices > 1 and podprograms.DCN in axes:
+            raise ValueError(
+                f"the mesh {axes} names an axis {podprograms.DCN!r}, the axis added across "
+                f"{pod.n_slices} slices. Fix: rename yours (e.g. 'data'), or pick one slice."
+            )
+        # one slice: the mesh as given; several: 'dcn' outermost, the first axis over both
+        grid, mesh_names, grid_sizes, spec_of = podprograms.laid_out(
+            pod, tuple(zip(axes, sizes, strict=True))
+        )
+        mesh = Mesh(grid, mesh_names)
         leaves, tree = jax.tree.flatten(list(args))
         placed, layouts, blocks = [], [], []
         for leaf, spec in zip(leaves, specs, strict=True):
             s = functionargs.struct(leaf)
-            entries = spec[2] if spec else ()
+            entries = spec_of(spec[2]) if spec else ()
             sharding = NamedSharding(mesh, PartitionSpec(*entries))
             placed.append(jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sharding))
             layouts.append(podprograms.layout_text(entries))
@@ -257,9 +270,11 @@ def _jit_lower(
         with jax.set_mesh(mesh):
             low = f.lower(*jax.tree.unflatten(tree, placed))
         notes = () if any(spec and any(spec[2]) for spec in specs) else (_nothing_split(axis_name),)
+        mesh_axes = tuple(zip(mesh_names, grid_sizes, strict=True))
+        if len(mesh_names) > len(axes):  # several slices: the mesh compiled, named
+            notes = (podprograms.dcn_note(axes[0], mesh_axes), *notes)
         order = tuple(int(d.id) for d in mesh.devices.flat)
         found = compiledinputs.inputs_of(low, names, layouts, blocks)
-        mesh_axes = tuple(zip(axes, sizes, strict=True))
         return Lowered(low, order, mesh_axes, found, changes, notes=notes)
 
     return lower

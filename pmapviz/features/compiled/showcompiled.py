@@ -74,7 +74,9 @@ def compiled(
     arguments' own shardings, or takes ``in_specs`` (PartitionSpecs over one mesh axis named
     ``axis_name`` spanning the slice); where pmapviz has to change the program to compile it
     (a pmap's mapped axis re-laid to the slice's device count), a ``LayoutChanged`` warning and
-    the view's first lines say what changed, and the call that compiles it unchanged."""
+    the view's first lines say what changed, and the call that compiles it unchanged. Several
+    slices (``topology="2 x v5e:4x4"``) take a jitted ``f``: its mesh is one slice's, with an
+    axis ``'dcn'`` of the slice count added outermost and the first axis split over both."""
     notes = notebookviews.ready()
     if topology is not None:
         return _on_pod(f, args, in_axes, out_axes, axis_name, topology, in_specs)
@@ -101,7 +103,7 @@ def _on_pod(f, args, in_axes, out_axes, axis_name, topology: str, in_specs) -> V
     made to compile it is also a ``LayoutChanged`` warning, said before the view is drawn."""
     program = podfunctions.program_for(f, args, in_axes, out_axes, axis_name, in_specs)
     try:
-        report = podcompile.compile_for(program, topology)
+        report = podcompile.compile_for(program, topology, multislice=True)
     except (podcompile.PodError, podtopology.PodUnavailable) as err:
         raise ValueError(str(err)) from None
     for line in report.change_lines():

@@ -80,7 +80,7 @@ def schema(n_devices: int) -> settings.Schema:
                 f"p{k}", f"spec {k + 1}", specs[k], parse_spec, typed=True, show=shown(spec_text)
             ),
         ]
-    fields += [*own_f_fields(len(sizes)), podtarget.pod_field()]
+    fields += [*own_f_fields(len(sizes)), podtarget.pod_field(multislice=True)]
     return s.Schema(tuple(fields), (s.Joint(("mesh", "names"), _check_names),))
 
 

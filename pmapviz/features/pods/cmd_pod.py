@@ -67,7 +67,12 @@ def _pod_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--f", default=None, metavar="BODY", help="your f's body, e.g. 'x @ w'")
     p.add_argument("--args", default="x, w", metavar="NAMES", help="f's arguments (x, w)")
-    p.add_argument("--mesh", default=None, help="the mesh's sizes for --f, e.g. 2x4")
+    p.add_argument(
+        "--mesh",
+        default=None,
+        help="the mesh's sizes for --f, e.g. 2x4 (on N slices: one slice's mesh; "
+        "'dcn' = N is added outermost)",
+    )
     p.add_argument("--axis-names", default=None, metavar="NAMES", help="e.g. data,model")
     p.add_argument("--shape", action="append", metavar="SHAPE", help="an argument's shape")
     p.add_argument("--spec", action="append", metavar="SPEC", help="its PartitionSpec")
@@ -94,14 +99,9 @@ def _own_f(args: argparse.Namespace) -> PodProgram:
     for k, (shape, spec) in enumerate(zip(shapes, specs, strict=True)):
         for problem in meshspecs.problems(mesh, shape, spec, f"argument {k + 1}"):
             raise valueparse.SettingError(f"{problem.message} {problem.fix}")
-    slices = tpuchips.parse_topology(args.topology, "--topology", multislice=True).slices
-    if slices > 1:
-        raise valueparse.SettingError(
-            f"--program f on {slices} slices is not compiled yet: pick one slice, e.g. "
-            f"--topology {args.topology.split(' x ')[-1]}, or a built-in --program on "
-            f"{args.topology}."
-        )
-    if why := meshpods.fit_problem(mesh, args.topology):
+    # several slices: --mesh is one slice's; the compile adds 'dcn' (its note says so)
+    why = meshpods.fit_problem(mesh, args.topology)
+    if why := why or meshpods.dcn_problem(mesh, shapes, specs, args.topology):
         raise valueparse.SettingError(why)
     try:
         return meshpods.pod_program(mesh, shapes, specs, args.args, args.f)

@@ -89,7 +89,8 @@ def programs(devices):
 
 
 def sliced_programs(devices, slices):
-    """The train step and the psum on a ("dcn", "chips") = slices x per-slice mesh."""
+    """The train step, the psum and the typed step on a ("dcn", "chips") = slices x per-slice
+    mesh."""
     per = len(devices) // slices
     grid = mesh_utils.create_hybrid_device_mesh((1, per), (slices, 1), devices=list(devices))
     mesh = Mesh(grid, ("dcn", "chips"))
@@ -111,6 +112,12 @@ def sliced_programs(devices, slices):
         [sds((4096, 4096), mesh, P()), sds((-(-8192 // n) * n, 4096), mesh, P(both))],
     )
     yield "psum", mesh, psum, [sds((4096 * n, 4096), mesh, P(both))]
+    yield (  # the typed step (pmapviz pod --f ... --mesh <one slice's>): x's rows over both axes
+        "typed_step",
+        mesh,
+        lambda x, w: w - 0.1 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w),
+        [sds((64 * n, 512), mesh, P(both, None)), sds((512, 512), mesh, P())],
+    )
 
 
 def groups_of(line):

@@ -169,19 +169,35 @@ def test_a_256_chip_compile_stays_inside_what_the_pool_holds_for_it():
 TYPED_STEP = "w - 0.1 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)"
 
 
-def test_a_typed_training_step_compiles_through_f_as_a_plain_script_compiles_it():
+@pytest.mark.parametrize(
+    "slices", [1, pytest.param(2, marks=[pytest.mark.rotates(cpu_s=8)])], ids=["one", "two"]
+)
+def test_a_typed_training_step_compiles_through_f_as_a_plain_script_compiles_it(slices):
     """Issue 66: ``--f`` refused jax.grad ("`grad` is not an allowed jax function"), so a
-    planner compiled only the built-in step. The step typed with jax.grad of a lambda compiles
-    for v5e:4x4 as the oracle's plain jit of the same step: memory, FLOPs, the gradient's
-    all-reduce and its groups."""
+    planner compiled only the built-in step; and refused several slices. The step typed with
+    jax.grad of a lambda compiles for v5e:4x4 and 2 x v5e:4x4 (one slice's mesh, 'dcn' added
+    outermost, x's rows over ('dcn', 'chips')) as the oracle's plain jit of the same step:
+    memory, FLOPs, every collective's kind, groups and network."""
     oracle_script = str(ROOT / "tests/core/pods/pod_oracle.py")
-    plain = started([sys.executable, oracle_script, "v5e:4x4", "typed_step"])
-    argv = [sys.executable, "-m", "pmapviz", "pod", "--topology", "v5e:4x4", "--program", "f"]
+    more = ["--slices", str(slices)] if slices > 1 else []
+    plain = started([sys.executable, oracle_script, "v5e:4x4", *more, "typed_step"])
+    target = "v5e:4x4" if slices == 1 else f"{slices} x v5e:4x4"
+    rows = 64 * 16 * slices
+    argv = [sys.executable, "-m", "pmapviz", "pod", "--topology", target, "--program", "f"]
     argv += ["--f", TYPED_STEP, "--mesh", "16", "--axis-names", "chips"]
-    argv += ["--shape", "1024,512", "--spec", "chips,None", "--shape", "512,512", "--spec", "None"]
-    ours, theirs = finished(started([*argv, "--json"]), quiet=True), finished(plain)
-    same(ours, theirs["typed_step"], "the typed step through --f on v5e:4x4")
-    assert [c["kind"] for c in ours["collectives"]] == ["all-reduce"]  # the gradient's
+    argv += ["--shape", f"{rows},512", "--spec", "chips,None", "--shape", "512,512", "--spec"]
+    ours, theirs = finished(started([*argv, "None", "--json"]), quiet=True), finished(plain)
+    assert (ours["n_devices"], ours["slices"]) == (theirs["n_devices"], slices)
+    same(ours, theirs["typed_step"], f"the typed step through --f on {target}")
+    kinds = [(c["kind"], c["network"]) for c in ours["collectives"]]
+    if slices == 1:
+        assert kinds == [("all-reduce", "ICI")]  # the gradient's
+        return
+    # the gradient's all-reduce across slices, in its three phases: inside, between, inside
+    assert ("send", "DCN") in kinds and ("recv", "DCN") in kinds, kinds
+    assert {n for k, n in kinds if k not in ("send", "recv")} == {"ICI"}, kinds
+    (note,) = ours["notes"]
+    assert f"('dcn', 'chips') = {slices} x 16" in note, note  # the mesh compiled, named
 
 
 # Multislice (issue 66): 2 x v5e:2x4 on every run; 2 x v5e:4x4 and 4 x v5e:2x4 as long walks

@@ -177,6 +177,51 @@ def test_the_issues_step_from_the_notebook_is_the_clis_train_program_and_a_plain
     assert nb["comm_s"] == cli["comm_s"] and nb["changes"] == [] == cli["changes"]
 
 
+def test_the_issues_step_on_two_slices_from_the_notebook_is_the_clis_and_a_plain_compile():
+    """Issue 66: topology="2 x v5e:2x4" with in_specs over one axis 'i': the mesh is one
+    slice's, 'dcn' = 2 prepended (create_hybrid_device_mesh) and x's rows split over
+    ('dcn', 'i'); its figures and every collective (kind, groups, network) equal the CLI's
+    train program on the same slices and a plain jit over that mesh. A pmapped f says it stays
+    on one slice, in one line."""
+    from jax.experimental import mesh_utils
+    from jax.sharding import Mesh, NamedSharding
+
+    from pmapviz.features.compiled.showcompiled import compiled
+
+    def step(w, x):
+        return w - 0.01 * jax.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+
+    target = "2 x v5e:2x4"
+    w = jax.ShapeDtypeStruct((4096, 4096), jnp.float32)
+    x = jax.ShapeDtypeStruct((8192, 4096), jnp.float32)
+    nb = compiled(jax.jit(step), w, x, topology=target, in_specs=(P(), P("i"))).to_dict()
+    cli = podcompile.compile_for(podprograms.train(), target, multislice=True).to_dict()
+    pod = podtopology.load(target, multislice=True)
+    grid = mesh_utils.create_hybrid_device_mesh((1, 8), (2, 1), devices=list(pod.devices))
+    mesh = Mesh(grid, ("dcn", "i"))
+    lowered = jax.jit(step).lower(
+        jax.ShapeDtypeStruct(w.shape, w.dtype, sharding=NamedSharding(mesh, P())),
+        jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, P(("dcn", "i")))),
+    )
+    with compilecache.kept_out():
+        plain = lowered.compile()
+    ma, ca = plain.memory_analysis(), plain.cost_analysis()
+    assert nb["flops"] == ca["flops"] and nb["argument_bytes"] == ma.argument_size_in_bytes
+    assert nb["temp_bytes"] == ma.temp_size_in_bytes and nb["slices"] == 2
+    for key in ("flops", "argument_bytes", "output_bytes", "temp_bytes", "network_bytes"):
+        assert nb[key] == cli[key], key
+
+    def placed(d):
+        return sorted((c["kind"], c["groups"], c["network"]) for c in d["collectives"])
+
+    assert placed(nb) == placed(cli) and {"ICI", "DCN"} == {c[2] for c in placed(nb)}
+    assert nb["inputs"][1]["layout"] == "split by P(('dcn', 'i'))"
+    assert any("('dcn', 'i') = 2 x 8" in line for line in nb["notes"]), nb["notes"]
+    with pytest.raises(ValueError, match="pick one slice") as err:
+        compiled(psum_i, np.ones((16, 4), np.float32), topology=target)
+    assert "\n" not in str(err.value)
+
+
 def test_a_relaid_pmap_warns_before_the_view_and_names_the_unchanged_calls():
     from pmapviz.core.pods.compiledinputs import LayoutChanged
     from pmapviz.features.compiled.showcompiled import compiled

@@ -39,10 +39,21 @@ def test_bad_flags_get_one_line_with_a_fix_and_no_traceback():
         (["--topology", "v5e:2x2", "--hosts", "8"], "does not divide into 8-chip hosts"),
         (["--topology", "v5p:2x2x2", "--hosts", "<b>8</b>"], "not a host TPU v5p is rented as"),
         (["--topology", "v5e:4x4", "--slices", "1,2,10**30"], "--slices value"),
-        (
+        (  # several slices: --mesh is one slice's ('dcn' is added), in the user's numbers
             ["--program", "f", "--f", "x @ w", "--mesh", "2x8", "--topology", "2 x v5e:2x4"]
             + ["--shape", "8,8", "--spec", "data,None", "--shape", "8,8", "--spec", "None,model"],
-            "--program f on 2 slices is not compiled yet",
+            "has 16 devices and one slice of 2 x v5e:2x4 has 8",
+        ),
+        (
+            ["--program", "f", "--f", "x @ w", "--mesh", "2x4", "--topology", "2 x v5e:2x4"]
+            + ["--shape", "6,8", "--spec", "data,None", "--shape", "8,8", "--spec", "None,model"],
+            "over 'dcn' too: 4 ways, which does not divide 6",
+        ),
+        (
+            ["--program", "f", "--f", "x @ w", "--mesh", "2x4", "--topology", "2 x v5e:2x4"]
+            + ["--axis-names", "dcn, model", "--shape", "8,8", "--spec", "dcn,None"]
+            + ["--shape", "8,8", "--spec", "None,model"],
+            "names an axis 'dcn', the axis the compile adds across 2 slices",
         ),
     ):
         out = pod(*argv)

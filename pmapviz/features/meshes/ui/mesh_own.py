@@ -112,7 +112,9 @@ def on_slice(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
     st.markdown(
         "The global view of your f (`jax.jit` over `NamedSharding` on this mesh), compiled by "
         "the TPU compiler (libtpu) for a slice this machine does not have: **nothing runs**. "
-        "The mesh keeps its axes and sizes, laid on the chips as `jax.make_mesh` would."
+        "The mesh keeps its axes and sizes, laid on the chips as `jax.make_mesh` would; on "
+        "several slices (a link's `pod=2 x v5e:2x4`) it is one slice's mesh, with an axis "
+        "`'dcn'` of the slice count added outermost."
     )
     with st.columns([2, 4])[0]:
         pod_report.target_picker(P + podtarget.KEY)
@@ -120,15 +122,14 @@ def on_slice(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
     topology = url_state.parsed(P, schema, [podtarget.KEY])[podtarget.KEY]
     if not topology:
         return
+    shapes, specs = [s for _, s, _ in args], [p for _, _, p in args]
     problem = meshpods.fit_problem(mesh, topology)
-    if problem:
+    if problem := problem or meshpods.dcn_problem(mesh, shapes, specs, topology):
         st.info(problem, icon=":material/grid_on:")
         return
     f = url_state.parsed(P, schema, ["args", "gf"])
     try:
-        program = meshpods.pod_program(
-            mesh, [s for _, s, _ in args], [p for _, _, p in args], f["args"], f["gf"]
-        )
+        program = meshpods.pod_program(mesh, shapes, specs, f["args"], f["gf"])
     except SettingError as err:  # the body or the names (ExprError is one)
         st.error(f"global f: {err}", icon=":material/block:")
         return
