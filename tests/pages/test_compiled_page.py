@@ -110,11 +110,11 @@ def test_a_bad_slice_in_the_link_is_said_and_this_machine_used(run_app):
 
 @pytest.mark.parametrize(
     ("pod", "words"),
-    [("2 x v5e:2x4", "a jax.pmap, which stays on one slice"), ("99x v5e:16x16", "99 slices")],
+    [("2 x v5e:2x4", "a jax.pmap over one device axis"), ("99x v5e:16x16", "99 slices")],
 )
 def test_several_slices_in_the_link_are_one_line_and_this_machine_used(run_app, pod, words):
-    """Issue 66: this page compiles a jax.pmap, which stays on one slice: a multislice link
-    (and a hostile slice count) is one warning that says so and names where several slices
+    """Issue 66: this page compiles a jax.pmap over one device axis, for one slice: a multislice
+    link (and a hostile slice count) is one warning that says so and names where several slices
     compile; the page runs on this machine."""
     at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "pod": pod})
     assert not at.exception and not at.error

@@ -3,7 +3,7 @@
 import pytest
 
 from pmapviz.core.base.pageinfo import page_file
-from pmapviz.core.pods import podtopology
+from pmapviz.core.pods import podtarget, podtopology
 from tests.conftest import TEST_DEVICES
 from tests.pages.conftest import all_text
 
@@ -113,6 +113,8 @@ def test_your_f_on_two_slices_from_a_link_and_a_hostile_slice_count(run_app):
     assert any("2 slices" in m.value for m in at.markdown)
     assert "('dcn', 'data', 'model') = 2 x 2 x 4" in all_text(at)
     assert {m.label: m.value for m in at.metric}["Collectives"]
+    (picker,) = [s for s in at.selectbox if s.key.endswith("pod")]  # offered, not only linked
+    assert {picker.format_func(t) for t in podtarget.MULTISLICE} <= set(picker.options)
     at = run_app(page=PAGE, query={"pod": "99x v5e:16x16"}, env=SHARED_LIBTPU)
     assert not at.exception and not at.error and not at.metric
     assert any("pod=" in w.value and "Using the default" in w.value for w in at.warning)

@@ -107,11 +107,11 @@ def test_one_step_on_a_tpu_slice_is_compiled_not_trained(run_app):
 
 @pytest.mark.parametrize(
     ("pod", "words"),
-    [("2 x v5e:4x4", "a jax.pmap, which stays on one slice"), ("99x v5e:16x16", "99 slices")],
+    [("2 x v5e:4x4", "a jax.pmap over one device axis"), ("99x v5e:16x16", "99 slices")],
 )
 def test_several_slices_in_the_link_are_one_line_and_no_compile(run_app, pod, words):
-    """Issue 66: the training step here is a jax.pmap, which stays on one slice: a multislice
-    link (and a hostile slice count) is one warning that says so; nothing is compiled."""
+    """Issue 66: the training step here is a jax.pmap over one device axis, for one slice: a
+    multislice link (and a hostile slice count) is one warning that says so; nothing is compiled."""
     at = run_app(page=PAGE, query={"model": "mlp", "red": "psum", "pod": pod})
     assert not at.exception and not at.error
     (said,) = [w.value for w in at.warning if "pod=" in w.value]

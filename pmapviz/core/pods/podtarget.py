@@ -12,6 +12,8 @@ from pmapviz.core.pods import tpuchips
 KEY = "pod"
 HERE = ""  # the field's value for "this machine"
 HERE_LABEL = "this machine"
+# several slices over the data-center network, offered where a page compiles for them
+MULTISLICE = ("2 x v5e:2x4", "2 x v5e:4x4", "4 x v5e:4x4", "2 x v5e:8x16")
 
 
 def pod_field(default: str = HERE, multislice: bool = False) -> settings.Field:

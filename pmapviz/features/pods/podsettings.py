@@ -20,7 +20,7 @@ def program_label(key: str) -> str:
 
 
 # several slices over the data-center network, offered beside the single slices
-MULTISLICE = ("2 x v5e:2x4", "2 x v5e:4x4", "4 x v5e:4x4", "2 x v5e:8x16")
+MULTISLICE = podtarget.MULTISLICE
 # hosts as rented where Cloud rents a slice two ways (libtpu's default is the plain name)
 RENTED = ("v5e:2x4 on 8-chip hosts", "v5e:4x4 on 8-chip hosts")
 SLICE_COUNTS = (1, 2, 4, 8)  # the slice sweep: 1 to 8 slices of SWEPT_SLICE

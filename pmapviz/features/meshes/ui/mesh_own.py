@@ -117,7 +117,7 @@ def on_slice(mesh: meshspecs.Mesh, args: list, n_devices: int) -> None:
         "`'dcn'` of the slice count added outermost."
     )
     with st.columns([2, 4])[0]:
-        pod_report.target_picker(P + podtarget.KEY)
+        pod_report.target_picker(P + podtarget.KEY, more=podtarget.MULTISLICE)
     schema = meshsettings.schema(n_devices)
     topology = url_state.parsed(P, schema, [podtarget.KEY])[podtarget.KEY]
     if not topology:
