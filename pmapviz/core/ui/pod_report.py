@@ -51,6 +51,21 @@ def target_picker(
     return st.session_state[key]
 
 
+def compiling(what: str, run):
+    """``run(on_step)`` under a progress bar naming each compile ("Compiling for v5e:4x4 (2 of
+    7)..."), the page greyed as it recomputes; the bar goes once ``run`` returns (its errors
+    are the caller's to say)."""
+    bar = st.progress(0.0, text="Compiling...")
+
+    def step(k: int, total: int, name: str) -> None:
+        bar.progress(k / total, text=f"Compiling for {name} ({k + 1} of {total})...")
+
+    with recompute.working(f"Compiling for {what}..."):
+        result = run(step)
+    bar.empty()
+    return result
+
+
 def unavailable() -> bool:
     """Says (once) why this machine cannot compile for a pod, with the install line."""
     have = podtopology.availability()

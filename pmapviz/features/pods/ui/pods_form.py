@@ -8,7 +8,7 @@ import streamlit as st
 from pmapviz.core.pods import podsweep, tpuchips
 from pmapviz.core.pods.podprograms import PodProgram
 from pmapviz.core.pods.podreport import PodReport
-from pmapviz.core.ui import pod_report, recompute, url_state
+from pmapviz.core.ui import pod_report, url_state
 from pmapviz.features.pods import podsettings
 
 P = "po_"
@@ -68,16 +68,11 @@ def sweep() -> list[PodReport] | None:
     if st.button("Sweep the slice sizes", key=P + "sweep", icon=":material/stacked_line_chart:"):
         if pod_report.unavailable():
             return None
-        bar = st.progress(0.0, text="Compiling...")
-
-        def step(k: int, total: int, name: str) -> None:
-            bar.progress(k / total, text=f"Compiling for {name} ({k + 1} of {total})...")
-
         try:
-            with recompute.working(f"Compiling for {len(sizes)} slice sizes..."):
-                kept[key] = podsweep.sweep(program, gen, on_step=step)
+            kept[key] = pod_report.compiling(
+                f"{len(sizes)} slice sizes", lambda step: podsweep.sweep(program, gen, on_step=step)
+            )
         except ValueError as err:
             st.error(str(err), icon=":material/block:")
             return None
-        bar.empty()
     return kept.get(key)

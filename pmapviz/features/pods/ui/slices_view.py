@@ -10,7 +10,7 @@ from pmapviz.core.base import heavyimports
 from pmapviz.core.drawing import slicefigure
 from pmapviz.core.pods import dcnmodel, podcompile, podsweep, podtopology, tpuchips
 from pmapviz.core.pods.podreport import fmt_gib, fmt_seconds
-from pmapviz.core.ui import pod_report, recompute, tables
+from pmapviz.core.ui import pod_report, tables
 from pmapviz.features.pods import podsettings, slicelesson
 
 KEPT = "_po_slices"  # what -> reports
@@ -22,18 +22,11 @@ def _compile_all(names: list[str], key: str, run) -> list | None:
     kept = st.session_state.setdefault(KEPT, {})
     if pod_report.unavailable():
         return None
-    bar = st.progress(0.0, text="Compiling...")
-
-    def step(k: int, total: int, name: str) -> None:
-        bar.progress(k / total, text=f"Compiling for {name} ({k + 1} of {total})...")
-
     try:
-        with recompute.working(f"Compiling for {', '.join(names)}..."):
-            kept[key] = run(step)
+        kept[key] = pod_report.compiling(", ".join(names), run)
     except (ValueError, podcompile.PodError, podtopology.PodUnavailable) as err:
         st.error(str(err), icon=":material/block:")
         return None
-    bar.empty()
     return kept[key]
 
 
