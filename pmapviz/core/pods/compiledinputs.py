@@ -107,8 +107,8 @@ def batch_rounded(asked: int, used: int, devices: int, axis: str, jax_said: str 
         "batch",
         asked,
         used,
-        f"batch {asked:,} rounded up to {used:,} to divide the {devices} devices of mesh axis "
-        f"{axis!r} evenly",
+        f"batch {asked:,} rounded up to {used:,} to divide the {devices} devices of "
+        + (f"mesh axes {axis} evenly" if axis.startswith("(") else f"mesh axis {axis!r} evenly"),
         jax_said,
     )
 

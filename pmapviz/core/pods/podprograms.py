@@ -115,7 +115,7 @@ def on_mesh(
         kind = AxisType.Explicit if explicit else AxisType.Auto
         mesh = Mesh(grid, axis_names, (kind,) * len(axis_names))
         split = _batch_step(axes, pod)  # the devices the batch splits over
-        split_name = axis_names[0] if len(axis_names) == len(axes) else " x ".join(axis_names[:2])
+        split_name = axis_names[0] if len(axis_names) == len(axes) else str(axis_names[:2])
         inputs_on = lambda at: [(s, d, spec_of(spec)) for s, d, spec in inputs(at)]  # noqa: E731
 
         def structs(at: int | None) -> list:

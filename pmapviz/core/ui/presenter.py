@@ -18,8 +18,10 @@ html { font-size: 20px; }
 [data-testid="stDecoration"], [data-testid="stCaptionContainer"],
 [data-testid="stSidebarUserContent"] [data-testid="stNumberInput"],
 [data-testid="stSidebarUserContent"] [data-testid="stCode"] { display: none; }
-[data-testid="stHeader"] { background: transparent; pointer-events: none; }
-[data-testid="stExpandSidebarButton"] { pointer-events: auto; }
+[data-testid="stHeader"] { background: transparent; }
+[data-testid="stHeader"], [data-testid="stHeader"] * { pointer-events: none; }
+[data-testid="stHeader"] [data-testid="stExpandSidebarButton"],
+[data-testid="stHeader"] [data-testid="stExpandSidebarButton"] * { pointer-events: auto; }
 
 </style>
 """

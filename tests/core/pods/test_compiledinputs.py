@@ -264,3 +264,12 @@ def test_a_change_is_said_before_any_figure_in_the_notebook_view():
 def test_a_report_without_changes_says_none(template):
     assert template.changes == () and template.change_lines() == []
     assert Change("batch", 1, 1, "w").sentence() == "W."
+
+
+def test_a_batch_rounded_over_several_mesh_axes_names_them_as_the_mesh_does():
+    """On several slices the batch splits over ('dcn', 'chips'): the words name both axes as
+    the mesh names them (not "mesh axis 'dcn x chips'")."""
+    one = compiledinputs.batch_rounded(1000, 1008, 16, "chips")
+    two = compiledinputs.batch_rounded(1000, 1008, 16, str(("dcn", "chips")))
+    assert one.words.endswith("the 16 devices of mesh axis 'chips' evenly")
+    assert two.words.endswith("the 16 devices of mesh axes ('dcn', 'chips') evenly")
