@@ -44,7 +44,7 @@ def test_the_setting_comes_from_the_flag_then_the_environment(tmp_path):
         jaxstartup.parse_settings(["--compile-cache"], {})
 
 
-def test_an_unmakeable_folder_leaves_the_cache_off_with_a_note(tmp_path):
+def test_an_unmakeable_folder_leaves_the_cache_off_with_a_note(tmp_path, own_state):
     a_file = tmp_path / "f"
     a_file.write_text("x")
     note = compilecache.enable(str(a_file / "sub"))
