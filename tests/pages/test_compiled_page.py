@@ -108,17 +108,33 @@ def test_a_bad_slice_in_the_link_is_said_and_this_machine_used(run_app):
     assert "pod" not in at.query_params and not at.metric
 
 
-@pytest.mark.parametrize(
-    ("pod", "words"),
-    [("2 x v5e:2x4", "a jax.pmap over one device axis"), ("99x v5e:16x16", "99 slices")],
-)
-def test_several_slices_in_the_link_are_one_line_and_this_machine_used(run_app, pod, words):
-    """Issue 66: this page compiles a jax.pmap over one device axis, for one slice: a multislice
-    link (and a hostile slice count) is one warning that says so and names where several slices
-    compile; the page runs on this machine."""
-    at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "pod": pod})
+@needs_libtpu
+def test_two_slices_in_the_link_compile_the_pmap_over_both_with_each_collectives_network(run_app):
+    """Issue 66: the page's jax.pmap on 2 x v5e:2x4 runs over all 16 devices, slice by slice;
+    the psum's all-reduce is split by the compiler (ICI inside each slice, the send/recv between
+    them over DCN), and the note says what that program is on a ('dcn', 'i') mesh."""
+    pod = "2 x v5e:2x4"
+    at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "pod": pod}, env=SHARED_LIBTPU)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error and not [w for w in at.warning if "pod=" in w.value]
+    assert at.selectbox(key="cp_pod").value == pod and at.query_params["pod"] == pod
+    heads = [s.value for s in at.subheader]
+    assert "Compiled for 2 x TPU v5e 2x4 (16 chips in 2 slices over the data-center network)" in (
+        heads
+    )
+    text = all_text(at)
+    assert "runs over all 2 slices, slice by slice" in text
+    assert "('dcn', 'i') = 2 x 8" in text  # the note, from the lowered program
+    table = at.dataframe[-1].value
+    assert {"all-reduce", "send", "recv"} <= set(table["kind"]), list(table["kind"])
+    assert set(table["network"]) == {"ICI (inside each slice)", "DCN (between slices)"}
+
+
+def test_a_hostile_slice_count_in_the_link_is_one_line_and_this_machine_used(run_app):
+    """A slice count past the largest (99) is one warning that says it; the page runs here."""
+    at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "pod": "99x v5e:16x16"})
     assert not at.exception and not at.error
     (said,) = [w.value for w in at.warning if "pod=" in w.value]
-    assert words in said and "Using the default" in said, said
+    assert "99 slices" in said and "Using the default" in said, said
     assert at.selectbox(key="cp_pod").value == "" and not at.metric
     assert "The collectives XLA emitted" in [s.value for s in at.subheader]

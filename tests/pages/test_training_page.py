@@ -105,15 +105,32 @@ def test_one_step_on_a_tpu_slice_is_compiled_not_trained(run_app):
     assert "tr_hist" not in at.session_state and at.query_params["pod"] == "v5e:2x4"
 
 
-@pytest.mark.parametrize(
-    ("pod", "words"),
-    [("2 x v5e:4x4", "a jax.pmap over one device axis"), ("99x v5e:16x16", "99 slices")],
+@pytest.mark.skipif(
+    not podtopology.availability().ok, reason="compiling for a TPU slice needs libtpu"
 )
-def test_several_slices_in_the_link_are_one_line_and_no_compile(run_app, pod, words):
-    """Issue 66: the training step here is a jax.pmap over one device axis, for one slice: a
-    multislice link (and a hostile slice count) is one warning that says so; nothing is compiled."""
-    at = run_app(page=PAGE, query={"model": "mlp", "red": "psum", "pod": pod})
+def test_one_step_on_two_slices_all_reduces_the_gradients_over_both(run_app):
+    """Issue 66: the step on 2 x v5e:4x4 is the same pmap over all 32 devices: each keeps its
+    local batch, the gradient's all-reduce is split between ICI and DCN by the compiler, and
+    nothing is trained."""
+    pod = "2 x v5e:4x4"
+    query = {"model": "mlp", "red": "pmean", "batch": "64", "k": "2", "pod": pod}
+    at = run_app(page=PAGE, query=query, env=SHARED_LIBTPU)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error and not [w for w in at.warning if "pod=" in w.value]
+    assert "One step on 2 TPU slices" in [s.value for s in at.subheader]
+    text = all_text(at)
+    assert "This step with `devices=32`: each device keeps its 32 examples" in text
+    assert "a global batch of 1,024" in text and "('dcn', 'batch') = 2 x 16" in text
+    table = at.dataframe[-1].value
+    assert {"all-reduce", "send", "recv"} <= set(table["kind"]) and "DCN (between slices)" in set(
+        table["network"]
+    )
+    assert "tr_hist" not in at.session_state and at.query_params["pod"] == pod
+
+
+def test_a_hostile_slice_count_in_the_link_is_one_line_and_no_compile(run_app):
+    at = run_app(page=PAGE, query={"model": "mlp", "red": "psum", "pod": "99x v5e:16x16"})
     assert not at.exception and not at.error
     (said,) = [w.value for w in at.warning if "pod=" in w.value]
-    assert words in said and "Using the default" in said, said
+    assert "99 slices" in said and "Using the default" in said, said
     assert "One step on a TPU slice" not in [s.value for s in at.subheader] and not at.metric

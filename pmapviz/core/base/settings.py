@@ -32,6 +32,7 @@ class Field:
     parse: Callable[[str, str], Any]
     max_len: int = valueparse.MAX_TEXT  # longer text from a link is never kept
     show: Callable[[Any], str] = to_text  # a value (or its text) back to text: parse's inverse
+    default_words: str = ""  # the default in words where its text says nothing ('this machine')
 
 
 def int_field(key: str, label: str, lo: int, hi: int, default: int) -> Field:
@@ -138,7 +139,8 @@ class Schema:
                 f.parse(value, f"The link's {f.key}=")
                 texts[f.key] = str(value).strip() if len(str(value)) <= f.max_len else f.default
             except valueparse.SettingError as err:
-                notes.append(f"{err} Using the default, {valuetext.quote(f.default)}.")
+                shown = f.default_words or valuetext.quote(f.default)
+                notes.append(f"{err} Using the default, {shown}.")
                 texts[f.key] = f.default
         for j in self.joints:
             if not any(k in query for k in j.keys):

@@ -269,7 +269,7 @@ def _transfer(t: megascale.Transfer, orders: tuple[tuple[int, ...], ...], pod: P
     (on the send; its recv runs at the same time and is counted there)."""
     groups = megascale.groups(t, orders)
     by_id = {chip.id: chip for chip in pod.chips}
-    moved = megascale.bytes_moved(t)
+    moved = megascale.bytes_moved(t, {chip.id: chip.slice for chip in pod.chips})
     if t.kind == "send":
         seconds, how = dcnmodel.dcn_seconds(moved, pod.topology.generation)
     else:

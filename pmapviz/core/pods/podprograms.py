@@ -9,7 +9,9 @@ ways in:
   shapes fixed: the more chips, the less each holds (strong scaling, the sweep's view);
 - :func:`from_target`: a pmap target of this machine (the explorer's plan, a collective, the
   training step) re-pointed at the slice: ``jax.pmap(f, devices=the slice's devices)``, each
-  device keeping its own block (the mapped axis becomes the slice's device count).
+  device keeping its own block (the mapped axis becomes the slice's device count). On several
+  slices the pmap runs over every slice's devices, slice by slice, and a note says what that
+  is on a mesh (:func:`pmap_across_note`).
 
 :data:`BUILTIN` holds the programs the CLI and the Pods page offer by name.
 """
@@ -242,11 +244,6 @@ def from_target(target, key: str, names: tuple[str, ...] = ()) -> PodProgram:
     def lower(pod: Pod, b: int | None) -> Lowered:
         import jax
 
-        if pod.n_slices > 1:
-            raise ValueError(
-                f"a pmap target on {pod.n_slices} slices is not compiled yet: pick one slice, "
-                f"e.g. {pod.topology.slice_name}, or a built-in program of `pmapviz pod`"
-            )
         n, changes, args = pod.n_devices, [], []
         leaf_names = iter(names or _arg_names(target))
         for k, (a, ax) in enumerate(zip(target.args, target.in_axes, strict=True)):
@@ -282,9 +279,33 @@ def from_target(target, key: str, names: tuple[str, ...] = ()) -> PodProgram:
         blocks = [s if ax is None else (*s[:ax], *s[ax + 1 :]) for ax, s in placed]
         found = compiledinputs.inputs_of(low, names or _arg_names(target), layouts, blocks)
         order = tuple(int(d.id) for d in devices)
-        return Lowered(low, order, (("pmap", n),), found, tuple(changes))
+        notes = (pmap_across_note(target.axis_name, pod, order),) if pod.n_slices > 1 else ()
+        return Lowered(low, order, (("pmap", n),), found, tuple(changes), notes=notes)
 
     return PodProgram(key, target.label, target.code, lower)
+
+
+def pmap_across_note(axis: str | None, pod: Pod, order: tuple[int, ...]) -> str:
+    """What a pmap over several slices is, written from the devices' order: its one axis runs
+    over every slice, so the data-center network has no axis of its own; on a mesh it is
+    ``('dcn', axis)`` (the same collectives: ``tests/core/pods/test_podprograms.py``)."""
+    per_slice = pod.slice_order(order)
+    s, per, name = len(per_slice), len(per_slice[0]), axis or "i"
+    firsts = [order.index(ids[0]) for ids in per_slice]
+    runs = " then ".join(
+        f"slice {k}'s {len(ids)} (positions {at}-{at + len(ids) - 1})"
+        for k, (ids, at) in enumerate(zip(per_slice, firsts, strict=True))
+    )
+    if tuple(d for ids in per_slice for d in ids) != order:  # not slice by slice
+        runs = f"{per} a slice, in libtpu's order, the slices interleaved"
+    return (
+        f"pmap's one axis {name!r} runs over all {len(order)} devices of the {s} slices: {runs}. "
+        f"pmap has no second axis to name the data-center network, so a collective over "
+        f"{name!r} spans the slices and the compiler splits it between ICI (inside a slice) "
+        f"and DCN (between slices). On a mesh the same program names that network: axes "
+        f"({DCN!r}, {name!r}) = {s} x {per}, the mapped axis split by P(({DCN!r}, {name!r})) "
+        f"and each collective over ({DCN!r}, {name!r}), which compiles to the same collectives"
+    )
 
 
 def _arg_names(target) -> tuple[str, ...]:

@@ -6,6 +6,8 @@ it beside its own settings and one codec reads and writes it. Empty means this m
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pmapviz.core.base import settings, valueparse
 from pmapviz.core.pods import tpuchips
 
@@ -25,9 +27,10 @@ def pod_field(default: str = HERE, multislice: bool = False) -> settings.Field:
         raw = text.strip()
         return raw if raw == HERE else tpuchips.parse_topology(raw, name, multislice).name
 
-    return settings.text_field(
+    field = settings.text_field(
         KEY, "the target", default, check, max_len=tpuchips.MAX_TARGET_LEN, typed=True
     )
+    return replace(field, default_words=HERE_LABEL if default == HERE else "")
 
 
 def choices() -> tuple[str, ...]:
@@ -62,3 +65,21 @@ def label(value: str) -> str:
         f"{topo.generation.title} {shape} ({topo.chips} chips{f'; {cloud}' if cloud else ''}"
         f"{hosts})"
     )
+
+
+def pmap_words(value: str) -> str:
+    """What a page's ``jax.pmap`` is on the target ``value`` (a slice or several), in a sentence
+    or three, as markdown."""
+    topo = tpuchips.parse_topology(value, multislice=True)
+    said = (
+        f"The same `jax.pmap`, over the devices of {label(value)}: the mapped axis becomes "
+        "their count, one block a device."
+    )
+    if topo.slices > 1:
+        said += (
+            f" pmap has one axis, and it runs over all {topo.slices} slices, slice by slice: "
+            "each collective over it spans the slices, and the compiler splits it between ICI "
+            "inside a slice and the data-center network (DCN) between them. The note below "
+            "says what that program is on a mesh with a `'dcn'` axis."
+        )
+    return said + " The TPU compiler (libtpu) compiles it here; **nothing runs**."

@@ -297,11 +297,10 @@ def parse_topology(text: str, name: str = "The topology", multislice: bool = Fal
         count = _slice_count(m[1], str(text), name)
         if not multislice:
             raise valueparse.SettingError(
-                f"{name} {quote(str(text))} joins {count} slices (Multislice): this program is "
-                f"a jax.pmap over one device axis, compiled here for one slice; pick one, e.g. "
-                f"{m[2]}. Across slices the data axis is written as ('dcn', ...) on a mesh, "
-                "which `pmapviz pod`, the Pods page, the Meshes page's own f and "
-                "pmapviz.compiled(jax.jit(f), ...) compile."
+                f"{name} {quote(str(text))} joins {count} slices (Multislice): this page "
+                f"compiles for one slice; pick one, e.g. {m[2]}. Several slices compile on the "
+                "Pods, Compiled, Training and Meshes pages, in `pmapviz pod` and in "
+                "pmapviz.compiled(...)."
             )
         one = parse_topology(m[2], name)
         return Topology(one.generation, one.shape, count)

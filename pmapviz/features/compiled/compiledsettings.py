@@ -13,11 +13,12 @@ SOURCES = ("explorer", "collective", "training")
 
 def schema(n_devices: int) -> settings.Schema:
     """The Compiled program page: what to compile (src), for a collective the playground's
-    own settings (c, n, m, g, p, pairs), and pod (empty: this machine, else a TPU slice)."""
+    own settings (c, n, m, g, p, pairs), and pod (empty: this machine, else a TPU slice or
+    several)."""
     return settings.Schema(
         (
             settings.choice_field("src", "Program", SOURCES, "collective"),
             *collectivechoices.schema(n_devices).fields,
-            podtarget.pod_field(),
+            podtarget.pod_field(multislice=True),
         )
     )

@@ -15,7 +15,8 @@ every change said before any figure.
   several slices (``topology="2 x v5e:4x4"``) that mesh is one slice's: an axis ``'dcn'`` of the
   slice count is prepended, outermost (:func:`pmapviz.core.pods.podprograms.laid_out`), and what
   the specs split over the mesh's first axis is split over ``('dcn', <first>)``; a note names
-  the mesh compiled. A pmapped f is compiled for one slice (it says so).
+  the mesh compiled. A pmapped f runs over every slice's devices, slice by slice, and a note
+  says what that program is on a ``('dcn', axis_name)`` mesh.
 """
 
 from __future__ import annotations

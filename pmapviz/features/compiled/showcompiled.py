@@ -74,9 +74,10 @@ def compiled(
     arguments' own shardings, or takes ``in_specs`` (PartitionSpecs over one mesh axis named
     ``axis_name`` spanning the slice); where pmapviz has to change the program to compile it
     (a pmap's mapped axis re-laid to the slice's device count), a ``LayoutChanged`` warning and
-    the view's first lines say what changed, and the call that compiles it unchanged. Several
-    slices (``topology="2 x v5e:4x4"``) take a jitted ``f``: its mesh is one slice's, with an
-    axis ``'dcn'`` of the slice count added outermost and the first axis split over both."""
+    the view's first lines say what changed, and the call that compiles it unchanged. On several
+    slices (``topology="2 x v5e:4x4"``) a jitted ``f``'s mesh is one slice's, with an axis
+    ``'dcn'`` of the slice count added outermost and the first axis split over both; a plain
+    ``f`` is pmapped over every slice's devices, and a note says what that is on a mesh."""
     notes = notebookviews.ready()
     if topology is not None:
         return _on_pod(f, args, in_axes, out_axes, axis_name, topology, in_specs)

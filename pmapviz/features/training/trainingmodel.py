@@ -273,7 +273,7 @@ def setup_grid(cfg: Config, labels: list[str]) -> tuple[list, str]:
 # ---------------------------------------------------------------- the page's URL state
 def schema(n_devices: int) -> settings.Schema:
     """The Training page's settings: model, k (devices), batch, steps, lr, red, and pod (empty:
-    this machine, else a TPU slice one step is compiled for)."""
+    this machine, else a TPU slice, or several, one step is compiled for)."""
     s = settings
     batch = 256 if 256 % n_devices == 0 else 32 * n_devices
     return s.Schema(
@@ -286,6 +286,6 @@ def schema(n_devices: int) -> settings.Schema:
             s.int_field("steps", "Steps", 1, MAX_STEPS, 100),
             s.float_field("lr", "Learning rate", 1e-6, 100.0, "0.05"),
             s.choice_field("red", "Reduction", REDUCTIONS, "pmean"),
-            podtarget.pod_field(),
+            podtarget.pod_field(multislice=True),
         )
     )

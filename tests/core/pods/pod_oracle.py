@@ -3,6 +3,7 @@
     python tests/core/pods/pod_oracle.py v5e:2x4 dot train psum f typed_step
     python tests/core/pods/pod_oracle.py v5e:2x4 --slices 2 train psum
     python tests/core/pods/pod_oracle.py v5e:2x4 --hosts 2,4,1 train psum
+    python tests/core/pods/pod_oracle.py v5e:2x4 --slices 2 --pmap psum ppermute mesh_psum step
 
 prints one JSON object: per program, the figures read straight from ``get_topology_desc`` and
 ``compile()`` (memory_analysis, cost_analysis, and each all-reduce/all-gather's kind and replica
@@ -11,7 +12,11 @@ psum on a ("dcn", "chips") mesh laid by ``create_hybrid_device_mesh``, and every
 with its network: ICI where its groups stay in one slice, DCN for the megascale send/recv
 (device k of each slice named in ``_xla_megascale_target``). With ``--hosts A,B,C``: libtpu's
 ``chips_per_host_bounds`` (hosts as rented), each device's host and each collective's groups that
-cross hosts.
+cross hosts. With ``--pmap`` (issue 66, the Compiled and Training pages on several slices): a
+``jax.pmap`` over every device of every slice (libtpu's order) of a collective on f32[n, 1024]
+(``psum``, ``ppermute`` a ring right, ``all_to_all`` tiled) and of the linear data-parallel step
+(``step``), and each collective's twin on a ("dcn", "i") mesh, the collective over
+("dcn", "i") (``mesh_psum``, ...).
 tests/core/pods/test_podcompile.py compares pmapviz's page and CLI figures with these. It
 imports nothing of pmapviz, on purpose.
 """
@@ -120,6 +125,53 @@ def sliced_programs(devices, slices):
     )
 
 
+PMAP_M, STEP_LB, STEP_FEATURES, STEP_LR = 1024, 32, 8, 0.05  # the pages' sizes
+
+
+def pmap_programs(devices, slices):
+    """The pages' pmaps over every slice's devices (libtpu's order, slice by slice), each
+    collective's twin on a ("dcn", "i") mesh, and the linear data-parallel step."""
+    n, per = len(devices), len(devices) // slices
+    ring = [(k, (k + 1) % n) for k in range(n)]
+    mesh = Mesh(np.array(devices).reshape(slices, per), ("dcn", "i"))
+    both = ("dcn", "i")
+    bodies = {
+        "psum": lambda a, ax: jax.lax.psum(a, ax),
+        "ppermute": lambda a, ax: jax.lax.ppermute(a, ax, ring),
+        "all_to_all": lambda a, ax: jax.lax.all_to_all(a, ax, 0, 0, tiled=True),
+    }
+    x = jax.ShapeDtypeStruct((n, PMAP_M), jnp.float32)
+    for name, body in bodies.items():
+        yield name, devices, jax.pmap(lambda a, b=body: b(a, "i"), "i", devices=devices), [x]
+        twin = jax.shard_map(
+            lambda blk, b=body: b(blk[0], both)[None],
+            mesh=mesh,
+            in_specs=P(both),
+            out_specs=P(both),
+        )
+        yield "mesh_" + name, list(mesh.devices.flat), jax.jit(twin), [sds(x.shape, mesh, P(both))]
+
+    def norm(tree):
+        return jnp.sqrt(sum(jnp.sum(g.astype(jnp.float32) ** 2) for g in jax.tree.leaves(tree)))
+
+    def step(params, x, y):
+        loss = lambda p, x, y: jnp.mean((x @ p["w"] + p["b"] - y) ** 2)  # noqa: E731
+        local_loss, grads = jax.value_and_grad(loss)(params, x, y)
+        local_norm = norm(grads)
+        grads = jax.lax.pmean(grads, "batch")
+        new = jax.tree.map(lambda p, g: p - STEP_LR * g, params, grads)
+        return new, local_loss, local_norm, norm(grads)
+
+    f32 = jnp.float32
+    params = {
+        "b": jax.ShapeDtypeStruct((n,), f32),
+        "w": jax.ShapeDtypeStruct((n, STEP_FEATURES), f32),
+    }
+    data = [jax.ShapeDtypeStruct((n, STEP_LB, STEP_FEATURES), f32)]
+    data += [jax.ShapeDtypeStruct((n, STEP_LB), f32)]
+    yield "step", devices, jax.pmap(step, "batch", devices=devices), [params, *data]
+
+
 def groups_of(line):
     """Replica groups as HLO numbers: explicit {{..},{..}}, iota [g,s]<=[n], or mesh[...]{...}."""
     if m := re.search(r"replica_groups=\{((?:\{[0-9,]*\},?)*)\}", line):
@@ -151,11 +203,22 @@ def figures(compiled, order, slice_of=None):
         if m and "replica_groups=" in line:
             groups = [[o[d] for d in g] for g in groups_of(line) for o in per_slice]
             found.append({"kind": m[1], "groups": groups, "network": network(groups, slice_of)})
+        m = re.search(r"\s(collective-permute)(?:-start)?\(.*source_target_pairs=\{(.*?)\}\}", line)
+        if m:
+            pairs = [[int(d) for d in p.split(",")] for p in re.findall(r"\{([0-9]+,[0-9]+)", m[2])]
+            groups = [[o[a], o[b]] for a, b in pairs for o in per_slice]
+            found.append({"kind": m[1], "groups": groups, "network": network(groups, slice_of)})
         m = re.search(r" (send|recv)\(", line)
         if m and 'handler_name="xla_megascale_runtime"' in line:
-            t = re.search(r'_xla_megascale_target="\{([0-9,]+)\}x\{([0-9]+):([0-9]+)\}"', line)
-            named = [int(s) - 1 for s in t[1].split(",")]
-            groups = [[per_slice[s][k] for s in named] for k in range(int(t[2]), int(t[3]) + 1)]
+            if t := re.search(r'_xla_megascale_target="\{([0-9,]+)\}x\{([0-9]+):([0-9]+)\}"', line):
+                named = [int(s) - 1 for s in t[1].split(",")]
+                groups = [[per_slice[s][k] for s in named] for k in range(int(t[2]), int(t[3]) + 1)]
+            else:  # device ids: {{a->b},...} (ONE_TO_ONE) or {{a,b,...}} (ALL_TO_ALL)
+                t = re.search(
+                    r"_xla_megascale_target=\{(\{[0-9,>\-]+\}(?:,\{[0-9,>\-]+\})*)\}", line
+                )
+                ids = re.findall(r"\{([0-9,>\-]+)\}", t[1])
+                groups = [[int(d) for d in re.split(r"->|,", g)] for g in ids]
             found.append({"kind": m[1], "groups": groups, "network": network(groups, slice_of)})
     return {
         "argument_bytes": ma.argument_size_in_bytes,
@@ -193,15 +256,37 @@ def main(argv):
         "slices": len(set(slice_of.values())),
         "host_of": host_of,
     }
-    made = sliced_programs(topo.devices, slices) if slices > 1 else programs(topo.devices)
-    for name, mesh, fn, args in made:
+    if "--pmap" in argv:
+        argv = [a for a in argv if a != "--pmap"]
+        made = [
+            (name, order, fn.lower(*args).compile)
+            for name, order, fn, args in pmap_programs(list(topo.devices), slices)
+            if name in argv[1:]
+        ]
+    else:
+        made = sliced_programs(topo.devices, slices) if slices > 1 else programs(topo.devices)
+        made = [
+            (name, list(mesh.devices.flat), in_mesh(mesh, fn, args))
+            for name, mesh, fn, args in made
+            if name in argv[1:]
+        ]
+    for name, order, compile_it in made:
         if name in argv[1:]:
-            with jax.set_mesh(mesh):
-                compiled = jax.jit(fn).lower(*args).compile()
-            out[name] = figures(compiled, [int(d.id) for d in mesh.devices.flat], slice_of)
+            compiled = compile_it()
+            out[name] = figures(compiled, [int(d.id) for d in order], slice_of)
             for c in out[name]["collectives"]:  # groups whose devices sit on several hosts
                 c["crossing"] = sum(len({host_of[d] for d in g}) > 1 for g in c["groups"])
     print(json.dumps(out))
+
+
+def in_mesh(mesh, fn, args):
+    """The compile of jit(fn) over ``args`` with ``mesh`` as the context mesh, to run later."""
+
+    def compile_it():
+        with jax.set_mesh(mesh):
+            return jax.jit(fn).lower(*args).compile()
+
+    return compile_it
 
 
 if __name__ == "__main__":

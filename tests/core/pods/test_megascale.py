@@ -72,3 +72,61 @@ def test_an_all_reduce_between_s_slices_sends_2_s_minus_1_over_s_of_its_operand(
     wide = megascale.transfers(HLO.replace("{1,2}x{0:7}", target))[0]
     assert megascale.bytes_moved(wide) == pytest.approx(2 * (slices - 1) / slices * send.bytes)
     assert megascale.bytes_moved(recv) == 0.0  # counted on its send
+
+
+def _named_line(kind: str, target: str, transfer: str, shape: str = "f32[32,256]") -> str:
+    """A send/recv as libtpu 0.0.42 writes a pmap's ppermute or all_to_all across slices: the
+    target names device ids, unquoted."""
+    return (
+        f"  %{kind} = ({shape}{{1,0:T(8,128)}}, u32[], token[]) {kind}(%after-all), channel_id=1, "
+        "is_host_transfer=true, frontend_attributes={_xla_host_transfer_handler_name="
+        '"xla_megascale_runtime",_xla_host_transfer_rendezvous="ppermute.3_0",'
+        f'_xla_megascale_target={target},_xla_megascale_transfer_type="{transfer}"}}, '
+        'backend_config={"flag_configs":[]}'
+    )
+
+
+def test_a_ppermutes_pairs_and_an_all_to_alls_group_are_read_by_device_id():
+    """Issue 66: a pmap's ppermute over two slices hands the pairs that cross slices to the DCN
+    runtime as ``{{107->200},{207->100}}``, an all_to_all its whole group; both are read as
+    device ids (no slice x partition form), and an all_to_all sends the (S-1)/S of its operand
+    bound for the other slices."""
+    pairs = "{{107->200},{207->100}}"
+    group = "{{" + ",".join(map(str, (*SLICE_ORDERS[0], *SLICE_ORDERS[1]))) + "}}"
+    hlo = "\n".join(
+        (
+            "HloModule m, num_partitions=8",
+            _named_line("send", pairs, "ONE_TO_ONE"),
+            _named_line("recv", group, "ALL_TO_ALL", "f32[16,2,256]"),
+            _named_line("send", group, "ALL_TO_ALL", "f32[16,2,256]"),
+        )
+    )
+    one, recv, a2a = megascale.transfers(hlo)
+    assert one.named == ((107, 200), (207, 100)) and one.transfer_type == "ONE_TO_ONE"
+    slice_of = {d: s for s, order in enumerate(SLICE_ORDERS) for d in order}
+    assert megascale.groups(one, SLICE_ORDERS) == ((107, 200), (207, 100))
+    assert megascale.network(megascale.groups(one, SLICE_ORDERS), slice_of) == "DCN"
+    assert megascale.bytes_moved(one, slice_of) == 32 * 256 * 4  # its block, once
+    assert megascale.groups(a2a, SLICE_ORDERS) == ((*SLICE_ORDERS[0], *SLICE_ORDERS[1]),)
+    assert megascale.bytes_moved(a2a, slice_of) == 16 * 2 * 256 * 4 / 2  # half to the other
+    assert megascale.bytes_moved(recv, slice_of) == 0.0
+
+
+def test_a_target_in_a_form_not_read_is_said_on_its_line_and_nothing_raises_before():
+    """A target of a form pmapviz does not read (or naming a device on no slice) is kept with its
+    reason: reading the HLO never raises, and the report lists the line as unread."""
+    hlo = "\n".join(
+        (
+            "HloModule m",
+            _named_line("send", "{{1->2->3}}", "ONE_TO_ONE"),
+            _named_line("send", "{{107->999}}", "ONE_TO_ONE"),
+            _named_line("send", '"every slice"', "ALL_REDUCE"),
+        )
+    )
+    bad, elsewhere, words = megascale.transfers(hlo)
+    assert "does not read: '{{1->2->3}}'" in bad.problem and not elsewhere.problem
+    for t, why in ((bad, "does not read"), (elsewhere, "on none of"), (words, "does not read")):
+        with pytest.raises(megascale.Unreadable, match=why):
+            megascale.groups(t, SLICE_ORDERS)
+    assert megascale.target_text('x _xla_megascale_target="{1,2}x{0:7}",y') == "{1,2}x{0:7}"
+    assert megascale.target_text("no target here") == ""

@@ -249,6 +249,49 @@ def test_several_slices_match_a_plain_compile_with_each_collectives_network(one,
     same(finished(command, quiet=True), theirs["train"], f"pmapviz pod --topology {target!r}")
 
 
+# The Compiled and Training pages' pmaps on several slices (issue 66), 2 and 4 x v5e:2x4
+PMAPPED = ("psum", "ppermute", "all_to_all")
+
+
+@pytest.mark.parametrize(("one", "slices"), [("v5e:2x4", 2), ("v5e:2x4", 4)])
+def test_a_pmap_over_several_slices_matches_a_plain_pmap_and_its_mesh_twin(one, slices):
+    """A page's jax.pmap (a collective of the Compiled page, the Training page's step) over
+    every device of ``slices`` x ``one``: memory, FLOPs and every collective's kind, groups and
+    network equal the oracle's plain pmap over the same devices; the oracle's twin of each
+    collective on a ('dcn', 'i') mesh, over ('dcn', 'i'), compiles to the same collectives (what
+    the page's note says); a ppermute's ring crosses slices at two pairs, by the DCN runtime."""
+    from pmapviz.features.collectives.collectiveanalysis import collective_target
+    from pmapviz.features.training import traininganalysis, trainingmodel
+
+    n, target = 8 * slices, f"{slices} x {one}"
+    script = str(ROOT / "tests/core/pods/pod_oracle.py")
+    names = [*PMAPPED, *(f"mesh_{c}" for c in PMAPPED), "step"]
+    plain = started([sys.executable, script, one, "--slices", str(slices), "--pmap", *names])
+    programs = {c: collective_target(c, n, 1024) for c in PMAPPED}
+    programs["step"] = traininganalysis.training_target(trainingmodel.Config("linear", n, 32 * n))
+    ours = {
+        name: podcompile.compile_for(
+            podprograms.from_target(t, f"oracle:{name}:{n}"), target, multislice=True
+        ).to_dict()
+        for name, t in programs.items()
+    }
+    theirs = finished(plain)
+    for name in programs:
+        same(ours[name], theirs[name], f"pmap {name} on {target}")
+        assert {c["network"] for c in ours[name]["collectives"]} >= {"DCN"}, name
+    for c in PMAPPED:
+        twin = theirs[f"mesh_{c}"]
+        assert sorted(map(str, twin["collectives"])) == sorted(
+            map(str, theirs[c]["collectives"])
+        ), c
+        assert twin["temp_bytes"] == theirs[c]["temp_bytes"], c
+    crossing = [c for c in ours["ppermute"]["collectives"] if c["network"] == "DCN"]
+    assert {len(c["groups"]) for c in crossing} == {slices}  # slice s's last -> slice s+1's first
+    (note,) = ours["psum"]["notes"]
+    assert f"('dcn', 'i') = {slices} x 8" in note and f"all {n} devices" in note, note
+    assert "slice 0's 8 (positions 0-7) then slice 1's 8 (positions 8-15)" in note, note
+
+
 # ------------------------------------------------------------- the fit check at the compiler's edge
 SMALLEST = {"v5e": "v5e:2x2", "v4": "v4:2x2x1", "v5p": "v5p:2x2x1", "v6e": "v6e:2x2"}
 EDGE_STEPS = (-400, -100, -30, -10, 0, 10)  # batch steps from where the peak meets the allowance

@@ -77,7 +77,9 @@ def test_a_multislice_target_is_read_where_the_field_takes_one_and_labelled_with
     assert field.parse("64 x v5e:16x16", "pod") == "64 x v5e:16x16"
     with pytest.raises(SettingError, match="joins 99 slices"):
         field.parse("99x v5e:16x16", "pod=")
-    with pytest.raises(SettingError, match="a jax.pmap over one device axis"):
+    with pytest.raises(
+        SettingError, match="this page compiles for one slice; pick one, e.g. v5e:4x4"
+    ):
         podtarget.pod_field().parse("2 x v5e:4x4", "pod=")
     assert podtarget.label("2 x v5e:4x4") == (
         "2 x TPU v5e 4x4 (32 chips in 2 slices over the data-center network)"

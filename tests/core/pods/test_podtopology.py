@@ -110,7 +110,9 @@ def test_libtpu_start_up_notes_are_kept_off_the_terminal():
 def test_several_slices_load_only_where_the_caller_takes_them():
     """A page's target stays one slice: the multislice name is refused before libtpu loads,
     with the one line that says where it compiles."""
-    with pytest.raises(podtopology.PodUnavailable, match="a jax.pmap over one device axis"):
+    with pytest.raises(
+        podtopology.PodUnavailable, match="this page compiles for one slice; pick one, e.g. v5e:2x4"
+    ):
         podtopology.load("2 x v5e:2x4")
     with pytest.raises(podtopology.PodUnavailable, match="joins 99 slices"):
         podtopology.load("99x v5e:2x4", multislice=True)

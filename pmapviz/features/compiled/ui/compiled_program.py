@@ -1,7 +1,7 @@
 """Which program the Compiled page reads back from XLA: the explorer's settings, a collective
 (the playground's own settings, widgets ``cp_`` + the URL key) or a training step; the
 choice and its link, and the program lowered and compiled (cached per collective), here or,
-with a TPU slice picked (``?pod=v5e:4x4``), by libtpu for that slice."""
+with a TPU slice picked (``?pod=v5e:4x4``, or several: ``?pod=2 x v5e:2x4``), by libtpu for it."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def form(n_all: int) -> tuple[str, Scenario]:
                 st.text_input(
                     "Pairs source->destination (empty: ring right)", key=P + "pairs", max_chars=400
                 )
-        pod_report.target_picker(P + podtarget.KEY)
+        pod_report.target_picker(P + podtarget.KEY, more=podtarget.MULTISLICE)
     explored = url_state.explorer_scenario(n_all)  # read before the URL is rewritten below
     pod = [podtarget.KEY] if st.session_state[P + podtarget.KEY] else []  # this machine: no pod=
     if src == "collective":
@@ -139,9 +139,7 @@ def on_slice(src: str, explored: Scenario, n_all: int, slot) -> bool:
         st.error(str(err), icon=":material/block:")
         return True
     st.markdown(
-        "The same `jax.pmap`, over the slice's devices: the mapped axis becomes the slice's "
-        "device count and each device keeps its own block. The TPU compiler (libtpu) compiles "
-        "it here; **nothing runs**. Pick *this machine* above for what XLA made of it here."
+        podtarget.pmap_words(topology) + " Pick *this machine* above for what XLA made of it here."
     )
     pod_report.program_and_report(program, topology, "cp_pod", slot)
     return True

@@ -1,7 +1,8 @@
 """A data-parallel training run: its settings (widgets ``tr_`` + the URL key, and the link),
 the checked ``trainingmodel.Config``, and the run with its states: training (a progress bar, the
 loss drawn live, Stop), stopped (the steps it finished are kept), done (``tr_hist``); and, with
-a TPU slice picked (``?pod=v5e:4x4``), one step of it compiled for the slice (nothing runs)."""
+a TPU slice picked (``?pod=v5e:4x4``, or several: ``?pod=2 x v5e:4x4``), one step of it compiled
+for the slice (nothing runs)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from pmapviz.core.pods import podprograms, podtarget, podtopology
+from pmapviz.core.pods import podprograms, podtarget, podtopology, tpuchips
 from pmapviz.core.ui import pod_report, queue_display, recompute, url_state
 from pmapviz.core.ui.long_run import LongRun
 from pmapviz.features.timing import timecharts
@@ -40,7 +41,7 @@ def form(n: int) -> None:
             format_func=lambda r: REDUCTION_LABELS[r],
         )
         with st.columns([2, 4])[0]:
-            pod_report.target_picker(P + podtarget.KEY)
+            pod_report.target_picker(P + podtarget.KEY, more=podtarget.MULTISLICE)
     here = not st.session_state[P + podtarget.KEY]  # this machine: no pod= in the link
     url_state.save(P, schema, [f.key for f in schema.fields if f.key != podtarget.KEY or not here])
 
@@ -65,21 +66,20 @@ def on_slice(cfg: trainingmodel.Config, n: int) -> None:
     topology = url_state.parsed(P, trainingmodel.schema(n), [podtarget.KEY])[podtarget.KEY]
     if not topology:
         return
-    st.subheader("One step on a TPU slice")
+    slices = tpuchips.parse_topology(topology, multislice=True).slices
+    st.subheader("One step on a TPU slice" if slices == 1 else f"One step on {slices} TPU slices")
     if pod_report.unavailable():
         return
     try:
-        k = podtopology.load(topology).n_devices
+        k = podtopology.load(topology, multislice=True).n_devices
     except podtopology.PodUnavailable as err:
         st.error(str(err), icon=":material/block:")
         return
     on_pod = replace(cfg, devices=k, batch=cfg.local_batch * k)
     st.markdown(
-        f"This step with `devices={k}`, `jax.pmap`'d over the {k} devices of "
-        f"{podtarget.label(topology)}: each keeps its {cfg.local_batch} examples "
+        f"This step with `devices={k}`: each device keeps its {cfg.local_batch} examples "
         f"(a global batch of {on_pod.batch:,}) and a copy of the parameters, and the gradients "
-        "are all-reduced over all of them. The TPU compiler (libtpu) compiles it here; "
-        "**nothing runs** and nothing is trained."
+        f"are all-reduced over all {k}. " + podtarget.pmap_words(topology) + " Nothing is trained."
     )
     key = f"tr:{on_pod.model}:{on_pod.reduction}:{on_pod.lr!r}:{on_pod.devices}:{on_pod.batch}"
     target = traininganalysis.training_target(on_pod)

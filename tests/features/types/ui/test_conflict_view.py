@@ -137,3 +137,15 @@ def test_what_libtpu_refuses_is_said_once_with_every_refusal_folded():
     assert said.value.startswith(f"libtpu refused {len(refused)} of the {len(found.resolutions)}")
     assert "does not fit on v5e:2x4" in said.value
     assert list(at.dataframe[0].value["TPU time (v5e:2x4)"]).count("refused") == len(refused)
+
+
+def test_several_slices_in_the_link_are_one_line_that_says_where_they_compile():
+    """Issue 66: this page compiles its Explicit-axis programs for one slice; a multislice link is
+    one line naming the pages that take several slices, and the study runs here."""
+    at = render(_section, query={"pod": "2 x v5e:2x4"})
+    assert not at.exception
+    (said,) = [w.value for w in at.warning if "pod=" in w.value]
+    assert "joins 2 slices (Multislice): this page compiles for one slice" in said, said
+    assert said.endswith("Using the default, this machine.")
+    assert "pick one, e.g. v5e:2x4" in said and "Compiled, Training and Meshes pages" in said
+    assert all("TPU time" not in c for c in at.dataframe[0].value.columns)
