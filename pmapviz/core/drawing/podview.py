@@ -216,24 +216,46 @@ def network_rows(r: PodReport) -> list[dict]:
 
 
 def phase_steps(phase: list) -> list[dict]:
-    """One all-reduce across slices (:meth:`PodReport.phases`) as its phases: the send and
-    its recv one phase; each with what, where, shape, bytes a device sends and the time."""
+    """One all-reduce across slices (:meth:`PodReport.phases`) as its phases: a send and its
+    recv one phase, and what runs side by side one phase (a pytree's pieces sent together:
+    '3 x send + recv', their shapes joined, their bytes and modelled times added); each with
+    what, where, shape, bytes a device sends and the time."""
     steps: list[dict] = []
     for c in phase:
-        if c.kind == "recv" and steps:
-            steps[-1]["what"] = "send + recv"
+        if c.kind == "recv" and steps and steps[-1]["kind"] == "send":
+            steps[-1]["pairs"] = True
+            continue
+        last = steps[-1] if steps else None
+        if last is not None and last["kind"] == c.kind and last["network"] == c.network:
+            last["count"] += 1
+            last["shapes"].append(c.shape)
+            last["moved"] += c.moved_bytes
+            last["seconds"] += c.model_s
             continue
         steps.append(
             {
-                "what": c.kind,
+                "kind": c.kind,
+                "count": 1,
+                "pairs": False,
                 "network": c.network,
-                "where": _WHERE[c.network],
-                "shape": c.shape,
-                "sent": fmt_gib(c.moved_bytes),
-                "time": fmt_seconds(c.model_s),
+                "shapes": [c.shape],
+                "moved": c.moved_bytes,
+                "seconds": c.model_s,
             }
         )
-    return steps
+    return [_step_words(step) for step in steps]
+
+
+def _step_words(step: dict) -> dict:
+    what = step["kind"] + (" + recv" if step["pairs"] else "")
+    return {
+        "what": what if step["count"] == 1 else f"{step['count']} x {what}",
+        "network": step["network"],
+        "where": _WHERE[step["network"]],
+        "shape": " + ".join(step["shapes"]),
+        "sent": fmt_gib(step["moved"]),
+        "time": fmt_seconds(step["seconds"]),
+    }
 
 
 def phases_html(r: PodReport) -> str:

@@ -24,7 +24,14 @@ from collections import OrderedDict
 
 from pmapviz.core.budgets import memorymodel, memorypool
 from pmapviz.core.devices import compilecache
-from pmapviz.core.pods import commmodel, compiledinputs, dcnmodel, megascale, podtopology
+from pmapviz.core.pods import (
+    commmodel,
+    compiledinputs,
+    dcnmodel,
+    megascale,
+    podtopology,
+    slicephases,
+)
 from pmapviz.core.pods.podprograms import Lowered, PodProgram
 from pmapviz.core.pods.podreport import GIB, PodCollective, PodReport, fmt_gib
 from pmapviz.core.pods.podtopology import Pod
@@ -146,6 +153,7 @@ def report_of(program: PodProgram, pod: Pod, low: Lowered, compiled, compile_s: 
             found.append((t.line, _transfer(t, orders, pod)))
         except megascale.Unreadable as err:
             unparsed.append((t.line, lines[t.line - 1].strip(), str(err)))
+    collectives = tuple(c for _, c in sorted(found, key=lambda lc: lc[0]))
     return PodReport(
         topology=pod.name,
         summary=pod.summary(),
@@ -162,7 +170,8 @@ def report_of(program: PodProgram, pod: Pod, low: Lowered, compiled, compile_s: 
         flops=cost.flops,
         bytes_accessed=cost.bytes_accessed,
         optimal_s=optimal,
-        collectives=tuple(c for _, c in sorted(found, key=lambda lc: lc[0])),
+        collectives=collectives,
+        phase_names=slicephases.phases(collectives, hlo) if pod.n_slices > 1 else (),
         unparsed=tuple(sorted(unparsed)),
         compile_s=compile_s,
         hlo=hlo,
@@ -289,6 +298,7 @@ def _transfer(t: megascale.Transfer, orders: tuple[tuple[int, ...], ...], pod: P
         megascale.network(groups, {chip.id: chip.slice for chip in pod.chips}),
         moved,
         t.transfer_type,
+        t.rendezvous,
     )
 
 

@@ -201,7 +201,7 @@ def dcn_note(first: str, mesh_axes: tuple[tuple[str, int], ...]) -> str:
     return (
         f"the mesh is {names} = {shape}: {mesh_axes[0][1]} slices on the outermost axis "
         f"{DCN!r}, and what the program splits over {first!r} is split over ({DCN!r}, "
-        f"{first!r}): data parallelism across slices, over the data-center network"
+        f"{first!r}): data parallelism across slices, over the data-center network."
     )
 
 
@@ -304,7 +304,7 @@ def pmap_across_note(axis: str | None, pod: Pod, order: tuple[int, ...]) -> str:
         f"{name!r} spans the slices and the compiler splits it between ICI (inside a slice) "
         f"and DCN (between slices). On a mesh the same program names that network: axes "
         f"({DCN!r}, {name!r}) = {s} x {per}, the mapped axis split by P(({DCN!r}, {name!r})) "
-        f"and each collective over ({DCN!r}, {name!r}), which compiles to the same collectives"
+        f"and each collective over ({DCN!r}, {name!r}), which compiles to the same collectives."
     )
 
 

@@ -54,6 +54,7 @@ class PodCollective:
     network: str = "ICI"  # where it runs: 'ICI' inside a slice, 'DCN' between slices
     moved_bytes: float = 0.0  # bytes each device sends over that network (the model's count)
     transfer: str = ""  # a DCN send/recv: the megascale transfer type ('ALL_REDUCE')
+    rendezvous: str = ""  # a DCN send/recv: the exchange it belongs to (its pair shares it)
 
     @property
     def group_size(self) -> int:
@@ -103,6 +104,7 @@ class PodReport:
     roofline_how: str = ""  # how roofline_s was reached, with its source
     dcn_how: str = ""  # the DCN model's bandwidth and its source ('' on one slice)
     published_hbm_bytes: int = 0  # one device's share of its chip's published HBM (0: unknown)
+    phase_names: tuple[tuple[str, ...], ...] = ()  # each all-reduce across slices, by name
 
     def at_batch(self) -> str:
         """Where a figure holds for one batch: ' at batch 1,008' ('' without a batch)."""
@@ -173,27 +175,12 @@ class PodReport:
         return None if self.compute_s is None else self.compute_s + self.comm_s
 
     def phases(self) -> list[list[PodCollective]]:
-        """Each all-reduce across slices as the HLO has it: [the reduction inside each slice,
-        the DCN send, its recv, the all-gather inside each slice] (the in-slice phases where
-        the HLO has them: before the send, the last reduce-scatter or all-reduce over a group
-        whose operand is the send's bytes times the group (libtpu 0.0.42 chose a reduce-scatter
-        on v5e:2x4 slices, an all-reduce on v5e:4x4); after it, an all-gather of the send's
-        bytes)."""
-        out, cs = [], list(self.collectives)
-        for k, c in enumerate(cs):
-            if c.network != "DCN" or c.kind != "send" or c.transfer != "ALL_REDUCE":
-                continue
-            before = [
-                x
-                for x in cs[:k]
-                if x.kind in ("reduce-scatter", "all-reduce")
-                and x.network == "ICI"
-                and x.bytes == c.bytes * max(1, x.group_size)
-            ][-1:]
-            recv = [x for x in cs[k + 1 :] if x.kind == "recv" and x.network == "DCN"][:1]
-            after = [x for x in cs[k + 1 :] if x.kind == "all-gather" and x.bytes == c.bytes][:1]
-            out.append([*before, c, *recv, *after])
-        return out
+        """Each all-reduce across slices as the compiled program has it, in the order it runs:
+        [the reduction inside each slice, each DCN send and its recv, the all-gathers inside
+        each slice after] (:mod:`pmapviz.core.pods.slicephases` reads them from the data
+        flow; libtpu 0.0.42 chose a reduce-scatter on v5e:2x4 slices, an all-reduce on v5e:4x4)."""
+        by_name = {c.name: c for c in self.collectives}
+        return [[by_name[n] for n in names] for names in self.phase_names]
 
     @property
     def total_s(self) -> float | None:

@@ -77,9 +77,8 @@ def pmap_words(value: str) -> str:
     )
     if topo.slices > 1:
         said += (
-            f" pmap has one axis, and it runs over all {topo.slices} slices, slice by slice: "
-            "each collective over it spans the slices, and the compiler splits it between ICI "
-            "inside a slice and the data-center network (DCN) between them. The note below "
-            "says what that program is on a mesh with a `'dcn'` axis."
+            f" Its one axis runs over all {topo.slices} slices, slice by slice, so the compiler "
+            "splits each collective between ICI and the data-center network (DCN): the note "
+            "below says how, and what the program is on a mesh."
         )
     return said + " The TPU compiler (libtpu) compiles it here; **nothing runs**."

@@ -195,9 +195,12 @@ def networks(r: PodReport) -> None:
     tables.show(tables.frame(podview.network_rows(r)))
     phases = r.phases()
     if phases:
+        counts = sorted({len(podview.phase_steps(p)) for p in phases})
+        many = f"The {len(phases)} all-reduces" if len(phases) > 1 else "The all-reduce"
         st.markdown(
-            f"**The gradient's all-reduce across slices**, as {r.topology} compiled it "
-            f"({len(podview.phase_steps(phases[0]))} phases):"
+            f"**{many} across slices**, as {r.topology} compiled "
+            f"{'them' if len(phases) > 1 else 'it'} "
+            f"({' or '.join(map(str, counts))} phase{'s' if counts != [1] else ''}):"
         )
         st.markdown(podview.phases_html(r), unsafe_allow_html=True)
     st.caption(

@@ -238,6 +238,7 @@ def sliced_report():
         roofline_s=2e-3,
         roofline_how="roofline estimate (a test)",
         dcn_how="a DCN model",
+        phase_names=(("rs", "send", "recv", "ag"),),  # as slicephases reads them
         collectives=(
             c("reduce-scatter", "rs", 8 * MIB, inside, "ICI", 4 * MIB, 1e-4),
             c("send", "send", 4 * MIB, between, "DCN", 4 * MIB, 3e-3, "ALL_REDUCE"),
