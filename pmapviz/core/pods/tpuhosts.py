@@ -6,9 +6,12 @@ Sources, read 2026-12-07: the v5e page (``docs.cloud.google.com/tpu/docs/v5e``, 
 ``ct5lp-hightpu-1t``, ``-4t`` and ``-8t``, VMs of 1, 4 or 8 chips; its slice table counts 8-chip
 hosts: 4x4 on 2 hosts, 16x16 on 32); the v6e page (``/tpu/docs/v6e``: 8 chips a host) with
 GKE's machine types ``ct6e-standard-4t`` and ``-8t``; the v5p page (2x2x1: 4 chips on 1 host)
-and the v4 page, with GKE's ``ct5p-hightpu-4t`` and ``ct4p-hightpu-4t``
-(``cloud.google.com/kubernetes-engine/docs/concepts/tpus``; those GKE names are ASSUMED from that
-page, not re-read here). libtpu 0.0.42 laid every bounds that divides the slice (1-chip hosts,
+and the v4 page, with GKE's ``ct5p-hightpu-4t`` and ``ct4p-hightpu-4t``. The GKE names were
+checked on 2026-12-08 against public GKE tooling that provisions them: xpk's system table
+(``v4-8``: topology 2x2x1, ``tpu-v4-podslice``, ``ct4p-hightpu-4t``, 4 chips a VM), GKE node-pool
+commands (``--machine-type=ct5p-hightpu-4t --tpu-topology=8x8x8 --num-nodes=128``: 4 chips a
+node) and v6e serving recipes (``ct6e-standard-8t`` for 2x4 on one node, ``ct6e-standard-4t``
+for 4 chips). libtpu 0.0.42 laid every bounds that divides the slice (1-chip hosts,
 8-chip v5p hosts too) and refused the others ("not divisible by the given chips_per_host_bounds");
 pmapviz offers what Cloud rents.
 """
