@@ -130,6 +130,19 @@ def test_two_slices_in_the_link_compile_the_pmap_over_both_with_each_collectives
     assert set(table["network"]) == {"ICI (inside each slice)", "DCN (between slices)"}
 
 
+@needs_libtpu
+@pytest.mark.parametrize("src", ["explorer", "training"])
+def test_the_explorers_plan_and_the_training_step_compile_over_two_slices(run_app, src):
+    """The page's other programs on 2 x v5e:2x4: the same pmap over both slices, a DCN
+    transfer among their collectives, the mesh note, no error."""
+    at = run_app(page=PAGE, query={"src": src, "pod": "2 x v5e:2x4"}, env=SHARED_LIBTPU)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert "('dcn', " in all_text(at) and " = 2 x 8" in all_text(at)
+    if src == "training":  # the explorer's default plan has no collective
+        assert "DCN (between slices)" in set(at.dataframe[-1].value["network"])
+
+
 def test_a_hostile_slice_count_in_the_link_is_one_line_and_this_machine_used(run_app):
     """A slice count past the largest (99) is one warning that says it; the page runs here."""
     at = run_app(page=PAGE, query={"src": "collective", "c": "psum", "pod": "99x v5e:16x16"})
