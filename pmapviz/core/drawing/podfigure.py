@@ -10,6 +10,7 @@ the modelled communication stacked, against the ideal (time / chips). No JAX, no
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 import plotly.graph_objects as go
@@ -33,6 +34,7 @@ from pmapviz.core.pods.commmodel import MODEL_NAME, axes_words
 from pmapviz.core.pods.podreport import PodCollective, PodReport, fmt_gib
 
 TEXT_MAX = 64  # above this many chips, no text on the chips (hover only)
+DRAWN_DEVICES = 1024  # whole slices are drawn up to this many devices; the words count them all
 WIDTH = 1180  # the plot's width this figure is laid out for (a 1280-px screen, less margins)
 IDLE = "#FFFFFF"  # a chip outside every drawn group
 SENDS = "#BFD7EA"  # a chip that takes part in a permute
@@ -233,7 +235,8 @@ def _words(report: PodReport, index: int | None) -> tuple[str, str]:
     if index is not None:
         coll = report.collectives[index]
         title += f" · {coll.kind} {coll.shape}" + (f" [{coll.network}]" if slices > 1 else "")
-        unit = "pairs" if coll.kind == PERMUTE else f"groups of {coll.group_size}"
+        many = "s" if len(coll.groups) != 1 else ""
+        unit = f"pair{many}" if coll.kind == PERMUTE else f"group{many} of {coll.group_size}"
         crossing = len(crossing_groups(report, index))
         sub += f" · {len(coll.groups)} {unit}, {crossing} across hosts"
         sub += f" · communication {coll.model_s * 1e3:.3f} ms (model)"
@@ -263,12 +266,35 @@ def _frame(spots: list[ChipSpot], legend: bool) -> dict:
     return dict(x=x_range, y=y_range, height=height, top=top, bottom=bottom, px=unit_px)
 
 
+def drawn_part(report: PodReport) -> PodReport:
+    """The slices the figure draws: every slice up to :data:`DRAWN_DEVICES` devices, else the
+    first whole slices that fit (at least one), each collective's groups cut to their devices
+    there (a permute's pairs kept where both ends are). Every slice of a multislice target is
+    the same slice, so the first ones show the layout; the words still count every slice."""
+    slices = len({c.slice for c in report.chips})
+    per = len(report.chips) // max(1, slices)
+    keep = max(1, DRAWN_DEVICES // max(1, per))
+    if keep >= slices:
+        return report
+    ids = {c.id for c in report.chips if c.slice < keep}
+
+    def cut(c: PodCollective) -> PodCollective:
+        if c.kind == PERMUTE:
+            return replace(c, groups=tuple(g for g in c.groups if set(g) <= ids))
+        inside = (tuple(d for d in g if d in ids) for g in c.groups)
+        return replace(c, groups=tuple(g for g in inside if g))
+
+    chips = tuple(c for c in report.chips if c.id in ids)  # the mesh keeps every device
+    return replace(report, chips=chips, collectives=tuple(map(cut, report.collectives)))
+
+
 def pod_figure(
     report: PodReport, collective: int | None = None, title: str | None = None
 ) -> go.Figure:
     """The slice's chips at their coordinates, hosts as rounded rectangles around them, and
     (``collective``: an index into ``report.collectives``) that collective's groups as colours
     (dashed where a group crosses hosts), or a permute's pairs as arrows."""
+    whole, report = report, drawn_part(report)
     spots = chip_layout(report)
     if not spots:
         raise ValueError(f"{report.topology}: the report has no chips to draw")
@@ -282,7 +308,10 @@ def pod_figure(
     host_shapes, host_labels = _host_parts(report)
     slice_shapes, slice_labels = _slice_parts(report)
     host_shapes = slice_shapes + host_shapes
-    default, subtitle = _words(report, collective)
+    default, subtitle = _words(whole, collective)
+    if report is not whole:  # some slices left out: said where the figure is named
+        drawn = len({s.slice for s in spots})
+        default += f" · drawn: slices 0 to {drawn - 1} of {whole.slices}, each laid out the same"
     marker_px = max(8.0, frame["px"] * CHIP)
     notes = (
         _plane_labels(spots, _plane_step(report))

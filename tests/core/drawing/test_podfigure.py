@@ -306,3 +306,36 @@ def test_the_sweep_names_under_each_slice_the_links_the_model_used():
     assert all(
         t.count("<br>") == 1 for t in podfigure.sweep_figure(_sweep_reports()).layout.xaxis.ticktext
     )
+
+
+def test_past_the_drawn_devices_the_first_whole_slices_are_drawn_and_the_words_count_all(
+    monkeypatch,
+):
+    """64 x v5e:16x16 is 16,384 chips: a page drew them all in 40 s. Past DRAWN_DEVICES the
+    figure draws the first whole slices (groups cut to them, a permute's pairs kept where both
+    ends are) and its title says so; the title's counts and the subtitle's groups are still
+    every slice's."""
+    monkeypatch.setattr(podfigure, "DRAWN_DEVICES", 4)
+    chips = tuple(Chip(10 * s + k, (k % 2, k // 2, 0), 0, s, s) for s in range(4) for k in range(2))
+    ring = [(chips[k].id, chips[(k + 1) % 8].id) for k in range(8)]
+    every = [[c.id for c in chips]]
+    report = replace(
+        _report("4 x v5e:2x1", chips, [_collective("all-reduce", every)]),
+        slices=4,
+        collectives=(
+            _collective("all-reduce", every),
+            _collective(podfigure.PERMUTE, ring),
+        ),
+    )
+    part = podfigure.drawn_part(report)
+    assert {c.slice for c in part.chips} == {0, 1} and len(part.chips) == 4
+    assert part.collectives[0].groups == ((0, 1, 10, 11),)  # cut to the drawn slices
+    assert part.collectives[1].groups == ((0, 1), (1, 10), (10, 11))  # pairs inside them
+    fig = podfigure.pod_figure(report, 0)
+    title = fig.layout.title.text
+    assert "8 chips on 4 hosts in 4 slices" in title  # the words count every slice
+    assert "drawn: slices 0 to 1 of 4, each laid out the same" in title
+    assert "1 group of 8" in str(fig.layout.title)  # the subtitle: every slice's group
+    assert len(fig.data[0].x) == 4  # four chips drawn
+    monkeypatch.setattr(podfigure, "DRAWN_DEVICES", 1024)
+    assert podfigure.drawn_part(report) is report  # under the cap: everything, as it was
