@@ -27,6 +27,8 @@ from pmapviz.core.drawing.podshapes import (
     _plane_step,
     _slice_parts,
     chip_layout,
+    drawn_slices,
+    drawn_words,
     host_boxes,  # noqa: F401  (the figure's layout, read by its tests)
     slice_boxes,  # noqa: F401
 )
@@ -34,7 +36,6 @@ from pmapviz.core.pods.commmodel import MODEL_NAME, axes_words
 from pmapviz.core.pods.podreport import PodCollective, PodReport, fmt_gib
 
 TEXT_MAX = 64  # above this many chips, no text on the chips (hover only)
-DRAWN_DEVICES = 1024  # whole slices are drawn up to this many devices; the words count them all
 WIDTH = 1180  # the plot's width this figure is laid out for (a 1280-px screen, less margins)
 IDLE = "#FFFFFF"  # a chip outside every drawn group
 SENDS = "#BFD7EA"  # a chip that takes part in a permute
@@ -267,13 +268,13 @@ def _frame(spots: list[ChipSpot], legend: bool) -> dict:
 
 
 def drawn_part(report: PodReport) -> PodReport:
-    """The slices the figure draws: every slice up to :data:`DRAWN_DEVICES` devices, else the
-    first whole slices that fit (at least one), each collective's groups cut to their devices
-    there (a permute's pairs kept where both ends are). Every slice of a multislice target is
-    the same slice, so the first ones show the layout; the words still count every slice."""
+    """The slices the figure draws (:func:`~pmapviz.core.drawing.podshapes.drawn_slices`:
+    every slice up to 1,024 devices, else the first whole slices that fit), each collective's
+    groups cut to their devices there (a permute's pairs kept where both ends are). Every slice
+    of a multislice target is the same slice, so the first ones show the layout; the words
+    still count every slice."""
     slices = len({c.slice for c in report.chips})
-    per = len(report.chips) // max(1, slices)
-    keep = max(1, DRAWN_DEVICES // max(1, per))
+    keep = drawn_slices(slices, len(report.chips) // max(1, slices))
     if keep >= slices:
         return report
     ids = {c.id for c in report.chips if c.slice < keep}
@@ -310,8 +311,7 @@ def pod_figure(
     host_shapes = slice_shapes + host_shapes
     default, subtitle = _words(whole, collective)
     if report is not whole:  # some slices left out: said where the figure is named
-        drawn = len({s.slice for s in spots})
-        default += f" · drawn: slices 0 to {drawn - 1} of {whole.slices}, each laid out the same"
+        default += " · " + drawn_words(len({s.slice for s in spots}), whole.slices)
     marker_px = max(8.0, frame["px"] * CHIP)
     notes = (
         _plane_labels(spots, _plane_step(report))

@@ -40,6 +40,26 @@ class HostBox(NamedTuple):
     y1: float
 
 
+DRAWN_DEVICES = 1024  # whole slices are drawn up to this many devices; the words count them all
+
+
+def drawn_slices(slices: int, per_slice: int, most: int | None = None) -> int:
+    """How many of a target's ``slices`` (``per_slice`` devices each) a picture draws: all of
+    them up to :data:`DRAWN_DEVICES` devices (and ``most`` slices), else the first that fit, at
+    least one. Every slice of a multislice target is the same slice, so the first show the
+    layout."""
+    fit = max(1, DRAWN_DEVICES // max(1, per_slice))
+    return max(1, min(slices, fit, most or slices))
+
+
+def drawn_words(drawn: int, slices: int) -> str:
+    """'' where every slice is drawn, else 'drawn: slices 0 to 3 of 64, each laid out the
+    same'."""
+    if drawn >= slices:
+        return ""
+    return f"drawn: slices 0 to {drawn - 1} of {slices}, each laid out the same"
+
+
 def _plane_step(report: PodReport) -> int:
     """How far apart (in x) the z-planes of a 3-D slice are drawn."""
     return max((c.coords[0] for c in report.chips), default=0) + 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pmapviz.core.base.palette import text_colour
 from pmapviz.core.drawing import notebookviews
 from pmapviz.core.drawing.notebookviews import View, escape
+from pmapviz.core.drawing.podshapes import drawn_slices, drawn_words
 from pmapviz.core.pods import commmodel
 from pmapviz.core.pods.commmodel import MODEL_NAME
 from pmapviz.core.pods.podreport import PodReport, fmt_gib, fmt_seconds
@@ -120,6 +121,9 @@ def chip_html(r: PodReport) -> str:
     return slice_html(r.chips, said, coll.groups if coll else ())
 
 
+MOST_SLICES = 8  # slices the HTML picture draws in its one row, at most
+
+
 def slice_html(chips, said: str, groups: tuple[tuple[int, ...], ...] = ()) -> str:
     """The slice's ``chips`` (:class:`~pmapviz.core.pods.podtopology.Chip`) in their hosts,
     coloured by ``groups``, over the line ``said``: drawn from the topology alone before a
@@ -128,6 +132,10 @@ def slice_html(chips, said: str, groups: tuple[tuple[int, ...], ...] = ()) -> st
     slices: dict[int, list] = {}
     for chip in chips:
         slices.setdefault(chip.slice, []).append(chip)
+    keep = drawn_slices(len(slices), len(chips) // max(1, len(slices)), MOST_SLICES)
+    if keep < len(slices):
+        said += "; " + drawn_words(keep, len(slices))
+        slices = {k: on for k, on in slices.items() if k < keep}
     line = f"<div style='font-size:13px;color:#57606a;margin:2px 3px 6px'>{escape(said)}</div>"
     if len(slices) == 1:
         body = "".join(_host_boxes(chips, color, len(slices)))

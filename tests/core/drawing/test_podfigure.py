@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pmapviz.core.base.palette import device_colour
-from pmapviz.core.drawing import podfigure
+from pmapviz.core.drawing import podfigure, podshapes
 from pmapviz.core.pods.podreport import PodCollective, PodReport
 from pmapviz.core.pods.podtopology import Chip
 
@@ -315,7 +315,7 @@ def test_past_the_drawn_devices_the_first_whole_slices_are_drawn_and_the_words_c
     figure draws the first whole slices (groups cut to them, a permute's pairs kept where both
     ends are) and its title says so; the title's counts and the subtitle's groups are still
     every slice's."""
-    monkeypatch.setattr(podfigure, "DRAWN_DEVICES", 4)
+    monkeypatch.setattr(podshapes, "DRAWN_DEVICES", 4)
     chips = tuple(Chip(10 * s + k, (k % 2, k // 2, 0), 0, s, s) for s in range(4) for k in range(2))
     ring = [(chips[k].id, chips[(k + 1) % 8].id) for k in range(8)]
     every = [[c.id for c in chips]]
@@ -337,5 +337,5 @@ def test_past_the_drawn_devices_the_first_whole_slices_are_drawn_and_the_words_c
     assert "drawn: slices 0 to 1 of 4, each laid out the same" in title
     assert "1 group of 8" in str(fig.layout.title)  # the subtitle: every slice's group
     assert len(fig.data[0].x) == 4  # four chips drawn
-    monkeypatch.setattr(podfigure, "DRAWN_DEVICES", 1024)
+    monkeypatch.setattr(podshapes, "DRAWN_DEVICES", 1024)
     assert podfigure.drawn_part(report) is report  # under the cap: everything, as it was

@@ -220,3 +220,22 @@ def test_several_slices_each_network_and_the_all_reduces_phases_from_one_compile
     assert picture.count(">DCN<div") == 1
     assert all(f"title='device {c.id} at" in picture for c in r.chips)
     assert picture.count("host ") - picture.count(", host ") == len({c.host for c in r.chips})
+
+
+def test_the_html_picture_of_many_slices_draws_the_first_and_says_so():
+    """64 slices of 8 chips: the one-row picture draws 8 slices (MOST_SLICES) and its line says
+    which; 2 slices are drawn whole, with nothing said."""
+    from pmapviz.core.pods.podtopology import Chip
+
+    def chips(slices):
+        return [
+            Chip(100 * s + k, (k % 4, k // 4, 0), 0, 2 * s + k // 4, s)
+            for s in range(slices)
+            for k in range(8)
+        ]
+
+    many = podview.slice_html(chips(64), "64 x v5e:2x4")
+    assert many.count("slice 7 (") == 1 and "slice 8 (" not in many
+    assert "drawn: slices 0 to 7 of 64, each laid out the same" in many
+    two = podview.slice_html(chips(2), "2 x v5e:2x4")
+    assert "slice 1 (" in two and "drawn:" not in two
