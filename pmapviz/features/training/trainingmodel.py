@@ -219,9 +219,10 @@ def code_for(cfg: Config) -> str:
         reduce = f"grads = jax.tree.map(lambda g: lax.psum(g, 'batch') / {cfg.devices}, grads)"
     return f"""def train_step(params, x, y):         # runs on every device, on its own shard
     loss, grads = jax.value_and_grad(loss_fn)(params, x, y)  # local gradients
+    local_norm = global_norm(grads)            # differs from device to device
     {reduce}  # all-reduce: equal everywhere
     params = jax.tree.map(lambda p, g: p - {cfg.lr} * g, params, grads)
-    return params, loss
+    return params, loss, local_norm, global_norm(grads)  # the norms: the page's check
 
 # parameters pre-replicated: a leading axis of {cfg.devices}, one copy per device
 params = jax.tree.map(lambda p: jnp.stack([p] * {cfg.devices}), params)
@@ -229,7 +230,7 @@ step = jax.pmap(train_step, axis_name='batch', in_axes=(0, 0, 0))
 for x, y in batches:                          # global batch of {cfg.batch:,}
     x = x.reshape({cfg.devices}, {cfg.local_batch}, -1)  # {cfg.devices} shards
     y = y.reshape({cfg.devices}, {cfg.local_batch})
-    params, loss = step(params, x, y)         # loss: one value per device
+    params, loss, *norms = step(params, x, y)  # loss: one value per device
 """
 
 

@@ -31,6 +31,23 @@ def test_code_shows_the_reduction():
     assert "lax.psum(g, 'batch') / 4" in tm.code_for(tm.Config(devices=4, reduction="psum"))
 
 
+@pytest.mark.parametrize("model", tm.MODELS)
+def test_the_code_shown_returns_what_the_compiled_step_returns(model):
+    """The step the page shows returns as many values as the step it compiles (the page's
+    gradient norms included), each a pytree of the same kind."""
+    import jax
+
+    from pmapviz.features.training import traininganalysis
+
+    cfg = tm.Config(model, 2, 64)
+    target = traininganalysis.training_target(cfg)
+    out = jax.eval_shape(jax.vmap(tm.dp_step_fn(cfg), axis_name=tm.AXIS), *target.args)
+    (line,) = [t for t in tm.code_for(cfg).splitlines() if t.strip().startswith("return ")]
+    shown = line.split("#")[0].replace("return", "").split(",")
+    assert len(shown) == len(out) == 4, line
+    assert jax.tree.structure(out[0]) == jax.tree.structure(tm.init_params(cfg))  # params
+
+
 BIG = 1e12  # a time limit nothing reaches: these tests are about the other rules
 
 
