@@ -40,7 +40,7 @@ def form(n: int) -> None:
             key=P + "red",
             format_func=lambda r: REDUCTION_LABELS[r],
         )
-        with st.columns([3, 3])[0]:
+        with st.columns([4, 2])[0]:
             pod_report.target_picker(P + podtarget.KEY, more=podtarget.MULTISLICE)
     here = not st.session_state[P + podtarget.KEY]  # this machine: no pod= in the link
     url_state.save(P, schema, [f.key for f in schema.fields if f.key != podtarget.KEY or not here])
