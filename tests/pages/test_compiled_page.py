@@ -123,7 +123,7 @@ def test_two_slices_in_the_link_compile_the_pmap_over_both_with_each_collectives
         heads
     )
     text = all_text(at)
-    assert "runs over all 2 slices, slice by slice" in text
+    assert "runs over all 2 slices, so the compiler splits each" in text
     assert "('dcn', 'i') = 2 x 8" in text  # the note, from the lowered program
     table = at.dataframe[-1].value
     assert {"all-reduce", "send", "recv"} <= set(table["kind"]), list(table["kind"])

@@ -288,7 +288,7 @@ def from_target(target, key: str, names: tuple[str, ...] = ()) -> PodProgram:
 def pmap_across_note(axis: str | None, pod: Pod, order: tuple[int, ...]) -> str:
     """What a pmap over several slices is, written from the devices' order: its one axis runs
     over every slice, so the data-center network has no axis of its own; on a mesh it is
-    ``('dcn', axis)`` (the same collectives: ``tests/core/pods/test_podprograms.py``)."""
+    ``('dcn', axis)`` (the same collectives: ``tests/core/pods/test_podcompile.py``)."""
     per_slice = pod.slice_order(order)
     s, per, name = len(per_slice), len(per_slice[0]), axis or "i"
     firsts = [order.index(ids[0]) for ids in per_slice]

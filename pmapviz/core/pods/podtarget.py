@@ -77,8 +77,8 @@ def pmap_words(value: str) -> str:
     )
     if topo.slices > 1:
         said += (
-            f" Its one axis runs over all {topo.slices} slices, slice by slice, so the compiler "
-            "splits each collective between ICI and the data-center network (DCN): the note "
-            "below says how, and what the program is on a mesh."
+            f" Its one axis runs over all {topo.slices} slices, so the compiler splits each "
+            "collective between ICI and the data-center network (DCN): the note below says in "
+            "which order the slices' devices are mapped, and what the program is on a mesh."
         )
     return said + " The TPU compiler (libtpu) compiles it here; **nothing runs**."
