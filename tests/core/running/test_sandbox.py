@@ -64,7 +64,10 @@ def test_a_run_past_the_limit_is_stopped_and_nothing_is_left(fresh_worker, monke
     start = time.monotonic()
     with pytest.raises(sandbox.Stopped, match="ran past the 1 s limit") as err:
         sandbox.run_plan(slow, p, _need(small, sp), "arange", 0, limit_s=1)
-    assert time.monotonic() - start < 1 + 0.5 + 1.5
+    # Stopped, and the warm worker's pid gone below (a worker outlives its runs), prove the run
+    # was cut short by a kill; the bound only says the kill came near the limit. Its slack is
+    # wide: a fresh clone's loaded 2-core run once took 4.3 s from call to Stopped here.
+    assert time.monotonic() - start < 1 + 0.5 + 6
     assert "largest axis is 250" in str(err.value)
     assert not fresh_worker.alive()
     with pytest.raises(ProcessLookupError):
